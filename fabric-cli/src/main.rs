@@ -1,0 +1,2 @@
+//! The `fabric` command-line tool.
+fn main() {}

@@ -1,0 +1,12 @@
+//! The NeMo Fabric vocabulary: every serde type that crosses a boundary, plus validation.
+//!
+//! Modules (one per noun): `config` (FabricConfig `fabric.agent/v1alpha1`), `request`
+//! (RunRequest), `agent` (the southbound adapter contract), `descriptor` (adapter and target
+//! descriptors), `plan` (RunPlan), `result` (RunResult and friends), `stats` (resource
+//! snapshots, invocation system stats), `health` (CheckRequest/CheckReport), `error` (ErrorInfo).
+
+#![forbid(unsafe_code)]
+
+pub mod error;
+
+pub use error::{ErrorInfo, Stage};

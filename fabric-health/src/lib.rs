@@ -1,0 +1,1 @@
+//! Runtime health checks over an authenticated loopback channel.

@@ -1,0 +1,1 @@
+//! Adapter host processes on one mio reactor; runtimes, invocations, run(); the Fabric facade.

@@ -1,0 +1,1 @@
+//! Descriptor discovery, normalization and fingerprints; planning, doctor, inspect.

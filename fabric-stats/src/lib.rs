@@ -1,0 +1,1 @@
+//! Process-tree resource snapshots, cgroup v2 readings, sampling and reductions.

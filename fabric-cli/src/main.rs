@@ -1,2 +1,65 @@
 //! The `fabric` command-line tool.
-fn main() {}
+//!
+//! Exit codes for every command: 0 ok, 1 failed outcome, 2 invalid input or config,
+//! 3 runtime failure before a result. Machine-readable JSON goes to stdout; errors are
+//! printed as `{"error": {"code", "stage", "message", "path"}}` on stdout as well.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod output;
+mod cmd_validate;
+mod cmd_schema;
+mod cmd_plan;
+mod cmd_run;
+
+/// Configure, plan, run and observe NeMo Fabric agent harnesses.
+#[derive(Debug, Parser)]
+#[command(name = "fabric", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate a FabricConfig JSON file and print its canonical form.
+    Validate(cmd_validate::Args),
+    /// Print a generated JSON Schema (without NAME: list the available schemas).
+    Schema(cmd_schema::Args),
+    /// Resolve the adapter and print the RunPlan JSON.
+    Plan(cmd_plan::PlanArgs),
+    /// Run every preflight check without starting anything; exit 0 only when all pass.
+    Doctor(cmd_plan::DoctorArgs),
+    /// Report the capability profile of a config against a supplied descriptor.
+    Inspect(cmd_plan::InspectArgs),
+    /// List discovered adapters with id, kind, source path and fingerprint.
+    Adapters(cmd_plan::AdaptersArgs),
+    /// Start a runtime, invoke it, stop it and print the RunResult JSON.
+    Run(cmd_run::Args),
+}
+
+/// Arguments shared by commands that read a config file.
+#[derive(Debug, clap::Args)]
+pub struct ConfigArgs {
+    /// Path to a FabricConfig JSON file.
+    pub config: PathBuf,
+    /// Directory that anchors relative paths (default: the config file's directory).
+    #[arg(long)]
+    pub base_dir: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Validate(args) => cmd_validate::run(args),
+        Command::Schema(args) => cmd_schema::run(args),
+        Command::Plan(args) => cmd_plan::plan(args),
+        Command::Doctor(args) => cmd_plan::doctor(args),
+        Command::Inspect(args) => cmd_plan::inspect(args),
+        Command::Adapters(args) => cmd_plan::adapters(args),
+        Command::Run(args) => cmd_run::run(args),
+    }
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Prepares a fresh machine for scripts/test.sh and the benchmarks: a Python venv in .venv with
+# upstream NeMo Fabric 0.5.0 (the side-by-side oracle), pytest, the Python echo adapter and our
+# Python binding; npm packages of the TypeScript binding. Idempotent.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q pytest "nemo-fabric==0.5.0" "nemo-fabric-adapters-common==0.5.0"
+if [ -f adapters/python-echo/pyproject.toml ]; then
+  .venv/bin/python -m pip install -q -e adapters/python-echo
+fi
+if [ -f bindings/python/pyproject.toml ]; then
+  .venv/bin/python -m pip install -q ./bindings/python
+fi
+if [ -f bindings/typescript/package.json ]; then
+  (cd bindings/typescript && npm ci --no-audit --no-fund)
+fi

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs every test suite of the repository: Rust (workspace), C ABI, Python, TypeScript, Go.
+# Expects the environment prepared by scripts/setup.sh (the Python venv in .venv).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+export FABRIC_TEST_PYTHON="${FABRIC_TEST_PYTHON:-$root/.venv/bin/python}"
+if [ ! -x "$FABRIC_TEST_PYTHON" ]; then
+  echo "error: $FABRIC_TEST_PYTHON missing; run scripts/setup.sh first" >&2
+  exit 2
+fi
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo build (workspace)"
+cargo build --workspace --all-targets
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test (workspace)"
+cargo test --workspace
+
+if [ -d bindings/python/tests ]; then
+  step "pytest (bindings/python, adapters)"
+  "$FABRIC_TEST_PYTHON" -m pytest -q bindings/python/tests adapters/python-echo/tests
+fi
+
+if [ -f bindings/typescript/package.json ]; then
+  step "TypeScript (tsc + node --test)"
+  (cd bindings/typescript && npm run --silent build && npm test)
+fi
+
+if [ -f bindings/go/go.mod ]; then
+  step "Go (go test -race)"
+  (cd bindings/go && go vet ./... && go test -race -count=1 ./...)
+fi

@@ -7,6 +7,13 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
+pub mod config;
 pub mod error;
+pub mod request;
+pub mod result;
 
+pub use config::FabricConfig;
 pub use error::{ErrorInfo, Stage};
+pub use request::RunRequest;
+pub use result::RunResult;

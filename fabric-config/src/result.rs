@@ -1,0 +1,181 @@
+//! Northbound results: `RunResult`, `FabricEvent`, `RunUsage`, handles, stop results.
+//!
+//! Result types are produced by the core; consumers should tolerate unknown fields, so
+//! these types do not deny unknown keys.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub use crate::agent::{ArtifactManifest, ArtifactRef, EnvironmentHandle, RunStatus};
+use crate::config::JsonObject;
+use crate::error::ErrorInfo;
+
+/// Adapter execution mechanism (descriptor `adapter_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AdapterKind {
+    /// A local process speaking the lifecycle protocol.
+    Process,
+    /// An HTTP service.
+    Http,
+    /// A Python module run as a lifecycle host.
+    Python,
+    /// A harness-native plugin.
+    NativePlugin,
+}
+
+impl AdapterKind {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AdapterKind::Process => "process",
+            AdapterKind::Http => "http",
+            AdapterKind::Python => "python",
+            AdapterKind::NativePlugin => "native_plugin",
+        }
+    }
+}
+
+/// Normalized usage of one invocation (unknown counters are absent, never zero).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunUsage {
+    /// Input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Cached input tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_input_tokens: Option<u64>,
+    /// Whether `input_tokens` includes cached tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens_include_cache: Option<bool>,
+    /// Output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Total tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total_tokens: Option<u64>,
+    /// Cost in USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// Descriptor-declared usage extensions.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub metadata: JsonObject,
+}
+
+/// One ordered lifecycle or invocation event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct FabricEvent {
+    /// Event id.
+    pub event_id: String,
+    /// Unix time in milliseconds.
+    pub timestamp_millis: u64,
+    /// Kind: `runtime_start`, `invocation_start`, `invocation_end`, `runtime_stop`, ...
+    pub kind: String,
+    /// Human-readable, secret-free message.
+    pub message: String,
+    /// Structured details.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub metadata: JsonObject,
+}
+
+/// Telemetry reference of a result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetryRef {
+    /// Whether Relay was enabled.
+    pub relay_enabled: bool,
+    /// Provider-specific details.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub metadata: JsonObject,
+}
+
+/// Normalized terminal result of one invocation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    /// Resolved agent name.
+    pub agent_name: String,
+    /// Stable harness identifier.
+    pub harness: String,
+    /// Adapter execution mechanism.
+    pub adapter_kind: AdapterKind,
+    /// Adapter id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// Runtime id.
+    pub runtime_id: String,
+    /// Invocation id.
+    pub invocation_id: String,
+    /// Request id.
+    pub request_id: String,
+    /// Terminal status.
+    pub status: RunStatus,
+    /// Adapter output.
+    #[serde(default)]
+    pub output: Value,
+    /// Structured failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    /// Usage, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<RunUsage>,
+    /// Artifact manifest.
+    #[serde(default)]
+    pub artifacts: ArtifactManifest,
+    /// Ordered events.
+    #[serde(default)]
+    pub events: Vec<FabricEvent>,
+    /// Telemetry reference.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetryRef>,
+    /// Result-specific details.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub metadata: JsonObject,
+}
+
+/// Opaque identity and binding of one started runtime.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuntimeHandle {
+    /// Runtime id.
+    pub runtime_id: String,
+    /// Opaque integrity-bound binding.
+    pub runtime_binding: String,
+    /// Agent name.
+    pub agent_name: String,
+    /// Harness identifier.
+    pub harness: String,
+    /// Adapter kind.
+    pub adapter_kind: AdapterKind,
+    /// Adapter id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// Service id, when the runtime uses a shared service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_id: Option<String>,
+    /// Prepared environment snapshot.
+    pub environment: EnvironmentHandle,
+}
+
+/// Identity of one invocation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct InvocationHandle {
+    /// Runtime id.
+    pub runtime_id: String,
+    /// Invocation id.
+    pub invocation_id: String,
+    /// Request id.
+    pub request_id: String,
+}
+
+/// Result of stopping a runtime.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuntimeStopResult {
+    /// Artifacts collected at stop.
+    #[serde(default)]
+    pub artifacts: ArtifactManifest,
+    /// Stop problem, reported separately from invocation outcomes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorInfo>,
+    /// Ordered events.
+    #[serde(default)]
+    pub events: Vec<FabricEvent>,
+}

@@ -12,6 +12,7 @@ pub mod config;
 pub mod error;
 pub mod request;
 pub mod result;
+pub mod stats;
 
 pub use config::FabricConfig;
 pub use error::{ErrorInfo, Stage};

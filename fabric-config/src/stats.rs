@@ -82,12 +82,20 @@ pub struct Observation {
 impl Observation {
     /// An available observation.
     pub fn available(snapshot: RuntimeResourceSnapshot) -> Self {
-        Observation { status: ObservationStatus::Available, snapshot: Some(snapshot), reason: None }
+        Observation {
+            status: ObservationStatus::Available,
+            snapshot: Some(snapshot),
+            reason: None,
+        }
     }
 
     /// An observation without a reading (`unavailable`, `unsupported` or `not_collected`).
     pub fn missing(status: ObservationStatus, reason: Option<String>) -> Self {
-        Observation { status, snapshot: None, reason }
+        Observation {
+            status,
+            snapshot: None,
+            reason,
+        }
     }
 }
 
@@ -132,17 +140,29 @@ pub struct Measurement<T> {
 impl<T> Measurement<T> {
     /// An available value.
     pub fn available(value: T) -> Self {
-        Measurement { status: ObservationStatus::Available, value: Some(value), reason: None }
+        Measurement {
+            status: ObservationStatus::Available,
+            value: Some(value),
+            reason: None,
+        }
     }
 
     /// A missing value with its status and reason.
     pub fn missing(status: ObservationStatus, reason: impl Into<String>) -> Self {
-        Measurement { status, value: None, reason: Some(reason.into()) }
+        Measurement {
+            status,
+            value: None,
+            reason: Some(reason.into()),
+        }
     }
 
     /// A value of an excluded group.
     pub fn not_collected() -> Self {
-        Measurement { status: ObservationStatus::NotCollected, value: None, reason: None }
+        Measurement {
+            status: ObservationStatus::NotCollected,
+            value: None,
+            reason: None,
+        }
     }
 
     /// The value when available.
@@ -189,7 +209,12 @@ pub struct Limit<T> {
 impl<T> Limit<T> {
     /// A limit of an excluded group.
     pub fn not_collected() -> Self {
-        Limit { status: LimitStatus::NotCollected, value: None, source: None, reason: None }
+        Limit {
+            status: LimitStatus::NotCollected,
+            value: None,
+            source: None,
+            reason: None,
+        }
     }
 }
 
@@ -402,7 +427,10 @@ mod tests {
     fn spec_example_round_trips_unchanged() {
         let stats: InvocationSystemStats = serde_json::from_value(spec_fragment()).unwrap();
         assert_eq!(stats.cpu_time_seconds_estimate, Some(2.5));
-        assert_eq!(stats.after.snapshot.as_ref().unwrap().resident_memory_bytes, 83_886_080);
+        assert_eq!(
+            stats.after.snapshot.as_ref().unwrap().resident_memory_bytes,
+            83_886_080
+        );
         assert_eq!(serde_json::to_value(&stats).unwrap(), spec_fragment());
         // Text form keeps the float spelling of the example.
         let text = serde_json::to_string(&stats).unwrap();
@@ -413,7 +441,10 @@ mod tests {
     #[test]
     fn statuses_and_groups_use_wire_spellings() {
         let observation = Observation::missing(ObservationStatus::NotCollected, None);
-        assert_eq!(serde_json::to_value(&observation).unwrap(), json!({"status": "not_collected"}));
+        assert_eq!(
+            serde_json::to_value(&observation).unwrap(),
+            json!({"status": "not_collected"})
+        );
         let unavailable =
             Observation::missing(ObservationStatus::Unavailable, Some("host_exited".into()));
         assert_eq!(
@@ -423,9 +454,16 @@ mod tests {
         for group in SystemStatsGroup::ALL {
             assert_eq!(serde_json::to_value(group).unwrap(), json!(group.as_str()));
         }
-        let limit: Limit<u64> =
-            Limit { status: LimitStatus::Unlimited, value: None, source: Some("/".into()), reason: None };
-        assert_eq!(serde_json::to_value(&limit).unwrap(), json!({"status": "unlimited", "source": "/"}));
+        let limit: Limit<u64> = Limit {
+            status: LimitStatus::Unlimited,
+            value: None,
+            source: Some("/".into()),
+            reason: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&limit).unwrap(),
+            json!({"status": "unlimited", "source": "/"})
+        );
     }
 
     #[test]

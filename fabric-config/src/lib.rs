@@ -10,6 +10,7 @@
 pub mod agent;
 pub mod config;
 pub mod error;
+pub mod health;
 pub mod request;
 pub mod result;
 pub mod stats;

@@ -22,8 +22,8 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(if optimized { 5000 } else { 500 });
     let home = tempfile::tempdir().expect("temp dir");
-    let handle = listener::spawn(home.path(), |_, _| ProbeOutcome::passed("bench:probe"))
-        .expect("listener");
+    let handle =
+        listener::spawn(home.path(), |_, _| ProbeOutcome::passed("bench:probe")).expect("listener");
     let request = CheckRequest::runtime("runtime-bench").with_level(HealthLevel::Ready);
     let path = handle.endpoint_path().to_path_buf();
     for _ in 0..runs / 10 {

@@ -1,1 +1,35 @@
 //! Adapter host processes on one mio reactor; runtimes, invocations, run(); the Fabric facade.
+//!
+//! Every adapter host is a child process in its own session and process group, speaking
+//! the persistent local-host lifecycle protocol (one JSON object per line) over its
+//! stdin/stdout. All hosts of the process share one reactor thread (see [`Host`]); public
+//! calls block the calling thread only.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use fabric_host::{Host, HostSpec, StopPolicy};
+//! use fabric_config::Stage;
+//!
+//! let mut spec = HostSpec::new("my-adapter-host");
+//! spec.env = std::env::vars_os().collect();
+//! let host = Host::launch(spec)?;
+//! let payload = serde_json::json!({"runtime_context": {"runtime_id": "runtime-1"}});
+//! let output = host.call("start", &payload, Stage::Start, Duration::from_secs(90))?;
+//! let report = host.stop(Some(&serde_json::json!({"runtime_id": "runtime-1"})), StopPolicy::default());
+//! # let _ = (output, report);
+//! # Ok::<(), fabric_host::HostError>(())
+//! ```
+
+#![deny(unsafe_code)]
+
+mod engine;
+mod error;
+mod host;
+pub mod procfs;
+mod stderr;
+#[allow(unsafe_code)]
+mod sys;
+
+pub use engine::{Escalation, StopPolicy};
+pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
+pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostSpec, StopReport};

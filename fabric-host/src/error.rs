@@ -1,0 +1,339 @@
+//! `HostError`: every failure of hosting, with `code` and `stage` as structured fields.
+
+use std::fmt;
+
+use fabric_config::{ErrorInfo, Stage};
+use serde_json::{Map, Value};
+
+/// The SDK error class an error maps to (bindings turn it into `FabricConfigError`,
+/// `FabricCapabilityError`, `FabricRuntimeError` or `FabricStateError`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorClass {
+    /// Invalid config, request or override.
+    Config,
+    /// The selected adapter does not support the requested operation.
+    Capability,
+    /// Start, invoke or stop failed before a normalized result existed.
+    Runtime,
+    /// Invalid runtime state transition (overlapping invoke, invoke after stop).
+    State,
+}
+
+/// Why a host's output broke the lifecycle protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ProtocolViolation {
+    /// A stdout line exceeded the configured limit.
+    LineTooLong,
+    /// A stdout line was not valid UTF-8.
+    InvalidUtf8,
+    /// A stdout line was not a JSON object.
+    InvalidJson,
+    /// The response named another operation than the request.
+    WrongOperation,
+    /// The response had no valid `outcome`.
+    InvalidOutcome,
+    /// The host wrote a line while no request was pending.
+    UnexpectedOutput,
+}
+
+impl ProtocolViolation {
+    /// Stable snake_case spelling (in `metadata.violation`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProtocolViolation::LineTooLong => "line_too_long",
+            ProtocolViolation::InvalidUtf8 => "invalid_utf8",
+            ProtocolViolation::InvalidJson => "invalid_json",
+            ProtocolViolation::WrongOperation => "wrong_operation",
+            ProtocolViolation::InvalidOutcome => "invalid_outcome",
+            ProtocolViolation::UnexpectedOutput => "unexpected_output",
+        }
+    }
+}
+
+impl fmt::Display for ProtocolViolation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Safe diagnostics attached to host failures: never part of the message, always redacted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// Host pid, when a host existed.
+    pub pid: Option<u32>,
+    /// How the host exited (`exit code 3`, `signal 9`), when it did.
+    pub exit: Option<String>,
+    /// The last bytes of the host's stderr with environment values replaced by `***`.
+    pub stderr_tail: String,
+}
+
+impl Diagnostics {
+    fn write_into(&self, metadata: &mut Map<String, Value>) {
+        if let Some(pid) = self.pid {
+            metadata.insert("host_pid".into(), pid.into());
+        }
+        if let Some(exit) = &self.exit {
+            metadata.insert("host_exit".into(), exit.clone().into());
+        }
+        if !self.stderr_tail.is_empty() {
+            metadata.insert("stderr_tail".into(), self.stderr_tail.clone().into());
+        }
+    }
+}
+
+/// Every failure of hosting.
+///
+/// Each variant carries its `stage`; [`HostError::code`] is the stable code. Messages name
+/// programs, fields and variables, never environment values or stderr content (that goes,
+/// redacted, to `metadata.stderr_tail` of the [`ErrorInfo`]).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The host process could not be launched.
+    #[error("could not launch adapter host `{program}`: {reason}")]
+    Launch {
+        /// Stage (`start`).
+        stage: Stage,
+        /// Program that failed to launch.
+        program: String,
+        /// OS error text.
+        reason: String,
+    },
+    /// The host's output broke the lifecycle protocol; the runtime is terminal.
+    #[error("adapter host broke the lifecycle protocol during {} ({violation})", stage.as_str())]
+    Protocol {
+        /// Stage of the pending operation.
+        stage: Stage,
+        /// What was wrong.
+        violation: ProtocolViolation,
+        /// Safe diagnostics.
+        diagnostics: Diagnostics,
+    },
+    /// The host exited or closed its stdout while an operation was pending; terminal.
+    #[error("adapter host exited during {}", stage.as_str())]
+    HostCrashed {
+        /// Stage of the pending operation.
+        stage: Stage,
+        /// Safe diagnostics.
+        diagnostics: Diagnostics,
+    },
+    /// The host did not answer before the deadline; the runtime is terminal.
+    #[error("adapter host did not answer {} within {timeout_ms} ms", stage.as_str())]
+    Timeout {
+        /// Stage of the pending operation.
+        stage: Stage,
+        /// The deadline that expired, in milliseconds.
+        timeout_ms: u64,
+        /// Safe diagnostics.
+        diagnostics: Diagnostics,
+    },
+    /// Writing to or reading from the host's pipes failed; terminal.
+    #[error("adapter host I/O failed during {}: {reason}", stage.as_str())]
+    HostIo {
+        /// Stage of the pending operation.
+        stage: Stage,
+        /// OS error text.
+        reason: String,
+        /// Safe diagnostics.
+        diagnostics: Diagnostics,
+    },
+    /// The host answered with a failed outcome (the adapter's own code is kept).
+    #[error("adapter reported {code} during {}: {message}", stage.as_str())]
+    Lifecycle {
+        /// Stage reported by the host (defaults to the operation's stage).
+        stage: Stage,
+        /// The adapter's error code, for example `lifecycle_invalid_config`.
+        code: String,
+        /// The adapter's message.
+        message: String,
+        /// Whether the adapter marked the failure retryable.
+        retryable: bool,
+        /// The adapter's metadata.
+        metadata: Map<String, Value>,
+    },
+    /// The host could not be terminated even by `SIGKILL` within the stop bound.
+    #[error("adapter host did not terminate within {timeout_ms} ms")]
+    TerminationFailed {
+        /// Stage (`stop`).
+        stage: Stage,
+        /// Total time spent stopping.
+        timeout_ms: u64,
+        /// Safe diagnostics.
+        diagnostics: Diagnostics,
+    },
+    /// The process-wide reactor could not be created or is gone.
+    #[error("the host reactor is unavailable: {reason}")]
+    EngineUnavailable {
+        /// Stage of the attempted operation.
+        stage: Stage,
+        /// OS error text.
+        reason: String,
+    },
+    /// Another invocation of this runtime is in progress.
+    #[error("runtime already has an invocation in progress")]
+    RuntimeBusy {
+        /// Stage (`invoke`).
+        stage: Stage,
+    },
+    /// The runtime was stopped (or is stopping).
+    #[error("runtime is stopped")]
+    RuntimeStopped {
+        /// Stage of the attempted operation.
+        stage: Stage,
+    },
+    /// The runtime became terminal after an earlier host failure.
+    #[error("runtime is terminal after an earlier `{cause}` failure")]
+    RuntimeFailed {
+        /// Stage of the attempted operation.
+        stage: Stage,
+        /// Code of the failure that made the runtime terminal.
+        cause: String,
+    },
+}
+
+/// Codes this crate defines itself (adapter lifecycle codes are passed through unchanged).
+pub const CODES: &[&str] = &[
+    "host_launch_failed",
+    "protocol_error",
+    "host_crashed",
+    "timeout",
+    "host_io",
+    "host_termination_failed",
+    "engine_unavailable",
+    "runtime_busy",
+    "runtime_stopped",
+    "runtime_failed",
+];
+
+impl HostError {
+    /// The stable snake_case code; for [`HostError::Lifecycle`] the adapter's own code.
+    pub fn code(&self) -> &str {
+        match self {
+            HostError::Launch { .. } => "host_launch_failed",
+            HostError::Protocol { .. } => "protocol_error",
+            HostError::HostCrashed { .. } => "host_crashed",
+            HostError::Timeout { .. } => "timeout",
+            HostError::HostIo { .. } => "host_io",
+            HostError::Lifecycle { code, .. } => code,
+            HostError::TerminationFailed { .. } => "host_termination_failed",
+            HostError::EngineUnavailable { .. } => "engine_unavailable",
+            HostError::RuntimeBusy { .. } => "runtime_busy",
+            HostError::RuntimeStopped { .. } => "runtime_stopped",
+            HostError::RuntimeFailed { .. } => "runtime_failed",
+        }
+    }
+
+    /// The lifecycle stage the error belongs to.
+    pub fn stage(&self) -> Stage {
+        match self {
+            HostError::Launch { stage, .. }
+            | HostError::Protocol { stage, .. }
+            | HostError::HostCrashed { stage, .. }
+            | HostError::Timeout { stage, .. }
+            | HostError::HostIo { stage, .. }
+            | HostError::Lifecycle { stage, .. }
+            | HostError::TerminationFailed { stage, .. }
+            | HostError::EngineUnavailable { stage, .. }
+            | HostError::RuntimeBusy { stage }
+            | HostError::RuntimeStopped { stage }
+            | HostError::RuntimeFailed { stage, .. } => *stage,
+        }
+    }
+
+    /// The SDK error class.
+    pub fn class(&self) -> ErrorClass {
+        match self {
+            HostError::RuntimeBusy { .. }
+            | HostError::RuntimeStopped { .. }
+            | HostError::RuntimeFailed { .. } => ErrorClass::State,
+            _ => ErrorClass::Runtime,
+        }
+    }
+
+    /// Whether this is an invalid state transition (`FabricStateError`).
+    pub fn is_state_error(&self) -> bool {
+        self.class() == ErrorClass::State
+    }
+
+    /// Whether the error made the runtime terminal (no further invocations).
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self,
+            HostError::Protocol { .. }
+                | HostError::HostCrashed { .. }
+                | HostError::Timeout { .. }
+                | HostError::HostIo { .. }
+                | HostError::TerminationFailed { .. }
+        )
+    }
+
+    /// The attached diagnostics, if any.
+    pub fn diagnostics(&self) -> Option<&Diagnostics> {
+        match self {
+            HostError::Protocol { diagnostics, .. }
+            | HostError::HostCrashed { diagnostics, .. }
+            | HostError::Timeout { diagnostics, .. }
+            | HostError::HostIo { diagnostics, .. }
+            | HostError::TerminationFailed { diagnostics, .. } => Some(diagnostics),
+            _ => None,
+        }
+    }
+
+    /// The same error reported at another stage.
+    pub(crate) fn at_stage(mut self, new_stage: Stage) -> Self {
+        match &mut self {
+            HostError::Launch { stage, .. }
+            | HostError::Protocol { stage, .. }
+            | HostError::HostCrashed { stage, .. }
+            | HostError::Timeout { stage, .. }
+            | HostError::HostIo { stage, .. }
+            | HostError::Lifecycle { stage, .. }
+            | HostError::TerminationFailed { stage, .. }
+            | HostError::EngineUnavailable { stage, .. }
+            | HostError::RuntimeBusy { stage }
+            | HostError::RuntimeStopped { stage }
+            | HostError::RuntimeFailed { stage, .. } => *stage = new_stage,
+        }
+        self
+    }
+}
+
+impl From<HostError> for ErrorInfo {
+    fn from(error: HostError) -> ErrorInfo {
+        let mut info = ErrorInfo::new(error.stage(), error.code(), error.to_string());
+        if let Some(diagnostics) = error.diagnostics() {
+            diagnostics.write_into(&mut info.metadata);
+        }
+        match error {
+            HostError::Protocol { violation, .. } => {
+                info.metadata
+                    .insert("violation".into(), violation.as_str().into());
+            }
+            HostError::Timeout { timeout_ms, .. }
+            | HostError::TerminationFailed { timeout_ms, .. } => {
+                info.metadata.insert("timeout_ms".into(), timeout_ms.into());
+            }
+            HostError::Launch { program, .. } => {
+                info.metadata.insert("program".into(), program.into());
+            }
+            HostError::Lifecycle {
+                message,
+                retryable,
+                metadata,
+                ..
+            } => {
+                // Keep the adapter's own message and metadata verbatim.
+                info.message = message;
+                info.retryable = retryable;
+                info.metadata.extend(metadata);
+            }
+            HostError::RuntimeFailed { cause, .. } => {
+                info.metadata.insert("cause".into(), cause.into());
+            }
+            _ => {}
+        }
+        info
+    }
+}

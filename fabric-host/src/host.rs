@@ -1,0 +1,419 @@
+//! One adapter host process speaking the persistent local-host lifecycle protocol.
+//!
+//! [`Host::launch`] spawns the process in its own session and process group and hands its
+//! pipes to the process-wide reactor; [`Host::call`] sends one request line and waits for
+//! exactly one response line; [`Host::stop`] ends the whole process group within a bound.
+
+use std::ffi::OsString;
+use std::fs::OpenOptions;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use fabric_config::Stage;
+use mio::unix::pipe;
+use serde_json::{Map, Value, json};
+
+use crate::engine::{Engine, Escalation, HostInit, HostKey, StopPolicy};
+use crate::error::{Diagnostics, HostError, ProtocolViolation};
+use crate::stderr::StderrSink;
+use crate::sys;
+
+/// Default cap of one protocol line from a host (16 MiB).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How to launch one host process.
+#[derive(Debug, Clone)]
+pub struct HostSpec {
+    /// Program to execute (a path, or a name looked up on the `PATH` of `env`).
+    pub program: OsString,
+    /// Arguments after the program.
+    pub args: Vec<OsString>,
+    /// The complete environment of the host (the parent's is not inherited implicitly).
+    pub env: Vec<(OsString, OsString)>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Where the host's stderr is appended (created 0600). `None`: tail only.
+    pub stderr_log: Option<PathBuf>,
+    /// Values replaced by `***` in the stderr log and tail (environment values).
+    pub secrets: Vec<String>,
+    /// Longest accepted protocol line. Default [`DEFAULT_MAX_LINE_BYTES`].
+    pub max_line_bytes: usize,
+}
+
+impl HostSpec {
+    /// A spec for `program` with no arguments, an empty environment, cwd `.`.
+    pub fn new(program: impl Into<OsString>) -> HostSpec {
+        HostSpec {
+            program: program.into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            cwd: PathBuf::from("."),
+            stderr_log: None,
+            secrets: Vec::new(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// The result of [`Host::stop`].
+#[derive(Debug, Clone)]
+pub struct StopReport {
+    /// The host's answer to `stop`: `Some(Ok(output))`, `Some(Err(adapter failure or
+    /// protocol error))`, or `None` when it did not answer.
+    pub response: Option<Result<Value, HostError>>,
+    /// How the host exited (`exit code 0`, `signal 15`), when it was reaped.
+    pub exit: Option<String>,
+    /// How far the stop escalated.
+    pub escalation: Escalation,
+    /// Whether the host had already exited before the stop began.
+    pub exited_before: bool,
+    /// Time the stop took.
+    pub elapsed: Duration,
+    /// Set when the host could not be terminated within the bound (`host_termination_failed`).
+    pub error: Option<HostError>,
+}
+
+/// A running (or finished) adapter host. `Send + Sync`; one call at a time is enforced
+/// by the reactor (a second concurrent call gets `runtime_busy`).
+#[derive(Debug)]
+pub struct Host {
+    engine: &'static Engine,
+    key: HostKey,
+    pid: u32,
+    started_at: SystemTime,
+    sink: Arc<StderrSink>,
+    terminal: Mutex<Option<HostError>>,
+}
+
+impl Host {
+    /// Spawns the host in its own session/process group with piped stdio and registers it
+    /// on the reactor.
+    pub fn launch(spec: HostSpec) -> Result<Host, HostError> {
+        let engine = Engine::global().map_err(|reason| HostError::EngineUnavailable {
+            stage: Stage::Start,
+            reason,
+        })?;
+        let program = spec.program.to_string_lossy().into_owned();
+        let launch_error = |reason: String| HostError::Launch {
+            stage: Stage::Start,
+            program: program.clone(),
+            reason,
+        };
+        let log = match &spec.stderr_log {
+            Some(path) => Some(
+                OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .mode(0o600)
+                    .open(path)
+                    .map_err(|error| launch_error(format!("stderr log: {error}")))?,
+            ),
+            None => None,
+        };
+        let mut command = Command::new(&spec.program);
+        command
+            .args(&spec.args)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        sys::spawn_in_new_session(&mut command);
+        let mut child = command
+            .spawn()
+            .map_err(|error| launch_error(error.to_string()))?;
+        let pid = child.id();
+        let (Some(stdin), Some(stdout), Some(stderr)) =
+            (child.stdin.take(), child.stdout.take(), child.stderr.take())
+        else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(launch_error("stdio pipes were not created".into()));
+        };
+        let pidfd = sys::pidfd_open(i32::try_from(pid).unwrap_or(i32::MAX)).ok();
+        let sink = Arc::new(StderrSink::new(log, spec.secrets.clone()));
+        let key = engine
+            .add(HostInit {
+                child,
+                stdin: pipe::Sender::from(stdin),
+                stdout: pipe::Receiver::from(stdout),
+                stderr: pipe::Receiver::from(stderr),
+                pidfd,
+                sink: Arc::clone(&sink),
+                max_line: spec.max_line_bytes.max(1),
+            })
+            .map_err(|reason| HostError::EngineUnavailable {
+                stage: Stage::Start,
+                reason,
+            })?;
+        Ok(Host {
+            engine,
+            key,
+            pid,
+            started_at: SystemTime::now(),
+            sink,
+            terminal: Mutex::new(None),
+        })
+    }
+
+    /// The host's pid (also its process-group and session id).
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// When the host was launched.
+    pub fn started_at(&self) -> SystemTime {
+        self.started_at
+    }
+
+    /// The redacted tail of the host's stderr.
+    pub fn stderr_tail(&self) -> String {
+        self.sink.tail()
+    }
+
+    /// The error that made this host terminal, if any.
+    pub fn terminal_error(&self) -> Option<HostError> {
+        self.lock_terminal().clone()
+    }
+
+    /// Sends `{"operation", "payload"}` and waits for the response, at most `timeout`.
+    ///
+    /// Returns the `output` of a succeeded outcome, [`HostError::Lifecycle`] for a failed
+    /// outcome (the host stays usable), or a terminal error (protocol, crash, timeout, I/O)
+    /// after which every later call fails the same way.
+    pub fn call(
+        &self,
+        operation: &str,
+        payload: &Value,
+        stage: Stage,
+        timeout: Duration,
+    ) -> Result<Value, HostError> {
+        if let Some(error) = self.lock_terminal().clone() {
+            return Err(error.at_stage(stage));
+        }
+        let request = json!({ "operation": operation, "payload": payload });
+        let line = serde_json::to_vec(&request).map_err(|error| HostError::HostIo {
+            stage,
+            reason: error.to_string(),
+            diagnostics: Diagnostics::default(),
+        })?;
+        let result = self
+            .engine
+            .request(self.key, line, stage, timeout)
+            .and_then(|line| parse_response(&line, operation, stage));
+        match result {
+            Err(error) if error.is_terminal() => {
+                let error = self.with_diagnostics(error);
+                let mut terminal = self.lock_terminal();
+                if terminal.is_none() {
+                    *terminal = Some(error.clone());
+                }
+                Err(error)
+            }
+            other => other,
+        }
+    }
+
+    /// Stops the host: sends `stop` with `payload` (unless the host is terminal), closes
+    /// stdin, waits `policy.grace`, then `SIGTERM` and `SIGKILL` to the whole process
+    /// group; always reaps. Idempotent: a second stop reports `exited_before`.
+    pub fn stop(&self, payload: Option<&Value>, policy: StopPolicy) -> StopReport {
+        let graceful = self.lock_terminal().is_none();
+        let line = match payload {
+            Some(payload) if graceful => {
+                serde_json::to_vec(&json!({ "operation": "stop", "payload": payload })).ok()
+            }
+            _ => None,
+        };
+        match self.engine.stop(self.key, line, policy) {
+            Ok(outcome) => StopReport {
+                response: outcome
+                    .response
+                    .map(|line| parse_response(&line, "stop", Stage::Stop)),
+                exit: outcome.exit,
+                escalation: outcome.escalation,
+                exited_before: outcome.exited_before,
+                elapsed: outcome.elapsed,
+                error: outcome.error,
+            },
+            Err(error) => StopReport {
+                response: None,
+                exit: None,
+                escalation: Escalation::None,
+                exited_before: false,
+                elapsed: Duration::ZERO,
+                error: Some(error),
+            },
+        }
+    }
+
+    fn with_diagnostics(&self, mut error: HostError) -> HostError {
+        match &mut error {
+            HostError::Protocol { diagnostics, .. }
+            | HostError::HostCrashed { diagnostics, .. }
+            | HostError::Timeout { diagnostics, .. }
+            | HostError::HostIo { diagnostics, .. } => {
+                if diagnostics.pid.is_none() {
+                    diagnostics.pid = Some(self.pid);
+                }
+                if diagnostics.stderr_tail.is_empty() {
+                    diagnostics.stderr_tail = self.sink.tail();
+                }
+            }
+            _ => {}
+        }
+        error
+    }
+
+    fn lock_terminal(&self) -> std::sync::MutexGuard<'_, Option<HostError>> {
+        self.terminal
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        // Terminates (if still running) and reaps in the background; never blocks.
+        self.engine.release(self.key);
+    }
+}
+
+fn protocol(stage: Stage, violation: ProtocolViolation) -> HostError {
+    HostError::Protocol {
+        stage,
+        violation,
+        diagnostics: Diagnostics::default(),
+    }
+}
+
+/// Validates one response line against the request's operation and decodes its outcome.
+pub(crate) fn parse_response(
+    line: &[u8],
+    operation: &str,
+    stage: Stage,
+) -> Result<Value, HostError> {
+    let text =
+        std::str::from_utf8(line).map_err(|_| protocol(stage, ProtocolViolation::InvalidUtf8))?;
+    let value: Value =
+        serde_json::from_str(text).map_err(|_| protocol(stage, ProtocolViolation::InvalidJson))?;
+    let Value::Object(mut response) = value else {
+        return Err(protocol(stage, ProtocolViolation::InvalidJson));
+    };
+    if response.get("operation").and_then(Value::as_str) != Some(operation) {
+        return Err(protocol(stage, ProtocolViolation::WrongOperation));
+    }
+    let Some(Value::Object(mut outcome)) = response.remove("outcome") else {
+        return Err(protocol(stage, ProtocolViolation::InvalidOutcome));
+    };
+    match outcome.get("status").and_then(Value::as_str) {
+        Some("succeeded") => Ok(outcome.remove("output").unwrap_or(Value::Null)),
+        Some("failed") => {
+            let Some(Value::Object(error)) = outcome.remove("error") else {
+                return Err(protocol(stage, ProtocolViolation::InvalidOutcome));
+            };
+            Err(lifecycle_failure(error, stage))
+        }
+        _ => Err(protocol(stage, ProtocolViolation::InvalidOutcome)),
+    }
+}
+
+fn lifecycle_failure(mut error: Map<String, Value>, stage: Stage) -> HostError {
+    let reported_stage = error
+        .get("stage")
+        .cloned()
+        .and_then(|value| serde_json::from_value::<Stage>(value).ok())
+        .unwrap_or(stage);
+    let code = match error.remove("code") {
+        Some(Value::String(code)) if !code.trim().is_empty() => code,
+        _ => "lifecycle_error".to_owned(),
+    };
+    let message = match error.remove("message") {
+        Some(Value::String(message)) => message,
+        _ => String::new(),
+    };
+    let retryable = error
+        .get("retryable")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let metadata = match error.remove("metadata") {
+        Some(Value::Object(metadata)) => metadata,
+        _ => Map::new(),
+    };
+    HostError::Lifecycle {
+        stage: reported_stage,
+        code,
+        message,
+        retryable,
+        metadata,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(result: Result<Value, HostError>) -> String {
+        result.expect_err("should fail").code().to_owned()
+    }
+
+    #[test]
+    fn parses_succeeded_and_failed_outcomes() {
+        let ok = br#"{"operation": "invoke", "outcome": {"output": {"status": "succeeded"}, "status": "succeeded"}}"#;
+        let output = parse_response(ok, "invoke", Stage::Invoke).expect("succeeded");
+        assert_eq!(output["status"], "succeeded");
+        let null = br#"{"operation":"stop","outcome":{"status":"succeeded"}}"#;
+        assert_eq!(
+            parse_response(null, "stop", Stage::Stop).expect("ok"),
+            Value::Null
+        );
+        let failed = br#"{"operation":"start","outcome":{"status":"failed","error":{"stage":"start","code":"lifecycle_invalid_config","message":"bad","retryable":true,"metadata":{"k":1}}}}"#;
+        let error = parse_response(failed, "start", Stage::Start).expect_err("failed");
+        assert_eq!(error.code(), "lifecycle_invalid_config");
+        assert_eq!(error.stage(), Stage::Start);
+        assert!(!error.is_terminal());
+        let info = fabric_config::ErrorInfo::from(error);
+        assert!(info.retryable);
+        assert_eq!(info.message, "bad");
+        assert_eq!(info.metadata["k"], 1);
+    }
+
+    #[test]
+    fn rejects_protocol_violations() {
+        assert_eq!(
+            code(parse_response(b"\xff\xfe", "invoke", Stage::Invoke)),
+            "protocol_error"
+        );
+        assert_eq!(
+            code(parse_response(b"not json", "invoke", Stage::Invoke)),
+            "protocol_error"
+        );
+        assert_eq!(
+            code(parse_response(b"[1]", "invoke", Stage::Invoke)),
+            "protocol_error"
+        );
+        let wrong = br#"{"operation":"start","outcome":{"status":"succeeded"}}"#;
+        let error = parse_response(wrong, "invoke", Stage::Invoke).expect_err("wrong op");
+        assert!(matches!(
+            error,
+            HostError::Protocol {
+                violation: ProtocolViolation::WrongOperation,
+                ..
+            }
+        ));
+        let no_outcome = br#"{"operation":"invoke"}"#;
+        assert_eq!(
+            code(parse_response(no_outcome, "invoke", Stage::Invoke)),
+            "protocol_error"
+        );
+        let bad_status = br#"{"operation":"invoke","outcome":{"status":"maybe"}}"#;
+        assert_eq!(
+            code(parse_response(bad_status, "invoke", Stage::Invoke)),
+            "protocol_error"
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! Operating-system calls: the only module of this crate that contains `unsafe`.
+//!
+//! Every function is a thin, documented wrapper over one libc call; callers above this
+//! module never see raw libc types except pids and signal numbers.
+
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+/// `SIGTERM`.
+pub(crate) const SIGTERM: i32 = libc::SIGTERM;
+/// `SIGKILL`.
+pub(crate) const SIGKILL: i32 = libc::SIGKILL;
+
+/// Makes the spawned child call `setsid()` before `exec`, so it leads its own session and
+/// process group (pgid = its pid) and has no controlling terminal.
+pub(crate) fn spawn_in_new_session(command: &mut Command) {
+    // SAFETY: the closure runs in the forked child before exec; it only calls `setsid`,
+    // which is async-signal-safe, touches no Rust-managed state and allocates nothing.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() == -1 {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Opens a pidfd for `pid`: it becomes readable when the process exits (before reaping).
+#[cfg(target_os = "linux")]
+pub(crate) fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    // SAFETY: `pidfd_open(pid, 0)` takes two integers and returns a new file descriptor or
+    // -1; no memory is shared with the kernel.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(|_| io::Error::other("pidfd out of range"))?;
+    // SAFETY: `fd` was just returned by the kernel, is open, and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// pidfds are Linux-only; other systems fall back to polling with [`has_exited`].
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn pidfd_open(_pid: i32) -> io::Result<OwnedFd> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Sends `signal` to every process of the process group `pgid`.
+///
+/// `ESRCH` (the group is empty) is not an error.
+pub(crate) fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
+    if pgid <= 1 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: `killpg` takes two integers; a positive pgid > 1 never addresses "all
+    // processes" (that needs pgid 0 or -1).
+    let rc = unsafe { libc::killpg(pgid, signal) };
+    if rc == -1 {
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::ESRCH) {
+            return Ok(());
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// Sends `signal` to the single process `pid`. `ESRCH` is not an error.
+pub(crate) fn signal_process(pid: i32, signal: i32) -> io::Result<()> {
+    if pid <= 1 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: `kill` takes two integers; a positive pid > 1 addresses one process only.
+    let rc = unsafe { libc::kill(pid, signal) };
+    if rc == -1 {
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::ESRCH) {
+            return Ok(());
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// Whether our child `pid` has exited, without reaping it (`waitid(.., WNOWAIT)`), so its
+/// pid — and therefore its process-group id — stays reserved until we reap it.
+pub(crate) fn has_exited(pid: i32) -> io::Result<bool> {
+    let Ok(id) = libc::id_t::try_from(pid) else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
+    loop {
+        // SAFETY: `info` is a zeroed, properly aligned `siginfo_t` owned by this frame
+        // that the kernel fills in; the other arguments are integers.
+        let (rc, pid_out) = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                id,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            (rc, info.si_pid())
+        };
+        if rc == -1 {
+            let error = io::Error::last_os_error();
+            if error.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(error);
+        }
+        return Ok(pid_out != 0);
+    }
+}
+
+/// Raises the soft `RLIMIT_NOFILE` towards the hard limit (at most `want`): every host
+/// costs four descriptors on the reactor, and the common soft default (1024) is too low
+/// for a few hundred runtimes. Errors are ignored by the caller.
+pub(crate) fn raise_open_file_limit(want: u64) -> io::Result<u64> {
+    // SAFETY: `limit` is a properly aligned `rlimit` owned by this frame.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `getrlimit` writes into `limit`, which is valid for writes.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    let target = want.min(limit.rlim_max as u64);
+    if (limit.rlim_cur as u64) >= target {
+        return Ok(limit.rlim_cur as u64);
+    }
+    limit.rlim_cur = target as libc::rlim_t;
+    // SAFETY: `setrlimit` reads `limit`, which is a valid `rlimit`.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(target)
+}

@@ -1,1 +1,28 @@
-fn main() {}
+//! `fabric-adapter-scripted`: a credential-free reference adapter (`fabric.scripted`).
+//!
+//! Speaks the persistent local-host lifecycle protocol on stdin/stdout: one JSON request
+//! per line in, exactly one JSON response per line out, nothing else on stdout.
+//! Replies come from `harness.settings` (scripted replies or echo); per-invoke directives
+//! in `request.context.scripted` (or `request.input.scripted`) make it fail, sleep, write
+//! artifacts, use memory/CPU, spawn children or break the protocol on purpose.
+//! See `docs/adapters.md`.
+
+#![forbid(unsafe_code)]
+
+mod contract;
+mod host;
+mod load;
+mod runtime;
+mod settings;
+mod wire;
+
+fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--version") {
+        eprintln!("fabric-adapter-scripted {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
+    let stdin = std::io::stdin();
+    let stdout = std::io::stdout();
+    let status = host::serve(stdin.lock(), stdout.lock());
+    std::process::exit(status);
+}

@@ -1,0 +1,307 @@
+//! The persistent local-host lifecycle loop: one request line in, one response line out.
+//!
+//! Rules (see CONTRACT-FACTS §a): a missing or non-string `operation` means `start`;
+//! host-level failures use the `lifecycle_*` codes; the host exits after answering `stop`,
+//! after any failed `start`, and on stdin EOF (stopping an active runtime first, exit 0);
+//! malformed lines are answered and do not end the host. An adapter-raised failure during
+//! `invoke` latches the runtime: later invokes get `lifecycle_runtime_failed`.
+
+use std::io::{BufRead, Write};
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::contract::{AgentConfig, AgentRunRequest, RuntimeContext};
+use crate::runtime::{ScriptedRuntime, Step};
+use crate::settings::ProtocolFault;
+use crate::wire::{self, LifecycleError};
+
+/// Exit status when a `crash` directive ends the process without answering.
+pub const CRASH_EXIT_CODE: i32 = 70;
+
+#[derive(Debug, Default)]
+struct Host {
+    runtime: Option<ScriptedRuntime>,
+    failed: bool,
+}
+
+/// What to do after handling one request line.
+enum Reply {
+    /// Write this line; then exit with 0 if `exit` is set.
+    Line { text: Vec<u8>, exit: bool },
+    /// Write nothing and keep serving.
+    Nothing,
+    /// Write nothing and never answer again (a host that ignores `stop`).
+    Hang,
+    /// Exit now with this status, without answering.
+    Crash,
+}
+
+fn line(text: String, exit: bool) -> Reply {
+    Reply::Line {
+        text: text.into_bytes(),
+        exit,
+    }
+}
+
+/// Serves lifecycle requests until stop, a failed start or EOF; returns the exit status.
+pub fn serve(mut input: impl BufRead, mut output: impl Write) -> i32 {
+    let mut host = Host::default();
+    let mut buf = Vec::with_capacity(4096);
+    loop {
+        buf.clear();
+        match input.read_until(b'\n', &mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(_) => break,
+        }
+        match host.handle(&buf) {
+            Reply::Line { mut text, exit } => {
+                text.push(b'\n');
+                if output
+                    .write_all(&text)
+                    .and_then(|()| output.flush())
+                    .is_err()
+                {
+                    eprintln!("fabric.scripted: stdout closed; stopping");
+                    break;
+                }
+                if exit {
+                    return 0;
+                }
+            }
+            Reply::Nothing => {}
+            Reply::Hang => loop {
+                std::thread::sleep(std::time::Duration::from_secs(3600));
+            },
+            Reply::Crash => {
+                eprintln!("fabric.scripted: crash directive; exiting without an answer");
+                std::process::exit(CRASH_EXIT_CODE);
+            }
+        }
+    }
+    // EOF (or a closed stdout): stop an active runtime, then exit 0.
+    if let Some(mut runtime) = host.runtime.take() {
+        runtime.stop();
+    }
+    0
+}
+
+impl Host {
+    fn handle(&mut self, raw: &[u8]) -> Reply {
+        let Ok(Value::Object(mut message)) = serde_json::from_slice::<Value>(raw) else {
+            return line(
+                wire::failed(
+                    "start",
+                    &LifecycleError::new(
+                        "lifecycle_invalid_request",
+                        "request line is not a JSON object",
+                    ),
+                ),
+                false,
+            );
+        };
+        let operation = match message.get("operation") {
+            Some(Value::String(op)) => op.clone(),
+            _ => "start".to_owned(),
+        };
+        let ends_host = operation == "start" || operation == "stop";
+        let payload = match self.validate(&operation, message.remove("payload")) {
+            Ok(p) => p,
+            Err(error) => return line(wire::failed(&operation, &error), ends_host),
+        };
+        match operation.as_str() {
+            "start" => self.start(payload),
+            "stop" => self.stop(&payload),
+            _ => self.invoke(&operation, payload),
+        }
+    }
+
+    /// Operation name, payload shape and runtime id, in upstream's order.
+    fn validate(
+        &self,
+        operation: &str,
+        payload: Option<Value>,
+    ) -> Result<(Map<String, Value>, String), LifecycleError> {
+        if !matches!(
+            operation,
+            "start" | "invoke" | "invoke_openai_stream" | "stop"
+        ) {
+            return Err(LifecycleError::new(
+                "lifecycle_invalid_operation",
+                "unknown lifecycle operation",
+            ));
+        }
+        let Some(Value::Object(payload)) = payload else {
+            return Err(LifecycleError::new(
+                "lifecycle_invalid_payload",
+                "payload must be a JSON object",
+            ));
+        };
+        let id = if operation == "stop" {
+            payload.get("runtime_id")
+        } else {
+            payload
+                .get("runtime_context")
+                .and_then(|c| c.get("runtime_id"))
+        };
+        match id {
+            Some(Value::String(id)) if !id.is_empty() => {
+                let id = id.clone();
+                Ok((payload, id))
+            }
+            _ => Err(LifecycleError::new(
+                "lifecycle_invalid_runtime",
+                "payload has no runtime id",
+            )),
+        }
+    }
+
+    fn start(&mut self, (payload, runtime_id): (Map<String, Value>, String)) -> Reply {
+        if self.runtime.is_some() {
+            return line(
+                wire::failed(
+                    "start",
+                    &LifecycleError::new(
+                        "lifecycle_already_started",
+                        "this host already owns a runtime",
+                    ),
+                ),
+                true,
+            );
+        }
+        let config = match AgentConfig::decode(payload.get("config").unwrap_or(&Value::Null)) {
+            Ok(config) => config,
+            Err(detail) => {
+                eprintln!("fabric.scripted: start config rejected: {detail}");
+                let error = LifecycleError::new(
+                    "lifecycle_invalid_config",
+                    "config does not match the AgentConfig contract",
+                );
+                return line(wire::failed("start", &error), true);
+            }
+        };
+        match ScriptedRuntime::start(runtime_id, &config) {
+            Ok(runtime) => {
+                self.runtime = Some(runtime);
+                self.failed = false;
+                line(wire::succeeded("start", &Value::Null), false)
+            }
+            Err(error) => line(wire::failed("start", &error), true),
+        }
+    }
+
+    fn stop(&mut self, (_, runtime_id): &(Map<String, Value>, String)) -> Reply {
+        if let Err(error) = active(&mut self.runtime, runtime_id) {
+            return line(wire::failed("stop", &error), true);
+        }
+        let Some(mut runtime) = self.runtime.take() else {
+            return Reply::Nothing;
+        };
+        let ignore = runtime.settings.ignore_stop;
+        runtime.stop();
+        self.failed = false;
+        if ignore {
+            eprintln!("fabric.scripted: ignore_stop is set; not answering stop");
+            return Reply::Hang;
+        }
+        line(wire::succeeded("stop", &Value::Null), true)
+    }
+
+    fn invoke(
+        &mut self,
+        operation: &str,
+        (payload, runtime_id): (Map<String, Value>, String),
+    ) -> Reply {
+        let fail = |error: LifecycleError| line(wire::failed(operation, &error), false);
+        let runtime = match active(&mut self.runtime, &runtime_id) {
+            Ok(runtime) => runtime,
+            Err(error) => return fail(error),
+        };
+        if self.failed {
+            return fail(LifecycleError::new(
+                "lifecycle_runtime_failed",
+                "an earlier invocation failed inside the adapter; the runtime accepts no more",
+            ));
+        }
+        if operation == "invoke_openai_stream" {
+            return fail(LifecycleError::new(
+                "lifecycle_openai_stream_unsupported",
+                "fabric.scripted does not implement OpenAI streaming",
+            ));
+        }
+        let typed = (
+            payload.get("request").map(AgentRunRequest::deserialize),
+            payload
+                .get("runtime_context")
+                .map(RuntimeContext::deserialize),
+        );
+        let (Some(Ok(request)), Some(Ok(context))) = typed else {
+            return fail(LifecycleError::new(
+                "lifecycle_invalid_request",
+                "invocation does not match the typed adapter contract",
+            ));
+        };
+        match runtime.invoke(&request, &context) {
+            Step::Answer(Ok(result)) => line(wire::succeeded(operation, &result), false),
+            Step::Answer(Err(error)) => {
+                self.failed = true;
+                fail(error)
+            }
+            Step::Crash => Reply::Crash,
+            Step::Fault(fault, oversized_bytes) => fault_reply(fault, oversized_bytes),
+        }
+    }
+}
+
+/// The started runtime when `runtime_id` names it.
+fn active<'a>(
+    runtime: &'a mut Option<ScriptedRuntime>,
+    runtime_id: &str,
+) -> Result<&'a mut ScriptedRuntime, LifecycleError> {
+    match runtime {
+        None => Err(LifecycleError::new(
+            "lifecycle_not_started",
+            "no runtime has been started on this host",
+        )),
+        Some(rt) if rt.runtime_id != runtime_id => Err(LifecycleError::new(
+            "lifecycle_runtime_mismatch",
+            "runtime id does not match the runtime this host started",
+        )),
+        Some(rt) => Ok(rt),
+    }
+}
+
+fn fault_reply(fault: ProtocolFault, oversized_bytes: u64) -> Reply {
+    match fault {
+        ProtocolFault::NonJson => line(
+            "fabric.scripted protocol fault: this line is not JSON".into(),
+            false,
+        ),
+        ProtocolFault::InvalidUtf8 => Reply::Line {
+            text: b"{\"operation\": \"invoke\", \"outcome\": \"\xff\xfe\"}".to_vec(),
+            exit: false,
+        },
+        ProtocolFault::WrongOperation => line(wire::succeeded("stop", &Value::Null), false),
+        ProtocolFault::InvalidResult => line(
+            wire::succeeded(
+                "invoke",
+                &serde_json::json!({"status": "bogus", "output": null}),
+            ),
+            false,
+        ),
+        ProtocolFault::Oversized => {
+            let head = b"{\"operation\": \"invoke\", \"outcome\": {\"output\": {\"output\": \"";
+            let tail = b"\", \"status\": \"succeeded\"}, \"status\": \"succeeded\"}}";
+            let fill = usize::try_from(oversized_bytes)
+                .unwrap_or(usize::MAX)
+                .saturating_sub(head.len() + tail.len() + 1);
+            let mut text = Vec::with_capacity(head.len() + fill + tail.len());
+            text.extend_from_slice(head);
+            text.resize(head.len() + fill, b'x');
+            text.extend_from_slice(tail);
+            Reply::Line { text, exit: false }
+        }
+        ProtocolFault::Silent => Reply::Nothing,
+    }
+}

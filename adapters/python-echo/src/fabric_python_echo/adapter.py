@@ -1,0 +1,210 @@
+"""The echo runtime.
+
+One `EchoRuntime` per host process (upstream's `lifecycle.serve` creates it on `start`).
+It echoes the input text with an optional prefix, keeps a bounded per-runtime history so a
+later turn can see the previous one, and honours a few per-invoke directives under
+`request.context["scripted"]` (or `request.input["scripted"]` for object inputs), the same
+convention as the Rust `fabric.scripted` adapter:
+
+- `fail: {code, message, retryable?}` -> a failed AgentRunResult with that error
+- `raise: {code, message}`           -> a lifecycle failure (the runtime is then latched)
+- `sleep_ms: N`                      -> wait N ms before answering
+- `usage: {...}`                     -> returned as AgentUsage
+- `crash: true`                      -> exit at once without answering
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import json
+import os
+import sys
+from collections.abc import Mapping
+from typing import Any
+
+from nemo_fabric_adapter_contract.models import AgentConfig
+from nemo_fabric_adapter_contract.models import AgentRunError
+from nemo_fabric_adapter_contract.models import AgentRunRequest
+from nemo_fabric_adapter_contract.models import AgentRunResult
+from nemo_fabric_adapter_contract.models import AgentRunStatus
+from nemo_fabric_adapter_contract.models import AgentUsage
+from nemo_fabric_adapter_contract.models import RuntimeContext
+from nemo_fabric_adapters.common import lifecycle
+
+ADAPTER_ID = "fabric.python-echo"
+CRASH_EXIT_CODE = 70
+DEFAULT_HISTORY_LIMIT = 64
+MAX_HISTORY_LIMIT = 100_000
+MAX_SLEEP_MS = 600_000
+_SETTINGS_KEYS = frozenset({"prefix", "history_limit"})
+_DIRECTIVE_KEYS = frozenset({"fail", "raise", "sleep_ms", "usage", "crash"})
+_USAGE_KEYS = frozenset(
+    {
+        "input_tokens",
+        "cached_input_tokens",
+        "input_tokens_include_cache",
+        "output_tokens",
+        "total_tokens",
+        "cost_usd",
+    }
+)
+
+
+class _Invalid(ValueError):
+    """A directive or setting that does not validate; `args[0]` names the field."""
+
+
+def _is_int(value: Any, minimum: int, maximum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= maximum
+
+
+def _parse_settings(settings: Mapping[str, Any]) -> tuple[str, int]:
+    unknown = sorted(set(settings) - _SETTINGS_KEYS)
+    if unknown:
+        raise _Invalid(f"harness.settings.{unknown[0]}: unexpected field")
+    prefix = settings.get("prefix", "")
+    if not isinstance(prefix, str):
+        raise _Invalid("harness.settings.prefix: must be a string")
+    limit = settings.get("history_limit", DEFAULT_HISTORY_LIMIT)
+    if not _is_int(limit, 1, MAX_HISTORY_LIMIT):
+        raise _Invalid(f"harness.settings.history_limit: must be an integer in 1..={MAX_HISTORY_LIMIT}")
+    return prefix, limit
+
+
+def _error_spec(value: Any, path: str) -> tuple[str, str, bool]:
+    if not isinstance(value, Mapping):
+        raise _Invalid(f"{path}: must be an object")
+    unknown = sorted(set(value) - {"code", "message", "retryable"})
+    if unknown:
+        raise _Invalid(f"{path}.{unknown[0]}: unexpected field")
+    code, message = value.get("code"), value.get("message")
+    if not isinstance(code, str) or not code.strip():
+        raise _Invalid(f"{path}.code: must be a non-blank string")
+    if not isinstance(message, str) or not message.strip():
+        raise _Invalid(f"{path}.message: must be a non-blank string")
+    retryable = value.get("retryable", False)
+    if not isinstance(retryable, bool):
+        raise _Invalid(f"{path}.retryable: must be a boolean")
+    return code, message, retryable
+
+
+def _directives(request: AgentRunRequest) -> dict[str, Any]:
+    merged: dict[str, Any] = {}
+    sources = []
+    if isinstance(request.input, Mapping) and "scripted" in request.input:
+        sources.append(("request.input.scripted", request.input["scripted"]))
+    if "scripted" in request.context:
+        sources.append(("request.context.scripted", request.context["scripted"]))
+    for path, value in sources:
+        if not isinstance(value, Mapping):
+            raise _Invalid(f"{path}: must be an object")
+        unknown = sorted(set(value) - _DIRECTIVE_KEYS)
+        if unknown:
+            raise _Invalid(f"{path}.{unknown[0]}: not a directive this adapter knows")
+        merged.update(value)
+    if "sleep_ms" in merged and not _is_int(merged["sleep_ms"], 0, MAX_SLEEP_MS):
+        raise _Invalid(f"scripted.sleep_ms: must be an integer in 0..={MAX_SLEEP_MS}")
+    if "crash" in merged and not isinstance(merged["crash"], bool):
+        raise _Invalid("scripted.crash: must be a boolean")
+    if "usage" in merged:
+        usage = merged["usage"]
+        if not isinstance(usage, Mapping) or set(usage) - _USAGE_KEYS:
+            raise _Invalid("scripted.usage: must be an AgentUsage object")
+        try:
+            merged["usage"] = AgentUsage.from_mapping(dict(usage))
+        except Exception as error:  # the contract's own validation
+            raise _Invalid(f"scripted.usage: {error}") from error
+    for key in ("fail", "raise"):
+        if key in merged:
+            merged[key] = _error_spec(merged[key], f"scripted.{key}")
+    return merged
+
+
+def input_text(value: Any) -> str:
+    """A string as is; an object's `text`/`input`/`prompt`/`message`; otherwise compact JSON."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, Mapping):
+        for key in ("text", "input", "prompt", "message"):
+            if isinstance(value.get(key), str):
+                return value[key]
+        rest = {k: v for k, v in value.items() if k != "scripted"}
+        return json.dumps(rest, separators=(",", ":")) if rest else ""
+    return json.dumps(value, separators=(",", ":"))
+
+
+class EchoRuntime:
+    """One echo runtime; its state lives until `stop`."""
+
+    def __init__(self) -> None:
+        self._prefix = ""
+        self._history: collections.deque[str] = collections.deque(maxlen=DEFAULT_HISTORY_LIMIT)
+        self._turn = 0
+        self._system: dict[str, str] | None = None
+
+    async def start(self, payload: dict[str, Any]) -> None:
+        config: AgentConfig = payload["config"]
+        settings = config.harness.settings if config.harness is not None else {}
+        try:
+            self._prefix, limit = _parse_settings(settings)
+        except _Invalid as error:
+            raise lifecycle.LifecycleError(
+                "invalid_settings", str(error), metadata={"path": str(error).split(":", 1)[0]}
+            ) from None
+        self._history = collections.deque(maxlen=limit)
+        system = config.instructions.system if config.instructions is not None else None
+        if system is not None:
+            self._system = {"content": system.content, "mode": system.mode}
+        return None
+
+    async def invoke(self, request: AgentRunRequest, context: RuntimeContext) -> AgentRunResult:
+        self._turn += 1
+        try:
+            directives = _directives(request)
+        except _Invalid as error:
+            return AgentRunResult(
+                status=AgentRunStatus.FAILED,
+                output=None,
+                error=AgentRunError(code="scripted_invalid_directive", message=str(error)),
+            )
+        if directives.get("sleep_ms"):
+            await asyncio.sleep(directives["sleep_ms"] / 1000)
+        if directives.get("crash"):
+            print("fabric.python-echo: crash directive; exiting without an answer", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(CRASH_EXIT_CODE)
+        if "raise" in directives:
+            code, message, retryable = directives["raise"]
+            raise lifecycle.LifecycleError(code, message, retryable=retryable)
+        usage = directives.get("usage")
+        if "fail" in directives:
+            code, message, retryable = directives["fail"]
+            return AgentRunResult(
+                status=AgentRunStatus.FAILED,
+                output=None,
+                error=AgentRunError(code=code, message=message, retryable=retryable),
+                usage=usage,
+            )
+        text = input_text(request.input)
+        metadata: dict[str, Any] = {"adapter_id": ADAPTER_ID, "runtime_id": context.runtime_id}
+        if self._system is not None:
+            metadata["system_instruction"] = dict(self._system)
+        output = {
+            "response": self._prefix + text,
+            "turn": self._turn,
+            "history": len(self._history),
+            "previous_input": self._history[-1] if self._history else None,
+            "metadata": metadata,
+        }
+        self._history.append(text)
+        return AgentRunResult(status=AgentRunStatus.SUCCEEDED, output=output, usage=usage)
+
+    async def stop(self) -> None:
+        self._history.clear()
+
+
+def main() -> None:
+    lifecycle.serve(EchoRuntime, config_loader=AgentConfig.from_mapping)

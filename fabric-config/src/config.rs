@@ -611,13 +611,30 @@ pub enum TelemetryProvider {
     Native,
 }
 
+impl TelemetryProvider {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TelemetryProvider::Relay => "relay",
+            TelemetryProvider::Native => "native",
+        }
+    }
+
+    /// Parses the wire spelling.
+    pub fn parse(name: &str) -> Option<Self> {
+        [TelemetryProvider::Relay, TelemetryProvider::Native]
+            .into_iter()
+            .find(|provider| provider.as_str() == name)
+    }
+}
+
 /// Telemetry configuration (closed).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TelemetryConfig {
-    /// Enabled providers.
+    /// Enabled providers, keyed by [`TelemetryProvider`] spelling (`relay`, `native`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub providers: BTreeMap<TelemetryProvider, TelemetryProviderConfig>,
+    pub providers: BTreeMap<String, TelemetryProviderConfig>,
 }
 
 /// One telemetry provider (closed; `config` is provider-owned).
@@ -1054,10 +1071,12 @@ impl Serialize for SystemStatsSetting {
 
 impl<'de> Deserialize<'de> for SystemStatsSetting {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Ok(match Option::<SystemStatsConfig>::deserialize(deserializer)? {
-            None => SystemStatsSetting::Disabled,
-            Some(config) => SystemStatsSetting::Configured(config),
-        })
+        Ok(
+            match Option::<SystemStatsConfig>::deserialize(deserializer)? {
+                None => SystemStatsSetting::Disabled,
+                Some(config) => SystemStatsSetting::Configured(config),
+            },
+        )
     }
 }
 

@@ -8,14 +8,17 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod canonical;
 pub mod config;
+pub mod edit;
 pub mod error;
 pub mod health;
 pub mod request;
 pub mod result;
+pub mod validate;
 pub mod stats;
 
 pub use config::FabricConfig;
-pub use error::{ErrorInfo, Stage};
+pub use error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind, ErrorInfo, Stage};
 pub use request::RunRequest;
 pub use result::RunResult;

@@ -10,6 +10,7 @@ use serde_json::Value;
 pub use crate::agent::{ArtifactManifest, ArtifactRef, EnvironmentHandle, RunStatus};
 use crate::config::JsonObject;
 use crate::error::ErrorInfo;
+use crate::stats::{InvocationSystemStats, RuntimeResourceSnapshot};
 
 /// Adapter execution mechanism (descriptor `adapter_kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -130,6 +131,12 @@ pub struct RunResult {
     /// Result-specific details.
     #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
     pub metadata: JsonObject,
+    /// Invocation system stats (`None` when disabled or not collected).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_stats: Option<InvocationSystemStats>,
+    /// Runtime resource snapshot taken after the invocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_snapshot: Option<RuntimeResourceSnapshot>,
 }
 
 /// Opaque identity and binding of one started runtime.

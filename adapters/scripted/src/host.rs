@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::contract::{AgentConfig, AgentRunRequest, RuntimeContext};
+use crate::health::{self, Health};
 use crate::runtime::{ScriptedRuntime, Step};
 use crate::settings::ProtocolFault;
 use crate::wire::{self, LifecycleError};
@@ -23,6 +24,7 @@ pub const CRASH_EXIT_CODE: i32 = 70;
 struct Host {
     runtime: Option<ScriptedRuntime>,
     failed: bool,
+    health: Health,
 }
 
 /// What to do after handling one request line.
@@ -45,8 +47,13 @@ fn line(text: String, exit: bool) -> Reply {
 }
 
 /// Serves lifecycle requests until stop, a failed start or EOF; returns the exit status.
-pub fn serve(mut input: impl BufRead, mut output: impl Write) -> i32 {
-    let mut host = Host::default();
+/// `health` (possibly without a listener) is stopped before `stop` is answered and dropped,
+/// removing its endpoint file, before this returns.
+pub fn serve(mut input: impl BufRead, mut output: impl Write, health: Health) -> i32 {
+    let mut host = Host {
+        health,
+        ..Host::default()
+    };
     let mut buf = Vec::with_capacity(4096);
     loop {
         buf.clear();
@@ -183,6 +190,17 @@ impl Host {
         };
         match ScriptedRuntime::start(runtime_id, &config) {
             Ok(runtime) => {
+                let levels = &runtime.settings.health;
+                let (fail, stall) = (
+                    levels.fail.as_deref().and_then(health::level),
+                    levels.stall.as_deref().and_then(health::level),
+                );
+                self.health.update(|h| {
+                    h.started = true;
+                    h.failed = false;
+                    h.fail = fail;
+                    h.stall = stall;
+                });
                 self.runtime = Some(runtime);
                 self.failed = false;
                 line(wire::succeeded("start", &Value::Null), false)
@@ -201,6 +219,7 @@ impl Host {
         let ignore = runtime.settings.ignore_stop;
         runtime.stop();
         self.failed = false;
+        self.health.shutdown();
         if ignore {
             eprintln!("fabric.scripted: ignore_stop is set; not answering stop");
             return Reply::Hang;
@@ -246,6 +265,7 @@ impl Host {
             Step::Answer(Ok(result)) => line(wire::succeeded(operation, &result), false),
             Step::Answer(Err(error)) => {
                 self.failed = true;
+                self.health.update(|h| h.failed = true);
                 fail(error)
             }
             Step::Crash => Reply::Crash,

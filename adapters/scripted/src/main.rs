@@ -10,6 +10,7 @@
 #![forbid(unsafe_code)]
 
 mod contract;
+mod health;
 mod host;
 mod load;
 mod runtime;
@@ -23,6 +24,7 @@ fn main() {
     }
     let stdin = std::io::stdin();
     let stdout = std::io::stdout();
-    let status = host::serve(stdin.lock(), stdout.lock());
+    let health = health::Health::from_env();
+    let status = host::serve(stdin.lock(), stdout.lock(), health);
     std::process::exit(status);
 }

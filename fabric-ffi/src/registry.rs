@@ -1,0 +1,183 @@
+//! The handle registry: nonzero, never-reused integer ids → `Arc<T>`, kind-checked.
+//!
+//! Calls clone the `Arc` under the lock and release the lock before doing any work, so a
+//! `_free` racing a blocked call is safe (the object lives until the call returns) and a
+//! stale id is an `INVALID_ARGUMENT` status, never undefined behaviour.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use fabric_config::Stage;
+
+use crate::error::FfiError;
+use crate::objects::{EnvironmentObject, RuntimeObject};
+
+/// Largest id ever issued: 2^53 − 1, exactly representable as a JavaScript number.
+pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
+
+/// One registered object.
+#[derive(Debug, Clone)]
+pub(crate) enum Object {
+    Runtime(Arc<RuntimeObject>),
+    Environment(Arc<EnvironmentObject>),
+}
+
+impl Object {
+    fn kind(&self) -> &'static str {
+        match self {
+            Object::Runtime(_) => "runtime",
+            Object::Environment(_) => "environment",
+        }
+    }
+}
+
+/// A handle kind: how to wrap into and unwrap from an [`Object`].
+pub(crate) trait Kind: Sized {
+    const NAME: &'static str;
+    fn wrap(value: Arc<Self>) -> Object;
+    fn unwrap(object: &Object) -> Option<&Arc<Self>>;
+}
+
+impl Kind for RuntimeObject {
+    const NAME: &'static str = "runtime";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Runtime(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Runtime(value) => Some(value),
+            Object::Environment(_) => None,
+        }
+    }
+}
+
+impl Kind for EnvironmentObject {
+    const NAME: &'static str = "environment";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Environment(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Environment(value) => Some(value),
+            Object::Runtime(_) => None,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Registry {
+    /// The next id to issue; ids below it were issued once and are never issued again.
+    next: u64,
+    objects: BTreeMap<u64, Object>,
+}
+
+static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
+    next: 1,
+    objects: BTreeMap::new(),
+});
+
+fn lock() -> MutexGuard<'static, Registry> {
+    // A panic while holding the lock cannot leave the map inconsistent (every mutation is
+    // a single insert/remove), so a poisoned lock is safe to keep using.
+    REGISTRY
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Registers an object and returns its new id.
+pub(crate) fn insert<T: Kind>(stage: Stage, value: Arc<T>) -> Result<u64, FfiError> {
+    let mut registry = lock();
+    let id = registry.next;
+    if id > MAX_HANDLE {
+        return Err(FfiError::internal(
+            stage,
+            "handle_space_exhausted",
+            "every handle id up to 2^53-1 has been issued",
+        ));
+    }
+    registry.next = id + 1;
+    registry.objects.insert(id, T::wrap(value));
+    Ok(id)
+}
+
+fn lookup_error(stage: Stage, param: &'static str, id: u64, issued: bool) -> FfiError {
+    if id == 0 {
+        FfiError::invalid_handle(stage, "null_handle", param, id, format!("`{param}` is 0"))
+    } else if issued {
+        FfiError::invalid_handle(
+            stage,
+            "stale_handle",
+            param,
+            id,
+            format!("`{param}` refers to a handle that was already freed"),
+        )
+    } else {
+        FfiError::invalid_handle(
+            stage,
+            "unknown_handle",
+            param,
+            id,
+            format!("`{param}` is not a handle issued by this library"),
+        )
+    }
+}
+
+fn wrong_kind(stage: Stage, param: &'static str, id: u64, want: &str, got: &str) -> FfiError {
+    FfiError::invalid_handle(
+        stage,
+        "wrong_handle_kind",
+        param,
+        id,
+        format!("`{param}` is a {got} handle, expected a {want} handle"),
+    )
+}
+
+/// Looks up a live handle of kind `T` and clones its `Arc`.
+pub(crate) fn get<T: Kind>(stage: Stage, param: &'static str, id: u64) -> Result<Arc<T>, FfiError> {
+    let registry = lock();
+    match registry.objects.get(&id) {
+        Some(object) => match T::unwrap(object) {
+            Some(value) => Ok(Arc::clone(value)),
+            None => Err(wrong_kind(stage, param, id, T::NAME, object.kind())),
+        },
+        None => Err(lookup_error(
+            stage,
+            param,
+            id,
+            id != 0 && id < registry.next,
+        )),
+    }
+}
+
+/// Removes a handle of kind `T`. `0` is a no-op (`Ok(None)`); an unknown, released or
+/// wrong-kind id is an error and leaves the registry unchanged. The returned `Arc` is
+/// dropped by the caller outside the lock.
+pub(crate) fn remove<T: Kind>(
+    stage: Stage,
+    param: &'static str,
+    id: u64,
+) -> Result<Option<Arc<T>>, FfiError> {
+    if id == 0 {
+        return Ok(None);
+    }
+    let mut registry = lock();
+    let issued = id < registry.next;
+    match registry.objects.get(&id) {
+        Some(object) => {
+            if T::unwrap(object).is_none() {
+                return Err(wrong_kind(stage, param, id, T::NAME, object.kind()));
+            }
+        }
+        None => return Err(lookup_error(stage, param, id, issued)),
+    }
+    Ok(registry
+        .objects
+        .remove(&id)
+        .and_then(|object| T::unwrap(&object).cloned()))
+}
+
+/// Number of live handles (tests and leak checks).
+#[cfg(test)]
+pub(crate) fn live_count() -> usize {
+    lock().objects.len()
+}

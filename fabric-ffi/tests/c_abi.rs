@@ -1,0 +1,100 @@
+//! Compiles `tests/c/abi_test.c` with `cc -std=c11 -Wall -Wextra -Wpedantic -Werror` and
+//! ASan/UBSan against `include/fabric.h` and the static library of this build, then runs it.
+//!
+//! The scripted reference adapter must be built (`cargo build -p fabric-adapter-scripted`,
+//! which `cargo build --workspace` does); the test builds it when it is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// `target/<profile>` of this test binary (`target/<profile>/deps/c_abi-…`).
+fn profile_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test executable path");
+    exe.parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>")
+        .to_path_buf()
+}
+
+fn ensure_scripted_adapter(profile: &Path) {
+    let binary = profile.join("fabric-adapter-scripted");
+    if binary.exists() {
+        return;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+    let status = Command::new(cargo)
+        .args(["build", "-p", "fabric-adapter-scripted"])
+        .current_dir(repo_root())
+        .status()
+        .expect("run cargo build");
+    assert!(status.success(), "building fabric-adapter-scripted failed");
+}
+
+#[test]
+fn c_program_passes_under_sanitizers() {
+    let root = repo_root();
+    let profile = profile_dir();
+    let library = profile.join("libfabric_ffi.a");
+    assert!(
+        library.exists(),
+        "static library missing: {}",
+        library.display()
+    );
+    ensure_scripted_adapter(&profile);
+
+    let work = tempfile::tempdir().expect("temp dir");
+    let program = work.path().join("abi_test");
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let output = Command::new(&compiler)
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-g",
+        ])
+        .arg("-fsanitize=address,undefined")
+        .arg("-fno-sanitize-recover=undefined")
+        .arg("-I")
+        .arg(root.join("include"))
+        .arg(root.join("tests/c/abi_test.c"))
+        .arg(&library)
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(&program)
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        output.status.success(),
+        "compiling tests/c/abi_test.c failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+
+    let run = Command::new(&program)
+        .arg(&root)
+        .current_dir(&root)
+        .env("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=0")
+        .env("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        .env("CARGO_TARGET_DIR", profile.parent().expect("target dir"))
+        .output()
+        .expect("run abi_test");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        run.status.success(),
+        "abi_test failed ({:?}):\n{stdout}\n{stderr}",
+        run.status
+    );
+    assert!(
+        stdout.contains(" passed, 0 failed"),
+        "unexpected output:\n{stdout}\n{stderr}"
+    );
+    println!("{stdout}");
+}

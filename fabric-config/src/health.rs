@@ -501,4 +501,29 @@ mod tests {
         assert_eq!(back, report);
         assert!(back.passed());
     }
+
+    #[test]
+    fn schemas_validate_reports_and_requests() {
+        let report = serde_json::json!({
+            "schema_version": CHECK_REPORT_SCHEMA_VERSION, "scope": "runtime",
+            "target": {"runtime_id": "R1", "service_id": null}, "level": "ready",
+            "outcome": "failed", "reason": "not_ready",
+            "checks": [{"level": "live", "outcome": "passed", "reason": null,
+                        "source_id": "x:y", "observed_at": "2026-11-30T12:00:00.000Z"}],
+            "started_at": "2026-11-30T12:00:00.000Z", "finished_at": "2026-11-30T12:00:00.001Z",
+            "elapsed_ms": 1, "activity": "idle"
+        });
+        let _: CheckReport = serde_json::from_value(report.clone()).unwrap();
+        let schema = serde_json::to_value(schemars::schema_for!(CheckReport)).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&report));
+        let mut bad = report.clone();
+        bad["outcome"] = "great".into();
+        assert!(!validator.is_valid(&bad));
+
+        let schema = serde_json::to_value(schemars::schema_for!(CheckRequest)).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        assert!(validator.is_valid(&serde_json::json!({"scope": "runtime", "runtime_id": "R"})));
+        assert!(!validator.is_valid(&serde_json::json!({"scope": "runtime", "extra": 1})));
+    }
 }

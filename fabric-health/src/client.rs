@@ -248,8 +248,14 @@ fn read_endpoint(path: &Path, unavailable: &'static str) -> Result<EndpointFile,
     })?;
     let meta = file.metadata().map_err(|_| reason::INVALID_ENDPOINT)?;
     {
-        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
         if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
+            return Err(reason::INVALID_ENDPOINT);
+        }
+        // The file must belong to us: `/proc/self` is owned by this process's effective uid.
+        if let Ok(me) = std::fs::metadata("/proc/self")
+            && me.uid() != meta.uid()
+        {
             return Err(reason::INVALID_ENDPOINT);
         }
     }

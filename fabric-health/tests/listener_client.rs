@@ -563,6 +563,19 @@ fn endpoint_readable_by_others_is_rejected() {
 }
 
 #[test]
+fn endpoint_owned_by_another_user_is_rejected() {
+    let home = tempfile::tempdir().unwrap();
+    let handle = listener::spawn(home.path(), all_pass).unwrap();
+    // Only privileged runs can give a file away; elsewhere this case cannot be built.
+    if std::os::unix::fs::chown(handle.endpoint_path(), Some(65534), None).is_err() {
+        eprintln!("skipping: cannot chown (not privileged)");
+        return;
+    }
+    let report = Check::new(&CheckRequest::runtime("r")).run(handle.endpoint_path());
+    assert_not_passed(&report, reason::INVALID_ENDPOINT);
+}
+
+#[test]
 fn missing_endpoint_or_refused_connection_is_unavailable() {
     let home = tempfile::tempdir().unwrap();
     let absent = home.path().join(wire::ENDPOINT_FILE_NAME);

@@ -1,7 +1,24 @@
 //! `fabric plan|doctor|inspect|adapters` (owned by the planning work).
+//!
+//! - `fabric plan CONFIG [--base-dir DIR]`: RunPlan JSON, exit 0; an invalid or incompatible
+//!   config prints `{"error": {"code", "stage": "plan", "message", "path"}}` and exits 2.
+//! - `fabric doctor CONFIG [--base-dir DIR]`: DoctorReport JSON; exit 0 when no check failed,
+//!   1 when one did, 2 when the config file cannot be read or decoded.
+//! - `fabric inspect CONFIG [--descriptor FILE] [--target-descriptor FILE]`: the capability
+//!   profile JSON; exit 2 when admission fails.
+//! - `fabric adapters [--config CONFIG]`: every discovered adapter and target with id, kind,
+//!   source, path and fingerprint.
+//!
+//! The base directory defaults to the config file's directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+use fabric_config::{ErrorInfo, FabricConfig, Stage};
+use fabric_plan::{DiscoveryOptions, PlanError, PlanOptions};
+use serde_json::{Value, json};
+
+use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json};
 
 /// Arguments of `fabric plan`.
 pub type PlanArgs = crate::ConfigArgs;
@@ -29,15 +46,158 @@ pub struct AdaptersArgs {
     pub config: Option<PathBuf>,
 }
 
-pub fn plan(_args: PlanArgs) -> ExitCode {
-    ExitCode::from(crate::output::EXIT_RUNTIME)
+fn plan_error(error: &PlanError) -> ErrorInfo {
+    ErrorInfo::from(error)
 }
-pub fn doctor(_args: DoctorArgs) -> ExitCode {
-    ExitCode::from(crate::output::EXIT_RUNTIME)
+
+/// Reads and decodes a config file; errors are reported with stage `plan`.
+fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        ErrorInfo::new(
+            Stage::Plan,
+            "config_read_failed",
+            format!("cannot read config `{}`: {error}", path.display()),
+        )
+        .with_metadata("file", path.display().to_string())
+    })?;
+    FabricConfig::from_json_str(&text).map_err(|error| {
+        let mut info = ErrorInfo::from(error);
+        info.stage = Stage::Plan;
+        info
+    })
 }
-pub fn inspect(_args: InspectArgs) -> ExitCode {
-    ExitCode::from(crate::output::EXIT_RUNTIME)
+
+fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
+    match &args.base_dir {
+        Some(dir) => dir.clone(),
+        None => args
+            .config
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(".")),
+    }
 }
-pub fn adapters(_args: AdaptersArgs) -> ExitCode {
-    ExitCode::from(crate::output::EXIT_RUNTIME)
+
+fn to_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+pub fn plan(args: PlanArgs) -> ExitCode {
+    let config = match read_config(&args.config) {
+        Ok(config) => config,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
+    match fabric_plan::plan(&config, &base_dir(&args), &PlanOptions::default()) {
+        Ok(plan) => {
+            print_json(&to_json(&plan));
+            ExitCode::from(EXIT_OK)
+        }
+        Err(error) => print_error(&plan_error(&error), EXIT_INVALID),
+    }
+}
+
+pub fn doctor(args: DoctorArgs) -> ExitCode {
+    let config = match read_config(&args.config) {
+        Ok(config) => config,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
+    let report = fabric_plan::doctor(&config, &base_dir(&args));
+    print_json(&to_json(&report));
+    ExitCode::from(if report.passed() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    })
+}
+
+pub fn inspect(args: InspectArgs) -> ExitCode {
+    let config = match read_config(&args.config.config) {
+        Ok(config) => config,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
+    let descriptor = match args
+        .descriptor
+        .as_deref()
+        .map(fabric_plan::load_adapter_descriptor)
+        .transpose()
+    {
+        Ok(descriptor) => descriptor,
+        Err(error) => return print_error(&plan_error(&error), EXIT_INVALID),
+    };
+    let target = match args
+        .target_descriptor
+        .as_deref()
+        .map(fabric_plan::load_target_descriptor)
+        .transpose()
+    {
+        Ok(target) => target,
+        Err(error) => return print_error(&plan_error(&error), EXIT_INVALID),
+    };
+    match fabric_plan::inspect(&config, descriptor.as_ref(), target.as_ref()) {
+        Ok(profile) => {
+            print_json(&to_json(&profile));
+            ExitCode::from(EXIT_OK)
+        }
+        Err(error) => print_error(&plan_error(&error), EXIT_INVALID),
+    }
+}
+
+pub fn adapters(args: AdaptersArgs) -> ExitCode {
+    let (local, base) = match &args.config {
+        None => (Vec::new(), PathBuf::from(".")),
+        Some(path) => match read_config(path) {
+            Ok(config) => {
+                let local = config
+                    .discovery
+                    .map(|discovery| discovery.local_paths)
+                    .unwrap_or_default();
+                let base = path
+                    .parent()
+                    .filter(|parent| !parent.as_os_str().is_empty())
+                    .map(Path::to_path_buf)
+                    .unwrap_or_else(|| PathBuf::from("."));
+                (local, base)
+            }
+            Err(info) => return print_error(&info, EXIT_INVALID),
+        },
+    };
+    let base = std::fs::canonicalize(&base).unwrap_or(base);
+    let options = DiscoveryOptions::from_env(&local, &base);
+    let catalog = match fabric_plan::discovery::discover_all(&options) {
+        Ok(catalog) => catalog,
+        Err(error) => return print_error(&plan_error(&error), EXIT_INVALID),
+    };
+    let adapters: Vec<Value> = catalog
+        .adapters
+        .values()
+        .map(|found| {
+            let descriptor = &found.loaded.descriptor;
+            json!({
+                "adapter_id": descriptor.adapter_id,
+                "adapter_kind": descriptor.adapter_kind.as_str(),
+                "source": found.provenance[0].source.as_str(),
+                "path": found.provenance[0].path,
+                "descriptor_sha256": found.loaded.sha256,
+                "provenance": to_json(&found.provenance),
+            })
+        })
+        .collect();
+    let targets: Vec<Value> = catalog
+        .targets
+        .values()
+        .map(|found| {
+            let descriptor = &found.loaded.descriptor;
+            json!({
+                "id": descriptor.id,
+                "adapter_id": descriptor.adapter_id,
+                "type": descriptor.target_type.as_str(),
+                "source": found.provenance[0].source.as_str(),
+                "path": found.provenance[0].path,
+                "descriptor_sha256": found.loaded.sha256,
+            })
+        })
+        .collect();
+    print_json(&json!({"adapters": adapters, "targets": targets}));
+    ExitCode::from(EXIT_OK)
 }

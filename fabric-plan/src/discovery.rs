@@ -1,0 +1,509 @@
+//! Descriptor discovery with provenance.
+//!
+//! Sources, highest precedence first (DESIGN §4):
+//!
+//! 1. `explicit_local` — `FabricConfig.discovery.local_paths`, resolved against `base_dir`;
+//!    each entry is a descriptor file (`*.fabric-adapter.json` / `*.fabric-target.json`) or a
+//!    directory searched recursively. A missing entry is an error.
+//! 2. `env_path` — `FABRIC_ADAPTER_PATH`, colon-separated files or directories.
+//! 3. `installed_package` — `<prefix>/share/nemo-fabric/{adapters,targets}/**` for each
+//!    prefix: `$VIRTUAL_ENV`, the prefix of the Python interpreter (`$ADAPTER_PYTHON`, else
+//!    `python3` on `PATH`; prefix = the parent of its `bin/` directory, no process is
+//!    spawned), then `/usr/local`.
+//! 4. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set; otherwise the first `adapters/`
+//!    directory found next to the running executable or in one of its first five ancestor
+//!    directories (for a cargo build, `target/debug/fabric` finds `<repo>/adapters`).
+//!
+//! The first source that has a record for the requested id wins. Within that source,
+//! records whose normalized descriptors are identical are merged (each file is listed in
+//! the provenance); different records with the same id are an ambiguity error naming both
+//! files. Loaded descriptors are cached per file (path, size, modification time, inode), so
+//! repeated planning does not re-parse or re-compile schemas.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::SystemTime;
+
+use fabric_config::plan::{DescriptorProvenance, DescriptorSource};
+
+use crate::error::PlanError;
+use crate::load::{self, DescriptorFileKind, LoadedAdapter, LoadedTarget};
+
+/// Environment variable listing extra descriptor files/directories (colon-separated).
+pub const ADAPTER_PATH_ENV: &str = "FABRIC_ADAPTER_PATH";
+
+/// Environment variable overriding the bundled adapters directory.
+pub const BUNDLED_ADAPTERS_ENV: &str = "FABRIC_BUNDLED_ADAPTERS";
+
+const MAX_DEPTH: usize = 8;
+
+/// Where to look for descriptors. Build it with [`DiscoveryOptions::from_env`] or by hand
+/// (tests).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DiscoveryOptions {
+    /// `discovery.local_paths`, already resolved against the base directory.
+    pub local_paths: Vec<PathBuf>,
+    /// `FABRIC_ADAPTER_PATH` entries.
+    pub env_paths: Vec<PathBuf>,
+    /// Installed prefixes; `<prefix>/share/nemo-fabric/{adapters,targets}` are searched.
+    pub installed_prefixes: Vec<PathBuf>,
+    /// Bundled adapters directory.
+    pub bundled_root: Option<PathBuf>,
+}
+
+impl DiscoveryOptions {
+    /// Options from the process environment and the config's `local_paths` (relative entries
+    /// are resolved against `base_dir`).
+    pub fn from_env(local_paths: &[String], base_dir: &Path) -> Self {
+        DiscoveryOptions {
+            local_paths: local_paths
+                .iter()
+                .map(|entry| crate::resolve_path(base_dir, entry))
+                .collect(),
+            env_paths: std::env::var_os(ADAPTER_PATH_ENV)
+                .map(|value| split_path_list(&value))
+                .unwrap_or_default(),
+            installed_prefixes: installed_prefixes(),
+            bundled_root: bundled_root(),
+        }
+    }
+
+    /// Only explicit paths (no environment, installed or bundled sources).
+    pub fn explicit(local_paths: Vec<PathBuf>) -> Self {
+        DiscoveryOptions {
+            local_paths,
+            ..DiscoveryOptions::default()
+        }
+    }
+
+    fn levels(&self) -> Vec<(DescriptorSource, Vec<(PathBuf, bool)>)> {
+        let mut installed = Vec::new();
+        for prefix in &self.installed_prefixes {
+            let share = prefix.join("share").join("nemo-fabric");
+            installed.push((share.join("adapters"), false));
+            installed.push((share.join("targets"), false));
+        }
+        vec![
+            (
+                DescriptorSource::ExplicitLocal,
+                self.local_paths.iter().map(|p| (p.clone(), true)).collect(),
+            ),
+            (
+                DescriptorSource::EnvPath,
+                self.env_paths.iter().map(|p| (p.clone(), false)).collect(),
+            ),
+            (DescriptorSource::InstalledPackage, installed),
+            (
+                DescriptorSource::Bundled,
+                self.bundled_root
+                    .iter()
+                    .map(|p| (p.clone(), false))
+                    .collect(),
+            ),
+        ]
+    }
+}
+
+fn split_path_list(value: &OsString) -> Vec<PathBuf> {
+    std::env::split_paths(value)
+        .filter(|path| !path.as_os_str().is_empty())
+        .collect()
+}
+
+/// The installed prefixes searched for `share/nemo-fabric`, in order, without duplicates.
+pub fn installed_prefixes() -> Vec<PathBuf> {
+    let mut prefixes: Vec<PathBuf> = Vec::new();
+    let mut push = |path: PathBuf| {
+        if !prefixes.contains(&path) {
+            prefixes.push(path);
+        }
+    };
+    if let Some(venv) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
+        push(PathBuf::from(venv));
+    }
+    let interpreter = std::env::var_os("ADAPTER_PYTHON")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| find_on_path("python3"));
+    if let Some(prefix) = interpreter
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|bin| bin.file_name().is_some_and(|name| name == "bin"))
+        .and_then(Path::parent)
+    {
+        push(prefix.to_path_buf());
+    }
+    push(PathBuf::from("/usr/local"));
+    prefixes
+}
+
+/// The first executable file named `name` on `PATH`.
+pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    if name.contains('/') {
+        let path = PathBuf::from(name);
+        return is_executable(&path).then_some(path);
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .map(|dir| dir.join(name))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+}
+
+/// The bundled adapters directory (see the module docs for the rule).
+pub fn bundled_root() -> Option<PathBuf> {
+    if let Some(root) = std::env::var_os(BUNDLED_ADAPTERS_ENV).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(root));
+    }
+    let exe = std::env::current_exe().ok()?;
+    exe.parent()?
+        .ancestors()
+        .take(6)
+        .map(|dir| dir.join("adapters"))
+        .find(|candidate| candidate.is_dir())
+}
+
+/// One discovered descriptor with every identical record's provenance.
+#[derive(Debug, Clone)]
+pub struct Discovered<T> {
+    /// The loaded, validated descriptor.
+    pub loaded: Arc<T>,
+    /// Every file holding this (identical) descriptor at the winning precedence level.
+    pub provenance: Vec<DescriptorProvenance>,
+}
+
+/// Every adapter and target discovered, per id (the highest-precedence source wins).
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    /// Adapter id → descriptor.
+    pub adapters: BTreeMap<String, Discovered<LoadedAdapter>>,
+    /// Target id → descriptor.
+    pub targets: BTreeMap<String, Discovered<LoadedTarget>>,
+}
+
+/// Finds the adapter `adapter_id`.
+pub fn find_adapter(
+    options: &DiscoveryOptions,
+    adapter_id: &str,
+) -> Result<Discovered<LoadedAdapter>, PlanError> {
+    let mut available = Vec::new();
+    for (source, roots) in options.levels() {
+        let files = collect_files(&roots, DescriptorFileKind::Adapter)?;
+        let mut found: Option<Discovered<LoadedAdapter>> = None;
+        for file in files {
+            let loaded = cached_adapter(&file)?;
+            if loaded.descriptor.adapter_id != adapter_id {
+                available.push(loaded.descriptor.adapter_id.clone());
+                continue;
+            }
+            merge(
+                "adapter",
+                adapter_id,
+                &mut found,
+                loaded,
+                |a| &a.sha256,
+                source,
+                &file,
+            )?;
+        }
+        if let Some(found) = found {
+            return Ok(found);
+        }
+    }
+    available.sort();
+    available.dedup();
+    Err(PlanError::AdapterNotFound {
+        adapter_id: adapter_id.to_owned(),
+        available,
+    })
+}
+
+/// Finds the target `target_id`.
+pub fn find_target(
+    options: &DiscoveryOptions,
+    target_id: &str,
+) -> Result<Discovered<LoadedTarget>, PlanError> {
+    let mut available = Vec::new();
+    for (source, roots) in options.levels() {
+        let files = collect_files(&roots, DescriptorFileKind::Target)?;
+        let mut found: Option<Discovered<LoadedTarget>> = None;
+        for file in files {
+            let loaded = cached_target(&file)?;
+            if loaded.descriptor.id != target_id {
+                available.push(loaded.descriptor.id.clone());
+                continue;
+            }
+            merge(
+                "target",
+                target_id,
+                &mut found,
+                loaded,
+                |t| &t.sha256,
+                source,
+                &file,
+            )?;
+        }
+        if let Some(found) = found {
+            return Ok(found);
+        }
+    }
+    available.sort();
+    available.dedup();
+    Err(PlanError::TargetNotFound {
+        target_id: target_id.to_owned(),
+        available,
+    })
+}
+
+/// Discovers every adapter and target from every source.
+pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
+    let mut catalog = Catalog::default();
+    for (source, roots) in options.levels() {
+        let mut adapters: BTreeMap<String, Discovered<LoadedAdapter>> = BTreeMap::new();
+        for file in collect_files(&roots, DescriptorFileKind::Adapter)? {
+            let loaded = cached_adapter(&file)?;
+            let id = loaded.descriptor.adapter_id.clone();
+            let mut slot = adapters.remove(&id);
+            merge(
+                "adapter",
+                &id,
+                &mut slot,
+                loaded,
+                |a| &a.sha256,
+                source,
+                &file,
+            )?;
+            if let Some(slot) = slot {
+                adapters.insert(id, slot);
+            }
+        }
+        for (id, found) in adapters {
+            catalog.adapters.entry(id).or_insert(found);
+        }
+        let mut targets: BTreeMap<String, Discovered<LoadedTarget>> = BTreeMap::new();
+        for file in collect_files(&roots, DescriptorFileKind::Target)? {
+            let loaded = cached_target(&file)?;
+            let id = loaded.descriptor.id.clone();
+            let mut slot = targets.remove(&id);
+            merge(
+                "target",
+                &id,
+                &mut slot,
+                loaded,
+                |t| &t.sha256,
+                source,
+                &file,
+            )?;
+            if let Some(slot) = slot {
+                targets.insert(id, slot);
+            }
+        }
+        for (id, found) in targets {
+            catalog.targets.entry(id).or_insert(found);
+        }
+    }
+    Ok(catalog)
+}
+
+fn merge<T>(
+    kind: &'static str,
+    id: &str,
+    found: &mut Option<Discovered<T>>,
+    loaded: Arc<T>,
+    sha: impl Fn(&T) -> &String,
+    source: DescriptorSource,
+    file: &Path,
+) -> Result<(), PlanError> {
+    let provenance = provenance(source, file);
+    match found {
+        None => {
+            *found = Some(Discovered {
+                loaded,
+                provenance: vec![provenance],
+            });
+        }
+        Some(existing) if sha(&existing.loaded) == sha(&loaded) => {
+            if !existing
+                .provenance
+                .iter()
+                .any(|p| p.path == provenance.path)
+            {
+                existing.provenance.push(provenance);
+            }
+        }
+        Some(existing) => {
+            return Err(PlanError::DescriptorAmbiguous {
+                kind,
+                id: id.to_owned(),
+                first: PathBuf::from(&existing.provenance[0].path),
+                second: file.to_path_buf(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn provenance(source: DescriptorSource, file: &Path) -> DescriptorProvenance {
+    DescriptorProvenance {
+        source,
+        path: file.display().to_string(),
+        root: file
+            .parent()
+            .map(|dir| dir.display().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// Descriptor files of `kind` under `roots`, sorted, without duplicates. `required` roots
+/// must exist; a required file root must carry a descriptor suffix.
+fn collect_files(
+    roots: &[(PathBuf, bool)],
+    kind: DescriptorFileKind,
+) -> Result<Vec<PathBuf>, PlanError> {
+    let mut files = Vec::new();
+    for (root, required) in roots {
+        let meta = match std::fs::metadata(root) {
+            Ok(meta) => meta,
+            Err(source) if *required => {
+                return Err(PlanError::DescriptorRead {
+                    file: root.clone(),
+                    source,
+                });
+            }
+            Err(_) => continue,
+        };
+        if meta.is_file() {
+            match load::kind_of(root) {
+                Some(found) if found == kind => files.push(absolute(root)),
+                Some(_) => {}
+                None if *required => {
+                    return Err(PlanError::invalid(
+                        root,
+                        "discovery.local_paths",
+                        "descriptor files must end in .fabric-adapter.json or .fabric-target.json",
+                    ));
+                }
+                None => {}
+            }
+        } else if meta.is_dir() {
+            let start = files.len();
+            walk(root, kind, 0, &mut files)?;
+            files[start..].sort();
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    files.retain(|file| seen.insert(file.clone()));
+    Ok(files)
+}
+
+fn walk(
+    dir: &Path,
+    kind: DescriptorFileKind,
+    depth: usize,
+    out: &mut Vec<PathBuf>,
+) -> Result<(), PlanError> {
+    if depth > MAX_DEPTH {
+        return Ok(());
+    }
+    let entries = std::fs::read_dir(dir).map_err(|source| PlanError::DescriptorRead {
+        file: dir.to_path_buf(),
+        source,
+    })?;
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        let is_dir = file_type.is_dir() || (file_type.is_symlink() && path.is_dir());
+        if is_dir {
+            if name.starts_with('.') || name == "target" || name == "node_modules" {
+                continue;
+            }
+            walk(&path, kind, depth + 1, out)?;
+        } else if load::kind_of(&path) == Some(kind) {
+            out.push(absolute(&path));
+        }
+    }
+    Ok(())
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|cwd| cwd.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    inode: u64,
+}
+
+fn stamp(file: &Path) -> Result<Stamp, PlanError> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).map_err(|source| PlanError::DescriptorRead {
+        file: file.to_path_buf(),
+        source,
+    })?;
+    Ok(Stamp {
+        len: meta.len(),
+        modified: meta.modified().ok(),
+        inode: meta.ino(),
+    })
+}
+
+type Cache<T> = Mutex<HashMap<PathBuf, (Stamp, Arc<T>)>>;
+
+fn adapter_cache() -> &'static Cache<LoadedAdapter> {
+    static CACHE: OnceLock<Cache<LoadedAdapter>> = OnceLock::new();
+    CACHE.get_or_init(Mutex::default)
+}
+
+fn target_cache() -> &'static Cache<LoadedTarget> {
+    static CACHE: OnceLock<Cache<LoadedTarget>> = OnceLock::new();
+    CACHE.get_or_init(Mutex::default)
+}
+
+fn cached<T>(
+    cache: &Cache<T>,
+    file: &Path,
+    load: impl FnOnce(&Path) -> Result<T, PlanError>,
+) -> Result<Arc<T>, PlanError> {
+    let stamp = stamp(file)?;
+    if let Ok(map) = cache.lock()
+        && let Some((cached_stamp, loaded)) = map.get(file)
+        && *cached_stamp == stamp
+    {
+        return Ok(Arc::clone(loaded));
+    }
+    let loaded = Arc::new(load(file)?);
+    if let Ok(mut map) = cache.lock() {
+        map.insert(file.to_path_buf(), (stamp, Arc::clone(&loaded)));
+    }
+    Ok(loaded)
+}
+
+/// Loads an adapter descriptor file through the per-file cache.
+pub fn cached_adapter(file: &Path) -> Result<Arc<LoadedAdapter>, PlanError> {
+    cached(adapter_cache(), file, load::load_adapter)
+}
+
+/// Loads a target descriptor file through the per-file cache.
+pub fn cached_target(file: &Path) -> Result<Arc<LoadedTarget>, PlanError> {
+    cached(target_cache(), file, load::load_target)
+}

@@ -1,0 +1,268 @@
+//! The planning error type.
+
+use std::path::{Path, PathBuf};
+
+use fabric_config::{ErrorInfo, Stage};
+
+/// Everything that can fail while loading descriptors, planning, doctoring or inspecting.
+///
+/// Variants carry structured context (file, JSON path, adapter id); messages never contain
+/// config values, environment values or header values.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// A descriptor file (or discovery directory) could not be read.
+    #[error("cannot read descriptor `{}`: {source}", file.display())]
+    DescriptorRead {
+        /// The file or directory.
+        file: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A descriptor file is not JSON.
+    #[error("descriptor `{}` is not valid JSON: line {line}, column {column}", file.display())]
+    DescriptorJson {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line of the syntax error.
+        line: usize,
+        /// 1-based column of the syntax error.
+        column: usize,
+    },
+    /// A descriptor declares a contract version other than `fabric.adapter/v1alpha2`.
+    #[error("descriptor `{}` at `{path}`: {reason}", file.display())]
+    DescriptorContract {
+        /// The file.
+        file: PathBuf,
+        /// JSON path of the offending field.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A descriptor violates the descriptor contract's structure or rules.
+    #[error("descriptor `{}` at `{path}`: {reason}", file.display())]
+    DescriptorInvalid {
+        /// The file.
+        file: PathBuf,
+        /// JSON path of the offending field.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An embedded JSON Schema is not valid JSON Schema 2020-12 or uses a non-local reference.
+    #[error("descriptor `{}` at `{path}`: invalid embedded JSON Schema: {reason}", file.display())]
+    DescriptorSchema {
+        /// The file.
+        file: PathBuf,
+        /// JSON path of the embedded schema (or the offending keyword inside it).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Two different descriptors with the same id were found at the same precedence level.
+    #[error(
+        "ambiguous {kind} descriptor `{id}`; conflicting files: `{}` and `{}`",
+        first.display(),
+        second.display()
+    )]
+    DescriptorAmbiguous {
+        /// `adapter` or `target`.
+        kind: &'static str,
+        /// The duplicated id.
+        id: String,
+        /// One file.
+        first: PathBuf,
+        /// The other file.
+        second: PathBuf,
+    },
+    /// No descriptor for the selected adapter was discovered.
+    #[error("unknown adapter `{adapter_id}`; available adapters: [{}]", available.join(", "))]
+    AdapterNotFound {
+        /// The requested adapter id.
+        adapter_id: String,
+        /// Adapter ids that were discovered.
+        available: Vec<String>,
+    },
+    /// No target descriptor for `workflow.target_id` was discovered.
+    #[error("unknown workflow target `{target_id}`; available targets: [{}]", available.join(", "))]
+    TargetNotFound {
+        /// The requested target id.
+        target_id: String,
+        /// Target ids that were discovered.
+        available: Vec<String>,
+    },
+    /// The config is invalid on its own (before any descriptor is consulted).
+    #[error("invalid config at `{path}`: {reason}")]
+    ConfigInvalid {
+        /// JSON path of the offending field.
+        path: String,
+        /// What is wrong.
+        reason: String,
+        /// The stable code reported by config validation.
+        code: String,
+    },
+    /// The selected adapter cannot implement a configured field.
+    #[error("adapter `{adapter_id}` cannot implement configuration at `{path}`: {reason}")]
+    Incompatible {
+        /// The selected adapter.
+        adapter_id: String,
+        /// JSON path of the offending field.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// A configured value violates a descriptor-owned JSON Schema.
+    #[error("adapter `{adapter_id}` rejects configuration at `{path}`: {reason} ({schema})")]
+    SchemaViolation {
+        /// The selected adapter.
+        adapter_id: String,
+        /// The descriptor schema that rejected it (for example `adapter settings schema`).
+        schema: &'static str,
+        /// JSON path of the offending value.
+        path: String,
+        /// Why (values masked).
+        reason: String,
+    },
+    /// Several model roles without a `default` role.
+    #[error(
+        "cannot select a model for adapter `{adapter_id}` at `models`: multiple model roles are configured and no default role selects one"
+    )]
+    ModelRoleAmbiguous {
+        /// The selected adapter.
+        adapter_id: String,
+    },
+    /// A target descriptor does not belong to the selected adapter.
+    #[error("workflow target `{target_id}` at `{path}`: {reason}")]
+    TargetMismatch {
+        /// The target id.
+        target_id: String,
+        /// JSON path of the offending field.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+    /// The planned descriptor fingerprint differs from the expected one.
+    #[error("adapter descriptor mismatch for `{adapter_id}`: expected {expected}, found {actual}")]
+    DescriptorMismatch {
+        /// The selected adapter.
+        adapter_id: String,
+        /// The caller's fingerprint.
+        expected: String,
+        /// The fingerprint of the planned descriptor(s).
+        actual: String,
+    },
+}
+
+impl PlanError {
+    /// The stable snake_case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            PlanError::DescriptorRead { .. } => "descriptor_read_failed",
+            PlanError::DescriptorJson { .. } => "descriptor_invalid_json",
+            PlanError::DescriptorContract { .. } => "descriptor_unsupported_contract",
+            PlanError::DescriptorInvalid { .. } => "descriptor_invalid",
+            PlanError::DescriptorSchema { .. } => "descriptor_invalid_schema",
+            PlanError::DescriptorAmbiguous { .. } => "descriptor_ambiguous",
+            PlanError::AdapterNotFound { .. } => "adapter_not_found",
+            PlanError::TargetNotFound { .. } => "target_not_found",
+            PlanError::ConfigInvalid { .. } => "config_invalid",
+            PlanError::Incompatible { .. } => "config_incompatible",
+            PlanError::SchemaViolation { .. } => "config_schema_violation",
+            PlanError::ModelRoleAmbiguous { .. } => "model_role_ambiguous",
+            PlanError::TargetMismatch { .. } => "target_mismatch",
+            PlanError::DescriptorMismatch { .. } => "descriptor_mismatch",
+        }
+    }
+
+    /// The JSON path the error names, when it names one.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            PlanError::DescriptorContract { path, .. }
+            | PlanError::DescriptorInvalid { path, .. }
+            | PlanError::DescriptorSchema { path, .. }
+            | PlanError::ConfigInvalid { path, .. }
+            | PlanError::Incompatible { path, .. }
+            | PlanError::SchemaViolation { path, .. }
+            | PlanError::TargetMismatch { path, .. } => Some(path),
+            PlanError::ModelRoleAmbiguous { .. } => Some("models"),
+            PlanError::AdapterNotFound { .. } => Some("harness.adapter_id"),
+            PlanError::TargetNotFound { .. } => Some("workflow.target_id"),
+            _ => None,
+        }
+    }
+
+    /// The adapter the error concerns, when known.
+    pub fn adapter_id(&self) -> Option<&str> {
+        match self {
+            PlanError::Incompatible { adapter_id, .. }
+            | PlanError::SchemaViolation { adapter_id, .. }
+            | PlanError::ModelRoleAmbiguous { adapter_id }
+            | PlanError::AdapterNotFound { adapter_id, .. }
+            | PlanError::DescriptorMismatch { adapter_id, .. } => Some(adapter_id),
+            _ => None,
+        }
+    }
+
+    /// The descriptor file the error concerns, when known.
+    pub fn file(&self) -> Option<&Path> {
+        match self {
+            PlanError::DescriptorRead { file, .. }
+            | PlanError::DescriptorJson { file, .. }
+            | PlanError::DescriptorContract { file, .. }
+            | PlanError::DescriptorInvalid { file, .. }
+            | PlanError::DescriptorSchema { file, .. } => Some(file),
+            PlanError::DescriptorAmbiguous { first, .. } => Some(first),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn invalid(file: &Path, path: impl Into<String>, reason: impl Into<String>) -> Self {
+        PlanError::DescriptorInvalid {
+            file: file.to_path_buf(),
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+
+    pub(crate) fn incompatible(
+        adapter_id: &str,
+        path: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        PlanError::Incompatible {
+            adapter_id: adapter_id.to_owned(),
+            path: path.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<PlanError> for ErrorInfo {
+    fn from(error: PlanError) -> Self {
+        ErrorInfo::from(&error)
+    }
+}
+
+impl From<&PlanError> for ErrorInfo {
+    fn from(error: &PlanError) -> Self {
+        let code = match error {
+            PlanError::ConfigInvalid { code, .. } if !code.is_empty() => code.clone(),
+            _ => error.code().to_owned(),
+        };
+        let mut info = ErrorInfo::new(Stage::Plan, code, error.to_string());
+        if let Some(path) = error.path() {
+            info = info.with_metadata("path", path);
+        }
+        if let Some(adapter_id) = error.adapter_id() {
+            info = info.with_metadata("adapter_id", adapter_id);
+        }
+        if let Some(file) = error.file() {
+            info = info.with_metadata("file", file.display().to_string());
+        }
+        if let PlanError::DescriptorAmbiguous { second, .. } = error {
+            info = info.with_metadata("conflicting_file", second.display().to_string());
+        }
+        info
+    }
+}

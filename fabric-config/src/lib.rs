@@ -17,6 +17,7 @@ pub mod plan;
 pub mod health;
 pub mod request;
 pub mod result;
+pub mod schema;
 pub mod validate;
 pub mod stats;
 

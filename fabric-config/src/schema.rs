@@ -1,0 +1,97 @@
+//! JSON Schemas (draft 2020-12) generated from the Rust types.
+//!
+//! `schemas/<name>.schema.json` in the repository is the output of [`all`]; a test fails when
+//! the committed files drift (`FABRIC_BLESS=1 cargo test -p fabric-config --test schemas`
+//! rewrites them).
+
+use schemars::JsonSchema;
+use serde_json::Value;
+
+use crate::{agent, config, error, health, request, result, stats};
+
+fn schema<T: JsonSchema>() -> Value {
+    serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
+}
+
+/// Every generated schema as `(name, schema)`, for example `("sdk/agent", {...})`.
+/// Names are stable; the file of `name` is `schemas/<name>.schema.json`.
+pub fn all() -> Vec<(&'static str, Value)> {
+    vec![
+        ("sdk/agent", schema::<config::FabricConfig>()),
+        ("sdk/run-request", schema::<request::RunRequest>()),
+        ("sdk/run-result", schema::<result::RunResult>()),
+        ("sdk/fabric-event", schema::<result::FabricEvent>()),
+        ("sdk/error-info", schema::<error::ErrorInfo>()),
+        ("sdk/artifact-manifest", schema::<agent::ArtifactManifest>()),
+        ("sdk/runtime-handle", schema::<result::RuntimeHandle>()),
+        (
+            "sdk/invocation-handle",
+            schema::<result::InvocationHandle>(),
+        ),
+        (
+            "sdk/runtime-stop-result",
+            schema::<result::RuntimeStopResult>(),
+        ),
+        (
+            "sdk/runtime-resource-snapshot",
+            schema::<stats::RuntimeResourceSnapshot>(),
+        ),
+        (
+            "sdk/invocation-system-stats",
+            schema::<stats::InvocationSystemStats>(),
+        ),
+        ("sdk/check-request", schema::<health::CheckRequest>()),
+        ("sdk/check-report", schema::<health::CheckReport>()),
+        (
+            "adapter-contract/agent-config",
+            schema::<agent::AgentConfig>(),
+        ),
+        (
+            "adapter-contract/runtime-context",
+            schema::<agent::RuntimeContext>(),
+        ),
+        (
+            "adapter-contract/agent-run-request",
+            schema::<agent::AgentRunRequest>(),
+        ),
+        (
+            "adapter-contract/agent-run-result",
+            schema::<agent::AgentRunResult>(),
+        ),
+        (
+            "adapter-contract/adapter-lifecycle-request",
+            schema::<agent::LifecycleRequest>(),
+        ),
+        (
+            "adapter-contract/adapter-lifecycle-response",
+            schema::<agent::LifecycleResponse>(),
+        ),
+        (
+            "adapter-contract/lifecycle-start-payload",
+            schema::<agent::StartPayload>(),
+        ),
+        (
+            "adapter-contract/lifecycle-invoke-payload",
+            schema::<agent::InvokePayload>(),
+        ),
+        (
+            "adapter-contract/lifecycle-stop-payload",
+            schema::<agent::StopPayload>(),
+        ),
+    ]
+}
+
+/// The schema called `name`, if any.
+pub fn get(name: &str) -> Option<Value> {
+    all()
+        .into_iter()
+        .find(|(candidate, _)| *candidate == name)
+        .map(|(_, schema)| schema)
+}
+
+/// The pretty JSON text of a schema file (ends with a newline).
+pub fn to_file_text(schema: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(schema).unwrap_or_default();
+    text.push('\n');
+    text
+}

@@ -9,34 +9,9 @@ use serde_json::Value;
 
 pub use crate::agent::{ArtifactManifest, ArtifactRef, EnvironmentHandle, RunStatus};
 use crate::config::JsonObject;
+pub use crate::descriptor::AdapterKind;
 use crate::error::ErrorInfo;
 use crate::stats::{InvocationSystemStats, RuntimeResourceSnapshot};
-
-/// Adapter execution mechanism (descriptor `adapter_kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AdapterKind {
-    /// A local process speaking the lifecycle protocol.
-    Process,
-    /// An HTTP service.
-    Http,
-    /// A Python module run as a lifecycle host.
-    Python,
-    /// A harness-native plugin.
-    NativePlugin,
-}
-
-impl AdapterKind {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AdapterKind::Process => "process",
-            AdapterKind::Http => "http",
-            AdapterKind::Python => "python",
-            AdapterKind::NativePlugin => "native_plugin",
-        }
-    }
-}
 
 /// Normalized usage of one invocation (unknown counters are absent, never zero).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

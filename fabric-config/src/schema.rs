@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::{agent, config, error, health, request, result, stats};
+use crate::{agent, config, descriptor, error, health, plan, request, result, stats};
 
 fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
@@ -19,6 +19,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
     vec![
         ("sdk/agent", schema::<config::FabricConfig>()),
         ("sdk/run-request", schema::<request::RunRequest>()),
+        ("sdk/run-plan", schema::<plan::RunPlan>()),
         ("sdk/run-result", schema::<result::RunResult>()),
         ("sdk/fabric-event", schema::<result::FabricEvent>()),
         ("sdk/error-info", schema::<error::ErrorInfo>()),
@@ -42,6 +43,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ),
         ("sdk/check-request", schema::<health::CheckRequest>()),
         ("sdk/check-report", schema::<health::CheckReport>()),
+        (
+            "adapter-contract/adapter-descriptor",
+            schema::<descriptor::AdapterDescriptor>(),
+        ),
+        (
+            "adapter-contract/target-descriptor",
+            schema::<descriptor::TargetDescriptor>(),
+        ),
         (
             "adapter-contract/agent-config",
             schema::<agent::AgentConfig>(),

@@ -1,0 +1,13 @@
+/**
+ * Adapter-side library: write a Fabric adapter in TypeScript.
+ *
+ * ```ts
+ * import { serve, type AdapterRuntime } from "fabric-core/adapter";
+ * ```
+ */
+export * from "./types";
+export { serve, LifecycleError, remainingMillis } from "./serve";
+export type { AdapterRuntime, RuntimeFactory, ServeOptions } from "./serve";
+export { pythonJsonDumps } from "./pyjson";
+export { ContractValidator, CONTRACT_SHAPES, SchemaUnavailableError, schemaDirectories } from "./validate";
+export type { ContractShape, ValidationIssue } from "./validate";

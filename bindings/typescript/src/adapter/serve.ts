@@ -1,0 +1,464 @@
+/**
+ * Adapter-side host for the persistent local-host lifecycle protocol.
+ *
+ * One JSON request per stdin line; exactly one response line per request on stdout,
+ * `{"operation": ..., "outcome": ...}` with sorted keys in Python's `json.dumps` form.
+ * One runtime per host process: `start` once, any number of ordered `invoke`s, one
+ * `stop`. The host exits after answering `stop`, after a failed `start`, and on stdin
+ * EOF (stopping an active runtime first, exit status 0). Malformed lines are answered
+ * and do not end the host. Process stdout is reserved for protocol lines: anything the
+ * adapter prints (console.log, process.stdout.write) goes to stderr.
+ */
+import * as readline from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import { JsonEncodeError, pythonJsonDumps, toPlainJson } from "./pyjson";
+import type { AgentRunRequest, AgentRunResult, JsonObject, JsonValue, RuntimeContext, StartPayload } from "./types";
+import { contractValidator, type ContractValidator } from "./validate";
+
+/** One adapter-owned runtime living for the whole host process. */
+export interface AdapterRuntime {
+  /** Build target state. The return value (JSON or nothing) is the `start` output. */
+  start(payload: StartPayload): unknown | Promise<unknown>;
+  /** Run one invocation; return its terminal result (a failed outcome is a result, not a throw). */
+  invoke(request: AgentRunRequest, context: RuntimeContext): AgentRunResult | Promise<AgentRunResult>;
+  /** Release everything; called once, also after a failed start or invoke. */
+  stop(): void | Promise<void>;
+}
+
+export type RuntimeFactory = () => AdapterRuntime;
+
+/**
+ * A lifecycle failure safe to return across the protocol. Adapters throw it to choose
+ * the code; any other exception becomes `lifecycle_adapter_<operation>_failed`.
+ */
+export class LifecycleError extends Error {
+  readonly code: string;
+  readonly retryable: boolean;
+  readonly metadata: JsonObject;
+
+  constructor(code: string, message: string, options: { retryable?: boolean; metadata?: JsonObject } = {}) {
+    super(message);
+    this.name = "LifecycleError";
+    this.code = code;
+    this.retryable = options.retryable ?? false;
+    this.metadata = { ...(options.metadata ?? {}) };
+  }
+}
+
+/** A failure that happened inside an adapter method (these latch a failed invoke). */
+class AdapterCallError extends LifecycleError {}
+
+export interface ServeOptions {
+  /** Request stream; default `process.stdin`. */
+  input?: Readable;
+  /** Protocol stream; default the real `process.stdout` (captured before redirection). */
+  output?: Writable;
+  /** Diagnostics (tracebacks); default `process.stderr`. */
+  diagnostics?: Writable;
+  /**
+   * Check `config`, `request`, `runtime_context` and the adapter's result against the
+   * adapter-contract JSON Schemas. Default true; only tests of malformed adapters turn it off.
+   */
+  validate?: boolean;
+  /** Call `process.exit` with the final status when serving ends. Default true. */
+  exit?: boolean;
+}
+
+const OPERATIONS = new Set(["start", "invoke", "invoke_openai_stream", "stop"]);
+
+interface HostState {
+  runtime: AdapterRuntime | null;
+  runtimeId: string | null;
+  failed: boolean;
+}
+
+type Outcome =
+  | { status: "succeeded"; output: unknown }
+  | { status: "failed"; error: { stage: string; code: string; message: string; retryable: boolean; metadata?: JsonObject } };
+
+interface Response {
+  operation: string;
+  outcome: Outcome;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function stageOf(operation: string): string {
+  return operation === "invoke_openai_stream" ? "invoke" : operation;
+}
+
+function failure(operation: string, error: LifecycleError): Response {
+  const body: { stage: string; code: string; message: string; retryable: boolean; metadata?: JsonObject } = {
+    stage: stageOf(operation),
+    code: error.code,
+    message: error.message,
+    retryable: error.retryable,
+  };
+  if (Object.keys(error.metadata).length > 0) body.metadata = error.metadata;
+  return { operation, outcome: { status: "failed", error: body } };
+}
+
+function success(operation: string, output: unknown): Response {
+  return { operation, outcome: { status: "succeeded", output: output === undefined ? null : output } };
+}
+
+/** Internal: a malformed request that is answered with `lifecycle_invalid_request` and never exits. */
+class MalformedRequest extends Error {}
+
+function runtimeIdOf(operation: string, payload: Record<string, unknown>): string | null {
+  let value: unknown;
+  if (operation === "stop") {
+    value = payload.runtime_id;
+  } else {
+    const context = payload.runtime_context;
+    if (context === undefined || context === null || context === false || context === 0 || context === "") {
+      value = undefined;
+    } else if (!isObject(context)) {
+      throw new MalformedRequest("runtime_context is not an object");
+    } else {
+      value = context.runtime_id;
+    }
+  }
+  return typeof value === "string" && value.length > 0 ? value : null;
+}
+
+class Host {
+  private readonly state: HostState = { runtime: null, runtimeId: null, failed: false };
+  private validatorInstance: ContractValidator | undefined;
+
+  constructor(
+    private readonly factory: RuntimeFactory,
+    private readonly validate: boolean,
+    private readonly diagnostics: Writable,
+  ) {}
+
+  private get validator(): ContractValidator {
+    this.validatorInstance ??= contractValidator();
+    return this.validatorInstance;
+  }
+
+  private logError(error: unknown): void {
+    const text = error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+    this.diagnostics.write(`${text}\n`);
+  }
+
+  /** Runs one adapter method with stdout diverted; maps exceptions to lifecycle errors. */
+  private async adapterCall<T>(operation: string, call: () => T | Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof LifecycleError) {
+        throw new AdapterCallError(error.code, error.message, { retryable: error.retryable, metadata: error.metadata });
+      }
+      this.logError(error);
+      throw new AdapterCallError(`lifecycle_adapter_${operation}_failed`, `Adapter failed during lifecycle ${operation}`);
+    }
+  }
+
+  /** Handles one line; returns the response and whether the host must exit afterwards. */
+  async handle(line: string): Promise<{ response: Response; exit: boolean }> {
+    let operation = "start";
+    try {
+      let message: unknown;
+      try {
+        message = JSON.parse(line);
+      } catch {
+        throw new MalformedRequest("line is not JSON");
+      }
+      if (!isObject(message)) throw new MalformedRequest("lifecycle request must be an object");
+      operation = typeof message.operation === "string" ? message.operation : "start";
+      if (!OPERATIONS.has(operation)) {
+        throw new LifecycleError("lifecycle_invalid_operation", "Unknown lifecycle operation");
+      }
+      const payload = message.payload;
+      if (!isObject(payload)) {
+        throw new LifecycleError("lifecycle_invalid_payload", "Lifecycle payload must be a mapping");
+      }
+      const runtimeId = runtimeIdOf(operation, payload);
+      if (runtimeId === null) {
+        throw new LifecycleError("lifecycle_invalid_runtime", "Lifecycle payload is missing a runtime ID");
+      }
+      const response = await this.dispatch(operation, payload, runtimeId);
+      return { response, exit: operation === "stop" };
+    } catch (error) {
+      const invokeOperation = operation === "invoke" || operation === "invoke_openai_stream";
+      if (error instanceof LifecycleError) {
+        if (invokeOperation && this.state.runtime !== null && error instanceof AdapterCallError) {
+          this.state.failed = true;
+        }
+        return { response: failure(operation, error), exit: operation === "start" || operation === "stop" };
+      }
+      if (!(error instanceof MalformedRequest)) this.logError(error);
+      if (invokeOperation && this.state.runtime !== null && !(error instanceof MalformedRequest)) {
+        this.state.failed = true;
+      }
+      return {
+        response: failure(operation, new LifecycleError("lifecycle_invalid_request", "Invalid lifecycle request")),
+        exit: false,
+      };
+    }
+  }
+
+  private async dispatch(operation: string, payload: Record<string, unknown>, runtimeId: string): Promise<Response> {
+    if (operation === "start") return this.handleStart(payload, runtimeId);
+    const runtime = this.activeRuntime(runtimeId);
+    if (operation === "invoke") return this.handleInvoke(runtime, payload);
+    if (operation === "invoke_openai_stream") {
+      if (this.state.failed) {
+        throw new LifecycleError("lifecycle_runtime_failed", "Lifecycle runtime cannot accept another invocation");
+      }
+      throw new LifecycleError(
+        "lifecycle_openai_stream_unsupported",
+        "Adapter runtime does not implement OpenAI streaming",
+      );
+    }
+    return this.handleStop(runtime);
+  }
+
+  private activeRuntime(runtimeId: string): AdapterRuntime {
+    if (this.state.runtime === null || this.state.runtimeId === null) {
+      throw new LifecycleError("lifecycle_not_started", "Lifecycle host has not started a runtime");
+    }
+    if (runtimeId !== this.state.runtimeId) {
+      throw new LifecycleError("lifecycle_runtime_mismatch", "Lifecycle payload does not match the active runtime");
+    }
+    return this.state.runtime;
+  }
+
+  private async handleStart(payload: Record<string, unknown>, runtimeId: string): Promise<Response> {
+    if (this.state.runtime !== null) {
+      throw new LifecycleError("lifecycle_already_started", "Lifecycle host already owns a runtime");
+    }
+    if (this.validate) {
+      const issue = this.validator.check("agentConfig", payload.config);
+      if (issue) {
+        throw new LifecycleError(
+          "lifecycle_invalid_config",
+          `Adapter config does not match its typed contract at config${issue.path === "/" ? "" : issue.path}: ${issue.rule}`,
+        );
+      }
+    }
+    const candidate = this.factory();
+    let output: unknown;
+    try {
+      output = await this.adapterCall("start", () => candidate.start(payload as unknown as StartPayload));
+    } catch (error) {
+      await this.stopQuietly(candidate);
+      throw error;
+    }
+    this.state.runtime = candidate;
+    this.state.runtimeId = runtimeId;
+    this.state.failed = false;
+    return success("start", output === undefined ? null : output);
+  }
+
+  private async handleInvoke(runtime: AdapterRuntime, payload: Record<string, unknown>): Promise<Response> {
+    if (this.state.failed) {
+      throw new LifecycleError("lifecycle_runtime_failed", "Lifecycle runtime cannot accept another invocation");
+    }
+    const request = payload.request;
+    const context = payload.runtime_context;
+    if (this.validate) {
+      const issue =
+        prefixed("request", this.validator.check("agentRunRequest", request)) ??
+        prefixed("runtime_context", this.validator.check("runtimeContext", context));
+      if (issue) {
+        throw new LifecycleError(
+          "lifecycle_invalid_request",
+          `Invocation does not match the typed adapter contract at ${issue.path}: ${issue.rule}`,
+        );
+      }
+    } else if (!isObject(request) || !isObject(context)) {
+      throw new LifecycleError("lifecycle_invalid_request", "Invocation does not match the typed adapter contract");
+    }
+    const result = await withTelemetryEnv(context as unknown as RuntimeContext, () =>
+      this.adapterCall("invoke", () => runtime.invoke(request as unknown as AgentRunRequest, context as unknown as RuntimeContext)),
+    );
+    return success("invoke", this.typedResult(result));
+  }
+
+  private typedResult(result: unknown): unknown {
+    if (!isObject(result)) {
+      throw new LifecycleError("lifecycle_invalid_response", "Adapter must return AgentRunResult");
+    }
+    let plain: unknown;
+    try {
+      plain = toPlainJson(result);
+    } catch (error) {
+      if (!(error instanceof JsonEncodeError)) throw error;
+      // Not encodable: like upstream, this latches the runtime as failed.
+      this.logError(error);
+      this.state.failed = true;
+      throw new LifecycleError("lifecycle_invalid_response", "Adapter returned a non-JSON lifecycle response");
+    }
+    if (this.validate) {
+      const issue = this.validator.check("agentRunResult", plain);
+      if (issue) {
+        throw new LifecycleError(
+          "lifecycle_invalid_response",
+          `Adapter returned an invalid AgentRunResult at ${issue.path}: ${issue.rule}`,
+        );
+      }
+    }
+    const record = plain as Record<string, unknown>;
+    const hasError = record.error !== undefined && record.error !== null;
+    if ((record.status === "failed") !== hasError) {
+      throw new LifecycleError(
+        "lifecycle_invalid_response",
+        "Adapter returned an invalid AgentRunResult: error must be present exactly when status is failed",
+      );
+    }
+    return plain;
+  }
+
+  private async handleStop(runtime: AdapterRuntime): Promise<Response> {
+    try {
+      await this.adapterCall("stop", () => runtime.stop());
+    } finally {
+      this.state.runtime = null;
+      this.state.runtimeId = null;
+      this.state.failed = false;
+    }
+    return success("stop", null);
+  }
+
+  private async stopQuietly(runtime: AdapterRuntime): Promise<void> {
+    try {
+      await this.adapterCall("stop", () => runtime.stop());
+    } catch (error) {
+      this.logError(error);
+    }
+  }
+
+  /** On EOF or a signal: stop an active runtime, logging (not raising) its failure. */
+  async shutdown(): Promise<void> {
+    const runtime = this.state.runtime;
+    this.state.runtime = null;
+    this.state.runtimeId = null;
+    if (runtime !== null) await this.stopQuietly(runtime);
+  }
+
+  /** Encodes a response, degrading to `lifecycle_invalid_response` when the output is not JSON. */
+  encode(response: Response): string {
+    try {
+      return pythonJsonDumps(toPlainJson(response));
+    } catch (error) {
+      this.logError(error);
+      const invokeOperation = response.operation === "invoke" || response.operation === "invoke_openai_stream";
+      if (invokeOperation && this.state.runtime !== null) this.state.failed = true;
+      return pythonJsonDumps(
+        failure(
+          response.operation,
+          new LifecycleError("lifecycle_invalid_response", "Adapter returned a non-JSON lifecycle response"),
+        ),
+      );
+    }
+  }
+}
+
+function prefixed(
+  root: string,
+  issue: { path: string; rule: string } | null,
+): { path: string; rule: string } | null {
+  if (issue === null) return null;
+  return { path: issue.path === "/" ? root : `${root}${issue.path}`, rule: issue.rule };
+}
+
+/** Applies `runtime_context.telemetry.env` (all string values, else nothing) around `call`. */
+async function withTelemetryEnv<T>(context: RuntimeContext, call: () => Promise<T>): Promise<T> {
+  const telemetry = isObject(context) ? (context as unknown as Record<string, unknown>).telemetry : undefined;
+  const overlay = isObject(telemetry) ? telemetry.env : undefined;
+  const entries =
+    isObject(overlay) && Object.values(overlay).every((value) => typeof value === "string")
+      ? (Object.entries(overlay) as [string, string][])
+      : [];
+  const previous = entries.map(([key]) => [key, process.env[key]] as const);
+  for (const [key, value] of entries) process.env[key] = value;
+  try {
+    return await call();
+  } finally {
+    for (const [key, value] of previous) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+}
+
+function writeLine(stream: Writable, text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    stream.write(`${text}\n`, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+let serving = false;
+
+/**
+ * Serve lifecycle requests for exactly one runtime made by `factory`.
+ *
+ * Resolves with the exit status (0 normally) once serving ends; unless
+ * `options.exit === false` the process then exits with it.
+ *
+ * ```ts
+ * import { serve } from "fabric-core/adapter";
+ * serve(() => new MyRuntime());
+ * ```
+ */
+export async function serve(factory: RuntimeFactory, options: ServeOptions = {}): Promise<number> {
+  if (serving) throw new Error("serve() is already running in this process");
+  serving = true;
+  const input = options.input ?? process.stdin;
+  const diagnostics = options.diagnostics ?? process.stderr;
+  const usesProcessStdout = options.output === undefined;
+  const protocolWrite = process.stdout.write;
+  let output: Writable = options.output ?? process.stdout;
+  if (usesProcessStdout) {
+    // Reserve the real stdout for protocol lines; everything else printed goes to stderr.
+    const realStdout = process.stdout;
+    output = {
+      write: (chunk: string, callback: (error?: Error | null) => void) =>
+        (protocolWrite as (this: unknown, chunk: string, callback: (error?: Error | null) => void) => boolean).call(
+          realStdout,
+          chunk,
+          callback,
+        ),
+    } as unknown as Writable;
+    process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+  }
+
+  const host = new Host(factory, options.validate ?? true, diagnostics);
+  let status = 0;
+  const onSigint = () => {
+    void host.shutdown().finally(() => process.exit(130));
+  };
+  process.once("SIGINT", onSigint);
+  const lines = readline.createInterface({ input, crlfDelay: Infinity, terminal: false });
+  try {
+    for await (const line of lines) {
+      const { response, exit } = await host.handle(line);
+      await writeLine(output, host.encode(response));
+      if (exit) break;
+    }
+  } catch (error) {
+    diagnostics.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    status = 1;
+  } finally {
+    lines.close();
+    process.removeListener("SIGINT", onSigint);
+    await host.shutdown();
+    if (usesProcessStdout) process.stdout.write = protocolWrite;
+    serving = false;
+  }
+  if (options.exit !== false) process.exit(status);
+  return status;
+}
+
+/** Milliseconds left before `context.deadline_millis`, or `Infinity` when no deadline was set. */
+export function remainingMillis(context: RuntimeContext, now: number = Date.now()): number {
+  const deadline = context.deadline_millis;
+  if (deadline === undefined || deadline === null) return Infinity;
+  return Math.max(0, deadline - now);
+}
+
+export type { JsonValue };

@@ -1,0 +1,253 @@
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import * as path from "node:path";
+import { HostProcess, invokeMessage, startMessage, stopMessage } from "./helpers";
+
+const PROBE = path.join(__dirname, "fixtures", "probe-adapter.js");
+
+function probe(env: NodeJS.ProcessEnv = {}): HostProcess {
+  return new HostProcess(process.execPath, [PROBE], env);
+}
+
+function errorCode(response: any): string {
+  assert.equal(response.outcome.status, "failed", JSON.stringify(response));
+  return response.outcome.error.code;
+}
+
+test("start, invoke, stop: one sorted-key line per request, exit 0 after stop", async () => {
+  const host = probe();
+  try {
+    host.send(startMessage("runtime-a"));
+    const startLine = await host.nextLine();
+    assert.equal(startLine, '{"operation": "start", "outcome": {"output": null, "status": "succeeded"}}');
+    host.send(invokeMessage("runtime-a", { input: "hi" }));
+    const invokeLine = await host.nextLine();
+    assert.equal(
+      invokeLine,
+      '{"operation": "invoke", "outcome": {"output": {"output": {"echo": "hi", "turns": 1}, "status": "succeeded"}, "status": "succeeded"}}',
+    );
+    const second = await host.request(invokeMessage("runtime-a", { input: "again" }));
+    assert.equal(second.outcome.output.output.turns, 2);
+    const stop = await host.request(stopMessage("runtime-a"));
+    assert.deepEqual(stop, { operation: "stop", outcome: { status: "succeeded", output: null } });
+    assert.equal(await host.exit(), 0);
+    assert.match(host.stderr, /probe: stop/);
+    assert.deepEqual(host.pending(), []);
+  } finally {
+    host.kill();
+  }
+});
+
+test("malformed lines are answered and do not end the host", async () => {
+  const host = probe();
+  try {
+    const garbage = await host.request("this is not json");
+    assert.equal(errorCode(garbage), "lifecycle_invalid_request");
+    assert.equal(garbage.operation, "start");
+    assert.equal(garbage.outcome.error.stage, "start");
+    assert.equal(errorCode(await host.request("[1, 2]")), "lifecycle_invalid_request");
+    const unknown = await host.request({ operation: "dance", payload: {} });
+    assert.equal(errorCode(unknown), "lifecycle_invalid_operation");
+    assert.equal(unknown.operation, "dance");
+    assert.equal(errorCode(await host.request(invokeMessage("runtime-a", { input: 1 }))), "lifecycle_not_started");
+    assert.equal(errorCode(await host.request({ operation: "invoke", payload: [] })), "lifecycle_invalid_payload");
+    assert.equal(errorCode(await host.request({ operation: "invoke", payload: {} })), "lifecycle_invalid_runtime");
+    assert.ok(host.running);
+    const start = await host.request(startMessage("runtime-a"));
+    assert.equal(start.outcome.status, "succeeded");
+    assert.equal(errorCode(await host.request(invokeMessage("runtime-b", { input: 1 }))), "lifecycle_runtime_mismatch");
+    assert.equal((await host.request(invokeMessage("runtime-a", { input: 1 }))).outcome.status, "succeeded");
+    await host.request(stopMessage("runtime-a"));
+    assert.equal(await host.exit(), 0);
+  } finally {
+    host.kill();
+  }
+});
+
+test("a start without a runtime id fails and exits", async () => {
+  const host = probe();
+  try {
+    const response = await host.request({ operation: "start", payload: { config: {}, runtime_context: {} } });
+    assert.equal(errorCode(response), "lifecycle_invalid_runtime");
+    assert.equal(await host.exit(), 0);
+  } finally {
+    host.kill();
+  }
+});
+
+test("a missing operation is treated as start", async () => {
+  const host = probe();
+  try {
+    const response = await host.request({ payload: { config: {}, runtime_context: { runtime_id: "runtime-a" } } });
+    assert.equal(response.operation, "start");
+    assert.equal(response.outcome.status, "succeeded");
+  } finally {
+    host.kill();
+  }
+});
+
+test("a second start fails with lifecycle_already_started and exits, stopping the runtime", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    assert.equal(errorCode(await host.request(startMessage("runtime-b"))), "lifecycle_already_started");
+    assert.equal(await host.exit(), 0);
+    assert.match(host.stderr, /probe: stop/);
+  } finally {
+    host.kill();
+  }
+});
+
+test("config that does not match the contract gives lifecycle_invalid_config", async () => {
+  const host = probe();
+  try {
+    const response = await host.request(startMessage("runtime-a", { surprise: { value: "SECRET-VALUE" } }));
+    assert.equal(errorCode(response), "lifecycle_invalid_config");
+    assert.match(response.outcome.error.message, /config\/surprise/);
+    assert.doesNotMatch(JSON.stringify(response), /SECRET-VALUE/);
+    assert.equal(await host.exit(), 0);
+    assert.doesNotMatch(host.stderr, /probe: start/);
+  } finally {
+    host.kill();
+  }
+});
+
+test("start failures: adapter exception and LifecycleError; stop runs, host exits", async () => {
+  for (const [mode, code] of [
+    ["throw", "lifecycle_adapter_start_failed"],
+    ["lifecycle", "probe_start_refused"],
+  ] as const) {
+    const host = probe();
+    try {
+      const response = await host.request(startMessage("runtime-a", { harness: { settings: { start: mode } } }));
+      assert.equal(errorCode(response), code);
+      assert.equal(response.outcome.error.stage, "start");
+      if (mode === "lifecycle") assert.deepEqual(response.outcome.error.metadata, { why: "test" });
+      else assert.equal("metadata" in response.outcome.error, false);
+      assert.equal(await host.exit(), 0);
+      assert.match(host.stderr, /probe: stop/);
+    } finally {
+      host.kill();
+    }
+  }
+});
+
+test("an invalid request does not latch; an adapter exception does", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    const invalid = await host.request(invokeMessage("runtime-a", { no_input: true }));
+    assert.equal(errorCode(invalid), "lifecycle_invalid_request");
+    assert.match(invalid.outcome.error.message, /request/);
+    assert.equal((await host.request(invokeMessage("runtime-a", { input: 1 }))).outcome.status, "succeeded");
+    const thrown = await host.request(invokeMessage("runtime-a", { input: { probe: "throw" } }));
+    assert.equal(errorCode(thrown), "lifecycle_adapter_invoke_failed");
+    assert.equal(thrown.outcome.error.stage, "invoke");
+    assert.match(host.stderr, /invoke exploded/);
+    assert.equal(errorCode(await host.request(invokeMessage("runtime-a", { input: 1 }))), "lifecycle_runtime_failed");
+    assert.equal((await host.request(stopMessage("runtime-a"))).outcome.status, "succeeded");
+    assert.equal(await host.exit(), 0);
+  } finally {
+    host.kill();
+  }
+});
+
+test("results are checked: invalid shapes fail without latching, non-JSON latches", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    for (const kind of ["invalid", "failed-without-error", "missing-output"]) {
+      const response = await host.request(invokeMessage("runtime-a", { input: { probe: kind } }));
+      assert.equal(errorCode(response), "lifecycle_invalid_response", kind);
+    }
+    assert.equal((await host.request(invokeMessage("runtime-a", { input: 1 }))).outcome.status, "succeeded");
+    const bigint = await host.request(invokeMessage("runtime-a", { input: { probe: "bigint" } }));
+    assert.equal(errorCode(bigint), "lifecycle_invalid_response");
+    assert.equal(errorCode(await host.request(invokeMessage("runtime-a", { input: 1 }))), "lifecycle_runtime_failed");
+  } finally {
+    host.kill();
+  }
+});
+
+test("stdout carries only protocol lines", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    const printed = await host.request(invokeMessage("runtime-a", { input: { probe: "print" } }));
+    assert.equal(printed.outcome.output.output, "printed");
+    await host.waitStderr("noise from process.stdout.write");
+    assert.match(host.stderr, /noise from console\.log/);
+    await host.request(stopMessage("runtime-a"));
+    assert.equal(await host.exit(), 0);
+    assert.deepEqual(host.pending(), []);
+  } finally {
+    host.kill();
+  }
+});
+
+test("telemetry env is applied during invoke and restored afterwards", async () => {
+  const host = probe({ PROBE_VAR: "outer" });
+  try {
+    await host.request(startMessage("runtime-a"));
+    const inside = await host.request(
+      invokeMessage("runtime-a", { input: { probe: "env" } }, { telemetry: { relay_enabled: false, env: { PROBE_VAR: "inner" } } }),
+    );
+    assert.equal(inside.outcome.output.output.value, "inner");
+    const after = await host.request(invokeMessage("runtime-a", { input: { probe: "env" } }));
+    assert.equal(after.outcome.output.output.value, "outer");
+  } finally {
+    host.kill();
+  }
+});
+
+test("stdin EOF stops the active runtime and exits 0", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    host.closeStdin();
+    assert.equal(await host.exit(), 0);
+    assert.match(host.stderr, /probe: stop/);
+  } finally {
+    host.kill();
+  }
+});
+
+test("requests are answered in order, one at a time", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    host.send(invokeMessage("runtime-a", { input: { probe: "slow" } }));
+    host.send(invokeMessage("runtime-a", { input: "fast" }));
+    const first = JSON.parse(await host.nextLine());
+    const second = JSON.parse(await host.nextLine());
+    assert.equal(first.outcome.output.output, "slow");
+    assert.equal(second.outcome.output.output.echo, "fast");
+  } finally {
+    host.kill();
+  }
+});
+
+test("invoke_openai_stream is answered as unsupported with stage invoke", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    const message = invokeMessage("runtime-a", { input: 1 }) as { operation: string };
+    message.operation = "invoke_openai_stream";
+    const response = await host.request(message);
+    assert.equal(response.operation, "invoke_openai_stream");
+    assert.equal(errorCode(response), "lifecycle_openai_stream_unsupported");
+    assert.equal(response.outcome.error.stage, "invoke");
+  } finally {
+    host.kill();
+  }
+});
+
+test("stop before start fails and exits", async () => {
+  const host = probe();
+  try {
+    assert.equal(errorCode(await host.request(stopMessage("runtime-a"))), "lifecycle_not_started");
+    assert.equal(await host.exit(), 0);
+  } finally {
+    host.kill();
+  }
+});

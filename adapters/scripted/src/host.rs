@@ -113,54 +113,25 @@ impl Host {
             _ => "start".to_owned(),
         };
         let ends_host = operation == "start" || operation == "stop";
-        let payload = match self.validate(&operation, message.remove("payload")) {
+        let payload = match validate(&operation, message.remove("payload")) {
             Ok(p) => p,
-            Err(error) => return line(wire::failed(&operation, &error), ends_host),
+            Err(Rejected::Lifecycle(error)) => {
+                return line(wire::failed(&operation, &error), ends_host);
+            }
+            Err(Rejected::Unexpected(error)) => {
+                // Upstream's catch-all path: never ends the host, but latches an active
+                // runtime when the operation was an invoke.
+                if operation.starts_with("invoke") && self.runtime.is_some() {
+                    self.failed = true;
+                    self.health.update(|h| h.failed = true);
+                }
+                return line(wire::failed(&operation, &error), false);
+            }
         };
         match operation.as_str() {
             "start" => self.start(payload),
             "stop" => self.stop(&payload),
             _ => self.invoke(&operation, payload),
-        }
-    }
-
-    /// Operation name, payload shape and runtime id, in upstream's order.
-    fn validate(
-        &self,
-        operation: &str,
-        payload: Option<Value>,
-    ) -> Result<(Map<String, Value>, String), LifecycleError> {
-        if !matches!(
-            operation,
-            "start" | "invoke" | "invoke_openai_stream" | "stop"
-        ) {
-            return Err(LifecycleError::new(
-                "lifecycle_invalid_operation",
-                "unknown lifecycle operation",
-            ));
-        }
-        let Some(Value::Object(payload)) = payload else {
-            return Err(LifecycleError::new(
-                "lifecycle_invalid_payload",
-                "payload must be a JSON object",
-            ));
-        };
-        let id = if operation == "stop" {
-            payload.get("runtime_id")
-        } else {
-            payload
-                .get("runtime_context")
-                .and_then(|c| c.get("runtime_id"))
-        };
-        match id {
-            Some(Value::String(id)) if !id.is_empty() => {
-                let id = id.clone();
-                Ok((payload, id))
-            }
-            _ => Err(LifecycleError::new(
-                "lifecycle_invalid_runtime",
-                "payload has no runtime id",
-            )),
         }
     }
 
@@ -271,6 +242,74 @@ impl Host {
             Step::Crash => Reply::Crash,
             Step::Fault(fault, oversized_bytes) => fault_reply(fault, oversized_bytes),
         }
+    }
+}
+
+/// Why a request was refused before reaching the runtime.
+enum Rejected {
+    /// A `lifecycle_*` failure (ends the host for `start` and `stop`).
+    Lifecycle(LifecycleError),
+    /// A request upstream fails through its catch-all path (`lifecycle_invalid_request`).
+    Unexpected(LifecycleError),
+}
+
+/// Operation name, payload shape and runtime id, in upstream's order.
+fn validate(
+    operation: &str,
+    payload: Option<Value>,
+) -> Result<(Map<String, Value>, String), Rejected> {
+    if !matches!(
+        operation,
+        "start" | "invoke" | "invoke_openai_stream" | "stop"
+    ) {
+        return Err(Rejected::Lifecycle(LifecycleError::new(
+            "lifecycle_invalid_operation",
+            "unknown lifecycle operation",
+        )));
+    }
+    let Some(Value::Object(payload)) = payload else {
+        return Err(Rejected::Lifecycle(LifecycleError::new(
+            "lifecycle_invalid_payload",
+            "payload must be a JSON object",
+        )));
+    };
+    let id = if operation == "stop" {
+        payload.get("runtime_id")
+    } else {
+        match payload.get("runtime_context") {
+            Some(Value::Object(context)) => context.get("runtime_id"),
+            // Upstream reads `(payload.get("runtime_context") or {}).get("runtime_id")`: a
+            // falsy value means "no id"; any other non-object is an unexpected error.
+            Some(other) if truthy(other) => {
+                return Err(Rejected::Unexpected(LifecycleError::new(
+                    "lifecycle_invalid_request",
+                    "runtime_context must be a JSON object",
+                )));
+            }
+            _ => None,
+        }
+    };
+    match id {
+        Some(Value::String(id)) if !id.is_empty() => {
+            let id = id.clone();
+            Ok((payload, id))
+        }
+        _ => Err(Rejected::Lifecycle(LifecycleError::new(
+            "lifecycle_invalid_runtime",
+            "payload has no runtime id",
+        ))),
+    }
+}
+
+/// Python truthiness of a JSON value.
+fn truthy(value: &Value) -> bool {
+    match value {
+        Value::Null => false,
+        Value::Bool(b) => *b,
+        Value::Number(n) => n.as_f64().is_some_and(|f| f != 0.0),
+        Value::String(s) => !s.is_empty(),
+        Value::Array(a) => !a.is_empty(),
+        Value::Object(o) => !o.is_empty(),
     }
 }
 

@@ -1,6 +1,10 @@
-//! `fabric schema [NAME]` (owned by the vocabulary work).
+//! `fabric schema [NAME]`: print a generated JSON Schema, or list the names.
 
 use std::process::ExitCode;
+
+use fabric_config::{ErrorInfo, Stage, schema};
+
+use crate::output::{EXIT_INVALID, EXIT_OK, print_error};
 
 /// Arguments of `fabric schema`.
 #[derive(Debug, clap::Args)]
@@ -9,6 +13,31 @@ pub struct Args {
     pub name: Option<String>,
 }
 
-pub fn run(_args: Args) -> ExitCode {
-    ExitCode::from(crate::output::EXIT_RUNTIME)
+/// Runs `fabric schema`.
+pub fn run(args: Args) -> ExitCode {
+    match args.name {
+        None => {
+            for (name, _) in schema::all() {
+                println!("{name}");
+            }
+            ExitCode::from(EXIT_OK)
+        }
+        Some(name) => {
+            let wanted = name.strip_suffix(".schema.json").unwrap_or(&name);
+            match schema::get(wanted) {
+                Some(value) => {
+                    print!("{}", schema::to_file_text(&value));
+                    ExitCode::from(EXIT_OK)
+                }
+                None => {
+                    let info = ErrorInfo::new(
+                        Stage::Config,
+                        "unknown_schema",
+                        format!("no schema named `{name}`; run `fabric schema` to list them"),
+                    );
+                    print_error(&info, EXIT_INVALID)
+                }
+            }
+        }
+    }
 }

@@ -1,10 +1,44 @@
-//! `fabric validate CONFIG [--base-dir DIR]` (owned by the vocabulary work).
+//! `fabric validate CONFIG [--base-dir DIR]`: decode and validate a FabricConfig JSON file and
+//! print its canonical JSON (exit 0), or `{"error": {...}}` with stage `config` (exit 2).
+//!
+//! Relative paths are printed as written unless `--base-dir` is given, in which case they are
+//! anchored at that directory (skills, workspace, artifacts, discovery paths, relay output).
 
 use std::process::ExitCode;
+
+use fabric_config::{ErrorInfo, FabricConfig, Stage};
+
+use crate::output::{EXIT_INVALID, EXIT_OK, print_error, print_json};
 
 /// Arguments of `fabric validate`.
 pub type Args = crate::ConfigArgs;
 
-pub fn run(_args: Args) -> ExitCode {
-    ExitCode::from(crate::output::EXIT_RUNTIME)
+/// Runs `fabric validate`.
+pub fn run(args: Args) -> ExitCode {
+    let text = match std::fs::read_to_string(&args.config) {
+        Ok(text) => text,
+        Err(error) => {
+            let info = ErrorInfo::new(
+                Stage::Config,
+                "config_read_failed",
+                format!("cannot read config `{}`: {error}", args.config.display()),
+            )
+            .with_metadata("file", args.config.display().to_string());
+            return print_error(&info, EXIT_INVALID);
+        }
+    };
+    let config = match FabricConfig::parse(&text) {
+        Ok(config) => config,
+        Err(error) => {
+            let info =
+                ErrorInfo::from(error).with_metadata("file", args.config.display().to_string());
+            return print_error(&info, EXIT_INVALID);
+        }
+    };
+    let config = match &args.base_dir {
+        Some(base_dir) => config.resolve_paths(base_dir),
+        None => config,
+    };
+    print_json(&config.to_canonical_value());
+    ExitCode::from(EXIT_OK)
 }

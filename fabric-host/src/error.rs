@@ -171,6 +171,77 @@ pub enum HostError {
         /// OS error text.
         reason: String,
     },
+    /// Config decoding, validation or planning failed (code and stage from the planner).
+    #[error("{info}")]
+    Plan {
+        /// The planner's structured error.
+        info: Box<ErrorInfo>,
+        /// `Config` or `Capability`.
+        class: ErrorClass,
+    },
+    /// The selected adapter or provider cannot do what was asked.
+    #[error("{message}")]
+    Capability {
+        /// Stage.
+        stage: Stage,
+        /// Stable code (`adapter_kind_unsupported`, `adapter_runner_invalid`,
+        /// `environment_provider_unsupported`, `request_overrides_unsupported`).
+        code: &'static str,
+        /// Safe message naming the adapter/field.
+        message: String,
+    },
+    /// A request or option is invalid.
+    #[error("invalid request at `{path}`: {reason}")]
+    InvalidRequest {
+        /// Stage.
+        stage: Stage,
+        /// JSON path of the offending field.
+        path: String,
+        /// What is wrong (never the value).
+        reason: String,
+    },
+    /// A variable listed in `environment.env_names` is not set (or not UTF-8).
+    #[error("environment variable `{name}` listed in environment.env_names is not set")]
+    EnvNameUnset {
+        /// Stage.
+        stage: Stage,
+        /// The variable name (never its value).
+        name: String,
+    },
+    /// A forwarded variable changed since the runtime started.
+    #[error(
+        "environment variable `{name}` listed in environment.env_names changed since the runtime started; restart the runtime"
+    )]
+    EnvNameChanged {
+        /// Stage.
+        stage: Stage,
+        /// The variable name (never its value).
+        name: String,
+    },
+    /// The host's invoke output is not a valid AgentRunResult.
+    #[error("adapter returned an invalid AgentRunResult: {reason}")]
+    InvalidAgentRunResult {
+        /// Stage (`invoke`).
+        stage: Stage,
+        /// What is wrong.
+        reason: String,
+    },
+    /// FABRIC_HOME, invocation records or artifact directories could not be written.
+    #[error("cannot write `{path}`: {reason}")]
+    Filesystem {
+        /// Stage.
+        stage: Stage,
+        /// The path concerned.
+        path: String,
+        /// OS error text.
+        reason: String,
+    },
+    /// The environment was released.
+    #[error("environment is released")]
+    EnvironmentReleased {
+        /// Stage of the attempted operation.
+        stage: Stage,
+    },
     /// Another invocation of this runtime is in progress.
     #[error("runtime already has an invocation in progress")]
     RuntimeBusy {
@@ -205,6 +276,16 @@ pub const CODES: &[&str] = &[
     "runtime_busy",
     "runtime_stopped",
     "runtime_failed",
+    "adapter_kind_unsupported",
+    "adapter_runner_invalid",
+    "environment_provider_unsupported",
+    "request_overrides_unsupported",
+    "invalid_request",
+    "env_name_unset",
+    "env_name_changed",
+    "invalid_agent_run_result",
+    "filesystem_error",
+    "environment_released",
 ];
 
 impl HostError {
@@ -222,6 +303,14 @@ impl HostError {
             HostError::RuntimeBusy { .. } => "runtime_busy",
             HostError::RuntimeStopped { .. } => "runtime_stopped",
             HostError::RuntimeFailed { .. } => "runtime_failed",
+            HostError::Plan { info, .. } => &info.code,
+            HostError::Capability { code, .. } => code,
+            HostError::InvalidRequest { .. } => "invalid_request",
+            HostError::EnvNameUnset { .. } => "env_name_unset",
+            HostError::EnvNameChanged { .. } => "env_name_changed",
+            HostError::InvalidAgentRunResult { .. } => "invalid_agent_run_result",
+            HostError::Filesystem { .. } => "filesystem_error",
+            HostError::EnvironmentReleased { .. } => "environment_released",
         }
     }
 
@@ -238,7 +327,15 @@ impl HostError {
             | HostError::EngineUnavailable { stage, .. }
             | HostError::RuntimeBusy { stage }
             | HostError::RuntimeStopped { stage }
-            | HostError::RuntimeFailed { stage, .. } => *stage,
+            | HostError::RuntimeFailed { stage, .. }
+            | HostError::Capability { stage, .. }
+            | HostError::InvalidRequest { stage, .. }
+            | HostError::EnvNameUnset { stage, .. }
+            | HostError::EnvNameChanged { stage, .. }
+            | HostError::InvalidAgentRunResult { stage, .. }
+            | HostError::Filesystem { stage, .. }
+            | HostError::EnvironmentReleased { stage } => *stage,
+            HostError::Plan { info, .. } => info.stage,
         }
     }
 
@@ -247,7 +344,11 @@ impl HostError {
         match self {
             HostError::RuntimeBusy { .. }
             | HostError::RuntimeStopped { .. }
-            | HostError::RuntimeFailed { .. } => ErrorClass::State,
+            | HostError::RuntimeFailed { .. }
+            | HostError::EnvironmentReleased { .. } => ErrorClass::State,
+            HostError::Plan { class, .. } => *class,
+            HostError::Capability { .. } => ErrorClass::Capability,
+            HostError::InvalidRequest { .. } => ErrorClass::Config,
             _ => ErrorClass::Runtime,
         }
     }
@@ -294,14 +395,47 @@ impl HostError {
             | HostError::EngineUnavailable { stage, .. }
             | HostError::RuntimeBusy { stage }
             | HostError::RuntimeStopped { stage }
-            | HostError::RuntimeFailed { stage, .. } => *stage = new_stage,
+            | HostError::RuntimeFailed { stage, .. }
+            | HostError::Capability { stage, .. }
+            | HostError::InvalidRequest { stage, .. }
+            | HostError::EnvNameUnset { stage, .. }
+            | HostError::EnvNameChanged { stage, .. }
+            | HostError::InvalidAgentRunResult { stage, .. }
+            | HostError::Filesystem { stage, .. }
+            | HostError::EnvironmentReleased { stage } => *stage = new_stage,
+            HostError::Plan { info, .. } => info.stage = new_stage,
         }
         self
     }
 }
 
+impl From<fabric_plan::PlanError> for HostError {
+    fn from(error: fabric_plan::PlanError) -> HostError {
+        let class = match error.code() {
+            "config_incompatible" | "config_schema_violation" => ErrorClass::Capability,
+            _ => ErrorClass::Config,
+        };
+        HostError::Plan {
+            info: Box::new(ErrorInfo::from(error)),
+            class,
+        }
+    }
+}
+
+impl From<fabric_config::error::ConfigError> for HostError {
+    fn from(error: fabric_config::error::ConfigError) -> HostError {
+        HostError::Plan {
+            info: Box::new(ErrorInfo::from(error)),
+            class: ErrorClass::Config,
+        }
+    }
+}
+
 impl From<HostError> for ErrorInfo {
     fn from(error: HostError) -> ErrorInfo {
+        if let HostError::Plan { info, .. } = error {
+            return *info;
+        }
         let mut info = ErrorInfo::new(error.stage(), error.code(), error.to_string());
         if let Some(diagnostics) = error.diagnostics() {
             diagnostics.write_into(&mut info.metadata);
@@ -331,6 +465,17 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::RuntimeFailed { cause, .. } => {
                 info.metadata.insert("cause".into(), cause.into());
+            }
+            HostError::InvalidRequest { path, .. } => {
+                info.metadata.insert("path".into(), path.into());
+            }
+            HostError::EnvNameUnset { name, .. } | HostError::EnvNameChanged { name, .. } => {
+                info.metadata
+                    .insert("path".into(), "environment.env_names".into());
+                info.metadata.insert("name".into(), name.into());
+            }
+            HostError::Filesystem { path, .. } => {
+                info.metadata.insert("file".into(), path.into());
             }
             _ => {}
         }

@@ -23,13 +23,23 @@
 #![deny(unsafe_code)]
 
 mod engine;
+mod environment;
 mod error;
+mod fabric;
+mod home;
 mod host;
+mod ids;
+mod launch;
 pub mod procfs;
+mod result;
+mod runtime;
 mod stderr;
 #[allow(unsafe_code)]
 mod sys;
 
 pub use engine::{Escalation, StopPolicy};
+pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
+pub use fabric::{Fabric, RunOptions};
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostSpec, StopReport};
+pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions, RuntimeState, RuntimeStatus};

@@ -90,6 +90,10 @@ for raw in sys.stdin.buffer:
         continue
     if MODE in ("silent", "ignore_stop_silent"):
         forever()
+    if MODE == "artifact":
+        ok("invoke", {"status": "succeeded", "output": None, "artifacts": [
+            {"name": "a", "kind": "file", "path": os.environ["FAKE_ARTIFACT_PATH"]}]})
+        continue
     if MODE == "slow":
         sys.stderr.write("slow invoke started\n")
         sys.stderr.flush()

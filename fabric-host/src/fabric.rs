@@ -1,0 +1,187 @@
+//! The Rust facade `Fabric`: what the CLI and the C ABI call.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use fabric_config::FabricConfig;
+use fabric_config::agent::RunStatus;
+use fabric_config::plan::{DoctorReport, RunPlan};
+use fabric_config::result::RunResult;
+use fabric_config::{RunRequest, Stage};
+use fabric_plan::PlanOptions;
+use serde_json::Value;
+
+use crate::environment::Environment;
+use crate::error::HostError;
+use crate::runtime::{Runtime, RuntimeOptions};
+
+/// Options of one facade call.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Directory anchoring relative config paths. Default: the current directory.
+    pub base_dir: Option<PathBuf>,
+    /// Host timeouts, stop escalation and line cap.
+    pub runtime: RuntimeOptions,
+    /// Discovery overrides and `expected_descriptor_sha256`.
+    pub plan: PlanOptions,
+}
+
+impl RunOptions {
+    /// Options with `base_dir` set.
+    pub fn with_base_dir(base_dir: impl Into<PathBuf>) -> RunOptions {
+        RunOptions {
+            base_dir: Some(base_dir.into()),
+            ..RunOptions::default()
+        }
+    }
+
+    /// The absolute base directory.
+    pub fn resolved_base_dir(&self) -> Result<PathBuf, HostError> {
+        let cwd = || {
+            std::env::current_dir().map_err(|e| HostError::InvalidRequest {
+                stage: Stage::Config,
+                path: "base_dir".into(),
+                reason: e.to_string(),
+            })
+        };
+        match &self.base_dir {
+            Some(dir) if dir.is_absolute() => Ok(dir.clone()),
+            Some(dir) => Ok(cwd()?.join(dir)),
+            None => cwd(),
+        }
+    }
+}
+
+/// A lightweight, reusable facade: plans, starts runtimes, runs single invocations.
+/// It owns nothing that needs cleanup; runtimes do.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Fabric {
+    _private: (),
+}
+
+impl Fabric {
+    /// A facade.
+    pub fn new() -> Fabric {
+        Fabric { _private: () }
+    }
+
+    /// Resolves the adapter and returns the RunPlan (delegates to `fabric_plan::plan`).
+    pub fn plan(&self, config: &FabricConfig, options: &RunOptions) -> Result<RunPlan, HostError> {
+        let base_dir = options.resolved_base_dir()?;
+        Ok(fabric_plan::plan(config, &base_dir, &options.plan)?)
+    }
+
+    /// Every preflight finding for `config`, without starting anything.
+    pub fn doctor(
+        &self,
+        config: &FabricConfig,
+        options: &RunOptions,
+    ) -> Result<DoctorReport, HostError> {
+        let base_dir = options.resolved_base_dir()?;
+        Ok(fabric_plan::doctor_with(config, &base_dir, &options.plan))
+    }
+
+    /// Plans `config`, then `start`, `invoke`, `stop` (see [`Fabric::run_plan`]).
+    pub fn run(
+        &self,
+        config: &FabricConfig,
+        request: RunRequest,
+        options: &RunOptions,
+    ) -> Result<RunResult, HostError> {
+        let plan = self.plan(config, options)?;
+        self.run_plan(&plan, request, &options.runtime)
+    }
+
+    /// Plans `config` and starts a runtime in a new local environment.
+    pub fn start_runtime(
+        &self,
+        config: &FabricConfig,
+        options: &RunOptions,
+    ) -> Result<Runtime, HostError> {
+        let plan = self.plan(config, options)?;
+        self.start_runtime_plan(&plan, &options.runtime)
+    }
+
+    /// Plans `config` and prepares its local environment without starting an agent.
+    pub fn prepare_environment(
+        &self,
+        config: &FabricConfig,
+        options: &RunOptions,
+    ) -> Result<Arc<Environment>, HostError> {
+        let plan = self.plan(config, options)?;
+        self.prepare_environment_plan(&plan)
+    }
+
+    /// Plans `config` and starts a runtime in a prepared environment.
+    pub fn start_runtime_in(
+        &self,
+        config: &FabricConfig,
+        environment: &Arc<Environment>,
+        options: &RunOptions,
+    ) -> Result<Runtime, HostError> {
+        let plan = self.plan(config, options)?;
+        self.start_runtime_in_plan(&plan, environment, &options.runtime)
+    }
+
+    /// `start`, `invoke`, `stop` on a plan. A stop that cannot end the host within the
+    /// bound turns a succeeded result into a failed one (`error.stage = "stop"`,
+    /// `error.code = "timeout"`); any other stop problem (a host that ignored `stop` and
+    /// needed signals, an adapter stop failure) keeps the invocation's status and is
+    /// reported in `metadata.stop_error` and a `runtime_stop_failed` event.
+    pub fn run_plan(
+        &self,
+        plan: &RunPlan,
+        request: RunRequest,
+        options: &RuntimeOptions,
+    ) -> Result<RunResult, HostError> {
+        let runtime = self.start_runtime_plan(plan, options)?;
+        let outcome = runtime.invoke(request);
+        let (stop, summary) = runtime.stop_inner();
+        let mut result = outcome?;
+        result.events.extend(stop.events);
+        if let Some(problem) = summary.problem {
+            if summary.timed_out && result.status == RunStatus::Succeeded {
+                result.status = RunStatus::Failed;
+                result.error = Some(problem);
+            } else {
+                result.metadata.insert(
+                    "stop_error".into(),
+                    serde_json::to_value(&problem).unwrap_or(Value::Null),
+                );
+            }
+        }
+        Ok(result)
+    }
+
+    /// Starts a runtime of `plan` in a new local environment.
+    pub fn start_runtime_plan(
+        &self,
+        plan: &RunPlan,
+        options: &RuntimeOptions,
+    ) -> Result<Runtime, HostError> {
+        let environment = Arc::new(Environment::prepare(plan, Stage::Start)?);
+        Runtime::start(plan, environment, options.clone())
+    }
+
+    /// Prepares the local environment of `plan` without starting anything.
+    pub fn prepare_environment_plan(&self, plan: &RunPlan) -> Result<Arc<Environment>, HostError> {
+        Environment::prepare(plan, Stage::Prepare).map(Arc::new)
+    }
+
+    /// Starts a runtime of `plan` in a prepared environment (several runtimes may share it).
+    pub fn start_runtime_in_plan(
+        &self,
+        plan: &RunPlan,
+        environment: &Arc<Environment>,
+        options: &RuntimeOptions,
+    ) -> Result<Runtime, HostError> {
+        Runtime::start(plan, Arc::clone(environment), options.clone())
+    }
+
+    /// Releases a prepared environment. Local release keeps caller-owned files; runtimes
+    /// already started keep running until stopped; new starts in it fail with the state
+    /// error `environment_released`.
+    pub fn release_environment(&self, environment: &Environment) -> Result<(), HostError> {
+        environment.release()
+    }
+}

@@ -1,0 +1,177 @@
+//! FABRIC_HOME and per-invocation records: private directories (0700) and files (0600).
+//!
+//! Layout under the root (the configured artifact root, else a private temporary
+//! directory removed when the runtime stops):
+//! `<root>/.fabric/<runtime_id>/` is the runtime's FABRIC_HOME (with `host.stderr.log`),
+//! and `<root>/.fabric/<runtime_id>/<invocation_id>/adapter-invocation.json` is written
+//! for every invocation with environment values redacted.
+
+use std::fs::{self, DirBuilder, OpenOptions, Permissions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use fabric_config::Stage;
+
+use crate::error::HostError;
+
+/// One runtime's FABRIC_HOME.
+#[derive(Debug)]
+pub(crate) struct FabricHome {
+    root: PathBuf,
+    home: PathBuf,
+    temporary: bool,
+}
+
+fn fs_error(stage: Stage, path: &Path, error: &std::io::Error) -> HostError {
+    HostError::Filesystem {
+        stage,
+        path: path.to_string_lossy().into_owned(),
+        reason: error.to_string(),
+    }
+}
+
+/// Creates `path` (and missing parents) with mode 0700 and makes `path` itself 0700.
+pub(crate) fn private_dir(path: &Path, stage: Stage) -> Result<(), HostError> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)
+        .map_err(|e| fs_error(stage, path, &e))?;
+    fs::set_permissions(path, Permissions::from_mode(0o700)).map_err(|e| fs_error(stage, path, &e))
+}
+
+/// Writes `bytes` to `path` with mode 0600 (replacing an existing file).
+pub(crate) fn private_file(path: &Path, bytes: &[u8], stage: Stage) -> Result<(), HostError> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(|e| fs_error(stage, path, &e))?;
+    file.set_permissions(Permissions::from_mode(0o600))
+        .map_err(|e| fs_error(stage, path, &e))?;
+    file.write_all(bytes).map_err(|e| fs_error(stage, path, &e))
+}
+
+/// Where temporary FABRIC_HOMEs live: `$XDG_RUNTIME_DIR` when it is a directory, else the
+/// system temporary directory.
+fn temporary_base() -> PathBuf {
+    std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.is_dir())
+        .unwrap_or_else(std::env::temp_dir)
+}
+
+impl FabricHome {
+    /// Creates the runtime's FABRIC_HOME under `artifact_root`, or under a new private
+    /// temporary directory (created atomically with mode 0700: an existing path is never
+    /// reused).
+    pub(crate) fn create(
+        runtime_id: &str,
+        artifact_root: Option<&Path>,
+    ) -> Result<FabricHome, HostError> {
+        let (root, temporary) = match artifact_root {
+            Some(root) => {
+                DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(root)
+                    .map_err(|e| fs_error(Stage::Start, root, &e))?;
+                (root.to_path_buf(), false)
+            }
+            None => {
+                let root = temporary_base().join(format!("fabric-{runtime_id}"));
+                DirBuilder::new()
+                    .mode(0o700)
+                    .create(&root)
+                    .map_err(|e| fs_error(Stage::Start, &root, &e))?;
+                (root, true)
+            }
+        };
+        let dot = root.join(".fabric");
+        private_dir(&dot, Stage::Start)?;
+        let home = dot.join(runtime_id);
+        private_dir(&home, Stage::Start)?;
+        Ok(FabricHome {
+            root,
+            home,
+            temporary,
+        })
+    }
+
+    /// The FABRIC_HOME directory.
+    pub(crate) fn path(&self) -> &Path {
+        &self.home
+    }
+
+    /// Whether the home is removed at stop.
+    #[cfg(test)]
+    pub(crate) fn is_temporary(&self) -> bool {
+        self.temporary
+    }
+
+    /// `host.stderr.log`.
+    pub(crate) fn stderr_log(&self) -> PathBuf {
+        self.home.join("host.stderr.log")
+    }
+
+    /// Creates `<home>/<invocation_id>/` (0700).
+    pub(crate) fn invocation_dir(&self, invocation_id: &str) -> Result<PathBuf, HostError> {
+        let dir = self.home.join(invocation_id);
+        DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| fs_error(Stage::Invoke, &dir, &e))?;
+        Ok(dir)
+    }
+
+    /// Removes a temporary home (never a caller's artifact root).
+    pub(crate) fn remove_if_temporary(&self) {
+        if self.temporary {
+            let _ = fs::remove_dir_all(&self.root);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).expect("metadata").permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn artifact_root_layout_is_private_and_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path().join("artifacts");
+        let home = FabricHome::create("runtime-x", Some(&root)).expect("home");
+        assert_eq!(home.path(), root.join(".fabric/runtime-x"));
+        assert_eq!(mode(home.path()), 0o700);
+        assert_eq!(mode(&root.join(".fabric")), 0o700);
+        let inv = home.invocation_dir("invocation-y").expect("inv");
+        assert_eq!(mode(&inv), 0o700);
+        let file = inv.join("adapter-invocation.json");
+        private_file(&file, b"{}", Stage::Invoke).expect("write");
+        assert_eq!(mode(&file), 0o600);
+        home.remove_if_temporary();
+        assert!(file.exists(), "caller-owned artifact root must be kept");
+    }
+
+    #[test]
+    fn temporary_home_is_private_and_removed() {
+        let home = FabricHome::create(&crate::ids::new_id("runtime"), None).expect("home");
+        assert!(home.is_temporary());
+        let root = home
+            .path()
+            .parent()
+            .and_then(Path::parent)
+            .expect("root")
+            .to_path_buf();
+        assert_eq!(mode(&root), 0o700);
+        home.remove_if_temporary();
+        assert!(!root.exists());
+    }
+}

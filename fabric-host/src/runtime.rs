@@ -1,0 +1,696 @@
+//! Runtimes: one started adapter host, ordered invocations, stop.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use fabric_config::agent::{
+    AgentRunRequest, ArtifactManifest, InvokePayload, RunStatus, RuntimeContext,
+    RuntimeTelemetryContext, StartPayload, StopPayload,
+};
+use fabric_config::config::JsonObject;
+use fabric_config::plan::RunPlan;
+use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult, TelemetryRef};
+use fabric_config::{ErrorInfo, RunRequest, Stage};
+use serde_json::{Value, json};
+
+use crate::engine::{Escalation, StopPolicy};
+use crate::environment::Environment;
+use crate::error::HostError;
+use crate::home::{FabricHome, private_file};
+use crate::host::{DEFAULT_MAX_LINE_BYTES, Host, StopReport};
+use crate::ids;
+use crate::launch::{self, HostEnv};
+use crate::result::{self, event, meta};
+
+/// Default invocation timeout when `runtime.timeout_seconds` is not set.
+pub const DEFAULT_TIMEOUT_SECONDS: f64 = 3600.0;
+/// How much earlier than the core's deadline the adapter's `deadline_millis` falls.
+const DEADLINE_HEADROOM_MILLIS: u64 = 10_000;
+
+/// Options of runtime start, invoke and stop.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    /// How long the host may take to answer `start`. Default 90 s (upstream `host_timeout`).
+    pub host_timeout: Duration,
+    /// Added to `runtime.timeout_seconds` for the invoke response deadline. Default 5 s.
+    pub invoke_margin: Duration,
+    /// Stop escalation. Default: 2 s grace, 1 s after SIGTERM, 1 s after SIGKILL.
+    pub stop_policy: StopPolicy,
+    /// Longest accepted protocol line. Default 16 MiB.
+    pub max_line_bytes: usize,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            host_timeout: Duration::from_secs(90),
+            invoke_margin: Duration::from_secs(5),
+            stop_policy: StopPolicy::default(),
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// Lifecycle state of a runtime, as reported by [`Runtime::status`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RuntimeState {
+    /// Started and idle.
+    Idle,
+    /// An invocation is in progress.
+    Busy,
+    /// A host failure made the runtime terminal; only `stop` is useful.
+    Failed,
+    /// `stop` is in progress.
+    Stopping,
+    /// Stopped.
+    Stopped,
+}
+
+impl RuntimeState {
+    /// Stable spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeState::Idle => "idle",
+            RuntimeState::Busy => "busy",
+            RuntimeState::Failed => "failed",
+            RuntimeState::Stopping => "stopping",
+            RuntimeState::Stopped => "stopped",
+        }
+    }
+}
+
+/// A snapshot of a runtime for health and stats readers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeStatus {
+    /// Runtime id.
+    pub runtime_id: String,
+    /// State.
+    pub state: RuntimeState,
+    /// Invocations started so far.
+    pub invocations: u64,
+    /// Host process id (also its process-group id).
+    pub host_pid: u32,
+    /// Start time (Unix milliseconds).
+    pub started_at_millis: u64,
+    /// The runtime's FABRIC_HOME.
+    pub fabric_home: PathBuf,
+    /// Code of the failure that made the runtime terminal, if any.
+    pub failure: Option<String>,
+}
+
+#[derive(Debug)]
+enum Phase {
+    Running,
+    Failed(String),
+    Stopping,
+    Stopped,
+}
+
+#[derive(Debug)]
+struct State {
+    phase: Phase,
+    busy: bool,
+    invocations: u64,
+    /// Events that belong to the next result (runtime_start before the first invocation).
+    carry: Vec<FabricEvent>,
+    stop_result: Option<RuntimeStopResult>,
+    last_stop: Option<StopSummary>,
+}
+
+/// What a stop did, for `run()` to fold into its result.
+#[derive(Debug, Clone)]
+pub(crate) struct StopSummary {
+    /// A problem that leaves the invocation's outcome intact.
+    pub problem: Option<ErrorInfo>,
+    /// Set when the host could not be ended within the bound: `run()` then fails.
+    pub timed_out: bool,
+}
+
+/// Identity fields copied into every result.
+#[derive(Debug, Clone)]
+struct Identity {
+    agent_name: String,
+    harness: String,
+    adapter_kind: AdapterKind,
+    adapter_id: Option<String>,
+}
+
+/// One started runtime: an adapter host process plus its ordered invocations.
+///
+/// `Send + Sync`. One invocation at a time: an overlapping [`Runtime::invoke`] fails with
+/// the state error `runtime_busy`; invoking after [`Runtime::stop`] fails with
+/// `runtime_stopped`. Dropping a runtime that was not stopped terminates its host in the
+/// background.
+#[derive(Debug)]
+pub struct Runtime {
+    runtime_id: String,
+    identity: Identity,
+    environment: Arc<Environment>,
+    host: Host,
+    home: FabricHome,
+    host_command: String,
+    timeout: Duration,
+    options: RuntimeOptions,
+    started_at_millis: u64,
+    telemetry: Option<RuntimeTelemetryContext>,
+    state: Mutex<State>,
+}
+
+impl Runtime {
+    /// Starts a runtime of `plan` in `environment` (launch, then the `start` operation).
+    pub(crate) fn start(
+        plan: &RunPlan,
+        environment: Arc<Environment>,
+        options: RuntimeOptions,
+    ) -> Result<Runtime, HostError> {
+        if environment.is_released() {
+            return Err(HostError::EnvironmentReleased {
+                stage: Stage::Start,
+            });
+        }
+        environment.check_forwarded(Stage::Start)?;
+        let command = launch::command_for(plan)?;
+        let runtime_id = ids::new_id("runtime");
+        let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
+        let mut spec = launch::host_spec(
+            &command,
+            &HostEnv {
+                environment: &environment,
+                fabric_home: home.path(),
+                runtime_id: &runtime_id,
+            },
+            options.max_line_bytes,
+        );
+        spec.stderr_log = Some(home.stderr_log());
+        let host = match Host::launch(spec) {
+            Ok(host) => host,
+            Err(error) => {
+                home.remove_if_temporary();
+                return Err(error);
+            }
+        };
+        let telemetry = plan
+            .telemetry_plan
+            .as_ref()
+            .map(|t| RuntimeTelemetryContext {
+                relay_enabled: t.relay_enabled,
+                config_path: None,
+                env: Default::default(),
+                metadata: Default::default(),
+            });
+        let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
+        let identity = Identity {
+            agent_name: plan.agent_name.clone(),
+            harness: descriptor.map_or_else(
+                || {
+                    plan.config
+                        .harness
+                        .as_ref()
+                        .map(|h| h.adapter_id.clone())
+                        .unwrap_or_default()
+                },
+                |d| d.adapter_id.clone(),
+            ),
+            adapter_kind: descriptor.map_or(AdapterKind::Process, |d| result_kind(d.adapter_kind)),
+            adapter_id: descriptor.map(|d| d.adapter_id.clone()),
+        };
+        let timeout_seconds = plan
+            .config
+            .runtime
+            .timeout_seconds
+            .filter(|t| t.is_finite() && *t > 0.0)
+            .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+        let runtime = Runtime {
+            runtime_id,
+            identity,
+            environment,
+            host,
+            home,
+            host_command: command.display(),
+            timeout: Duration::from_secs_f64(timeout_seconds.min(1.0e9)),
+            options,
+            started_at_millis: ids::now_millis(),
+            telemetry,
+            state: Mutex::new(State {
+                phase: Phase::Running,
+                busy: false,
+                invocations: 0,
+                carry: Vec::new(),
+                stop_result: None,
+                last_stop: None,
+            }),
+        };
+        let payload = StartPayload {
+            agent_name: plan.agent_name.clone(),
+            base_dir: plan.base_dir.clone(),
+            config: plan.agent_config.clone(),
+            runtime_context: runtime.context(
+                ids::new_id("runtime-start"),
+                ids::new_id("runtime-start-request"),
+                None,
+            ),
+            capability_plan: serde_json::to_value(&plan.capability_plan).ok(),
+            telemetry_plan: plan
+                .telemetry_plan
+                .as_ref()
+                .and_then(|t| serde_json::to_value(t).ok()),
+        };
+        let payload = serde_json::to_value(&payload).map_err(|e| HostError::InvalidRequest {
+            stage: Stage::Start,
+            path: "start".into(),
+            reason: e.to_string(),
+        })?;
+        if let Err(error) = runtime.host.call(
+            "start",
+            &payload,
+            Stage::Start,
+            runtime.options.host_timeout,
+        ) {
+            // Always end the host (and its group) after a failed start.
+            let _ = runtime.stop_inner();
+            return Err(error.at_stage(Stage::Start));
+        }
+        let start_event = event(
+            "runtime_start",
+            format!("started runtime {}", runtime.runtime_id),
+            meta([
+                ("runtime_id", runtime.runtime_id.clone().into()),
+                (
+                    "environment_id",
+                    runtime.environment.environment_id().to_owned().into(),
+                ),
+                ("environment_provider", "local".into()),
+                ("host_pid", runtime.host.pid().into()),
+            ]),
+        );
+        runtime.lock().carry.push(start_event);
+        Ok(runtime)
+    }
+
+    /// The runtime id (`runtime-…`).
+    pub fn runtime_id(&self) -> &str {
+        &self.runtime_id
+    }
+
+    /// The environment this runtime runs in.
+    pub fn environment(&self) -> &Arc<Environment> {
+        &self.environment
+    }
+
+    /// The host process id (also its process-group id): the root for resource snapshots.
+    pub fn host_pid(&self) -> u32 {
+        self.host.pid()
+    }
+
+    /// The runtime's FABRIC_HOME (health endpoint files live here).
+    pub fn fabric_home(&self) -> &std::path::Path {
+        self.home.path()
+    }
+
+    /// A snapshot of the runtime's state.
+    pub fn status(&self) -> RuntimeStatus {
+        let state = self.lock();
+        let (runtime_state, failure) = match &state.phase {
+            Phase::Running if state.busy => (RuntimeState::Busy, None),
+            Phase::Running => (RuntimeState::Idle, None),
+            Phase::Failed(code) => (RuntimeState::Failed, Some(code.clone())),
+            Phase::Stopping => (RuntimeState::Stopping, None),
+            Phase::Stopped => (RuntimeState::Stopped, None),
+        };
+        RuntimeStatus {
+            runtime_id: self.runtime_id.clone(),
+            state: runtime_state,
+            invocations: state.invocations,
+            host_pid: self.host.pid(),
+            started_at_millis: self.started_at_millis,
+            fabric_home: self.home.path().to_path_buf(),
+            failure,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn context(
+        &self,
+        invocation_id: String,
+        request_id: String,
+        deadline_millis: Option<u64>,
+    ) -> RuntimeContext {
+        RuntimeContext {
+            runtime_id: self.runtime_id.clone(),
+            invocation_id,
+            request_id,
+            environment: self.environment.handle().clone(),
+            artifacts: ArtifactManifest {
+                root: self
+                    .environment
+                    .artifact_root()
+                    .map(|r| r.to_string_lossy().into_owned()),
+                artifacts: Vec::new(),
+            },
+            telemetry: self.telemetry.clone(),
+            deadline_millis,
+        }
+    }
+
+    /// Runs one invocation and returns its normalized result.
+    ///
+    /// Errors: `runtime_busy` / `runtime_stopped` / `runtime_failed` (state errors);
+    /// `env_name_changed`; `request_overrides_unsupported`; host failures (`host_crashed`,
+    /// `protocol_error`, `timeout`, ... — the runtime is then terminal); an adapter's
+    /// lifecycle failure keeps the adapter's code; `invalid_agent_run_result`.
+    pub fn invoke(&self, request: RunRequest) -> Result<RunResult, HostError> {
+        {
+            let mut state = self.lock();
+            match &state.phase {
+                Phase::Running => {}
+                Phase::Failed(cause) => {
+                    return Err(HostError::RuntimeFailed {
+                        stage: Stage::Invoke,
+                        cause: cause.clone(),
+                    });
+                }
+                Phase::Stopping | Phase::Stopped => {
+                    return Err(HostError::RuntimeStopped {
+                        stage: Stage::Invoke,
+                    });
+                }
+            }
+            if state.busy {
+                return Err(HostError::RuntimeBusy {
+                    stage: Stage::Invoke,
+                });
+            }
+            state.busy = true;
+            state.invocations += 1;
+        }
+        let outcome = self.invoke_inner(request);
+        let mut state = self.lock();
+        state.busy = false;
+        match &outcome {
+            Err(error) if error.is_terminal() => {
+                if matches!(state.phase, Phase::Running) {
+                    state.phase = Phase::Failed(error.code().to_owned());
+                }
+            }
+            Ok(_) => state.carry.clear(),
+            Err(_) => {}
+        }
+        outcome
+    }
+
+    fn invoke_inner(&self, request: RunRequest) -> Result<RunResult, HostError> {
+        if request.overrides.as_ref().is_some_and(|o| !o.is_empty()) {
+            return Err(HostError::Capability {
+                stage: Stage::Invoke,
+                code: "request_overrides_unsupported",
+                message: "request.overrides cannot change a started runtime's configuration".into(),
+            });
+        }
+        self.environment.check_forwarded(Stage::Invoke)?;
+        let invocation_id = ids::new_id("invocation");
+        let request_id = request
+            .request_id
+            .clone()
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| ids::new_id("request"));
+        let started_millis = ids::now_millis();
+        let timeout_millis = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
+        let deadline = started_millis
+            .saturating_add(timeout_millis)
+            .saturating_sub(DEADLINE_HEADROOM_MILLIS);
+        let payload = InvokePayload {
+            runtime_context: self.context(
+                invocation_id.clone(),
+                request_id.clone(),
+                Some(deadline),
+            ),
+            request: AgentRunRequest {
+                input: request.input,
+                relay_session_root: request.relay_session_root,
+                context: request.context,
+                extensions: request.extensions,
+            },
+        };
+        let payload = serde_json::to_value(&payload).map_err(|e| HostError::InvalidRequest {
+            stage: Stage::Invoke,
+            path: "request".into(),
+            reason: e.to_string(),
+        })?;
+        let invocation_dir = self.home.invocation_dir(&invocation_id)?;
+        let record_path = invocation_dir.join("adapter-invocation.json");
+        let mut record = payload.clone();
+        result::redact_env_values(&mut record);
+        let record_bytes = serde_json::to_vec_pretty(&record).unwrap_or_default();
+        private_file(&record_path, &record_bytes, Stage::Invoke)?;
+
+        let ids_meta = || -> JsonObject {
+            meta([
+                ("runtime_id", self.runtime_id.clone().into()),
+                ("invocation_id", invocation_id.clone().into()),
+                ("request_id", request_id.clone().into()),
+            ])
+        };
+        let mut events: Vec<FabricEvent> = self.lock().carry.clone();
+        events.push(event(
+            "invocation_start",
+            format!("invoking adapter host for {}", self.identity.harness),
+            ids_meta(),
+        ));
+        let output = self.host.call(
+            "invoke",
+            &payload,
+            Stage::Invoke,
+            self.timeout.saturating_add(self.options.invoke_margin),
+        )?;
+        let agent = result::decode_agent_result(output)?;
+        let mut status = agent.status;
+        let mut error = agent.error.map(result::adapter_error);
+        let usage = result::normalize_usage(agent.usage);
+        let root = self.environment.artifact_root();
+        let artifacts = match result::artifact_refs(agent.artifacts, root) {
+            Ok(refs) => refs,
+            Err(rejection) => {
+                let info = ErrorInfo::new(
+                    Stage::Artifact,
+                    "artifact_rejected",
+                    format!(
+                        "artifact `{}` rejected: {}",
+                        rejection.name, rejection.reason
+                    ),
+                )
+                .with_metadata("artifact", rejection.name.clone());
+                let mut details = ids_meta();
+                details.insert("code".into(), "artifact_rejected".into());
+                details.insert("artifact".into(), rejection.name.into());
+                events.push(event("artifact_rejected", info.message.clone(), details));
+                if error.is_none() {
+                    status = RunStatus::Failed;
+                    error = Some(info);
+                }
+                Vec::new()
+            }
+        };
+        let mut end_meta = ids_meta();
+        end_meta.insert("status".into(), status.as_str().into());
+        events.push(event(
+            "invocation_end",
+            format!("adapter host completed with status {}", status.as_str()),
+            end_meta,
+        ));
+        if let Some(error) = &error {
+            let mut details = ids_meta();
+            details.insert("code".into(), error.code.clone().into());
+            details.insert("stage".into(), error.stage.as_str().into());
+            events.push(event(
+                "invocation_failed",
+                format!("invocation failed with {}", error.code),
+                details,
+            ));
+        }
+        let metadata = meta([
+            ("adapter_runner", "persistent_local_host".into()),
+            ("environment_provider", "local".into()),
+            (
+                "fabric_home",
+                invocation_dir.to_string_lossy().into_owned().into(),
+            ),
+            (
+                "fabric_invocation",
+                record_path.to_string_lossy().into_owned().into(),
+            ),
+            ("host_command", self.host_command.clone().into()),
+            ("host_pid", self.host.pid().into()),
+        ]);
+        Ok(RunResult {
+            agent_name: self.identity.agent_name.clone(),
+            harness: self.identity.harness.clone(),
+            adapter_kind: self.identity.adapter_kind,
+            adapter_id: self.identity.adapter_id.clone(),
+            runtime_id: self.runtime_id.clone(),
+            invocation_id,
+            request_id,
+            status,
+            output: agent.output,
+            error,
+            usage,
+            artifacts: ArtifactManifest {
+                root: root.map(|r| r.to_string_lossy().into_owned()),
+                artifacts,
+            },
+            events,
+            telemetry: self.telemetry.as_ref().map(|t| TelemetryRef {
+                relay_enabled: t.relay_enabled,
+                metadata: Default::default(),
+            }),
+            metadata,
+            system_stats: None,
+            resource_snapshot: None,
+        })
+    }
+
+    /// Stops the runtime: `stop` request, grace, then SIGTERM/SIGKILL to the host's whole
+    /// process group; always reaps; removes a temporary FABRIC_HOME. Idempotent. A stop
+    /// problem (no answer, escalation, adapter stop failure) is reported in the result's
+    /// `error`, not raised.
+    pub fn stop(&self) -> RuntimeStopResult {
+        self.stop_inner().0
+    }
+
+    pub(crate) fn stop_inner(&self) -> (RuntimeStopResult, StopSummary) {
+        {
+            let mut state = self.lock();
+            if let (Some(done), Some(summary)) = (&state.stop_result, &state.last_stop) {
+                let mut again = done.clone();
+                again.events = vec![event(
+                    "runtime_stop",
+                    format!("runtime {} was already stopped", self.runtime_id),
+                    meta([
+                        ("runtime_id", self.runtime_id.clone().into()),
+                        ("already_stopped", true.into()),
+                    ]),
+                )];
+                return (again, summary.clone());
+            }
+            state.phase = Phase::Stopping;
+        }
+        let payload = serde_json::to_value(StopPayload {
+            runtime_id: self.runtime_id.clone(),
+        })
+        .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
+        let terminal = self.host.terminal_error().is_some();
+        let report = self.host.stop(Some(&payload), self.options.stop_policy);
+        self.home.remove_if_temporary();
+        let summary = summarize_stop(&report, terminal);
+        let crashed = report.exited_before;
+        let mut events = vec![event(
+            "runtime_stop",
+            format!("stopped runtime {}", self.runtime_id),
+            meta([
+                ("runtime_id", self.runtime_id.clone().into()),
+                ("already_stopped", false.into()),
+                ("host_crashed", crashed.into()),
+                ("escalation", report.escalation.as_str().into()),
+                (
+                    "host_exit",
+                    report.exit.clone().map_or(Value::Null, Value::String),
+                ),
+            ]),
+        )];
+        if let Some(problem) = &summary.problem {
+            events.push(event(
+                "runtime_stop_failed",
+                problem.message.clone(),
+                meta([
+                    ("runtime_id", self.runtime_id.clone().into()),
+                    ("code", problem.code.clone().into()),
+                    ("stage", "stop".into()),
+                ]),
+            ));
+        }
+        let result = RuntimeStopResult {
+            artifacts: ArtifactManifest {
+                root: self
+                    .environment
+                    .artifact_root()
+                    .map(|r| r.to_string_lossy().into_owned()),
+                artifacts: Vec::new(),
+            },
+            error: summary.problem.clone(),
+            events,
+        };
+        let mut state = self.lock();
+        state.phase = Phase::Stopped;
+        state.stop_result = Some(result.clone());
+        state.last_stop = Some(summary.clone());
+        (result, summary)
+    }
+}
+
+fn result_kind(kind: fabric_config::descriptor::AdapterKind) -> AdapterKind {
+    use fabric_config::descriptor::AdapterKind as Descriptor;
+    match kind {
+        Descriptor::Process => AdapterKind::Process,
+        Descriptor::Http => AdapterKind::Http,
+        Descriptor::Python => AdapterKind::Python,
+        Descriptor::NativePlugin => AdapterKind::NativePlugin,
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        // The host itself is terminated and reaped in the background by `Host::drop`.
+        self.home.remove_if_temporary();
+    }
+}
+
+/// Classifies a stop: a host that could not be ended within the bound is a stop `timeout`
+/// (and fails `run()`); a host that needed signals, failed its stop, or broke the protocol
+/// is reported as a problem that keeps the invocation's outcome. `terminal`: the host had
+/// already failed, so signals were expected and are not a problem.
+pub(crate) fn summarize_stop(report: &StopReport, terminal: bool) -> StopSummary {
+    if let Some(error) = &report.error {
+        let mut info = ErrorInfo::new(
+            Stage::Stop,
+            "timeout",
+            "the adapter host did not terminate within the stop bound",
+        );
+        info.metadata
+            .insert("cause".into(), error.code().to_owned().into());
+        info.metadata.insert(
+            "elapsed_ms".into(),
+            u64::try_from(report.elapsed.as_millis())
+                .unwrap_or(u64::MAX)
+                .into(),
+        );
+        return StopSummary {
+            problem: Some(info),
+            timed_out: true,
+        };
+    }
+    let problem = match (&report.response, report.escalation) {
+        (Some(Err(error)), _) => Some(ErrorInfo::from(error.clone().at_stage(Stage::Stop))),
+        (_, Escalation::Terminated | Escalation::Killed) if !report.exited_before && !terminal => {
+            let mut info = ErrorInfo::new(
+                Stage::Stop,
+                "timeout",
+                format!(
+                    "the adapter host did not finish stopping within the grace period; its process group was ended with {}",
+                    report.escalation.as_str().to_uppercase()
+                ),
+            );
+            info.metadata
+                .insert("escalation".into(), report.escalation.as_str().into());
+            Some(info)
+        }
+        _ => None,
+    };
+    StopSummary {
+        problem,
+        timed_out: false,
+    }
+}

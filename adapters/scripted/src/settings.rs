@@ -453,11 +453,11 @@ fn parse_artifact(v: &Value, path: &str) -> Result<ArtifactSpec> {
     }
     let content = req("content")?;
     let kind = match map.get("kind") {
-        Some(k) => string(k, &format!("{path}.kind"))?.to_owned(),
+        Some(k) => nonblank(k, &format!("{path}.kind"))?.to_owned(),
         None => "file".to_owned(),
     };
     let media_type = match map.get("media_type") {
-        Some(m) => Some(string(m, &format!("{path}.media_type"))?.to_owned()),
+        Some(m) => Some(nonblank(m, &format!("{path}.media_type"))?.to_owned()),
         None => None,
     };
     Ok(ArtifactSpec {
@@ -498,6 +498,14 @@ fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
 fn string<'a>(v: &'a Value, path: &str) -> Result<&'a str> {
     v.as_str()
         .ok_or_else(|| Invalid::new(path, "must be a string"))
+}
+
+fn nonblank<'a>(v: &'a Value, path: &str) -> Result<&'a str> {
+    let s = string(v, path)?;
+    if s.trim().is_empty() {
+        return Err(Invalid::new(path, "must be non-blank"));
+    }
+    Ok(s)
 }
 
 fn boolean(v: &Value, path: &str) -> Result<bool> {
@@ -570,6 +578,12 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.path, "scripted.artifact.name");
+        let e = Directives::parse(
+            None,
+            Some(&json!({"artifact": [{"name": "a", "content": "", "kind": " "}]})),
+        )
+        .unwrap_err();
+        assert_eq!(e.path, "scripted.artifact[0].kind");
         let e = Directives::parse(None, Some(&json!({"explode": true}))).unwrap_err();
         assert_eq!(e.path, "request.context.scripted.explode");
     }

@@ -753,6 +753,14 @@ pub enum ProvenanceIncompleteReason {
 }
 
 impl ProvenanceIncompleteReason {
+    /// Every reason.
+    pub const ALL: &'static [ProvenanceIncompleteReason] = &[
+        ProvenanceIncompleteReason::Malformed,
+        ProvenanceIncompleteReason::TooManyContexts,
+        ProvenanceIncompleteReason::TooManyEntries,
+        ProvenanceIncompleteReason::TooLarge,
+    ];
+
     /// Stable snake_case code.
     pub fn code(self) -> &'static str {
         match self {

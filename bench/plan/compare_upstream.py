@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Plan a corpus of configs with upstream nemo-fabric 0.5.0 and with our `fabric plan`.
+
+Run with the interpreter of an environment where nemo-fabric 0.5.0 is installed:
+
+    /path/to/venv/bin/python bench/plan/compare_upstream.py [--fabric target/debug/fabric]
+        [--catalog ../shared/conformance/adapter-catalog-0.5.0.json] [--json] [--verbose]
+
+For every catalog adapter (and both registered targets) the script builds config variants
+that exercise each compatibility rule (models, instruction modes, turn limits, tools, skills,
+MCP routes and authentication, telemetry providers, settings schemas, extensions, workflow
+targets, env/env_names), plans each with upstream `Fabric().plan(...)` and with our CLI, and
+prints how often the two agree on accept/reject. Disagreements are listed with both error
+messages. Exit status: 0 when every disagreement is listed in KNOWN_DIFFERENCES, else 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_CATALOG = REPO.parent / "shared" / "conformance" / "adapter-catalog-0.5.0.json"
+
+# Variant names where the spec (v0.6 docs) and upstream 0.5.0 are known to disagree; ours
+# follows the spec. Keyed by variant name (any adapter).
+KNOWN_DIFFERENCES = {
+    # Upstream 0.5.0 accepts a model role with an empty name; DESIGN §12 rejects it.
+    "model_role_empty",
+    # Upstream 0.5.0 accepts an empty MCP server name; DESIGN §12 rejects it.
+    "mcp_server_empty_name",
+    # Upstream 0.5.0 accepts CR/LF inside MCP header values; DESIGN §12 rejects them.
+    "mcp_header_crlf",
+}
+
+
+def model(**extra):
+    base = {
+        "provider": "openai",
+        "model": "gpt-5",
+        "api_key_env": "OPENAI_API_KEY",
+        "base_url": "http://127.0.0.1:9/v1",
+    }
+    base.update(extra)
+    return base
+
+
+def variants(adapter_id: str) -> list[tuple[str, dict]]:
+    harness = {"adapter_id": adapter_id}
+    m = {"default": model()}
+    out: list[tuple[str, dict]] = [
+        ("bare", {"harness": harness}),
+        ("model_default", {"harness": harness, "models": m}),
+        ("model_minimal", {"harness": harness, "models": {"default": {"provider": "openai", "model": "gpt-5"}}}),
+        ("model_anthropic", {"harness": harness, "models": {"default": {"provider": "anthropic", "model": "claude-x"}}}),
+        ("model_two_roles_no_default", {"harness": harness, "models": {"a": model(), "b": model()}}),
+        ("model_two_roles_default", {"harness": harness, "models": {"default": model(), "b": model()}}),
+        ("model_single_named_role", {"harness": harness, "models": {"planner": model()}}),
+        ("model_temperature", {"harness": harness, "models": {"default": model(temperature=0.2)}}),
+        ("model_top_p", {"harness": harness, "models": {"default": model(top_p=0.5)}}),
+        ("model_max_tokens", {"harness": harness, "models": {"default": model(max_tokens=64)}}),
+        ("model_settings", {"harness": harness, "models": {"default": model(settings={"x": 1})}}),
+        ("model_ext_api", {"harness": harness, "models": {"default": model(api="openai-completions")}}),
+        ("model_ext_unknown", {"harness": harness, "models": {"default": model(zzz_custom=1)}}),
+        ("model_role_empty", {"harness": harness, "models": {"": model()}}),
+        ("instructions_replace", {"harness": harness, "instructions": {"system": {"content": "Be brief.", "mode": "replace"}}}),
+        ("instructions_append", {"harness": harness, "instructions": {"system": {"content": "Be brief.", "mode": "append"}}}),
+        ("max_turns", {"harness": harness, "runtime": {"max_turns": 3}}),
+        ("runtime_timeout", {"harness": harness, "runtime": {"timeout_seconds": 30}}),
+        ("runtime_extension", {"harness": harness, "runtime": {"zzz_custom": 1}}),
+        ("tools_enabled", {"harness": harness, "tools": {"enabled": ["Read"]}}),
+        ("tools_enabled_empty", {"harness": harness, "tools": {"enabled": []}}),
+        ("tools_blocked", {"harness": harness, "tools": {"blocked": ["Bash"]}}),
+        ("tools_both_same", {"harness": harness, "tools": {"enabled": ["Bash"], "blocked": ["Bash"]}}),
+        ("tools_definition_module", {"harness": harness, "tools": {"definitions": {"t": {"kind": "module", "ref": "./tool.js"}}}}),
+        ("tools_definition_bad", {"harness": harness, "tools": {"definitions": {"t": {"kind": "function", "ref": "x", "settings": {"a": 1}}}}}),
+        ("skills", {"harness": harness, "skills": {"paths": ["./skills/review"]}}),
+        ("skills_extension", {"harness": harness, "skills": {"paths": ["./s"], "zzz_custom": 1}}),
+        ("mcp_stdio", {"harness": harness, "mcp": {"servers": {"gh": {"transport": "stdio", "url": "gh-mcp", "args": ["stdio"]}}}}),
+        ("mcp_http_headers", {"harness": harness, "mcp": {"servers": {"web": {"transport": "streamable-http", "url": "https://mcp.example.com/mcp", "custom_headers": {"X-Tenant": "t"}}}}}),
+        ("mcp_header_crlf", {"harness": harness, "mcp": {"servers": {"web": {"transport": "sse", "url": "https://x", "custom_headers": {"X-A": "a\r\nB: c"}}}}}),
+        ("mcp_oauth2", {"harness": harness, "mcp": {"servers": {"web": {"transport": "streamable-http", "url": "https://x", "authentication": {"type": "oauth2", "scopes": ["repo:read"]}}}}}),
+        ("mcp_service_account", {"harness": harness, "mcp": {"servers": {"web": {"transport": "streamable-http", "url": "https://x", "authentication": {"type": "service_account", "client_id": "c", "client_secret_env": "SECRET_ENV", "token_url": "https://t/token", "token_endpoint_auth_method": "client_secret_post"}}}}}),
+        ("mcp_allowed_tools", {"harness": harness, "mcp": {"servers": {"gh": {"transport": "stdio", "url": "gh", "allowed_tools": ["a"]}}}}),
+        ("mcp_blocked_tools", {"harness": harness, "mcp": {"servers": {"gh": {"transport": "stdio", "url": "gh", "blocked_tools": ["a"]}}}}),
+        ("mcp_fabric_managed", {"harness": harness, "mcp": {"servers": {"gh": {"transport": "stdio", "url": "gh", "exposure": "fabric_managed"}}}}),
+        ("mcp_server_empty_name", {"harness": harness, "mcp": {"servers": {"": {"transport": "stdio", "url": "gh"}}}}),
+        ("mcp_env_on_http", {"harness": harness, "mcp": {"servers": {"w": {"transport": "sse", "url": "https://x", "env": {"A": "b"}}}}}),
+        ("telemetry_relay", {"harness": harness, "telemetry": {"providers": {"relay": {}}}}),
+        ("telemetry_native", {"harness": harness, "telemetry": {"providers": {"native": {}}}}),
+        ("relay_atif", {"harness": harness, "models": m, "telemetry": {"providers": {"relay": {}}}, "relay": {"output_dir": "./artifacts/relay", "observability": {"atif": {"enabled": True}}}}),
+        ("settings_empty", {"harness": {**harness, "settings": {}}}),
+        ("settings_unknown_key", {"harness": {**harness, "settings": {"zzz_unknown": 1}}}),
+        ("harness_extension", {"harness": {**harness, "zzz_custom": 1}}),
+        ("workflow_unknown_target", {"harness": harness, "workflow": {"target_id": "nvidia.nooa.arc-solver"}}),
+        ("env_conflict", {"harness": harness, "environment": {"env": {"A": "1"}, "env_names": ["A"]}}),
+        ("env_ok", {"harness": harness, "environment": {"workspace": "./ws", "env": {"A": "1"}, "env_names": ["B"]}}),
+        ("resolution", {"harness": {**harness, "resolution": "preinstalled"}}),
+    ]
+    return out
+
+
+def target_variants() -> list[tuple[str, dict]]:
+    m = {"default": model()}
+    return [
+        ("target_arc_ok", {"workflow": {"target_id": "nvidia.nooa.arc-solver", "settings": {"png_scale": 2}}, "models": m}),
+        ("target_arc_bad_setting", {"workflow": {"target_id": "nvidia.nooa.arc-solver", "settings": {"png_scale": 0}}, "models": m}),
+        ("target_arc_unknown_setting", {"workflow": {"target_id": "nvidia.nooa.arc-solver", "settings": {"zzz": 1}}, "models": m}),
+        ("target_coding_ok", {"workflow": {"target_id": "nvidia.nooa.coding-agent"}, "models": m}),
+        ("target_coding_setting", {"workflow": {"target_id": "nvidia.nooa.coding-agent", "settings": {"x": 1}}, "models": m}),
+        ("target_with_matching_harness", {"harness": {"adapter_id": "nvidia.fabric.nooa"}, "workflow": {"target_id": "nvidia.nooa.coding-agent"}, "models": m}),
+        ("target_with_other_harness", {"harness": {"adapter_id": "nvidia.fabric.claude"}, "workflow": {"target_id": "nvidia.nooa.coding-agent"}, "models": m}),
+        ("target_unknown", {"workflow": {"target_id": "nvidia.nooa.nope"}, "models": m}),
+        ("target_workflow_extension", {"workflow": {"target_id": "nvidia.nooa.coding-agent", "zzz": 1}, "models": m}),
+    ]
+
+
+def upstream_plan(config: dict, base_dir: Path) -> tuple[bool, str]:
+    from nemo_fabric import Fabric, FabricConfig
+
+    try:
+        typed = FabricConfig.model_validate(config)
+        Fabric().plan(typed, base_dir=base_dir)
+        return True, ""
+    except Exception as error:  # noqa: BLE001 - any failure is a rejection
+        return False, f"{type(error).__name__}: {str(error).splitlines()[0][:240]}"
+
+
+def our_plan(fabric: Path, config_file: Path, base_dir: Path) -> tuple[bool, str]:
+    result = subprocess.run(
+        [str(fabric), "plan", str(config_file), "--base-dir", str(base_dir)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode == 0:
+        return True, ""
+    try:
+        error = json.loads(result.stdout)["error"]
+        return False, f"{error['code']}: {error['message'][:240]}"
+    except (ValueError, KeyError):
+        return False, f"exit {result.returncode}: {result.stderr.strip()[:240]}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--fabric", type=Path, default=REPO / "target" / "debug" / "fabric")
+    parser.add_argument("--catalog", type=Path, default=DEFAULT_CATALOG)
+    parser.add_argument("--json", action="store_true", help="print a JSON summary")
+    parser.add_argument("--verbose", action="store_true")
+    args = parser.parse_args()
+
+    catalog = json.loads(args.catalog.read_text())
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="fabric-compare-") as tmp:
+        base = Path(tmp)
+        descriptors = base / "descriptors"
+        descriptors.mkdir()
+        for adapter_id, entry in catalog["adapters"].items():
+            (descriptors / f"{adapter_id}.fabric-adapter.json").write_text(json.dumps(entry["descriptor"]))
+        for target_id, entry in catalog["targets"].items():
+            (descriptors / f"{target_id}.fabric-target.json").write_text(json.dumps(entry["descriptor"]))
+        cases = [(adapter_id, name, cfg) for adapter_id in catalog["adapters"] for name, cfg in variants(adapter_id)]
+        cases += [("(targets)", name, cfg) for name, cfg in target_variants()]
+        for index, (adapter_id, name, partial) in enumerate(cases):
+            config = {
+                "schema_version": "fabric.agent/v1alpha1",
+                "metadata": {"name": f"case-{index}"},
+                "discovery": {"local_paths": ["descriptors"]},
+            }
+            config.update(copy.deepcopy(partial))
+            config_file = base / f"case-{index}.json"
+            config_file.write_text(json.dumps(config))
+            up_ok, up_msg = upstream_plan(config, base)
+            our_ok, our_msg = our_plan(args.fabric, config_file, base)
+            rows.append(
+                {
+                    "adapter_id": adapter_id,
+                    "variant": name,
+                    "upstream": up_ok,
+                    "ours": our_ok,
+                    "upstream_error": up_msg,
+                    "our_error": our_msg,
+                }
+            )
+
+    agree = [row for row in rows if row["upstream"] == row["ours"]]
+    disagree = [row for row in rows if row["upstream"] != row["ours"]]
+    unexplained = [row for row in disagree if row["variant"] not in KNOWN_DIFFERENCES]
+    summary = {
+        "cases": len(rows),
+        "agree": len(agree),
+        "disagree": len(disagree),
+        "unexplained": len(unexplained),
+        "accepted_by_both": sum(1 for row in agree if row["ours"]),
+        "rejected_by_both": sum(1 for row in agree if not row["ours"]),
+        "disagreements": disagree,
+    }
+    if args.json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(
+            f"cases {summary['cases']}: agree {summary['agree']} "
+            f"(accept {summary['accepted_by_both']}, reject {summary['rejected_by_both']}), "
+            f"disagree {summary['disagree']} (unexplained {summary['unexplained']})"
+        )
+        for row in disagree:
+            known = "known" if row["variant"] not in [r["variant"] for r in unexplained] else "UNEXPLAINED"
+            print(f"  [{known}] {row['adapter_id']} {row['variant']}: upstream={'accept' if row['upstream'] else 'reject'} ours={'accept' if row['ours'] else 'reject'}")
+            print(f"      upstream: {row['upstream_error'] or '-'}")
+            print(f"      ours:     {row['our_error'] or '-'}")
+        if args.verbose:
+            for row in agree:
+                print(f"  ok {row['adapter_id']} {row['variant']}: {'accept' if row['ours'] else 'reject'}")
+    return 0 if not unexplained else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,429 @@
+//! `fabric plan|doctor|inspect|adapters` end to end, and the side-by-side comparison with
+//! upstream nemo-fabric 0.5.0 (when `FABRIC_TEST_PYTHON` names an interpreter that has it).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn catalog() -> Value {
+    let text =
+        std::fs::read_to_string(repo().join("../shared/conformance/adapter-catalog-0.5.0.json"))
+            .expect("catalog");
+    serde_json::from_str(&text).expect("json")
+}
+
+fn fabric(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("FABRIC_ADAPTER_PATH")
+        .env_remove("FABRIC_TEST_REQUIRED")
+        .env("FABRIC_BUNDLED_ADAPTERS", cwd.join("no-bundled-adapters"))
+        .env("VIRTUAL_ENV", cwd.join("no-venv"))
+        .output()
+        .expect("run fabric")
+}
+
+fn stdout_json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+/// A directory with three catalog descriptors, a workflow target and config files.
+fn world() -> TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let catalog = catalog();
+    let descriptors = dir.path().join("descriptors");
+    std::fs::create_dir_all(&descriptors).expect("mkdir");
+    for id in [
+        "nvidia.fabric.claude",
+        "nvidia.fabric.codex",
+        "nvidia.fabric.nooa",
+    ] {
+        std::fs::write(
+            descriptors.join(format!("{id}.fabric-adapter.json")),
+            catalog["adapters"][id]["descriptor"].to_string(),
+        )
+        .expect("write");
+    }
+    std::fs::write(
+        descriptors.join("coding.fabric-target.json"),
+        catalog["targets"]["nvidia.nooa.coding-agent"]["descriptor"].to_string(),
+    )
+    .expect("write");
+    dir
+}
+
+fn write_config(dir: &Path, name: &str, partial: Value) -> PathBuf {
+    let mut config = json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": name},
+        "discovery": {"local_paths": ["descriptors"]}
+    });
+    for (key, value) in partial.as_object().expect("object") {
+        config[key] = value.clone();
+    }
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, config.to_string()).expect("write config");
+    path
+}
+
+#[test]
+fn plan_prints_the_run_plan() {
+    let dir = world();
+    let config = write_config(
+        dir.path(),
+        "ok",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude"}, "skills": {"paths": ["./skills"]},
+               "models": {"default": {"provider": "anthropic", "model": "claude-x"}}}),
+    );
+    let output = fabric(&["plan", config.to_str().expect("utf8")], dir.path());
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let plan = stdout_json(&output);
+    assert_eq!(plan["agent_name"], json!("ok"));
+    assert_eq!(
+        plan["adapter_descriptor"]["descriptor"]["adapter_id"],
+        json!("nvidia.fabric.claude")
+    );
+    let base = std::fs::canonicalize(dir.path()).expect("canonical");
+    let skill = json!(base.join("skills").display().to_string());
+    let got = &plan["agent_config"]["skills"]["paths"][0];
+    // The base directory defaults to the config file's directory.
+    assert!(
+        got == &skill || got == &json!(dir.path().join("skills").display().to_string()),
+        "{got}"
+    );
+    assert_eq!(
+        plan["capability_plan"]["routes"][0]["target"],
+        json!("harness_native")
+    );
+    assert_eq!(plan["descriptor_sha256"].as_str().map(str::len), Some(64));
+
+    // --base-dir overrides it.
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let output = fabric(
+        &[
+            "plan",
+            config.to_str().expect("utf8"),
+            "--base-dir",
+            elsewhere.path().to_str().expect("utf8"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stdout_json(&output)["error"]["code"],
+        json!("descriptor_read_failed")
+    );
+}
+
+#[test]
+fn plan_errors_exit_2_with_code_stage_message_and_path() {
+    let dir = world();
+    let config = write_config(
+        dir.path(),
+        "turns",
+        json!({"harness": {"adapter_id": "nvidia.fabric.codex"}, "runtime": {"max_turns": 3}}),
+    );
+    let output = fabric(&["plan", config.to_str().expect("utf8")], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    let error = &stdout_json(&output)["error"];
+    assert_eq!(error["code"], json!("config_incompatible"));
+    assert_eq!(error["stage"], json!("plan"));
+    assert_eq!(error["path"], json!("runtime.max_turns"));
+    let message = error["message"].as_str().expect("message");
+    assert!(
+        message.contains("nvidia.fabric.codex") && message.contains("runtime.max_turns"),
+        "{message}"
+    );
+
+    // Schema violations name the settings path, never the value.
+    let config = write_config(
+        dir.path(),
+        "settings",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude", "settings": {"max_budget_usd": "SECRET-VALUE-123"}}}),
+    );
+    let output = fabric(&["plan", config.to_str().expect("utf8")], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(!text.contains("SECRET-VALUE-123"), "{text}");
+    assert_eq!(
+        stdout_json(&output)["error"]["path"],
+        json!("harness.settings.max_budget_usd")
+    );
+
+    // Undecodable config: exit 2, stage plan.
+    let bad = dir.path().join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"schema_version": "fabric.agent/v1alpha1", "metadata": {"name": "x"}, "harnes": {}}"#,
+    )
+    .expect("write");
+    let output = fabric(&["plan", bad.to_str().expect("utf8")], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout_json(&output)["error"]["stage"], json!("plan"));
+    let output = fabric(&["plan", "does-not-exist.json"], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn doctor_exit_codes() {
+    let dir = world();
+    std::fs::create_dir_all(dir.path().join("ws")).expect("ws");
+    let passing = write_config(
+        dir.path(),
+        "pass",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude", "resolution": "preinstalled"}, "environment": {"workspace": "ws"}}),
+    );
+    let output = fabric(&["doctor", passing.to_str().expect("utf8")], dir.path());
+    let report = stdout_json(&output);
+    assert_eq!(output.status.code(), Some(0), "{report}");
+    assert_ne!(report["status"], json!("fail"));
+
+    let failing = write_config(
+        dir.path(),
+        "fail",
+        json!({"harness": {"adapter_id": "nvidia.fabric.codex"}, "runtime": {"max_turns": 3},
+               "skills": {"paths": ["./missing"]},
+               "models": {"default": {"provider": "openai", "model": "m", "api_key_env": "FABRIC_CLI_TEST_UNSET_KEY"}}}),
+    );
+    let output = fabric(&["doctor", failing.to_str().expect("utf8")], dir.path());
+    assert_eq!(output.status.code(), Some(1));
+    let report = stdout_json(&output);
+    assert_eq!(report["status"], json!("fail"));
+    let failed: Vec<&str> = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|check| check["status"] == json!("fail"))
+        .filter_map(|check| check["path"].as_str())
+        .collect();
+    for path in [
+        "runtime.max_turns",
+        "models.default.api_key_env",
+        "skills.paths[0]",
+    ] {
+        assert!(failed.contains(&path), "{path} in {failed:?}");
+    }
+
+    let bad = dir.path().join("broken.json");
+    std::fs::write(&bad, "{not json").expect("write");
+    assert_eq!(
+        fabric(&["doctor", bad.to_str().expect("utf8")], dir.path())
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn inspect_with_and_without_descriptor() {
+    let dir = world();
+    let descriptor = dir
+        .path()
+        .join("descriptors/nvidia.fabric.claude.fabric-adapter.json");
+    let config = write_config(
+        dir.path(),
+        "inspect",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude"}}),
+    );
+    let output = fabric(
+        &[
+            "inspect",
+            config.to_str().expect("utf8"),
+            "--descriptor",
+            descriptor.to_str().expect("utf8"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let profile = stdout_json(&output);
+    let vectors: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            repo().join("../shared/conformance/descriptor-fingerprints-0.5.0.json"),
+        )
+        .expect("vectors"),
+    )
+    .expect("json");
+    assert_eq!(
+        profile["descriptor_sha256"],
+        vectors["adapters"]["nvidia.fabric.claude"]["normalized_sha256"]
+    );
+    assert_eq!(
+        (profile["skills"].as_bool(), profile["mcp"].as_bool()),
+        (Some(true), Some(true))
+    );
+
+    let output = fabric(&["inspect", config.to_str().expect("utf8")], dir.path());
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        stdout_json(&output),
+        json!({"adapter_id": "nvidia.fabric.claude", "skills": false, "mcp": false, "atif": false})
+    );
+    let skills = write_config(
+        dir.path(),
+        "skills",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude"}, "skills": {"paths": ["s"]}}),
+    );
+    let output = fabric(&["inspect", skills.to_str().expect("utf8")], dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout_json(&output)["error"]["path"], json!("skills"));
+
+    // Workflow: the target descriptor is required and changes the fingerprint.
+    let target = dir.path().join("descriptors/coding.fabric-target.json");
+    let nooa = dir
+        .path()
+        .join("descriptors/nvidia.fabric.nooa.fabric-adapter.json");
+    let workflow = write_config(
+        dir.path(),
+        "workflow",
+        json!({"workflow": {"target_id": "nvidia.nooa.coding-agent"}, "models": {"default": {"provider": "openai", "model": "m"}}}),
+    );
+    let output = fabric(
+        &[
+            "inspect",
+            workflow.to_str().expect("utf8"),
+            "--descriptor",
+            nooa.to_str().expect("utf8"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let output = fabric(
+        &[
+            "inspect",
+            workflow.to_str().expect("utf8"),
+            "--descriptor",
+            nooa.to_str().expect("utf8"),
+            "--target-descriptor",
+            target.to_str().expect("utf8"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    let combined = stdout_json(&output)["descriptor_sha256"].clone();
+    assert_ne!(
+        combined,
+        vectors["adapters"]["nvidia.fabric.nooa"]["normalized_sha256"]
+    );
+    let output = fabric(&["plan", workflow.to_str().expect("utf8")], dir.path());
+    assert_eq!(stdout_json(&output)["descriptor_sha256"], combined);
+
+    // An invalid descriptor file is reported with its path.
+    let invalid =
+        repo().join("tests/fixtures/descriptors/invalid/legacy-harness.fabric-adapter.json");
+    let output = fabric(
+        &[
+            "inspect",
+            config.to_str().expect("utf8"),
+            "--descriptor",
+            invalid.to_str().expect("utf8"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(stdout_json(&output)["error"]["path"], json!("harness"));
+}
+
+#[test]
+fn adapters_lists_discovered_descriptors() {
+    let dir = world();
+    let config = write_config(
+        dir.path(),
+        "list",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude"}}),
+    );
+    let output = fabric(
+        &["adapters", "--config", config.to_str().expect("utf8")],
+        dir.path(),
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let listing = stdout_json(&output);
+    let adapters = listing["adapters"].as_array().expect("adapters");
+    assert_eq!(adapters.len(), 3);
+    let claude = adapters
+        .iter()
+        .find(|a| a["adapter_id"] == json!("nvidia.fabric.claude"))
+        .expect("claude");
+    assert_eq!(claude["adapter_kind"], json!("python"));
+    assert_eq!(claude["source"], json!("explicit_local"));
+    assert!(
+        claude["path"]
+            .as_str()
+            .expect("path")
+            .ends_with("nvidia.fabric.claude.fabric-adapter.json")
+    );
+    assert_eq!(claude["descriptor_sha256"].as_str().map(str::len), Some(64));
+    assert_eq!(
+        listing["targets"][0]["id"],
+        json!("nvidia.nooa.coding-agent")
+    );
+
+    // Without a config: only environment sources (here FABRIC_ADAPTER_PATH).
+    let output = Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .arg("adapters")
+        .current_dir(dir.path())
+        .env("FABRIC_ADAPTER_PATH", dir.path().join("descriptors"))
+        .env("FABRIC_BUNDLED_ADAPTERS", dir.path().join("none"))
+        .env("VIRTUAL_ENV", dir.path().join("none"))
+        .output()
+        .expect("run");
+    let listing = stdout_json(&output);
+    assert!(
+        listing["adapters"]
+            .as_array()
+            .expect("a")
+            .iter()
+            .all(|a| a["source"] == json!("env_path"))
+    );
+}
+
+#[test]
+fn side_by_side_with_upstream() {
+    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "FABRIC_TEST_PYTHON must name an interpreter with nemo-fabric 0.5.0 in CI"
+        );
+        eprintln!("skipping side_by_side_with_upstream: FABRIC_TEST_PYTHON is not set");
+        return;
+    };
+    let output = Command::new(python)
+        .arg(repo().join("bench/plan/compare_upstream.py"))
+        .arg("--fabric")
+        .arg(env!("CARGO_BIN_EXE_fabric"))
+        .arg("--json")
+        .env_remove("FABRIC_ADAPTER_PATH")
+        .output()
+        .expect("run compare_upstream.py");
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: Value = serde_json::from_str(&text).expect("summary");
+    assert_eq!(summary["unexplained"], json!(0), "{text}");
+    assert!(summary["cases"].as_u64().expect("cases") > 700);
+}

@@ -1,4 +1,10 @@
 /**
- * fabric-core: Node bindings for the Fabric core, and a host library for TypeScript adapters.
+ * fabric-core: Node bindings for the Fabric core (C ABI through koffi), and a host
+ * library for TypeScript adapters (`fabric-core/adapter`).
  */
+export { Fabric, Runtime } from "./fabric";
+export type { CallOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
+export * from "./errors";
+export type * from "./models";
+export { libraryPath, EXPECTED_ABI_VERSION } from "./native";
 export * as adapter from "./adapter";

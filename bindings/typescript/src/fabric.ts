@@ -1,0 +1,187 @@
+/**
+ * The Promise-based API over the C ABI: {@link Fabric} and {@link Runtime}.
+ *
+ * ```ts
+ * const fabric = new Fabric();
+ * await using runtime = await fabric.startRuntime(config);
+ * const first = await runtime.invoke({ input: "hello" });
+ * ```
+ */
+import { FabricConfigError, FabricStateError } from "./errors";
+import type { DoctorReport, FabricConfig, RunPlan, RunRequest, RunResult, RuntimeInfo, RuntimeStatusInfo, RuntimeStopResult } from "./models";
+import type { JsonValue } from "./adapter/types";
+import { cString, nativeLibrary, type NativeLibrary } from "./native";
+
+export interface CallOptions {
+  /** Anchors relative paths of the config; default the current directory. */
+  baseDir?: string;
+}
+
+export interface InvokeOptions {
+  /** Input of the invocation (mutually exclusive with `request`). */
+  input?: JsonValue;
+  /** A full RunRequest (mutually exclusive with `input`). */
+  request?: RunRequest;
+}
+
+export type RunOptions = CallOptions & InvokeOptions;
+
+function configText(config: FabricConfig | string): string {
+  return cString(typeof config === "string" ? config : JSON.stringify(config), "config");
+}
+
+function requestText(options: InvokeOptions): string {
+  if (options.input !== undefined && options.request !== undefined) {
+    throw new FabricConfigError("input and request are mutually exclusive", { stage: "config", code: "invalid_request" });
+  }
+  const request: RunRequest = options.request ?? { input: options.input === undefined ? null : options.input };
+  return cString(JSON.stringify(request), "request");
+}
+
+function parse<T>(text: string | null): T {
+  return (text === null ? null : JSON.parse(text)) as T;
+}
+
+/** Entry point: plan, doctor, run and start runtimes. Cheap to create. */
+export class Fabric {
+  private readonly library: NativeLibrary;
+
+  /** Loads the native library (once per process); throws FabricNativeUnavailableError. */
+  constructor() {
+    this.library = nativeLibrary();
+  }
+
+  /** The library version, e.g. `"0.1.0"`. */
+  get version(): string {
+    return this.library.version;
+  }
+
+  /** Validates a config and returns its canonical form. */
+  async validate(config: FabricConfig | string, options: CallOptions = {}): Promise<FabricConfig> {
+    return parse(await this.library.call("fabric_validate", [configText(config), options.baseDir ?? null]));
+  }
+
+  /** Resolves the adapter and checks compatibility; throws FabricConfigError/FabricCapabilityError. */
+  async plan(config: FabricConfig | string, options: CallOptions = {}): Promise<RunPlan> {
+    return parse(await this.library.call("fabric_plan", [configText(config), options.baseDir ?? null]));
+  }
+
+  /** Collects every finding instead of stopping at the first. */
+  async doctor(config: FabricConfig | string, options: CallOptions = {}): Promise<DoctorReport> {
+    return parse(await this.library.call("fabric_doctor", [configText(config), options.baseDir ?? null]));
+  }
+
+  /** Start, invoke once, stop. A harness failure resolves with `status: "failed"`. */
+  async run(config: FabricConfig | string, options: RunOptions = {}): Promise<RunResult> {
+    const request = requestText(options);
+    return parse(await this.library.call("fabric_run", [configText(config), request, options.baseDir ?? null]));
+  }
+
+  /** Starts a runtime for ordered invocations; close it with `stop()` or `await using`. */
+  async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
+    const { handle, text } = await this.library.startRuntime(configText(config), options.baseDir ?? null);
+    return new Runtime(this.library, handle, parse<RuntimeInfo>(text));
+  }
+}
+
+/** GC backstop: frees handles of runtimes that were dropped without `stop()`. */
+const backstop = new FinalizationRegistry<{ library: NativeLibrary; handle: number }>(({ library, handle }) => {
+  library.runtimeFree(handle);
+});
+
+export type RuntimeState = "active" | "stopped" | "failed";
+
+/** One started runtime: ordered invocations, then `stop()`. */
+export class Runtime implements AsyncDisposable {
+  /** What the core reported at start (ids, adapter, environment, host pid). */
+  readonly info: RuntimeInfo;
+  private readonly library: NativeLibrary;
+  private handle: number;
+  private readonly token = {};
+  private stateValue: RuntimeState = "active";
+  private stopping: Promise<RuntimeStopResult> | null = null;
+  private stopResult: RuntimeStopResult | null = null;
+
+  /** @internal Created by {@link Fabric.startRuntime}. */
+  constructor(library: NativeLibrary, handle: number, info: RuntimeInfo) {
+    this.library = library;
+    this.handle = handle;
+    this.info = info;
+    backstop.register(this, { library, handle }, this.token);
+  }
+
+  get runtimeId(): string {
+    return this.info.runtime_id;
+  }
+
+  /** `active` until stopped; `failed` after a runtime error made the runtime terminal. */
+  get state(): RuntimeState {
+    return this.stateValue;
+  }
+
+  /** The stop result once `stop()` finished. */
+  get stopped(): RuntimeStopResult | null {
+    return this.stopResult;
+  }
+
+  private live(stage: string): number {
+    if (this.handle === 0 || this.stopping !== null) {
+      throw new FabricStateError(`cannot ${stage} a stopped runtime`, { stage, code: "runtime_not_active" });
+    }
+    return this.handle;
+  }
+
+  /**
+   * Runs one invocation. Rejects with FabricStateError if another invocation of this
+   * runtime is in flight or the runtime is stopped, FabricConfigError for an invalid
+   * request, FabricRuntimeError when the core produced no result (the runtime is then
+   * `failed`). A failed harness turn resolves with `status: "failed"`.
+   */
+  async invoke(options: InvokeOptions = {}): Promise<RunResult> {
+    const handle = this.live("invoke");
+    const request = requestText(options);
+    try {
+      return parse(await this.library.call("fabric_runtime_invoke", [handle, request]));
+    } catch (error) {
+      if (error instanceof FabricStateError || error instanceof FabricConfigError) throw error;
+      this.stateValue = "failed";
+      throw error;
+    }
+  }
+
+  /** The core's view of this runtime (state, invocations, host pid). */
+  async status(): Promise<RuntimeStatusInfo> {
+    if (this.handle === 0) return { runtime_id: this.runtimeId, state: "stopped" };
+    return parse(await this.library.call("fabric_runtime_status", [this.handle]));
+  }
+
+  /** Stops the runtime once (later calls resolve with the same result) and frees its handle. */
+  stop(): Promise<RuntimeStopResult> {
+    if (this.stopping === null) {
+      const handle = this.handle;
+      this.stopping = this.library.call("fabric_runtime_stop", [handle]).then((text) => {
+        this.stopResult = parse<RuntimeStopResult>(text);
+        this.stateValue = "stopped";
+        this.free();
+        return this.stopResult;
+      });
+      // Keep the shared promise from reporting an unhandled rejection; callers see it.
+      this.stopping.catch(() => undefined);
+    }
+    return this.stopping;
+  }
+
+  /** Releases the handle without stopping first (the core then terminates the host). */
+  private free(): void {
+    if (this.handle !== 0) {
+      const handle = this.handle;
+      this.handle = 0;
+      backstop.unregister(this.token);
+      this.library.runtimeFree(handle);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.stop();
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * Private: every C ABI symbol this package uses, declared once with koffi.
+ *
+ * Blocking entry points run as koffi async calls (on a worker thread) so the event loop
+ * never blocks. Library strings arrive as `void *`, are decoded as UTF-8 and always
+ * released with `fabric_string_free` (never `koffi.free`). Handles are integer ids
+ * (`uint64_t`, at most 2^53-1) and are passed around as JS numbers.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type * as KoffiModule from "koffi" with { "resolution-mode": "import" };
+// koffi ships ESM types ("type": "module") and a CommonJS entry point; load the latter.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const koffi = require("koffi") as typeof KoffiModule;
+import { errorFromStatus, FabricConfigError, FabricNativeUnavailableError, Status } from "./errors";
+
+/** The C ABI version this package was written against. */
+export const EXPECTED_ABI_VERSION = 1;
+
+type NativeFunction = ((...args: unknown[]) => number) & {
+  async: (...args: unknown[]) => void;
+};
+
+/**
+ * Stack size for koffi's async calls. The core (debug builds especially) needs far more
+ * than koffi's 128 KiB default: JSON Schema compilation and serde recursion overflow it.
+ * Stacks are reserved, not committed, so the cost is address space.
+ */
+export const ASYNC_STACK_BYTES = 8 * 1024 * 1024;
+
+function configureKoffi(): void {
+  const current = koffi.config();
+  if ((current.async_stack_size ?? 0) >= ASYNC_STACK_BYTES) return;
+  try {
+    koffi.config({ ...current, async_stack_size: ASYNC_STACK_BYTES });
+  } catch (error) {
+    throw new FabricNativeUnavailableError(
+      `koffi was configured before fabric-core loaded and its async stack (${current.async_stack_size} bytes) is too small; ` +
+        `create a Fabric before loading other koffi libraries`,
+      { code: "native_library_unloadable", stage: "config", cause: error },
+    );
+  }
+}
+
+/** The loaded library with its declared functions. */
+export class NativeLibrary {
+  readonly path: string;
+  readonly version: string;
+  readonly abiVersion: number;
+  private readonly stringFree: (pointer: unknown) => void;
+  private readonly functions: Record<string, NativeFunction>;
+  readonly runtimeFree: (handle: number) => number;
+
+  constructor(libraryPath: string) {
+    this.path = libraryPath;
+    configureKoffi();
+    const lib = koffi.load(libraryPath);
+    const abiVersion = lib.func("uint32_t fabric_abi_version()") as () => number;
+    this.abiVersion = abiVersion();
+    if (this.abiVersion !== EXPECTED_ABI_VERSION) {
+      throw new FabricNativeUnavailableError(
+        `${libraryPath} has C ABI version ${this.abiVersion}; this package needs ${EXPECTED_ABI_VERSION}`,
+        { code: "abi_version_mismatch", stage: "config" },
+      );
+    }
+    this.version = (lib.func("const char *fabric_version()") as () => string)();
+    this.stringFree = lib.func("void fabric_string_free(void *s)") as (pointer: unknown) => void;
+    const declare = (signature: string) => lib.func(signature) as unknown as NativeFunction;
+    this.functions = {
+      fabric_validate: declare("int32_t fabric_validate(const char *config_json, const char *base_dir, _Out_ void **out)"),
+      fabric_plan: declare("int32_t fabric_plan(const char *config_json, const char *base_dir, _Out_ void **out)"),
+      fabric_doctor: declare("int32_t fabric_doctor(const char *config_json, const char *base_dir, _Out_ void **out)"),
+      fabric_run: declare(
+        "int32_t fabric_run(const char *config_json, const char *request_json, const char *base_dir, _Out_ void **out)",
+      ),
+      fabric_runtime_start: declare(
+        "int32_t fabric_runtime_start(const char *config_json, const char *base_dir, _Out_ uint64_t *runtime_out, _Out_ void **out)",
+      ),
+      fabric_runtime_invoke: declare("int32_t fabric_runtime_invoke(uint64_t runtime, const char *request_json, _Out_ void **out)"),
+      fabric_runtime_stop: declare("int32_t fabric_runtime_stop(uint64_t runtime, _Out_ void **out)"),
+      fabric_runtime_status: declare("int32_t fabric_runtime_status(uint64_t runtime, _Out_ void **out)"),
+    };
+    this.runtimeFree = lib.func("int32_t fabric_runtime_free(uint64_t runtime)") as (handle: number) => number;
+  }
+
+  /** Decodes and frees one library string. */
+  private take(pointer: unknown): string | null {
+    if (pointer === null || pointer === undefined || pointer === 0n || pointer === 0) return null;
+    try {
+      return koffi.decode(pointer, "char", -1) as string;
+    } finally {
+      this.stringFree(pointer);
+    }
+  }
+
+  private settle(status: number, pointer: unknown): string | null {
+    const text = this.take(pointer);
+    if (status !== Status.OK) throw errorFromStatus(status, text);
+    return text;
+  }
+
+  /** Calls `name(...args, &out)` on a worker thread; resolves with the `*out` text. */
+  call(name: string, args: unknown[]): Promise<string | null> {
+    const fn = this.functions[name] as NativeFunction;
+    const out: unknown[] = [null];
+    return new Promise((resolve, reject) => {
+      fn.async(...args, out, (error: unknown, status: number) => {
+        if (error) {
+          // koffi failed to make the call; a string may still have been written.
+          try {
+            this.take(out[0]);
+          } finally {
+            reject(error);
+          }
+          return;
+        }
+        try {
+          resolve(this.settle(status, out[0]));
+        } catch (failure) {
+          reject(failure);
+        }
+      });
+    });
+  }
+
+  /** `fabric_runtime_start` on a worker thread: resolves with the handle and identity JSON. */
+  startRuntime(configJson: string, baseDir: string | null): Promise<{ handle: number; text: string | null }> {
+    const fn = this.functions.fabric_runtime_start as NativeFunction;
+    const handleOut: unknown[] = [0];
+    const out: unknown[] = [null];
+    return new Promise((resolve, reject) => {
+      fn.async(configJson, baseDir, handleOut, out, (error: unknown, status: number) => {
+        if (error) {
+          try {
+            this.take(out[0]);
+          } finally {
+            reject(error);
+          }
+          return;
+        }
+        try {
+          const text = this.settle(status, out[0]);
+          resolve({ handle: toHandle(handleOut[0]), text });
+        } catch (failure) {
+          reject(failure);
+        }
+      });
+    });
+  }
+}
+
+function toHandle(value: unknown): number {
+  const handle = typeof value === "bigint" ? Number(value) : Number(value);
+  if (!Number.isSafeInteger(handle) || handle <= 0) {
+    throw new FabricNativeUnavailableError("the library returned an invalid runtime handle", { code: "invalid_handle" });
+  }
+  return handle;
+}
+
+/** Rejects strings the C ABI cannot carry (NUL characters). */
+export function cString(value: string, what: string): string {
+  if (value.includes("\u0000")) {
+    throw new FabricConfigError(`${what} must not contain NUL characters`, { code: "invalid_argument", stage: "config" });
+  }
+  return value;
+}
+
+/** Where the library is looked for: `$FABRIC_CORE_LIB`, then `<repo>/target/debug`. */
+export function libraryPath(): string {
+  const fromEnv = process.env.FABRIC_CORE_LIB;
+  if (fromEnv) return path.resolve(fromEnv);
+  const name = process.platform === "darwin" ? "libfabric_ffi.dylib" : "libfabric_ffi.so";
+  // __dirname is <repo>/bindings/typescript/dist.
+  return path.resolve(__dirname, "..", "..", "..", "target", "debug", name);
+}
+
+let loaded: NativeLibrary | undefined;
+let loadError: FabricNativeUnavailableError | undefined;
+
+/** The library, loaded once; throws {@link FabricNativeUnavailableError} when unusable. */
+export function nativeLibrary(): NativeLibrary {
+  if (loaded) return loaded;
+  if (loadError) throw loadError;
+  const file = libraryPath();
+  try {
+    if (!fs.existsSync(file)) {
+      throw new FabricNativeUnavailableError(
+        `native library not found at ${file}; build it with 'cargo build -p fabric-ffi' or set FABRIC_CORE_LIB`,
+        { code: "native_library_missing", stage: "config" },
+      );
+    }
+    loaded = new NativeLibrary(file);
+    return loaded;
+  } catch (error) {
+    loadError =
+      error instanceof FabricNativeUnavailableError
+        ? error
+        : new FabricNativeUnavailableError(`cannot load ${file}: ${(error as Error).message}`, {
+            code: "native_library_unloadable",
+            stage: "config",
+            cause: error,
+          });
+    throw loadError;
+  }
+}

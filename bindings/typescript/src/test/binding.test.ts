@@ -1,0 +1,213 @@
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import * as path from "node:path";
+import { spawnSync } from "node:child_process";
+import {
+  Fabric,
+  FabricCapabilityError,
+  FabricConfigError,
+  FabricError,
+  FabricRuntimeError,
+  FabricStateError,
+  type FabricConfig,
+  type RunResult,
+} from "../index";
+import { repoRoot } from "./helpers";
+
+const SCRIPTED = path.join(repoRoot, "adapters", "scripted", "scripted.fabric-adapter.json");
+
+function scriptedConfig(name: string, settings: Record<string, unknown> = {}): FabricConfig {
+  return {
+    schema_version: "fabric.agent/v1alpha1",
+    metadata: { name },
+    harness: { adapter_id: "fabric.scripted", settings: settings as never },
+    discovery: { local_paths: [SCRIPTED] },
+    runtime: { timeout_seconds: 30 },
+  };
+}
+
+function output(result: RunResult): Record<string, unknown> {
+  assert.equal(result.status, "succeeded", JSON.stringify(result.error));
+  return result.output as Record<string, unknown>;
+}
+
+const fabric = new Fabric();
+
+test("plan resolves the scripted adapter", async () => {
+  const plan = await fabric.plan(scriptedConfig("plan"));
+  assert.equal(plan.agent_name, "plan");
+  assert.equal(plan.adapter_descriptor?.descriptor.adapter_id, "fabric.scripted");
+});
+
+test("plan rejects an invalid config with a structured FabricConfigError", async () => {
+  const config = { ...scriptedConfig("bad"), surprise: true } as unknown as FabricConfig;
+  await assert.rejects(fabric.plan(config), (error: unknown) => {
+    assert.ok(error instanceof FabricConfigError, String(error));
+    assert.ok(error instanceof FabricError);
+    assert.equal(typeof error.code, "string");
+    assert.ok(error.code && error.code.length > 0);
+    assert.ok(error.stage === "config" || error.stage === "plan", String(error.stage));
+    return true;
+  });
+  await assert.rejects(fabric.plan("{not json"), FabricConfigError);
+  await assert.rejects(fabric.plan("{}\u0000"), (error: unknown) => error instanceof FabricConfigError && error.code === "invalid_argument");
+});
+
+test("a config for an unknown adapter is not planned", async () => {
+  const config = scriptedConfig("missing");
+  config.harness = { adapter_id: "fabric.no-such-adapter" };
+  await assert.rejects(fabric.plan(config), (error: unknown) => {
+    assert.ok(error instanceof FabricConfigError || error instanceof FabricCapabilityError, String(error));
+    return true;
+  });
+});
+
+test("doctor returns a report", async () => {
+  const report = await fabric.doctor(scriptedConfig("doctor"));
+  assert.equal(typeof report, "object");
+  assert.notEqual(report, null);
+});
+
+test("run: start, invoke once, stop", async () => {
+  const result = await fabric.run(scriptedConfig("run"), { input: "hello" });
+  assert.equal(output(result).response, "hello");
+  assert.equal(result.agent_name, "run");
+  assert.match(result.runtime_id, /^runtime-/);
+  assert.match(result.invocation_id, /^invocation-/);
+});
+
+test("two-turn runtime keeps conversation state", async () => {
+  const runtime = await fabric.startRuntime(
+    scriptedConfig("two-turn", { replies: ["first: {input}", "second: {input} after {previous_input}"] }),
+  );
+  try {
+    assert.match(runtime.runtimeId, /^runtime-/);
+    const first = await runtime.invoke({ input: "alpha" });
+    assert.equal(output(first).response, "first: alpha");
+    const second = await runtime.invoke({ request: { input: "beta", context: { trace: "t" } } });
+    assert.equal(output(second).response, "second: beta after alpha");
+    assert.equal(output(second).turn, 2);
+    assert.equal(first.runtime_id, second.runtime_id);
+    assert.notEqual(first.invocation_id, second.invocation_id);
+    const status = await runtime.status();
+    assert.equal(status.invocations, 2);
+  } finally {
+    const stopped = await runtime.stop();
+    assert.ok(Array.isArray(stopped.events));
+  }
+  assert.equal(runtime.state, "stopped");
+  assert.deepEqual(await runtime.stop(), runtime.stopped, "stop is idempotent");
+  await assert.rejects(runtime.invoke({ input: "late" }), FabricStateError);
+});
+
+test("a failed harness turn is a result, not an exception", async () => {
+  await using runtime = await fabric.startRuntime(scriptedConfig("failed"));
+  const result = await runtime.invoke({
+    request: { input: "x", context: { scripted: { fail: { code: "target_refused", message: "no" } } } },
+  });
+  assert.equal(result.status, "failed");
+  assert.equal(result.error?.code, "target_refused");
+  assert.equal(result.error?.stage, "invoke");
+  assert.equal(output(await runtime.invoke({ input: "still alive" })).response, "still alive");
+});
+
+test("a crashed host is a FabricRuntimeError with code and stage; the runtime is failed", async () => {
+  await using runtime = await fabric.startRuntime(scriptedConfig("crash"));
+  await assert.rejects(runtime.invoke({ request: { input: "x", context: { scripted: { crash: true } } } }), (error: unknown) => {
+    assert.ok(error instanceof FabricRuntimeError, String(error));
+    assert.ok(!(error instanceof FabricStateError));
+    assert.equal(error.stage, "invoke");
+    assert.equal(typeof error.code, "string");
+    return true;
+  });
+  assert.equal(runtime.state, "failed");
+  await assert.rejects(runtime.invoke({ input: "again" }), FabricStateError);
+});
+
+test("input and request are mutually exclusive", async () => {
+  await assert.rejects(fabric.run(scriptedConfig("exclusive"), { input: 1, request: { input: 2 } }), FabricConfigError);
+});
+
+test("overlapping invocations on one runtime: exactly one FabricStateError", async () => {
+  await using runtime = await fabric.startRuntime(scriptedConfig("overlap"));
+  const slow = { request: { input: "slow", context: { scripted: { sleep_ms: 500 } } } };
+  const outcomes = await Promise.allSettled([runtime.invoke(slow), runtime.invoke({ input: "fast" })]);
+  const rejected = outcomes.filter((outcome) => outcome.status === "rejected") as PromiseRejectedResult[];
+  const fulfilled = outcomes.filter((outcome) => outcome.status === "fulfilled");
+  assert.equal(rejected.length, 1, JSON.stringify(outcomes));
+  assert.equal(fulfilled.length, 1);
+  assert.ok(rejected[0]!.reason instanceof FabricStateError, String(rejected[0]!.reason));
+  assert.equal((rejected[0]!.reason as FabricStateError).code, "runtime_busy");
+  assert.equal(runtime.state, "active");
+  assert.equal(output(await runtime.invoke({ input: "after" })).response, "after");
+});
+
+test("runtimes run concurrently, stay isolated, and the event loop keeps turning", async () => {
+  const count = 3;
+  const sleepMs = 600;
+  const runtimes = await Promise.all(
+    Array.from({ length: count }, (_, index) => fabric.startRuntime(scriptedConfig(`parallel-${index}`))),
+  );
+  try {
+    let ticks = 0;
+    const ticker = setInterval(() => {
+      ticks += 1;
+    }, 10);
+    const started = performance.now();
+    const results = await Promise.all(
+      runtimes.map((runtime, index) =>
+        runtime.invoke({ request: { input: `r${index}`, context: { scripted: { sleep_ms: sleepMs } } } }),
+      ),
+    );
+    const elapsed = performance.now() - started;
+    clearInterval(ticker);
+    results.forEach((result, index) => {
+      assert.equal(output(result).response, `r${index}`);
+      assert.equal(output(result).turn, 1);
+    });
+    assert.equal(new Set(results.map((result) => result.runtime_id)).size, count);
+    assert.ok(elapsed < sleepMs * count * 0.8, `invocations ran serially: ${elapsed.toFixed(0)} ms`);
+    assert.ok(ticks >= 10, `event loop was blocked (${ticks} ticks in ${elapsed.toFixed(0)} ms)`);
+    const second = await Promise.all(runtimes.map((runtime) => runtime.invoke({ input: "again" })));
+    for (const result of second) assert.equal(output(result).turn, 2);
+  } finally {
+    await Promise.all(runtimes.map((runtime) => runtime.stop()));
+  }
+});
+
+test("a missing library is FabricNativeUnavailableError", () => {
+  const script = `
+    const { Fabric, FabricNativeUnavailableError } = require(${JSON.stringify(path.join(__dirname, "..", "index.js"))});
+    try { new Fabric(); console.log("loaded"); }
+    catch (error) { console.log(error instanceof FabricNativeUnavailableError ? "unavailable:" + error.code : "other:" + error); }
+  `;
+  const child = spawnSync(process.execPath, ["-e", script], {
+    env: { ...process.env, FABRIC_CORE_LIB: "/nonexistent/libfabric_ffi.so" },
+    encoding: "utf8",
+  });
+  assert.equal(child.stdout.trim(), "unavailable:native_library_missing", child.stderr);
+});
+
+test("a dropped runtime is freed by the GC backstop (its host ends)", () => {
+  const script = `
+    const { Fabric } = require(${JSON.stringify(path.join(__dirname, "..", "index.js"))});
+    const config = ${JSON.stringify(scriptedConfig("dropped"))};
+    (async () => {
+      let pid;
+      await (async () => {
+        const runtime = await new Fabric().startRuntime(config);
+        pid = runtime.info.host_pid;
+      })();
+      const alive = () => { try { process.kill(pid, 0); return true; } catch { return false; } };
+      if (!alive()) { console.log("host not running"); return; }
+      const deadline = Date.now() + 10000;
+      while (alive() && Date.now() < deadline) {
+        global.gc();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      console.log(alive() ? "still alive" : "freed");
+    })();
+  `;
+  const child = spawnSync(process.execPath, ["--expose-gc", "-e", script], { encoding: "utf8", timeout: 30_000 });
+  assert.equal(child.stdout.trim(), "freed", child.stderr);
+});

@@ -69,6 +69,12 @@ typedef int32_t FabricStatus;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A runtime handle: a nonzero integer id (0 is never a valid handle).
+typedef uint64_t fabric_runtime;
+
+// An environment handle: a nonzero integer id (0 is never a valid handle).
+typedef uint64_t fabric_environment;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -104,20 +110,253 @@ void fabric_string_free(char *s);
 // Validates a config and returns its canonical JSON.
 //
 // `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional (NULL allowed);
-// checked for UTF-8 and reserved for path checks (relative paths are resolved by
-// `fabric_plan`). On success `*out` is the canonical config (defaults written, `None` and
-// empty containers omitted).
+// checked for UTF-8 only: relative paths are resolved by `fabric_plan`. On success `*out`
+// is the canonical config (defaults written, `null` and empty containers omitted).
 //
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 // released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (decode or rule violation; `metadata.path` names the
-// field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`out`, invalid UTF-8).
-// Blocking: no (pure computation).
+// Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation; `metadata.path` names
+// the field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid
+// UTF-8).
+// Blocking: no (pure computation). Thread-safe.
 //
 // # Safety
 // `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
 // duration of the call; `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_validate(const char *config_json, const char *base_dir, char **out);
+
+// Resolves a config into a RunPlan (selected adapter, capability and telemetry plans).
+//
+// `base_dir` (NULL → the current directory) anchors relative paths (discovery paths,
+// skills, workspace, artifacts). Adapter descriptors are discovered from
+// `discovery.local_paths`, `FABRIC_ADAPTER_PATH`, installed prefixes and the bundled
+// adapters. Starts nothing.
+//
+// Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
+// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (invalid config, adapter not found or ambiguous),
+// `FABRIC_STATUS_CAPABILITY` (the adapter does not accept a configured field),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+// Blocking: reads descriptor files; no processes. Thread-safe.
+//
+// # Safety
+// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_plan(const char *config_json, const char *base_dir, char **out);
+
+// Runs every preflight check (config rules, adapter resolution, capability routing,
+// declared requirements) and returns a DoctorReport; findings do not stop the report.
+//
+// A failing check is a report with `"status": "fail"`, not an error status.
+//
+// Ownership: inputs are borrowed for the call only; `*out` (the DoctorReport JSON or an
+// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+// Blocking: yes — inspects files, binaries on PATH and environment variables. Thread-safe.
+//
+// # Safety
+// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_doctor(const char *config_json, const char *base_dir, char **out);
+
+// Reports the declared skills/MCP support and ATIF availability of a config against
+// descriptor metadata only (no discovery, no harness import), running every planning
+// rule: an AdapterCapabilityProfile (`adapter_id`, `descriptor_sha256`, `skills`, `mcp`,
+// `atif`).
+//
+// `descriptor_json`: the adapter's descriptor, or NULL (basic execution with false claims;
+// requested skills, MCP or telemetry are rejected). `target_json`: the workflow target's
+// descriptor when the config selects a registered workflow, else NULL.
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
+// released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (invalid config or descriptor, unconfirmable request),
+// `FABRIC_STATUS_CAPABILITY` (a configured field the adapter does not accept),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8, a
+// descriptor argument that is not JSON).
+// Blocking: no (pure computation). Thread-safe.
+//
+// # Safety
+// `config_json`, `descriptor_json` and `target_json` must be NULL or NUL-terminated
+// strings valid for the duration of the call; `out` must be NULL or valid for writing one
+// `char *`.
+int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, char **out);
+
+// Plans a config, starts a runtime, invokes it once with `request_json`, stops it, and
+// returns the RunResult.
+//
+// `request_json`: a RunRequest (`{"input": ...}`; `request_id`, `context`, `overrides`
+// optional); NULL means an empty input. `base_dir`: NULL → the current directory. The
+// runtime is stopped even when the invocation fails; a stop that cannot end the host
+// turns a succeeded result into a failed one with `error.stage == "stop"`. A harness
+// failure is a result with `"status": "failed"` and status `FABRIC_STATUS_OK`.
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
+// released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (config, plan or request), `FABRIC_STATUS_CAPABILITY`,
+// `FABRIC_STATUS_RUNTIME` (start/invoke failed without a result, e.g. `host_crashed`,
+// `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`out`, invalid UTF-8).
+// Blocking: yes — for the adapter host's start, the invocation and stop (bounded by the
+// config's `runtime.timeout_seconds` and the core's host timeouts). Thread-safe; calls on
+// different threads run concurrently.
+//
+// # Safety
+// `config_json`, `request_json` and `base_dir` must be NULL or NUL-terminated strings
+// valid for the duration of the call; `out` must be NULL or valid for writing one
+// `char *`.
+int32_t fabric_run(const char *config_json, const char *request_json, const char *base_dir, char **out);
+
+// Plans a config and starts a runtime for ordered invocations.
+//
+// On success `*runtime_out` receives a nonzero runtime handle and `*out` the runtime's
+// identity (`runtime_id`, `agent_name`, `adapter_id`, `adapter_kind`, `environment`,
+// `host_pid`, `fabric_home`, `handle`). On error `*runtime_out` is left unchanged.
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the handle is owned by the caller and released with
+// `fabric_runtime_free` (after `fabric_runtime_stop`; freeing a running runtime terminates
+// its host).
+// Errors: `FABRIC_STATUS_CONFIG`, `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME`
+// (launch or adapter start failed), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// `config_json`/`runtime_out`/`out`, invalid UTF-8).
+// Blocking: yes — until the adapter host answered `start` (bounded by the host timeout).
+// Thread-safe.
+//
+// # Safety
+// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `runtime_out` must be NULL or valid for writing one
+// `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_runtime_start(const char *config_json, const char *base_dir, fabric_runtime *runtime_out, char **out);
+
+// Runs one invocation on a started runtime and returns its RunResult.
+//
+// `request_json`: a RunRequest; NULL means an empty input. One invocation at a time per
+// runtime: a concurrent call on the same runtime fails with `FABRIC_STATUS_STATE`
+// (`runtime_busy`). A harness failure is a result with `"status": "failed"` and status
+// `FABRIC_STATUS_OK`.
+//
+// Ownership: `request_json` is borrowed for the call only; `*out` is owned by the caller
+// and released with `fabric_string_free`. The runtime stays owned by the caller; freeing
+// it from another thread during this call is safe (the call keeps it alive).
+// Errors: `FABRIC_STATUS_STATE` (busy, stopped or failed runtime),
+// `FABRIC_STATUS_CONFIG` (invalid request, `env_name_changed`), `FABRIC_STATUS_RUNTIME`
+// (`host_crashed`, `protocol_error`, `timeout`, ...: the runtime is then terminal),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`, invalid UTF-8, handle 0, stale, unknown
+// or of another kind).
+// Blocking: yes — until the adapter answered (bounded by `runtime.timeout_seconds` plus a
+// margin). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_runtime_invoke(fabric_runtime runtime, const char *request_json, char **out);
+
+// Stops a runtime (once; later calls return the same result) and returns the
+// RuntimeStopResult (`artifacts`, `events`, optional `error` describing a stop problem).
+//
+// Stop asks the adapter host to stop, then escalates to SIGTERM and SIGKILL of its
+// process group after the grace periods, and always reaps it. A stop problem is reported
+// inside the result, not as an error status. The handle stays valid (for
+// `fabric_runtime_status`) until `fabric_runtime_free`.
+//
+// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of
+// another kind).
+// Blocking: yes — until the host exited or was killed (bounded by the stop policy).
+// Thread-safe; a stop racing an invocation waits for the host to end.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_runtime_stop(fabric_runtime runtime, char **out);
+
+// Returns a snapshot of a runtime's state: `runtime_id`, `state` (`idle`, `busy`,
+// `failed`, `stopping`, `stopped`), `invocations`, `host_pid`, `started_at_millis`,
+// `fabric_home`, `failure` (the terminal error code, if any).
+//
+// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of
+// another kind).
+// Blocking: no (does not wait for a running invocation). Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_runtime_status(fabric_runtime runtime, char **out);
+
+// Releases a runtime handle. A runtime that was not stopped is terminated (its host
+// process group is killed and reaped in the background). The id is never reused.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale (already
+// freed), unknown or wrong-kind handle; `fabric_runtime_free(0)` is a no-op returning
+// `FABRIC_STATUS_OK`.
+//
+// Ownership: consumes the handle. A call running on another thread keeps the runtime
+// alive until it returns.
+// Errors: see above (no `out`).
+// Blocking: no. Thread-safe.
+int32_t fabric_runtime_free(fabric_runtime runtime);
+
+// Prepares the config's environment (workspace, artifacts, forwarded variables) without
+// starting an agent.
+//
+// On success `*environment_out` receives a nonzero environment handle and `*out` the
+// environment (`environment_id`, `provider`, `workspace`, `artifacts`, `env_names` — the
+// names only, never values —, `handle`).
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the handle is owned by the caller: release it with
+// `fabric_environment_release`, then `fabric_environment_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (config, plan, unset `env_names`),
+// `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
+// system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
+// invalid UTF-8).
+// Blocking: yes — file system work only. Thread-safe.
+//
+// # Safety
+// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `environment_out` must be NULL or valid for writing one
+// `fabric_environment`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_environment_prepare(const char *config_json, const char *base_dir, fabric_environment *environment_out, char **out);
+
+// Plans a config and starts a runtime inside a prepared environment (several runtimes may
+// share one environment). Same results and ownership as `fabric_runtime_start`.
+//
+// Errors: as `fabric_runtime_start`, plus `FABRIC_STATUS_STATE` (`environment_released`)
+// and `FABRIC_STATUS_INVALID_ARGUMENT` for an environment handle that is 0, stale, unknown
+// or of another kind.
+// Blocking: yes — until the adapter host answered `start`. Thread-safe.
+//
+// # Safety
+// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `runtime_out` must be NULL or valid for writing one
+// `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_environment_start_runtime(fabric_environment environment, const char *config_json, const char *base_dir, fabric_runtime *runtime_out, char **out);
+
+// Releases a prepared environment: local release keeps caller-owned files; runtimes
+// already started in it keep running until stopped; new starts in it fail with
+// `FABRIC_STATUS_STATE` (`environment_released`). Idempotent. `*out` is the environment
+// JSON with `"released": true`. The handle stays valid until `fabric_environment_free`.
+//
+// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_RUNTIME` (file system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// `out`; handle 0, stale, unknown or of another kind).
+// Blocking: yes — file system work only. Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_environment_release(fabric_environment environment, char **out);
+
+// Releases an environment handle (without releasing the environment: call
+// `fabric_environment_release` first). Runtimes started in it keep it alive until they
+// are freed. The id is never reused.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale, unknown or
+// wrong-kind handle; `fabric_environment_free(0)` is a no-op returning `FABRIC_STATUS_OK`.
+//
+// Ownership: consumes the handle.
+// Errors: see above (no `out`).
+// Blocking: no. Thread-safe.
+int32_t fabric_environment_free(fabric_environment environment);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -1,33 +1,27 @@
 //! Config entry points: validate, plan, doctor, inspect.
 
 use std::ffi::c_char;
+use std::path::Path;
 
-use fabric_config::{ErrorInfo, FabricConfig, Stage};
+use fabric_config::Stage;
+use serde_json::Value;
 
-use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json};
+use crate::boundary::{ffi_boundary, json_arg, opt_str_arg, str_arg, to_json};
 use crate::error::FfiError;
-
-/// Decodes and validates a config; the first violation is the error.
-pub(crate) fn parse_config(stage: Stage, text: &str) -> Result<FabricConfig, FfiError> {
-    FabricConfig::parse(text).map_err(|error| {
-        let mut info = ErrorInfo::from(error);
-        info.stage = stage;
-        FfiError::from(info)
-    })
-}
+use crate::objects::{parse_config, plan_config, run_options};
 
 /// Validates a config and returns its canonical JSON.
 ///
 /// `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional (NULL allowed);
-/// checked for UTF-8 and reserved for path checks (relative paths are resolved by
-/// `fabric_plan`). On success `*out` is the canonical config (defaults written, `None` and
-/// empty containers omitted).
+/// checked for UTF-8 only: relative paths are resolved by `fabric_plan`. On success `*out`
+/// is the canonical config (defaults written, `null` and empty containers omitted).
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 /// released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (decode or rule violation; `metadata.path` names the
-/// field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`out`, invalid UTF-8).
-/// Blocking: no (pure computation).
+/// Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation; `metadata.path` names
+/// the field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid
+/// UTF-8).
+/// Blocking: no (pure computation). Thread-safe.
 ///
 /// # Safety
 /// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
@@ -46,5 +40,137 @@ pub unsafe extern "C" fn fabric_validate(
         let _base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
         let config = parse_config(stage, config)?;
         to_json(stage, &config)
+    })
+}
+
+/// Resolves a config into a RunPlan (selected adapter, capability and telemetry plans).
+///
+/// `base_dir` (NULL → the current directory) anchors relative paths (discovery paths,
+/// skills, workspace, artifacts). Adapter descriptors are discovered from
+/// `discovery.local_paths`, `FABRIC_ADAPTER_PATH`, installed prefixes and the bundled
+/// adapters. Starts nothing.
+///
+/// Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
+/// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (invalid config, adapter not found or ambiguous),
+/// `FABRIC_STATUS_CAPABILITY` (the adapter does not accept a configured field),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+/// Blocking: reads descriptor files; no processes. Thread-safe.
+///
+/// # Safety
+/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_plan(
+    config_json: *const c_char,
+    base_dir: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Plan;
+    ffi_boundary!(stage, out, {
+        // SAFETY: forwarded from this function's contract.
+        let config = unsafe { str_arg(stage, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
+        let (plan, _options) = plan_config(stage, config, base_dir)?;
+        to_json(stage, &plan)
+    })
+}
+
+/// Runs every preflight check (config rules, adapter resolution, capability routing,
+/// declared requirements) and returns a DoctorReport; findings do not stop the report.
+///
+/// A failing check is a report with `"status": "fail"`, not an error status.
+///
+/// Ownership: inputs are borrowed for the call only; `*out` (the DoctorReport JSON or an
+/// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+/// Blocking: yes — inspects files, binaries on PATH and environment variables. Thread-safe.
+///
+/// # Safety
+/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_doctor(
+    config_json: *const c_char,
+    base_dir: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Plan;
+    ffi_boundary!(stage, out, {
+        // SAFETY: forwarded from this function's contract.
+        let config = unsafe { str_arg(stage, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
+        let config = fabric_config::FabricConfig::from_json_str(config).map_err(|error| {
+            let mut info = fabric_config::ErrorInfo::from(error);
+            info.stage = Stage::Config;
+            FfiError::new(crate::status::FabricStatus::Config, info)
+        })?;
+        let report = fabric_host::Fabric::new().doctor(&config, &run_options(base_dir))?;
+        to_json(stage, &report)
+    })
+}
+
+/// Reports the declared skills/MCP support and ATIF availability of a config against
+/// descriptor metadata only (no discovery, no harness import), running every planning
+/// rule: an AdapterCapabilityProfile (`adapter_id`, `descriptor_sha256`, `skills`, `mcp`,
+/// `atif`).
+///
+/// `descriptor_json`: the adapter's descriptor, or NULL (basic execution with false claims;
+/// requested skills, MCP or telemetry are rejected). `target_json`: the workflow target's
+/// descriptor when the config selects a registered workflow, else NULL.
+///
+/// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
+/// released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (invalid config or descriptor, unconfirmable request),
+/// `FABRIC_STATUS_CAPABILITY` (a configured field the adapter does not accept),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8, a
+/// descriptor argument that is not JSON).
+/// Blocking: no (pure computation). Thread-safe.
+///
+/// # Safety
+/// `config_json`, `descriptor_json` and `target_json` must be NULL or NUL-terminated
+/// strings valid for the duration of the call; `out` must be NULL or valid for writing one
+/// `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_inspect(
+    config_json: *const c_char,
+    descriptor_json: *const c_char,
+    target_json: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Plan;
+    ffi_boundary!(stage, out, {
+        // SAFETY: forwarded from this function's contract.
+        let config = unsafe { str_arg(stage, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let descriptor = unsafe { opt_str_arg(stage, "descriptor_json", descriptor_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let target = unsafe { opt_str_arg(stage, "target_json", target_json) }?;
+        let config = parse_config(stage, config)?;
+        let descriptor = match descriptor {
+            Some(text) => {
+                let value: Value = json_arg(stage, "descriptor_json", text)?;
+                Some(fabric_plan::parse_adapter_descriptor(
+                    value,
+                    Path::new("host.fabric-adapter.json"),
+                )?)
+            }
+            None => None,
+        };
+        let target = match target {
+            Some(text) => {
+                let value: Value = json_arg(stage, "target_json", text)?;
+                Some(fabric_plan::parse_target_descriptor(
+                    value,
+                    Path::new("host.fabric-target.json"),
+                )?)
+            }
+            None => None,
+        };
+        let profile = fabric_plan::inspect(&config, descriptor.as_ref(), target.as_ref())?;
+        to_json(stage, &profile)
     })
 }

@@ -30,20 +30,17 @@
 
 #![allow(non_camel_case_types)]
 
-#[allow(dead_code)]
 mod boundary;
-#[allow(dead_code)]
 mod error;
-// Wired by the runtime and environment entry points as the host facade lands.
-#[allow(dead_code)]
 mod objects;
-#[allow(dead_code)]
 mod registry;
 mod status;
 
 mod api_config;
+mod api_runtime;
 
 pub use api_config::*;
+pub use api_runtime::*;
 pub use status::FabricStatus;
 
 use std::ffi::{CString, c_char};

@@ -20,6 +20,8 @@ pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
 pub(crate) enum Object {
     Runtime(Arc<RuntimeObject>),
     Environment(Arc<EnvironmentObject>),
+    #[cfg(test)]
+    Probe(Arc<tests::Probe>),
 }
 
 impl Object {
@@ -27,6 +29,8 @@ impl Object {
         match self {
             Object::Runtime(_) => "runtime",
             Object::Environment(_) => "environment",
+            #[cfg(test)]
+            Object::Probe(_) => "probe",
         }
     }
 }
@@ -46,7 +50,7 @@ impl Kind for RuntimeObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Runtime(value) => Some(value),
-            Object::Environment(_) => None,
+            _ => None,
         }
     }
 }
@@ -59,7 +63,7 @@ impl Kind for EnvironmentObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Environment(value) => Some(value),
-            Object::Runtime(_) => None,
+            _ => None,
         }
     }
 }
@@ -176,8 +180,95 @@ pub(crate) fn remove<T: Kind>(
         .and_then(|object| T::unwrap(&object).cloned()))
 }
 
-/// Number of live handles (tests and leak checks).
 #[cfg(test)]
-pub(crate) fn live_count() -> usize {
-    lock().objects.len()
+pub(crate) mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    pub(crate) struct Probe(pub(crate) u32);
+
+    impl Kind for Probe {
+        const NAME: &'static str = "probe";
+        fn wrap(value: Arc<Self>) -> Object {
+            Object::Probe(value)
+        }
+        fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+            match object {
+                Object::Probe(value) => Some(value),
+                _ => None,
+            }
+        }
+    }
+
+    fn code(error: FfiError) -> String {
+        assert_eq!(error.status, crate::status::FabricStatus::InvalidArgument);
+        error.info.code
+    }
+
+    #[test]
+    fn lifecycle_and_misuse() {
+        let id = insert(Stage::Start, Arc::new(Probe(7))).unwrap();
+        assert!(id > 0 && id <= MAX_HANDLE);
+        assert_eq!(get::<Probe>(Stage::Invoke, "h", id).unwrap().0, 7);
+        // Wrong kind: a probe is not a runtime, and the probe stays registered.
+        assert_eq!(
+            code(get::<RuntimeObject>(Stage::Invoke, "runtime", id).unwrap_err()),
+            "wrong_handle_kind"
+        );
+        assert_eq!(
+            code(remove::<EnvironmentObject>(Stage::Release, "environment", id).unwrap_err()),
+            "wrong_handle_kind"
+        );
+        assert!(get::<Probe>(Stage::Invoke, "h", id).is_ok());
+        // Free, then use after free and double free are stale.
+        let held = get::<Probe>(Stage::Invoke, "h", id).unwrap();
+        assert!(remove::<Probe>(Stage::Stop, "h", id).unwrap().is_some());
+        assert_eq!(held.0, 7, "a call holding the Arc keeps the object alive");
+        assert_eq!(
+            code(get::<Probe>(Stage::Invoke, "h", id).unwrap_err()),
+            "stale_handle"
+        );
+        assert_eq!(
+            code(remove::<Probe>(Stage::Stop, "h", id).unwrap_err()),
+            "stale_handle"
+        );
+        // 0 and never-issued ids.
+        assert!(remove::<Probe>(Stage::Stop, "h", 0).unwrap().is_none());
+        assert_eq!(
+            code(get::<Probe>(Stage::Invoke, "h", 0).unwrap_err()),
+            "null_handle"
+        );
+        assert_eq!(
+            code(get::<Probe>(Stage::Invoke, "h", MAX_HANDLE).unwrap_err()),
+            "unknown_handle"
+        );
+        // Ids are never reused.
+        let next = insert(Stage::Start, Arc::new(Probe(8))).unwrap();
+        assert!(next > id);
+        assert!(remove::<Probe>(Stage::Stop, "h", next).unwrap().is_some());
+    }
+
+    #[test]
+    fn concurrent_inserts_get_distinct_ids() {
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                std::thread::spawn(move || {
+                    (0..200)
+                        .map(|i| insert(Stage::Start, Arc::new(Probe(t * 1000 + i))).unwrap())
+                        .collect::<Vec<u64>>()
+                })
+            })
+            .collect();
+        let mut ids: Vec<u64> = threads
+            .into_iter()
+            .flat_map(|t| t.join().unwrap())
+            .collect();
+        let total = ids.len();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), total);
+        for id in ids {
+            assert!(remove::<Probe>(Stage::Stop, "h", id).unwrap().is_some());
+        }
+    }
 }

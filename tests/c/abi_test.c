@@ -114,6 +114,192 @@ static void test_null_and_utf8(void) {
            fabric_validate(config_json, bad, &out));
 }
 
+static void test_plan_doctor_inspect(void) {
+    EXPECT(FABRIC_STATUS_OK, "\"adapter_id\":\"fabric.scripted\"", "plan selects the scripted adapter",
+           fabric_plan(config_json, root, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"descriptor_sha256\"", "plan carries the descriptor fingerprint",
+           fabric_plan(config_json, root, &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "adapter", "plan of an unknown adapter is a config error",
+           fabric_plan("{\"metadata\":{\"name\":\"x\"},\"harness\":{\"adapter_id\":\"no.such.adapter\"}}",
+                       root, &out));
+    EXPECT(FABRIC_STATUS_CAPABILITY, "\"stage\":\"plan\"", "a field the adapter does not accept",
+           fabric_plan("{\"metadata\":{\"name\":\"x\"},\"harness\":{\"adapter_id\":\"fabric.scripted\"},"
+                       "\"discovery\":{\"local_paths\":[\"adapters/scripted\"]},"
+                       "\"mcp\":{\"servers\":{\"gh\":{\"transport\":\"stdio\",\"url\":\"mcp\"}}}}",
+                       root, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"checks\"", "doctor reports checks",
+           fabric_doctor(config_json, root, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"skills\":false", "inspect without a descriptor: false claims",
+           fabric_inspect(config_json, NULL, NULL, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "descriptor_json", "inspect with a non-JSON descriptor",
+           fabric_inspect(config_json, "{nope", NULL, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "plan with NULL config",
+           fabric_plan(NULL, root, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "doctor with NULL config",
+           fabric_doctor(NULL, root, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "inspect with NULL config",
+           fabric_inspect(NULL, NULL, NULL, &out));
+}
+
+static void test_run(void) {
+    EXPECT(FABRIC_STATUS_OK, "echo: hello from C", "run returns the scripted reply",
+           fabric_run(config_json, "{\"input\":\"hello from C\",\"request_id\":\"request-c-1\"}", root, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"request_id\":\"request-c-1\"", "run keeps the caller's request id",
+           fabric_run(config_json, "{\"input\":\"x\",\"request_id\":\"request-c-1\"}", root, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"status\":\"succeeded\"", "run with a NULL request (empty input)",
+           fabric_run(config_json, NULL, root, &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "invalid_request", "run with a request of the wrong shape",
+           fabric_run(config_json, "{\"input\":\"x\",\"context\":5}", root, &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "not valid JSON", "run with a non-JSON request",
+           fabric_run(config_json, "{not json", root, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "run with NULL config",
+           fabric_run(NULL, NULL, root, &out));
+}
+
+static void test_runtime(void) {
+    fabric_runtime rt = 0;
+    EXPECT(FABRIC_STATUS_OK, "\"runtime_id\":\"runtime-", "runtime start",
+           fabric_runtime_start(config_json, root, &rt, &out));
+    CHECK(rt != 0, "runtime handle is nonzero");
+    CHECK(rt <= 9007199254740991ULL, "runtime handle fits in 2^53-1");
+
+    EXPECT(FABRIC_STATUS_OK, "echo: first", "first invoke",
+           fabric_runtime_invoke(rt, "{\"input\":\"first\"}", &out));
+    EXPECT(FABRIC_STATUS_OK, "turn 2: first", "second invoke sees runtime state",
+           fabric_runtime_invoke(rt, "{\"input\":\"second\"}", &out));
+    EXPECT(FABRIC_STATUS_OK, "\"state\":\"idle\"", "status of an idle runtime",
+           fabric_runtime_status(rt, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"invocations\":2", "status counts invocations",
+           fabric_runtime_status(rt, &out));
+    EXPECT(FABRIC_STATUS_OK, "runtime_stop", "stop returns stop events",
+           fabric_runtime_stop(rt, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"state\":\"stopped\"", "status after stop",
+           fabric_runtime_status(rt, &out));
+    EXPECT(FABRIC_STATUS_STATE, "runtime_stopped", "invoke after stop is a state error",
+           fabric_runtime_invoke(rt, "{\"input\":\"late\"}", &out));
+    EXPECT(FABRIC_STATUS_OK, NULL, "second stop is idempotent", fabric_runtime_stop(rt, &out));
+
+    CHECK(fabric_runtime_free(rt) == FABRIC_STATUS_OK, "free");
+    /* use after free, double free */
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "invoke after free",
+           fabric_runtime_invoke(rt, "{\"input\":\"x\"}", &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "status after free",
+           fabric_runtime_status(rt, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "stop after free",
+           fabric_runtime_stop(rt, &out));
+    CHECK(fabric_runtime_free(rt) == FABRIC_STATUS_INVALID_ARGUMENT, "double free returns a status");
+    CHECK(fabric_runtime_free(0) == FABRIC_STATUS_OK, "free(0) is a no-op");
+    CHECK(fabric_environment_free(0) == FABRIC_STATUS_OK, "environment free(0) is a no-op");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_handle", "invoke on handle 0",
+           fabric_runtime_invoke(0, NULL, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "unknown_handle", "invoke on a never-issued handle",
+           fabric_runtime_invoke(9007199254740991ULL, NULL, &out));
+
+    /* NULL out-parameters */
+    fabric_runtime none = 0;
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "runtime_out", "start with NULL runtime_out",
+           fabric_runtime_start(config_json, root, NULL, &out));
+    CHECK(fabric_runtime_start(config_json, root, &none, NULL) == FABRIC_STATUS_INVALID_ARGUMENT,
+          "start with NULL out");
+    CHECK(none == 0, "no handle is written on error");
+
+    /* A runtime freed without stop is terminated; its id stays invalid. */
+    fabric_runtime rt2 = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "second runtime start",
+           fabric_runtime_start(config_json, root, &rt2, &out));
+    CHECK(rt2 > rt, "ids are never reused");
+    CHECK(fabric_runtime_free(rt2) == FABRIC_STATUS_OK, "free a running runtime");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "invoke after freeing a running runtime",
+           fabric_runtime_invoke(rt2, NULL, &out));
+}
+
+static void test_environment(void) {
+    fabric_environment env = 0;
+    EXPECT(FABRIC_STATUS_OK, "\"environment_id\"", "environment prepare",
+           fabric_environment_prepare(config_json, root, &env, &out));
+    CHECK(env != 0, "environment handle is nonzero");
+
+    fabric_runtime a = 0, b = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "first runtime in the environment",
+           fabric_environment_start_runtime(env, config_json, root, &a, &out));
+    EXPECT(FABRIC_STATUS_OK, NULL, "second runtime in the environment",
+           fabric_environment_start_runtime(env, config_json, root, &b, &out));
+    EXPECT(FABRIC_STATUS_OK, "echo: in env", "invoke a runtime in the environment",
+           fabric_runtime_invoke(a, "{\"input\":\"in env\"}", &out));
+
+    /* wrong handle kinds */
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "wrong_handle_kind", "environment used as a runtime",
+           fabric_runtime_invoke(env, NULL, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "wrong_handle_kind", "runtime used as an environment",
+           fabric_environment_release(a, &out));
+    CHECK(fabric_runtime_free(env) == FABRIC_STATUS_INVALID_ARGUMENT, "runtime_free of an environment");
+    CHECK(fabric_environment_free(a) == FABRIC_STATUS_INVALID_ARGUMENT, "environment_free of a runtime");
+
+    EXPECT(FABRIC_STATUS_OK, NULL, "stop a", fabric_runtime_stop(a, &out));
+    EXPECT(FABRIC_STATUS_OK, NULL, "stop b", fabric_runtime_stop(b, &out));
+    CHECK(fabric_runtime_free(a) == FABRIC_STATUS_OK, "free a");
+    CHECK(fabric_runtime_free(b) == FABRIC_STATUS_OK, "free b");
+    EXPECT(FABRIC_STATUS_OK, "\"released\":true", "release the environment",
+           fabric_environment_release(env, &out));
+    fabric_runtime late = 0;
+    EXPECT(FABRIC_STATUS_STATE, "environment_released", "start in a released environment",
+           fabric_environment_start_runtime(env, config_json, root, &late, &out));
+    CHECK(fabric_environment_free(env) == FABRIC_STATUS_OK, "free the environment");
+    CHECK(fabric_environment_free(env) == FABRIC_STATUS_INVALID_ARGUMENT, "environment double free");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "release after free",
+           fabric_environment_release(env, &out));
+}
+
+/* Concurrent invokes on one runtime: exactly the overlapping ones get STATE. */
+struct invoke_arg {
+    fabric_runtime rt;
+    int ok;
+    int busy;
+};
+
+static void *invoke_worker(void *p) {
+    struct invoke_arg *arg = p;
+    for (int i = 0; i < 10; i++) {
+        char *out = NULL;
+        int32_t status = fabric_runtime_invoke(arg->rt, "{\"input\":\"t\"}", &out);
+        if (status == FABRIC_STATUS_OK) {
+            arg->ok++;
+        } else if (status == FABRIC_STATUS_STATE && out != NULL && strstr(out, "runtime_busy") != NULL) {
+            arg->busy++;
+        }
+        fabric_string_free(out);
+    }
+    return NULL;
+}
+
+static void test_concurrent_invokes(void) {
+    fabric_runtime rt = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "runtime for concurrency", fabric_runtime_start(config_json, root, &rt, &out));
+    struct invoke_arg args[3] = {{rt, 0, 0}, {rt, 0, 0}, {rt, 0, 0}};
+    pthread_t threads[3];
+    for (int i = 0; i < 3; i++) {
+        pthread_create(&threads[i], NULL, invoke_worker, &args[i]);
+    }
+    for (int i = 0; i < 3; i++) {
+        pthread_join(threads[i], NULL);
+    }
+    int ok = 0, busy = 0;
+    for (int i = 0; i < 3; i++) {
+        ok += args[i].ok;
+        busy += args[i].busy;
+    }
+    CHECK(ok + busy == 30, "every concurrent invoke either succeeds or is runtime_busy");
+    CHECK(ok >= 1, "at least one concurrent invoke succeeds");
+    char *status = NULL;
+    CHECK(fabric_runtime_status(rt, &status) == FABRIC_STATUS_OK, "status after concurrency");
+    char expected[64];
+    snprintf(expected, sizeof expected, "\"invocations\":%d", ok);
+    CHECK(status != NULL && strstr(status, expected) != NULL, "invocation count equals the successes");
+    fabric_string_free(status);
+    EXPECT(FABRIC_STATUS_OK, NULL, "stop after concurrency", fabric_runtime_stop(rt, &out));
+    CHECK(fabric_runtime_free(rt) == FABRIC_STATUS_OK, "free after concurrency");
+}
+
 #define THREADS 4
 #define ROUNDS 25
 
@@ -153,6 +339,11 @@ int main(int argc, char **argv) {
     test_validate();
     test_null_and_utf8();
     test_threads();
+    test_plan_doctor_inspect();
+    test_run();
+    test_runtime();
+    test_environment();
+    test_concurrent_invokes();
     printf("abi_test: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

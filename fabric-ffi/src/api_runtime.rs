@@ -1,0 +1,423 @@
+//! Lifecycle entry points: run, runtimes, environments.
+
+use std::ffi::c_char;
+use std::sync::Arc;
+
+use fabric_config::Stage;
+use fabric_config::plan::RunPlan;
+use fabric_host::{Environment, Fabric, Runtime};
+use serde_json::{Map, Value, json};
+
+use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json, write_handle};
+use crate::error::FfiError;
+use crate::objects::{EnvironmentObject, RuntimeObject, parse_request, plan_config};
+use crate::registry;
+use crate::{fabric_environment, fabric_runtime};
+
+/// The environment as reported to callers: the adapter-facing handle without the values
+/// of `env` (only their names), so results can be logged safely.
+fn environment_json(environment: &Environment) -> Value {
+    let mut value = serde_json::to_value(environment.handle()).unwrap_or(Value::Null);
+    if let Some(object) = value.as_object_mut() {
+        if let Some(Value::Object(env)) = object.remove("env") {
+            let names: Vec<Value> = env.keys().cloned().map(Value::String).collect();
+            object.insert("env_names".to_owned(), Value::Array(names));
+        }
+        object.insert(
+            "released".to_owned(),
+            Value::Bool(environment.is_released()),
+        );
+    }
+    value
+}
+
+/// The runtime identity returned by `fabric_runtime_start`.
+fn runtime_json(plan: &RunPlan, runtime: &Runtime) -> Value {
+    let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
+    let mut object = Map::new();
+    object.insert("runtime_id".into(), json!(runtime.runtime_id()));
+    object.insert("agent_name".into(), json!(plan.agent_name));
+    if let Some(descriptor) = descriptor {
+        object.insert("harness".into(), json!(descriptor.adapter_id));
+        object.insert("adapter_id".into(), json!(descriptor.adapter_id));
+        object.insert("adapter_kind".into(), json!(descriptor.adapter_kind));
+    }
+    object.insert(
+        "environment".into(),
+        environment_json(runtime.environment()),
+    );
+    object.insert("host_pid".into(), json!(runtime.host_pid()));
+    object.insert(
+        "fabric_home".into(),
+        json!(runtime.fabric_home().to_string_lossy()),
+    );
+    Value::Object(object)
+}
+
+/// Registers a started runtime and writes its id; on failure the runtime is dropped
+/// (which terminates its host).
+fn register_runtime(
+    stage: Stage,
+    plan: &RunPlan,
+    runtime: Runtime,
+    runtime_out: *mut fabric_runtime,
+) -> Result<String, FfiError> {
+    let info = runtime_json(plan, &runtime);
+    let id = registry::insert(stage, Arc::new(RuntimeObject { runtime }))?;
+    // SAFETY: `runtime_out` was checked non-NULL by the caller of this helper and is
+    // valid for one write per the entry point's contract.
+    unsafe { write_handle(runtime_out, id) };
+    let mut info = info;
+    if let Some(object) = info.as_object_mut() {
+        object.insert("handle".into(), json!(id));
+    }
+    to_json(stage, &info)
+}
+
+fn null_out(stage: Stage, param: &'static str) -> FfiError {
+    FfiError::null_argument(stage, param)
+}
+
+/// Plans a config, starts a runtime, invokes it once with `request_json`, stops it, and
+/// returns the RunResult.
+///
+/// `request_json`: a RunRequest (`{"input": ...}`; `request_id`, `context`, `overrides`
+/// optional); NULL means an empty input. `base_dir`: NULL → the current directory. The
+/// runtime is stopped even when the invocation fails; a stop that cannot end the host
+/// turns a succeeded result into a failed one with `error.stage == "stop"`. A harness
+/// failure is a result with `"status": "failed"` and status `FABRIC_STATUS_OK`.
+///
+/// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
+/// released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (config, plan or request), `FABRIC_STATUS_CAPABILITY`,
+/// `FABRIC_STATUS_RUNTIME` (start/invoke failed without a result, e.g. `host_crashed`,
+/// `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`out`, invalid UTF-8).
+/// Blocking: yes — for the adapter host's start, the invocation and stop (bounded by the
+/// config's `runtime.timeout_seconds` and the core's host timeouts). Thread-safe; calls on
+/// different threads run concurrently.
+///
+/// # Safety
+/// `config_json`, `request_json` and `base_dir` must be NULL or NUL-terminated strings
+/// valid for the duration of the call; `out` must be NULL or valid for writing one
+/// `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_run(
+    config_json: *const c_char,
+    request_json: *const c_char,
+    base_dir: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    ffi_boundary!(stage, out, {
+        // SAFETY: forwarded from this function's contract.
+        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
+        let request = match request {
+            Some(text) => parse_request(Stage::Config, text)?,
+            None => fabric_config::RunRequest::default(),
+        };
+        let (plan, options) = plan_config(Stage::Plan, config, base_dir)?;
+        let result = Fabric::new().run_plan(&plan, request, &options.runtime)?;
+        to_json(stage, &result)
+    })
+}
+
+/// Plans a config and starts a runtime for ordered invocations.
+///
+/// On success `*runtime_out` receives a nonzero runtime handle and `*out` the runtime's
+/// identity (`runtime_id`, `agent_name`, `adapter_id`, `adapter_kind`, `environment`,
+/// `host_pid`, `fabric_home`, `handle`). On error `*runtime_out` is left unchanged.
+///
+/// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+/// (`fabric_string_free`); the handle is owned by the caller and released with
+/// `fabric_runtime_free` (after `fabric_runtime_stop`; freeing a running runtime terminates
+/// its host).
+/// Errors: `FABRIC_STATUS_CONFIG`, `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME`
+/// (launch or adapter start failed), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+/// `config_json`/`runtime_out`/`out`, invalid UTF-8).
+/// Blocking: yes — until the adapter host answered `start` (bounded by the host timeout).
+/// Thread-safe.
+///
+/// # Safety
+/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `runtime_out` must be NULL or valid for writing one
+/// `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_runtime_start(
+    config_json: *const c_char,
+    base_dir: *const c_char,
+    runtime_out: *mut fabric_runtime,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Start;
+    ffi_boundary!(stage, out, {
+        if runtime_out.is_null() {
+            return Err(null_out(stage, "runtime_out"));
+        }
+        // SAFETY: forwarded from this function's contract.
+        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
+        let (plan, options) = plan_config(Stage::Plan, config, base_dir)?;
+        let runtime = Fabric::new().start_runtime_plan(&plan, &options.runtime)?;
+        register_runtime(stage, &plan, runtime, runtime_out)
+    })
+}
+
+/// Runs one invocation on a started runtime and returns its RunResult.
+///
+/// `request_json`: a RunRequest; NULL means an empty input. One invocation at a time per
+/// runtime: a concurrent call on the same runtime fails with `FABRIC_STATUS_STATE`
+/// (`runtime_busy`). A harness failure is a result with `"status": "failed"` and status
+/// `FABRIC_STATUS_OK`.
+///
+/// Ownership: `request_json` is borrowed for the call only; `*out` is owned by the caller
+/// and released with `fabric_string_free`. The runtime stays owned by the caller; freeing
+/// it from another thread during this call is safe (the call keeps it alive).
+/// Errors: `FABRIC_STATUS_STATE` (busy, stopped or failed runtime),
+/// `FABRIC_STATUS_CONFIG` (invalid request, `env_name_changed`), `FABRIC_STATUS_RUNTIME`
+/// (`host_crashed`, `protocol_error`, `timeout`, ...: the runtime is then terminal),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`, invalid UTF-8, handle 0, stale, unknown
+/// or of another kind).
+/// Blocking: yes — until the adapter answered (bounded by `runtime.timeout_seconds` plus a
+/// margin). Thread-safe.
+///
+/// # Safety
+/// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+/// call; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_runtime_invoke(
+    runtime: fabric_runtime,
+    request_json: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    ffi_boundary!(stage, out, {
+        let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
+        // SAFETY: forwarded from this function's contract.
+        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
+        let request = match request {
+            Some(text) => parse_request(Stage::Config, text)?,
+            None => fabric_config::RunRequest::default(),
+        };
+        let result = object.runtime.invoke(request)?;
+        to_json(stage, &result)
+    })
+}
+
+/// Stops a runtime (once; later calls return the same result) and returns the
+/// RuntimeStopResult (`artifacts`, `events`, optional `error` describing a stop problem).
+///
+/// Stop asks the adapter host to stop, then escalates to SIGTERM and SIGKILL of its
+/// process group after the grace periods, and always reaps it. A stop problem is reported
+/// inside the result, not as an error status. The handle stays valid (for
+/// `fabric_runtime_status`) until `fabric_runtime_free`.
+///
+/// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of
+/// another kind).
+/// Blocking: yes — until the host exited or was killed (bounded by the stop policy).
+/// Thread-safe; a stop racing an invocation waits for the host to end.
+///
+/// # Safety
+/// `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_runtime_stop(
+    runtime: fabric_runtime,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Stop;
+    ffi_boundary!(stage, out, {
+        let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
+        let result = object.runtime.stop();
+        to_json(stage, &result)
+    })
+}
+
+/// Returns a snapshot of a runtime's state: `runtime_id`, `state` (`idle`, `busy`,
+/// `failed`, `stopping`, `stopped`), `invocations`, `host_pid`, `started_at_millis`,
+/// `fabric_home`, `failure` (the terminal error code, if any).
+///
+/// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of
+/// another kind).
+/// Blocking: no (does not wait for a running invocation). Thread-safe.
+///
+/// # Safety
+/// `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_runtime_status(
+    runtime: fabric_runtime,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    ffi_boundary!(stage, out, {
+        let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
+        let status = object.runtime.status();
+        let value = json!({
+            "runtime_id": status.runtime_id,
+            "state": status.state.as_str(),
+            "invocations": status.invocations,
+            "host_pid": status.host_pid,
+            "started_at_millis": status.started_at_millis,
+            "fabric_home": status.fabric_home.to_string_lossy(),
+            "failure": status.failure,
+        });
+        to_json(stage, &value)
+    })
+}
+
+/// Releases a runtime handle. A runtime that was not stopped is terminated (its host
+/// process group is killed and reaped in the background). The id is never reused.
+///
+/// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale (already
+/// freed), unknown or wrong-kind handle; `fabric_runtime_free(0)` is a no-op returning
+/// `FABRIC_STATUS_OK`.
+///
+/// Ownership: consumes the handle. A call running on another thread keeps the runtime
+/// alive until it returns.
+/// Errors: see above (no `out`).
+/// Blocking: no. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
+    let stage = Stage::Stop;
+    ffi_boundary!(stage, {
+        let removed = registry::remove::<RuntimeObject>(stage, "runtime", runtime)?;
+        drop(removed);
+        Ok(())
+    })
+}
+
+/// Prepares the config's environment (workspace, artifacts, forwarded variables) without
+/// starting an agent.
+///
+/// On success `*environment_out` receives a nonzero environment handle and `*out` the
+/// environment (`environment_id`, `provider`, `workspace`, `artifacts`, `env_names` — the
+/// names only, never values —, `handle`).
+///
+/// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+/// (`fabric_string_free`); the handle is owned by the caller: release it with
+/// `fabric_environment_release`, then `fabric_environment_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (config, plan, unset `env_names`),
+/// `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
+/// system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
+/// invalid UTF-8).
+/// Blocking: yes — file system work only. Thread-safe.
+///
+/// # Safety
+/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `environment_out` must be NULL or valid for writing one
+/// `fabric_environment`; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_environment_prepare(
+    config_json: *const c_char,
+    base_dir: *const c_char,
+    environment_out: *mut fabric_environment,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Prepare;
+    ffi_boundary!(stage, out, {
+        if environment_out.is_null() {
+            return Err(null_out(stage, "environment_out"));
+        }
+        // SAFETY: forwarded from this function's contract.
+        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
+        let (plan, _options) = plan_config(Stage::Plan, config, base_dir)?;
+        let environment = Fabric::new().prepare_environment_plan(&plan)?;
+        let mut info = environment_json(&environment);
+        let id = registry::insert(stage, Arc::new(EnvironmentObject { environment }))?;
+        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
+        unsafe { write_handle(environment_out, id) };
+        if let Some(object) = info.as_object_mut() {
+            object.insert("handle".into(), json!(id));
+        }
+        to_json(stage, &info)
+    })
+}
+
+/// Plans a config and starts a runtime inside a prepared environment (several runtimes may
+/// share one environment). Same results and ownership as `fabric_runtime_start`.
+///
+/// Errors: as `fabric_runtime_start`, plus `FABRIC_STATUS_STATE` (`environment_released`)
+/// and `FABRIC_STATUS_INVALID_ARGUMENT` for an environment handle that is 0, stale, unknown
+/// or of another kind.
+/// Blocking: yes — until the adapter host answered `start`. Thread-safe.
+///
+/// # Safety
+/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `runtime_out` must be NULL or valid for writing one
+/// `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_environment_start_runtime(
+    environment: fabric_environment,
+    config_json: *const c_char,
+    base_dir: *const c_char,
+    runtime_out: *mut fabric_runtime,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Start;
+    ffi_boundary!(stage, out, {
+        if runtime_out.is_null() {
+            return Err(null_out(stage, "runtime_out"));
+        }
+        let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
+        // SAFETY: forwarded from this function's contract.
+        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
+        let (plan, options) = plan_config(Stage::Plan, config, base_dir)?;
+        let runtime =
+            Fabric::new().start_runtime_in_plan(&plan, &object.environment, &options.runtime)?;
+        register_runtime(stage, &plan, runtime, runtime_out)
+    })
+}
+
+/// Releases a prepared environment: local release keeps caller-owned files; runtimes
+/// already started in it keep running until stopped; new starts in it fail with
+/// `FABRIC_STATUS_STATE` (`environment_released`). Idempotent. `*out` is the environment
+/// JSON with `"released": true`. The handle stays valid until `fabric_environment_free`.
+///
+/// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_RUNTIME` (file system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+/// `out`; handle 0, stale, unknown or of another kind).
+/// Blocking: yes — file system work only. Thread-safe.
+///
+/// # Safety
+/// `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_environment_release(
+    environment: fabric_environment,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Release;
+    ffi_boundary!(stage, out, {
+        let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
+        Fabric::new().release_environment(&object.environment)?;
+        to_json(stage, &environment_json(&object.environment))
+    })
+}
+
+/// Releases an environment handle (without releasing the environment: call
+/// `fabric_environment_release` first). Runtimes started in it keep it alive until they
+/// are freed. The id is never reused.
+///
+/// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale, unknown or
+/// wrong-kind handle; `fabric_environment_free(0)` is a no-op returning `FABRIC_STATUS_OK`.
+///
+/// Ownership: consumes the handle.
+/// Errors: see above (no `out`).
+/// Blocking: no. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn fabric_environment_free(environment: fabric_environment) -> i32 {
+    let stage = Stage::Release;
+    ffi_boundary!(stage, {
+        let removed = registry::remove::<EnvironmentObject>(stage, "environment", environment)?;
+        drop(removed);
+        Ok(())
+    })
+}

@@ -1,7 +1,30 @@
-//! `fabric run CONFIG (--input TEXT | --request FILE | --inputs FILE.jsonl)` (owned by the hosting work).
+//! `fabric run CONFIG (--input TEXT | --request FILE | --inputs FILE.jsonl) [--base-dir DIR]`
+//! (owned by the hosting work).
+//!
+//! - `--input TEXT` / `--request FILE` (a RunRequest JSON object): start a runtime, invoke it
+//!   once, stop it, print the RunResult JSON (pretty).
+//! - `--inputs FILE.jsonl`: one runtime, one invocation per non-empty line in order, one
+//!   compact RunResult JSON per output line. A line holding a JSON object is a RunRequest;
+//!   any other JSON value (for example a string) is the request's `input`.
+//!
+//! Exit codes: 0 every result succeeded; 1 a result failed or was cancelled; 2 invalid
+//! config, request or input file (`{"error": {...}}` on stdout, nothing started); 3 the
+//! runtime failed before a result (`{"error": {...}}` on stdout).
+//!
+//! When stderr is a terminal, a one-line human summary per result goes to stderr, and
+//! `--inputs` shows a progress line (done/total, rate, failures).
 
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Instant;
+
+use fabric_config::agent::RunStatus;
+use fabric_config::{ErrorInfo, FabricConfig, RunRequest, RunResult, Stage};
+use fabric_host::{ErrorClass, Fabric, HostError, RunOptions};
+use serde_json::{Value, json};
+
+use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_RUNTIME, print_error, print_json};
 
 /// Arguments of `fabric run`.
 #[derive(Debug, clap::Args)]
@@ -19,6 +42,287 @@ pub struct Args {
     pub inputs: Option<PathBuf>,
 }
 
-pub fn run(_args: Args) -> ExitCode {
-    ExitCode::from(crate::output::EXIT_RUNTIME)
+fn invalid(code: &str, message: String, path: &Path) -> ErrorInfo {
+    ErrorInfo::new(Stage::Config, code, message).with_metadata("file", path.display().to_string())
+}
+
+fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        invalid(
+            "config_read_failed",
+            format!("cannot read config `{}`: {error}", path.display()),
+            path,
+        )
+    })?;
+    FabricConfig::parse(&text)
+        .map_err(|error| ErrorInfo::from(error).with_metadata("file", path.display().to_string()))
+}
+
+fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
+    match &args.base_dir {
+        Some(dir) => dir.clone(),
+        None => args
+            .config
+            .parent()
+            .filter(|parent| !parent.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from(".")),
+    }
+}
+
+/// A JSON value as a request: an object is a RunRequest, anything else is its input.
+fn request_from(value: Value) -> Result<RunRequest, String> {
+    match value {
+        Value::Object(_) => serde_json::from_value(value).map_err(|e| e.to_string()),
+        other => Ok(RunRequest::new(other)),
+    }
+}
+
+fn read_request(path: &Path) -> Result<RunRequest, ErrorInfo> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        invalid(
+            "request_read_failed",
+            format!("cannot read request `{}`: {error}", path.display()),
+            path,
+        )
+    })?;
+    let value: Value = serde_json::from_str(&text).map_err(|error| {
+        invalid(
+            "invalid_request",
+            format!("request `{}` is not JSON: {error}", path.display()),
+            path,
+        )
+    })?;
+    if !value.is_object() {
+        return Err(invalid(
+            "invalid_request",
+            format!(
+                "request `{}` must be a RunRequest JSON object",
+                path.display()
+            ),
+            path,
+        ));
+    }
+    request_from(value).map_err(|reason| {
+        invalid(
+            "invalid_request",
+            format!("request `{}` is not a RunRequest: {reason}", path.display()),
+            path,
+        )
+    })
+}
+
+fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        invalid(
+            "inputs_read_failed",
+            format!("cannot read inputs `{}`: {error}", path.display()),
+            path,
+        )
+    })?;
+    let mut requests = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let number = index + 1;
+        let bad = |reason: String| {
+            invalid(
+                "invalid_request",
+                format!("inputs `{}` line {number}: {reason}", path.display()),
+                path,
+            )
+            .with_metadata("line", number)
+        };
+        let value: Value = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        requests.push(request_from(value).map_err(bad)?);
+    }
+    Ok(requests)
+}
+
+/// Exit code of a facade error: config and capability problems are 2, the rest 3.
+fn exit_for(error: &HostError) -> u8 {
+    match error.class() {
+        ErrorClass::Config | ErrorClass::Capability => EXIT_INVALID,
+        _ => EXIT_RUNTIME,
+    }
+}
+
+fn exit_for_status(status: RunStatus) -> u8 {
+    match status {
+        RunStatus::Succeeded => EXIT_OK,
+        _ => EXIT_FAILED,
+    }
+}
+
+/// A one-line human summary of a result (stderr, terminals only).
+fn summary(result: &RunResult, elapsed_ms: u128) -> String {
+    let mut line = format!(
+        "{} {} · {} · {} ms",
+        match result.status {
+            RunStatus::Succeeded => "✓",
+            _ => "✗",
+        },
+        result.status.as_str(),
+        result.invocation_id,
+        elapsed_ms
+    );
+    if let Some(error) = &result.error {
+        line.push_str(&format!(
+            " · {} [{}]: {}",
+            error.stage.as_str(),
+            error.code,
+            error.message
+        ));
+    }
+    if let Some(usage) = &result.usage {
+        let count = |v: Option<u64>| v.map_or("?".to_owned(), |v| v.to_string());
+        line.push_str(&format!(
+            " · tokens in {} out {}",
+            count(usage.input_tokens),
+            count(usage.output_tokens)
+        ));
+    }
+    if let Some(response) = result.output.get("response").and_then(Value::as_str) {
+        let short: String = response.chars().take(120).collect();
+        line.push_str(&format!("\n  {short}"));
+    }
+    line
+}
+
+/// Runs `fabric run`.
+pub fn run(args: Args) -> ExitCode {
+    let config = match read_config(&args.config.config) {
+        Ok(config) => config,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
+    let options = RunOptions::with_base_dir(base_dir(&args.config));
+    if let Some(path) = &args.inputs {
+        return match read_inputs(path) {
+            Ok(requests) => run_many(&config, requests, &options),
+            Err(info) => print_error(&info, EXIT_INVALID),
+        };
+    }
+    let request = match (&args.input, &args.request) {
+        (Some(text), _) => RunRequest::new(text.as_str()),
+        (None, Some(path)) => match read_request(path) {
+            Ok(request) => request,
+            Err(info) => return print_error(&info, EXIT_INVALID),
+        },
+        (None, None) => {
+            let info = ErrorInfo::new(
+                Stage::Config,
+                "invalid_request",
+                "one of --input, --request or --inputs is required",
+            );
+            return print_error(&info, EXIT_INVALID);
+        }
+    };
+    let began = Instant::now();
+    match Fabric::new().run(&config, request, &options) {
+        Ok(result) => {
+            if std::io::stderr().is_terminal() {
+                eprintln!("{}", summary(&result, began.elapsed().as_millis()));
+            }
+            print_json(&serde_json::to_value(&result).unwrap_or(Value::Null));
+            ExitCode::from(exit_for_status(result.status))
+        }
+        Err(error) => {
+            let exit = exit_for(&error);
+            print_error(&ErrorInfo::from(error), exit)
+        }
+    }
+}
+
+fn print_line(value: &Value) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
+}
+
+fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptions) -> ExitCode {
+    let fabric = Fabric::new();
+    let runtime = match fabric.start_runtime(config, options) {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            let exit = exit_for(&error);
+            return print_error(&ErrorInfo::from(error), exit);
+        }
+    };
+    let terminal = std::io::stderr().is_terminal();
+    let total = requests.len() as u64;
+    let progress = if terminal {
+        let bar = indicatif::ProgressBar::new(total);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} {pos}/{len} invocations · {per_sec} · {msg} [{elapsed_precise}]",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        );
+        bar.set_message("0 failed");
+        Some(bar)
+    } else {
+        None
+    };
+    let mut failures = 0u64;
+    let mut exit = EXIT_OK;
+    for request in requests {
+        let began = Instant::now();
+        match runtime.invoke(request) {
+            Ok(result) => {
+                if result.status != RunStatus::Succeeded {
+                    failures += 1;
+                    exit = EXIT_FAILED;
+                }
+                if let Some(bar) = &progress {
+                    bar.println(summary(&result, began.elapsed().as_millis()));
+                    bar.inc(1);
+                    bar.set_message(format!("{failures} failed"));
+                }
+                print_line(&serde_json::to_value(&result).unwrap_or(Value::Null));
+            }
+            Err(error) => {
+                exit = exit_for(&error);
+                let info = ErrorInfo::from(error);
+                if let Some(bar) = &progress {
+                    bar.println(format!(
+                        "✗ {} [{}]: {}",
+                        info.stage.as_str(),
+                        info.code,
+                        info.message
+                    ));
+                }
+                print_line(&json!({ "error": error_body(&info) }));
+                break;
+            }
+        }
+    }
+    if let Some(bar) = &progress {
+        bar.finish();
+    }
+    let stopped = runtime.stop();
+    if let Some(error) = &stopped.error
+        && terminal
+    {
+        eprintln!(
+            "stop: {} [{}]: {}",
+            error.stage.as_str(),
+            error.code,
+            error.message
+        );
+    }
+    ExitCode::from(exit)
+}
+
+fn error_body(info: &ErrorInfo) -> Value {
+    let mut body = json!({
+        "code": info.code,
+        "stage": info.stage.as_str(),
+        "message": info.message,
+        "path": info.path(),
+    });
+    if !info.metadata.is_empty() {
+        body["metadata"] = Value::Object(info.metadata.clone());
+    }
+    body
 }

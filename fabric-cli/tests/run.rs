@@ -1,0 +1,277 @@
+//! `fabric run` end to end with the scripted adapter (and, when FABRIC_TEST_PYTHON is set or
+//! in CI, the upstream-style python-echo adapter).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use serde_json::{Value, json};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// Builds the scripted adapter once unless target/debug holds a binary newer than its sources.
+fn ensure_scripted_adapter() {
+    static BUILT: OnceLock<()> = OnceLock::new();
+    BUILT.get_or_init(|| {
+        let target = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| repo_root().join("target"));
+        let built = std::fs::metadata(target.join("debug/fabric-adapter-scripted"))
+            .and_then(|m| m.modified())
+            .ok();
+        let newest_source = std::fs::read_dir(repo_root().join("adapters/scripted/src"))
+            .into_iter()
+            .flatten()
+            .filter_map(Result::ok)
+            .filter_map(|e| e.metadata().and_then(|m| m.modified()).ok())
+            .max();
+        if let (Some(built), Some(source)) = (built, newest_source)
+            && built >= source
+        {
+            return;
+        }
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let status = Command::new(cargo)
+            .args(["build", "-q", "-p", "fabric-adapter-scripted"])
+            .current_dir(repo_root())
+            .status()
+            .expect("cargo build");
+        assert!(status.success(), "building fabric-adapter-scripted failed");
+    });
+}
+
+fn fabric(args: &[&str]) -> Output {
+    ensure_scripted_adapter();
+    Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(args)
+        .output()
+        .expect("run fabric")
+}
+
+fn stdout_json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn hello() -> String {
+    repo_root()
+        .join("examples/hello/fabric.json")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A scripted config in `dir` (found through discovery.local_paths).
+fn scripted_config(dir: &Path, settings: Value) -> String {
+    let descriptor = repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
+    let config = json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "cli-test"},
+        "harness": {"adapter_id": "fabric.scripted", "settings": settings},
+        "discovery": {"local_paths": [descriptor]},
+        "runtime": {"timeout_seconds": 30}
+    });
+    let path = dir.join("fabric.json");
+    std::fs::write(&path, config.to_string()).expect("write config");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn readme_main_job_runs_without_credentials() {
+    let output = fabric(&["run", &hello(), "--input", "Hi, I'm Ada."]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let result = stdout_json(&output);
+    assert_eq!(result["status"], "succeeded");
+    assert_eq!(
+        result["output"]["response"],
+        "Hello! You said: Hi, I'm Ada."
+    );
+    assert!(
+        result["runtime_id"]
+            .as_str()
+            .expect("id")
+            .starts_with("runtime-")
+    );
+    assert_eq!(result["usage"]["total_tokens"], 18);
+    let kinds: Vec<&str> = result["events"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .map(|e| e["kind"].as_str().expect("kind"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "runtime_start",
+            "invocation_start",
+            "invocation_end",
+            "runtime_stop"
+        ]
+    );
+}
+
+#[test]
+fn inputs_run_one_runtime_in_order() {
+    let output = fabric(&[
+        "run",
+        &hello(),
+        "--inputs",
+        &repo_root()
+            .join("examples/hello/inputs.jsonl")
+            .to_string_lossy(),
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).expect("utf8");
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("one compact JSON per line"))
+        .collect();
+    assert_eq!(lines.len(), 3);
+    let runtime = &lines[0]["runtime_id"];
+    assert!(
+        lines.iter().all(|r| &r["runtime_id"] == runtime),
+        "one runtime"
+    );
+    let turns: Vec<u64> = lines
+        .iter()
+        .map(|r| r["output"]["turn"].as_u64().expect("turn"))
+        .collect();
+    assert_eq!(turns, [1, 2, 3]);
+    assert_eq!(
+        lines[1]["output"]["response"],
+        "Turn 2. Just before this you said: \"Hi, I'm Ada.\""
+    );
+}
+
+#[test]
+fn request_file_and_failed_result_exit_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(dir.path(), json!({}));
+    let request = dir.path().join("request.json");
+    std::fs::write(
+        &request,
+        json!({"input": "x", "request_id": "req-cli-1",
+               "context": {"scripted": {"fail": {"code": "tool_failed", "message": "a tool failed"}}}})
+        .to_string(),
+    )
+    .expect("request");
+    let output = fabric(&["run", &config, "--request", &request.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let result = stdout_json(&output);
+    assert_eq!(result["status"], "failed");
+    assert_eq!(result["request_id"], "req-cli-1");
+    assert_eq!(result["error"]["code"], "tool_failed");
+    assert_eq!(result["error"]["stage"], "invoke");
+}
+
+#[test]
+fn config_errors_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{ not json").expect("write");
+    let output = fabric(&["run", &bad.to_string_lossy(), "--input", "x"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert!(stdout_json(&output)["error"]["code"].is_string());
+
+    let missing = dir.path().join("missing-adapter.json");
+    std::fs::write(
+        &missing,
+        json!({"schema_version": "fabric.agent/v1alpha1", "metadata": {"name": "m"},
+               "harness": {"adapter_id": "no.such.adapter"}})
+        .to_string(),
+    )
+    .expect("write");
+    let output = fabric(&["run", &missing.to_string_lossy(), "--input", "x"]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(stdout_json(&output)["error"]["code"], "adapter_not_found");
+
+    let config = scripted_config(dir.path(), json!({}));
+    let inputs = dir.path().join("inputs.jsonl");
+    std::fs::write(&inputs, "\"ok\"\n{broken\n").expect("write");
+    let output = fabric(&["run", &config, "--inputs", &inputs.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let error = stdout_json(&output);
+    assert_eq!(error["error"]["code"], "invalid_request");
+    assert_eq!(error["error"]["metadata"]["line"], 2);
+
+    let output = fabric(&["run", &config]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+}
+
+#[test]
+fn host_crash_exits_3_with_structured_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(dir.path(), json!({}));
+    let request = dir.path().join("request.json");
+    std::fs::write(
+        &request,
+        json!({"input": "x", "context": {"scripted": {"crash": true}}}).to_string(),
+    )
+    .expect("request");
+    let output = fabric(&["run", &config, "--request", &request.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let error = stdout_json(&output);
+    assert_eq!(error["error"]["code"], "host_crashed");
+    assert_eq!(error["error"]["stage"], "invoke");
+}
+
+#[test]
+fn start_failure_exits_3() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(
+        dir.path(),
+        json!({"start_fail": {"code": "harness_unavailable", "message": "no harness"}}),
+    );
+    let output = fabric(&["run", &config, "--input", "x"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let error = stdout_json(&output);
+    assert_eq!(error["error"]["code"], "harness_unavailable");
+    assert_eq!(error["error"]["stage"], "start");
+}
+
+#[test]
+fn upstream_style_python_adapter_runs_unchanged() {
+    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "FABRIC_TEST_PYTHON must be set in CI"
+        );
+        eprintln!(
+            "skipped: set FABRIC_TEST_PYTHON to an interpreter with nemo-fabric-adapters-common"
+        );
+        return;
+    };
+    let config = repo_root().join("examples/python-echo/fabric.json");
+    if !config.exists() || !repo_root().join("adapters/python-echo").exists() {
+        panic!("examples/python-echo or adapters/python-echo is missing");
+    }
+    ensure_scripted_adapter();
+    let output = Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(["run", &config.to_string_lossy(), "--inputs"])
+        .arg(repo_root().join("examples/python-echo/inputs.jsonl"))
+        .env("ADAPTER_PYTHON", &python)
+        .output()
+        .expect("run fabric");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8(output.stdout).expect("utf8");
+    let results: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results.iter().all(|r| r["status"] == "succeeded"),
+        "{results:?}"
+    );
+    assert_eq!(results[0]["adapter_kind"], "python");
+    assert_eq!(results[0]["runtime_id"], results[1]["runtime_id"]);
+}

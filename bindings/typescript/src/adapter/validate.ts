@@ -16,7 +16,7 @@ import type { ErrorObject, ValidateFunction } from "ajv";
 export const CONTRACT_SHAPES = {
   agentConfig: { file: "agent-config.schema.json", pointer: "" },
   runtimeContext: { file: "runtime-context.schema.json", pointer: "" },
-  agentRunRequest: { file: "adapter-invocation.schema.json", pointer: "/$defs/AgentRunRequest" },
+  agentRunRequest: { file: "agent-run-request.schema.json", pointer: "" },
   agentRunResult: { file: "agent-run-result.schema.json", pointer: "" },
 } as const;
 

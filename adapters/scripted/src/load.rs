@@ -6,13 +6,24 @@ use std::time::{Duration, Instant};
 const MIB: usize = 1024 * 1024;
 const PAGE: usize = 4096;
 
-/// Resident memory held by the runtime, as a stack of touched blocks.
-///
-/// Blocks are freed last-in first-out, so the allocator can hand the pages back (large
-/// blocks are separate mappings; small ones sit at the top of the heap and get trimmed).
+/// Every block reserves at least this much address space. glibc serves allocations above
+/// its largest dynamic mmap threshold (32 MiB on 64-bit) with their own mapping and unmaps
+/// them on free, and freeing them never raises the threshold; smaller blocks could land on
+/// the heap and stay resident after free. Only the touched pages count toward RSS.
+const MIN_BLOCK: usize = 33 * MIB;
+
+/// One allocation and how many MiB of it were touched.
+#[derive(Debug)]
+struct Block {
+    buf: Vec<u8>,
+    mib: u64,
+}
+
+/// Resident memory held by the runtime, as a stack of touched blocks, freed last-in
+/// first-out.
 #[derive(Debug, Default)]
 pub struct Ballast {
-    blocks: Vec<Vec<u8>>,
+    blocks: Vec<Block>,
     held_mib: u64,
 }
 
@@ -27,8 +38,8 @@ impl Ballast {
         while self.held_mib > mib {
             match self.blocks.pop() {
                 Some(block) => {
-                    self.held_mib -= (block.len() / MIB) as u64;
-                    drop(block);
+                    self.held_mib -= block.mib;
+                    drop(block.buf);
                 }
                 None => {
                     self.held_mib = 0;
@@ -37,15 +48,16 @@ impl Ballast {
             }
         }
         if mib > self.held_mib {
-            let add = (mib - self.held_mib) as usize;
-            let mut block = vec![0u8; add * MIB];
-            // Zeroed allocations may be untouched lazily-mapped pages; write one byte per
-            // page so the memory is resident.
-            for i in (0..block.len()).step_by(PAGE) {
-                block[i] = 1;
+            let add = mib - self.held_mib;
+            let touched = usize::try_from(add).unwrap_or(usize::MAX / MIB) * MIB;
+            // Zeroed memory from a fresh mapping is not resident until written: write one
+            // byte per page of the touched part.
+            let mut buf = vec![0u8; touched.max(MIN_BLOCK)];
+            for i in (0..touched).step_by(PAGE) {
+                buf[i] = 1;
             }
-            std::hint::black_box(&mut block);
-            self.blocks.push(block);
+            std::hint::black_box(&mut buf);
+            self.blocks.push(Block { buf, mib: add });
             self.held_mib = mib;
         }
     }

@@ -662,6 +662,29 @@ fn memory_steps_touch_resident_memory() {
 }
 
 #[test]
+fn small_levels_are_returned_to_the_os_after_large_ones() {
+    let mut a = started(json!({}));
+    let pid = a.child.id();
+    let baseline = status_kib(pid, "VmRSS:").unwrap();
+    let hold = |levels: Value| json!({"scripted": {"memory_mib": levels, "step_ms": 0, "memory_hold": true}});
+    // A 20 MiB block freed, then a 12 MiB block: both must leave no resident memory behind.
+    a.request(invoke_msg("R1", json!("x"), hold(json!([20]))));
+    a.request(invoke_msg("R1", json!("x"), json!({})));
+    a.request(invoke_msg("R1", json!("x"), hold(json!([12]))));
+    let held = status_kib(pid, "VmRSS:").unwrap();
+    assert!(
+        held >= baseline + 11 * 1024,
+        "held {held} KiB, baseline {baseline} KiB"
+    );
+    a.request(invoke_msg("R1", json!("x"), json!({})));
+    let after = status_kib(pid, "VmRSS:").unwrap();
+    assert!(
+        after < baseline + 4 * 1024,
+        "after release {after} KiB, baseline {baseline} KiB"
+    );
+}
+
+#[test]
 fn burn_cpu_uses_cpu_time() {
     let mut a = started(json!({}));
     let r = a.request(invoke_msg(

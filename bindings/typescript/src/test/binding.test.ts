@@ -12,8 +12,8 @@ import {
   type FabricConfig,
   type RunResult,
 } from "../index";
-import { repoRoot } from "./helpers";
 
+const repoRoot = path.resolve(__dirname, "..", "..", "..", "..");
 const SCRIPTED = path.join(repoRoot, "adapters", "scripted", "scripted.fabric-adapter.json");
 
 function scriptedConfig(name: string, settings: Record<string, unknown> = {}): FabricConfig {

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
-import { HostProcess, invokeMessage, startMessage, stopMessage } from "./helpers";
+import { HostProcess, invokeMessage, startMessage, stopMessage } from "../testing";
 
 const PROBE = path.join(__dirname, "fixtures", "probe-adapter.js");
 

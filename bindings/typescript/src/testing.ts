@@ -1,5 +1,14 @@
+/**
+ * Test helpers for adapter authors: drive a lifecycle host process over its stdin/stdout
+ * with a deadline on every wait, and build well-formed lifecycle messages.
+ *
+ * ```ts
+ * import { HostProcess, startMessage, invokeMessage, stopMessage } from "fabric-core/testing";
+ * const host = new HostProcess("node", ["dist/main.js"]);
+ * const started = await host.request(startMessage("runtime-1"));
+ * ```
+ */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
-import * as path from "node:path";
 
 /** A spawned lifecycle host driven line by line, with a deadline on every wait. */
 export class HostProcess {
@@ -106,7 +115,6 @@ export class HostProcess {
   }
 }
 
-export const repoRoot = path.resolve(__dirname, "..", "..", "..", "..");
 
 export function runtimeContext(runtimeId: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {

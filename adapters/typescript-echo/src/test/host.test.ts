@@ -1,0 +1,97 @@
+/**
+ * The echo adapter under our host: through the `fabric run` CLI and through the Node
+ * binding. Both need the cargo-built core (`cargo build --workspace`); outside CI a
+ * missing build skips these tests with a message, in CI (`CI` set) it fails them.
+ */
+import { test } from "node:test";
+import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { spawnSync } from "node:child_process";
+import { Fabric, FabricRuntimeError, libraryPath, type FabricConfig, type RunResult } from "fabric-core";
+
+const ADAPTER_DIR = path.resolve(__dirname, "..", "..");
+const REPO = path.resolve(ADAPTER_DIR, "..", "..");
+const DESCRIPTOR = path.join(ADAPTER_DIR, "typescript-echo.fabric-adapter.json");
+const CLI = path.join(REPO, "target", "debug", "fabric");
+
+function config(name: string, settings: Record<string, string> = {}): FabricConfig {
+  return {
+    schema_version: "fabric.agent/v1alpha1",
+    metadata: { name },
+    harness: { adapter_id: "fabric.typescript-echo", settings },
+    discovery: { local_paths: [DESCRIPTOR] },
+    runtime: { timeout_seconds: 30 },
+  };
+}
+
+function missing(file: string): string | false {
+  if (fs.existsSync(file)) return false;
+  if (process.env.CI) throw new Error(`${file} is missing; run 'cargo build --workspace' first`);
+  return `${file} is missing; run 'cargo build --workspace' (skipped outside CI)`;
+}
+
+function output(result: RunResult): Record<string, unknown> {
+  assert.equal(result.status, "succeeded", JSON.stringify(result.error));
+  return result.output as Record<string, unknown>;
+}
+
+function tempFile(name: string, content: unknown): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fabric-ts-echo-"));
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, JSON.stringify(content));
+  return file;
+}
+
+test("fabric run drives the echo adapter (CLI)", { skip: missing(CLI) }, () => {
+  const file = tempFile("fabric.json", config("cli", { prefix: "> " }));
+  const run = spawnSync(CLI, ["run", file, "--input", "hello"], { encoding: "utf8", timeout: 60_000 });
+  assert.equal(run.status, 0, run.stderr);
+  const result = JSON.parse(run.stdout) as RunResult;
+  assert.equal(result.adapter_id, "fabric.typescript-echo");
+  assert.equal(output(result).response, "> hello");
+  assert.equal(output(result).turn, 1);
+});
+
+test("fabric run reports a failed echo turn with exit status 1 (CLI)", { skip: missing(CLI) }, () => {
+  const file = tempFile("fabric.json", config("cli-failed"));
+  const request = tempFile("request.json", {
+    input: "x",
+    context: { scripted: { fail: { code: "echo_refused", message: "refused" } } },
+  });
+  const run = spawnSync(CLI, ["run", file, "--request", request], { encoding: "utf8", timeout: 60_000 });
+  assert.equal(run.status, 1, run.stderr);
+  const result = JSON.parse(run.stdout) as RunResult;
+  assert.equal(result.status, "failed");
+  assert.equal(result.error?.code, "echo_refused");
+});
+
+test("the Node binding drives the echo adapter: two turns, isolation, failures", { skip: missing(libraryPath()) }, async () => {
+  const fabric = new Fabric();
+  await using first = await fabric.startRuntime(config("binding-a"));
+  await using second = await fabric.startRuntime(config("binding-b"));
+  assert.equal(output(await first.invoke({ input: "a1" })).turn, 1);
+  const a2 = output(await first.invoke({ input: "a2" }));
+  assert.equal(a2.turn, 2);
+  assert.equal(a2.previous_input, "a1");
+  const b1 = output(await second.invoke({ input: "b1" }));
+  assert.equal(b1.turn, 1);
+  assert.equal(b1.runtime_id, second.runtimeId);
+
+  const failed = await first.invoke({
+    request: { input: "x", context: { scripted: { fail: { code: "echo_refused", message: "refused" } } } },
+  });
+  assert.equal(failed.status, "failed");
+  assert.equal(failed.error?.code, "echo_refused");
+
+  await assert.rejects(
+    second.invoke({ request: { input: "x", context: { scripted: { raise: { code: "echo_boom", message: "boom" } } } } }),
+    (error: unknown) => {
+      assert.ok(error instanceof FabricRuntimeError, String(error));
+      assert.equal(error.stage, "invoke");
+      assert.equal(typeof error.code, "string");
+      return true;
+    },
+  );
+});

@@ -3,7 +3,34 @@
 //! Modules (one per noun): `config` (FabricConfig `fabric.agent/v1alpha1`), `request`
 //! (RunRequest), `agent` (the southbound adapter contract), `descriptor` (adapter and target
 //! descriptors), `plan` (RunPlan), `result` (RunResult and friends), `stats` (resource
-//! snapshots, invocation system stats), `health` (CheckRequest/CheckReport), `error` (ErrorInfo).
+//! snapshots, invocation system stats), `health` (CheckRequest/CheckReport), `error`
+//! (ErrorInfo, ConfigError), `validate` (decoding with paths, rules), `canonical` (canonical
+//! JSON), `edit` (SDK-style helpers, base_dir resolution), `schema` (generated JSON Schemas).
+//!
+//! ```
+//! use fabric_config::{ErrorInfo, FabricConfig};
+//!
+//! let config = FabricConfig::parse(
+//!     r#"{"metadata": {"name": "review-agent"},
+//!         "harness": {"adapter_id": "nvidia.fabric.hermes"},
+//!         "runtime": {"max_turns": 8}}"#,
+//! )?;
+//! assert_eq!(
+//!     config.to_canonical_json(),
+//!     r#"{"harness":{"adapter_id":"nvidia.fabric.hermes"},"metadata":{"name":"review-agent"},"runtime":{"max_turns":8},"schema_version":"fabric.agent/v1alpha1"}"#
+//! );
+//!
+//! let error = FabricConfig::parse(
+//!     r#"{"metadata": {"name": "x"}, "harness": {"adapter_id": "a"},
+//!         "models": {"default": {"provider": "nvidia", "model": "m", "top_p": 1.5}}}"#,
+//! )
+//! .unwrap_err();
+//! assert_eq!(error.code(), "top_p_out_of_range");
+//! assert_eq!(error.path(), Some("models.default.top_p"));
+//! let info = ErrorInfo::from(error); // stage `config`, metadata.path
+//! assert_eq!(info.path(), Some("models.default.top_p"));
+//! # Ok::<(), fabric_config::ConfigError>(())
+//! ```
 
 #![forbid(unsafe_code)]
 

@@ -148,7 +148,7 @@ pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>)
     if let Some(rest) = message.strip_prefix("unknown field ") {
         let field = backticked(rest).unwrap_or("?");
         let expected = expected_part(rest)
-            .map(|e| format!("; expected one of {e}"))
+            .map(|e| format!("; expected {e}"))
             .unwrap_or_default();
         return ConfigError::Decode {
             kind: DecodeErrorKind::UnknownField,

@@ -54,3 +54,19 @@ fn provenance_reason_codes_match_the_fixture() {
             .collect(),
     );
 }
+
+#[test]
+fn docs_list_every_code() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/config.md");
+    let docs = std::fs::read_to_string(&path).unwrap();
+    let mut codes = ConfigError::all_codes();
+    codes.extend(ProvenanceIncompleteReason::ALL.iter().map(|r| r.code()));
+    let missing: Vec<&str> = codes
+        .into_iter()
+        .filter(|code| !docs.contains(&format!("`{code}`")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/config.md does not document {missing:?}"
+    );
+}

@@ -539,7 +539,20 @@ impl FabricConfig {
     }
 
     fn check_relay(&self, out: &mut Vec<ConfigFinding>) {
-        let Some(observability) = self.relay.as_ref().and_then(|r| r.observability.as_ref()) else {
+        let Some(relay) = &self.relay else {
+            return;
+        };
+        for (index, component) in relay.components.iter().enumerate() {
+            let version = component.config.get("version");
+            if component.kind == "observability" && version.is_some_and(|v| v != &Value::from(4)) {
+                let config = join_key(&join_index("relay.components", index), "config");
+                out.push(finding(
+                    ConfigRule::RelayObservabilityVersion,
+                    join_key(&config, "version"),
+                ));
+            }
+        }
+        let Some(observability) = &relay.observability else {
             return;
         };
         let base = "relay.observability";

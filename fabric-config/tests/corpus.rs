@@ -249,3 +249,56 @@ fn upstream_python_sdk_accepts_canonical_output() {
         documents.len().to_string()
     );
 }
+
+/// Upstream's own serialization (`FabricConfig.to_mapping()`, which writes many nested
+/// defaults) is accepted unchanged, validates, and keeps everything our canonical form says.
+#[test]
+fn upstream_python_serialization_is_accepted() {
+    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "FABRIC_TEST_PYTHON must be set in CI"
+        );
+        eprintln!("skipped: FABRIC_TEST_PYTHON is not set");
+        return;
+    };
+    // 0.5.0 predates OTel file sinks and drops an explicit `system_stats: null` (it only
+    // knows the key as an extra); the spec wins for both.
+    let skip = ["relay-otel-file-sinks.json", "system-stats-disabled.json"];
+    let corpus: Vec<(String, Value)> = corpus()
+        .into_iter()
+        .filter(|(name, _)| !skip.contains(&name.as_str()))
+        .collect();
+    let documents: Vec<&Value> = corpus.iter().map(|(_, value)| value).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("configs.json");
+    std::fs::write(&input, serde_json::to_vec(&documents).unwrap()).unwrap();
+    let script = "import json,sys\nfrom nemo_fabric import FabricConfig\n\
+                  docs=json.load(open(sys.argv[1]))\n\
+                  print(json.dumps([FabricConfig.from_mapping(d).to_mapping() for d in docs]))\n";
+    let output = Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(&input)
+        .output()
+        .expect("run FABRIC_TEST_PYTHON");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mapped: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(mapped.len(), corpus.len());
+    for ((name, original), upstream) in corpus.iter().zip(mapped) {
+        let ours = FabricConfig::from_value(original.clone())
+            .unwrap()
+            .to_canonical_value();
+        let theirs = FabricConfig::from_value(upstream.clone())
+            .unwrap_or_else(|e| panic!("{name}: upstream mapping rejected: {e}\n{upstream}"));
+        theirs
+            .validate()
+            .unwrap_or_else(|e| panic!("{name}: upstream mapping invalid: {e}"));
+        preserved(&ours, Some(&theirs.to_canonical_value()), "")
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}

@@ -480,6 +480,14 @@ fn relay_rules() {
         "unsupported_relay_observability_version",
         "relay.observability.version",
     );
+    accepted(
+        json!({"relay": {"components": [{"kind": "observability", "config": {"version": 4}}]}}),
+    );
+    rejected(
+        json!({"relay": {"components": [{"kind": "observability", "config": {"version": 3}}]}}),
+        "unsupported_relay_observability_version",
+        "relay.components[0].config.version",
+    );
     rejected(
         json!({"relay": {"observability": {"opentelemetry": {"enabled": true}}}}),
         "relay_opentelemetry_without_destination",

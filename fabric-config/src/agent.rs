@@ -157,7 +157,7 @@ pub struct AgentMcpConfig {
 }
 
 /// One MCP server of `AgentConfig`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AgentMcpServerConfig {
     /// Transport spelling (`stdio`, `sse`, `streamable-http`).
@@ -251,7 +251,7 @@ pub struct AgentWorkflowEntrypointConfig {
 }
 
 /// Prepared environment snapshot passed to adapters.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvironmentHandle {
     /// Environment id.
@@ -280,7 +280,7 @@ pub struct EnvironmentHandle {
 }
 
 /// Telemetry context for one runtime/invocation.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RuntimeTelemetryContext {
     /// Whether Relay is enabled.
@@ -547,4 +547,50 @@ pub struct InvokePayload {
 pub struct StopPayload {
     /// The started runtime id.
     pub runtime_id: String,
+}
+
+impl std::fmt::Debug for AgentMcpServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentMcpServerConfig")
+            .field("transport", &self.transport)
+            .field("url", &self.url)
+            .field("args", &self.args)
+            .field("env", &crate::config::RedactedValues(&self.env))
+            .field("authentication", &self.authentication)
+            .field(
+                "custom_headers",
+                &crate::config::RedactedValues(&self.custom_headers),
+            )
+            .field("allowed_tools", &self.allowed_tools)
+            .field("blocked_tools", &self.blocked_tools)
+            .field("extensions", &self.extensions)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for EnvironmentHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvironmentHandle")
+            .field("environment_id", &self.environment_id)
+            .field("provider", &self.provider)
+            .field("control_location", &self.control_location)
+            .field("ownership", &self.ownership)
+            .field("workspace", &self.workspace)
+            .field("artifacts", &self.artifacts)
+            .field("env", &crate::config::RedactedValues(&self.env))
+            .field("connection", &self.connection)
+            .field("metadata", &self.metadata)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for RuntimeTelemetryContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RuntimeTelemetryContext")
+            .field("relay_enabled", &self.relay_enabled)
+            .field("config_path", &self.config_path)
+            .field("env", &crate::config::RedactedValues(&self.env))
+            .field("metadata", &self.metadata)
+            .finish()
+    }
 }

@@ -22,6 +22,18 @@ pub const SCHEMA_VERSION: &str = "fabric.agent/v1alpha1";
 /// Unknown keys preserved at an extension point (serialized back flat into their object).
 pub type Extensions = BTreeMap<String, Value>;
 
+/// `Debug` of a name → secret map: names are shown, values are replaced by `<redacted>`.
+/// Used by the `Debug` impls of every type holding environment or header values.
+pub struct RedactedValues<'a>(pub &'a BTreeMap<String, String>);
+
+impl std::fmt::Debug for RedactedValues<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.keys().map(|key| (key, "<redacted>")))
+            .finish()
+    }
+}
+
 /// Free-form JSON object (adapter-, provider- or caller-owned settings).
 pub type JsonObject = BTreeMap<String, Value>;
 
@@ -245,7 +257,7 @@ pub enum EnvironmentOwnership {
 }
 
 /// Execution environment (closed; `connection`, `metadata`, `settings` are provider-owned).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EnvironmentConfig {
     /// Environment provider (`local`, `docker`, `opensandbox`, `k8s`, ...). Default `local`.
@@ -450,7 +462,7 @@ pub enum McpExposure {
 }
 
 /// One MCP server (extension point `mcp_server`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct McpServerConfig {
     /// Transport.
     pub transport: McpTransport,
@@ -750,7 +762,7 @@ pub enum RelayFileMode {
 }
 
 /// ATOF stream sink.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RelayAtofStreamSinkConfig {
     /// Stream URL.
     pub url: String,
@@ -864,7 +876,7 @@ pub enum RelayOpenTelemetryType {
 }
 
 /// One OTLP destination (Relay-owned).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RelayOpenTelemetryEndpointConfig {
     /// Span projection.
     #[serde(rename = "type")]
@@ -1199,5 +1211,69 @@ impl FabricConfig {
     /// Whether software evidence collection is enabled (absent `provenance` = enabled).
     pub fn provenance_enabled(&self) -> bool {
         self.provenance.as_ref().is_none_or(|p| p.enabled)
+    }
+}
+
+impl std::fmt::Debug for EnvironmentConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnvironmentConfig")
+            .field("provider", &self.provider)
+            .field("control_location", &self.control_location)
+            .field("ownership", &self.ownership)
+            .field("workspace", &self.workspace)
+            .field("artifacts", &self.artifacts)
+            .field("env", &crate::config::RedactedValues(&self.env))
+            .field("env_names", &self.env_names)
+            .field("connection", &self.connection)
+            .field("metadata", &self.metadata)
+            .field("settings", &self.settings)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for McpServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServerConfig")
+            .field("transport", &self.transport)
+            .field("url", &self.url)
+            .field("args", &self.args)
+            .field("env", &crate::config::RedactedValues(&self.env))
+            .field("authentication", &self.authentication)
+            .field(
+                "custom_headers",
+                &crate::config::RedactedValues(&self.custom_headers),
+            )
+            .field("exposure", &self.exposure)
+            .field("allowed_tools", &self.allowed_tools)
+            .field("blocked_tools", &self.blocked_tools)
+            .field("extensions", &self.extensions)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for RelayAtofStreamSinkConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RelayAtofStreamSinkConfig")
+            .field("url", &self.url)
+            .field("transport", &self.transport)
+            .field("headers", &crate::config::RedactedValues(&self.headers))
+            .field("header_env", &self.header_env)
+            .field("timeout_millis", &self.timeout_millis)
+            .field("field_name_policy", &self.field_name_policy)
+            .field("name", &self.name)
+            .field("extensions", &self.extensions)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for RelayOpenTelemetryEndpointConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RelayOpenTelemetryEndpointConfig")
+            .field("kind", &self.kind)
+            .field("endpoint", &self.endpoint)
+            .field("headers", &crate::config::RedactedValues(&self.headers))
+            .field("header_env", &self.header_env)
+            .field("extensions", &self.extensions)
+            .finish()
     }
 }

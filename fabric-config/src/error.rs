@@ -181,7 +181,7 @@ pub enum ConfigRule {
     SamplingIntervalZero,
     /// `system_stats.sampling.max_samples` is 0.
     SamplingMaxSamplesZero,
-    /// `relay.observability.version` is not 4.
+    /// `relay.observability.version` (or an observability component's `config.version`) is not 4.
     RelayObservabilityVersion,
     /// Enabled Relay OpenTelemetry without an endpoint or file sink.
     RelayOpenTelemetryNoDestination,

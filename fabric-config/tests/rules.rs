@@ -689,3 +689,46 @@ fn secret_values_never_appear_in_errors() {
         }
     }
 }
+
+#[test]
+fn debug_output_redacts_env_and_header_values() {
+    use fabric_config::agent::{AgentMcpServerConfig, EnvironmentHandle, RuntimeTelemetryContext};
+    let config = FabricConfig::from_value(with(json!({
+        "environment": {"env": {"TOKEN": SENTINEL}},
+        "mcp": {"servers": {
+            "a": {"transport": "stdio", "url": "x", "env": {"TOKEN": SENTINEL}},
+            "b": {"transport": "sse", "url": "https://x", "custom_headers": {"Authorization": SENTINEL}}
+        }},
+        "relay": {"observability": {
+            "atof": {"sinks": [{"type": "stream", "url": "http://x", "headers": {"A": SENTINEL}}]},
+            "opentelemetry": {"endpoints": [{"type": "full", "endpoint": "http://x", "headers": {"A": SENTINEL}}]}
+        }}
+    })))
+    .unwrap();
+    let debug = format!("{config:?}");
+    assert!(!debug.contains(SENTINEL), "{debug}");
+    assert!(
+        debug.contains("TOKEN") && debug.contains("Authorization"),
+        "names stay visible"
+    );
+
+    let server: AgentMcpServerConfig = serde_json::from_value(json!({
+        "transport": "sse", "url": "https://x",
+        "env": {"K": SENTINEL}, "custom_headers": {"H": SENTINEL}
+    }))
+    .unwrap();
+    let handle: EnvironmentHandle = serde_json::from_value(json!({
+        "environment_id": "env-1", "provider": "local", "control_location": "in_env_control",
+        "ownership": "caller_owned", "env": {"K": SENTINEL}
+    }))
+    .unwrap();
+    let telemetry: RuntimeTelemetryContext =
+        serde_json::from_value(json!({"relay_enabled": true, "env": {"K": SENTINEL}})).unwrap();
+    for text in [
+        format!("{server:?}"),
+        format!("{handle:?}"),
+        format!("{telemetry:?}"),
+    ] {
+        assert!(!text.contains(SENTINEL), "{text}");
+    }
+}

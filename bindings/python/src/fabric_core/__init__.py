@@ -1,0 +1,142 @@
+"""Python binding of the Fabric core (NeMo Fabric compatible SDK).
+
+Porting from NeMo Fabric is an import change::
+
+    from fabric_core import Fabric, FabricConfig, HarnessConfig, MetadataConfig
+
+    config = FabricConfig(
+        metadata=MetadataConfig(name="hello"),
+        harness=HarnessConfig(adapter_id="fabric.scripted"),
+    )
+    result = await Fabric().run(config, input="Hello")
+
+The package loads the bundled native library (``fabric_core/_native*.so``) or the one
+named by ``FABRIC_CORE_LIB`` through ctypes, lazily on first use; importing never fails
+because of the native library (calls raise ``FabricNativeUnavailableError`` instead).
+"""
+
+from fabric_core.client import Fabric, inspect_adapter
+from fabric_core.environment import EnvironmentHandle
+from fabric_core.errors import (
+    FabricCapabilityError,
+    FabricConfigError,
+    FabricError,
+    FabricNativeUnavailableError,
+    FabricRuntimeError,
+    FabricStateError,
+    ResourceObservationUnavailableError,
+    ResourceObservationUnsupportedError,
+)
+from fabric_core.models import (
+    UNSET,
+    DiscoveryConfig,
+    EnvironmentConfig,
+    FabricConfig,
+    HarnessConfig,
+    InstructionConfig,
+    InstructionsConfig,
+    McpAuthenticationConfig,
+    McpConfig,
+    McpServerConfig,
+    MetadataConfig,
+    ModelConfig,
+    ProvenanceConfig,
+    RelayComponentConfig,
+    RelayConfig,
+    RunRequest,
+    RuntimeConfig,
+    SkillConfig,
+    SystemStatsConfig,
+    SystemStatsSamplingConfig,
+    TelemetryConfig,
+    TelemetryProviderConfig,
+    ToolDefinitionConfig,
+    ToolsConfig,
+    WorkflowConfig,
+)
+from fabric_core.runtime import Runtime, RuntimeStatus
+from fabric_core.types import (
+    AdapterCapabilityProfile,
+    ArtifactManifest,
+    ArtifactRef,
+    DoctorCheck,
+    DoctorReport,
+    ErrorInfo,
+    FabricEvent,
+    FabricMapping,
+    RunOutput,
+    RunPlan,
+    RunResult,
+    RunUsage,
+    RuntimeCapabilities,
+    RuntimeHandle,
+    TelemetryRef,
+)
+
+__version__ = "0.1.0"
+
+
+def native_version() -> str:
+    """The version of the loaded native library (loads it)."""
+
+    from fabric_core import _ffi
+
+    return _ffi.library().version
+
+
+__all__ = [
+    "UNSET",
+    "AdapterCapabilityProfile",
+    "ArtifactManifest",
+    "ArtifactRef",
+    "DiscoveryConfig",
+    "DoctorCheck",
+    "DoctorReport",
+    "EnvironmentConfig",
+    "EnvironmentHandle",
+    "ErrorInfo",
+    "Fabric",
+    "FabricCapabilityError",
+    "FabricConfig",
+    "FabricConfigError",
+    "FabricError",
+    "FabricEvent",
+    "FabricMapping",
+    "FabricNativeUnavailableError",
+    "FabricRuntimeError",
+    "FabricStateError",
+    "HarnessConfig",
+    "InstructionConfig",
+    "InstructionsConfig",
+    "McpAuthenticationConfig",
+    "McpConfig",
+    "McpServerConfig",
+    "MetadataConfig",
+    "ModelConfig",
+    "ProvenanceConfig",
+    "RelayComponentConfig",
+    "RelayConfig",
+    "ResourceObservationUnavailableError",
+    "ResourceObservationUnsupportedError",
+    "RunOutput",
+    "RunPlan",
+    "RunRequest",
+    "RunResult",
+    "RunUsage",
+    "Runtime",
+    "RuntimeCapabilities",
+    "RuntimeConfig",
+    "RuntimeHandle",
+    "RuntimeStatus",
+    "SkillConfig",
+    "SystemStatsConfig",
+    "SystemStatsSamplingConfig",
+    "TelemetryConfig",
+    "TelemetryProviderConfig",
+    "TelemetryRef",
+    "ToolDefinitionConfig",
+    "ToolsConfig",
+    "WorkflowConfig",
+    "inspect_adapter",
+    "native_version",
+]

@@ -1,0 +1,151 @@
+"""Private helpers shared by the client, runtime and environment modules."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from fabric_core.errors import FabricConfigError
+from fabric_core.models import FabricConfig, RunRequest
+
+_R = TypeVar("_R")
+
+
+def config_json(config: FabricConfig) -> bytes:
+    """Serialize a typed config for the native core (raw mappings are rejected)."""
+
+    if not isinstance(config, FabricConfig):
+        if isinstance(config, Mapping):
+            raise FabricConfigError(
+                "config mappings are not accepted directly; use FabricConfig.from_mapping(...) first",
+                stage="config",
+                code="invalid_config_type",
+            )
+        raise FabricConfigError(
+            "config must be a FabricConfig", stage="config", code="invalid_config_type"
+        )
+    return dumps(config.to_mapping())
+
+
+def dumps(value: Any) -> bytes:
+    try:
+        return json.dumps(value, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    except (TypeError, ValueError) as error:
+        raise FabricConfigError(
+            f"value is not JSON-compatible: {error}", stage="config", code="invalid_json_value"
+        ) from error
+
+
+def base_dir_arg(base_dir: str | os.PathLike[str] | None) -> bytes | None:
+    if base_dir is None:
+        return None
+    text = os.fspath(base_dir)
+    if "\x00" in text:
+        raise FabricConfigError("base_dir must not contain NUL", stage="config", code="invalid_base_dir")
+    return text.encode("utf-8")
+
+
+def json_mapping(value: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise FabricConfigError(f"{name} must be a JSON object", stage="config", code="invalid_request")
+    try:
+        decoded = json.loads(json.dumps(dict(value), allow_nan=False))
+    except (TypeError, ValueError) as error:
+        raise FabricConfigError(
+            f"{name} must contain JSON-compatible values", stage="config", code="invalid_request"
+        ) from error
+    return decoded
+
+
+def merge_overrides(base: Mapping[str, Any] | None, extra: Mapping[str, Any] | None) -> dict[str, Any]:
+    result = json_mapping(base, "overrides")
+    for key, value in json_mapping(extra, "overrides").items():
+        current = result.get(key)
+        if isinstance(current, dict) and isinstance(value, dict):
+            result[key] = merge_overrides(current, value)
+        else:
+            result[key] = value
+    return result
+
+
+def request_payload(
+    *,
+    input: Any,
+    request: RunRequest | None,
+    overrides: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The request mapping for one invocation (``input`` and ``request`` are exclusive)."""
+
+    if input is not None and request is not None:
+        raise FabricConfigError(
+            "input and request are mutually exclusive", stage="config", code="invalid_request"
+        )
+    if request is not None:
+        if not isinstance(request, RunRequest):
+            raise FabricConfigError("request must be a RunRequest", stage="config", code="invalid_request")
+        payload = request.to_mapping()
+    else:
+        payload = RunRequest(input=input).to_mapping()
+    if overrides:
+        merged = merge_overrides(overrides, payload.get("overrides"))
+        if merged:
+            payload["overrides"] = merged
+    return payload
+
+
+def descriptor_sha256(descriptor: Mapping[str, Any]) -> str:
+    """sha256 of the canonical JSON (sorted keys, ``,``/``:`` separators) of a descriptor."""
+
+    canonical = json.dumps(descriptor, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def verify_descriptor(plan: Mapping[str, Any], expected: str) -> None:
+    """Reject descriptor drift: the plan's fingerprint (adapter descriptor, plus the target
+    descriptor for a registered workflow) must equal ``expected``."""
+
+    resolved = plan.get("adapter_descriptor")
+    descriptor = resolved.get("descriptor") if isinstance(resolved, Mapping) else None
+    if not isinstance(descriptor, Mapping):
+        raise FabricConfigError(
+            "the execution plan has no adapter descriptor", stage="plan", code="descriptor_mismatch"
+        )
+    actual = plan.get("descriptor_sha256") or descriptor_sha256(descriptor)
+    if actual != expected:
+        raise FabricConfigError(
+            f"adapter descriptor mismatch for {descriptor.get('adapter_id')}: expected "
+            f"{expected}, found {actual}",
+            stage="plan",
+            code="descriptor_mismatch",
+            details={"expected_sha256": expected, "actual_sha256": actual},
+        )
+
+
+async def call_blocking(function: Callable[[], _R]) -> _R:
+    """Run a blocking native call in a worker thread.
+
+    If the awaiting task is cancelled, the native call still finishes in its thread
+    (native calls cannot be interrupted); the cancellation is re-raised once it has, so
+    no native work outlives the awaiting coroutine.
+    """
+
+    worker = asyncio.ensure_future(asyncio.to_thread(function))
+    try:
+        return await asyncio.shield(worker)
+    except asyncio.CancelledError:
+        while not worker.done():
+            try:
+                await asyncio.shield(worker)
+            except asyncio.CancelledError:
+                continue
+            except BaseException:
+                break
+        if not worker.cancelled():
+            worker.exception()
+        raise

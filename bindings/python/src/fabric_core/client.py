@@ -1,0 +1,260 @@
+"""``Fabric``: the SDK entry point, and ``inspect_adapter``."""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from fabric_core import _ffi
+from fabric_core._util import (
+    base_dir_arg,
+    call_blocking,
+    config_json,
+    dumps,
+    json_mapping,
+    request_payload,
+    verify_descriptor,
+)
+from fabric_core.environment import EnvironmentHandle
+from fabric_core.errors import FabricConfigError, FabricStateError
+from fabric_core.models import FabricConfig, RunRequest
+from fabric_core.runtime import Runtime
+from fabric_core.runtime import _backstop as _runtime_backstop
+from fabric_core.types import AdapterCapabilityProfile, DoctorReport, RunPlan, RunResult
+
+PathArg = str | os.PathLike[str] | None
+
+
+class Fabric:
+    """The SDK entry point: a lightweight, reusable facade (no cleanup needed).
+
+    ``plan`` is synchronous; every call that may block on adapter processes is a
+    coroutine that runs the native call in a worker thread (``asyncio.to_thread``), so
+    independent runtimes progress concurrently.
+    """
+
+    def __init__(self) -> None:
+        pass
+
+    @staticmethod
+    def _lib() -> _ffi.Library:
+        return _ffi.library()
+
+    def validate(self, config: FabricConfig, *, base_dir: PathArg = None) -> FabricConfig:
+        """Validate a config with the native core and return its canonical form.
+
+        Raises ``FabricConfigError`` naming the offending field path.
+        """
+
+        text = self._lib().fabric_validate(config_json(config), base_dir_arg(base_dir), _ffi.out_slot())
+        decoded = json.loads(text)
+        canonical = decoded.get("config", decoded) if isinstance(decoded, Mapping) else decoded
+        return FabricConfig.from_mapping(canonical)
+
+    def plan(self, config: FabricConfig, *, base_dir: PathArg = None) -> RunPlan:
+        """Resolve a config into an immutable ``RunPlan`` (adapter, capabilities).
+
+        Does not start a runtime. Raises ``FabricConfigError`` or
+        ``FabricCapabilityError``.
+        """
+
+        text = self._lib().fabric_plan(config_json(config), base_dir_arg(base_dir), _ffi.out_slot())
+        return RunPlan.from_mapping(json.loads(text))
+
+    async def doctor(self, config: FabricConfig, *, base_dir: PathArg = None) -> DoctorReport:
+        """Preflight diagnostics (adapter resolution, requirements) without starting a
+        runtime."""
+
+        library = self._lib()
+        payload = config_json(config)
+        base = base_dir_arg(base_dir)
+        text = await call_blocking(lambda: library.fabric_doctor(payload, base, _ffi.out_slot()))
+        return DoctorReport.from_mapping(json.loads(text))
+
+    async def run(
+        self,
+        config: FabricConfig,
+        *,
+        base_dir: PathArg = None,
+        input: Any = None,
+        request: RunRequest | None = None,
+        expected_descriptor_sha256: str | None = None,
+    ) -> RunResult:
+        """Start a runtime, invoke it once, stop it, and return the ``RunResult``.
+
+        ``input`` and ``request`` are mutually exclusive (neither = empty input). The
+        runtime is stopped even when the invocation fails; a stop failure after a
+        successful turn is reported in the result (``error.stage == "stop"``).
+        """
+
+        library = self._lib()
+        payload = config_json(config)
+        base = base_dir_arg(base_dir)
+        request_bytes = dumps(request_payload(input=input, request=request))
+        if expected_descriptor_sha256 is not None:
+            plan = await call_blocking(
+                lambda: json.loads(library.fabric_plan(payload, base, _ffi.out_slot()))
+            )
+            verify_descriptor(plan, expected_descriptor_sha256)
+        text = await call_blocking(
+            lambda: library.fabric_run(payload, request_bytes, base, _ffi.out_slot())
+        )
+        return RunResult.from_mapping(json.loads(text))
+
+    async def start_runtime(
+        self,
+        config: FabricConfig,
+        *,
+        base_dir: PathArg = None,
+        overrides: Mapping[str, Any] | None = None,
+        expected_descriptor_sha256: str | None = None,
+    ) -> Runtime:
+        """Start a stateful runtime for ordered invocations.
+
+        Use the returned ``Runtime`` as an async context manager. ``overrides`` apply to
+        every invocation below the request's own overrides.
+        """
+
+        library = self._lib()
+        payload = config_json(config)
+        base = base_dir_arg(base_dir)
+        runtime_overrides = json_mapping(overrides, "runtime overrides")
+        if expected_descriptor_sha256 is not None:
+            plan = await call_blocking(
+                lambda: json.loads(library.fabric_plan(payload, base, _ffi.out_slot()))
+            )
+            verify_descriptor(plan, expected_descriptor_sha256)
+
+        def start() -> tuple[int, str]:
+            slot = ctypes.c_uint64(0)
+            text = library.fabric_runtime_start(payload, base, ctypes.byref(slot), _ffi.out_slot())
+            return slot.value, text
+
+        handle, text = await _start_guarded(library, start)
+        return Runtime(
+            library=library, handle=handle, info=json.loads(text), overrides=runtime_overrides
+        )
+
+    async def prepare_environment(
+        self, config: FabricConfig, *, base_dir: PathArg = None
+    ) -> EnvironmentHandle:
+        """Prepare the configured environment without starting an agent."""
+
+        library = self._lib()
+        payload = config_json(config)
+        base = base_dir_arg(base_dir)
+
+        def prepare() -> tuple[int, str]:
+            slot = ctypes.c_uint64(0)
+            text = library.fabric_environment_prepare(payload, base, ctypes.byref(slot), _ffi.out_slot())
+            return slot.value, text
+
+        handle, text = await call_blocking(prepare)
+        return EnvironmentHandle(library=library, handle=handle, info=json.loads(text))
+
+    async def start_runtime_in(
+        self,
+        config: FabricConfig,
+        environment: EnvironmentHandle,
+        *,
+        base_dir: PathArg = None,
+        overrides: Mapping[str, Any] | None = None,
+    ) -> Runtime:
+        """Start a runtime inside a prepared environment."""
+
+        if not isinstance(environment, EnvironmentHandle):
+            raise FabricConfigError(
+                "environment must be an EnvironmentHandle", stage="start", code="invalid_environment"
+            )
+        if environment.native_handle == 0:
+            raise FabricStateError(
+                "environment was already released", stage="start", code="environment_released"
+            )
+        library = self._lib()
+        payload = config_json(config)
+        base = base_dir_arg(base_dir)
+        runtime_overrides = json_mapping(overrides, "runtime overrides")
+        env_handle = environment.native_handle
+
+        def start() -> tuple[int, str]:
+            slot = ctypes.c_uint64(0)
+            text = library.fabric_environment_start_runtime(
+                env_handle, payload, base, ctypes.byref(slot), _ffi.out_slot()
+            )
+            return slot.value, text
+
+        handle, text = await _start_guarded(library, start)
+        return Runtime(
+            library=library,
+            handle=handle,
+            info=json.loads(text),
+            overrides=runtime_overrides,
+            environment=environment,
+        )
+
+    async def release_environment(self, environment: EnvironmentHandle) -> None:
+        """Release a prepared environment (after its runtimes stopped). Idempotent."""
+
+        if not isinstance(environment, EnvironmentHandle):
+            raise FabricConfigError(
+                "environment must be an EnvironmentHandle", stage="release", code="invalid_environment"
+            )
+        if environment.released:
+            return
+        library = environment._library
+        handle = environment.native_handle
+        await call_blocking(lambda: library.fabric_environment_release(handle, _ffi.out_slot()))
+        environment._released = True
+        environment._free()
+
+
+async def _start_guarded(library: _ffi.Library, start: Any) -> tuple[int, str]:
+    """Run a native start; if the awaiting task is cancelled after the runtime started,
+    stop and free it instead of leaking it."""
+
+    started: list[tuple[int, str]] = []
+
+    def run() -> tuple[int, str]:
+        outcome = start()
+        started.append(outcome)
+        return outcome
+
+    try:
+        return await call_blocking(run)
+    except asyncio.CancelledError:
+        if started:
+            cleanup = asyncio.ensure_future(
+                asyncio.to_thread(_runtime_backstop, library, started[0][0])
+            )
+            try:
+                await asyncio.shield(cleanup)
+            except asyncio.CancelledError:
+                pass
+        raise
+
+
+def inspect_adapter(
+    config: FabricConfig,
+    descriptor: Mapping[str, Any] | None,
+    target_descriptor: Mapping[str, Any] | None = None,
+) -> AdapterCapabilityProfile:
+    """Inspect declared adapter support for a config from descriptor metadata alone.
+
+    ``descriptor`` is the adapter's canonical descriptor (for example from the adapter
+    catalog); ``None`` permits basic execution with false capability claims but rejects
+    requested skills, MCP or telemetry. ``target_descriptor`` is required for a config that
+    selects a registered workflow. Does not import the harness or read task-local paths.
+    """
+
+    library = _ffi.library()
+    descriptor_bytes = None if descriptor is None else dumps(dict(descriptor))
+    target_bytes = None if target_descriptor is None else dumps(dict(target_descriptor))
+    text = library.fabric_inspect(config_json(config), descriptor_bytes, target_bytes, _ffi.out_slot())
+    return AdapterCapabilityProfile.from_mapping(json.loads(text))
+
+
+__all__ = ["Fabric", "inspect_adapter"]

@@ -1,0 +1,801 @@
+"""Typed config and request models (stdlib dataclasses).
+
+The models are an authoring surface: they build the canonical ``fabric.agent/v1alpha1``
+JSON that the native core validates (``Fabric().validate(config)`` / ``plan``). The native
+core is the source of truth for validation; these classes check only what Python must
+(JSON compatibility, required constructor arguments) and keep unknown keys in
+``extra_fields`` so the core can reject them with their path.
+
+Serialization (``to_mapping()``) omits ``None`` values and empty containers whose default
+is empty, keeps meaningful empties (``tools.enabled=[]``, ``allowed_tools=[]``), and always
+emits ``schema_version`` and ``runtime``. ``system_stats`` is tri-state: leave it unset for
+the default, set ``None`` to disable (serialized as ``null``), or give a
+``SystemStatsConfig``.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import PurePath
+from typing import Any, ClassVar, Literal, TypeVar
+
+from fabric_core.errors import FabricConfigError
+
+SCHEMA_VERSION = "fabric.agent/v1alpha1"
+
+_M = TypeVar("_M", bound="_Model")
+
+
+class _Unset(Enum):
+    UNSET = "unset"
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+#: Marker for "field not given" where ``None`` has its own meaning (``system_stats``).
+UNSET = _Unset.UNSET
+
+
+def _json_value(value: Any, name: str) -> Any:
+    """Validate and detach a JSON-compatible value."""
+
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise FabricConfigError(
+                f"{name} must contain only finite JSON numbers", code="invalid_json_value"
+            )
+        return value
+    if isinstance(value, PurePath):
+        return str(value)
+    if isinstance(value, _Model):
+        return value.to_mapping()
+    if isinstance(value, Mapping):
+        result: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise FabricConfigError(
+                    f"{name} JSON object keys must be strings", code="invalid_json_value"
+                )
+            result[key] = _json_value(item, name)
+        return result
+    if isinstance(value, (list, tuple)):
+        return [_json_value(item, name) for item in value]
+    raise FabricConfigError(f"{name} must be JSON-compatible", code="invalid_json_value")
+
+
+def _is_empty_container(value: Any) -> bool:
+    return isinstance(value, (dict, list, tuple)) and len(value) == 0
+
+
+@dataclass(kw_only=True)
+class _Model:
+    """Base of the config models: mapping conversion, copies, extension fields."""
+
+    #: Unknown keys preserved for the native core (which rejects them outside extension
+    #: points, naming their path).
+    extra_fields: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    #: field → model class (single nested model)
+    _nested: ClassVar[dict[str, type[_Model]]] = {}
+    #: field → model class (mapping of name → nested model)
+    _nested_map: ClassVar[dict[str, type[_Model]]] = {}
+    #: field → model class (list of nested models; mappings are converted)
+    _nested_list: ClassVar[dict[str, type[_Model]]] = {}
+    #: field → default value that is omitted when serializing
+    _omit_default: ClassVar[dict[str, Any]] = {}
+
+    def __post_init__(self) -> None:
+        for name, model in self._nested.items():
+            value = getattr(self, name)
+            if isinstance(value, Mapping) and not isinstance(value, _Model):
+                setattr(self, name, model.from_mapping(value))
+        for name, model in self._nested_map.items():
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                setattr(
+                    self,
+                    name,
+                    {
+                        key: item
+                        if isinstance(item, _Model)
+                        else model.from_mapping(item)
+                        for key, item in value.items()
+                    },
+                )
+        for name, model in self._nested_list.items():
+            value = getattr(self, name)
+            if isinstance(value, (list, tuple)):
+                setattr(
+                    self,
+                    name,
+                    [
+                        model.from_mapping(item)
+                        if isinstance(item, Mapping) and not isinstance(item, _Model)
+                        else item
+                        for item in value
+                    ],
+                )
+
+    @classmethod
+    def _field_names(cls) -> list[str]:
+        return [f.name for f in dataclasses.fields(cls) if f.name != "extra_fields"]
+
+    @classmethod
+    def from_mapping(cls: type[_M], value: Mapping[str, Any]) -> _M:
+        """Build the model from its JSON mapping; unknown keys go to ``extra_fields``."""
+
+        if isinstance(value, cls):
+            return copy.deepcopy(value)
+        if not isinstance(value, Mapping):
+            raise FabricConfigError(
+                f"{cls.__name__} must be built from a mapping, not {type(value).__name__}",
+                code="invalid_config_type",
+            )
+        names = set(cls._field_names())
+        known: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise FabricConfigError(
+                    f"{cls.__name__} keys must be strings", code="invalid_config_type"
+                )
+            if key in names:
+                known[key] = copy.deepcopy(item)
+            else:
+                extra[key] = copy.deepcopy(item)
+        try:
+            return cls(**known, extra_fields=extra)
+        except TypeError as error:
+            raise FabricConfigError(
+                f"{cls.__name__}: {error}", code="invalid_config_type"
+            ) from error
+
+    def to_mapping(self) -> dict[str, Any]:
+        """Return a detached, JSON-compatible mapping in the canonical shape."""
+
+        data: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if f.name == "extra_fields":
+                continue
+            value = getattr(self, f.name)
+            if value is UNSET:
+                continue
+            if value is None and not self._keeps_null(f.name):
+                continue
+            if f.name in self._omit_default and value == self._omit_default[f.name]:
+                continue
+            encoded = _json_value(value, f.name)
+            if (
+                _is_empty_container(encoded)
+                and f.default_factory is not dataclasses.MISSING
+            ):
+                continue
+            data[f.name] = encoded
+        for key, item in self.extra_fields.items():
+            data[key] = _json_value(item, key)
+        return data
+
+    def _keeps_null(self, name: str) -> bool:
+        return False
+
+    def model_copy(self: _M, *, deep: bool = True) -> _M:
+        """A copy (deep by default), matching the NeMo Fabric SDK spelling."""
+
+        return copy.deepcopy(self) if deep else copy.copy(self)
+
+    def copy(self: _M) -> _M:
+        """A deep copy."""
+
+        return copy.deepcopy(self)
+
+
+@dataclass(kw_only=True)
+class MetadataConfig(_Model):
+    """Human-readable agent identity."""
+
+    name: str
+    description: str | None = None
+
+
+@dataclass(kw_only=True)
+class HarnessConfig(_Model):
+    """Harness adapter selection plus adapter-owned settings."""
+
+    adapter_id: str
+    resolution: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class WorkflowConfig(_Model):
+    """Registered workflow target and its construction settings."""
+
+    target_id: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class DiscoveryConfig(_Model):
+    """Explicit local descriptor discovery paths."""
+
+    local_paths: list[str | PurePath] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class InstructionConfig(_Model):
+    """One portable instruction value (``mode``: ``replace`` or ``append``)."""
+
+    content: str
+    mode: Literal["replace", "append"] = "replace"
+
+
+@dataclass(kw_only=True)
+class InstructionsConfig(_Model):
+    """Harness-neutral agent instructions."""
+
+    system: InstructionConfig | None = None
+
+    _nested: ClassVar[dict[str, type[_Model]]] = {"system": InstructionConfig}
+
+
+@dataclass(kw_only=True)
+class RuntimeConfig(_Model):
+    """Invocation runtime contract."""
+
+    input_schema: str | None = None
+    output_schema: str | None = None
+    artifacts: str | PurePath | None = None
+    timeout_seconds: float | None = None
+    max_turns: int | None = None
+
+
+@dataclass(kw_only=True)
+class EnvironmentConfig(_Model):
+    """Execution environment supplied by the caller.
+
+    ``env`` values are serialized into config and plans; prefer ``env_names`` (names
+    only, values read from this process's environment) for credentials.
+    """
+
+    provider: str = "local"
+    workspace: str | PurePath | None = None
+    artifacts: str | PurePath | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    env_names: list[str] = field(default_factory=list)
+    settings: dict[str, Any] = field(default_factory=dict)
+    metadata: dict[str, Any] = field(default_factory=dict)
+    connection: dict[str, Any] = field(default_factory=dict)
+    ownership: Literal["caller_owned", "fabric_owned"] = "caller_owned"
+    control_location: Literal["external_control", "in_env_control"] = "in_env_control"
+
+
+@dataclass(kw_only=True)
+class ModelConfig(_Model):
+    """Configuration for one model role."""
+
+    provider: str
+    model: str
+    api_key_env: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    max_tokens: int | None = None
+    base_url: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class SkillConfig(_Model):
+    """Skill capability configuration."""
+
+    paths: list[str | PurePath] = field(default_factory=list)
+
+    def add_path(self, path: str | PurePath) -> SkillConfig:
+        """Add a skill path if absent."""
+
+        value = str(path)
+        paths = [str(item) for item in self.paths]
+        if value not in paths:
+            paths.append(value)
+        self.paths = paths
+        return self
+
+    def remove_path(self, path: str | PurePath) -> SkillConfig:
+        """Remove a skill path if present."""
+
+        value = str(path)
+        self.paths = [item for item in self.paths if str(item) != value]
+        return self
+
+
+@dataclass(kw_only=True)
+class McpAuthenticationConfig(_Model):
+    """MCP server authentication (``oauth2`` or ``service_account``)."""
+
+    type: Literal["oauth2", "service_account"]
+    client_id: str | None = None
+    client_secret_env: str | None = None
+    scopes: list[str] = field(default_factory=list)
+    redirect_uri: str | None = None
+    enable_dynamic_registration: bool = True
+    client_name: str | None = None
+    token_endpoint_auth_method: str | None = None
+    authorization_timeout_seconds: int = 300
+    token_url: str | None = None
+    token_cache_buffer_seconds: int = 300
+
+    _omit_default: ClassVar[dict[str, Any]] = {
+        "enable_dynamic_registration": True,
+        "authorization_timeout_seconds": 300,
+        "token_cache_buffer_seconds": 300,
+    }
+
+
+@dataclass(kw_only=True)
+class McpServerConfig(_Model):
+    """One MCP server. For stdio, ``url`` is the executable and ``args`` its arguments."""
+
+    transport: Literal["stdio", "sse", "streamable-http"]
+    url: str
+    args: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    authentication: McpAuthenticationConfig | None = None
+    custom_headers: dict[str, str] = field(default_factory=dict)
+    exposure: Literal["harness_native", "fabric_managed"] = "harness_native"
+    allowed_tools: list[str] | None = None
+    blocked_tools: list[str] = field(default_factory=list)
+
+    _nested: ClassVar[dict[str, type[_Model]]] = {"authentication": McpAuthenticationConfig}
+
+
+@dataclass(kw_only=True)
+class McpConfig(_Model):
+    """MCP capability configuration."""
+
+    servers: dict[str, McpServerConfig] = field(default_factory=dict)
+
+    _nested_map: ClassVar[dict[str, type[_Model]]] = {"servers": McpServerConfig}
+
+    def add_server(
+        self,
+        name: str,
+        *,
+        transport: str,
+        url: str,
+        args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        authentication: McpAuthenticationConfig | Mapping[str, Any] | None = None,
+        custom_headers: Mapping[str, str] | None = None,
+        exposure: Literal["harness_native", "fabric_managed"] = "harness_native",
+        allowed_tools: Sequence[str] | None = None,
+        blocked_tools: Sequence[str] = (),
+        extra_fields: Mapping[str, Any] | None = None,
+    ) -> McpConfig:
+        """Add or replace a named MCP server."""
+
+        if isinstance(allowed_tools, str) or isinstance(blocked_tools, str):
+            raise TypeError("tool lists must be sequences of strings, not a string")
+        auth = authentication
+        if isinstance(auth, Mapping):
+            auth = McpAuthenticationConfig.from_mapping(auth)
+        self.servers[name] = McpServerConfig(
+            transport=transport,  # type: ignore[arg-type]
+            url=url,
+            args=list(args or ()),
+            env=dict(env or {}),
+            authentication=auth,
+            custom_headers=dict(custom_headers or {}),
+            exposure=exposure,
+            allowed_tools=None if allowed_tools is None else list(allowed_tools),
+            blocked_tools=list(blocked_tools),
+            extra_fields=dict(extra_fields or {}),
+        )
+        return self
+
+    def remove_server(self, name: str) -> McpConfig:
+        """Remove a named MCP server if present."""
+
+        self.servers.pop(name, None)
+        return self
+
+
+@dataclass(kw_only=True)
+class TelemetryProviderConfig(_Model):
+    """Provider-specific telemetry configuration."""
+
+    config: dict[str, Any] | None = None
+
+
+@dataclass(kw_only=True)
+class TelemetryConfig(_Model):
+    """Telemetry providers (``relay``, ``native``)."""
+
+    providers: dict[str, TelemetryProviderConfig] = field(default_factory=dict)
+
+    _nested_map: ClassVar[dict[str, type[_Model]]] = {"providers": TelemetryProviderConfig}
+
+    def enable_relay(self) -> TelemetryConfig:
+        """Enable NeMo Relay telemetry."""
+
+        self.providers["relay"] = TelemetryProviderConfig()
+        return self
+
+    def enable_native(self, *, config: Mapping[str, Any] | None = None) -> TelemetryConfig:
+        """Let the selected adapter handle telemetry natively."""
+
+        provider = self.providers.get("native") or TelemetryProviderConfig()
+        if config is not None:
+            provider.config = dict(config)
+        self.providers["native"] = provider
+        return self
+
+    def remove_provider(self, provider: str) -> TelemetryConfig:
+        """Remove a configured telemetry provider."""
+
+        self.providers.pop(provider, None)
+        return self
+
+
+@dataclass(kw_only=True)
+class RelayComponentConfig(_Model):
+    """A generic NeMo Relay plugin component."""
+
+    kind: str
+    enabled: bool = True
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class RelayConfig(_Model):
+    """The top-level NeMo Relay block (observability, components, policy, plugins)."""
+
+    project: str | None = None
+    output_dir: str | PurePath | None = None
+    observability: dict[str, Any] | None = None
+    components: list[RelayComponentConfig] = field(default_factory=list)
+    policy: dict[str, Any] | None = None
+    plugins: dict[str, Any] | None = None
+
+    _nested_list: ClassVar[dict[str, type[_Model]]] = {"components": RelayComponentConfig}
+
+
+@dataclass(kw_only=True)
+class ToolDefinitionConfig(_Model):
+    """One named tool or tool-group definition."""
+
+    kind: str
+    ref: str
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ToolsConfig(_Model):
+    """Harness-neutral tool policy. ``enabled=None`` keeps the harness default; ``[]``
+    disables every tool."""
+
+    definitions: dict[str, ToolDefinitionConfig] = field(default_factory=dict)
+    enabled: list[str] | None = None
+    blocked: list[str] = field(default_factory=list)
+
+    _nested_map: ClassVar[dict[str, type[_Model]]] = {"definitions": ToolDefinitionConfig}
+
+    def block(self, *tools: str) -> ToolsConfig:
+        """Add tool names to ``blocked`` (keeping order, no duplicates)."""
+
+        blocked = list(self.blocked)
+        for tool in tools:
+            if tool not in blocked:
+                blocked.append(tool)
+        self.blocked = blocked
+        return self
+
+    def add_definition(
+        self,
+        name: str,
+        *,
+        kind: str,
+        ref: str,
+        settings: Mapping[str, Any] | None = None,
+        extra_fields: Mapping[str, Any] | None = None,
+    ) -> ToolsConfig:
+        """Add or replace one named definition."""
+
+        if not name.strip():
+            raise FabricConfigError("tool definition names must not be empty", code="invalid_tool_definition")
+        self.definitions[name] = ToolDefinitionConfig(
+            kind=kind, ref=ref, settings=dict(settings or {}), extra_fields=dict(extra_fields or {})
+        )
+        return self
+
+    def remove_definition(self, name: str) -> ToolsConfig:
+        """Remove one named definition if present."""
+
+        self.definitions.pop(name, None)
+        return self
+
+
+@dataclass(kw_only=True)
+class SystemStatsSamplingConfig(_Model):
+    """Periodic sampling during an invocation."""
+
+    interval_ms: int | None = None
+    max_samples: int | None = None
+
+
+@dataclass(kw_only=True)
+class SystemStatsConfig(_Model):
+    """Invocation system stats: ``collect`` groups (None = all) and optional sampling."""
+
+    collect: list[str] | None = None
+    sampling: SystemStatsSamplingConfig | None = None
+
+    _nested: ClassVar[dict[str, type[_Model]]] = {"sampling": SystemStatsSamplingConfig}
+
+
+@dataclass(kw_only=True)
+class ProvenanceConfig(_Model):
+    """Software evidence collection (enabled by default)."""
+
+    enabled: bool = True
+    reports: list[Any] | None = None
+
+
+@dataclass(kw_only=True)
+class FabricConfig(_Model):
+    """The typed ``fabric.agent/v1alpha1`` agent configuration.
+
+    At least one of ``harness`` or ``workflow`` selects what runs. Helpers
+    (``add_skill_path``, ``add_mcp_server``, ``enable_relay``, ``block_tools``, ...) edit
+    this config in place and return it; copy first (``model_copy()``) to make variants.
+    """
+
+    schema_version: str = SCHEMA_VERSION
+    metadata: MetadataConfig
+    harness: HarnessConfig | None = None
+    workflow: WorkflowConfig | None = None
+    discovery: DiscoveryConfig | None = None
+    runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
+    environment: EnvironmentConfig | None = None
+    models: dict[str, ModelConfig] = field(default_factory=dict)
+    instructions: InstructionsConfig | None = None
+    mcp: McpConfig | None = None
+    skills: SkillConfig | None = None
+    telemetry: TelemetryConfig | None = None
+    relay: RelayConfig | None = None
+    tools: ToolsConfig | None = None
+    system_stats: SystemStatsConfig | None | _Unset = UNSET
+    provenance: ProvenanceConfig | None = None
+
+    _nested: ClassVar[dict[str, type[_Model]]] = {
+        "metadata": MetadataConfig,
+        "harness": HarnessConfig,
+        "workflow": WorkflowConfig,
+        "discovery": DiscoveryConfig,
+        "runtime": RuntimeConfig,
+        "environment": EnvironmentConfig,
+        "instructions": InstructionsConfig,
+        "mcp": McpConfig,
+        "skills": SkillConfig,
+        "telemetry": TelemetryConfig,
+        "relay": RelayConfig,
+        "tools": ToolsConfig,
+        "system_stats": SystemStatsConfig,
+        "provenance": ProvenanceConfig,
+    }
+    _nested_map: ClassVar[dict[str, type[_Model]]] = {"models": ModelConfig}
+
+    def _keeps_null(self, name: str) -> bool:
+        return name == "system_stats"
+
+    def to_mapping(self) -> dict[str, Any]:
+        data = super().to_mapping()
+        data.setdefault("schema_version", SCHEMA_VERSION)
+        data.setdefault("runtime", {})
+        return data
+
+    def add_mcp_server(
+        self,
+        name: str,
+        *,
+        transport: str,
+        url: str,
+        args: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        authentication: McpAuthenticationConfig | Mapping[str, Any] | None = None,
+        custom_headers: Mapping[str, str] | None = None,
+        exposure: Literal["harness_native", "fabric_managed"] = "harness_native",
+        allowed_tools: Sequence[str] | None = None,
+        blocked_tools: Sequence[str] = (),
+        extra_fields: Mapping[str, Any] | None = None,
+    ) -> FabricConfig:
+        """Add or replace a named MCP server and return this config."""
+
+        if self.mcp is None:
+            self.mcp = McpConfig()
+        self.mcp.add_server(
+            name,
+            transport=transport,
+            url=url,
+            args=args,
+            env=env,
+            authentication=authentication,
+            custom_headers=custom_headers,
+            exposure=exposure,
+            allowed_tools=allowed_tools,
+            blocked_tools=blocked_tools,
+            extra_fields=extra_fields,
+        )
+        return self
+
+    def remove_mcp_server(self, name: str) -> FabricConfig:
+        """Remove a named MCP server (and the empty ``mcp`` block) and return this config."""
+
+        if self.mcp is not None:
+            self.mcp.remove_server(name)
+            if not self.mcp.servers and not self.mcp.extra_fields:
+                self.mcp = None
+        return self
+
+    def add_skill_path(self, path: str | PurePath) -> FabricConfig:
+        """Add a skill path and return this config."""
+
+        if self.skills is None:
+            self.skills = SkillConfig()
+        self.skills.add_path(path)
+        return self
+
+    def remove_skill_path(self, path: str | PurePath) -> FabricConfig:
+        """Remove a skill path (and the empty ``skills`` block) and return this config."""
+
+        if self.skills is not None:
+            self.skills.remove_path(path)
+            if not self.skills.paths and not self.skills.extra_fields:
+                self.skills = None
+        return self
+
+    def block_tools(self, *tools: str) -> FabricConfig:
+        """Block adapter-native tool names and return this config."""
+
+        if self.tools is None:
+            self.tools = ToolsConfig()
+        self.tools.block(*tools)
+        return self
+
+    def add_tool_definition(
+        self,
+        name: str,
+        *,
+        kind: str,
+        ref: str,
+        settings: Mapping[str, Any] | None = None,
+        extra_fields: Mapping[str, Any] | None = None,
+    ) -> FabricConfig:
+        """Add or replace one named tool definition and return this config."""
+
+        if self.tools is None:
+            self.tools = ToolsConfig()
+        self.tools.add_definition(
+            name, kind=kind, ref=ref, settings=settings, extra_fields=extra_fields
+        )
+        return self
+
+    def remove_tool_definition(self, name: str) -> FabricConfig:
+        """Remove one named tool definition and return this config."""
+
+        if self.tools is not None:
+            self.tools.remove_definition(name)
+            if (
+                not self.tools.definitions
+                and self.tools.enabled is None
+                and not self.tools.blocked
+                and not self.tools.extra_fields
+            ):
+                self.tools = None
+        return self
+
+    def enable_relay(
+        self,
+        *,
+        project: str | None = None,
+        output_dir: str | PurePath | None = None,
+        observability: Mapping[str, Any] | None = None,
+        components: Sequence[RelayComponentConfig | Mapping[str, Any]] | None = None,
+        policy: Mapping[str, Any] | None = None,
+    ) -> FabricConfig:
+        """Enable NeMo Relay telemetry (``telemetry.providers.relay``) and update the
+        top-level ``relay`` block; return this config."""
+
+        relay = copy.deepcopy(self.relay) if self.relay is not None else RelayConfig()
+        if project is not None:
+            relay.project = project
+        if output_dir is not None:
+            relay.output_dir = output_dir
+        if observability is not None:
+            relay.observability = _json_value(observability, "relay.observability")
+        if components is not None:
+            relay.components = [
+                item if isinstance(item, RelayComponentConfig) else RelayComponentConfig.from_mapping(item)
+                for item in components
+            ]
+        if policy is not None:
+            relay.policy = _json_value(policy, "relay.policy")
+        if self.telemetry is None:
+            self.telemetry = TelemetryConfig()
+        self.telemetry.enable_relay()
+        self.relay = relay
+        return self
+
+
+@dataclass(kw_only=True)
+class RunRequest(_Model):
+    """One invocation request. ``request_id`` defaults to a fresh ``request-…`` id."""
+
+    input: Any = ""
+    relay_session_root: str | None = None
+    request_id: str = field(default_factory=lambda: f"request-{uuid.uuid4().hex}")
+    context: dict[str, Any] = field(default_factory=dict)
+    overrides: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.input = _json_value("" if self.input is None else self.input, "request input")
+        if not isinstance(self.context, Mapping):
+            raise FabricConfigError("request context must be a JSON object", code="invalid_request")
+        self.context = _json_value(self.context, "request context")
+        if self.overrides is not None:
+            if not isinstance(self.overrides, Mapping):
+                raise FabricConfigError("request overrides must be a JSON object", code="invalid_request")
+            self.overrides = _json_value(self.overrides, "request overrides")
+        if not isinstance(self.request_id, str) or not self.request_id:
+            raise FabricConfigError("request_id must be a non-empty string", code="invalid_request")
+
+    def to_mapping(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "input": self.input,
+            "request_id": self.request_id,
+            "context": copy.deepcopy(self.context),
+        }
+        if self.relay_session_root is not None:
+            data["relay_session_root"] = self.relay_session_root
+        if self.overrides is not None:
+            data["overrides"] = copy.deepcopy(self.overrides)
+        for key, item in self.extra_fields.items():
+            data[key] = _json_value(item, f"request extension {key!r}")
+        return data
+
+
+__all__ = [
+    "DiscoveryConfig",
+    "EnvironmentConfig",
+    "FabricConfig",
+    "HarnessConfig",
+    "InstructionConfig",
+    "InstructionsConfig",
+    "McpAuthenticationConfig",
+    "McpConfig",
+    "McpServerConfig",
+    "MetadataConfig",
+    "ModelConfig",
+    "ProvenanceConfig",
+    "RelayComponentConfig",
+    "RelayConfig",
+    "RunRequest",
+    "RuntimeConfig",
+    "SkillConfig",
+    "SystemStatsConfig",
+    "SystemStatsSamplingConfig",
+    "TelemetryConfig",
+    "TelemetryProviderConfig",
+    "ToolDefinitionConfig",
+    "ToolsConfig",
+    "UNSET",
+    "WorkflowConfig",
+]

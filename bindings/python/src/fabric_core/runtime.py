@@ -1,0 +1,306 @@
+"""``Runtime``: one started, stateful harness execution."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import weakref
+from collections.abc import Mapping
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from fabric_core import _ffi
+from fabric_core._util import dumps, request_payload
+from fabric_core.errors import FabricError, FabricRuntimeError, FabricStateError
+from fabric_core.models import RunRequest
+from fabric_core.types import RunResult, RuntimeHandle
+
+if TYPE_CHECKING:
+    from fabric_core.environment import EnvironmentHandle
+
+
+class RuntimeStatus(str, Enum):
+    """``ACTIVE`` accepts invocations; ``STOPPED`` has released its runtime; ``FAILED``
+    records a lifecycle failure (no more invocations, ``stop()`` still allowed)."""
+
+    ACTIVE = "active"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+
+def _backstop(library: _ffi.Library, handle: int) -> None:
+    """Finalizer: stop and free a runtime that was never stopped explicitly."""
+
+    try:
+        library.fabric_runtime_stop(handle, _ffi.out_slot())
+    except Exception:  # noqa: BLE001 - best effort at GC/exit time
+        pass
+    try:
+        library.fabric_runtime_free(handle)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+class Runtime:
+    """One logical, stateful harness execution.
+
+    Create runtimes with ``Fabric.start_runtime()`` (or ``start_runtime_in``). A runtime
+    accepts one invocation at a time: overlapping ``invoke()`` calls raise
+    ``FabricStateError``; start more runtimes for parallel work. Use it as an async
+    context manager (``async with await fabric.start_runtime(config) as runtime``) so it
+    stops deterministically; a finalizer stops and frees a runtime that was never stopped
+    when it is garbage collected (a backstop, not a substitute for ``stop()``).
+    """
+
+    def __init__(
+        self,
+        *,
+        library: _ffi.Library,
+        handle: int,
+        info: Mapping[str, Any],
+        overrides: Mapping[str, Any] | None = None,
+        environment: EnvironmentHandle | None = None,
+    ) -> None:
+        self._library = library
+        self._handle = handle
+        self._info = RuntimeHandle.from_mapping(info)
+        self._overrides = dict(overrides or {})
+        self._environment = environment  # children hold their parent
+        self._status = RuntimeStatus.ACTIVE
+        self._invoking = False
+        self._closing = False
+        self._orphan: asyncio.Future[Any] | None = None
+        self._invocations: list[dict[str, Any]] = []
+        self._messages: list[Any] = []
+        self._stop_result: Any = None
+        self._finalizer = weakref.finalize(self, _backstop, library, handle)
+
+    @property
+    def runtime_id(self) -> str:
+        """The runtime lifecycle id (``runtime-…``)."""
+
+        return str(self._info.get("runtime_id"))
+
+    @property
+    def handle(self) -> RuntimeHandle:
+        """The runtime identity returned by the core."""
+
+        return self._info
+
+    @property
+    def native_handle(self) -> int:
+        """The C ABI handle id (0 once freed)."""
+
+        return 0 if not self._finalizer.alive else self._handle
+
+    @property
+    def status(self) -> RuntimeStatus:
+        """``ACTIVE``, ``STOPPED`` or ``FAILED``."""
+
+        return self._status
+
+    @property
+    def invocations(self) -> list[dict[str, Any]]:
+        """Request, runtime and invocation ids of completed turns."""
+
+        return [dict(item) for item in self._invocations]
+
+    @property
+    def messages(self) -> list[Any]:
+        """The latest ``output.messages`` reported by the harness, if any."""
+
+        return json.loads(json.dumps(self._messages))
+
+    @property
+    def environment(self) -> EnvironmentHandle | None:
+        """The environment this runtime was started in, if any."""
+
+        return self._environment
+
+    @property
+    def stop_result(self) -> Any:
+        """The core's stop result (events, artifacts) after a successful ``stop()``."""
+
+        return self._stop_result
+
+    def _ensure_invocable(self) -> None:
+        if self._status is not RuntimeStatus.ACTIVE:
+            raise FabricStateError(
+                f"cannot invoke a {self._status.value} runtime",
+                stage="invoke",
+                code="runtime_not_active",
+            )
+        if self._closing:
+            raise FabricStateError(
+                "cannot invoke while runtime shutdown is in progress",
+                stage="invoke",
+                code="runtime_stopping",
+            )
+        if self._invoking:
+            raise FabricStateError(
+                "runtime is already running an invocation; start another runtime for parallel work",
+                stage="invoke",
+                code="runtime_busy",
+            )
+
+    async def _drain_orphan(self) -> None:
+        """Wait for a native call whose awaiting task was cancelled to finish."""
+
+        orphan = self._orphan
+        if orphan is None:
+            return
+        try:
+            await asyncio.shield(orphan)
+        except asyncio.CancelledError:
+            if not orphan.done():
+                raise
+        except BaseException:  # noqa: BLE001 - its outcome was abandoned with the task
+            pass
+        if self._orphan is orphan:
+            self._orphan = None
+
+    async def _native(self, function: Any) -> Any:
+        """Run one blocking native call; on cancellation leave it to finish as an orphan."""
+
+        worker = asyncio.ensure_future(asyncio.to_thread(function))
+        worker.add_done_callback(_consume)
+        try:
+            return await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            if not worker.done():
+                self._orphan = worker
+            raise
+
+    async def invoke(self, *, input: Any = None, request: RunRequest | None = None) -> RunResult:
+        """Run one turn. ``input`` and ``request`` are mutually exclusive.
+
+        Raises ``FabricStateError`` if the runtime is not active or already invoking,
+        ``FabricConfigError`` for an invalid request, ``FabricRuntimeError`` if the core
+        could not produce a normalized result. A failed harness turn is a ``RunResult``
+        with ``status == "failed"``, not an exception.
+
+        Cancelling the awaiting task does not corrupt the runtime: the native call
+        finishes in its worker thread and the next ``invoke()`` waits for it first.
+        """
+
+        self._ensure_invocable()
+        payload = request_payload(input=input, request=request, overrides=self._overrides)
+        request_bytes = dumps(payload)
+        self._invoking = True
+        try:
+            await self._drain_orphan()
+            library, handle = self._library, self._handle
+            try:
+                text = await self._native(
+                    lambda: library.fabric_runtime_invoke(handle, request_bytes, _ffi.out_slot())
+                )
+            except FabricStateError:
+                raise
+            except FabricRuntimeError:
+                self._status = RuntimeStatus.FAILED
+                raise
+            result = RunResult.from_mapping(json.loads(text))
+            self._absorb(result)
+            return result
+        finally:
+            self._invoking = False
+
+    def _absorb(self, result: RunResult) -> None:
+        self._invocations.append(
+            {
+                "request_id": result.request_id,
+                "runtime_id": result.runtime_id,
+                "invocation_id": result.invocation_id,
+            }
+        )
+        output = result.output
+        messages = output.get("messages") if isinstance(output, Mapping) else None
+        if isinstance(messages, (list, tuple)):
+            self._messages = json.loads(json.dumps(_plain(messages)))
+
+    async def status_info(self) -> dict[str, Any]:
+        """The core's view of this runtime (state, ids, host process) as a mapping."""
+
+        if not self._finalizer.alive:
+            return {"runtime_id": self.runtime_id, "state": self._status.value}
+        library, handle = self._library, self._handle
+        text = await asyncio.to_thread(
+            lambda: library.fabric_runtime_status(handle, _ffi.out_slot())
+        )
+        return json.loads(text)
+
+    async def stop(self) -> None:
+        """Stop the runtime exactly once (later calls are no-ops).
+
+        Raises ``FabricStateError`` while an invocation is in flight, and
+        ``FabricRuntimeError`` if shutdown fails (the runtime is then ``FAILED`` and may be
+        stopped again).
+        """
+
+        if self._status is RuntimeStatus.STOPPED:
+            return
+        if self._invoking:
+            raise FabricStateError(
+                "cannot stop while a turn is in flight", stage="stop", code="runtime_busy"
+            )
+        if self._closing:
+            raise FabricStateError(
+                "runtime shutdown is already in progress", stage="stop", code="runtime_stopping"
+            )
+        self._closing = True
+        try:
+            await self._drain_orphan()
+            library, handle = self._library, self._handle
+            try:
+                text = await self._native(
+                    lambda: library.fabric_runtime_stop(handle, _ffi.out_slot())
+                )
+            except FabricStateError:
+                raise
+            except FabricError:
+                self._status = RuntimeStatus.FAILED
+                raise
+            self._stop_result = json.loads(text)
+            self._status = RuntimeStatus.STOPPED
+            self._free()
+        finally:
+            self._closing = False
+
+    def _free(self) -> None:
+        if self._finalizer.detach() is not None:
+            self._library.fabric_runtime_free(self._handle)
+
+    async def aclose(self) -> None:
+        """Alias of ``stop()``."""
+
+        await self.stop()
+
+    async def __aenter__(self) -> Runtime:
+        return self
+
+    async def __aexit__(self, exc_type: Any, exc: BaseException | None, traceback: Any) -> None:
+        try:
+            await self.stop()
+        except Exception as cleanup_error:
+            if exc is None:
+                raise
+            exc.add_note(f"runtime cleanup failed: {cleanup_error}")
+
+    def __repr__(self) -> str:
+        return f"Runtime(runtime_id={self.runtime_id!r}, status={self._status.value!r})"
+
+
+def _consume(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return value
+
+
+__all__ = ["Runtime", "RuntimeStatus"]

@@ -1,0 +1,403 @@
+"""Typed, immutable result models decoded from the native JSON.
+
+Every model is a read-only ``Mapping`` with attribute access (``result.status`` and
+``result["status"]``). Unknown fields are kept (visible through ``extra_fields`` and
+``to_mapping()``) so newer cores do not break older bindings. Nested JSON objects are
+read-only (``MappingProxyType``) and lists are tuples; ``to_mapping()`` returns a detached,
+mutable, JSON-compatible copy.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, ClassVar, TypeVar
+
+_T = TypeVar("_T", bound="FabricMapping")
+
+
+def _freeze(value: Any) -> Any:
+    if isinstance(value, FabricMapping):
+        return value
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: _freeze(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(item) for item in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    if isinstance(value, FabricMapping):
+        return value.to_mapping()
+    if isinstance(value, Mapping):
+        return {key: _thaw(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(item) for item in value]
+    if isinstance(value, Path):
+        return str(value)
+    return copy.deepcopy(value)
+
+
+class FabricMapping(Mapping[str, Any]):
+    """Immutable mapping-compatible base of results and snapshots."""
+
+    #: Field names this model knows (others are extension fields).
+    _fields: ClassVar[frozenset[str]] = frozenset()
+    #: Known fields that default to ``None`` when absent.
+    _optional: ClassVar[frozenset[str]] = frozenset()
+
+    __slots__ = ("_data",)
+
+    def __init__(self, mapping: Mapping[str, Any]) -> None:
+        if not isinstance(mapping, Mapping):
+            raise TypeError(f"{type(self).__name__} requires a mapping")
+        data = self._normalize(dict(mapping))
+        object.__setattr__(self, "_data", {key: _freeze(item) for key, item in data.items()})
+
+    @classmethod
+    def from_mapping(cls: type[_T], mapping: Mapping[str, Any]) -> _T:
+        """Decode a mapping into this model (unknown keys are kept)."""
+
+        if isinstance(mapping, cls):
+            return mapping
+        return cls(mapping)
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        return data
+
+    def __getitem__(self, key: str) -> Any:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        try:
+            return self._data[name]
+        except KeyError:
+            if name in self._fields:
+                return None
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.to_mapping()!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, FabricMapping):
+            return self.to_mapping() == other.to_mapping()
+        if isinstance(other, Mapping):
+            return self.to_mapping() == _thaw(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def extra_fields(self) -> Mapping[str, Any]:
+        """Fields this binding does not know (kept from newer cores)."""
+
+        return MappingProxyType(
+            {key: _thaw(value) for key, value in self._data.items() if key not in self._fields}
+        )
+
+    def to_mapping(self) -> dict[str, Any]:
+        """A detached, JSON-compatible copy."""
+
+        return {key: _thaw(value) for key, value in self._data.items()}
+
+    def to_dict(self) -> dict[str, Any]:
+        """Same as ``to_mapping()``."""
+
+        return self.to_mapping()
+
+
+class ErrorInfo(FabricMapping):
+    """A structured error: ``stage``, ``code``, ``message``, ``retryable``, ``metadata``."""
+
+    _fields = frozenset({"stage", "code", "message", "retryable", "metadata"})
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        data.setdefault("retryable", False)
+        data.setdefault("metadata", {})
+        return data
+
+
+class RunOutput(FabricMapping):
+    """Adapter output object; ``response`` is the common response field."""
+
+    _fields = frozenset({"response"})
+
+    @property
+    def response(self) -> Any:
+        """The ``response`` value, or ``None`` when absent."""
+
+        return self._data.get("response")
+
+
+class RunUsage(FabricMapping):
+    """Invocation-local usage. Missing counters are unknown (``None``), never zero."""
+
+    _fields = frozenset(
+        {
+            "input_tokens",
+            "cached_input_tokens",
+            "input_tokens_include_cache",
+            "output_tokens",
+            "total_tokens",
+            "cost_usd",
+            "metadata",
+        }
+    )
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        data.setdefault("metadata", {})
+        return data
+
+
+class ArtifactRef(FabricMapping):
+    """One artifact: ``name``, ``kind``, ``path``, ``media_type``, ``metadata``."""
+
+    _fields = frozenset({"name", "kind", "path", "media_type", "metadata"})
+
+
+class ArtifactManifest(FabricMapping):
+    """An artifact manifest: optional ``root`` and ordered ``artifacts``."""
+
+    _fields = frozenset({"root", "artifacts"})
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        data["artifacts"] = tuple(
+            ArtifactRef.from_mapping(item) if isinstance(item, Mapping) else item
+            for item in data.get("artifacts") or ()
+        )
+        return data
+
+
+class TelemetryRef(FabricMapping):
+    """A telemetry reference: ``provider``, ``kind``, ``uri``, ``trace_id``, ``metadata``."""
+
+    _fields = frozenset({"provider", "kind", "uri", "trace_id", "metadata", "relay_enabled"})
+
+
+class FabricEvent(FabricMapping):
+    """One lifecycle or invocation event."""
+
+    _fields = frozenset({"event_id", "timestamp_millis", "kind", "message", "metadata"})
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        data.setdefault("metadata", {})
+        return data
+
+
+class RunResult(FabricMapping):
+    """The normalized outcome of one invocation.
+
+    Check ``status`` (``succeeded``, ``failed``, ``cancelled``) and ``error`` before reading
+    ``output``. ``runtime_id``, ``invocation_id`` and ``request_id`` correlate the result.
+    """
+
+    _fields = frozenset(
+        {
+            "agent_name",
+            "harness",
+            "adapter_kind",
+            "adapter_id",
+            "runtime_id",
+            "invocation_id",
+            "request_id",
+            "status",
+            "output",
+            "error",
+            "usage",
+            "artifacts",
+            "telemetry",
+            "events",
+            "metadata",
+            "system_stats",
+            "resource_snapshot",
+        }
+    )
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        error = data.get("error")
+        data["error"] = ErrorInfo.from_mapping(error) if isinstance(error, Mapping) else None
+        usage = data.get("usage")
+        data["usage"] = RunUsage.from_mapping(usage) if isinstance(usage, Mapping) else None
+        artifacts = data.get("artifacts")
+        if isinstance(artifacts, Mapping):
+            data["artifacts"] = ArtifactManifest.from_mapping(artifacts)
+        else:
+            data["artifacts"] = ArtifactManifest.from_mapping({"artifacts": artifacts or []})
+        telemetry = data.get("telemetry")
+        if telemetry is None:
+            data["telemetry"] = ()
+        elif isinstance(telemetry, Mapping):
+            data["telemetry"] = (TelemetryRef.from_mapping(telemetry),)
+        else:
+            data["telemetry"] = tuple(
+                TelemetryRef.from_mapping(item) if isinstance(item, Mapping) else item
+                for item in telemetry
+            )
+        data["events"] = tuple(
+            FabricEvent.from_mapping(item) if isinstance(item, Mapping) else item
+            for item in data.get("events") or ()
+        )
+        data.setdefault("metadata", {})
+        output = data.get("output")
+        if isinstance(output, Mapping):
+            data["output"] = RunOutput.from_mapping(output)
+        for name in ("system_stats", "resource_snapshot"):
+            value = data.get(name)
+            if isinstance(value, Mapping):
+                data[name] = FabricMapping.from_mapping(value)
+        return data
+
+    @property
+    def succeeded(self) -> bool:
+        """``status == "succeeded"``."""
+
+        return self._data.get("status") == "succeeded"
+
+
+class RuntimeCapabilities(FabricMapping):
+    """Optional runtime operations declared by the adapter."""
+
+    _fields = frozenset({"cancellation", "service", "streaming", "updates", "metadata"})
+
+
+class RunPlan(FabricMapping):
+    """The resolved execution plan (canonical config, adapter, capabilities)."""
+
+    _fields = frozenset(
+        {
+            "agent_name",
+            "base_dir",
+            "config",
+            "agent_config",
+            "capabilities",
+            "adapter_descriptor",
+            "adapter_target_descriptor",
+            "capability_plan",
+            "environment_plan",
+            "resolution",
+            "telemetry_plan",
+            "adapter",
+        }
+    )
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        capabilities = data.get("capabilities")
+        if isinstance(capabilities, Mapping):
+            data["capabilities"] = RuntimeCapabilities.from_mapping(capabilities)
+        return data
+
+    @property
+    def adapter(self) -> Mapping[str, Any] | None:
+        """The selected adapter descriptor (``adapter_descriptor.descriptor``)."""
+
+        explicit = self._data.get("adapter")
+        if explicit is not None:
+            return explicit
+        resolved = self._data.get("adapter_descriptor")
+        if isinstance(resolved, Mapping):
+            return resolved.get("descriptor")
+        return None
+
+    @property
+    def adapter_id(self) -> str | None:
+        """The selected adapter id."""
+
+        adapter = self.adapter
+        return adapter.get("adapter_id") if isinstance(adapter, Mapping) else None
+
+    @property
+    def base_dir_path(self) -> Path | None:
+        """``base_dir`` as a ``Path``."""
+
+        value = self._data.get("base_dir")
+        return None if value is None else Path(value)
+
+    def fabric_config(self) -> Any:
+        """The canonical config as a typed ``FabricConfig``."""
+
+        from fabric_core.models import FabricConfig
+
+        return FabricConfig.from_mapping(_thaw(self._data.get("config") or {}))
+
+
+class DoctorCheck(FabricMapping):
+    """One diagnostic check: ``name``, ``status``, ``message``, ``metadata``."""
+
+    _fields = frozenset({"name", "status", "message", "metadata"})
+
+
+class DoctorReport(FabricMapping):
+    """Preflight diagnostics: aggregate ``status`` and ordered ``checks``."""
+
+    _fields = frozenset({"agent_name", "status", "checks"})
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        data["checks"] = tuple(
+            DoctorCheck.from_mapping(item) if isinstance(item, Mapping) else item
+            for item in data.get("checks") or ()
+        )
+        return data
+
+
+class RuntimeHandle(FabricMapping):
+    """Identity of one started runtime (``runtime_id``, adapter, environment)."""
+
+    _fields = frozenset(
+        {
+            "runtime_id",
+            "runtime_binding",
+            "agent_name",
+            "harness",
+            "adapter_kind",
+            "adapter_id",
+            "environment",
+            "service_id",
+        }
+    )
+
+
+class AdapterCapabilityProfile(FabricMapping):
+    """Declared support of an adapter for a config (from ``inspect_adapter``)."""
+
+    _fields = frozenset({"adapter_id", "descriptor_sha256", "skills", "mcp", "atif"})
+
+
+__all__ = [
+    "AdapterCapabilityProfile",
+    "ArtifactManifest",
+    "ArtifactRef",
+    "DoctorCheck",
+    "DoctorReport",
+    "ErrorInfo",
+    "FabricEvent",
+    "FabricMapping",
+    "RunOutput",
+    "RunPlan",
+    "RunResult",
+    "RunUsage",
+    "RuntimeCapabilities",
+    "RuntimeHandle",
+    "TelemetryRef",
+]

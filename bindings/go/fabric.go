@@ -1,0 +1,203 @@
+// Package fabric is the Go binding of the Fabric core: plan, doctor and run agent
+// harness configs, and drive runtimes with ordered invocations, over the C ABI
+// (include/fabric.h, statically linked from target/debug/libfabric_ffi.a).
+//
+// Blocking calls take a context.Context. Cancelling it returns ctx.Err() promptly; the
+// native call finishes in the background and leaves the runtime usable (the next Invoke
+// waits for it first). Runtimes are closed with Close (or Stop); a finalizer is only a
+// backstop for runtimes that were dropped without it.
+//
+//	f, err := fabric.New()
+//	rt, err := f.StartRuntime(ctx, cfg)
+//	defer rt.Close()
+//	res, err := rt.Invoke(ctx, fabric.RunRequest{Input: "hello"})
+package fabric
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Fabric is the entry point. It holds no resources; copies are fine.
+type Fabric struct{}
+
+// New checks the linked library's ABI version and returns a Fabric.
+func New() (*Fabric, error) {
+	if err := checkLibrary(); err != nil {
+		return nil, err
+	}
+	return &Fabric{}, nil
+}
+
+// Option adjusts one call.
+type Option func(*options)
+
+type options struct{ baseDir string }
+
+// WithBaseDir anchors the config's relative paths (default: the current directory).
+func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+func collect(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
+func configJSON(config any) (string, error) {
+	switch value := config.(type) {
+	case string:
+		return value, nil
+	case []byte:
+		return string(value), nil
+	case json.RawMessage:
+		return string(value), nil
+	}
+	data, err := json.Marshal(config)
+	if err != nil {
+		return "", &ConfigError{Info{Stage: "config", Code: "invalid_config", Message: "config cannot be encoded as JSON: " + err.Error()}}
+	}
+	return string(data), nil
+}
+
+func requestJSON(request RunRequest) (string, error) {
+	data, err := json.Marshal(request)
+	if err != nil {
+		return "", &ConfigError{Info{Stage: "config", Code: "invalid_request", Message: "request cannot be encoded as JSON: " + err.Error()}}
+	}
+	return string(data), nil
+}
+
+// await runs fn on its own goroutine and returns its result, or ctx.Err() as soon as ctx
+// is done. An abandoned result is handed to abandon (if not nil) when it arrives.
+func await(ctx context.Context, fn func() nativeResult, abandon func(nativeResult)) (nativeResult, error) {
+	if err := ctx.Err(); err != nil {
+		return nativeResult{}, err
+	}
+	done := make(chan nativeResult, 1)
+	go func() { done <- fn() }()
+	select {
+	case result := <-done:
+		return result, nil
+	case <-ctx.Done():
+		go func() {
+			result := <-done
+			if abandon != nil {
+				abandon(result)
+			}
+		}()
+		return nativeResult{}, ctx.Err()
+	}
+}
+
+func decodeInto(result nativeResult, v any) error {
+	text, err := result.decode()
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal([]byte(text), v); err != nil {
+		return &RuntimeError{Info{Stage: "invoke", Code: "invalid_native_json", Message: "library returned JSON this package cannot decode: " + err.Error()}}
+	}
+	return nil
+}
+
+// Validate checks a config and returns its canonical JSON.
+func (f *Fabric) Validate(ctx context.Context, config any, opts ...Option) (json.RawMessage, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	o := collect(opts)
+	result, err := await(ctx, func() nativeResult { return nativeValidate(text, o.baseDir) }, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := result.decode()
+	return json.RawMessage(out), err
+}
+
+// Plan resolves the adapter and checks compatibility.
+func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	o := collect(opts)
+	result, err := await(ctx, func() nativeResult { return nativePlan(text, o.baseDir) }, nil)
+	if err != nil {
+		return nil, err
+	}
+	plan := &RunPlan{}
+	if err := decodeInto(result, plan); err != nil {
+		return nil, err
+	}
+	plan.Raw = json.RawMessage(result.text)
+	return plan, nil
+}
+
+// Doctor runs every preflight check and reports all findings.
+func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (DoctorReport, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	o := collect(opts)
+	result, err := await(ctx, func() nativeResult { return nativeDoctor(text, o.baseDir) }, nil)
+	if err != nil {
+		return nil, err
+	}
+	out, err := result.decode()
+	return DoctorReport(out), err
+}
+
+// Run starts a runtime, invokes it once and stops it. A harness failure is a result
+// with Status == StatusFailed. Cancelling ctx returns promptly; the run finishes (and
+// its runtime is stopped) in the background.
+func (f *Fabric) Run(ctx context.Context, config any, request RunRequest, opts ...Option) (*RunResult, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	req, err := requestJSON(request)
+	if err != nil {
+		return nil, err
+	}
+	o := collect(opts)
+	result, err := await(ctx, func() nativeResult { return nativeRun(text, req, o.baseDir) }, nil)
+	if err != nil {
+		return nil, err
+	}
+	run := &RunResult{}
+	if err := decodeInto(result, run); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// StartRuntime starts a runtime for ordered invocations. Close it with Close. If ctx is
+// cancelled while the host starts, the runtime is stopped and freed in the background.
+func (f *Fabric) StartRuntime(ctx context.Context, config any, opts ...Option) (*Runtime, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	o := collect(opts)
+	result, err := await(ctx, func() nativeResult { return nativeStart(text, o.baseDir) }, func(late nativeResult) {
+		if Status(late.status) == StatusOK && late.err == nil && late.handle != 0 {
+			nativeStop(late.handle)
+			nativeFree(late.handle)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	info := RuntimeInfo{}
+	if err := decodeInto(result, &info); err != nil {
+		if result.handle != 0 && Status(result.status) == StatusOK {
+			nativeFree(result.handle)
+		}
+		return nil, err
+	}
+	return newRuntime(result.handle, info), nil
+}

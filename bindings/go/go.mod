@@ -1,0 +1,3 @@
+module fabric
+
+go 1.22

@@ -1,0 +1,194 @@
+package fabric
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../include
+#cgo linux LDFLAGS: ${SRCDIR}/../../target/debug/libfabric_ffi.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
+#cgo darwin LDFLAGS: ${SRCDIR}/../../target/debug/libfabric_ffi.a -framework Security -framework CoreFoundation -liconv -lm
+#include <stdlib.h>
+#include "fabric.h"
+
+// Fails to compile against a header of another ABI; the library's own version is checked
+// again at run time (fabric_abi_version) because a stale libfabric_ffi.a links fine.
+#if FABRIC_ABI_VERSION != 1
+#error "bindings/go needs FABRIC_ABI_VERSION 1"
+#endif
+*/
+import "C"
+
+import (
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// ABIVersion is the C ABI version this package was written against.
+const ABIVersion = 1
+
+// nativeResult is one finished native call: its status and the decoded *out text.
+type nativeResult struct {
+	status int32
+	text   string
+	has    bool
+	handle uint64
+	err    error
+}
+
+// take decodes a library string and frees it with fabric_string_free.
+func take(out *C.char) (string, bool) {
+	if out == nil {
+		return "", false
+	}
+	defer C.fabric_string_free(out)
+	return C.GoString(out), true
+}
+
+// cstring converts a Go string for the duration of one call; NUL bytes are rejected
+// because C would silently truncate at them.
+func cstring(value, what string) (*C.char, error) {
+	if strings.IndexByte(value, 0) >= 0 {
+		return nil, newError(StatusInvalidArgument, &Info{
+			Stage:   "config",
+			Code:    "invalid_argument",
+			Message: what + " must not contain NUL bytes",
+		})
+	}
+	return C.CString(value), nil
+}
+
+func optCString(value, what string) (*C.char, error) {
+	if value == "" {
+		return nil, nil
+	}
+	return cstring(value, what)
+}
+
+func free(pointer *C.char) {
+	if pointer != nil {
+		C.free(unsafe.Pointer(pointer))
+	}
+}
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+)
+
+// checkLibrary verifies (once) that the linked library speaks this package's ABI.
+func checkLibrary() error {
+	loadOnce.Do(func() {
+		if got := uint32(C.fabric_abi_version()); got != ABIVersion {
+			loadErr = &NativeUnavailableError{Info{
+				Stage:   "config",
+				Code:    "abi_version_mismatch",
+				Message: "linked libfabric_ffi has another C ABI version; rebuild it with 'cargo build -p fabric-ffi'",
+			}}
+		}
+	})
+	return loadErr
+}
+
+// LibraryVersion is the linked core's version, for example "0.1.0".
+func LibraryVersion() string {
+	return C.GoString(C.fabric_version())
+}
+
+type configCall func(config, baseDir *C.char, out **C.char) C.int32_t
+
+func callConfig(fn configCall, config, baseDir string) nativeResult {
+	cConfig, err := cstring(config, "config")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cConfig)
+	cBase, err := optCString(baseDir, "base dir")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cBase)
+	var out *C.char
+	status := fn(cConfig, cBase, &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
+func nativeValidate(config, baseDir string) nativeResult {
+	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_validate(c, b, out) }, config, baseDir)
+}
+
+func nativePlan(config, baseDir string) nativeResult {
+	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_plan(c, b, out) }, config, baseDir)
+}
+
+func nativeDoctor(config, baseDir string) nativeResult {
+	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_doctor(c, b, out) }, config, baseDir)
+}
+
+func nativeRun(config, request, baseDir string) nativeResult {
+	cConfig, err := cstring(config, "config")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cConfig)
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	cBase, err := optCString(baseDir, "base dir")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cBase)
+	var out *C.char
+	status := C.fabric_run(cConfig, cRequest, cBase, &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
+func nativeStart(config, baseDir string) nativeResult {
+	cConfig, err := cstring(config, "config")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cConfig)
+	cBase, err := optCString(baseDir, "base dir")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cBase)
+	var handle C.fabric_runtime
+	var out *C.char
+	status := C.fabric_runtime_start(cConfig, cBase, &handle, &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has, handle: uint64(handle)}
+}
+
+func nativeInvoke(handle uint64, request string) nativeResult {
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	var out *C.char
+	status := C.fabric_runtime_invoke(C.fabric_runtime(handle), cRequest, &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
+func nativeStop(handle uint64) nativeResult {
+	var out *C.char
+	status := C.fabric_runtime_stop(C.fabric_runtime(handle), &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
+func nativeStatus(handle uint64) nativeResult {
+	var out *C.char
+	status := C.fabric_runtime_status(C.fabric_runtime(handle), &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
+func nativeFree(handle uint64) {
+	C.fabric_runtime_free(C.fabric_runtime(handle))
+}

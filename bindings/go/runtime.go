@@ -1,0 +1,159 @@
+package fabric
+
+import (
+	"context"
+	"io"
+	"runtime"
+	"sync"
+)
+
+var _ io.Closer = (*Runtime)(nil)
+
+// Runtime is one started runtime: ordered invocations, then Close. Safe for concurrent
+// use; a second Invoke while one is running fails with *StateError (code runtime_busy).
+type Runtime struct {
+	// Info is what the core reported at start.
+	Info RuntimeInfo
+
+	handle uint64
+
+	mu     sync.Mutex
+	orphan chan struct{} // closed when an invocation abandoned by its context finishes
+	failed bool
+
+	stopOnce   sync.Once
+	stopDone   chan struct{}
+	stopResult *StopResult
+	stopErr    error
+
+	closeOnce sync.Once
+}
+
+func newRuntime(handle uint64, info RuntimeInfo) *Runtime {
+	r := &Runtime{Info: info, handle: handle, stopDone: make(chan struct{})}
+	runtime.SetFinalizer(r, func(dropped *Runtime) { nativeFree(dropped.handle) })
+	return r
+}
+
+// ID is the runtime id (`runtime-…`).
+func (r *Runtime) ID() string { return r.Info.RuntimeID }
+
+// Failed reports whether a runtime error made this runtime terminal.
+func (r *Runtime) Failed() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failed
+}
+
+// Invoke runs one invocation. Errors: *StateError (busy, stopped or failed runtime),
+// *ConfigError (invalid request), *RuntimeError (no result; the runtime is then failed),
+// or ctx.Err() when ctx is done first — the invocation then finishes in the background
+// and the next Invoke waits for it.
+func (r *Runtime) Invoke(ctx context.Context, request RunRequest) (*RunResult, error) {
+	req, err := requestJSON(request)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	if r.closedLocked() {
+		r.mu.Unlock()
+		return nil, &StateError{Info{Stage: "invoke", Code: "runtime_not_active", Message: "cannot invoke a stopped runtime"}}
+	}
+	orphan := r.orphan
+	r.mu.Unlock()
+	if orphan != nil {
+		select {
+		case <-orphan:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	done := make(chan nativeResult, 1)
+	go func() { done <- nativeInvoke(r.handle, req) }()
+	var result nativeResult
+	select {
+	case result = <-done:
+	case <-ctx.Done():
+		finished := make(chan struct{})
+		r.mu.Lock()
+		r.orphan = finished
+		r.mu.Unlock()
+		go func() {
+			late := <-done
+			r.absorb(late)
+			close(finished)
+		}()
+		return nil, ctx.Err()
+	}
+	runtime.KeepAlive(r)
+	out := &RunResult{}
+	if err := decodeInto(result, out); err != nil {
+		r.absorb(result)
+		return nil, err
+	}
+	return out, nil
+}
+
+// absorb records a runtime failure (a runtime-class error leaves the runtime terminal).
+func (r *Runtime) absorb(result nativeResult) {
+	if result.err != nil || Status(result.status) != StatusRuntime {
+		return
+	}
+	r.mu.Lock()
+	r.failed = true
+	r.mu.Unlock()
+}
+
+func (r *Runtime) closedLocked() bool {
+	select {
+	case <-r.stopDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// Status returns the core's view of this runtime.
+func (r *Runtime) Status(ctx context.Context) (*RuntimeStatus, error) {
+	result, err := await(ctx, func() nativeResult { return nativeStatus(r.handle) }, nil)
+	if err != nil {
+		return nil, err
+	}
+	status := &RuntimeStatus{}
+	if err := decodeInto(result, status); err != nil {
+		return nil, err
+	}
+	return status, nil
+}
+
+// Stop stops the runtime once; every call returns the same result. If ctx is done
+// first, Stop returns ctx.Err() and the stop completes in the background.
+func (r *Runtime) Stop(ctx context.Context) (*StopResult, error) {
+	r.stopOnce.Do(func() {
+		go func() {
+			result := nativeStop(r.handle)
+			stop := &StopResult{}
+			r.stopErr = decodeInto(result, stop)
+			if r.stopErr == nil {
+				r.stopResult = stop
+			}
+			close(r.stopDone)
+		}()
+	})
+	select {
+	case <-r.stopDone:
+		return r.stopResult, r.stopErr
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops the runtime (waiting for it) and frees its handle. Idempotent.
+func (r *Runtime) Close() error {
+	_, err := r.Stop(context.Background())
+	r.closeOnce.Do(func() {
+		runtime.SetFinalizer(r, nil)
+		nativeFree(r.handle)
+	})
+	return err
+}

@@ -86,6 +86,20 @@ export class HostProcess {
     return JSON.parse(await this.nextLine(timeoutMs));
   }
 
+  /**
+   * Sends one request and parses its response, or resolves `null` when the host exits
+   * without answering (a host that ended after the previous response).
+   */
+  async requestOrExit(message: unknown, timeoutMs = 10_000): Promise<any | null> {
+    if (this.running) this.send(message);
+    const line = await this.until(
+      "a response line or the host's exit",
+      () => (this.lines.length > 0 ? this.lines.shift() : this.running ? undefined : null),
+      timeoutMs,
+    );
+    return line === null ? null : JSON.parse(line as string);
+  }
+
   async waitStderr(text: string, timeoutMs = 10_000): Promise<void> {
     await this.until(`stderr to contain ${JSON.stringify(text)}`, () => (this.stderr.includes(text) ? true : undefined), timeoutMs);
   }

@@ -198,6 +198,19 @@ pub fn adapters(args: AdaptersArgs) -> ExitCode {
             })
         })
         .collect();
-    print_json(&json!({"adapters": adapters, "targets": targets}));
+    let invalid: Vec<Value> = catalog
+        .invalid
+        .iter()
+        .map(|error| {
+            let info = ErrorInfo::from(error);
+            json!({
+                "file": error.file().map(|file| file.display().to_string()),
+                "code": info.code,
+                "path": error.path(),
+                "message": info.message,
+            })
+        })
+        .collect();
+    print_json(&json!({"adapters": adapters, "targets": targets, "invalid": invalid}));
     ExitCode::from(EXIT_OK)
 }

@@ -181,12 +181,58 @@ pub struct Discovered<T> {
 }
 
 /// Every adapter and target discovered, per id (the highest-precedence source wins).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Default)]
 pub struct Catalog {
     /// Adapter id → descriptor.
     pub adapters: BTreeMap<String, Discovered<LoadedAdapter>>,
     /// Target id → descriptor.
     pub targets: BTreeMap<String, Discovered<LoadedTarget>>,
+    /// Descriptor files found in searched directories that failed to load (skipped).
+    pub invalid: Vec<PlanError>,
+}
+
+/// A descriptor file found by discovery; `explicit` when it was named directly.
+struct Candidate {
+    file: PathBuf,
+    explicit: bool,
+}
+
+/// Loads a candidate. Invalid files found by a directory search are skipped (`Ok(None)`,
+/// recorded in `skipped`) unless their raw JSON names `wanted`; explicitly named files fail.
+fn load_candidate<T>(
+    candidate: &Candidate,
+    load: fn(&Path) -> Result<Arc<T>, PlanError>,
+    id_key: &str,
+    wanted: Option<&str>,
+    skipped: &mut Vec<PlanError>,
+) -> Result<Option<Arc<T>>, PlanError> {
+    match load(&candidate.file) {
+        Ok(loaded) => Ok(Some(loaded)),
+        Err(error) if candidate.explicit => Err(error),
+        Err(error) => {
+            let named = std::fs::read(&candidate.file)
+                .ok()
+                .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+                .and_then(|value| {
+                    value
+                        .get(id_key)
+                        .and_then(|id| id.as_str())
+                        .map(str::to_owned)
+                });
+            if wanted.is_some() && named.as_deref() == wanted {
+                return Err(error);
+            }
+            skipped.push(error);
+            Ok(None)
+        }
+    }
+}
+
+fn not_found_suffix(skipped: &[PlanError]) -> Vec<PathBuf> {
+    skipped
+        .iter()
+        .filter_map(|error| error.file().map(Path::to_path_buf))
+        .collect()
 }
 
 /// Finds the adapter `adapter_id`.
@@ -195,11 +241,21 @@ pub fn find_adapter(
     adapter_id: &str,
 ) -> Result<Discovered<LoadedAdapter>, PlanError> {
     let mut available = Vec::new();
+    let mut skipped = Vec::new();
     for (source, roots) in options.levels() {
         let files = collect_files(&roots, DescriptorFileKind::Adapter)?;
         let mut found: Option<Discovered<LoadedAdapter>> = None;
-        for file in files {
-            let loaded = cached_adapter(&file)?;
+        for candidate in files {
+            let Some(loaded) = load_candidate(
+                &candidate,
+                cached_adapter,
+                "adapter_id",
+                Some(adapter_id),
+                &mut skipped,
+            )?
+            else {
+                continue;
+            };
             if loaded.descriptor.adapter_id != adapter_id {
                 available.push(loaded.descriptor.adapter_id.clone());
                 continue;
@@ -211,7 +267,7 @@ pub fn find_adapter(
                 loaded,
                 |a| &a.sha256,
                 source,
-                &file,
+                &candidate.file,
             )?;
         }
         if let Some(found) = found {
@@ -223,6 +279,7 @@ pub fn find_adapter(
     Err(PlanError::AdapterNotFound {
         adapter_id: adapter_id.to_owned(),
         available,
+        skipped: not_found_suffix(&skipped),
     })
 }
 
@@ -232,11 +289,21 @@ pub fn find_target(
     target_id: &str,
 ) -> Result<Discovered<LoadedTarget>, PlanError> {
     let mut available = Vec::new();
+    let mut skipped = Vec::new();
     for (source, roots) in options.levels() {
         let files = collect_files(&roots, DescriptorFileKind::Target)?;
         let mut found: Option<Discovered<LoadedTarget>> = None;
-        for file in files {
-            let loaded = cached_target(&file)?;
+        for candidate in files {
+            let Some(loaded) = load_candidate(
+                &candidate,
+                cached_target,
+                "id",
+                Some(target_id),
+                &mut skipped,
+            )?
+            else {
+                continue;
+            };
             if loaded.descriptor.id != target_id {
                 available.push(loaded.descriptor.id.clone());
                 continue;
@@ -248,7 +315,7 @@ pub fn find_target(
                 loaded,
                 |t| &t.sha256,
                 source,
-                &file,
+                &candidate.file,
             )?;
         }
         if let Some(found) = found {
@@ -260,16 +327,27 @@ pub fn find_target(
     Err(PlanError::TargetNotFound {
         target_id: target_id.to_owned(),
         available,
+        skipped: not_found_suffix(&skipped),
     })
 }
 
-/// Discovers every adapter and target from every source.
+/// Discovers every adapter and target from every source. Invalid files found by directory
+/// searches are listed in [`Catalog::invalid`]; explicitly named invalid files fail.
 pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
     let mut catalog = Catalog::default();
     for (source, roots) in options.levels() {
         let mut adapters: BTreeMap<String, Discovered<LoadedAdapter>> = BTreeMap::new();
-        for file in collect_files(&roots, DescriptorFileKind::Adapter)? {
-            let loaded = cached_adapter(&file)?;
+        for candidate in collect_files(&roots, DescriptorFileKind::Adapter)? {
+            let Some(loaded) = load_candidate(
+                &candidate,
+                cached_adapter,
+                "adapter_id",
+                None,
+                &mut catalog.invalid,
+            )?
+            else {
+                continue;
+            };
             let id = loaded.descriptor.adapter_id.clone();
             let mut slot = adapters.remove(&id);
             merge(
@@ -279,7 +357,7 @@ pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
                 loaded,
                 |a| &a.sha256,
                 source,
-                &file,
+                &candidate.file,
             )?;
             if let Some(slot) = slot {
                 adapters.insert(id, slot);
@@ -289,8 +367,12 @@ pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
             catalog.adapters.entry(id).or_insert(found);
         }
         let mut targets: BTreeMap<String, Discovered<LoadedTarget>> = BTreeMap::new();
-        for file in collect_files(&roots, DescriptorFileKind::Target)? {
-            let loaded = cached_target(&file)?;
+        for candidate in collect_files(&roots, DescriptorFileKind::Target)? {
+            let Some(loaded) =
+                load_candidate(&candidate, cached_target, "id", None, &mut catalog.invalid)?
+            else {
+                continue;
+            };
             let id = loaded.descriptor.id.clone();
             let mut slot = targets.remove(&id);
             merge(
@@ -300,7 +382,7 @@ pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
                 loaded,
                 |t| &t.sha256,
                 source,
-                &file,
+                &candidate.file,
             )?;
             if let Some(slot) = slot {
                 targets.insert(id, slot);
@@ -367,8 +449,8 @@ fn provenance(source: DescriptorSource, file: &Path) -> DescriptorProvenance {
 fn collect_files(
     roots: &[(PathBuf, bool)],
     kind: DescriptorFileKind,
-) -> Result<Vec<PathBuf>, PlanError> {
-    let mut files = Vec::new();
+) -> Result<Vec<Candidate>, PlanError> {
+    let mut files: Vec<Candidate> = Vec::new();
     for (root, required) in roots {
         let meta = match std::fs::metadata(root) {
             Ok(meta) => meta,
@@ -382,7 +464,10 @@ fn collect_files(
         };
         if meta.is_file() {
             match load::kind_of(root) {
-                Some(found) if found == kind => files.push(absolute(root)),
+                Some(found) if found == kind => files.push(Candidate {
+                    file: absolute(root),
+                    explicit: *required,
+                }),
                 Some(_) => {}
                 None if *required => {
                     return Err(PlanError::invalid(
@@ -394,13 +479,17 @@ fn collect_files(
                 None => {}
             }
         } else if meta.is_dir() {
-            let start = files.len();
-            walk(root, kind, 0, &mut files)?;
-            files[start..].sort();
+            let mut found = Vec::new();
+            walk(root, kind, 0, &mut found)?;
+            found.sort();
+            files.extend(found.into_iter().map(|file| Candidate {
+                file,
+                explicit: false,
+            }));
         }
     }
     let mut seen = std::collections::HashSet::new();
-    files.retain(|file| seen.insert(file.clone()));
+    files.retain(|candidate| seen.insert(candidate.file.clone()));
     Ok(files)
 }
 

@@ -77,20 +77,24 @@ pub enum PlanError {
         second: PathBuf,
     },
     /// No descriptor for the selected adapter was discovered.
-    #[error("unknown adapter `{adapter_id}`; available adapters: [{}]", available.join(", "))]
+    #[error("unknown adapter `{adapter_id}`; available adapters: [{}]{}", available.join(", "), skipped_note(skipped))]
     AdapterNotFound {
         /// The requested adapter id.
         adapter_id: String,
         /// Adapter ids that were discovered.
         available: Vec<String>,
+        /// Invalid descriptor files that were skipped while searching.
+        skipped: Vec<PathBuf>,
     },
     /// No target descriptor for `workflow.target_id` was discovered.
-    #[error("unknown workflow target `{target_id}`; available targets: [{}]", available.join(", "))]
+    #[error("unknown workflow target `{target_id}`; available targets: [{}]{}", available.join(", "), skipped_note(skipped))]
     TargetNotFound {
         /// The requested target id.
         target_id: String,
         /// Target ids that were discovered.
         available: Vec<String>,
+        /// Invalid descriptor files that were skipped while searching.
+        skipped: Vec<PathBuf>,
     },
     /// The config is invalid on its own (before any descriptor is consulted).
     #[error("invalid config at `{path}`: {reason}")]
@@ -153,6 +157,35 @@ pub enum PlanError {
         actual: String,
     },
 }
+
+fn skipped_note(skipped: &[PathBuf]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let files: Vec<String> = skipped
+        .iter()
+        .map(|file| format!("`{}`", file.display()))
+        .collect();
+    format!("; invalid descriptor files skipped: {}", files.join(", "))
+}
+
+/// Every code [`PlanError::code`] can return (listed in `tests/fixtures/error-codes.json`).
+pub const PLAN_ERROR_CODES: &[&str] = &[
+    "descriptor_read_failed",
+    "descriptor_invalid_json",
+    "descriptor_unsupported_contract",
+    "descriptor_invalid",
+    "descriptor_invalid_schema",
+    "descriptor_ambiguous",
+    "adapter_not_found",
+    "target_not_found",
+    "config_invalid",
+    "config_incompatible",
+    "config_schema_violation",
+    "model_role_ambiguous",
+    "target_mismatch",
+    "descriptor_mismatch",
+];
 
 impl PlanError {
     /// The stable snake_case code.

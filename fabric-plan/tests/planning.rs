@@ -204,14 +204,13 @@ fn every_normalized_field_follows_config_accepts_for_every_catalog_adapter() {
             let paths = incompatible_paths(&world, partial);
             let flagged = paths.iter().any(|p| p == path);
             // Legacy descriptors receive top_p/max_tokens through extension_schemas.model.
-            let legacy =
-                path.rsplit('.').next().is_some_and(|name| {
-                    matches!(name, "top_p" | "max_tokens")
+            let legacy = path.rsplit('.').next().is_some_and(|name| {
+                matches!(name, "top_p" | "max_tokens")
                         && world.catalog["adapters"][&adapter_id]["descriptor"]["extension_schemas"]
                             ["model"]["properties"]
                             .get(name)
                             .is_some()
-                });
+            });
             let supported = world.accepts(&adapter_id, *field) || legacy;
             assert_eq!(
                 flagged,
@@ -869,6 +868,62 @@ fn discovery_precedence_merging_and_ambiguity() {
         error.to_string().contains("nvidia.fabric.claude"),
         "lists available adapters: {error}"
     );
+}
+
+#[test]
+fn invalid_files_in_searched_directories_are_skipped_unless_selected() {
+    let world = World::new();
+    let mixed = world.base().join("mixed");
+    std::fs::create_dir_all(&mixed).expect("mkdir");
+    std::fs::write(
+        mixed.join("claude.fabric-adapter.json"),
+        world.catalog["adapters"]["nvidia.fabric.claude"]["descriptor"].to_string(),
+    )
+    .expect("write");
+    for entry in std::fs::read_dir(repo().join("tests/fixtures/descriptors/invalid")).expect("dir")
+    {
+        let path = entry.expect("entry").path();
+        std::fs::copy(&path, mixed.join(path.file_name().expect("name"))).expect("copy");
+    }
+    let config = |id: &str, paths: Value| {
+        world.config(json!({"harness": {"adapter_id": id}, "discovery": {"local_paths": paths}}))
+    };
+    fabric_plan::plan(
+        &config("nvidia.fabric.claude", json!(["mixed"])),
+        world.base(),
+        &options(),
+    )
+    .expect("invalid neighbours are skipped");
+    // Selecting an invalid descriptor reports its own error.
+    let error = fabric_plan::plan(
+        &config("test.fabric.legacy", json!(["mixed"])),
+        world.base(),
+        &options(),
+    )
+    .expect_err("selected invalid");
+    assert_eq!(error.path(), Some("harness"));
+    // Not found: the skipped files are named.
+    let error = fabric_plan::plan(&config("nope", json!(["mixed"])), world.base(), &options())
+        .expect_err("missing");
+    assert!(
+        error.to_string().contains("v1alpha1.fabric-adapter.json"),
+        "{error}"
+    );
+    // An explicitly named invalid file fails.
+    let error = fabric_plan::plan(
+        &config(
+            "nvidia.fabric.claude",
+            json!(["mixed/remote-ref.fabric-adapter.json", "mixed"]),
+        ),
+        world.base(),
+        &options(),
+    )
+    .expect_err("explicit invalid file");
+    assert_eq!(error.code(), "descriptor_invalid_schema");
+    let catalog = fabric_plan::discovery::discover_all(&DiscoveryOptions::explicit(vec![mixed]))
+        .expect("catalog");
+    assert_eq!(catalog.adapters.len(), 1);
+    assert_eq!(catalog.invalid.len(), 4);
 }
 
 #[test]

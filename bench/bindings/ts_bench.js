@@ -1,0 +1,55 @@
+// Warm invocations of the scripted adapter through the TypeScript binding (fabric-core,
+// built in bindings/typescript/dist). Prints one JSON line per measure, like the Go and
+// Python benches. Usage: node bench/bindings/ts_bench.js [n] [warmup]
+"use strict";
+const path = require("node:path");
+const { Fabric } = require(path.join(__dirname, "..", "..", "bindings", "typescript", "dist", "index.js"));
+
+const n = Number(process.argv[2] ?? 2000);
+const warmup = Number(process.argv[3] ?? 200);
+const descriptor = path.resolve(__dirname, "..", "..", "adapters", "scripted", "scripted.fabric-adapter.json");
+
+async function measure(call) {
+  const samples = [];
+  for (let i = 0; i < n; i += 1) {
+    const started = process.hrtime.bigint();
+    await call();
+    samples.push(Number(process.hrtime.bigint() - started) / 1000);
+  }
+  samples.sort((a, b) => a - b);
+  const sum = samples.reduce((total, value) => total + value, 0);
+  return {
+    n,
+    median_us: samples[Math.floor(samples.length / 2)],
+    p90_us: samples[Math.floor((samples.length * 9) / 10)],
+    mean_us: sum / samples.length,
+    min_us: samples[0],
+  };
+}
+
+(async () => {
+  const fabric = new Fabric();
+  const runtime = await fabric.startRuntime({
+    metadata: { name: "bench-ts" },
+    harness: { adapter_id: "fabric.scripted" },
+    discovery: { local_paths: [descriptor] },
+  });
+  try {
+    const invoke = async () => {
+      const result = await runtime.invoke({ input: "ping" });
+      if (result.status !== "succeeded") throw new Error(`status ${result.status}`);
+    };
+    for (let i = 0; i < warmup; i += 1) await invoke();
+    for (const [name, call] of [
+      ["warm_invoke_us", invoke],
+      ["status_call_us", () => runtime.status()],
+    ]) {
+      console.log(JSON.stringify({ binding: "typescript", measure: name, ...(await measure(call)) }));
+    }
+  } finally {
+    await runtime.stop();
+  }
+})().catch((error) => {
+  console.error("error:", error);
+  process.exit(1);
+});

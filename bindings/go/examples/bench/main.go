@@ -1,0 +1,112 @@
+// Command bench measures warm invocations of the scripted adapter through the Go binding
+// and prints one JSON line: median, p90, mean and min in microseconds. Used by
+// bench/bindings/run.sh.
+//
+//	cd bindings/go && go run ./examples/bench -n 2000
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"fabric"
+)
+
+func main() {
+	n := flag.Int("n", 2000, "measured invocations")
+	warmup := flag.Int("warmup", 200, "unmeasured invocations first")
+	descriptor := flag.String("descriptor", filepath.Join("..", "..", "adapters", "scripted", "scripted.fabric-adapter.json"), "scripted adapter descriptor")
+	flag.Parse()
+	if err := run(*n, *warmup, *descriptor); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, warmup int, descriptor string) error {
+	path, err := filepath.Abs(descriptor)
+	if err != nil {
+		return err
+	}
+	f, err := fabric.New()
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	rt, err := f.StartRuntime(ctx, fabric.Config{
+		Metadata:  fabric.Metadata{Name: "bench-go"},
+		Harness:   &fabric.Harness{AdapterID: "fabric.scripted"},
+		Discovery: &fabric.Discovery{LocalPaths: []string{path}},
+	})
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	request := fabric.RunRequest{Input: "ping"}
+	for i := 0; i < warmup; i++ {
+		if _, err := rt.Invoke(ctx, request); err != nil {
+			return err
+		}
+	}
+	invoke := func() error {
+		result, err := rt.Invoke(ctx, request)
+		if err != nil {
+			return err
+		}
+		if result.Status != fabric.StatusSucceeded {
+			return fmt.Errorf("status %s", result.Status)
+		}
+		return nil
+	}
+	// A non-blocking native call: what the binding itself costs per call.
+	status := func() error {
+		_, err := rt.Status(ctx)
+		return err
+	}
+	for _, m := range []struct {
+		name string
+		call func() error
+	}{{"warm_invoke_us", invoke}, {"status_call_us", status}} {
+		summary, err := measure(n, m.call)
+		if err != nil {
+			return fmt.Errorf("%s: %w", m.name, err)
+		}
+		summary["binding"] = "go"
+		summary["measure"] = m.name
+		if err := json.NewEncoder(os.Stdout).Encode(summary); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func measure(n int, call func() error) (map[string]any, error) {
+	samples := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		started := time.Now()
+		err := call()
+		elapsed := time.Since(started)
+		if err != nil {
+			return nil, err
+		}
+		samples = append(samples, float64(elapsed.Nanoseconds())/1000)
+	}
+	sort.Float64s(samples)
+	sum := 0.0
+	for _, s := range samples {
+		sum += s
+	}
+	return map[string]any{
+		"n":         n,
+		"median_us": samples[len(samples)/2],
+		"p90_us":    samples[len(samples)*9/10],
+		"mean_us":   sum / float64(len(samples)),
+		"min_us":    samples[0],
+	}, nil
+}

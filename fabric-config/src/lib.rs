@@ -37,16 +37,16 @@
 pub mod agent;
 pub mod canonical;
 pub mod config;
-pub mod edit;
 pub mod descriptor;
+pub mod edit;
 pub mod error;
-pub mod plan;
 pub mod health;
+pub mod plan;
 pub mod request;
 pub mod result;
 pub mod schema;
-pub mod validate;
 pub mod stats;
+pub mod validate;
 
 pub use config::FabricConfig;
 pub use error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind, ErrorInfo, Stage};

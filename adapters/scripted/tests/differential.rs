@@ -217,3 +217,128 @@ fn exits_match_upstream() {
     compare("eof", &[start("R1"), invoke("R1")]);
     compare("eof before start", &[]);
 }
+
+/// Response bytes equal Python's `json.dumps(response, sort_keys=True)` for tricky outputs.
+#[test]
+fn response_bytes_match_python_json_dumps() {
+    let Some(python) = python() else { return };
+    let outputs = [
+        json!({"b": 1, "a": [true, false, null], "é": "x", "Z": {}, "aa": [], "": 0}),
+        json!([
+            "é",
+            "\u{1F600}",
+            "\u{2028}",
+            "\u{0}\u{1f}\u{7f}",
+            "tab\tquote\"back\\slash/",
+            "\r\n"
+        ]),
+        json!([
+            0.1,
+            1.0,
+            -0.0,
+            1e16,
+            1.5e16,
+            1e-7,
+            123.456,
+            5e-324,
+            1.7976931348623157e308,
+            2.5e-5,
+            0.0001
+        ]),
+        json!([
+            0,
+            -1,
+            18446744073709551615u64,
+            -9223372036854775808i64,
+            9007199254740993u64
+        ]),
+        json!({"nested": {"z": [{"y": 1, "x": 2}], "k\u{e9}y": "v\u{e9}"}}),
+        json!("plain"),
+        json!(null),
+    ];
+    // Raw request text, so the hard-to-round decimals reach the parser as written.
+    let raw_outputs: Vec<String> = outputs
+        .iter()
+        .map(Value::to_string)
+        .chain(
+            [
+                "2.2250738585072011e-308",
+                "1.00000000000000011102230246251565404236316680908203125",
+                "9007199254740993.0",
+                "[7.3177701707893310e+15, 1e23, 8.41e21, 2.675]",
+            ]
+            .map(String::from),
+        )
+        .collect();
+    let replies: Vec<String> = raw_outputs
+        .iter()
+        .map(|o| format!("{{\"output\": {o}}}"))
+        .collect();
+    let start = format!(
+        "{{\"operation\": \"start\", \"payload\": {{\"config\": {{\"harness\": {{\"settings\": {{\"replies\": [{}]}}}}}}, \"runtime_context\": {}}}}}",
+        replies.join(", "),
+        context("R1")
+    );
+    let lines: Vec<String> = std::iter::once(start)
+        .chain(raw_outputs.iter().map(|_| invoke("R1")))
+        .collect();
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let ours = {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fabric-adapter-scripted"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let mut out = String::new();
+        child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut out)
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        out
+    };
+    // Python builds the same responses from the same request text and dumps them.
+    let script = r#"
+import json, sys
+lines = sys.stdin.read().split("\n")
+replies = json.loads(lines[0])["payload"]["config"]["harness"]["settings"]["replies"]
+print(json.dumps({"operation": "start", "outcome": {"status": "succeeded", "output": None}}, sort_keys=True))
+for reply in replies:
+    result = {"status": "succeeded", "output": reply["output"]}
+    print(json.dumps({"operation": "invoke", "outcome": {"status": "succeeded", "output": result}}, sort_keys=True))
+"#;
+    let mut child = Command::new(python)
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let mut theirs = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut theirs)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    for (a, b) in ours.lines().zip(theirs.lines()) {
+        assert_eq!(a, b);
+    }
+    assert_eq!(ours.lines().count(), raw_outputs.len() + 1);
+    assert_eq!(ours, theirs);
+}

@@ -1,1 +1,32 @@
 //! Process-tree resource snapshots, cgroup v2 readings, sampling and reductions.
+//!
+//! This crate knows nothing of adapter hosts: it takes a root pid, a runtime id, a start
+//! time and the roots of the proc and cgroup file systems (fixture trees in tests).
+//!
+//! ```no_run
+//! use std::path::Path;
+//! use std::time::SystemTime;
+//!
+//! let snapshot = fabric_stats::snapshot(
+//!     Path::new("/proc"),
+//!     std::process::id(),
+//!     "runtime-1",
+//!     SystemTime::now(),
+//! )?;
+//! assert!(snapshot.process_count >= 1);
+//! # Ok::<(), fabric_stats::StatsError>(())
+//! ```
+
+#![deny(unsafe_code)]
+
+mod error;
+mod proc;
+mod timestamp;
+
+// `sys` is the only module allowed to contain `unsafe`.
+#[allow(unsafe_code)]
+mod sys;
+
+pub use error::{StatsError, UnavailableReason, UnsupportedReason};
+pub use proc::{ProcReader, TreeDiscovery, TreeTotals, snapshot};
+pub use timestamp::rfc3339_millis;

@@ -1,0 +1,596 @@
+//! Process-tree readings from a proc file system (`/proc` or a fixture tree).
+//!
+//! The tree is the adapter host plus its descendants. Children come from
+//! `<root>/<pid>/task/<tid>/children` (every thread of every process); on a kernel without
+//! children lists the reader scans every `<root>/<pid>/stat` for parent ids instead. Only
+//! `stat`, `task/` and `children` are read: never command lines, environments or any
+//! process outside the tree (the parent scan reads only the pid, state and parent id of
+//! other processes and keeps nothing of them).
+
+use std::collections::{HashMap, HashSet};
+use std::fs;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::SystemTime;
+
+use fabric_config::stats::RuntimeResourceSnapshot;
+
+use crate::error::{StatsError, UnavailableReason, UnsupportedReason};
+use crate::sys;
+use crate::timestamp::rfc3339_millis;
+
+/// How the reader finds a process's children.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TreeDiscovery {
+    /// Children lists when the kernel has them, else the parent scan (default).
+    #[default]
+    Auto,
+    /// Only `task/<tid>/children`; a kernel without them makes readings unsupported.
+    ChildrenFiles,
+    /// Always scan every process's parent id (the fallback; used by tests).
+    ParentScan,
+}
+
+/// The fields of `<root>/<pid>/stat` a reading needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ProcStat {
+    pub(crate) state: u8,
+    pub(crate) ppid: u32,
+    /// utime + stime + cutime + cstime, in clock ticks.
+    pub(crate) cpu_ticks: u64,
+    pub(crate) num_threads: u64,
+    /// Resident set size in pages.
+    pub(crate) rss_pages: u64,
+}
+
+impl ProcStat {
+    /// Exited but not yet reaped (`Z`) or dead (`X`/`x`).
+    pub(crate) fn is_exited(&self) -> bool {
+        matches!(self.state, b'Z' | b'X' | b'x')
+    }
+}
+
+/// Parses the text of a stat file. The command name (field 2) may contain spaces and
+/// parentheses, so fields are counted from the last `)`; the name itself is not kept.
+pub(crate) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
+    let close = text.iter().rposition(|&b| b == b')')?;
+    let rest = std::str::from_utf8(text.get(close + 1..)?).ok()?;
+    let mut fields = rest.split_ascii_whitespace();
+    // fields[0] = state (3), [1] = ppid (4), [11..=14] = utime stime cutime cstime (14-17),
+    // [17] = num_threads (20), [21] = rss (24).
+    let state = *fields.next()?.as_bytes().first()?;
+    let ppid = fields.next()?.parse().ok()?;
+    let mut fields = fields.skip(9);
+    let mut cpu_ticks: u64 = 0;
+    for _ in 0..4 {
+        // cutime/cstime are printed as signed longs; negative values never occur for real
+        // processes and are treated as zero.
+        let ticks: i64 = fields.next()?.parse().ok()?;
+        cpu_ticks = cpu_ticks.saturating_add(u64::try_from(ticks).unwrap_or(0));
+    }
+    let mut fields = fields.skip(2);
+    let num_threads = fields.next()?.parse().ok()?;
+    let mut fields = fields.skip(3);
+    let rss: i64 = fields.next()?.parse().ok()?;
+    Some(ProcStat {
+        state,
+        ppid,
+        cpu_ticks,
+        num_threads,
+        rss_pages: u64::try_from(rss).unwrap_or(0),
+    })
+}
+
+/// Totals of one consistent reading of a process tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TreeTotals {
+    /// Live processes (zombies excluded).
+    pub process_count: u64,
+    /// Sum of resident set sizes of the live processes, in bytes.
+    pub resident_memory_bytes: u64,
+    /// utime + stime + cutime + cstime over the tree (zombies included, so a descendant's
+    /// CPU does not vanish between its exit and its reaping), in clock ticks.
+    pub cpu_ticks: u64,
+}
+
+enum Step<T> {
+    Done(T),
+    Retry,
+    Fallback,
+    Fail(UnavailableReason),
+}
+
+const CHILDREN_UNKNOWN: u8 = 0;
+const CHILDREN_PRESENT: u8 = 1;
+const CHILDREN_MISSING: u8 = 2;
+
+/// Reads process trees under a proc root. Cheap to clone; safe to share between threads.
+///
+/// ```no_run
+/// use fabric_stats::ProcReader;
+/// let reader = ProcReader::new("/proc");
+/// let totals = reader.read_tree(std::process::id())?;
+/// assert!(totals.process_count >= 1);
+/// # Ok::<(), fabric_stats::StatsError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ProcReader {
+    root: PathBuf,
+    discovery: TreeDiscovery,
+    max_attempts: u32,
+    page_size: u64,
+    clock_ticks: u64,
+    /// Whether the kernel has children lists (probed once per reader family).
+    children_support: Arc<AtomicU8>,
+}
+
+impl ProcReader {
+    /// A reader of the proc file system at `root` (normally `/proc`).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        ProcReader {
+            root: root.into(),
+            discovery: TreeDiscovery::Auto,
+            max_attempts: 8,
+            page_size: sys::page_size(),
+            clock_ticks: sys::clock_ticks_per_second(),
+            children_support: Arc::new(AtomicU8::new(CHILDREN_UNKNOWN)),
+        }
+    }
+
+    /// How children are found. Default: [`TreeDiscovery::Auto`].
+    pub fn set_discovery(&mut self, discovery: TreeDiscovery) -> &mut Self {
+        self.discovery = discovery;
+        self
+    }
+
+    /// Attempts before a changing tree makes the reading unavailable (at least 1).
+    /// Default: 8.
+    pub fn set_max_attempts(&mut self, attempts: u32) -> &mut Self {
+        self.max_attempts = attempts.max(1);
+        self
+    }
+
+    /// Bytes per page of the `rss` field. Default: the system page size.
+    pub fn set_page_size(&mut self, bytes: u64) -> &mut Self {
+        self.page_size = bytes.max(1);
+        self
+    }
+
+    /// Clock ticks per second of the CPU fields. Default: `sysconf(_SC_CLK_TCK)`.
+    pub fn set_clock_ticks(&mut self, ticks: u64) -> &mut Self {
+        self.clock_ticks = ticks.max(1);
+        self
+    }
+
+    /// The proc root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Clock ticks per second used to convert CPU fields.
+    pub fn clock_ticks(&self) -> u64 {
+        self.clock_ticks
+    }
+
+    /// Reads the tree rooted at `host_pid` and converts it into a snapshot.
+    pub fn snapshot(
+        &self,
+        host_pid: u32,
+        runtime_id: &str,
+        started_at: SystemTime,
+    ) -> Result<RuntimeResourceSnapshot, StatsError> {
+        let totals = self.read_tree(host_pid)?;
+        Ok(self.to_snapshot(&totals, runtime_id, started_at, SystemTime::now()))
+    }
+
+    /// Builds a snapshot from totals read at `observed_at`.
+    pub fn to_snapshot(
+        &self,
+        totals: &TreeTotals,
+        runtime_id: &str,
+        started_at: SystemTime,
+        observed_at: SystemTime,
+    ) -> RuntimeResourceSnapshot {
+        RuntimeResourceSnapshot {
+            runtime_id: runtime_id.to_owned(),
+            started_at: rfc3339_millis(started_at),
+            observed_at: rfc3339_millis(observed_at),
+            resident_memory_bytes: totals.resident_memory_bytes,
+            process_count: totals.process_count,
+            cpu_time_seconds: ticks_to_seconds(totals.cpu_ticks, self.clock_ticks),
+        }
+    }
+
+    /// Reads one consistent set of totals for `host_pid` and its descendants.
+    ///
+    /// A reading that sees the tree change (a listed process vanished, a child was
+    /// reparented, or the children lists differ on the re-check) is retried up to the
+    /// configured attempts, then fails with [`UnavailableReason::TreeChanging`].
+    pub fn read_tree(&self, host_pid: u32) -> Result<TreeTotals, StatsError> {
+        if !cfg!(target_os = "linux") {
+            return Err(StatsError::Unsupported {
+                reason: UnsupportedReason::Platform,
+            });
+        }
+        if !self.root.is_dir() {
+            return Err(StatsError::Unsupported {
+                reason: UnsupportedReason::NoProcFilesystem,
+            });
+        }
+        let fail = |reason| StatsError::Unavailable {
+            pid: host_pid,
+            reason,
+        };
+        let mut buf = Vec::with_capacity(512);
+        let mut use_scan = match self.discovery {
+            TreeDiscovery::ParentScan => true,
+            TreeDiscovery::ChildrenFiles => false,
+            TreeDiscovery::Auto => {
+                self.children_support.load(Ordering::Relaxed) == CHILDREN_MISSING
+            }
+        };
+        let mut attempts = 0;
+        while attempts < self.max_attempts {
+            attempts += 1;
+            let step = if use_scan {
+                self.attempt_scan(host_pid, &mut buf)
+            } else {
+                self.attempt_children(host_pid, &mut buf)
+            };
+            match step {
+                Step::Done(totals) => return Ok(totals),
+                Step::Retry => continue,
+                Step::Fail(reason) => return Err(fail(reason)),
+                Step::Fallback => {
+                    if self.discovery == TreeDiscovery::ChildrenFiles {
+                        return Err(StatsError::Unsupported {
+                            reason: UnsupportedReason::NoChildrenLists,
+                        });
+                    }
+                    self.children_support
+                        .store(CHILDREN_MISSING, Ordering::Relaxed);
+                    use_scan = true;
+                    // Switching method is not a change of the tree.
+                    attempts -= 1;
+                }
+            }
+        }
+        Err(fail(UnavailableReason::TreeChanging { attempts }))
+    }
+
+    fn pid_dir(&self, pid: u32) -> PathBuf {
+        self.root.join(pid.to_string())
+    }
+
+    fn read_stat(&self, pid: u32, buf: &mut Vec<u8>) -> Result<ProcStat, StatReadError> {
+        let path = self.pid_dir(pid).join("stat");
+        match read_into(&path, buf) {
+            Ok(()) => parse_stat(buf).ok_or(StatReadError::Unreadable(path)),
+            Err(error) if is_gone(&error) => Err(StatReadError::Gone),
+            Err(_) => Err(StatReadError::Unreadable(path)),
+        }
+    }
+
+    /// The children of every thread of `pid`, sorted.
+    fn children_of(&self, pid: u32, buf: &mut Vec<u8>) -> Step<Vec<u32>> {
+        let task_dir = self.pid_dir(pid).join("task");
+        let entries = match fs::read_dir(&task_dir) {
+            Ok(entries) => entries,
+            Err(error) if is_gone(&error) => return Step::Retry,
+            Err(_) => return Step::Fail(UnavailableReason::ProcessUnreadable { path: task_dir }),
+        };
+        let mut children = Vec::new();
+        for entry in entries {
+            let Ok(entry) = entry else {
+                return Step::Retry;
+            };
+            let name = entry.file_name();
+            let Some(tid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
+                continue;
+            };
+            let path = task_dir.join(tid.to_string()).join("children");
+            match read_into(&path, buf) {
+                Ok(()) => {
+                    self.children_support
+                        .store(CHILDREN_PRESENT, Ordering::Relaxed);
+                    let text = String::from_utf8_lossy(buf);
+                    for word in text.split_ascii_whitespace() {
+                        match word.parse::<u32>() {
+                            Ok(child) => children.push(child),
+                            Err(_) => {
+                                return Step::Fail(UnavailableReason::ProcessUnreadable { path });
+                            }
+                        }
+                    }
+                }
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    // Either the thread exited after the listing, or the kernel has no
+                    // children lists at all: the thread directory tells which.
+                    if task_dir.join(tid.to_string()).is_dir() {
+                        if self.children_support.load(Ordering::Relaxed) == CHILDREN_PRESENT {
+                            return Step::Retry;
+                        }
+                        return Step::Fallback;
+                    }
+                    return Step::Retry;
+                }
+                Err(error) if is_gone(&error) => return Step::Retry,
+                Err(_) => return Step::Fail(UnavailableReason::ProcessUnreadable { path }),
+            }
+        }
+        children.sort_unstable();
+        Step::Done(children)
+    }
+
+    fn attempt_children(&self, host_pid: u32, buf: &mut Vec<u8>) -> Step<TreeTotals> {
+        let host = match self.read_stat(host_pid, buf) {
+            Ok(stat) if stat.is_exited() => return Step::Fail(UnavailableReason::HostExited),
+            Ok(stat) => stat,
+            Err(StatReadError::Gone) => return Step::Fail(UnavailableReason::HostExited),
+            Err(StatReadError::Unreadable(path)) => {
+                return Step::Fail(UnavailableReason::ProcessUnreadable { path });
+            }
+        };
+        let mut totals = TreeTotals {
+            process_count: 0,
+            resident_memory_bytes: 0,
+            cpu_ticks: 0,
+        };
+        let mut seen: HashSet<u32> = HashSet::from([host_pid]);
+        let mut queue = vec![(host_pid, host)];
+        let mut listed: Vec<(u32, Vec<u32>)> = Vec::new();
+        while let Some((pid, stat)) = queue.pop() {
+            totals.cpu_ticks = totals.cpu_ticks.saturating_add(stat.cpu_ticks);
+            if stat.is_exited() {
+                // A zombie's children were already reparented away from it.
+                continue;
+            }
+            totals.process_count += 1;
+            totals.resident_memory_bytes = totals
+                .resident_memory_bytes
+                .saturating_add(stat.rss_pages.saturating_mul(self.page_size));
+            let children = match self.children_of(pid, buf) {
+                Step::Done(children) => children,
+                Step::Retry => return Step::Retry,
+                Step::Fallback => return Step::Fallback,
+                Step::Fail(reason) => return Step::Fail(reason),
+            };
+            for &child in &children {
+                if !seen.insert(child) {
+                    return Step::Retry;
+                }
+                match self.read_stat(child, buf) {
+                    Ok(child_stat) if child_stat.ppid == pid => queue.push((child, child_stat)),
+                    Ok(_) => return Step::Retry,
+                    Err(StatReadError::Gone) => {
+                        // Vanished, or hidden by the mount: a hidden child stays listed by
+                        // its parent after its directory was found missing.
+                        if !self.pid_dir(child).exists()
+                            && let Step::Done(again) = self.children_of(pid, buf)
+                            && again.binary_search(&child).is_ok()
+                        {
+                            return Step::Fail(UnavailableReason::ProcessHidden { pid: child });
+                        }
+                        return Step::Retry;
+                    }
+                    Err(StatReadError::Unreadable(path)) => {
+                        return Step::Fail(UnavailableReason::ProcessUnreadable { path });
+                    }
+                }
+            }
+            listed.push((pid, children));
+        }
+        // Re-check: the children sets must not have changed while the stats were read.
+        for (pid, children) in &listed {
+            match self.children_of(*pid, buf) {
+                Step::Done(again) if &again == children => {}
+                Step::Fail(reason) => return Step::Fail(reason),
+                Step::Fallback => return Step::Fallback,
+                _ => return Step::Retry,
+            }
+        }
+        Step::Done(totals)
+    }
+
+    fn attempt_scan(&self, host_pid: u32, buf: &mut Vec<u8>) -> Step<TreeTotals> {
+        if proc_hides_processes(&self.root) {
+            return Step::Fail(UnavailableReason::ProcessTableHidden);
+        }
+        let first = match self.scan_table(buf) {
+            Ok(table) => table,
+            Err(reason) => return Step::Fail(reason),
+        };
+        match first.get(&host_pid) {
+            None => return Step::Fail(UnavailableReason::HostExited),
+            Some(stat) if stat.is_exited() => return Step::Fail(UnavailableReason::HostExited),
+            Some(_) => {}
+        }
+        let tree = descendants_in(&first, host_pid);
+        // Re-scan: the same processes must have the same parents.
+        let second = match self.scan_table(buf) {
+            Ok(table) => table,
+            Err(reason) => return Step::Fail(reason),
+        };
+        if descendants_in(&second, host_pid) != tree {
+            return Step::Retry;
+        }
+        let mut totals = TreeTotals {
+            process_count: 0,
+            resident_memory_bytes: 0,
+            cpu_ticks: 0,
+        };
+        for pid in &tree {
+            let Some(stat) = first.get(pid) else {
+                return Step::Retry;
+            };
+            totals.cpu_ticks = totals.cpu_ticks.saturating_add(stat.cpu_ticks);
+            if !stat.is_exited() {
+                totals.process_count += 1;
+                totals.resident_memory_bytes = totals
+                    .resident_memory_bytes
+                    .saturating_add(stat.rss_pages.saturating_mul(self.page_size));
+            }
+        }
+        Step::Done(totals)
+    }
+
+    /// pid → stat of every process under the root. Processes that exit during the listing
+    /// are skipped (the re-scan notices if one was in the tree).
+    fn scan_table(&self, buf: &mut Vec<u8>) -> Result<HashMap<u32, ProcStat>, UnavailableReason> {
+        let unreadable = || UnavailableReason::ProcessTableUnreadable {
+            path: self.root.clone(),
+        };
+        let entries = fs::read_dir(&self.root).map_err(|_| unreadable())?;
+        let mut table = HashMap::new();
+        for entry in entries {
+            let entry = entry.map_err(|_| unreadable())?;
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            match self.read_stat(pid, buf) {
+                Ok(stat) => {
+                    table.insert(pid, stat);
+                }
+                Err(StatReadError::Gone) => {}
+                Err(StatReadError::Unreadable(path)) => {
+                    return Err(UnavailableReason::ProcessUnreadable { path });
+                }
+            }
+        }
+        Ok(table)
+    }
+}
+
+/// The pids of `root` and its descendants in `table` (sorted; `root` included). Zombies
+/// are included but not descended into.
+fn descendants_in(table: &HashMap<u32, ProcStat>, root: u32) -> Vec<u32> {
+    let mut by_parent: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (&pid, stat) in table {
+        if pid != root {
+            by_parent.entry(stat.ppid).or_default().push(pid);
+        }
+    }
+    let mut found = vec![root];
+    let mut queue = vec![root];
+    let mut seen = HashSet::from([root]);
+    while let Some(pid) = queue.pop() {
+        if table.get(&pid).is_some_and(ProcStat::is_exited) {
+            continue;
+        }
+        for &child in by_parent.get(&pid).map(Vec::as_slice).unwrap_or_default() {
+            if seen.insert(child) {
+                found.push(child);
+                queue.push(child);
+            }
+        }
+    }
+    found.sort_unstable();
+    found
+}
+
+enum StatReadError {
+    Gone,
+    Unreadable(PathBuf),
+}
+
+fn is_gone(error: &io::Error) -> bool {
+    // ESRCH: the process exited while its file was open.
+    error.kind() == io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ESRCH)
+}
+
+fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
+    buf.clear();
+    let mut file = fs::File::open(path)?;
+    file.read_to_end(buf)?;
+    Ok(())
+}
+
+/// Whether the proc mount at `root` hides other users' processes (`hidepid=1|2`,
+/// `invisible`, `ptraceable`), read from `<root>/self/mountinfo`. A root without that file
+/// (a fixture tree) hides nothing.
+fn proc_hides_processes(root: &Path) -> bool {
+    let Ok(text) = fs::read_to_string(root.join("self").join("mountinfo")) else {
+        return false;
+    };
+    let canonical = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    text.lines().any(|line| {
+        // `id parent major:minor root mount-point options ... - fstype source super-options`
+        let mut halves = line.splitn(2, " - ");
+        let (Some(head), Some(tail)) = (halves.next(), halves.next()) else {
+            return false;
+        };
+        let mount_point = head.split(' ').nth(4);
+        let mut tail = tail.split(' ');
+        let fstype = tail.next();
+        let super_options = tail.nth(1).unwrap_or_default();
+        fstype == Some("proc")
+            && mount_point.is_some_and(|mp| Path::new(mp) == canonical)
+            && super_options.split(',').any(|option| {
+                matches!(
+                    option,
+                    "hidepid=1" | "hidepid=2" | "hidepid=invisible" | "hidepid=ptraceable"
+                )
+            })
+    })
+}
+
+/// Converts clock ticks to seconds, rounded to the microsecond so differences print cleanly.
+pub(crate) fn ticks_to_seconds(ticks: u64, per_second: u64) -> f64 {
+    round_micros(ticks as f64 / per_second.max(1) as f64)
+}
+
+/// Rounds seconds to the microsecond.
+pub(crate) fn round_micros(seconds: f64) -> f64 {
+    (seconds * 1e6).round() / 1e6
+}
+
+/// Reads a snapshot of `host_pid` and its descendants from the proc file system at
+/// `proc_root` (normally `/proc`), with default reader settings.
+pub fn snapshot(
+    proc_root: &Path,
+    host_pid: u32,
+    runtime_id: &str,
+    started_at: SystemTime,
+) -> Result<RuntimeResourceSnapshot, StatsError> {
+    ProcReader::new(proc_root).snapshot(host_pid, runtime_id, started_at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_stat_with_hostile_command_names() {
+        let text = b"4242 (a) b ) (c) S 17 4242 4242 0 -1 4194560 100 0 0 0 \
+                     150 50 7 3 20 0 3 0 12345 1000000 256 18446744073709551615 \
+                     0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
+        let stat = parse_stat(text).unwrap();
+        assert_eq!(stat.state, b'S');
+        assert_eq!(stat.ppid, 17);
+        assert_eq!(stat.cpu_ticks, 150 + 50 + 7 + 3);
+        assert_eq!(stat.num_threads, 3);
+        assert_eq!(stat.rss_pages, 256);
+        assert!(parse_stat(b"12 (x) S").is_none());
+        assert!(parse_stat(b"garbage").is_none());
+    }
+
+    #[test]
+    fn reads_this_process() {
+        let reader = ProcReader::new("/proc");
+        let totals = reader.read_tree(std::process::id()).unwrap();
+        assert!(totals.process_count >= 1);
+        assert!(totals.resident_memory_bytes > 0);
+    }
+
+    #[test]
+    fn ticks_round_cleanly() {
+        assert_eq!(ticks_to_seconds(1450, 100), 14.5);
+        assert_eq!(round_micros(0.1 + 0.2), 0.3);
+    }
+}

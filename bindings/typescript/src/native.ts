@@ -14,6 +14,16 @@ import type * as KoffiModule from "koffi" with { "resolution-mode": "import" };
 const koffi = require("koffi") as typeof KoffiModule;
 import { errorFromStatus, FabricConfigError, FabricNativeUnavailableError, Status } from "./errors";
 
+/**
+ * koffi runs async calls on libuv's thread pool, which has 4 threads unless
+ * `UV_THREADPOOL_SIZE` says otherwise; a fifth concurrent invocation (or any fs/dns work)
+ * would wait for one of them to finish. Unless the program chose a size, ask for
+ * {@link DEFAULT_THREADPOOL_SIZE} threads: libuv reads the variable when the pool first
+ * starts, so this works when fabric-core is imported before the pool is used.
+ */
+export const DEFAULT_THREADPOOL_SIZE = 64;
+if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = String(DEFAULT_THREADPOOL_SIZE);
+
 /** The C ABI version this package was written against. */
 export const EXPECTED_ABI_VERSION = 1;
 

@@ -1,0 +1,36 @@
+package fabric_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDocsShowQuickstartVerbatim(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "go.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join("examples", "quickstart", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), strings.TrimSpace(string(example))) {
+		t.Fatal("docs/go.md must contain examples/quickstart/main.go verbatim")
+	}
+}
+
+func TestQuickstartRuns(t *testing.T) {
+	scriptedDescriptor(t)
+	cmd := exec.Command("go", "run", "./examples/quickstart")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "adapter: fabric.scripted\nrun: succeeded you said hello\nturn first: you said first\nturn second: before that you said first\n"
+	if string(out) != want {
+		t.Fatalf("got:\n%s", out)
+	}
+}

@@ -238,6 +238,15 @@ fn start_failure_exits_3() {
     assert_eq!(error["error"]["stage"], "start");
 }
 
+fn python_path() -> std::ffi::OsString {
+    let src = repo_root().join("adapters/python-echo/src");
+    let mut paths = vec![src];
+    if let Some(existing) = std::env::var_os("PYTHONPATH") {
+        paths.extend(std::env::split_paths(&existing));
+    }
+    std::env::join_paths(paths).expect("PYTHONPATH")
+}
+
 #[test]
 fn upstream_style_python_adapter_runs_unchanged() {
     let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
@@ -259,6 +268,8 @@ fn upstream_style_python_adapter_runs_unchanged() {
         .args(["run", &config.to_string_lossy(), "--inputs"])
         .arg(repo_root().join("examples/python-echo/inputs.jsonl"))
         .env("ADAPTER_PYTHON", &python)
+        // Importable without `pip install -e adapters/python-echo` too.
+        .env("PYTHONPATH", python_path())
         .output()
         .expect("run fabric");
     assert_eq!(output.status.code(), Some(0), "{output:?}");

@@ -150,6 +150,23 @@ enum Cmd {
     },
 }
 
+/// A request in flight: its response line or terminal error arrives on `wait`.
+#[derive(Debug)]
+pub(crate) struct PendingReply {
+    stage: Stage,
+    wait: Receiver<Result<Vec<u8>, HostError>>,
+}
+
+impl PendingReply {
+    /// Blocks until the response line (or a terminal error) arrives.
+    pub(crate) fn wait(self) -> Result<Vec<u8>, HostError> {
+        self.wait.recv().map_err(|_| HostError::EngineUnavailable {
+            stage: self.stage,
+            reason: "the reactor thread has exited".into(),
+        })?
+    }
+}
+
 /// The process-wide engine: a command channel and the reactor's waker.
 #[derive(Debug)]
 pub(crate) struct Engine {
@@ -202,17 +219,16 @@ impl Engine {
         }
     }
 
-    /// Writes one request line and waits for exactly one response line (raw bytes,
-    /// without the newline) or a terminal error.
-    pub(crate) fn request(
+    /// Sends one request line; the response is collected with [`PendingReply::wait`], so
+    /// the caller can do other work while the host processes the request.
+    pub(crate) fn request_begin(
         &self,
         key: HostKey,
         line: Vec<u8>,
         stage: Stage,
         timeout: Duration,
-    ) -> Result<Vec<u8>, HostError> {
+    ) -> Result<PendingReply, HostError> {
         let (reply, wait) = mpsc::sync_channel(1);
-        let unavailable = |reason: String| HostError::EngineUnavailable { stage, reason };
         self.send(Cmd::Request {
             key,
             line,
@@ -220,9 +236,8 @@ impl Engine {
             timeout,
             reply,
         })
-        .map_err(unavailable)?;
-        wait.recv()
-            .map_err(|_| unavailable("the reactor thread has exited".into()))?
+        .map_err(|reason| HostError::EngineUnavailable { stage, reason })?;
+        Ok(PendingReply { stage, wait })
     }
 
     /// Stops a host: optional graceful request line, then SIGTERM/SIGKILL to its group;

@@ -14,9 +14,10 @@ use std::time::{Duration, SystemTime};
 
 use fabric_config::Stage;
 use mio::unix::pipe;
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::engine::{Engine, Escalation, HostInit, HostKey, StopPolicy};
+use crate::engine::{Engine, Escalation, HostInit, HostKey, PendingReply, StopPolicy};
 use crate::error::{Diagnostics, HostError, ProtocolViolation};
 use crate::stderr::StderrSink;
 use crate::sys;
@@ -192,19 +193,47 @@ impl Host {
         stage: Stage,
         timeout: Duration,
     ) -> Result<Value, HostError> {
+        self.begin(operation, payload, stage, timeout)?.wait()
+    }
+
+    /// Sends `{"operation", "payload"}` (any serializable payload) without waiting; finish
+    /// with [`HostCall::wait`]. Lets the caller overlap its own work with the host's.
+    pub fn begin<T: Serialize + ?Sized>(
+        &self,
+        operation: &str,
+        payload: &T,
+        stage: Stage,
+        timeout: Duration,
+    ) -> Result<HostCall<'_>, HostError> {
         if let Some(error) = self.lock_terminal().clone() {
             return Err(error.at_stage(stage));
         }
-        let request = json!({ "operation": operation, "payload": payload });
-        let line = serde_json::to_vec(&request).map_err(|error| HostError::HostIo {
-            stage,
-            reason: error.to_string(),
-            diagnostics: Diagnostics::default(),
+        #[derive(Serialize)]
+        struct Envelope<'a, T: ?Sized> {
+            operation: &'a str,
+            payload: &'a T,
+        }
+        let line = serde_json::to_vec(&Envelope { operation, payload }).map_err(|error| {
+            HostError::HostIo {
+                stage,
+                reason: format!("cannot encode the {operation} request: {error}"),
+                diagnostics: Diagnostics::default(),
+            }
         })?;
-        let result = self
-            .engine
-            .request(self.key, line, stage, timeout)
-            .and_then(|line| parse_response(&line, operation, stage));
+        let pending = self.engine.request_begin(self.key, line, stage, timeout);
+        match pending {
+            Ok(pending) => Ok(HostCall {
+                host: self,
+                operation: operation.to_owned(),
+                stage,
+                pending,
+            }),
+            Err(error) => Err(self.settle(Err(error)).expect_err("error stays an error")),
+        }
+    }
+
+    /// Records a terminal error (with diagnostics) so later calls fail the same way.
+    fn settle(&self, result: Result<Value, HostError>) -> Result<Value, HostError> {
         match result {
             Err(error) if error.is_terminal() => {
                 let error = self.with_diagnostics(error);
@@ -273,6 +302,27 @@ impl Host {
         self.terminal
             .lock()
             .unwrap_or_else(|poison| poison.into_inner())
+    }
+}
+
+/// A request sent to a host whose response has not been collected yet.
+#[derive(Debug)]
+#[must_use = "the response must be collected with wait()"]
+pub struct HostCall<'a> {
+    host: &'a Host,
+    operation: String,
+    stage: Stage,
+    pending: PendingReply,
+}
+
+impl HostCall<'_> {
+    /// Waits for the response (same results as [`Host::call`]).
+    pub fn wait(self) -> Result<Value, HostError> {
+        let result = self
+            .pending
+            .wait()
+            .and_then(|line| parse_response(&line, &self.operation, self.stage));
+        self.host.settle(result)
     }
 }
 

@@ -65,7 +65,10 @@ pub(crate) fn python_interpreter() -> OsString {
 }
 
 /// Resolves the host command of the plan's adapter.
-pub(crate) fn command_for(plan: &RunPlan) -> Result<LaunchCommand, HostError> {
+pub(crate) fn command_for(
+    plan: &RunPlan,
+    python: Option<&Path>,
+) -> Result<LaunchCommand, HostError> {
     let Some(resolved) = plan.adapter_descriptor.as_ref() else {
         return Err(HostError::Capability {
             stage: Stage::Start,
@@ -93,7 +96,7 @@ pub(crate) fn command_for(plan: &RunPlan) -> Result<LaunchCommand, HostError> {
                 }
             };
             Ok(LaunchCommand {
-                program: python_interpreter(),
+                program: python.map_or_else(python_interpreter, |p| p.as_os_str().to_owned()),
                 args: vec!["-m".into(), module.into()],
             })
         }

@@ -41,5 +41,5 @@ pub use engine::{Escalation, StopPolicy};
 pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
-pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostSpec, StopReport};
+pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions, RuntimeState, RuntimeStatus};

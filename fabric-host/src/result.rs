@@ -3,7 +3,9 @@
 
 use std::path::{Component, Path};
 
-use fabric_config::agent::{AgentArtifact, AgentRunError, AgentRunResult, AgentUsage, RunStatus};
+use fabric_config::agent::{
+    AgentArtifact, AgentRunError, AgentRunResult, AgentUsage, RunStatus, RuntimeContext,
+};
 use fabric_config::config::JsonObject;
 use fabric_config::result::{ArtifactRef, FabricEvent, RunUsage};
 use fabric_config::{ErrorInfo, Stage};
@@ -156,22 +158,15 @@ fn check_relative(path: &str) -> Result<(), &'static str> {
     Ok(())
 }
 
-/// Replaces every value of `env` maps in a saved record with `[REDACTED]`.
-pub(crate) fn redact_env_values(value: &mut Value) {
-    if let Some(env) = value
-        .pointer_mut("/runtime_context/environment/env")
-        .and_then(Value::as_object_mut)
-    {
-        for v in env.values_mut() {
-            *v = Value::String("[REDACTED]".into());
-        }
+/// Replaces every environment value of a context (environment and telemetry overlays)
+/// with `[REDACTED]`, for saved records.
+pub(crate) fn redact_context(context: &mut RuntimeContext) {
+    for value in context.environment.env.values_mut() {
+        *value = "[REDACTED]".into();
     }
-    if let Some(env) = value
-        .pointer_mut("/runtime_context/telemetry/env")
-        .and_then(Value::as_object_mut)
-    {
-        for v in env.values_mut() {
-            *v = Value::String("[REDACTED]".into());
+    if let Some(telemetry) = &mut context.telemetry {
+        for value in telemetry.env.values_mut() {
+            *value = "[REDACTED]".into();
         }
     }
 }
@@ -270,14 +265,18 @@ mod tests {
 
     #[test]
     fn saved_records_redact_env_values() {
-        let mut record = json!({"runtime_context": {"environment": {"env": {"TOKEN": "s3cret"}},
-            "telemetry": {"relay_enabled": false, "env": {"K": "v"}}}, "request": {"input": "hi"}});
-        redact_env_values(&mut record);
-        let text = record.to_string();
+        let mut context: RuntimeContext = serde_json::from_value(json!({
+            "runtime_id": "runtime-1", "invocation_id": "invocation-1", "request_id": "r",
+            "environment": {"environment_id": "e", "provider": "local",
+                "control_location": "in_env_control", "ownership": "caller_owned",
+                "env": {"TOKEN": "s3cret"}},
+            "artifacts": {},
+            "telemetry": {"relay_enabled": false, "env": {"K": "v"}}
+        }))
+        .expect("context");
+        redact_context(&mut context);
+        let text = serde_json::to_string(&context).expect("json");
         assert!(!text.contains("s3cret") && text.contains("[REDACTED]"));
-        assert_eq!(
-            record["runtime_context"]["telemetry"]["env"]["K"],
-            "[REDACTED]"
-        );
+        assert_eq!(context.telemetry.expect("telemetry").env["K"], "[REDACTED]");
     }
 }

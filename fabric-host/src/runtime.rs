@@ -39,6 +39,9 @@ pub struct RuntimeOptions {
     pub stop_policy: StopPolicy,
     /// Longest accepted protocol line. Default 16 MiB.
     pub max_line_bytes: usize,
+    /// Interpreter for `python` adapters. Default (`None`): `$ADAPTER_PYTHON`, else
+    /// `$VIRTUAL_ENV/bin/python`, else `python3` on `PATH`.
+    pub python_interpreter: Option<PathBuf>,
 }
 
 impl Default for RuntimeOptions {
@@ -48,6 +51,7 @@ impl Default for RuntimeOptions {
             invoke_margin: Duration::from_secs(5),
             stop_policy: StopPolicy::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            python_interpreter: None,
         }
     }
 }
@@ -171,7 +175,7 @@ impl Runtime {
             });
         }
         environment.check_forwarded(Stage::Start)?;
-        let command = launch::command_for(plan)?;
+        let command = launch::command_for(plan, options.python_interpreter.as_deref())?;
         let runtime_id = ids::new_id("runtime");
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
         let mut spec = launch::host_spec(
@@ -423,7 +427,7 @@ impl Runtime {
         let deadline = started_millis
             .saturating_add(timeout_millis)
             .saturating_sub(DEADLINE_HEADROOM_MILLIS);
-        let payload = InvokePayload {
+        let mut payload = InvokePayload {
             runtime_context: self.context(
                 invocation_id.clone(),
                 request_id.clone(),
@@ -436,18 +440,6 @@ impl Runtime {
                 extensions: request.extensions,
             },
         };
-        let payload = serde_json::to_value(&payload).map_err(|e| HostError::InvalidRequest {
-            stage: Stage::Invoke,
-            path: "request".into(),
-            reason: e.to_string(),
-        })?;
-        let invocation_dir = self.home.invocation_dir(&invocation_id)?;
-        let record_path = invocation_dir.join("adapter-invocation.json");
-        let mut record = payload.clone();
-        result::redact_env_values(&mut record);
-        let record_bytes = serde_json::to_vec_pretty(&record).unwrap_or_default();
-        private_file(&record_path, &record_bytes, Stage::Invoke)?;
-
         let ids_meta = || -> JsonObject {
             meta([
                 ("runtime_id", self.runtime_id.clone().into()),
@@ -461,12 +453,23 @@ impl Runtime {
             format!("invoking adapter host for {}", self.identity.harness),
             ids_meta(),
         ));
-        let output = self.host.call(
+        let call = self.host.begin(
             "invoke",
             &payload,
             Stage::Invoke,
             self.timeout.saturating_add(self.options.invoke_margin),
         )?;
+        // While the host works: save the invocation record with environment values redacted.
+        result::redact_context(&mut payload.runtime_context);
+        let record = self.home.invocation_dir(&invocation_id).and_then(|dir| {
+            let path = dir.join("adapter-invocation.json");
+            let bytes = serde_json::to_vec_pretty(&payload).unwrap_or_default();
+            private_file(&path, &bytes, Stage::Invoke).map(|()| (dir, path))
+        });
+        let output = call.wait()?;
+        // A record that could not be written fails the invocation after the host answered
+        // (the runtime stays usable).
+        let (invocation_dir, record_path) = record?;
         let agent = result::decode_agent_result(output)?;
         let mut status = agent.status;
         let mut error = agent.error.map(result::adapter_error);

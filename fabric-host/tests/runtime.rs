@@ -484,3 +484,48 @@ fn request_overrides_are_rejected() {
         .expect("still usable");
     runtime.stop();
 }
+
+/// The upstream-style python-echo adapter (nemo-fabric-adapters-common `lifecycle.serve`)
+/// under our host: two turns of state, two isolated runtimes. Needs FABRIC_TEST_PYTHON
+/// (an interpreter with the upstream packages); mandatory in CI.
+#[test]
+fn upstream_style_python_adapter_keeps_state_per_runtime() {
+    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "FABRIC_TEST_PYTHON must be set in CI"
+        );
+        eprintln!("skipped: set FABRIC_TEST_PYTHON to run the python-echo adapter");
+        return;
+    };
+    let root = support::repo_root();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let descriptor = root.join("adapters/python-echo/python-echo.fabric-adapter.json");
+    let config: fabric_config::FabricConfig = serde_json::from_value(json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "py"},
+        "harness": {"adapter_id": "fabric.python-echo", "settings": {"prefix": "echo: "}},
+        "discovery": {"local_paths": [descriptor]},
+        // The adapter module is importable through PYTHONPATH (no pip install needed).
+        "environment": {"env": {"PYTHONPATH": root.join("adapters/python-echo/src")}}
+    }))
+    .expect("config");
+    let fabric = Fabric::new();
+    let mut options = options(dir.path());
+    options.runtime.python_interpreter = Some(python.into());
+    let a = fabric.start_runtime(&config, &options).expect("start a");
+    let b = fabric.start_runtime(&config, &options).expect("start b");
+    let a1 = a.invoke(RunRequest::new("one")).expect("a1");
+    b.invoke(RunRequest::new("uno")).expect("b1");
+    let a2 = a.invoke(RunRequest::new("two")).expect("a2");
+    let b2 = b.invoke(RunRequest::new("dos")).expect("b2");
+    assert_eq!(a1.adapter_kind.as_str(), "python");
+    assert_eq!(a1.output["response"], "echo: one");
+    assert_eq!(a2.output["previous_input"], "one");
+    assert_eq!(b2.output["previous_input"], "uno");
+    for runtime in [&a, &b] {
+        let stopped = runtime.stop();
+        assert!(stopped.error.is_none(), "{stopped:?}");
+        support::assert_group_gone(runtime.host_pid());
+    }
+}

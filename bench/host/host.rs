@@ -1,0 +1,246 @@
+//! Hosting benchmarks for our core (compare with upstream: `python3 bench/host/compare.py`).
+//!
+//! `cargo bench -p fabric-host --bench host` (optimized) or
+//! `cargo run -p fabric-host --bench host` is not available for benches, so the debug
+//! variant is `cargo test -p fabric-host --bench host -- --bench` (fewer runs).
+//!
+//! Prints one JSON object on stdout:
+//! - `scripted_warm_invoke_us`: median/p90 of `Runtime::invoke` on the Rust scripted adapter
+//!   (a warm runtime, echo reply; includes the per-invocation record written to FABRIC_HOME).
+//! - `python_*` (when a Python with `nemo-fabric-adapters-common` is found through
+//!   `FABRIC_BENCH_PYTHON`, `FABRIC_TEST_PYTHON` or `/work/upstream-venv/bin/python`): the
+//!   same warm invoke on the python-echo adapter, cold `run` (start + invoke + stop), the
+//!   interpreter's bare start-up (`python -c pass`), and 64 runtimes × 20 invocations.
+//! - `idle_runtime_core_bytes`: this process's RSS growth per idle scripted runtime.
+//!
+//! Environment: `FABRIC_BENCH_RUNS` scales the measured invocations.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Instant;
+
+use fabric_config::{FabricConfig, RunRequest};
+use fabric_host::{Fabric, RunOptions, Runtime};
+use serde_json::{Value, json};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+/// The bench config: the same JSON is used by bench/host/upstream.py (`--print-config`
+/// keeps them identical). The python-echo module is importable through PYTHONPATH.
+fn config(adapter: &str, descriptor: &Path, settings: Value) -> FabricConfig {
+    let mut value = json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "bench"},
+        "harness": {"adapter_id": adapter, "settings": settings},
+        "discovery": {"local_paths": [descriptor]},
+        "runtime": {"timeout_seconds": 120}
+    });
+    if adapter == "fabric.python-echo" {
+        value["environment"] = json!({"env": {
+            "PYTHONPATH": repo_root().join("adapters/python-echo/src")
+        }});
+    }
+    serde_json::from_value(value).expect("bench config")
+}
+
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    samples.sort_by(|a, b| a.total_cmp(b));
+    let index = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[index.min(samples.len() - 1)]
+}
+
+fn warm_invoke_us(runtime: &Runtime, runs: usize) -> Value {
+    for _ in 0..runs / 10 + 20 {
+        runtime
+            .invoke(RunRequest::new("warm"))
+            .expect("warm-up invoke");
+    }
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let began = Instant::now();
+            runtime.invoke(RunRequest::new("hello")).expect("invoke");
+            began.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    json!({
+        "median": percentile(&mut samples, 0.5),
+        "p90": percentile(&mut samples, 0.9),
+        "runs": runs
+    })
+}
+
+fn rss_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = status
+        .split_whitespace()
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn find_python() -> Option<PathBuf> {
+    ["FABRIC_BENCH_PYTHON", "FABRIC_TEST_PYTHON"]
+        .iter()
+        .find_map(|name| std::env::var_os(name).map(PathBuf::from))
+        .or_else(|| {
+            let venv = PathBuf::from("/work/upstream-venv/bin/python");
+            venv.exists().then_some(venv)
+        })
+}
+
+fn many(fabric: Fabric, config: &FabricConfig, options: &RunOptions, n: usize, k: usize) -> Value {
+    let began = Instant::now();
+    let runtimes: Vec<Arc<Runtime>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|_| {
+                scope.spawn(|| Arc::new(fabric.start_runtime(config, options).expect("start")))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("join"))
+            .collect()
+    });
+    let started = began.elapsed();
+    let invoke_began = Instant::now();
+    std::thread::scope(|scope| {
+        for runtime in &runtimes {
+            scope.spawn(move || {
+                for i in 0..k {
+                    runtime
+                        .invoke(RunRequest::new(format!("turn {i}")))
+                        .expect("invoke");
+                }
+            });
+        }
+    });
+    let invoke_phase = invoke_began.elapsed();
+    std::thread::scope(|scope| {
+        for runtime in &runtimes {
+            scope.spawn(move || runtime.stop());
+        }
+    });
+    let total = began.elapsed();
+    let invocations = (n * k) as f64;
+    json!({
+        "runtimes": n,
+        "invocations_per_runtime": k,
+        "start_s": started.as_secs_f64(),
+        "invoke_phase_s": invoke_phase.as_secs_f64(),
+        "total_s": total.as_secs_f64(),
+        "invocations_per_s": invocations / invoke_phase.as_secs_f64(),
+        "invocations_per_s_including_start_stop": invocations / total.as_secs_f64()
+    })
+}
+
+fn main() {
+    let optimized = !cfg!(debug_assertions);
+    let scale: f64 = std::env::var("FABRIC_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .map_or(1.0, |runs| runs / 2000.0);
+    let runs = |base: usize| ((base as f64 * scale).round() as usize).max(10);
+    let dir = std::env::temp_dir();
+    let options = RunOptions::with_base_dir(&dir);
+    let fabric = Fabric::new();
+    let mut out = serde_json::Map::new();
+    out.insert("optimized".into(), optimized.into());
+
+    // Rust scripted adapter (binary built by cargo; launch.sh finds it in target/).
+    let scripted = config(
+        "fabric.scripted",
+        &repo_root().join("adapters/scripted/scripted.fabric-adapter.json"),
+        json!({}),
+    );
+    let runtime = fabric
+        .start_runtime(&scripted, &options)
+        .expect("scripted runtime");
+    out.insert(
+        "scripted_warm_invoke_us".into(),
+        warm_invoke_us(&runtime, runs(2000)),
+    );
+    runtime.stop();
+
+    // Core-side memory per idle runtime (the host processes are not counted).
+    let before = rss_bytes();
+    let idle: Vec<Runtime> = (0..64)
+        .map(|_| {
+            fabric
+                .start_runtime(&scripted, &options)
+                .expect("idle runtime")
+        })
+        .collect();
+    let after = rss_bytes();
+    out.insert(
+        "idle_runtime_core_bytes".into(),
+        (after.saturating_sub(before) / 64).into(),
+    );
+    for runtime in &idle {
+        runtime.stop();
+    }
+    drop(idle);
+
+    if let Some(python) = find_python() {
+        let echo = config(
+            "fabric.python-echo",
+            &repo_root().join("adapters/python-echo/python-echo.fabric-adapter.json"),
+            json!({}),
+        );
+        let mut py_options = options.clone();
+        py_options.runtime.python_interpreter = Some(python.clone());
+        out.insert(
+            "python".into(),
+            python.to_string_lossy().into_owned().into(),
+        );
+        let runtime = fabric
+            .start_runtime(&echo, &py_options)
+            .expect("python runtime");
+        out.insert(
+            "python_warm_invoke_us".into(),
+            warm_invoke_us(&runtime, runs(1000)),
+        );
+        runtime.stop();
+
+        let mut startup: Vec<f64> = (0..runs(20).min(30))
+            .map(|_| {
+                let began = Instant::now();
+                let status = Command::new(&python)
+                    .args(["-c", "pass"])
+                    .status()
+                    .expect("python -c pass");
+                assert!(status.success());
+                began.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        out.insert(
+            "python_startup_ms".into(),
+            json!({"median": percentile(&mut startup, 0.5)}),
+        );
+        let mut cold: Vec<f64> = (0..runs(20).min(30))
+            .map(|_| {
+                let began = Instant::now();
+                let result = fabric
+                    .run(&echo, RunRequest::new("cold"), &py_options)
+                    .expect("cold run");
+                assert_eq!(result.status.as_str(), "succeeded");
+                began.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        out.insert(
+            "python_cold_run_ms".into(),
+            json!({"median": percentile(&mut cold, 0.5), "p90": percentile(&mut cold, 0.9)}),
+        );
+        out.insert(
+            "python_64x20".into(),
+            many(fabric, &echo, &py_options, 64, 20),
+        );
+    }
+    println!("{}", Value::Object(out));
+}

@@ -294,6 +294,7 @@ int32_t fabric_runtime_status(fabric_runtime runtime, char **out);
 // alive until it returns.
 // Errors: see above (no `out`).
 // Blocking: no. Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
 int32_t fabric_runtime_free(fabric_runtime runtime);
 
 // Prepares the config's environment (workspace, artifacts, forwarded variables) without
@@ -356,6 +357,7 @@ int32_t fabric_environment_release(fabric_environment environment, char **out);
 // Ownership: consumes the handle.
 // Errors: see above (no `out`).
 // Blocking: no. Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
 int32_t fabric_environment_free(fabric_environment environment);
 
 #ifdef __cplusplus

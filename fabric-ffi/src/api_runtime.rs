@@ -281,6 +281,7 @@ pub unsafe extern "C" fn fabric_runtime_status(
 /// alive until it returns.
 /// Errors: see above (no `out`).
 /// Blocking: no. Thread-safe.
+/// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
     let stage = Stage::Stop;
@@ -412,6 +413,7 @@ pub unsafe extern "C" fn fabric_environment_release(
 /// Ownership: consumes the handle.
 /// Errors: see above (no `out`).
 /// Blocking: no. Thread-safe.
+/// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_environment_free(environment: fabric_environment) -> i32 {
     let stage = Stage::Release;

@@ -187,6 +187,8 @@ pub enum ConfigRule {
     RelayOpenTelemetryNoDestination,
     /// A `telemetry.providers` key other than `relay` or `native`.
     TelemetryProviderUnknown,
+    /// `RunRequest.request_id` is present but blank.
+    RequestIdBlank,
 }
 
 impl ConfigRule {
@@ -233,6 +235,7 @@ impl ConfigRule {
         ConfigRule::RelayObservabilityVersion,
         ConfigRule::RelayOpenTelemetryNoDestination,
         ConfigRule::TelemetryProviderUnknown,
+        ConfigRule::RequestIdBlank,
     ];
 
     /// Stable snake_case code.
@@ -281,6 +284,7 @@ impl ConfigRule {
                 "relay_opentelemetry_without_destination"
             }
             ConfigRule::TelemetryProviderUnknown => "unknown_telemetry_provider",
+            ConfigRule::RequestIdBlank => "blank_request_id",
         }
     }
 
@@ -362,6 +366,7 @@ impl ConfigRule {
             ConfigRule::TelemetryProviderUnknown => {
                 "unknown telemetry provider; expected relay or native"
             }
+            ConfigRule::RequestIdBlank => "request_id must be non-blank when present",
         }
     }
 }

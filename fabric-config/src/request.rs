@@ -5,6 +5,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config::{Extensions, JsonObject};
+use crate::error::{ConfigError, ConfigFinding, ConfigRule};
+use crate::validate::decode_error;
 
 fn default_input() -> Value {
     Value::String(String::new())
@@ -52,5 +54,43 @@ impl RunRequest {
 impl Default for RunRequest {
     fn default() -> Self {
         RunRequest::new(default_input())
+    }
+}
+
+impl RunRequest {
+    /// Decodes a request from JSON text; errors carry the JSON path.
+    pub fn from_json_str(text: &str) -> Result<RunRequest, ConfigError> {
+        let mut deserializer = serde_json::Deserializer::from_str(text);
+        let request: RunRequest =
+            serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
+        deserializer
+            .end()
+            .map_err(|error| ConfigError::InvalidJson {
+                line: error.line(),
+                column: error.column(),
+            })?;
+        Ok(request)
+    }
+
+    /// Decodes a request from a JSON value; errors carry the JSON path.
+    pub fn from_value(value: Value) -> Result<RunRequest, ConfigError> {
+        serde_path_to_error::deserialize(value).map_err(decode_error)
+    }
+
+    /// Checks the request: a present `request_id` must be non-blank. (An unusable
+    /// `relay_session_root` is not an error; Relay falls back to the request id.)
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self
+            .request_id
+            .as_deref()
+            .is_some_and(|id| id.trim().is_empty())
+        {
+            return Err(ConfigError::Invalid(ConfigFinding {
+                rule: ConfigRule::RequestIdBlank,
+                path: "request_id".to_owned(),
+                detail: None,
+            }));
+        }
+        Ok(())
     }
 }

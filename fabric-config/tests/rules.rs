@@ -732,3 +732,29 @@ fn debug_output_redacts_env_and_header_values() {
         assert!(!text.contains(SENTINEL), "{text}");
     }
 }
+
+#[test]
+fn run_request_decoding_and_request_id() {
+    use fabric_config::RunRequest;
+    let request = RunRequest::from_value(json!({
+        "input": {"task": "fix"}, "request_id": "trial-42", "context": {"k": 1},
+        "relay_session_root": "not-a-uuid", "x_ext": true
+    }))
+    .unwrap();
+    request.validate().unwrap();
+    assert_eq!(request.extensions["x_ext"], json!(true));
+    assert_eq!(RunRequest::from_json_str("{}").unwrap().input, json!(""));
+    let blank = RunRequest::from_value(json!({"input": "hi", "request_id": " "})).unwrap();
+    let error = blank.validate().unwrap_err();
+    assert_eq!(
+        (error.code(), error.path()),
+        ("blank_request_id", Some("request_id"))
+    );
+    let error = RunRequest::from_value(json!({"context": ["not", "an", "object"]})).unwrap_err();
+    assert_eq!(
+        (error.code(), error.path()),
+        ("invalid_type", Some("context"))
+    );
+    let error = RunRequest::from_json_str("{\"input\": ").unwrap_err();
+    assert_eq!(error.code(), "invalid_json");
+}

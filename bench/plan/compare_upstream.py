@@ -50,8 +50,33 @@ def model(**extra):
     return base
 
 
-def variants(adapter_id: str) -> list[tuple[str, dict]]:
+def valid_setting(schema: dict | None) -> dict | None:
+    """One settings entry satisfying a simple property of the descriptor's settings_schema."""
+    for name, prop in (schema or {}).get("properties", {}).items():
+        if "enum" in prop:
+            return {name: prop["enum"][0]}
+        kind = prop.get("type")
+        if kind == "boolean":
+            return {name: True}
+        if kind == "integer":
+            return {name: max(int(prop.get("minimum", 1)), int(prop.get("exclusiveMinimum", 0)) + 1)}
+        if kind == "number":
+            return {name: float(max(prop.get("minimum", 1), prop.get("exclusiveMinimum", 0) + 1))}
+        if kind == "string" and "pattern" not in prop and "format" not in prop:
+            return {name: "x" * max(1, prop.get("minLength", 1))}
+    return None
+
+
+def wrong_type_setting(schema: dict | None) -> dict | None:
+    for name, prop in (schema or {}).get("properties", {}).items():
+        if prop.get("type") in ("boolean", "integer", "number"):
+            return {name: "not-a-" + prop["type"]}
+    return None
+
+
+def variants(adapter_id: str, descriptor: dict | None = None) -> list[tuple[str, dict]]:
     harness = {"adapter_id": adapter_id}
+    settings_schema = (descriptor or {}).get("settings_schema")
     m = {"default": model()}
     out: list[tuple[str, dict]] = [
         ("bare", {"harness": harness}),
@@ -101,7 +126,19 @@ def variants(adapter_id: str) -> list[tuple[str, dict]]:
         ("env_conflict", {"harness": harness, "environment": {"env": {"A": "1"}, "env_names": ["A"]}}),
         ("env_ok", {"harness": harness, "environment": {"workspace": "./ws", "env": {"A": "1"}, "env_names": ["B"]}}),
         ("resolution", {"harness": {**harness, "resolution": "preinstalled"}}),
+        ("model_provider_upper", {"harness": harness, "models": {"default": model(provider="OpenAI")}}),
+        ("instructions_default_mode", {"harness": harness, "instructions": {"system": {"content": "x"}}}),
+        ("relay_without_provider", {"harness": harness, "relay": {"project": "p"}}),
+        ("relay_two_observability", {"harness": harness, "models": m, "telemetry": {"providers": {"relay": {}}}, "relay": {"observability": {"atif": {"enabled": True}}, "components": [{"kind": "observability", "config": {"atif": {"enabled": True}}}]}}),
+        ("relay_component", {"harness": harness, "telemetry": {"providers": {"relay": {}}}, "relay": {"components": [{"kind": "custom", "config": {"a": 1}}]}}),
+        ("mcp_headers_on_stdio", {"harness": harness, "mcp": {"servers": {"gh": {"transport": "stdio", "url": "gh", "custom_headers": {"A": "b"}}}}}),
     ]
+    valid = valid_setting(settings_schema)
+    if valid is not None:
+        out.append(("settings_valid", {"harness": {**harness, "settings": valid}}))
+    wrong = wrong_type_setting(settings_schema)
+    if wrong is not None:
+        out.append(("settings_wrong_type", {"harness": {**harness, "settings": wrong}}))
     return out
 
 
@@ -120,18 +157,20 @@ def target_variants() -> list[tuple[str, dict]]:
     ]
 
 
-def upstream_plan(config: dict, base_dir: Path) -> tuple[bool, str]:
+def upstream_plan(config: dict, base_dir: Path) -> tuple[bool, str, dict | None]:
     from nemo_fabric import Fabric, FabricConfig
 
     try:
         typed = FabricConfig.model_validate(config)
         Fabric().plan(typed, base_dir=base_dir)
-        return True, ""
+        native = Fabric()._require_native_module("plan")
+        raw = json.loads(native.plan_config(json.dumps(typed.to_mapping()), str(base_dir)))
+        return True, "", raw
     except Exception as error:  # noqa: BLE001 - any failure is a rejection
-        return False, f"{type(error).__name__}: {str(error).splitlines()[0][:240]}"
+        return False, f"{type(error).__name__}: {str(error).splitlines()[0][:240]}", None
 
 
-def our_plan(fabric: Path, config_file: Path, base_dir: Path) -> tuple[bool, str]:
+def our_plan(fabric: Path, config_file: Path, base_dir: Path) -> tuple[bool, str, dict | None]:
     result = subprocess.run(
         [str(fabric), "plan", str(config_file), "--base-dir", str(base_dir)],
         capture_output=True,
@@ -139,12 +178,54 @@ def our_plan(fabric: Path, config_file: Path, base_dir: Path) -> tuple[bool, str
         check=False,
     )
     if result.returncode == 0:
-        return True, ""
+        return True, "", json.loads(result.stdout)
     try:
         error = json.loads(result.stdout)["error"]
-        return False, f"{error['code']}: {error['message'][:240]}"
+        return False, f"{error['code']}: {error['message'][:240]}", None
     except (ValueError, KeyError):
-        return False, f"exit {result.returncode}: {result.stderr.strip()[:240]}"
+        return False, f"exit {result.returncode}: {result.stderr.strip()[:240]}", None
+
+
+# Plan fields compared when both sides accept a config (the southbound projection, routing,
+# telemetry outputs, lifecycle capabilities and the selected descriptor).
+COMPARED_FIELDS = [
+    ("agent_config",),
+    ("capabilities",),
+    ("capability_plan", "routes"),
+    ("capability_plan", "skill_paths"),
+    ("telemetry_plan", "providers"),
+    ("telemetry_plan", "relay_enabled"),
+    ("telemetry_plan", "adapter_outputs"),
+    ("telemetry_plan", "relay_config"),
+    ("telemetry_plan", "relay_project"),
+    ("environment_plan",),
+    ("resolution",),
+    ("capability_plan", "tools"),
+    ("capability_plan", "mcp_servers"),
+    ("capability_plan", "native"),
+    ("capability_plan", "unsupported"),
+    ("adapter_descriptor", "provenance"),
+    ("adapter_descriptor", "descriptor"),
+    ("adapter_target_descriptor", "descriptor"),
+]
+
+
+def field(plan: dict, path: tuple[str, ...]):
+    value = plan
+    for key in path:
+        if not isinstance(value, dict):
+            return None
+        value = value.get(key)
+    return value
+
+
+def shape_differences(upstream: dict, ours: dict) -> list[str]:
+    differences = []
+    for path in COMPARED_FIELDS:
+        a, b = field(upstream, path), field(ours, path)
+        if a != b:
+            differences.append(f"{'.'.join(path)}: upstream={json.dumps(a, sort_keys=True)[:200]} ours={json.dumps(b, sort_keys=True)[:200]}")
+    return differences
 
 
 def main() -> int:
@@ -165,7 +246,11 @@ def main() -> int:
             (descriptors / f"{adapter_id}.fabric-adapter.json").write_text(json.dumps(entry["descriptor"]))
         for target_id, entry in catalog["targets"].items():
             (descriptors / f"{target_id}.fabric-target.json").write_text(json.dumps(entry["descriptor"]))
-        cases = [(adapter_id, name, cfg) for adapter_id in catalog["adapters"] for name, cfg in variants(adapter_id)]
+        cases = [
+            (adapter_id, name, cfg)
+            for adapter_id, entry in catalog["adapters"].items()
+            for name, cfg in variants(adapter_id, entry["descriptor"])
+        ]
         cases += [("(targets)", name, cfg) for name, cfg in target_variants()]
         for index, (adapter_id, name, partial) in enumerate(cases):
             config = {
@@ -176,8 +261,8 @@ def main() -> int:
             config.update(copy.deepcopy(partial))
             config_file = base / f"case-{index}.json"
             config_file.write_text(json.dumps(config))
-            up_ok, up_msg = upstream_plan(config, base)
-            our_ok, our_msg = our_plan(args.fabric, config_file, base)
+            up_ok, up_msg, up_plan = upstream_plan(config, base)
+            our_ok, our_msg, our_plan_json = our_plan(args.fabric, config_file, base)
             rows.append(
                 {
                     "adapter_id": adapter_id,
@@ -186,12 +271,14 @@ def main() -> int:
                     "ours": our_ok,
                     "upstream_error": up_msg,
                     "our_error": our_msg,
+                    "shape": shape_differences(up_plan, our_plan_json) if up_plan and our_plan_json else [],
                 }
             )
 
     agree = [row for row in rows if row["upstream"] == row["ours"]]
     disagree = [row for row in rows if row["upstream"] != row["ours"]]
     unexplained = [row for row in disagree if row["variant"] not in KNOWN_DIFFERENCES]
+    shape = [row for row in agree if row["shape"]]
     summary = {
         "cases": len(rows),
         "agree": len(agree),
@@ -199,7 +286,9 @@ def main() -> int:
         "unexplained": len(unexplained),
         "accepted_by_both": sum(1 for row in agree if row["ours"]),
         "rejected_by_both": sum(1 for row in agree if not row["ours"]),
+        "shape_differences": len(shape),
         "disagreements": disagree,
+        "shape_rows": shape,
     }
     if args.json:
         print(json.dumps(summary, indent=2))
@@ -207,8 +296,13 @@ def main() -> int:
         print(
             f"cases {summary['cases']}: agree {summary['agree']} "
             f"(accept {summary['accepted_by_both']}, reject {summary['rejected_by_both']}), "
-            f"disagree {summary['disagree']} (unexplained {summary['unexplained']})"
+            f"disagree {summary['disagree']} (unexplained {summary['unexplained']}); "
+            f"plans accepted by both with a different shape: {summary['shape_differences']}"
         )
+        for row in shape:
+            print(f"  [shape] {row['adapter_id']} {row['variant']}")
+            for line in row["shape"]:
+                print(f"      {line}")
         for row in disagree:
             known = "known" if row["variant"] not in [r["variant"] for r in unexplained] else "UNEXPLAINED"
             print(f"  [{known}] {row['adapter_id']} {row['variant']}: upstream={'accept' if row['upstream'] else 'reject'} ours={'accept' if row['ours'] else 'reject'}")
@@ -217,7 +311,7 @@ def main() -> int:
         if args.verbose:
             for row in agree:
                 print(f"  ok {row['adapter_id']} {row['variant']}: {'accept' if row['ours'] else 'reject'}")
-    return 0 if not unexplained else 1
+    return 0 if not unexplained and not shape else 1
 
 
 if __name__ == "__main__":

@@ -582,9 +582,12 @@ fn telemetry_plan(
     })
 }
 
-/// The Relay plugin configuration handed to the adapter's Relay integration: version 1, the
-/// `relay.observability` block as one `observability` component (with the resolved ATIF model
-/// label), then `relay.components`, `policy` and `plugins` as given.
+/// The Relay plugin configuration handed to the adapter's Relay integration, as upstream 0.5.0
+/// builds it: version 1, the `relay.observability` block as one `observability` component
+/// (observability `version` 4, `enable_full_payloads` false, ATIF `agent_name`,
+/// `filename_template` and the resolved model label filled when absent), then
+/// `relay.components` (`enabled` defaults to true), `policy` (Relay's defaults
+/// `warn`/`warn`/`error` filled) and `plugins` as given.
 pub(crate) fn relay_config(config: &FabricConfig) -> Value {
     let Some(relay) = &config.relay else {
         return Value::Null;
@@ -606,16 +609,23 @@ pub(crate) fn relay_config(config: &FabricConfig) -> Value {
         components.push(json!({"kind": "observability", "enabled": true, "config": block}));
     }
     for component in &relay.components {
-        components.push(serde_json::to_value(component).unwrap_or(Value::Null));
+        let mut value = serde_json::to_value(component).unwrap_or(Value::Null);
+        if let Some(object) = value.as_object_mut() {
+            object.entry("enabled").or_insert(json!(true));
+        }
+        components.push(value);
     }
     let mut out = Map::new();
     out.insert("version".to_owned(), json!(1));
     out.insert("components".to_owned(), Value::Array(components));
     if let Some(policy) = &relay.policy {
-        out.insert(
-            "policy".to_owned(),
-            serde_json::to_value(policy).unwrap_or(Value::Null),
-        );
+        let mut value = serde_json::to_value(policy).unwrap_or(Value::Null);
+        if let Some(object) = value.as_object_mut() {
+            object.entry("unknown_component").or_insert(json!("warn"));
+            object.entry("unknown_field").or_insert(json!("warn"));
+            object.entry("unsupported_value").or_insert(json!("error"));
+        }
+        out.insert("policy".to_owned(), value);
     }
     if let Some(plugins) = &relay.plugins {
         out.insert(

@@ -674,6 +674,38 @@ fn telemetry_providers_must_be_declared() {
 }
 
 #[test]
+fn relay_config_matches_the_upstream_construction() {
+    let world = World::new();
+    let plan = world
+        .plan(json!({"harness": {"adapter_id": "nvidia.fabric.claude"},
+                     "models": {"default": {"provider": "anthropic", "model": "m"}},
+                     "telemetry": {"providers": {"relay": {}}},
+                     "relay": {"observability": {"atif": {"enabled": true}},
+                               "components": [{"kind": "custom", "config": {"a": 1}}, {"kind": "off", "enabled": false}],
+                               "policy": {"unknown_field": "error"}}}))
+        .expect("relay");
+    // Expected value observed from nemo-fabric 0.5.0 for the same config.
+    assert_eq!(
+        plan.telemetry_plan
+            .expect("telemetry")
+            .relay_config
+            .expect("relay config"),
+        json!({
+            "version": 1,
+            "components": [
+                {"kind": "observability", "enabled": true, "config": {
+                    "version": 4, "enable_full_payloads": false,
+                    "atif": {"enabled": true, "agent_name": "NeMo Relay", "model_name": "m",
+                             "filename_template": "nemo-relay-atif-{session_id}.json"}}},
+                {"kind": "custom", "enabled": true, "config": {"a": 1}},
+                {"kind": "off", "enabled": false}
+            ],
+            "policy": {"unknown_component": "warn", "unknown_field": "error", "unsupported_value": "error"}
+        })
+    );
+}
+
+#[test]
 fn base_dir_resolution_and_environment_plan() {
     let world = World::new();
     let plan = world

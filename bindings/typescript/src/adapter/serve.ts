@@ -427,7 +427,21 @@ export async function serve(factory: RuntimeFactory, options: ServeOptions = {})
     process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
   }
 
-  const host = new Host(factory, options.validate ?? true, diagnostics);
+  const validate = options.validate ?? true;
+  if (validate) {
+    // Fail fast (exit 1, reason on stderr) rather than answer every request with an
+    // error when the schemas cannot be loaded.
+    try {
+      contractValidator();
+    } catch (error) {
+      diagnostics.write(`fabric-core serve: ${(error as Error).message}\n`);
+      if (usesProcessStdout) process.stdout.write = protocolWrite;
+      serving = false;
+      if (options.exit !== false) process.exit(1);
+      return 1;
+    }
+  }
+  const host = new Host(factory, validate, diagnostics);
   let status = 0;
   const onSigint = () => {
     void host.shutdown().finally(() => process.exit(130));

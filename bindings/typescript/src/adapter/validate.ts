@@ -2,9 +2,9 @@
  * Runtime validation of untrusted lifecycle input against the generated JSON Schemas in
  * `schemas/adapter-contract/` (JSON Schema 2020-12, checked with ajv).
  *
- * Schema lookup order: `$FABRIC_ADAPTER_CONTRACT_SCHEMAS`, the copy bundled in this
- * package (`dist/schemas/adapter-contract/`, made by `npm run build`), then the
- * repository's `schemas/adapter-contract/`. Error messages name the JSON path and the
+ * Schema lookup: `$FABRIC_ADAPTER_CONTRACT_SCHEMAS` when set (and only it); else the
+ * copy bundled in this package (`dist/schemas/adapter-contract/`, made by
+ * `npm run build`), then the repository's `schemas/adapter-contract/`. Error messages name the JSON path and the
  * rule, never the offending value.
  */
 import * as fs from "node:fs";
@@ -37,9 +37,10 @@ export class SchemaUnavailableError extends Error {
 
 /** Candidate schema directories, most specific first. */
 export function schemaDirectories(): string[] {
-  const candidates: string[] = [];
   const fromEnv = process.env.FABRIC_ADAPTER_CONTRACT_SCHEMAS;
-  if (fromEnv) candidates.push(path.resolve(fromEnv));
+  // An explicit directory is authoritative: no silent fallback to another copy.
+  if (fromEnv) return [path.resolve(fromEnv)];
+  const candidates: string[] = [];
   // __dirname is dist/adapter in the built package.
   candidates.push(path.resolve(__dirname, "..", "schemas", "adapter-contract"));
   candidates.push(path.resolve(__dirname, "..", "..", "..", "..", "schemas", "adapter-contract"));

@@ -251,3 +251,26 @@ test("stop before start fails and exits", async () => {
     host.kill();
   }
 });
+
+test("SIGINT stops the active runtime and exits 130", async () => {
+  const host = probe();
+  try {
+    await host.request(startMessage("runtime-a"));
+    host.child.kill("SIGINT");
+    assert.equal(await host.exit(), 130);
+    assert.match(host.stderr, /probe: stop/);
+  } finally {
+    host.kill();
+  }
+});
+
+test("missing schemas end the host at once with status 1 and a reason on stderr", async () => {
+  const host = probe({ FABRIC_ADAPTER_CONTRACT_SCHEMAS: "/nonexistent/schemas" });
+  try {
+    assert.equal(await host.exit(), 1);
+    assert.match(host.stderr, /adapter-contract JSON Schemas not found/);
+    assert.deepEqual(host.pending(), []);
+  } finally {
+    host.kill();
+  }
+});

@@ -19,14 +19,25 @@
 
 #![deny(unsafe_code)]
 
+mod cgroup;
+mod collector;
 mod error;
 mod proc;
+mod reduce;
+mod sampling;
 mod timestamp;
 
 // `sys` is the only module allowed to contain `unsafe`.
 #[allow(unsafe_code)]
 mod sys;
 
+pub use cgroup::{CgroupReader, deltas as cgroup_deltas};
+pub use collector::{
+    ArtifactLocation, FinishedStats, InvocationIds, InvocationStats, SAMPLES_FILE, SUMMARY_FILE,
+    StatsCollector, StatsTarget, cpu_estimate,
+};
 pub use error::{StatsError, UnavailableReason, UnsupportedReason};
 pub use proc::{ProcReader, TreeDiscovery, TreeTotals, snapshot};
+pub use reduce::{CounterAccumulator, GaugeAccumulator, reduce_gauge};
+pub use sampling::{active_sampled_invocations, sampler_thread_id};
 pub use timestamp::rfc3339_millis;

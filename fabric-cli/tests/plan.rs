@@ -425,5 +425,6 @@ fn side_by_side_with_upstream() {
     );
     let summary: Value = serde_json::from_str(&text).expect("summary");
     assert_eq!(summary["unexplained"], json!(0), "{text}");
+    assert_eq!(summary["shape_differences"], json!(0), "{text}");
     assert!(summary["cases"].as_u64().expect("cases") > 700);
 }

@@ -9,7 +9,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import Ajv2020 from "ajv/dist/2020";
+import type Ajv2020Type from "ajv/dist/2020";
 import type { ErrorObject, ValidateFunction } from "ajv";
 
 /** The contract shapes {@link serve} checks, each named by schema file and JSON pointer. */
@@ -42,7 +42,7 @@ export function schemaDirectories(): string[] {
   if (fromEnv) return [path.resolve(fromEnv)];
   const candidates: string[] = [];
   // __dirname is dist/adapter in the built package.
-  candidates.push(path.resolve(__dirname, "..", "schemas", "adapter-contract"));
+  candidates.push(BUNDLED_SCHEMAS);
   candidates.push(path.resolve(__dirname, "..", "..", "..", "..", "schemas", "adapter-contract"));
   return candidates;
 }
@@ -56,14 +56,40 @@ function findSchemaDirectory(): string {
   );
 }
 
+/** ajv settings shared with the build-time precompilation (scripts/compile-validators.js). */
+export const ajvOptions = { strict: false, allErrors: false, validateFormats: false } as const;
+
+const BUNDLED_SCHEMAS = path.resolve(__dirname, "..", "schemas", "adapter-contract");
+const PRECOMPILED = path.join(__dirname, "contract-validators.js");
+
 /** Compiled validators for the adapter-contract shapes. */
 export class ContractValidator {
   readonly directory: string;
+  /** Whether the build-time precompiled validators are in use. */
+  readonly precompiled: boolean;
   private readonly validators = new Map<ContractShape, ValidateFunction>();
 
+  /**
+   * Validators for the schemas in `directory` (default: the lookup order above). The
+   * bundled schemas use the validators precompiled at build time.
+   */
   constructor(directory?: string) {
     this.directory = directory ?? findSchemaDirectory();
-    const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false });
+    this.precompiled = this.directory === BUNDLED_SCHEMAS && fs.existsSync(PRECOMPILED);
+    if (this.precompiled) {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const compiled = require(PRECOMPILED) as Record<string, ValidateFunction>;
+      for (const name of Object.keys(CONTRACT_SHAPES) as ContractShape[]) {
+        const validate = compiled[name];
+        if (typeof validate !== "function") throw new SchemaUnavailableError(`precompiled validator ${name} missing`);
+        this.validators.set(name, validate);
+      }
+      return;
+    }
+    // Loaded only when compiling at run time: importing ajv costs tens of milliseconds.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const Ajv2020 = (require("ajv/dist/2020") as { default: typeof Ajv2020Type }).default;
+    const ajv = new Ajv2020(ajvOptions);
     const files = new Set<string>(Object.values(CONTRACT_SHAPES).map((shape) => shape.file));
     for (const file of files) {
       const full = path.join(this.directory, file);

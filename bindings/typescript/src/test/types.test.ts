@@ -72,3 +72,30 @@ test("contract interfaces name exactly the schema properties", () => {
     assert.deepEqual(Object.keys(table).sort(), Object.keys(node.properties).sort(), `${file} ${definition ?? "(root)"}`);
   }
 });
+
+test("precompiled validators agree with validators compiled at run time", () => {
+  const bundled = new ContractValidator();
+  assert.equal(bundled.precompiled, true, "npm run build precompiles the validators");
+  const compiled = new ContractValidator(path.resolve(__dirname, "..", "..", "..", "..", "schemas", "adapter-contract"));
+  assert.equal(compiled.precompiled, false);
+  const environment = { environment_id: "e", provider: "local", control_location: "external_control", ownership: "fabric_owned" };
+  const cases: [Parameters<ContractValidator["check"]>[0], unknown][] = [
+    ["agentConfig", {}],
+    ["agentConfig", { models: { default: { provider: "openai", model: "m", top_p: 2 } } }],
+    ["agentConfig", { instructions: { system: { content: "be brief", mode: "append" } } }],
+    ["agentConfig", { surprise: 1 }],
+    ["agentRunRequest", { input: null }],
+    ["agentRunRequest", {}],
+    ["runtimeContext", { runtime_id: "r", invocation_id: "i", request_id: "q", environment, artifacts: {}, deadline_millis: 5 }],
+    ["runtimeContext", { runtime_id: "r", invocation_id: "i", request_id: "q", environment: { ...environment, ownership: "x" }, artifacts: {} }],
+    ["agentRunResult", { status: "succeeded", output: 1 }],
+    ["agentRunResult", { status: "failed", output: null, error: { code: " ", message: "m" } }],
+    ["agentRunResult", { status: "succeeded", output: 1, artifacts: [{ name: "a", kind: "file", path: "../escape" }] }],
+    ["agentRunResult", { status: "succeeded", output: 1, usage: { input_tokens: -1 } }],
+  ];
+  for (const [shape, value] of cases) {
+    assert.deepEqual(bundled.check(shape, value), compiled.check(shape, value), `${shape} ${JSON.stringify(value)}`);
+  }
+  assert.equal(bundled.check("agentConfig", {}), null);
+  assert.notEqual(bundled.check("agentRunResult", { status: "succeeded", output: 1, usage: { input_tokens: -1 } }), null);
+});

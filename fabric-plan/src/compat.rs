@@ -7,7 +7,9 @@ use fabric_config::config::{Extensions, McpAuthentication, McpExposure, ModelCon
 use fabric_config::descriptor::{AdapterConfigField as Field, ExtensionPoint};
 use serde_json::{Map, Value};
 
-use crate::error::PlanError;
+use crate::error::{DescriptorOrigin, PlanError};
+
+const TARGET_SETTINGS_SCHEMA: &str = "adapter target settings schema";
 use crate::load::{LoadedAdapter, LoadedTarget};
 use crate::schema::{self, CompiledSchema};
 
@@ -42,6 +44,10 @@ pub(crate) struct Checker<'a> {
     pub adapter: &'a LoadedAdapter,
     pub target: Option<&'a LoadedTarget>,
     pub findings: Vec<PlanError>,
+    /// Where the adapter descriptor came from (named in schema errors).
+    pub adapter_origin: Option<DescriptorOrigin>,
+    /// Where the target descriptor came from.
+    pub target_origin: Option<DescriptorOrigin>,
 }
 
 impl<'a> Checker<'a> {
@@ -55,6 +61,34 @@ impl<'a> Checker<'a> {
             adapter,
             target,
             findings: Vec::new(),
+            adapter_origin: None,
+            target_origin: None,
+        }
+    }
+
+    /// Names the descriptor files in schema errors.
+    pub(crate) fn with_origins(
+        mut self,
+        adapter: Option<DescriptorOrigin>,
+        target: Option<DescriptorOrigin>,
+    ) -> Self {
+        self.adapter_origin = adapter;
+        self.target_origin = target;
+        self
+    }
+
+    fn violation(&self, schema: &'static str, path: String, reason: String) -> PlanError {
+        let origin = if schema == TARGET_SETTINGS_SCHEMA {
+            self.target_origin.clone()
+        } else {
+            self.adapter_origin.clone()
+        };
+        PlanError::SchemaViolation {
+            adapter_id: self.id().to_owned(),
+            schema,
+            path,
+            reason,
+            origin,
         }
     }
 
@@ -79,12 +113,11 @@ impl<'a> Checker<'a> {
         instance: &Value,
     ) {
         for violation in schema.violations(instance) {
-            self.findings.push(PlanError::SchemaViolation {
-                adapter_id: self.id().to_owned(),
-                schema: name,
-                path: schema::join(prefix, &violation.path),
-                reason: violation.reason,
-            });
+            self.findings.push(self.violation(
+                name,
+                schema::join(prefix, &violation.path),
+                violation.reason,
+            ));
         }
     }
 
@@ -145,12 +178,7 @@ impl<'a> Checker<'a> {
         match self.adapter.schemas.settings.clone() {
             None if !settings.is_empty() => {
                 let key = settings.keys().next().cloned().unwrap_or_default();
-                self.findings.push(PlanError::SchemaViolation {
-                    adapter_id: self.id().to_owned(),
-                    schema: "adapter settings schema",
-                    path: format!("harness.settings.{key}"),
-                    reason: "the resolved descriptor does not declare a settings_schema, so only an empty settings map is accepted".to_owned(),
-                });
+                self.findings.push(self.violation("adapter settings schema", format!("harness.settings.{key}"), "the resolved descriptor does not declare a settings_schema, so only an empty settings map is accepted".to_owned()));
             }
             None => {}
             Some(compiled) => {
@@ -300,14 +328,14 @@ impl<'a> Checker<'a> {
                 for (name, definition) in &tools.definitions {
                     let path = format!("tools.definitions.{name}");
                     match &compiled {
-                        None => self.findings.push(PlanError::SchemaViolation {
-                            adapter_id: self.id().to_owned(),
-                            schema: "adapter tool definition schema",
-                            path: path.clone(),
-                            reason:
+                        None => self.findings.push(
+                            self.violation(
+                                "adapter tool definition schema",
+                                path.clone(),
                                 "the resolved descriptor does not declare a tool_definition_schema"
                                     .to_owned(),
-                        }),
+                            ),
+                        ),
                         Some(compiled) => {
                             let mut instance = Map::new();
                             instance
@@ -452,12 +480,7 @@ impl<'a> Checker<'a> {
         match target.settings.clone() {
             None if !workflow.settings.is_empty() => {
                 let key = workflow.settings.keys().next().cloned().unwrap_or_default();
-                self.findings.push(PlanError::SchemaViolation {
-                    adapter_id: self.id().to_owned(),
-                    schema: "adapter target settings schema",
-                    path: format!("workflow.settings.{key}"),
-                    reason: "the resolved target descriptor does not declare a settings_schema, so only an empty settings map is accepted".to_owned(),
-                });
+                self.findings.push(self.violation("adapter target settings schema", format!("workflow.settings.{key}"), "the resolved target descriptor does not declare a settings_schema, so only an empty settings map is accepted".to_owned()));
             }
             None => {}
             Some(compiled) => {

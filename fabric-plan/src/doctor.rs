@@ -102,7 +102,10 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
             }
             let adapter = &resolution.adapter.loaded;
             let target = resolution.target.as_ref().map(|target| &*target.loaded);
-            let findings = Checker::new(config, adapter, target).run();
+            let (adapter_origin, target_origin) = resolution.origins();
+            let findings = Checker::new(config, adapter, target)
+                .with_origins(adapter_origin, target_origin)
+                .run();
             if findings.is_empty() {
                 checks.push(check(
                     "compatibility",

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
+use fabric_config::plan::DescriptorSource;
 use fabric_config::{ErrorInfo, Stage};
 
 /// Everything that can fail while loading descriptors, planning, doctoring or inspecting.
@@ -117,7 +118,10 @@ pub enum PlanError {
         reason: String,
     },
     /// A configured value violates a descriptor-owned JSON Schema.
-    #[error("adapter `{adapter_id}` rejects configuration at `{path}`: {reason} ({schema})")]
+    #[error(
+        "adapter `{adapter_id}` rejects configuration at `{path}`: {reason} ({schema}{})",
+        origin_note(origin)
+    )]
     SchemaViolation {
         /// The selected adapter.
         adapter_id: String,
@@ -127,6 +131,8 @@ pub enum PlanError {
         path: String,
         /// Why (values masked).
         reason: String,
+        /// The descriptor that owns the schema, when it came from a file.
+        origin: Option<DescriptorOrigin>,
     },
     /// Several model roles without a `default` role.
     #[error(
@@ -156,6 +162,26 @@ pub enum PlanError {
         /// The fingerprint of the planned descriptor(s).
         actual: String,
     },
+}
+
+/// Where a descriptor that owns a schema came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DescriptorOrigin {
+    /// Discovery source.
+    pub source: DescriptorSource,
+    /// The descriptor file.
+    pub file: PathBuf,
+}
+
+fn origin_note(origin: &Option<DescriptorOrigin>) -> String {
+    match origin {
+        Some(origin) => format!(
+            " of {} descriptor `{}`",
+            origin.source.as_str(),
+            origin.file.display()
+        ),
+        None => String::new(),
+    }
 }
 
 fn skipped_note(skipped: &[PathBuf]) -> String {
@@ -246,6 +272,10 @@ impl PlanError {
             | PlanError::DescriptorInvalid { file, .. }
             | PlanError::DescriptorSchema { file, .. } => Some(file),
             PlanError::DescriptorAmbiguous { first, .. } => Some(first),
+            PlanError::SchemaViolation {
+                origin: Some(origin),
+                ..
+            } => Some(&origin.file),
             _ => None,
         }
     }
@@ -292,6 +322,13 @@ impl From<&PlanError> for ErrorInfo {
         }
         if let Some(file) = error.file() {
             info = info.with_metadata("file", file.display().to_string());
+        }
+        if let PlanError::SchemaViolation {
+            origin: Some(origin),
+            ..
+        } = error
+        {
+            info = info.with_metadata("descriptor_source", origin.source.as_str());
         }
         if let PlanError::DescriptorAmbiguous { second, .. } = error {
             info = info.with_metadata("conflicting_file", second.display().to_string());

@@ -61,7 +61,7 @@ use std::path::{Component, Path, PathBuf};
 pub use canonical::{canonical_json, combined_sha256, descriptor_sha256, target_sha256};
 pub use discovery::{Catalog, Discovered, DiscoveryOptions};
 pub use doctor::{doctor, doctor_with};
-pub use error::{PLAN_ERROR_CODES, PlanError};
+pub use error::{DescriptorOrigin, PLAN_ERROR_CODES, PlanError};
 pub use inspect::inspect;
 pub use load::{
     LoadedAdapter, LoadedTarget, check_target_for_adapter, load_adapter_descriptor,

@@ -22,7 +22,7 @@ use serde_json::{Map, Value, json};
 use crate::canonical;
 use crate::compat::{Checker, legacy_model_field, selected_model};
 use crate::discovery::{self, Discovered, DiscoveryOptions};
-use crate::error::PlanError;
+use crate::error::{DescriptorOrigin, PlanError};
 use crate::load::{LoadedAdapter, LoadedTarget};
 
 /// Options of [`plan`](crate::plan()) and [`doctor_with`](crate::doctor_with).
@@ -43,6 +43,24 @@ pub struct PlanOptions {
 pub(crate) struct Resolution {
     pub adapter: Discovered<LoadedAdapter>,
     pub target: Option<Discovered<LoadedTarget>>,
+}
+
+impl Resolution {
+    /// The first provenance record of each selected descriptor.
+    pub(crate) fn origins(&self) -> (Option<DescriptorOrigin>, Option<DescriptorOrigin>) {
+        let origin = |provenance: &[fabric_config::plan::DescriptorProvenance]| {
+            provenance.first().map(|first| DescriptorOrigin {
+                source: first.source,
+                file: PathBuf::from(&first.path),
+            })
+        };
+        (
+            origin(&self.adapter.provenance),
+            self.target
+                .as_ref()
+                .and_then(|target| origin(&target.provenance)),
+        )
+    }
 }
 
 /// Absolute, lexically normalized base directory.
@@ -166,7 +184,9 @@ pub fn plan(
     let resolution = resolve(config, &discovery)?;
     let adapter: &LoadedAdapter = &resolution.adapter.loaded;
     let target: Option<&LoadedTarget> = resolution.target.as_ref().map(|target| &*target.loaded);
+    let (adapter_origin, target_origin) = resolution.origins();
     if let Some(first) = Checker::new(config, adapter, target)
+        .with_origins(adapter_origin, target_origin)
         .run()
         .into_iter()
         .next()

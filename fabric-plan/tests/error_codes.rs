@@ -66,6 +66,7 @@ fn one_of_each() -> Vec<PlanError> {
             schema: "s",
             path: "p".into(),
             reason: "r".into(),
+            origin: None,
         },
         PlanError::ModelRoleAmbiguous {
             adapter_id: "a".into(),

@@ -414,13 +414,27 @@ fn settings_schema_rules_and_no_defaults_applied() {
         plan.agent_config.harness.expect("harness").settings["permission_mode"],
         json!("default")
     );
-    rejected(
+    let error = rejected(
         world.plan(
             json!({"harness": {"adapter_id": "nvidia.fabric.claude", "settings": {"zzz": 1}}}),
         ),
         "config_schema_violation",
         "harness.settings.zzz",
     );
+    // The error names the adapter, the descriptor source and file, and the settings path.
+    let descriptor = world
+        .base()
+        .join("catalog/nvidia.fabric.claude.fabric-adapter.json");
+    assert_eq!(error.file(), Some(descriptor.as_path()));
+    let message = error.to_string();
+    assert!(
+        message.contains("nvidia.fabric.claude")
+            && message.contains("explicit_local descriptor")
+            && message.contains(&descriptor.display().to_string()),
+        "{message}"
+    );
+    let info = fabric_config::ErrorInfo::from(&error);
+    assert_eq!(info.metadata["descriptor_source"], json!("explicit_local"));
     // Absent settings_schema: only an empty map.
     world
         .plan(json!({"harness": {"adapter_id": "test.fabric.bare"}}))
@@ -566,11 +580,15 @@ fn workflow_targets_and_settings() {
     );
     let target = plan.adapter_target_descriptor.as_ref().expect("target");
     assert_eq!(target.provenance[0].source, DescriptorSource::ExplicitLocal);
-    rejected(
+    let error = rejected(
         world.plan(json!({"workflow": {"target_id": "nvidia.nooa.arc-solver", "settings": {"png_scale": 0}}, "models": models})),
         "config_schema_violation",
         "workflow.settings.png_scale",
     );
+    let target_file = world
+        .base()
+        .join("catalog/nvidia.nooa.arc-solver.fabric-target.json");
+    assert_eq!(error.file(), Some(target_file.as_path()));
     rejected(
         world.plan(json!({"workflow": {"target_id": "nvidia.nooa.coding-agent", "settings": {"x": 1}}, "models": models})),
         "config_schema_violation",

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
+import functools
 import hashlib
 import json
 import os
@@ -127,6 +130,25 @@ def verify_descriptor(plan: Mapping[str, Any], expected: str) -> None:
         )
 
 
+#: Worker threads for blocking native calls. Like ``asyncio.to_thread`` (the context is
+#: copied), but on the binding's own pool: the default executor's ``min(32, cpus + 4)``
+#: workers would silently cap how many runtimes progress at once, and the SDK must not
+#: impose a concurrency limit. Idle workers are reused; they exit with the process.
+_MAX_WORKERS = 512
+_executor = concurrent.futures.ThreadPoolExecutor(
+    max_workers=_MAX_WORKERS, thread_name_prefix="fabric-core"
+)
+
+
+def to_thread(function: Callable[[], _R]) -> asyncio.Future[_R]:
+    """Start ``function`` in a worker thread and return its future (``asyncio.to_thread``
+    semantics: runs in a copy of the current context)."""
+
+    loop = asyncio.get_running_loop()
+    context = contextvars.copy_context()
+    return loop.run_in_executor(_executor, functools.partial(context.run, function))
+
+
 async def call_blocking(function: Callable[[], _R]) -> _R:
     """Run a blocking native call in a worker thread.
 
@@ -135,7 +157,7 @@ async def call_blocking(function: Callable[[], _R]) -> _R:
     no native work outlives the awaiting coroutine.
     """
 
-    worker = asyncio.ensure_future(asyncio.to_thread(function))
+    worker = to_thread(function)
     try:
         return await asyncio.shield(worker)
     except asyncio.CancelledError:

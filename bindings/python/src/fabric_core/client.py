@@ -17,6 +17,7 @@ from fabric_core._util import (
     dumps,
     json_mapping,
     request_payload,
+    to_thread,
     verify_descriptor,
 )
 from fabric_core.environment import EnvironmentHandle
@@ -227,9 +228,8 @@ async def _start_guarded(library: _ffi.Library, start: Any) -> tuple[int, str]:
         return await call_blocking(run)
     except asyncio.CancelledError:
         if started:
-            cleanup = asyncio.ensure_future(
-                asyncio.to_thread(_runtime_backstop, library, started[0][0])
-            )
+            handle = started[0][0]
+            cleanup = to_thread(lambda: _runtime_backstop(library, handle))
             try:
                 await asyncio.shield(cleanup)
             except asyncio.CancelledError:

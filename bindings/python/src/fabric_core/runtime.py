@@ -10,7 +10,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from fabric_core import _ffi
-from fabric_core._util import dumps, request_payload
+from fabric_core._util import dumps, request_payload, to_thread
 from fabric_core.errors import FabricError, FabricRuntimeError, FabricStateError
 from fabric_core.models import RunRequest
 from fabric_core.types import RunResult, RuntimeHandle
@@ -162,7 +162,7 @@ class Runtime:
     async def _native(self, function: Any) -> Any:
         """Run one blocking native call; on cancellation leave it to finish as an orphan."""
 
-        worker = asyncio.ensure_future(asyncio.to_thread(function))
+        worker = to_thread(function)
         worker.add_done_callback(_consume)
         try:
             return await asyncio.shield(worker)
@@ -224,9 +224,7 @@ class Runtime:
         if not self._finalizer.alive:
             return {"runtime_id": self.runtime_id, "state": self._status.value}
         library, handle = self._library, self._handle
-        text = await asyncio.to_thread(
-            lambda: library.fabric_runtime_status(handle, _ffi.out_slot())
-        )
+        text = await to_thread(lambda: library.fabric_runtime_status(handle, _ffi.out_slot()))
         return json.loads(text)
 
     async def stop(self) -> None:

@@ -18,7 +18,19 @@ from typing import Any, ClassVar, TypeVar
 _T = TypeVar("_T", bound="FabricMapping")
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _freeze(value: Any) -> Any:
+    # Exact type checks first: decoded JSON is plain dict/list/scalars, and ABC
+    # isinstance checks dominate decoding time otherwise.
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is dict:
+        return MappingProxyType({key: _freeze(item) for key, item in value.items()})
+    if kind is list or kind is tuple:
+        return tuple([_freeze(item) for item in value])
     if isinstance(value, FabricMapping):
         return value
     if isinstance(value, Mapping):

@@ -1239,3 +1239,29 @@ fn plan_json_has_the_upstream_shape() {
     let back: fabric_config::plan::RunPlan = serde_json::from_value(value).expect("decode");
     assert_eq!(back, plan);
 }
+
+#[test]
+fn secret_values_never_appear_in_errors_or_doctor_reports() {
+    let world = World::new();
+    const SENTINEL: &str = "SENTINEL-SECRET-7f3a";
+    let config = world.config(json!({
+        "harness": {"adapter_id": "nvidia.fabric.claude", "settings": {"max_budget_usd": SENTINEL, "zzz": SENTINEL}},
+        "models": {"default": {"provider": "anthropic", "model": "m", "settings": {"token": SENTINEL}}},
+        "environment": {"env": {"TOKEN": SENTINEL}},
+        "mcp": {"servers": {"web": {"transport": "sse", "url": "https://x", "custom_headers": {"Authorization": SENTINEL}}}},
+        "tools": {"definitions": {"t": {"kind": "module", "ref": "x", "settings": {"k": SENTINEL}}}}
+    }));
+    let report = doctor_with(&config, world.base(), &options());
+    let text = serde_json::to_string(&report).expect("json");
+    assert!(text.contains("harness.settings.zzz"), "{text}");
+    assert!(!text.contains(SENTINEL), "{text}");
+    let error = plan(&config, world.base(), &options()).expect_err("incompatible");
+    let info = fabric_config::ErrorInfo::from(&error);
+    assert!(
+        !serde_json::to_string(&info)
+            .expect("json")
+            .contains(SENTINEL)
+    );
+    let profile = inspect(&config, None, None).expect_err("mcp without descriptor");
+    assert!(!profile.to_string().contains(SENTINEL));
+}

@@ -137,7 +137,7 @@ func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan
 }
 
 // Doctor runs every preflight check and reports all findings.
-func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (DoctorReport, error) {
+func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (*DoctorReport, error) {
 	text, err := configJSON(config)
 	if err != nil {
 		return nil, err
@@ -147,8 +147,11 @@ func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (Doctor
 	if err != nil {
 		return nil, err
 	}
-	out, err := result.decode()
-	return DoctorReport(out), err
+	report := &DoctorReport{}
+	if err := decodeInto(result, report); err != nil {
+		return nil, err
+	}
+	return report, nil
 }
 
 // Run starts a runtime, invokes it once and stops it. A harness failure is a result

@@ -98,12 +98,39 @@ func TestPlanConfigError(t *testing.T) {
 
 func TestDoctor(t *testing.T) {
 	f := newFabric(t)
-	report, err := f.Doctor(context.Background(), scriptedConfig(t, "doctor", nil))
+	good, err := f.Doctor(context.Background(), scriptedConfig(t, "doctor", nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !json.Valid(report) {
-		t.Fatalf("doctor report is not JSON: %s", report)
+	if good.AgentName != "doctor" || good.Status == "fail" || len(good.Checks) == 0 {
+		t.Fatalf("unexpected report %+v", good)
+	}
+	config := scriptedConfig(t, "doctor-missing", nil)
+	config.Harness = &fabric.Harness{AdapterID: "fabric.no-such-adapter"}
+	bad, err := f.Doctor(context.Background(), config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, check := range bad.Checks {
+		if check.Code == "adapter_not_found" && check.Path == "harness.adapter_id" {
+			found = true
+		}
+	}
+	if bad.Status != "fail" || !found {
+		t.Fatalf("want an adapter_not_found finding, got %+v", bad)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	f := newFabric(t)
+	canonical, err := f.Validate(context.Background(), fabric.Config{Metadata: fabric.Metadata{Name: "canon"}, Harness: &fabric.Harness{AdapterID: "fabric.scripted"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded map[string]any
+	if err := json.Unmarshal(canonical, &decoded); err != nil || decoded["schema_version"] != "fabric.agent/v1alpha1" {
+		t.Fatalf("canonical config: %s", canonical)
 	}
 }
 

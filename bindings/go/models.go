@@ -182,5 +182,19 @@ type RunPlan struct {
 	Raw json.RawMessage `json:"-"`
 }
 
-// DoctorReport is the doctor's report, kept as JSON (its shape is owned by the core).
-type DoctorReport = json.RawMessage
+// DoctorReport lists every preflight finding; Status is the worst of the checks.
+type DoctorReport struct {
+	AgentName string        `json:"agent_name"`
+	Status    string        `json:"status"` // pass, warn or fail
+	Checks    []DoctorCheck `json:"checks"`
+}
+
+// DoctorCheck is one finding.
+type DoctorCheck struct {
+	Name     string         `json:"name"`
+	Status   string         `json:"status"` // pass, warn or fail
+	Code     string         `json:"code"`
+	Message  string         `json:"message"`
+	Path     string         `json:"path,omitempty"` // config path, e.g. harness.adapter_id
+	Metadata map[string]any `json:"metadata,omitempty"`
+}

@@ -142,6 +142,22 @@ export interface RunPlan {
   [key: string]: unknown;
 }
 
+/** One doctor finding. */
+export interface DoctorCheck {
+  name: string;
+  status: "pass" | "warn" | "fail" | string;
+  code: string;
+  message: string;
+  /** Config path the finding is about (`harness.adapter_id`). */
+  path?: string;
+  metadata?: JsonObject;
+  [key: string]: unknown;
+}
+
+/** Every preflight finding; `status` is the worst of the checks. */
 export interface DoctorReport {
+  agent_name: string;
+  status: "pass" | "warn" | "fail" | string;
+  checks: DoctorCheck[];
   [key: string]: unknown;
 }

@@ -62,10 +62,25 @@ test("a config for an unknown adapter is not planned", async () => {
   });
 });
 
-test("doctor returns a report", async () => {
-  const report = await fabric.doctor(scriptedConfig("doctor"));
-  assert.equal(typeof report, "object");
-  assert.notEqual(report, null);
+test("doctor collects findings instead of throwing", async () => {
+  const good = await fabric.doctor(scriptedConfig("doctor"));
+  assert.equal(good.agent_name, "doctor");
+  assert.notEqual(good.status, "fail");
+  assert.ok(good.checks.some((check) => check.name === "adapter_descriptor" && check.status === "pass"));
+  const config = scriptedConfig("doctor-missing");
+  config.harness = { adapter_id: "fabric.no-such-adapter" };
+  const bad = await fabric.doctor(config);
+  assert.equal(bad.status, "fail");
+  const finding = bad.checks.find((check) => check.code === "adapter_not_found");
+  assert.ok(finding, JSON.stringify(bad.checks));
+  assert.equal(finding.path, "harness.adapter_id");
+});
+
+test("validate returns the canonical config", async () => {
+  const canonical = await fabric.validate({ metadata: { name: "canon" }, harness: { adapter_id: "fabric.scripted" } });
+  assert.equal(canonical.schema_version, "fabric.agent/v1alpha1");
+  assert.equal(canonical.metadata.name, "canon");
+  await assert.rejects(fabric.validate({ metadata: { name: "x" }, nope: 1 } as unknown as FabricConfig), FabricConfigError);
 });
 
 test("run: start, invoke once, stop", async () => {

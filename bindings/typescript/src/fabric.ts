@@ -15,6 +15,12 @@ import { cString, nativeLibrary, type NativeLibrary } from "./native";
 export interface CallOptions {
   /** Anchors relative paths of the config; default the current directory. */
   baseDir?: string;
+  /**
+   * Stops waiting: the promise rejects with `signal.reason` as soon as the signal aborts.
+   * The native call itself runs to completion in the background (the C ABI has no cancel
+   * call yet); see {@link Runtime.invoke} for what that means for a runtime.
+   */
+  signal?: AbortSignal;
 }
 
 export interface InvokeOptions {
@@ -22,6 +28,8 @@ export interface InvokeOptions {
   input?: JsonValue;
   /** A full RunRequest (mutually exclusive with `input`). */
   request?: RunRequest;
+  /** Stops waiting for the invocation; see {@link Runtime.invoke}. */
+  signal?: AbortSignal;
 }
 
 export type RunOptions = CallOptions & InvokeOptions;
@@ -36,6 +44,45 @@ function requestText(options: InvokeOptions): string {
   }
   const request: RunRequest = options.request ?? { input: options.input === undefined ? null : options.input };
   return cString(JSON.stringify(request), "request");
+}
+
+/**
+ * Resolves like `work`, or rejects with `signal.reason` once `signal` aborts. An
+ * abandoned outcome is passed to `abandon` when it arrives (and never reported as an
+ * unhandled rejection).
+ */
+function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined, abandon?: (value: T) => void): Promise<T> {
+  if (!signal) return work;
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const onAbort = () => {
+      if (settled) return;
+      settled = true;
+      reject(signal.reason);
+      work.then((value) => abandon?.(value), () => undefined);
+    };
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        if (!settled) {
+          settled = true;
+          resolve(value);
+        }
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        if (!settled) {
+          settled = true;
+          reject(error);
+        }
+      },
+    );
+  });
 }
 
 function parse<T>(text: string | null): T {
@@ -58,29 +105,43 @@ export class Fabric {
 
   /** Validates a config and returns its canonical form. */
   async validate(config: FabricConfig | string, options: CallOptions = {}): Promise<FabricConfig> {
-    return parse(await this.library.call("fabric_validate", [configText(config), options.baseDir ?? null]));
+    options.signal?.throwIfAborted();
+    return parse(await abortable(this.library.call("fabric_validate", [configText(config), options.baseDir ?? null]), options.signal));
   }
 
   /** Resolves the adapter and checks compatibility; throws FabricConfigError/FabricCapabilityError. */
   async plan(config: FabricConfig | string, options: CallOptions = {}): Promise<RunPlan> {
-    return parse(await this.library.call("fabric_plan", [configText(config), options.baseDir ?? null]));
+    options.signal?.throwIfAborted();
+    return parse(await abortable(this.library.call("fabric_plan", [configText(config), options.baseDir ?? null]), options.signal));
   }
 
   /** Collects every finding instead of stopping at the first. */
   async doctor(config: FabricConfig | string, options: CallOptions = {}): Promise<DoctorReport> {
-    return parse(await this.library.call("fabric_doctor", [configText(config), options.baseDir ?? null]));
+    options.signal?.throwIfAborted();
+    return parse(await abortable(this.library.call("fabric_doctor", [configText(config), options.baseDir ?? null]), options.signal));
   }
 
   /** Start, invoke once, stop. A harness failure resolves with `status: "failed"`. */
   async run(config: FabricConfig | string, options: RunOptions = {}): Promise<RunResult> {
     const request = requestText(options);
-    return parse(await this.library.call("fabric_run", [configText(config), request, options.baseDir ?? null]));
+    options.signal?.throwIfAborted();
+    const work = this.library.call("fabric_run", [configText(config), request, options.baseDir ?? null]);
+    return parse(await abortable(work, options.signal));
   }
 
   /** Starts a runtime for ordered invocations; close it with `stop()` or `await using`. */
   async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
-    const { handle, text } = await this.library.startRuntime(configText(config), options.baseDir ?? null);
-    return new Runtime(this.library, handle, parse<RuntimeInfo>(text));
+    options.signal?.throwIfAborted();
+    const library = this.library;
+    const work = library.startRuntime(configText(config), options.baseDir ?? null);
+    // A runtime that starts after its caller gave up is stopped and freed at once.
+    const { handle, text } = await abortable(work, options.signal, (late) => {
+      library.call("fabric_runtime_stop", [late.handle]).then(
+        () => library.runtimeFree(late.handle),
+        () => library.runtimeFree(late.handle),
+      );
+    });
+    return new Runtime(library, handle, parse<RuntimeInfo>(text));
   }
 }
 
@@ -101,6 +162,8 @@ export class Runtime implements AsyncDisposable {
   private stateValue: RuntimeState = "active";
   private stopping: Promise<RuntimeStopResult> | null = null;
   private stopResult: RuntimeStopResult | null = null;
+  /** An invocation whose caller stopped waiting (AbortSignal) and that is still running. */
+  private orphan: Promise<void> | null = null;
 
   /** @internal Created by {@link Fabric.startRuntime}. */
   constructor(library: NativeLibrary, handle: number, info: RuntimeInfo) {
@@ -136,17 +199,39 @@ export class Runtime implements AsyncDisposable {
    * runtime is in flight or the runtime is stopped, FabricConfigError for an invalid
    * request, FabricRuntimeError when the core produced no result (the runtime is then
    * `failed`). A failed harness turn resolves with `status: "failed"`.
+   *
+   * With `signal`, an abort rejects at once with `signal.reason`; the invocation finishes
+   * in the background and the next `invoke` waits for it, so the runtime stays usable.
    */
   async invoke(options: InvokeOptions = {}): Promise<RunResult> {
-    const handle = this.live("invoke");
+    this.live("invoke");
     const request = requestText(options);
-    try {
-      return parse(await this.library.call("fabric_runtime_invoke", [handle, request]));
-    } catch (error) {
-      if (error instanceof FabricStateError || error instanceof FabricConfigError) throw error;
-      this.stateValue = "failed";
+    options.signal?.throwIfAborted();
+    const orphan = this.orphan;
+    if (orphan) await abortable(orphan, options.signal);
+    const handle = this.live("invoke");
+    const work = this.library.call("fabric_runtime_invoke", [handle, request]).catch((error: unknown) => {
+      if (!(error instanceof FabricStateError || error instanceof FabricConfigError)) this.stateValue = "failed";
       throw error;
+    });
+    if (options.signal) {
+      // If the caller stops waiting, the next invoke waits for this one to finish first.
+      const settled = work.then(
+        () => undefined,
+        () => undefined,
+      );
+      options.signal.addEventListener(
+        "abort",
+        () => {
+          this.orphan = settled;
+          void settled.then(() => {
+            if (this.orphan === settled) this.orphan = null;
+          });
+        },
+        { once: true },
+      );
     }
+    return parse(await abortable(work, options.signal));
   }
 
   /** The core's view of this runtime (state, invocations, host pid). */

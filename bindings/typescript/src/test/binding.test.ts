@@ -226,3 +226,25 @@ test("a dropped runtime is freed by the GC backstop (its host ends)", () => {
   const child = spawnSync(process.execPath, ["--expose-gc", "-e", script], { encoding: "utf8", timeout: 30_000 });
   assert.equal(child.stdout.trim(), "freed", child.stderr);
 });
+
+test("an aborted invoke rejects promptly and leaves the runtime usable", async () => {
+  await using runtime = await fabric.startRuntime(scriptedConfig("abort"));
+  const started = performance.now();
+  await assert.rejects(
+    runtime.invoke({
+      request: { input: "slow", context: { scripted: { sleep_ms: 1500 } } },
+      signal: AbortSignal.timeout(100),
+    }),
+    (error: unknown) => (error as Error).name === "TimeoutError",
+  );
+  assert.ok(performance.now() - started < 1000, "abort was not prompt");
+  const next = await runtime.invoke({ input: "after" });
+  assert.equal(output(next).response, "after");
+  assert.equal(output(next).turn, 2, "the abandoned invocation completed first");
+
+  const controller = new AbortController();
+  controller.abort();
+  await assert.rejects(runtime.invoke({ input: "never", signal: controller.signal }), { name: "AbortError" });
+  assert.equal(output(await runtime.invoke({ input: "last" })).turn, 3, "an already-aborted call never reached the core");
+  await assert.rejects(fabric.run(scriptedConfig("abort-run"), { input: 1, signal: controller.signal }), { name: "AbortError" });
+});

@@ -37,6 +37,80 @@ fn ensure_scripted_adapter(profile: &Path) {
     assert!(status.success(), "building fabric-adapter-scripted failed");
 }
 
+/// Compiles `tests/c/abi_test.c` with the strict warning set plus `extra` flags.
+fn compile(program: &Path, library: &Path, extra: &[&str]) {
+    let root = repo_root();
+    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
+    let output = Command::new(&compiler)
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Wpedantic",
+            "-Werror",
+            "-g",
+        ])
+        .args(extra)
+        .arg("-I")
+        .arg(root.join("include"))
+        .arg(root.join("tests/c/abi_test.c"))
+        .arg(library)
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(program)
+        .output()
+        .expect("run the C compiler");
+    assert!(
+        output.status.success(),
+        "compiling tests/c/abi_test.c failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The same program without sanitizers under valgrind (memcheck, definite leaks are
+/// errors). Skipped when valgrind is not installed, except in CI.
+#[test]
+fn c_program_is_clean_under_valgrind() {
+    let available = Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "valgrind is required in CI"
+        );
+        eprintln!("valgrind not installed; skipping");
+        return;
+    }
+    let root = repo_root();
+    let profile = profile_dir();
+    ensure_scripted_adapter(&profile);
+    let work = tempfile::tempdir().expect("temp dir");
+    let program = work.path().join("abi_test_plain");
+    compile(&program, &profile.join("libfabric_ffi.a"), &[]);
+    let run = Command::new("valgrind")
+        .args([
+            "-q",
+            "--error-exitcode=99",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite",
+            "--show-leak-kinds=definite",
+        ])
+        .arg(&program)
+        .arg(&root)
+        .current_dir(&root)
+        .env("CARGO_TARGET_DIR", profile.parent().expect("target dir"))
+        .output()
+        .expect("run valgrind");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        run.status.success() && stdout.contains(" passed, 0 failed"),
+        "abi_test under valgrind failed ({:?}):\n{stdout}\n{}",
+        run.status,
+        String::from_utf8_lossy(&run.stderr)
+    );
+}
+
 #[test]
 fn c_program_passes_under_sanitizers() {
     let root = repo_root();
@@ -51,30 +125,13 @@ fn c_program_passes_under_sanitizers() {
 
     let work = tempfile::tempdir().expect("temp dir");
     let program = work.path().join("abi_test");
-    let compiler = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
-    let output = Command::new(&compiler)
-        .args([
-            "-std=c11",
-            "-Wall",
-            "-Wextra",
-            "-Wpedantic",
-            "-Werror",
-            "-g",
-        ])
-        .arg("-fsanitize=address,undefined")
-        .arg("-fno-sanitize-recover=undefined")
-        .arg("-I")
-        .arg(root.join("include"))
-        .arg(root.join("tests/c/abi_test.c"))
-        .arg(&library)
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(&program)
-        .output()
-        .expect("run the C compiler");
-    assert!(
-        output.status.success(),
-        "compiling tests/c/abi_test.c failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+    compile(
+        &program,
+        &library,
+        &[
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=undefined",
+        ],
     );
 
     let run = Command::new(&program)

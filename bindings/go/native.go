@@ -192,3 +192,19 @@ func nativeStatus(handle uint64) nativeResult {
 func nativeFree(handle uint64) {
 	C.fabric_runtime_free(C.fabric_runtime(handle))
 }
+
+// headerStatuses maps each Status constant of this package to the header's value, for
+// the drift test (cgo is not available in _test.go files).
+func headerStatuses() map[Status]int32 {
+	return map[Status]int32{
+		StatusOK:                  int32(C.FABRIC_STATUS_OK),
+		StatusConfig:              int32(C.FABRIC_STATUS_CONFIG),
+		StatusCapability:          int32(C.FABRIC_STATUS_CAPABILITY),
+		StatusRuntime:             int32(C.FABRIC_STATUS_RUNTIME),
+		StatusState:               int32(C.FABRIC_STATUS_STATE),
+		StatusResourceUnavailable: int32(C.FABRIC_STATUS_RESOURCE_UNAVAILABLE),
+		StatusResourceUnsupported: int32(C.FABRIC_STATUS_RESOURCE_UNSUPPORTED),
+		StatusInvalidArgument:     int32(C.FABRIC_STATUS_INVALID_ARGUMENT),
+		StatusInternal:            int32(C.FABRIC_STATUS_INTERNAL),
+	}
+}

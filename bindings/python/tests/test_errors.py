@@ -157,6 +157,40 @@ def test_native_unavailable_when_library_missing(tmp_path) -> None:
     assert result.stdout.strip() == "unavailable native_unavailable"
 
 
+def test_native_unavailable_on_abi_mismatch(tmp_path) -> None:
+    """A library with another C ABI version is refused at load."""
+
+    source = tmp_path / "fake.c"
+    source.write_text(
+        "#include <stdint.h>\n"
+        "uint32_t fabric_abi_version(void) { return 999; }\n"
+        "const char *fabric_version(void) { return \"9.9.9\"; }\n"
+        "void fabric_string_free(char *s) { (void)s; }\n"
+    )
+    library = tmp_path / "libfake_fabric.so"
+    compiled = subprocess.run(
+        ["cc", "-shared", "-fPIC", "-o", str(library), str(source)], capture_output=True, text=True
+    )
+    if compiled.returncode != 0:
+        pytest.skip(f"no C compiler: {compiled.stderr}")
+    script = textwrap.dedent(
+        """
+        from fabric_core import FabricNativeUnavailableError, native_version
+        for _ in range(2):  # the failure is remembered
+            try:
+                native_version()
+            except FabricNativeUnavailableError as error:
+                print(error.code, "999" in str(error))
+        """
+    )
+    env = dict(os.environ, FABRIC_CORE_LIB=str(library))
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["abi_mismatch", "True", "abi_mismatch", "True"]
+
+
 def test_library_reports_versions() -> None:
     library = _ffi.library()
     assert library.version == fabric_core.native_version()

@@ -243,3 +243,58 @@ def test_host_is_gone_after_stop(config) -> None:
 
     pid = asyncio.run(main())
     assert process_gone(pid, timeout=5.0)
+
+
+def test_remaining_runtime_and_environment_accessors(config, repo) -> None:
+    async def main() -> None:
+        fabric = Fabric()
+        plan = fabric.plan(config, base_dir=repo)
+        assert plan.base_dir_path == repo
+        runtime = await fabric.start_runtime(config, base_dir=repo)
+        assert runtime.messages == []
+        assert runtime.environment is None
+        assert runtime.handle["adapter_id"] == "fabric.scripted"
+        assert "env" not in runtime.handle["environment"]  # values never leave the core
+        assert repr(runtime).startswith("Runtime(runtime_id='runtime-")
+        await runtime.aclose()
+        assert runtime.status is RuntimeStatus.STOPPED
+        info = await runtime.status_info()
+        assert info == {"runtime_id": runtime.runtime_id, "state": "stopped"}
+
+        environment = await fabric.prepare_environment(config, base_dir=repo)
+        assert environment.to_mapping()["environment_id"] == environment.environment_id
+        assert environment.info["handle"] == environment.native_handle
+        with pytest.raises(TypeError):
+            environment.info["x"] = 1  # type: ignore[index]
+        await fabric.release_environment(environment)
+
+    asyncio.run(main())
+
+
+def test_environment_values_never_appear_in_outputs(scripted) -> None:
+    import json as _json
+
+    from fabric_core import EnvironmentConfig
+
+    sentinel = "sentinel-secret-5f1c9d"
+    config = scripted()
+    config.environment = EnvironmentConfig(env={"FABRIC_TEST_SECRET": sentinel})
+
+    async def main() -> list[str]:
+        fabric = Fabric()
+        outputs = []
+        environment = await fabric.prepare_environment(config)
+        outputs.append(_json.dumps(environment.to_mapping()))
+        async with await fabric.start_runtime_in(config, environment) as runtime:
+            outputs.append(_json.dumps(runtime.handle.to_mapping()))
+            outputs.append(_json.dumps(await runtime.status_info()))
+            result = await runtime.invoke(input="hi")
+            outputs.append(_json.dumps(result.to_mapping()))
+        outputs.append(_json.dumps(runtime.stop_result))
+        await fabric.release_environment(environment)
+        return outputs
+
+    outputs = asyncio.run(main())
+    assert "FABRIC_TEST_SECRET" in outputs[0]  # the name is reported ...
+    for text in outputs:
+        assert sentinel not in text  # ... the value never is

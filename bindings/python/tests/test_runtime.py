@@ -88,7 +88,7 @@ def test_overlapping_invokes_raise_state_error(config) -> None:
 
 def test_gather_over_runtimes_runs_concurrently(scripted) -> None:
     config = scripted()  # echo
-    delay_ms = 400
+    delay_ms = 600
     count = 10  # more than the default executor's min(32, cpus + 4) workers on small machines
 
     async def one(index: int) -> str:

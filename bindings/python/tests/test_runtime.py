@@ -298,3 +298,23 @@ def test_environment_values_never_appear_in_outputs(scripted) -> None:
     assert "FABRIC_TEST_SECRET" in outputs[0]  # the name is reported ...
     for text in outputs:
         assert sentinel not in text  # ... the value never is
+
+
+def test_unclean_stop_is_reported_and_the_runtime_still_ends(scripted) -> None:
+    from fabric_core import FabricRuntimeError
+
+    config = scripted(ignore_stop=True)
+
+    async def main() -> None:
+        runtime = await Fabric().start_runtime(config)
+        pid = int(runtime.handle["host_pid"])
+        with pytest.raises(FabricRuntimeError) as info:
+            await runtime.stop()
+        assert info.value.stage == "stop"
+        assert info.value.code == "timeout"
+        assert runtime.status is RuntimeStatus.STOPPED
+        assert runtime.stop_result["error"]["code"] == "timeout"
+        assert process_gone(pid, timeout=5.0)
+        await runtime.stop()  # no-op now
+
+    asyncio.run(main())

@@ -230,9 +230,11 @@ class Runtime:
     async def stop(self) -> None:
         """Stop the runtime exactly once (later calls are no-ops).
 
-        Raises ``FabricStateError`` while an invocation is in flight, and
-        ``FabricRuntimeError`` if shutdown fails (the runtime is then ``FAILED`` and may be
-        stopped again).
+        Raises ``FabricStateError`` while an invocation is in flight. The core always ends
+        and reaps the adapter host; if the host did not stop cleanly (it needed signals or
+        hit the stop deadline) the runtime is ``STOPPED`` and ``FabricRuntimeError``
+        (``stage == "stop"``, e.g. ``code == "timeout"``) reports it; ``stop_result`` has
+        the details.
         """
 
         if self._status is RuntimeStatus.STOPPED:
@@ -263,6 +265,17 @@ class Runtime:
             self._free()
         finally:
             self._closing = False
+        problem = self._stop_result.get("error") if isinstance(self._stop_result, dict) else None
+        if isinstance(problem, dict):
+            # The core always ends and reaps the host; a stop that needed signals or hit a
+            # deadline is still reported, as NeMo Fabric's stop() does.
+            raise FabricRuntimeError(
+                str(problem.get("message") or "runtime shutdown failed"),
+                stage=str(problem.get("stage") or "stop"),
+                code=problem.get("code"),
+                retryable=bool(problem.get("retryable", False)),
+                details=problem.get("metadata") if isinstance(problem.get("metadata"), dict) else None,
+            )
 
     def _free(self) -> None:
         if self._finalizer.detach() is not None:

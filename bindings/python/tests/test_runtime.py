@@ -153,7 +153,7 @@ def test_finalizer_stops_an_unclosed_runtime(config) -> None:
         runtime = await Fabric().start_runtime(config)
         await runtime.invoke(input="hello")
         pid = int(runtime.handle["host_pid"])
-        assert not process_gone(pid, timeout=0.0)
+        os.kill(pid, 0)  # the host is running
         return pid  # the runtime goes out of scope unclosed
 
     pid = asyncio.run(start())

@@ -249,6 +249,15 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn handle_objects_are_send_and_sync() {
+        // Handles are used from any thread (koffi async, goroutines, Python workers).
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<RuntimeObject>();
+        assert_send_sync::<EnvironmentObject>();
+        assert_send_sync::<Object>();
+    }
+
+    #[test]
     fn concurrent_inserts_get_distinct_ids() {
         let threads: Vec<_> = (0..4)
             .map(|t| {

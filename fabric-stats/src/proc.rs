@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fs;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -214,16 +214,20 @@ impl ProcReader {
                 reason: UnsupportedReason::Platform,
             });
         }
-        if !self.root.is_dir() {
-            return Err(StatsError::Unsupported {
-                reason: UnsupportedReason::NoProcFilesystem,
-            });
-        }
-        let fail = |reason| StatsError::Unavailable {
-            pid: host_pid,
-            reason,
+        let fail = |reason| {
+            // A missing root is no proc file system at all, not an exited host (checked
+            // only on failure, to keep the common path free of extra system calls).
+            if reason == UnavailableReason::HostExited && !self.root.is_dir() {
+                return StatsError::Unsupported {
+                    reason: UnsupportedReason::NoProcFilesystem,
+                };
+            }
+            StatsError::Unavailable {
+                pid: host_pid,
+                reason,
+            }
         };
-        let mut buf = Vec::with_capacity(512);
+        let mut scratch = Scratch::default();
         let mut use_scan = match self.discovery {
             TreeDiscovery::ParentScan => true,
             TreeDiscovery::ChildrenFiles => false,
@@ -235,9 +239,9 @@ impl ProcReader {
         while attempts < self.max_attempts {
             attempts += 1;
             let step = if use_scan {
-                self.attempt_scan(host_pid, &mut buf)
+                self.attempt_scan(host_pid, &mut scratch)
             } else {
-                self.attempt_children(host_pid, &mut buf)
+                self.attempt_children(host_pid, &mut scratch)
             };
             match step {
                 Step::Done(totals) => return Ok(totals),
@@ -260,72 +264,126 @@ impl ProcReader {
         Err(fail(UnavailableReason::TreeChanging { attempts }))
     }
 
-    fn pid_dir(&self, pid: u32) -> PathBuf {
-        self.root.join(pid.to_string())
-    }
-
-    fn read_stat(&self, pid: u32, buf: &mut Vec<u8>) -> Result<ProcStat, StatReadError> {
-        let path = self.pid_dir(pid).join("stat");
-        match read_into(&path, buf) {
-            Ok(()) => parse_stat(buf).ok_or(StatReadError::Unreadable(path)),
+    fn read_stat(&self, pid: u32, scratch: &mut Scratch) -> Result<ProcStat, StatReadError> {
+        let read = fs::File::open(scratch.path(&self.root, format_args!("/{pid}/stat")))
+            .and_then(|file| read_full(&file, &mut scratch.buf));
+        match read {
+            Ok(len) => parse_stat(&scratch.buf[..len])
+                .ok_or_else(|| StatReadError::Unreadable(scratch.owned_path())),
             Err(error) if is_gone(&error) => Err(StatReadError::Gone),
-            Err(_) => Err(StatReadError::Unreadable(path)),
+            Err(_) => Err(StatReadError::Unreadable(scratch.owned_path())),
         }
     }
 
-    /// The children of every thread of `pid`, sorted.
-    fn children_of(&self, pid: u32, buf: &mut Vec<u8>) -> Step<Vec<u32>> {
-        let task_dir = self.pid_dir(pid).join("task");
+    /// The thread ids of `pid`: just `pid` for a single-threaded process (no directory
+    /// listing), else the listing of `task/`.
+    fn thread_ids(&self, pid: u32, stat: &ProcStat, scratch: &mut Scratch) -> Step<Vec<u32>> {
+        if stat.num_threads == 1 {
+            return Step::Done(vec![pid]);
+        }
+        let task_dir = scratch
+            .path(&self.root, format_args!("/{pid}/task"))
+            .to_path_buf();
         let entries = match fs::read_dir(&task_dir) {
             Ok(entries) => entries,
             Err(error) if is_gone(&error) => return Step::Retry,
             Err(_) => return Step::Fail(UnavailableReason::ProcessUnreadable { path: task_dir }),
         };
-        let mut children = Vec::new();
+        let mut tids = Vec::new();
         for entry in entries {
             let Ok(entry) = entry else {
                 return Step::Retry;
             };
-            let name = entry.file_name();
-            let Some(tid) = name.to_str().and_then(|s| s.parse::<u32>().ok()) else {
-                continue;
-            };
-            let path = task_dir.join(tid.to_string()).join("children");
-            match read_into(&path, buf) {
-                Ok(()) => {
-                    self.children_support
-                        .store(CHILDREN_PRESENT, Ordering::Relaxed);
-                    let text = String::from_utf8_lossy(buf);
-                    for word in text.split_ascii_whitespace() {
-                        match word.parse::<u32>() {
-                            Ok(child) => children.push(child),
-                            Err(_) => {
-                                return Step::Fail(UnavailableReason::ProcessUnreadable { path });
-                            }
-                        }
-                    }
-                }
+            if let Some(tid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|s| s.parse::<u32>().ok())
+            {
+                tids.push(tid);
+            }
+        }
+        tids.sort_unstable();
+        Step::Done(tids)
+    }
+
+    /// Opens the children list of each of the given threads of `pid`.
+    fn open_children(&self, pid: u32, tids: &[u32], scratch: &mut Scratch) -> Step<Vec<fs::File>> {
+        let mut files = Vec::with_capacity(tids.len());
+        for &tid in tids {
+            match fs::File::open(
+                scratch.path(&self.root, format_args!("/{pid}/task/{tid}/children")),
+            ) {
+                Ok(file) => files.push(file),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {
                     // Either the thread exited after the listing, or the kernel has no
                     // children lists at all: the thread directory tells which.
-                    if task_dir.join(tid.to_string()).is_dir() {
-                        if self.children_support.load(Ordering::Relaxed) == CHILDREN_PRESENT {
-                            return Step::Retry;
-                        }
+                    let thread = scratch.path(&self.root, format_args!("/{pid}/task/{tid}"));
+                    if thread.is_dir()
+                        && self.children_support.load(Ordering::Relaxed) != CHILDREN_PRESENT
+                    {
                         return Step::Fallback;
                     }
                     return Step::Retry;
                 }
                 Err(error) if is_gone(&error) => return Step::Retry,
-                Err(_) => return Step::Fail(UnavailableReason::ProcessUnreadable { path }),
+                Err(_) => {
+                    return Step::Fail(UnavailableReason::ProcessUnreadable {
+                        path: scratch.owned_path(),
+                    });
+                }
+            }
+        }
+        self.children_support
+            .store(CHILDREN_PRESENT, Ordering::Relaxed);
+        Step::Done(files)
+    }
+
+    /// Reads (or re-reads: the kernel regenerates the list at offset 0) the opened children
+    /// lists of `pid`; the union, sorted.
+    fn read_children(
+        &self,
+        pid: u32,
+        tids: &[u32],
+        files: &[fs::File],
+        scratch: &mut Scratch,
+    ) -> Step<Vec<u32>> {
+        let mut children = Vec::new();
+        for (file, tid) in files.iter().zip(tids) {
+            match read_full(file, &mut scratch.buf) {
+                Ok(len) => {
+                    for word in scratch.buf[..len]
+                        .split(u8::is_ascii_whitespace)
+                        .filter(|w| !w.is_empty())
+                    {
+                        match std::str::from_utf8(word)
+                            .ok()
+                            .and_then(|w| w.parse::<u32>().ok())
+                        {
+                            Some(child) => children.push(child),
+                            None => {
+                                let path = scratch
+                                    .path(&self.root, format_args!("/{pid}/task/{tid}/children"))
+                                    .to_path_buf();
+                                return Step::Fail(UnavailableReason::ProcessUnreadable { path });
+                            }
+                        }
+                    }
+                }
+                Err(error) if is_gone(&error) => return Step::Retry,
+                Err(_) => {
+                    let path = scratch
+                        .path(&self.root, format_args!("/{pid}/task/{tid}/children"))
+                        .to_path_buf();
+                    return Step::Fail(UnavailableReason::ProcessUnreadable { path });
+                }
             }
         }
         children.sort_unstable();
         Step::Done(children)
     }
 
-    fn attempt_children(&self, host_pid: u32, buf: &mut Vec<u8>) -> Step<TreeTotals> {
-        let host = match self.read_stat(host_pid, buf) {
+    fn attempt_children(&self, host_pid: u32, scratch: &mut Scratch) -> Step<TreeTotals> {
+        let host = match self.read_stat(host_pid, scratch) {
             Ok(stat) if stat.is_exited() => return Step::Fail(UnavailableReason::HostExited),
             Ok(stat) => stat,
             Err(StatReadError::Gone) => return Step::Fail(UnavailableReason::HostExited),
@@ -340,7 +398,8 @@ impl ProcReader {
         };
         let mut seen: HashSet<u32> = HashSet::from([host_pid]);
         let mut queue = vec![(host_pid, host)];
-        let mut listed: Vec<(u32, Vec<u32>)> = Vec::new();
+        // Every live process with its open children lists, for the re-check.
+        let mut listed: Vec<Listed> = Vec::new();
         while let Some((pid, stat)) = queue.pop() {
             totals.cpu_ticks = totals.cpu_ticks.saturating_add(stat.cpu_ticks);
             if stat.is_exited() {
@@ -351,24 +410,33 @@ impl ProcReader {
             totals.resident_memory_bytes = totals
                 .resident_memory_bytes
                 .saturating_add(stat.rss_pages.saturating_mul(self.page_size));
-            let children = match self.children_of(pid, buf) {
-                Step::Done(children) => children,
-                Step::Retry => return Step::Retry,
-                Step::Fallback => return Step::Fallback,
-                Step::Fail(reason) => return Step::Fail(reason),
-            };
+            macro_rules! step {
+                ($e:expr) => {
+                    match $e {
+                        Step::Done(value) => value,
+                        Step::Retry => return Step::Retry,
+                        Step::Fallback => return Step::Fallback,
+                        Step::Fail(reason) => return Step::Fail(reason),
+                    }
+                };
+            }
+            let tids = step!(self.thread_ids(pid, &stat, scratch));
+            let files = step!(self.open_children(pid, &tids, scratch));
+            let children = step!(self.read_children(pid, &tids, &files, scratch));
             for &child in &children {
                 if !seen.insert(child) {
                     return Step::Retry;
                 }
-                match self.read_stat(child, buf) {
+                match self.read_stat(child, scratch) {
                     Ok(child_stat) if child_stat.ppid == pid => queue.push((child, child_stat)),
                     Ok(_) => return Step::Retry,
                     Err(StatReadError::Gone) => {
                         // Vanished, or hidden by the mount: a hidden child stays listed by
                         // its parent after its directory was found missing.
-                        if !self.pid_dir(child).exists()
-                            && let Step::Done(again) = self.children_of(pid, buf)
+                        let child_dir = scratch.path(&self.root, format_args!("/{child}"));
+                        if !child_dir.exists()
+                            && let Step::Done(again) =
+                                self.read_children(pid, &tids, &files, scratch)
                             && again.binary_search(&child).is_ok()
                         {
                             return Step::Fail(UnavailableReason::ProcessHidden { pid: child });
@@ -380,25 +448,29 @@ impl ProcReader {
                     }
                 }
             }
-            listed.push((pid, children));
+            listed.push(Listed {
+                pid,
+                tids,
+                files,
+                children,
+            });
         }
-        // Re-check: the children sets must not have changed while the stats were read.
-        for (pid, children) in &listed {
-            match self.children_of(*pid, buf) {
-                Step::Done(again) if &again == children => {}
+        // Re-check: the children lists must not have changed while the stats were read.
+        for entry in &listed {
+            match self.read_children(entry.pid, &entry.tids, &entry.files, scratch) {
+                Step::Done(again) if again == entry.children => {}
                 Step::Fail(reason) => return Step::Fail(reason),
-                Step::Fallback => return Step::Fallback,
                 _ => return Step::Retry,
             }
         }
         Step::Done(totals)
     }
 
-    fn attempt_scan(&self, host_pid: u32, buf: &mut Vec<u8>) -> Step<TreeTotals> {
+    fn attempt_scan(&self, host_pid: u32, scratch: &mut Scratch) -> Step<TreeTotals> {
         if proc_hides_processes(&self.root) {
             return Step::Fail(UnavailableReason::ProcessTableHidden);
         }
-        let first = match self.scan_table(buf) {
+        let first = match self.scan_table(scratch) {
             Ok(table) => table,
             Err(reason) => return Step::Fail(reason),
         };
@@ -409,7 +481,7 @@ impl ProcReader {
         }
         let tree = descendants_in(&first, host_pid);
         // Re-scan: the same processes must have the same parents.
-        let second = match self.scan_table(buf) {
+        let second = match self.scan_table(scratch) {
             Ok(table) => table,
             Err(reason) => return Step::Fail(reason),
         };
@@ -438,7 +510,10 @@ impl ProcReader {
 
     /// pid → stat of every process under the root. Processes that exit during the listing
     /// are skipped (the re-scan notices if one was in the tree).
-    fn scan_table(&self, buf: &mut Vec<u8>) -> Result<HashMap<u32, ProcStat>, UnavailableReason> {
+    fn scan_table(
+        &self,
+        scratch: &mut Scratch,
+    ) -> Result<HashMap<u32, ProcStat>, UnavailableReason> {
         let unreadable = || UnavailableReason::ProcessTableUnreadable {
             path: self.root.clone(),
         };
@@ -453,7 +528,7 @@ impl ProcReader {
             else {
                 continue;
             };
-            match self.read_stat(pid, buf) {
+            match self.read_stat(pid, scratch) {
                 Ok(stat) => {
                     table.insert(pid, stat);
                 }
@@ -494,6 +569,32 @@ fn descendants_in(table: &HashMap<u32, ProcStat>, root: u32) -> Vec<u32> {
     found
 }
 
+/// Reusable buffers of one reading: file contents and the path being read.
+#[derive(Default)]
+struct Scratch {
+    buf: Vec<u8>,
+    path: std::ffi::OsString,
+    suffix: String,
+}
+
+impl Scratch {
+    /// `root` followed by the formatted suffix, without allocating after warm-up.
+    fn path(&mut self, root: &Path, suffix: std::fmt::Arguments<'_>) -> &Path {
+        use std::fmt::Write;
+        self.suffix.clear();
+        let _ = self.suffix.write_fmt(suffix);
+        self.path.clear();
+        self.path.push(root.as_os_str());
+        self.path.push(&self.suffix);
+        Path::new(&self.path)
+    }
+
+    /// The last path built, owned (for error reports).
+    fn owned_path(&self) -> PathBuf {
+        PathBuf::from(&self.path)
+    }
+}
+
 enum StatReadError {
     Gone,
     Unreadable(PathBuf),
@@ -504,11 +605,36 @@ fn is_gone(error: &io::Error) -> bool {
     error.kind() == io::ErrorKind::NotFound || error.raw_os_error() == Some(libc::ESRCH)
 }
 
-fn read_into(path: &Path, buf: &mut Vec<u8>) -> io::Result<()> {
-    buf.clear();
-    let mut file = fs::File::open(path)?;
-    file.read_to_end(buf)?;
-    Ok(())
+/// Reads a whole proc file from offset 0 with positioned reads (one `pread` for a small
+/// file; a re-read regenerates the content). Returns the length read into `buf`.
+fn read_full(file: &fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    if buf.len() < 4096 {
+        buf.resize(4096, 0);
+    }
+    let mut filled = 0;
+    loop {
+        let n = loop {
+            match file.read_at(&mut buf[filled..], filled as u64) {
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                other => break other?,
+            }
+        };
+        filled += n;
+        // A proc (seq_file) read fills the buffer unless the content ended.
+        if n == 0 || filled < buf.len() {
+            return Ok(filled);
+        }
+        let grown = buf.len() * 2;
+        buf.resize(grown, 0);
+    }
+}
+
+struct Listed {
+    pid: u32,
+    tids: Vec<u32>,
+    files: Vec<fs::File>,
+    children: Vec<u32>,
 }
 
 /// Whether the proc mount at `root` hides other users' processes (`hidepid=1|2`,

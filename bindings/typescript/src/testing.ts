@@ -146,17 +146,172 @@ export function runtimeContext(runtimeId: string, extra: Record<string, unknown>
   };
 }
 
-export function startMessage(runtimeId: string, config: Record<string, unknown> = {}): unknown {
+export function startMessage(runtimeId: string, config: Record<string, unknown> = {}): LifecycleMessage {
   return {
     operation: "start",
     payload: { agent_name: "probe", base_dir: "/tmp", config, runtime_context: { runtime_id: runtimeId } },
   };
 }
 
-export function invokeMessage(runtimeId: string, request: Record<string, unknown>, context: Record<string, unknown> = {}): unknown {
+export function invokeMessage(runtimeId: string, request: Record<string, unknown>, context: Record<string, unknown> = {}): LifecycleMessage {
   return { operation: "invoke", payload: { runtime_context: runtimeContext(runtimeId, context), request } };
 }
 
-export function stopMessage(runtimeId: string): unknown {
+/** A lifecycle request line as an object. */
+export type LifecycleMessage = Record<string, unknown>;
+
+export function stopMessage(runtimeId: string): LifecycleMessage {
   return { operation: "stop", payload: { runtime_id: runtimeId } };
+}
+
+/** One record the adapter sent to an {@link OpenAIStreamSink}. */
+export interface StreamRecord {
+  type: "chunk" | "end";
+  sequence: number;
+  runtime_id: string;
+  invocation_id: string;
+  request_id: string;
+  chunk?: Record<string, unknown>;
+}
+
+/**
+ * A stand-in for the core's OpenAI stream listener: accepts one connection on
+ * 127.0.0.1, answers `100 Continue` (or `continueStatus`), decodes the chunked NDJSON
+ * records and answers `finalStatus` (default 200) after the last chunk.
+ */
+export class OpenAIStreamSink {
+  readonly records: StreamRecord[] = [];
+  /** Request line and lower-cased headers of the adapter's request. */
+  request: { line: string; headers: Record<string, string> } | null = null;
+  /** Set when the body ended with the zero-length chunk. */
+  completed = false;
+  private connections = 0;
+  private finishedFlag = false;
+  private waiters: (() => void)[] = [];
+
+  private constructor(
+    private readonly server: import("node:net").Server,
+    readonly port: number,
+    readonly token: string,
+  ) {}
+
+  static async listen(options: { continueStatus?: number; finalStatus?: number } = {}): Promise<OpenAIStreamSink> {
+    const net = await import("node:net");
+    const crypto = await import("node:crypto");
+    const token = crypto.randomBytes(32).toString("base64url");
+    let sink: OpenAIStreamSink | undefined;
+    const server = net.createServer((socket) => sink!.accept(socket, options));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const address = server.address() as import("node:net").AddressInfo;
+    sink = new OpenAIStreamSink(server, address.port, token);
+    return sink;
+  }
+
+  /** The `payload.stream` object for an invocation with these ids. */
+  sinkFor(runtimeId: string, invocationId = "invocation-1", requestId = "request-1"): Record<string, unknown> {
+    return {
+      protocol_version: "fabric.openai_stream/v1alpha1",
+      profile: "openai.chat_completions.chunk/v1",
+      host: "127.0.0.1",
+      port: this.port,
+      token: this.token,
+      runtime_id: runtimeId,
+      invocation_id: invocationId,
+      request_id: requestId,
+    };
+  }
+
+  /** Number of connections accepted so far. */
+  get connectionCount(): number {
+    return this.connections;
+  }
+
+  private accept(socket: import("node:net").Socket, options: { continueStatus?: number; finalStatus?: number }): void {
+    this.connections += 1;
+    let buffer = Buffer.alloc(0);
+    let phase: "head" | "size" | "data" | "trailer" | "done" = "head";
+    let size = 0;
+    const finish = () => {
+      this.finishedFlag = true;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const waiter of waiters) waiter();
+    };
+    socket.on("close", finish);
+    socket.on("error", () => undefined);
+    socket.on("data", (data: Buffer) => {
+      buffer = Buffer.concat([buffer, data]);
+      for (;;) {
+        if (phase === "head") {
+          const end = buffer.indexOf("\r\n\r\n");
+          if (end < 0) return;
+          const [line, ...headerLines] = buffer.subarray(0, end).toString("latin1").split("\r\n");
+          const headers: Record<string, string> = {};
+          for (const header of headerLines) {
+            const colon = header.indexOf(":");
+            headers[header.slice(0, colon).trim().toLowerCase()] = header.slice(colon + 1).trim();
+          }
+          this.request = { line: line as string, headers };
+          buffer = buffer.subarray(end + 4);
+          const status = options.continueStatus ?? 100;
+          if (status !== 100 || headers.authorization !== `Bearer ${this.token}`) {
+            socket.end(`HTTP/1.1 ${status === 100 ? 401 : status} Rejected\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+            phase = "done";
+            return;
+          }
+          socket.write("HTTP/1.1 100 Continue\r\n\r\n");
+          phase = "size";
+        } else if (phase === "size") {
+          const end = buffer.indexOf("\r\n");
+          if (end < 0) return;
+          size = parseInt(buffer.subarray(0, end).toString("latin1"), 16);
+          buffer = buffer.subarray(end + 2);
+          phase = size === 0 ? "trailer" : "data";
+        } else if (phase === "data") {
+          if (buffer.length < size + 2) return;
+          const line = buffer.subarray(0, size).toString("utf8");
+          this.records.push(JSON.parse(line) as StreamRecord);
+          buffer = buffer.subarray(size + 2);
+          phase = "size";
+        } else if (phase === "trailer") {
+          if (buffer.length < 2) return;
+          this.completed = true;
+          const status = options.finalStatus ?? 200;
+          socket.end(`HTTP/1.1 ${status} ${status === 200 ? "OK" : "Rejected"}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+          phase = "done";
+        } else {
+          return;
+        }
+      }
+    });
+  }
+
+  /** Resolves once the adapter's connection closed (within the deadline). */
+  async closed(timeoutMs = 10_000): Promise<void> {
+    if (this.finishedFlag) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("timed out waiting for the stream connection to close")), timeoutMs);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  close(): void {
+    this.server.close();
+  }
+}
+
+/** An `invoke_openai_stream` request for `sink`. */
+export function invokeStreamMessage(
+  runtimeId: string,
+  request: Record<string, unknown>,
+  stream: Record<string, unknown>,
+  context: Record<string, unknown> = {},
+): LifecycleMessage {
+  return {
+    operation: "invoke_openai_stream",
+    payload: { runtime_context: runtimeContext(runtimeId, context), request, stream },
+  };
 }

@@ -9,5 +9,7 @@ export * from "./types";
 export { serve, LifecycleError, remainingMillis } from "./serve";
 export type { AdapterRuntime, RuntimeFactory, ServeOptions } from "./serve";
 export { pythonJsonDumps } from "./pyjson";
+export { OPENAI_STREAM_PROFILE, OPENAI_STREAM_PROTOCOL } from "./openai-stream";
+export type { OpenAIChatCompletionChunk, OpenAIChunkEmitter } from "./openai-stream";
 export { ContractValidator, CONTRACT_SHAPES, SchemaUnavailableError, schemaDirectories } from "./validate";
 export type { ContractShape, ValidationIssue } from "./validate";

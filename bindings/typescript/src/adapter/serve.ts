@@ -14,6 +14,10 @@ import type { Readable, Writable } from "node:stream";
 import { JsonEncodeError, pythonJsonDumps, toPlainJson } from "./pyjson";
 import type { AgentRunRequest, AgentRunResult, JsonObject, JsonValue, RuntimeContext, StartPayload } from "./types";
 import { contractValidator, type ContractValidator } from "./validate";
+import { LifecycleError } from "./errors";
+import { OpenAIStreamWriter, validatedSink, type OpenAIChunkEmitter } from "./openai-stream";
+
+export { LifecycleError };
 
 /** One adapter-owned runtime living for the whole host process. */
 export interface AdapterRuntime {
@@ -23,27 +27,20 @@ export interface AdapterRuntime {
   invoke(request: AgentRunRequest, context: RuntimeContext): AgentRunResult | Promise<AgentRunResult>;
   /** Release everything; called once, also after a failed start or invoke. */
   stop(): void | Promise<void>;
+  /**
+   * Optional native OpenAI streaming (declare `capabilities.streaming` in the descriptor):
+   * run the target once, `await emit(chunk)` for each `chat.completion.chunk`, and return
+   * the terminal result. Without this method `invoke_openai_stream` is answered with
+   * `lifecycle_openai_stream_unsupported`.
+   */
+  invokeOpenAIStream?(
+    request: AgentRunRequest,
+    context: RuntimeContext,
+    emit: OpenAIChunkEmitter,
+  ): AgentRunResult | Promise<AgentRunResult>;
 }
 
 export type RuntimeFactory = () => AdapterRuntime;
-
-/**
- * A lifecycle failure safe to return across the protocol. Adapters throw it to choose
- * the code; any other exception becomes `lifecycle_adapter_<operation>_failed`.
- */
-export class LifecycleError extends Error {
-  readonly code: string;
-  readonly retryable: boolean;
-  readonly metadata: JsonObject;
-
-  constructor(code: string, message: string, options: { retryable?: boolean; metadata?: JsonObject } = {}) {
-    super(message);
-    this.name = "LifecycleError";
-    this.code = code;
-    this.retryable = options.retryable ?? false;
-    this.metadata = { ...(options.metadata ?? {}) };
-  }
-}
 
 /** A failure that happened inside an adapter method (these latch a failed invoke). */
 class AdapterCallError extends LifecycleError {}
@@ -205,15 +202,7 @@ class Host {
     if (operation === "start") return this.handleStart(payload, runtimeId);
     const runtime = this.activeRuntime(runtimeId);
     if (operation === "invoke") return this.handleInvoke(runtime, payload);
-    if (operation === "invoke_openai_stream") {
-      if (this.state.failed) {
-        throw new LifecycleError("lifecycle_runtime_failed", "Lifecycle runtime cannot accept another invocation");
-      }
-      throw new LifecycleError(
-        "lifecycle_openai_stream_unsupported",
-        "Adapter runtime does not implement OpenAI streaming",
-      );
-    }
+    if (operation === "invoke_openai_stream") return this.handleInvokeStream(runtime, payload);
     return this.handleStop(runtime);
   }
 
@@ -258,6 +247,13 @@ class Host {
     if (this.state.failed) {
       throw new LifecycleError("lifecycle_runtime_failed", "Lifecycle runtime cannot accept another invocation");
     }
+    const { request, context } = this.typedInvocation(payload);
+    const result = await withTelemetryEnv(context, () => this.adapterCall("invoke", () => runtime.invoke(request, context)));
+    return success("invoke", this.typedResult(result));
+  }
+
+  /** Checks `request` and `runtime_context` of an invocation payload. */
+  private typedInvocation(payload: Record<string, unknown>): { request: AgentRunRequest; context: RuntimeContext } {
     const request = payload.request;
     const context = payload.runtime_context;
     if (this.validate) {
@@ -273,10 +269,47 @@ class Host {
     } else if (!isObject(request) || !isObject(context)) {
       throw new LifecycleError("lifecycle_invalid_request", "Invocation does not match the typed adapter contract");
     }
-    const result = await withTelemetryEnv(context as unknown as RuntimeContext, () =>
-      this.adapterCall("invoke", () => runtime.invoke(request as unknown as AgentRunRequest, context as unknown as RuntimeContext)),
-    );
-    return success("invoke", this.typedResult(result));
+    return { request: request as unknown as AgentRunRequest, context: context as unknown as RuntimeContext };
+  }
+
+  private async handleInvokeStream(runtime: AdapterRuntime, payload: Record<string, unknown>): Promise<Response> {
+    if (this.state.failed) {
+      throw new LifecycleError("lifecycle_runtime_failed", "Lifecycle runtime cannot accept another invocation");
+    }
+    const invoke = runtime.invokeOpenAIStream;
+    if (typeof invoke !== "function") {
+      throw new LifecycleError("lifecycle_openai_stream_unsupported", "Adapter runtime does not implement OpenAI streaming");
+    }
+    const { sink, adapterPayload } = validatedSink(payload);
+    const writer = await OpenAIStreamWriter.connect(sink);
+    let typed: { request: AgentRunRequest; context: RuntimeContext };
+    try {
+      typed = this.typedInvocation(adapterPayload);
+    } catch (error) {
+      writer.abort();
+      throw error;
+    }
+    let adapterError: unknown = null;
+    let output: unknown;
+    try {
+      output = await withTelemetryEnv(typed.context, () =>
+        this.adapterCall("invoke_openai_stream", () => invoke.call(runtime, typed.request, typed.context, writer.emit)),
+      );
+    } catch (error) {
+      adapterError = error;
+    }
+    // The end record is sent even when the adapter failed.
+    try {
+      await writer.finish();
+    } catch (finishError) {
+      if (adapterError !== null) {
+        this.logError(finishError);
+        throw adapterError;
+      }
+      throw finishError;
+    }
+    if (adapterError !== null) throw adapterError;
+    return success("invoke_openai_stream", this.typedResult(output));
   }
 
   private typedResult(result: unknown): unknown {

@@ -8,7 +8,7 @@ import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { HostProcess, invokeMessage, runtimeContext, startMessage, stopMessage } from "../testing";
+import { HostProcess, OpenAIStreamSink, invokeMessage, invokeStreamMessage, runtimeContext, startMessage, stopMessage } from "../testing";
 
 const PYTHON = process.env.FABRIC_TEST_PYTHON;
 const skip = PYTHON
@@ -19,7 +19,8 @@ const skip = PYTHON
 const OURS = path.join(__dirname, "fixtures", "probe-adapter.js");
 const UPSTREAM = path.resolve(__dirname, "..", "..", "src", "test", "fixtures", "upstream_probe.py");
 
-type Script = unknown[];
+type Step = ((sink: OpenAIStreamSink) => unknown) | string | object;
+type Script = Step[];
 
 const SCRIPTS: Record<string, Script> = {
   happy: [
@@ -59,11 +60,41 @@ const SCRIPTS: Record<string, Script> = {
   startWithoutId: [{ operation: "start", payload: { config: {}, runtime_context: {} } }, startMessage("runtime-a")],
   startContextNotObject: [{ operation: "start", payload: { config: {}, runtime_context: "x" } }, startMessage("runtime-a")],
   afterStop: [startMessage("runtime-a"), stopMessage("runtime-a"), invokeMessage("runtime-a", { input: 1 })],
+  stream: [
+    startMessage("runtime-a"),
+    (sink) => invokeStreamMessage("runtime-a", { input: { chunks: 3 } }, sink.sinkFor("runtime-a")),
+    (sink) => invokeStreamMessage("runtime-a", { input: { chunks: 0 } }, sink.sinkFor("runtime-a")),
+    (sink) => invokeStreamMessage("runtime-a", { input: 1 }, { ...sink.sinkFor("runtime-a"), profile: "other" }),
+    (sink) => invokeStreamMessage("runtime-a", { input: 1 }, sink.sinkFor("runtime-a", "invocation-x")),
+    (sink) => invokeStreamMessage("runtime-a", { input: 1 }, { ...sink.sinkFor("runtime-a"), port: 0 }),
+    (sink) => invokeStreamMessage("runtime-a", { input: 1 }, { ...sink.sinkFor("runtime-a"), port: true }),
+    (sink) => invokeStreamMessage("runtime-a", { no_input: 1 }, sink.sinkFor("runtime-a")),
+    (sink) => invokeStreamMessage("runtime-a", { input: { probe: "stream-big" } }, sink.sinkFor("runtime-a")),
+    invokeMessage("runtime-a", { input: 2 }),
+    stopMessage("runtime-a"),
+  ],
+  streamFailures: [
+    startMessage("runtime-a"),
+    (sink) => invokeStreamMessage("runtime-a", { input: { probe: "stream-throw", chunks: 2 } }, sink.sinkFor("runtime-a")),
+    (sink) => invokeStreamMessage("runtime-a", { input: { chunks: 1 } }, sink.sinkFor("runtime-a")),
+    invokeMessage("runtime-a", { input: 2 }),
+  ],
+  streamInvalidChunk: [
+    startMessage("runtime-a"),
+    (sink) => invokeStreamMessage("runtime-a", { input: { probe: "stream-invalid" } }, sink.sinkFor("runtime-a")),
+    invokeMessage("runtime-a", { input: 2 }),
+  ],
+  streamUnsupported: [
+    startMessage("runtime-a", { harness: { settings: { start: "nostream" } } }),
+    (sink) => invokeStreamMessage("runtime-a", { input: 1 }, sink.sinkFor("runtime-a")),
+  ],
   eof: [startMessage("runtime-a"), invokeMessage("runtime-a", { input: 1 })],
 };
 
 interface Observed {
   responses: unknown[];
+  records: unknown[];
+  connections: number;
   exitedAfter: number | null;
   status: number | null;
   stoppedAdapter: boolean;
@@ -78,10 +109,12 @@ function normalize(response: any): unknown {
 
 async function drive(command: string, args: string[], script: Script): Promise<Observed> {
   const host = new HostProcess(command, args, { PYTHONDONTWRITEBYTECODE: "1" });
+  const sink = await OpenAIStreamSink.listen();
   const responses: unknown[] = [];
   let exitedAfter: number | null = null;
   try {
-    for (const [index, message] of script.entries()) {
+    for (const [index, entry] of script.entries()) {
+      const message = typeof entry === "function" ? entry(sink) : entry;
       const response = await host.requestOrExit(message, 20_000);
       if (response === null) {
         exitedAfter = index - 1;
@@ -91,8 +124,17 @@ async function drive(command: string, args: string[], script: Script): Promise<O
     }
     if (host.running) host.closeStdin();
     const status = await host.exit(20_000);
-    return { responses, exitedAfter, status, stoppedAdapter: host.stderr.includes("probe: stop") };
+    if (sink.connectionCount > 0) await sink.closed();
+    return {
+      responses,
+      records: sink.records,
+      connections: sink.connectionCount,
+      exitedAfter,
+      status,
+      stoppedAdapter: host.stderr.includes("probe: stop"),
+    };
   } finally {
+    sink.close();
     host.kill();
   }
 }
@@ -106,6 +148,9 @@ for (const [name, script] of Object.entries(SCRIPTS)) {
       drive(PYTHON, [UPSTREAM], script),
     ]);
     assert.deepEqual(ours.responses, theirs.responses);
+    assert.deepEqual(ours.records, theirs.records, "stream records");
+    assert.equal(ours.connections, theirs.connections, "stream connections");
+    if (name.startsWith("stream") && name !== "streamUnsupported") assert.ok(ours.records.length > 0, "records were compared");
     assert.equal(ours.exitedAfter, theirs.exitedAfter, "exit point");
     assert.equal(ours.status, theirs.status, "exit status");
     assert.equal(ours.stoppedAdapter, theirs.stoppedAdapter, "adapter stop() called");

@@ -1,7 +1,7 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as path from "node:path";
-import { HostProcess, invokeMessage, startMessage, stopMessage } from "../testing";
+import { HostProcess, OpenAIStreamSink, invokeMessage, invokeStreamMessage, startMessage, stopMessage } from "../testing";
 
 const PROBE = path.join(__dirname, "fixtures", "probe-adapter.js");
 
@@ -227,10 +227,10 @@ test("requests are answered in order, one at a time", async () => {
   }
 });
 
-test("invoke_openai_stream is answered as unsupported with stage invoke", async () => {
+test("invoke_openai_stream without an adapter method is unsupported, with stage invoke", async () => {
   const host = probe();
   try {
-    await host.request(startMessage("runtime-a"));
+    await host.request(startMessage("runtime-a", { harness: { settings: { start: "nostream" } } }));
     const message = invokeMessage("runtime-a", { input: 1 }) as { operation: string };
     message.operation = "invoke_openai_stream";
     const response = await host.request(message);
@@ -239,6 +239,115 @@ test("invoke_openai_stream is answered as unsupported with stage invoke", async 
     assert.equal(response.outcome.error.stage, "invoke");
   } finally {
     host.kill();
+  }
+});
+
+test("invoke_openai_stream sends correlated chunk records and an end record", async () => {
+  const host = probe();
+  const sink = await OpenAIStreamSink.listen();
+  try {
+    await host.request(startMessage("runtime-a"));
+    const response = await host.request(invokeStreamMessage("runtime-a", { input: { chunks: 2 } }, sink.sinkFor("runtime-a")));
+    assert.equal(response.operation, "invoke_openai_stream");
+    assert.deepEqual(response.outcome, { status: "succeeded", output: { status: "succeeded", output: { chunks: 2 } } });
+    await sink.closed();
+    assert.equal(sink.completed, true);
+    assert.equal(sink.request?.line, "POST /openai-stream HTTP/1.1");
+    assert.equal(sink.request?.headers.authorization, `Bearer ${sink.token}`);
+    assert.equal(sink.request?.headers["content-type"], "application/x-ndjson");
+    assert.equal(sink.request?.headers["transfer-encoding"], "chunked");
+    assert.equal(sink.request?.headers.expect, "100-continue");
+    assert.deepEqual(
+      sink.records.map((record) => [record.type, record.sequence, record.runtime_id, record.invocation_id, record.request_id]),
+      [
+        ["chunk", 0, "runtime-a", "invocation-1", "request-1"],
+        ["chunk", 1, "runtime-a", "invocation-1", "request-1"],
+        ["end", 2, "runtime-a", "invocation-1", "request-1"],
+      ],
+    );
+    assert.equal((sink.records[1]?.chunk as any).choices[0].delta.content, "part 1 é");
+    assert.doesNotMatch(host.stderr, new RegExp(sink.token), "the stream token is never logged");
+  } finally {
+    sink.close();
+    host.kill();
+  }
+});
+
+test("an empty stream is valid: only the end record", async () => {
+  const host = probe();
+  const sink = await OpenAIStreamSink.listen();
+  try {
+    await host.request(startMessage("runtime-a"));
+    const response = await host.request(invokeStreamMessage("runtime-a", { input: { chunks: 0 } }, sink.sinkFor("runtime-a")));
+    assert.equal(response.outcome.status, "succeeded");
+    await sink.closed();
+    assert.deepEqual(sink.records.map((record) => record.type), ["end"]);
+  } finally {
+    sink.close();
+    host.kill();
+  }
+});
+
+test("stream sink problems: bad protocol, identity mismatch, rejected connection", async () => {
+  const host = probe();
+  const sink = await OpenAIStreamSink.listen();
+  const rejecting = await OpenAIStreamSink.listen({ continueStatus: 403 });
+  try {
+    await host.request(startMessage("runtime-a"));
+    const badProtocol = { ...sink.sinkFor("runtime-a"), protocol_version: "other" };
+    assert.equal(errorCode(await host.request(invokeStreamMessage("runtime-a", { input: 1 }, badProtocol))), "lifecycle_invalid_stream_sink");
+    const mismatch = sink.sinkFor("runtime-a", "invocation-other");
+    assert.equal(errorCode(await host.request(invokeStreamMessage("runtime-a", { input: 1 }, mismatch))), "lifecycle_invalid_stream_sink");
+    const badToken = { ...sink.sinkFor("runtime-a"), token: "a\r\nb" };
+    assert.equal(errorCode(await host.request(invokeStreamMessage("runtime-a", { input: 1 }, badToken))), "lifecycle_invalid_stream_sink");
+    assert.equal(sink.connectionCount, 0, "an invalid sink is never contacted");
+    const rejected = await host.request(invokeStreamMessage("runtime-a", { input: 1 }, rejecting.sinkFor("runtime-a")));
+    assert.equal(errorCode(rejected), "lifecycle_stream_transport_failed");
+    const ok = await host.request(invokeStreamMessage("runtime-a", { input: { chunks: 1 } }, sink.sinkFor("runtime-a")));
+    assert.equal(ok.outcome.status, "succeeded", "transport problems do not latch");
+  } finally {
+    sink.close();
+    rejecting.close();
+    host.kill();
+  }
+});
+
+test("an adapter failure mid-stream still ends the stream and latches the runtime", async () => {
+  const host = probe();
+  const sink = await OpenAIStreamSink.listen();
+  try {
+    await host.request(startMessage("runtime-a"));
+    const response = await host.request(
+      invokeStreamMessage("runtime-a", { input: { probe: "stream-throw", chunks: 1 } }, sink.sinkFor("runtime-a")),
+    );
+    assert.equal(errorCode(response), "lifecycle_adapter_invoke_openai_stream_failed");
+    assert.equal(response.outcome.error.stage, "invoke");
+    await sink.closed();
+    assert.deepEqual(sink.records.map((record) => record.type), ["chunk", "end"]);
+    assert.equal(errorCode(await host.request(invokeMessage("runtime-a", { input: 1 }))), "lifecycle_runtime_failed");
+  } finally {
+    sink.close();
+    host.kill();
+  }
+});
+
+test("invalid and oversized chunks are refused with their codes", async () => {
+  for (const [kind, code] of [
+    ["stream-invalid", "lifecycle_invalid_openai_stream_event"],
+    ["stream-big", "lifecycle_openai_stream_event_too_large"],
+  ] as const) {
+    const host = probe();
+    const sink = await OpenAIStreamSink.listen();
+    try {
+      await host.request(startMessage("runtime-a"));
+      const response = await host.request(invokeStreamMessage("runtime-a", { input: { probe: kind } }, sink.sinkFor("runtime-a")));
+      assert.equal(errorCode(response), code, kind);
+      await sink.closed();
+      assert.deepEqual(sink.records.map((record) => record.type), ["end"], kind);
+    } finally {
+      sink.close();
+      host.kill();
+    }
   }
 });
 

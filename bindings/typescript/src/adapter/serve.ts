@@ -110,7 +110,16 @@ function runtimeIdOf(operation: string, payload: Record<string, unknown>): strin
     value = payload.runtime_id;
   } else {
     const context = payload.runtime_context;
-    if (context === undefined || context === null || context === false || context === 0 || context === "") {
+    // Python's `payload.get("runtime_context") or {}`: every falsy JSON value counts as absent.
+    const falsy =
+      context === undefined ||
+      context === null ||
+      context === false ||
+      context === 0 ||
+      context === "" ||
+      (Array.isArray(context) && context.length === 0) ||
+      (isObject(context) && Object.keys(context).length === 0);
+    if (falsy) {
       value = undefined;
     } else if (!isObject(context)) {
       throw new MalformedRequest("runtime_context is not an object");

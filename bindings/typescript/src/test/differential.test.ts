@@ -59,6 +59,9 @@ const SCRIPTS: Record<string, Script> = {
   stopFirst: [stopMessage("runtime-a")],
   startWithoutId: [{ operation: "start", payload: { config: {}, runtime_context: {} } }, startMessage("runtime-a")],
   startContextNotObject: [{ operation: "start", payload: { config: {}, runtime_context: "x" } }, startMessage("runtime-a")],
+  startContextEmptyList: [{ operation: "start", payload: { config: {}, runtime_context: [] } }, startMessage("runtime-a")],
+  startContextList: [{ operation: "start", payload: { config: {}, runtime_context: [1] } }, startMessage("runtime-a")],
+  stopWithoutId: [startMessage("runtime-a"), { operation: "stop", payload: { runtime_id: "" } }, stopMessage("runtime-a")],
   afterStop: [startMessage("runtime-a"), stopMessage("runtime-a"), invokeMessage("runtime-a", { input: 1 })],
   stream: [
     startMessage("runtime-a"),

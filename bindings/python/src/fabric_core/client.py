@@ -64,7 +64,7 @@ class Fabric:
         """
 
         text = self._lib().fabric_plan(config_json(config), base_dir_arg(base_dir), _ffi.out_slot())
-        return RunPlan.from_mapping(json.loads(text))
+        return RunPlan._from_json(json.loads(text))
 
     async def doctor(self, config: FabricConfig, *, base_dir: PathArg = None) -> DoctorReport:
         """Preflight diagnostics (adapter resolution, requirements) without starting a
@@ -74,7 +74,7 @@ class Fabric:
         payload = config_json(config)
         base = base_dir_arg(base_dir)
         text = await call_blocking(lambda: library.fabric_doctor(payload, base, _ffi.out_slot()))
-        return DoctorReport.from_mapping(json.loads(text))
+        return DoctorReport._from_json(json.loads(text))
 
     async def run(
         self,
@@ -104,7 +104,7 @@ class Fabric:
         text = await call_blocking(
             lambda: library.fabric_run(payload, request_bytes, base, _ffi.out_slot())
         )
-        return RunResult.from_mapping(json.loads(text))
+        return RunResult._from_json(json.loads(text))
 
     async def start_runtime(
         self,
@@ -254,7 +254,7 @@ def inspect_adapter(
     descriptor_bytes = None if descriptor is None else dumps(dict(descriptor))
     target_bytes = None if target_descriptor is None else dumps(dict(target_descriptor))
     text = library.fabric_inspect(config_json(config), descriptor_bytes, target_bytes, _ffi.out_slot())
-    return AdapterCapabilityProfile.from_mapping(json.loads(text))
+    return AdapterCapabilityProfile._from_json(json.loads(text))
 
 
 __all__ = ["Fabric", "inspect_adapter"]

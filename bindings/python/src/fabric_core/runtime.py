@@ -199,7 +199,7 @@ class Runtime:
             except FabricRuntimeError:
                 self._status = RuntimeStatus.FAILED
                 raise
-            result = RunResult.from_mapping(json.loads(text))
+            result = RunResult._from_json(json.loads(text))
             self._absorb(result)
             return result
         finally:

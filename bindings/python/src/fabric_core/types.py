@@ -60,28 +60,60 @@ class FabricMapping(Mapping[str, Any]):
     #: Known fields that default to ``None`` when absent.
     _optional: ClassVar[frozenset[str]] = frozenset()
 
-    __slots__ = ("_data",)
+    # `_data` holds the normalized values as decoded (private: copied from callers'
+    # mappings, or JSON decoded by the binding); read-only views are built lazily on first
+    # access and cached in `_views`, so decoding large results and plans stays cheap.
+    __slots__ = ("_data", "_views")
 
     def __init__(self, mapping: Mapping[str, Any]) -> None:
         if not isinstance(mapping, Mapping):
             raise TypeError(f"{type(self).__name__} requires a mapping")
-        data = self._normalize(dict(mapping))
-        object.__setattr__(self, "_data", {key: _freeze(item) for key, item in data.items()})
+        self._init(copy.deepcopy(dict(mapping)))
+
+    def _init(self, data: dict[str, Any]) -> None:
+        object.__setattr__(self, "_data", self._normalize(data))
+        object.__setattr__(self, "_views", {})
 
     @classmethod
     def from_mapping(cls: type[_T], mapping: Mapping[str, Any]) -> _T:
-        """Decode a mapping into this model (unknown keys are kept)."""
+        """Decode a mapping into this model (unknown keys are kept; the input is copied)."""
 
         if isinstance(mapping, cls):
             return mapping
         return cls(mapping)
 
     @classmethod
+    def _from_json(cls: type[_T], data: Any) -> _T:
+        """Wrap a freshly decoded JSON object without copying it (binding-internal)."""
+
+        if not isinstance(data, dict):
+            raise TypeError(f"{cls.__name__} requires a JSON object")
+        model = cls.__new__(cls)
+        model._init(data)
+        return model
+
+    @classmethod
+    def _wrap(cls: type[_T], value: Mapping[str, Any]) -> _T:
+        """Nested conversion inside ``_normalize`` (the data is already private)."""
+
+        if isinstance(value, cls):
+            return value
+        if type(value) is dict:
+            return cls._from_json(value)
+        return cls(value)
+
+    @classmethod
     def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
         return data
 
     def __getitem__(self, key: str) -> Any:
-        return self._data[key]
+        views = self._views
+        try:
+            return views[key]
+        except KeyError:
+            view = _freeze(self._data[key])
+            views[key] = view
+            return view
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)
@@ -90,10 +122,10 @@ class FabricMapping(Mapping[str, Any]):
         return len(self._data)
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("__") or name in ("_data", "_views"):
             raise AttributeError(name)
         try:
-            return self._data[name]
+            return self[name]
         except KeyError:
             if name in self._fields:
                 return None
@@ -154,7 +186,7 @@ class RunOutput(FabricMapping):
     def response(self) -> Any:
         """The ``response`` value, or ``None`` when absent."""
 
-        return self._data.get("response")
+        return self["response"] if "response" in self._data else None
 
 
 class RunUsage(FabricMapping):
@@ -192,7 +224,7 @@ class ArtifactManifest(FabricMapping):
     @classmethod
     def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
         data["artifacts"] = tuple(
-            ArtifactRef.from_mapping(item) if isinstance(item, Mapping) else item
+            ArtifactRef._wrap(item) if isinstance(item, Mapping) else item
             for item in data.get("artifacts") or ()
         )
         return data
@@ -247,36 +279,36 @@ class RunResult(FabricMapping):
     @classmethod
     def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
         error = data.get("error")
-        data["error"] = ErrorInfo.from_mapping(error) if isinstance(error, Mapping) else None
+        data["error"] = ErrorInfo._wrap(error) if isinstance(error, Mapping) else None
         usage = data.get("usage")
-        data["usage"] = RunUsage.from_mapping(usage) if isinstance(usage, Mapping) else None
+        data["usage"] = RunUsage._wrap(usage) if isinstance(usage, Mapping) else None
         artifacts = data.get("artifacts")
         if isinstance(artifacts, Mapping):
-            data["artifacts"] = ArtifactManifest.from_mapping(artifacts)
+            data["artifacts"] = ArtifactManifest._wrap(artifacts)
         else:
-            data["artifacts"] = ArtifactManifest.from_mapping({"artifacts": artifacts or []})
+            data["artifacts"] = ArtifactManifest._wrap({"artifacts": artifacts or []})
         telemetry = data.get("telemetry")
         if telemetry is None:
             data["telemetry"] = ()
         elif isinstance(telemetry, Mapping):
-            data["telemetry"] = (TelemetryRef.from_mapping(telemetry),)
+            data["telemetry"] = (TelemetryRef._wrap(telemetry),)
         else:
             data["telemetry"] = tuple(
-                TelemetryRef.from_mapping(item) if isinstance(item, Mapping) else item
+                TelemetryRef._wrap(item) if isinstance(item, Mapping) else item
                 for item in telemetry
             )
         data["events"] = tuple(
-            FabricEvent.from_mapping(item) if isinstance(item, Mapping) else item
+            FabricEvent._wrap(item) if isinstance(item, Mapping) else item
             for item in data.get("events") or ()
         )
         data.setdefault("metadata", {})
         output = data.get("output")
         if isinstance(output, Mapping):
-            data["output"] = RunOutput.from_mapping(output)
+            data["output"] = RunOutput._wrap(output)
         for name in ("system_stats", "resource_snapshot"):
             value = data.get(name)
             if isinstance(value, Mapping):
-                data[name] = FabricMapping.from_mapping(value)
+                data[name] = FabricMapping._wrap(value)
         return data
 
     @property
@@ -316,17 +348,16 @@ class RunPlan(FabricMapping):
     def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
         capabilities = data.get("capabilities")
         if isinstance(capabilities, Mapping):
-            data["capabilities"] = RuntimeCapabilities.from_mapping(capabilities)
+            data["capabilities"] = RuntimeCapabilities._wrap(capabilities)
         return data
 
     @property
     def adapter(self) -> Mapping[str, Any] | None:
         """The selected adapter descriptor (``adapter_descriptor.descriptor``)."""
 
-        explicit = self._data.get("adapter")
-        if explicit is not None:
-            return explicit
-        resolved = self._data.get("adapter_descriptor")
+        if self._data.get("adapter") is not None:
+            return self["adapter"]
+        resolved = self["adapter_descriptor"] if "adapter_descriptor" in self._data else None
         if isinstance(resolved, Mapping):
             return resolved.get("descriptor")
         return None
@@ -367,7 +398,7 @@ class DoctorReport(FabricMapping):
     @classmethod
     def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
         data["checks"] = tuple(
-            DoctorCheck.from_mapping(item) if isinstance(item, Mapping) else item
+            DoctorCheck._wrap(item) if isinstance(item, Mapping) else item
             for item in data.get("checks") or ()
         )
         return data

@@ -43,42 +43,21 @@ impl CgroupReader {
     /// (`process` is ignored; measurements of unselected `cgroup.*` groups are
     /// `not_collected`).
     pub fn observe(&self, pid: u32, groups: &[SystemStatsGroup]) -> CgroupObservation {
-        let missing = |status, reason: &str| CgroupObservation {
-            status,
-            snapshot: None,
-            reason: Some(reason.to_owned()),
+        let Resolved {
+            hierarchy,
+            dir,
+            path,
+        } = match self.resolve(pid) {
+            Ok(resolved) => resolved,
+            Err((status, reason)) => {
+                return CgroupObservation {
+                    status,
+                    snapshot: None,
+                    reason: Some(reason.to_owned()),
+                };
+            }
         };
-        if !cfg!(target_os = "linux") {
-            return missing(ObservationStatus::Unsupported, "platform_unsupported");
-        }
-        let Some(hierarchy) = self.hierarchy() else {
-            return missing(ObservationStatus::Unsupported, "cgroup_v2_unavailable");
-        };
-        let membership =
-            match fs::read_to_string(self.proc_root.join(pid.to_string()).join("cgroup")) {
-                Ok(text) => text,
-                Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                    return missing(ObservationStatus::Unavailable, "host_exited");
-                }
-                Err(_) => return missing(ObservationStatus::Unavailable, "process_unreadable"),
-            };
-        let Some(path) = membership.lines().find_map(|line| line.strip_prefix("0::")) else {
-            return missing(ObservationStatus::Unsupported, "cgroup_v2_unavailable");
-        };
-        let path = path.trim();
-        let relative = path.trim_start_matches('/');
-        if relative.split('/').any(|part| part == "..") {
-            // The cgroup lies outside this cgroup namespace's view.
-            return missing(ObservationStatus::Unavailable, "cgroup_not_visible");
-        }
-        let dir = if relative.is_empty() {
-            hierarchy.clone()
-        } else {
-            hierarchy.join(relative)
-        };
-        if !dir.is_dir() {
-            return missing(ObservationStatus::Unavailable, "cgroup_not_visible");
-        }
+        let path = path.as_str();
         let observed_at = rfc3339_millis(SystemTime::now());
         let levels = ancestors(&hierarchy, &dir, path);
         let selected: HashSet<SystemStatsGroup> = groups.iter().copied().collect();
@@ -166,26 +145,52 @@ impl CgroupReader {
         }
     }
 
-    /// Only `memory.current` of `pid`'s cgroup (for periodic samples).
+    /// Only `memory.current` of `pid`'s cgroup.
     pub fn memory_current(&self, pid: u32) -> Measurement<u64> {
-        let observation = self.observe(pid, &[]);
-        match observation.snapshot {
-            None => Measurement {
-                status: observation.status,
-                value: None,
-                reason: observation.reason,
-            },
-            Some(snapshot) => {
-                let hierarchy = self.hierarchy().unwrap_or_else(|| self.cgroup_root.clone());
-                let relative = snapshot.path.trim_start_matches('/');
-                let dir = if relative.is_empty() {
-                    hierarchy
-                } else {
-                    hierarchy.join(relative)
-                };
-                single_value(&read_file(&dir.join("memory.current")))
-            }
+        match self.resolve(pid) {
+            Ok(resolved) => memory_current_in(&resolved.dir),
+            Err((status, reason)) => Measurement::missing(status, reason),
         }
+    }
+
+    /// The cgroup directory of `pid`, or the status and reason it has none.
+    pub(crate) fn resolve(&self, pid: u32) -> Result<Resolved, (ObservationStatus, &'static str)> {
+        if !cfg!(target_os = "linux") {
+            return Err((ObservationStatus::Unsupported, "platform_unsupported"));
+        }
+        let Some(hierarchy) = self.hierarchy() else {
+            return Err((ObservationStatus::Unsupported, "cgroup_v2_unavailable"));
+        };
+        let membership =
+            match fs::read_to_string(self.proc_root.join(pid.to_string()).join("cgroup")) {
+                Ok(text) => text,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    return Err((ObservationStatus::Unavailable, "host_exited"));
+                }
+                Err(_) => return Err((ObservationStatus::Unavailable, "process_unreadable")),
+            };
+        let Some(path) = membership.lines().find_map(|line| line.strip_prefix("0::")) else {
+            return Err((ObservationStatus::Unsupported, "cgroup_v2_unavailable"));
+        };
+        let path = path.trim().to_owned();
+        let relative = path.trim_start_matches('/');
+        if relative.split('/').any(|part| part == "..") {
+            // The cgroup lies outside this cgroup namespace's view.
+            return Err((ObservationStatus::Unavailable, "cgroup_not_visible"));
+        }
+        let dir = if relative.is_empty() {
+            hierarchy.clone()
+        } else {
+            hierarchy.join(relative)
+        };
+        if !dir.is_dir() {
+            return Err((ObservationStatus::Unavailable, "cgroup_not_visible"));
+        }
+        Ok(Resolved {
+            hierarchy,
+            dir,
+            path,
+        })
     }
 
     /// The mounted v2 hierarchy: the root itself, or `<root>/unified` on hybrid hosts.
@@ -194,6 +199,19 @@ impl CgroupReader {
             .into_iter()
             .find(|dir| dir.join("cgroup.controllers").is_file())
     }
+}
+
+/// A resolved cgroup: the v2 hierarchy, the cgroup's directory and its path.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    pub(crate) hierarchy: PathBuf,
+    pub(crate) dir: PathBuf,
+    pub(crate) path: String,
+}
+
+/// `memory.current` in a cgroup directory.
+pub(crate) fn memory_current_in(dir: &Path) -> Measurement<u64> {
+    single_value(&read_file(&dir.join("memory.current")))
 }
 
 /// (directory, cgroup path) of the cgroup and each visible ancestor, innermost first.

@@ -131,6 +131,7 @@ impl StatsCollector {
             pid: target.host_pid,
             process,
             cgroup_memory: groups.contains(&SystemStatsGroup::CgroupMemory),
+            cgroup_dir: std::sync::OnceLock::new(),
         });
         let sampling = config.sampling.as_ref().map(|sampling| {
             let cadence = Duration::from_millis(sampling.interval_ms.max(1));

@@ -8,13 +8,14 @@
 //! streaming gauges, so truncation never changes the peak or the mean. A sample that
 //! arrives after its invocation closed is discarded.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use fabric_config::stats::{Measurement, ObservationStatus};
 use serde::Serialize;
 
-use crate::cgroup::CgroupReader;
+use crate::cgroup::{CgroupReader, memory_current_in};
 use crate::proc::{ProcReader, TreeTotals};
 use crate::reduce::{CounterAccumulator, GaugeAccumulator};
 use crate::timestamp::rfc3339_millis;
@@ -60,6 +61,9 @@ pub(crate) struct Probe {
     pub(crate) pid: u32,
     pub(crate) process: bool,
     pub(crate) cgroup_memory: bool,
+    /// The host's cgroup directory for `memory.current`, resolved once for the samples
+    /// (endpoints re-resolve it).
+    pub(crate) cgroup_dir: OnceLock<Result<PathBuf, (ObservationStatus, &'static str)>>,
 }
 
 impl Probe {
@@ -80,9 +84,18 @@ impl Probe {
         } else {
             ProcessReading::NotCollected
         };
-        let cgroup_memory_current = self
-            .cgroup_memory
-            .then(|| self.cgroup.memory_current(self.pid));
+        let cgroup_memory_current = self.cgroup_memory.then(|| match kind {
+            SampleKind::Sample => {
+                let dir = self
+                    .cgroup_dir
+                    .get_or_init(|| self.cgroup.resolve(self.pid).map(|resolved| resolved.dir));
+                match dir {
+                    Ok(dir) => memory_current_in(dir),
+                    Err((status, reason)) => Measurement::missing(*status, *reason),
+                }
+            }
+            _ => self.cgroup.memory_current(self.pid),
+        });
         let cost = began.elapsed();
         Sample {
             kind,
@@ -212,6 +225,20 @@ struct Scheduler {
     jobs: Mutex<Jobs>,
     wake: Condvar,
     thread_id: OnceLock<u32>,
+    /// Due times are multiples of the interval since this instant, so invocations with the
+    /// same cadence share one wake-up.
+    epoch: Instant,
+}
+
+impl Scheduler {
+    /// The first grid point of `interval` strictly after `after`.
+    fn next_tick(&self, after: Instant, interval: Duration) -> Instant {
+        let interval_ns = interval.as_nanos().max(1);
+        let since = after.saturating_duration_since(self.epoch).as_nanos();
+        let ticks = since / interval_ns + 1;
+        let offset = u64::try_from(ticks * interval_ns).unwrap_or(u64::MAX);
+        self.epoch + Duration::from_nanos(offset)
+    }
 }
 
 static SCHEDULER: OnceLock<Arc<Scheduler>> = OnceLock::new();
@@ -233,6 +260,7 @@ fn scheduler() -> &'static Arc<Scheduler> {
             jobs: Mutex::new(Jobs::default()),
             wake: Condvar::new(),
             thread_id: OnceLock::new(),
+            epoch: Instant::now(),
         });
         let worker = Arc::clone(&scheduler);
         // If the thread cannot be spawned, registered series simply get no intermediate
@@ -272,11 +300,8 @@ fn run(scheduler: &Scheduler) {
             let now = Instant::now();
             for job in jobs.jobs.iter_mut().filter(|job| job.due <= now) {
                 due.push((Arc::clone(&job.probe), Arc::clone(&job.series), job.start));
-                job.due += job.interval;
-                if job.due <= now {
-                    // Behind schedule: skip missed ticks instead of bursting.
-                    job.due = now + job.interval;
-                }
+                // The next grid point after now: missed ticks are skipped, not burst.
+                job.due = scheduler.next_tick(now, job.interval);
             }
         }
         for (probe, series, start) in due.drain(..) {
@@ -302,9 +327,10 @@ pub(crate) fn register(
     let mut jobs = lock(&scheduler.jobs);
     jobs.next_id += 1;
     let id = jobs.next_id;
+    let due = scheduler.next_tick(start, interval);
     jobs.jobs.push(Job {
         id,
-        due: start + interval,
+        due,
         interval,
         start,
         probe,

@@ -218,17 +218,18 @@ fn fixture_tree_that_changes_during_reads() {
             let mut flip = false;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 flip = !flip;
-                let (host_children, init_children, stat) = if flip {
-                    ("200 ", "100 999 201 ", &moved)
+                // In-place rewrites: a torn read sees an empty file, which is either the
+                // moved state (children list) or an unparsable stat (reported unreadable).
+                let (init_children, stat) = if flip {
+                    ("100 999 201 ", &moved)
                 } else {
-                    ("200 ", "100 999 ", &stat_201)
+                    ("100 999 ", &stat_201)
                 };
                 std::fs::write(
                     root.join("100/task/101/children"),
                     if flip { "" } else { "201 " },
                 )
                 .unwrap();
-                std::fs::write(root.join("100/task/100/children"), host_children).unwrap();
                 std::fs::write(root.join("1/task/1/children"), init_children).unwrap();
                 std::fs::write(root.join("201/stat"), stat).unwrap();
             }

@@ -223,6 +223,24 @@ fn main() {
             "python_startup_ms".into(),
             json!({"median": percentile(&mut startup, 0.5)}),
         );
+        // The adapter's own start-up: interpreter plus importing the adapter module (its
+        // dependencies are upstream's packages); neither core can go below this.
+        let mut import: Vec<f64> = (0..runs(20).min(30))
+            .map(|_| {
+                let began = Instant::now();
+                let status = Command::new(&python)
+                    .args(["-c", "import fabric_python_echo.adapter"])
+                    .env("PYTHONPATH", repo_root().join("adapters/python-echo/src"))
+                    .status()
+                    .expect("python import");
+                assert!(status.success());
+                began.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        out.insert(
+            "python_adapter_import_ms".into(),
+            json!({"median": percentile(&mut import, 0.5)}),
+        );
         let mut cold: Vec<f64> = (0..runs(20).min(30))
             .map(|_| {
                 let began = Instant::now();

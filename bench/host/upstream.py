@@ -107,6 +107,13 @@ async def main() -> None:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
         startup.append((time.perf_counter() - began) * 1e3)
     out["python_startup_ms"] = {"median": statistics.median(startup)}
+    imports = []
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "adapters/python-echo/src"))
+    for _ in range(min(runs(20), 30)):
+        began = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import fabric_python_echo.adapter"], check=True, env=env)
+        imports.append((time.perf_counter() - began) * 1e3)
+    out["python_adapter_import_ms"] = {"median": statistics.median(imports)}
     out["python_cold_run_ms"] = await cold_run_ms(fabric, config, base_dir, min(runs(20), 30))
     out["python_64x20"] = await many(fabric, config, base_dir, 64, 20)
     print(json.dumps(out))

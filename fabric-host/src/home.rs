@@ -55,13 +55,22 @@ pub(crate) fn private_file(path: &Path, bytes: &[u8], stage: Stage) -> Result<()
     file.write_all(bytes).map_err(|e| fs_error(stage, path, &e))
 }
 
-/// Where temporary FABRIC_HOMEs live: `$XDG_RUNTIME_DIR` when it is a directory, else the
-/// system temporary directory.
+/// Where temporary FABRIC_HOMEs live: `$XDG_RUNTIME_DIR` when it is a directory, else
+/// `/dev/shm` when it is one (memory-backed like a typical `$XDG_RUNTIME_DIR`: per-invocation
+/// records of a temporary home are small and removed at stop, and a disk journal would
+/// dominate invoke latency), else the system temporary directory.
 fn temporary_base() -> PathBuf {
-    std::env::var_os("XDG_RUNTIME_DIR")
+    if let Some(dir) = std::env::var_os("XDG_RUNTIME_DIR")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute() && p.is_dir())
-        .unwrap_or_else(std::env::temp_dir)
+    {
+        return dir;
+    }
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        return shm.to_path_buf();
+    }
+    std::env::temp_dir()
 }
 
 impl FabricHome {

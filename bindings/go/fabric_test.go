@@ -397,3 +397,44 @@ func processAlive(pid int) bool {
 	}
 	return true
 }
+
+func TestEnvironmentHostsRuntimesUntilReleased(t *testing.T) {
+	f := newFabric(t)
+	ctx := context.Background()
+	config := scriptedConfig(t, "environment", nil)
+	env, err := f.PrepareEnvironment(ctx, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer env.Close()
+	if env.ID() == "" || env.Info.Released {
+		t.Fatalf("unexpected environment %+v", env.Info)
+	}
+	var runtimes []*fabric.Runtime
+	for i := 0; i < 2; i++ {
+		rt, err := env.StartRuntime(ctx, config)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		if rt.Info.Environment["environment_id"] != env.ID() {
+			t.Fatalf("runtime not in the environment: %+v", rt.Info.Environment)
+		}
+		runtimes = append(runtimes, rt)
+	}
+	released, err := env.Release(ctx)
+	if err != nil || !released.Released {
+		t.Fatalf("release: %+v %v", released, err)
+	}
+	_, err = env.StartRuntime(ctx, config)
+	var stateErr *fabric.StateError
+	if !errors.As(err, &stateErr) || stateErr.Code != "environment_released" {
+		t.Fatalf("start after release: want environment_released, got %v", err)
+	}
+	if result, err := runtimes[0].Invoke(ctx, fabric.RunRequest{Input: "still running"}); err != nil || decodeOutput(t, result).Response != "still running" {
+		t.Fatalf("runtime after release: %v", err)
+	}
+	if err := env.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -208,3 +208,50 @@ func headerStatuses() map[Status]int32 {
 		StatusInternal:            int32(C.FABRIC_STATUS_INTERNAL),
 	}
 }
+
+func nativeEnvironmentPrepare(config, baseDir string) nativeResult {
+	cConfig, err := cstring(config, "config")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cConfig)
+	cBase, err := optCString(baseDir, "base dir")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cBase)
+	var handle C.fabric_environment
+	var out *C.char
+	status := C.fabric_environment_prepare(cConfig, cBase, &handle, &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has, handle: uint64(handle)}
+}
+
+func nativeEnvironmentStart(environment uint64, config, baseDir string) nativeResult {
+	cConfig, err := cstring(config, "config")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cConfig)
+	cBase, err := optCString(baseDir, "base dir")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cBase)
+	var handle C.fabric_runtime
+	var out *C.char
+	status := C.fabric_environment_start_runtime(C.fabric_environment(environment), cConfig, cBase, &handle, &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has, handle: uint64(handle)}
+}
+
+func nativeEnvironmentRelease(environment uint64) nativeResult {
+	var out *C.char
+	status := C.fabric_environment_release(C.fabric_environment(environment), &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
+func nativeEnvironmentFree(environment uint64) {
+	C.fabric_environment_free(C.fabric_environment(environment))
+}

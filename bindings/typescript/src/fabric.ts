@@ -8,7 +8,17 @@
  * ```
  */
 import { FabricConfigError, FabricStateError } from "./errors";
-import type { DoctorReport, FabricConfig, RunPlan, RunRequest, RunResult, RuntimeInfo, RuntimeStatusInfo, RuntimeStopResult } from "./models";
+import type {
+  DoctorReport,
+  EnvironmentInfo,
+  FabricConfig,
+  RunPlan,
+  RunRequest,
+  RunResult,
+  RuntimeInfo,
+  RuntimeStatusInfo,
+  RuntimeStopResult,
+} from "./models";
 import type { JsonValue } from "./adapter/types";
 import { cString, nativeLibrary, type NativeLibrary } from "./native";
 
@@ -129,6 +139,30 @@ export class Fabric {
     return parse(await abortable(work, options.signal));
   }
 
+  /** Prepares the config's environment without starting an agent. */
+  async prepareEnvironment(config: FabricConfig | string, options: CallOptions = {}): Promise<Environment> {
+    options.signal?.throwIfAborted();
+    const library = this.library;
+    const work = library.callWithHandle("fabric_environment_prepare", [configText(config), options.baseDir ?? null]);
+    const { handle, text } = await abortable(work, options.signal, (late) => {
+      library.call("fabric_environment_release", [late.handle]).then(
+        () => library.environmentFree(late.handle),
+        () => library.environmentFree(late.handle),
+      );
+    });
+    return new Environment(library, handle, parse<EnvironmentInfo>(text));
+  }
+
+  /** Python-SDK spelling of `environment.startRuntime(config)`. */
+  startRuntimeIn(environment: Environment, config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
+    return environment.startRuntime(config, options);
+  }
+
+  /** Python-SDK spelling of `environment.release()`. */
+  releaseEnvironment(environment: Environment): Promise<EnvironmentInfo> {
+    return environment.release();
+  }
+
   /** Starts a runtime for ordered invocations; close it with `stop()` or `await using`. */
   async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
     options.signal?.throwIfAborted();
@@ -142,6 +176,86 @@ export class Fabric {
       );
     });
     return new Runtime(library, handle, parse<RuntimeInfo>(text));
+  }
+}
+
+/** GC backstop: frees handles of environments dropped without `close()`. */
+const environmentBackstop = new FinalizationRegistry<{ library: NativeLibrary; handle: number }>(({ library, handle }) => {
+  library.environmentFree(handle);
+});
+
+/**
+ * A prepared environment (workspace, artifacts, forwarded variables) that several runtimes
+ * can share. Release it with `release()` (runtimes already started keep running), then
+ * `close()`; `await using` does both.
+ */
+export class Environment implements AsyncDisposable {
+  /** What the core reported: `environment_id`, `provider`, `workspace`, `artifacts`, `env_names`. */
+  readonly info: EnvironmentInfo;
+  private readonly library: NativeLibrary;
+  private handle: number;
+  private readonly token = {};
+  private releasing: Promise<EnvironmentInfo> | null = null;
+
+  /** @internal Created by {@link Fabric.prepareEnvironment}. */
+  constructor(library: NativeLibrary, handle: number, info: EnvironmentInfo) {
+    this.library = library;
+    this.handle = handle;
+    this.info = info;
+    environmentBackstop.register(this, { library, handle }, this.token);
+  }
+
+  get environmentId(): string {
+    return this.info.environment_id;
+  }
+
+  private live(): number {
+    if (this.handle === 0) {
+      throw new FabricStateError("the environment was closed", { stage: "start", code: "environment_closed" });
+    }
+    return this.handle;
+  }
+
+  /** Starts a runtime inside this environment; rejects with FabricStateError once released. */
+  async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
+    const handle = this.live();
+    options.signal?.throwIfAborted();
+    const library = this.library;
+    const work = library.callWithHandle("fabric_environment_start_runtime", [handle, configText(config), options.baseDir ?? null]);
+    const started = await abortable(work, options.signal, (late) => {
+      library.call("fabric_runtime_stop", [late.handle]).then(
+        () => library.runtimeFree(late.handle),
+        () => library.runtimeFree(late.handle),
+      );
+    });
+    return new Runtime(library, started.handle, parse<RuntimeInfo>(started.text));
+  }
+
+  /** Releases the environment once (idempotent); new starts in it then fail. */
+  release(): Promise<EnvironmentInfo> {
+    if (this.releasing === null) {
+      this.releasing = this.library.call("fabric_environment_release", [this.live()]).then((text) => parse<EnvironmentInfo>(text));
+      this.releasing.catch(() => undefined);
+    }
+    return this.releasing;
+  }
+
+  /** Frees the handle (after `release()`); idempotent. */
+  close(): void {
+    if (this.handle !== 0) {
+      const handle = this.handle;
+      this.handle = 0;
+      environmentBackstop.unregister(this.token);
+      this.library.environmentFree(handle);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    try {
+      if (this.handle !== 0) await this.release();
+    } finally {
+      this.close();
+    }
   }
 }
 

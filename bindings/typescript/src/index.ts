@@ -2,7 +2,7 @@
  * fabric-core: Node bindings for the Fabric core (C ABI through koffi), and a host
  * library for TypeScript adapters (`fabric-core/adapter`).
  */
-export { Fabric, Runtime } from "./fabric";
+export { Environment, Fabric, Runtime } from "./fabric";
 export type { CallOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
 export * from "./errors";
 export type * from "./models";

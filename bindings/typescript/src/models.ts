@@ -161,3 +161,17 @@ export interface DoctorReport {
   checks: DoctorCheck[];
   [key: string]: unknown;
 }
+
+/** A prepared environment as the core reports it (variable names only, never values). */
+export interface EnvironmentInfo {
+  environment_id: string;
+  provider: string;
+  control_location?: string;
+  ownership?: string;
+  workspace?: string | null;
+  artifacts?: string | null;
+  env_names?: string[];
+  released?: boolean;
+  handle?: number;
+  [key: string]: unknown;
+}

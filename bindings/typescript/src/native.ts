@@ -60,6 +60,7 @@ export class NativeLibrary {
   private readonly stringFree: (pointer: unknown) => void;
   private readonly functions: Record<string, NativeFunction>;
   readonly runtimeFree: (handle: number) => number;
+  readonly environmentFree: (handle: number) => number;
 
   constructor(libraryPath: string) {
     this.path = libraryPath;
@@ -89,7 +90,15 @@ export class NativeLibrary {
       fabric_runtime_invoke: declare("int32_t fabric_runtime_invoke(uint64_t runtime, const char *request_json, _Out_ void **out)"),
       fabric_runtime_stop: declare("int32_t fabric_runtime_stop(uint64_t runtime, _Out_ void **out)"),
       fabric_runtime_status: declare("int32_t fabric_runtime_status(uint64_t runtime, _Out_ void **out)"),
+      fabric_environment_prepare: declare(
+        "int32_t fabric_environment_prepare(const char *config_json, const char *base_dir, _Out_ uint64_t *environment_out, _Out_ void **out)",
+      ),
+      fabric_environment_start_runtime: declare(
+        "int32_t fabric_environment_start_runtime(uint64_t environment, const char *config_json, const char *base_dir, _Out_ uint64_t *runtime_out, _Out_ void **out)",
+      ),
+      fabric_environment_release: declare("int32_t fabric_environment_release(uint64_t environment, _Out_ void **out)"),
     };
+    this.environmentFree = lib.func("int32_t fabric_environment_free(uint64_t environment)") as (handle: number) => number;
     this.runtimeFree = lib.func("int32_t fabric_runtime_free(uint64_t runtime)") as (handle: number) => number;
   }
 
@@ -133,13 +142,16 @@ export class NativeLibrary {
     });
   }
 
-  /** `fabric_runtime_start` on a worker thread: resolves with the handle and identity JSON. */
-  startRuntime(configJson: string, baseDir: string | null): Promise<{ handle: number; text: string | null }> {
-    const fn = this.functions.fabric_runtime_start as NativeFunction;
+  /**
+   * A call that also writes a handle (`fabric_runtime_start`, `fabric_environment_prepare`,
+   * `fabric_environment_start_runtime`): `name(...args, &handle, &out)` on a worker thread.
+   */
+  callWithHandle(name: string, args: unknown[]): Promise<{ handle: number; text: string | null }> {
+    const fn = this.functions[name] as NativeFunction;
     const handleOut: unknown[] = [0];
     const out: unknown[] = [null];
     return new Promise((resolve, reject) => {
-      fn.async(configJson, baseDir, handleOut, out, (error: unknown, status: number) => {
+      fn.async(...args, handleOut, out, (error: unknown, status: number) => {
         if (error) {
           try {
             this.take(out[0]);
@@ -156,6 +168,11 @@ export class NativeLibrary {
         }
       });
     });
+  }
+
+  /** `fabric_runtime_start` on a worker thread: resolves with the handle and identity JSON. */
+  startRuntime(configJson: string, baseDir: string | null): Promise<{ handle: number; text: string | null }> {
+    return this.callWithHandle("fabric_runtime_start", [configJson, baseDir]);
   }
 }
 

@@ -248,3 +248,25 @@ test("an aborted invoke rejects promptly and leaves the runtime usable", async (
   assert.equal(output(await runtime.invoke({ input: "last" })).turn, 3, "an already-aborted call never reached the core");
   await assert.rejects(fabric.run(scriptedConfig("abort-run"), { input: 1, signal: controller.signal }), { name: "AbortError" });
 });
+
+test("a prepared environment hosts several runtimes until it is released", async () => {
+  const config = scriptedConfig("environment");
+  await using environment = await fabric.prepareEnvironment(config);
+  assert.match(environment.environmentId, /^environment-/);
+  assert.equal(environment.info.released, false);
+  await using first = await environment.startRuntime(config);
+  await using second = await fabric.startRuntimeIn(environment, config);
+  for (const runtime of [first, second]) {
+    assert.equal((runtime.info.environment as { environment_id?: string }).environment_id, environment.environmentId);
+    assert.equal(output(await runtime.invoke({ input: "in env" })).response, "in env");
+  }
+  const released = await fabric.releaseEnvironment(environment);
+  assert.equal(released.released, true);
+  assert.deepEqual(await environment.release(), released, "release is idempotent");
+  await assert.rejects(environment.startRuntime(config), (error: unknown) => {
+    assert.ok(error instanceof FabricStateError, String(error));
+    assert.equal(error.code, "environment_released");
+    return true;
+  });
+  assert.equal(output(await first.invoke({ input: "still running" })).response, "still running");
+});

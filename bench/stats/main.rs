@@ -184,6 +184,46 @@ fn bench_sampling(runtimes: usize, interval_ms: u64, seconds: u64) {
     }
 }
 
+/// The kernel's share: the same file reads a snapshot needs (each process's stat, its
+/// children list, and the children re-read), with no tree logic. Shows how much of the
+/// snapshot latency is system-call cost on this machine under its current load.
+fn bench_floor(processes: usize, root: u32, iterations: u64) {
+    use std::io::Read;
+    use std::os::unix::fs::FileExt;
+    let mut pids = vec![root];
+    let mut index = 0;
+    while index < pids.len() {
+        let pid = pids[index];
+        let list = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap();
+        pids.extend(list.split_whitespace().map(|p| p.parse::<u32>().unwrap()));
+        index += 1;
+    }
+    assert_eq!(pids.len(), processes);
+    let stats: Vec<String> = pids.iter().map(|p| format!("/proc/{p}/stat")).collect();
+    let children: Vec<String> = pids
+        .iter()
+        .map(|p| format!("/proc/{p}/task/{p}/children"))
+        .collect();
+    let mut buf = vec![0u8; 4096];
+    let mut times = Vec::with_capacity(iterations as usize);
+    for _ in 0..iterations {
+        let start = Instant::now();
+        for (stat, list) in stats.iter().zip(&children) {
+            let mut file = std::fs::File::open(stat).unwrap();
+            std::hint::black_box(file.read(&mut buf).unwrap());
+            let file = std::fs::File::open(list).unwrap();
+            std::hint::black_box(file.read_at(&mut buf, 0).unwrap());
+            std::hint::black_box(file.read_at(&mut buf, 0).unwrap());
+        }
+        times.push(start.elapsed());
+    }
+    times.sort();
+    println!(
+        "resource_snapshot/{processes}-process/syscall-floor: median {:.1} µs",
+        percentile(&times, 0.5).as_secs_f64() * 1e6
+    );
+}
+
 fn main() {
     // `cargo test --benches` runs this binary with `--bench`-less test args; keep it quick.
     if std::env::args().any(|a| a == "--list" || a == "--test") {
@@ -209,6 +249,7 @@ fn main() {
             tree.pid(),
             iterations / 10,
         );
+        bench_floor(processes, tree.pid(), iterations);
         if processes == 20 {
             let verdict = if median <= Duration::from_micros(200) {
                 "within"

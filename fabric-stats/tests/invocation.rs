@@ -395,3 +395,16 @@ fn sample_write_failure_keeps_reductions_and_suppresses_the_reference() {
         "cgroup.memory not selected"
     );
 }
+
+#[test]
+fn handles_cross_threads() {
+    fn assert_send<T: Send>() {}
+    fn assert_sync<T: Sync>() {}
+    assert_send::<StatsCollector>();
+    assert_sync::<StatsCollector>();
+    assert_send::<fabric_stats::InvocationStats>();
+    assert_sync::<fabric_stats::InvocationStats>();
+    assert_send::<fabric_stats::FinishedStats>();
+    assert_send::<fabric_stats::StatsError>();
+    assert_sync::<fabric_stats::StatsError>();
+}

@@ -453,17 +453,182 @@ class RelayComponentConfig(_Model):
     config: dict[str, Any] = field(default_factory=dict)
 
 
+# NeMo Relay models. Relay owns these subtrees: every field is optional and only what is
+# set is serialized (the core keeps unknown keys at these extension points).
+
+
+@dataclass(kw_only=True)
+class RelayConfigPolicy(_Model):
+    """Relay config validation policy (``ignore``, ``warn`` or ``error``)."""
+
+    unknown_component: str | None = None
+    unknown_field: str | None = None
+    unsupported_value: str | None = None
+
+
+@dataclass(kw_only=True)
+class RelayAtofFileSinkConfig(_Model):
+    """ATOF file sink."""
+
+    type: Literal["file"] = "file"
+    output_directory: str | PurePath | None = None
+    filename: str | None = None
+    mode: Literal["append", "overwrite"] | None = None
+
+
+@dataclass(kw_only=True)
+class RelayAtofStreamSinkConfig(_Model):
+    """ATOF stream sink (``http_post``, ``websocket`` or ``ndjson`` transport)."""
+
+    url: str
+    type: Literal["stream"] = "stream"
+    transport: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    header_env: dict[str, str] = field(default_factory=dict)
+    timeout_millis: int | None = None
+    field_name_policy: str | None = None
+    name: str | None = None
+
+
+def _typed_items(items: Any, kinds: dict[str, type[_Model]]) -> Any:
+    """Convert mappings in a list to the model named by their ``type`` (others kept)."""
+
+    if not isinstance(items, (list, tuple)):
+        return items
+    converted = []
+    for item in items:
+        if isinstance(item, Mapping) and not isinstance(item, _Model):
+            model = kinds.get(str(item.get("type")))
+            if model is not None:
+                item = model.from_mapping(item)
+        converted.append(item)
+    return converted
+
+
+@dataclass(kw_only=True)
+class RelayAtofConfig(_Model):
+    """ATOF output: ``enabled`` and file/stream ``sinks``."""
+
+    enabled: bool | None = None
+    sinks: list[RelayAtofFileSinkConfig | RelayAtofStreamSinkConfig | dict[str, Any]] = field(
+        default_factory=list
+    )
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.sinks = _typed_items(
+            self.sinks, {"file": RelayAtofFileSinkConfig, "stream": RelayAtofStreamSinkConfig}
+        )
+
+
+@dataclass(kw_only=True)
+class RelayS3StorageConfig(_Model):
+    """ATIF upload to S3-compatible storage (credentials by variable name)."""
+
+    type: Literal["s3"] = "s3"
+    bucket: str | None = None
+    key_prefix: str | None = None
+    access_key_id: str | None = None
+    secret_access_key_var: str | None = None
+    session_token_var: str | None = None
+    region: str | None = None
+    endpoint_url: str | None = None
+    allow_http: bool | None = None
+
+
+@dataclass(kw_only=True)
+class RelayHttpStorageConfig(_Model):
+    """ATIF upload to an HTTP endpoint."""
+
+    type: Literal["http"] = "http"
+    endpoint: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    header_env: dict[str, str] = field(default_factory=dict)
+    timeout_millis: int | None = None
+
+
+@dataclass(kw_only=True)
+class RelayAtifConfig(_Model):
+    """ATIF trajectory output."""
+
+    enabled: bool | None = None
+    agent_name: str | None = None
+    agent_version: str | None = None
+    model_name: str | None = None
+    tool_definitions: list[dict[str, Any]] | None = None
+    extra: dict[str, Any] | None = None
+    output_directory: str | PurePath | None = None
+    filename_template: str | None = None
+    storage: list[RelayS3StorageConfig | RelayHttpStorageConfig | dict[str, Any]] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.storage is not None:
+            self.storage = _typed_items(
+                self.storage, {"s3": RelayS3StorageConfig, "http": RelayHttpStorageConfig}
+            )
+
+
+@dataclass(kw_only=True)
+class RelayOpenTelemetryEndpointConfig(_Model):
+    """One OpenTelemetry exporter endpoint (``full``, ``gen_ai`` or ``openinference``)."""
+
+    type: Literal["full", "gen_ai", "openinference"]
+    endpoint: str
+    headers: dict[str, str] = field(default_factory=dict)
+    header_env: dict[str, str] = field(default_factory=dict)
+    transport: str | None = None
+    service_name: str | None = None
+    timeout_millis: int | None = None
+
+
+@dataclass(kw_only=True)
+class RelayOpenTelemetryConfig(_Model):
+    """OpenTelemetry output: ``endpoints`` and/or ``file_sinks``."""
+
+    enabled: bool | None = None
+    endpoints: list[RelayOpenTelemetryEndpointConfig] = field(default_factory=list)
+    file_sinks: list[dict[str, Any]] = field(default_factory=list)
+
+    _nested_list: ClassVar[dict[str, type[_Model]]] = {
+        "endpoints": RelayOpenTelemetryEndpointConfig
+    }
+
+
+@dataclass(kw_only=True)
+class RelayObservabilityConfig(_Model):
+    """Relay observability (config version 4): ATOF, ATIF, OpenTelemetry."""
+
+    version: int | None = None
+    atof: RelayAtofConfig | None = None
+    atif: RelayAtifConfig | None = None
+    opentelemetry: RelayOpenTelemetryConfig | None = None
+    policy: RelayConfigPolicy | None = None
+    enable_full_payloads: bool | None = None
+
+    _nested: ClassVar[dict[str, type[_Model]]] = {
+        "atof": RelayAtofConfig,
+        "atif": RelayAtifConfig,
+        "opentelemetry": RelayOpenTelemetryConfig,
+        "policy": RelayConfigPolicy,
+    }
+
+
 @dataclass(kw_only=True)
 class RelayConfig(_Model):
     """The top-level NeMo Relay block (observability, components, policy, plugins)."""
 
     project: str | None = None
     output_dir: str | PurePath | None = None
-    observability: dict[str, Any] | None = None
+    observability: RelayObservabilityConfig | None = None
     components: list[RelayComponentConfig] = field(default_factory=list)
-    policy: dict[str, Any] | None = None
+    policy: RelayConfigPolicy | None = None
     plugins: dict[str, Any] | None = None
 
+    _nested: ClassVar[dict[str, type[_Model]]] = {
+        "observability": RelayObservabilityConfig,
+        "policy": RelayConfigPolicy,
+    }
     _nested_list: ClassVar[dict[str, type[_Model]]] = {"components": RelayComponentConfig}
 
 
@@ -706,9 +871,9 @@ class FabricConfig(_Model):
         *,
         project: str | None = None,
         output_dir: str | PurePath | None = None,
-        observability: Mapping[str, Any] | None = None,
+        observability: RelayObservabilityConfig | Mapping[str, Any] | None = None,
         components: Sequence[RelayComponentConfig | Mapping[str, Any]] | None = None,
-        policy: Mapping[str, Any] | None = None,
+        policy: RelayConfigPolicy | Mapping[str, Any] | None = None,
     ) -> FabricConfig:
         """Enable NeMo Relay telemetry (``telemetry.providers.relay``) and update the
         top-level ``relay`` block; return this config."""
@@ -719,14 +884,14 @@ class FabricConfig(_Model):
         if output_dir is not None:
             relay.output_dir = output_dir
         if observability is not None:
-            relay.observability = _json_value(observability, "relay.observability")
+            relay.observability = RelayObservabilityConfig.from_mapping(observability)
         if components is not None:
             relay.components = [
                 item if isinstance(item, RelayComponentConfig) else RelayComponentConfig.from_mapping(item)
                 for item in components
             ]
         if policy is not None:
-            relay.policy = _json_value(policy, "relay.policy")
+            relay.policy = RelayConfigPolicy.from_mapping(policy)
         if self.telemetry is None:
             self.telemetry = TelemetryConfig()
         self.telemetry.enable_relay()
@@ -772,8 +937,12 @@ class RunRequest(_Model):
         return data
 
 
+#: NeMo Fabric's name for the config-model base class.
+FabricBaseModel = _Model
+
 __all__ = [
     "DiscoveryConfig",
+    "FabricBaseModel",
     "EnvironmentConfig",
     "FabricConfig",
     "HarnessConfig",
@@ -785,8 +954,18 @@ __all__ = [
     "MetadataConfig",
     "ModelConfig",
     "ProvenanceConfig",
+    "RelayAtifConfig",
+    "RelayAtofConfig",
+    "RelayAtofFileSinkConfig",
+    "RelayAtofStreamSinkConfig",
     "RelayComponentConfig",
     "RelayConfig",
+    "RelayConfigPolicy",
+    "RelayHttpStorageConfig",
+    "RelayObservabilityConfig",
+    "RelayOpenTelemetryConfig",
+    "RelayOpenTelemetryEndpointConfig",
+    "RelayS3StorageConfig",
     "RunRequest",
     "RuntimeConfig",
     "SkillConfig",

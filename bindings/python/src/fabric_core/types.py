@@ -324,6 +324,12 @@ class RuntimeCapabilities(FabricMapping):
     _fields = frozenset({"cancellation", "service", "streaming", "updates", "metadata"})
 
 
+class AdapterInfo(FabricMapping):
+    """A resolved adapter descriptor (``RunPlan.adapter``)."""
+
+    _fields = frozenset({"adapter_id", "adapter_kind", "contract_version", "capabilities", "runner"})
+
+
 class RunPlan(FabricMapping):
     """The resolved execution plan (canonical config, adapter, capabilities)."""
 
@@ -358,8 +364,8 @@ class RunPlan(FabricMapping):
         if self._data.get("adapter") is not None:
             return self["adapter"]
         resolved = self["adapter_descriptor"] if "adapter_descriptor" in self._data else None
-        if isinstance(resolved, Mapping):
-            return resolved.get("descriptor")
+        if isinstance(resolved, Mapping) and isinstance(resolved.get("descriptor"), Mapping):
+            return AdapterInfo.from_mapping(_thaw(resolved["descriptor"]))
         return None
 
     @property
@@ -429,6 +435,7 @@ class AdapterCapabilityProfile(FabricMapping):
 
 __all__ = [
     "AdapterCapabilityProfile",
+    "AdapterInfo",
     "ArtifactManifest",
     "ArtifactRef",
     "DoctorCheck",

@@ -194,7 +194,10 @@ impl Engine {
         let (commands, receiver) = mpsc::channel();
         std::thread::Builder::new()
             .name("fabric-reactor".into())
-            .spawn(move || Reactor::new(poll).run(receiver))?;
+            .spawn(move || {
+                let _ = sys::block_sigpipe_in_this_thread();
+                Reactor::new(poll).run(receiver)
+            })?;
         Ok(Engine { commands, waker })
     }
 
@@ -555,7 +558,6 @@ impl Reactor {
             released: false,
             escaped: Vec::new(),
         });
-        let no_pidfd = entry.pidfd.is_none();
         self.slots[slot] = Some(entry);
         let key = HostKey { slot, generation };
         if let Err(error) = registered {
@@ -563,9 +565,8 @@ impl Reactor {
             self.release(key);
             return Err(error);
         }
-        if no_pidfd {
-            self.schedule(slot, Instant::now() + EXIT_POLL, 0, TimerKind::ExitPoll);
-        }
+        // Without a pidfd an idle host's exit is noticed by stdout EOF or housekeeping;
+        // stops poll faster (see begin_stop).
         Ok(key)
     }
 
@@ -679,6 +680,9 @@ impl Reactor {
         if entry.exited {
             self.finish_stop(slot);
             return;
+        }
+        if entry.pidfd.is_none() {
+            self.schedule(slot, now + EXIT_POLL, 0, TimerKind::ExitPoll);
         }
         if graceful {
             if let Some(mut line) = line {

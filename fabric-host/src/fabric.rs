@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::environment::Environment;
 use crate::error::HostError;
-use crate::runtime::{Runtime, RuntimeOptions};
+use crate::runtime::{Runtime, RuntimeOptions, StopSummary};
 
 /// Options of one facade call.
 #[derive(Debug, Clone, Default)]
@@ -138,18 +138,7 @@ impl Fabric {
         let outcome = runtime.invoke(request);
         let (stop, summary) = runtime.stop_inner();
         let mut result = outcome?;
-        result.events.extend(stop.events);
-        if let Some(problem) = summary.problem {
-            if summary.timed_out && result.status == RunStatus::Succeeded {
-                result.status = RunStatus::Failed;
-                result.error = Some(problem);
-            } else {
-                result.metadata.insert(
-                    "stop_error".into(),
-                    serde_json::to_value(&problem).unwrap_or(Value::Null),
-                );
-            }
-        }
+        fold_stop(&mut result, stop.events, summary);
         Ok(result)
     }
 
@@ -183,5 +172,76 @@ impl Fabric {
     /// error `environment_released`.
     pub fn release_environment(&self, environment: &Environment) -> Result<(), HostError> {
         environment.release()
+    }
+}
+
+/// Adds the stop's events to a `run()` result. A stop that could not end the host within
+/// the bound fails a succeeded result (`stop`/`timeout`); any other stop problem keeps the
+/// status and is reported in `metadata.stop_error`.
+pub(crate) fn fold_stop(
+    result: &mut RunResult,
+    events: Vec<fabric_config::result::FabricEvent>,
+    summary: StopSummary,
+) {
+    result.events.extend(events);
+    if let Some(problem) = summary.problem {
+        if summary.timed_out && result.status == RunStatus::Succeeded {
+            result.status = RunStatus::Failed;
+            result.error = Some(problem);
+        } else {
+            result.metadata.insert(
+                "stop_error".into(),
+                serde_json::to_value(&problem).unwrap_or(Value::Null),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use fabric_config::ErrorInfo;
+
+    fn succeeded() -> RunResult {
+        serde_json::from_value(serde_json::json!({
+            "agent_name": "a", "harness": "h", "adapter_kind": "process",
+            "runtime_id": "runtime-1", "invocation_id": "invocation-1", "request_id": "request-1",
+            "status": "succeeded", "output": 1
+        }))
+        .expect("result")
+    }
+
+    #[test]
+    fn stop_that_cannot_end_the_host_fails_a_succeeded_run() {
+        let mut result = succeeded();
+        let problem = ErrorInfo::new(Stage::Stop, "timeout", "did not terminate");
+        fold_stop(
+            &mut result,
+            Vec::new(),
+            StopSummary {
+                problem: Some(problem),
+                timed_out: true,
+            },
+        );
+        assert_eq!(result.status, RunStatus::Failed);
+        let error = result.error.expect("error");
+        assert_eq!((error.stage, error.code.as_str()), (Stage::Stop, "timeout"));
+    }
+
+    #[test]
+    fn ignored_stop_keeps_the_status_and_reports_separately() {
+        let mut result = succeeded();
+        let problem = ErrorInfo::new(Stage::Stop, "timeout", "needed SIGKILL");
+        fold_stop(
+            &mut result,
+            Vec::new(),
+            StopSummary {
+                problem: Some(problem),
+                timed_out: false,
+            },
+        );
+        assert_eq!(result.status, RunStatus::Succeeded);
+        assert!(result.error.is_none());
+        assert_eq!(result.metadata["stop_error"]["code"], "timeout");
     }
 }

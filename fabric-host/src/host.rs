@@ -42,6 +42,9 @@ pub struct HostSpec {
     pub secrets: Vec<String>,
     /// Longest accepted protocol line. Default [`DEFAULT_MAX_LINE_BYTES`].
     pub max_line_bytes: usize,
+    /// Watch the host's exit through a pidfd when the system has them (default `true`);
+    /// `false` uses stdout EOF plus `waitid` polling, the fallback for older kernels.
+    pub use_pidfd: bool,
 }
 
 impl HostSpec {
@@ -55,6 +58,7 @@ impl HostSpec {
             stderr_log: None,
             secrets: Vec::new(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            use_pidfd: true,
         }
     }
 }
@@ -135,7 +139,11 @@ impl Host {
             let _ = child.wait();
             return Err(launch_error("stdio pipes were not created".into()));
         };
-        let pidfd = sys::pidfd_open(i32::try_from(pid).unwrap_or(i32::MAX)).ok();
+        let pidfd = if spec.use_pidfd {
+            sys::pidfd_open(i32::try_from(pid).unwrap_or(i32::MAX)).ok()
+        } else {
+            None
+        };
         let sink = Arc::new(StderrSink::new(log, spec.secrets.clone()));
         let key = engine
             .add(HostInit {

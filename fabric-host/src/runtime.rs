@@ -697,3 +697,76 @@ pub(crate) fn summarize_stop(report: &StopReport, terminal: bool) -> StopSummary
         timed_out: false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Diagnostics;
+
+    fn report(escalation: Escalation) -> StopReport {
+        StopReport {
+            response: None,
+            exit: Some("signal 9".into()),
+            escalation,
+            exited_before: false,
+            elapsed: Duration::from_millis(3000),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn clean_stop_has_no_problem() {
+        let mut clean = report(Escalation::None);
+        clean.response = Some(Ok(Value::Null));
+        let summary = summarize_stop(&clean, false);
+        assert!(summary.problem.is_none() && !summary.timed_out);
+    }
+
+    #[test]
+    fn escalation_is_a_separate_stop_problem() {
+        let summary = summarize_stop(&report(Escalation::Killed), false);
+        let problem = summary.problem.expect("problem");
+        assert_eq!(
+            (problem.stage, problem.code.as_str()),
+            (Stage::Stop, "timeout")
+        );
+        assert_eq!(problem.metadata["escalation"], "sigkill");
+        assert!(!summary.timed_out);
+        // A terminal host is expected to need signals.
+        assert!(
+            summarize_stop(&report(Escalation::Terminated), true)
+                .problem
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn termination_failure_is_a_stop_timeout() {
+        let mut failed = report(Escalation::Killed);
+        failed.error = Some(HostError::TerminationFailed {
+            stage: Stage::Stop,
+            timeout_ms: 4000,
+            diagnostics: Diagnostics::default(),
+        });
+        let summary = summarize_stop(&failed, false);
+        assert!(summary.timed_out);
+        let problem = summary.problem.expect("problem");
+        assert_eq!(problem.code, "timeout");
+        assert_eq!(problem.metadata["cause"], "host_termination_failed");
+    }
+
+    #[test]
+    fn failed_stop_outcome_keeps_the_adapter_code() {
+        let mut failed = report(Escalation::None);
+        failed.response = Some(Err(HostError::Lifecycle {
+            stage: Stage::Stop,
+            code: "lifecycle_adapter_stop_failed".into(),
+            message: "Adapter failed during lifecycle stop".into(),
+            retryable: false,
+            metadata: Default::default(),
+        }));
+        let problem = summarize_stop(&failed, false).problem.expect("problem");
+        assert_eq!(problem.code, "lifecycle_adapter_stop_failed");
+        assert_eq!(problem.stage, Stage::Stop);
+    }
+}

@@ -136,3 +136,22 @@ pub(crate) fn raise_open_file_limit(want: u64) -> io::Result<u64> {
     }
     Ok(target)
 }
+
+/// Blocks `SIGPIPE` for the calling thread, so a write to a pipe whose reader is gone fails
+/// with `EPIPE` instead of killing a host application that did not ignore the signal (C,
+/// Go or other embedders). Only the reactor thread writes to host pipes.
+pub(crate) fn block_sigpipe_in_this_thread() -> io::Result<()> {
+    // SAFETY: `set` is a zeroed `sigset_t` owned by this frame, initialized by
+    // `sigemptyset`/`sigaddset` before `pthread_sigmask` reads it; the old mask is not
+    // requested (null pointer is allowed).
+    let rc = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}

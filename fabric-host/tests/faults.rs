@@ -456,3 +456,31 @@ fn dropped_host_is_terminated_and_reaped() {
     drop(host);
     assert_group_gone(pid);
 }
+
+#[test]
+fn exit_detection_without_pidfd() {
+    let mut crash = spec("crash_invoke", &[]);
+    crash.use_pidfd = false;
+    let host = Host::launch(crash).expect("launch");
+    start(&host);
+    let began = Instant::now();
+    let error = invoke(&host, json!("x"), Duration::from_secs(30)).expect_err("crash");
+    assert!(began.elapsed() < Duration::from_secs(5));
+    assert_eq!(error.code(), "host_crashed");
+    assert_eq!(
+        ErrorInfo::from(error).metadata.get("host_exit"),
+        Some(&json!("exit code 3"))
+    );
+    stop(&host);
+    assert_group_gone(host.pid());
+
+    // A host that keeps stdout open (grandchild) and ignores stop: escalation still ends it.
+    let mut stubborn = spec("ignore_stop", &[]);
+    stubborn.use_pidfd = false;
+    let host = Host::launch(stubborn).expect("launch");
+    start(&host);
+    let report = stop(&host);
+    assert_eq!(report.escalation, Escalation::Killed, "{report:?}");
+    assert!(report.elapsed < Duration::from_secs(4));
+    assert_group_gone(host.pid());
+}

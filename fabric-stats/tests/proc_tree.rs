@@ -370,3 +370,38 @@ fn missing_proc_root_is_unsupported() {
         .unwrap_err();
     assert_eq!(err.code(), "resource_observation_unsupported");
 }
+
+#[test]
+fn parent_scan_refuses_a_proc_that_hides_processes() {
+    let fake = sample_tree();
+    let root = std::fs::canonicalize(fake.root()).unwrap();
+    std::fs::create_dir_all(fake.path("self")).unwrap();
+    std::fs::write(
+        fake.path("self/mountinfo"),
+        format!(
+            "21 1 0:5 / /dev rw - devtmpfs udev rw\n\
+             22 1 0:21 / {} rw,nosuid,nodev,noexec - proc proc rw,hidepid=invisible\n",
+            root.display()
+        ),
+    )
+    .unwrap();
+    let err = reader(&fake, TreeDiscovery::ParentScan)
+        .read_tree(100)
+        .unwrap_err();
+    assert_eq!(
+        err,
+        StatsError::Unavailable {
+            pid: 100,
+            reason: UnavailableReason::ProcessTableHidden
+        }
+    );
+    // Children lists still work: they name every child, hidden or not.
+    expect_sample_totals(&reader(&fake, TreeDiscovery::ChildrenFiles));
+    // Without hidepid the scan works.
+    std::fs::write(
+        fake.path("self/mountinfo"),
+        format!("22 1 0:21 / {} rw - proc proc rw\n", root.display()),
+    )
+    .unwrap();
+    expect_sample_totals(&reader(&fake, TreeDiscovery::ParentScan));
+}

@@ -681,9 +681,7 @@ impl Reactor {
             self.finish_stop(slot);
             return;
         }
-        if entry.pidfd.is_none() {
-            self.schedule(slot, now + EXIT_POLL, 0, TimerKind::ExitPoll);
-        }
+        let poll_exit = entry.pidfd.is_none();
         if graceful {
             if let Some(mut line) = line {
                 line.push(b'\n');
@@ -700,6 +698,9 @@ impl Reactor {
                 stopping.escalation = Escalation::Terminated;
             }
             self.schedule(slot, now + policy.term_wait, seq, TimerKind::StopPhase);
+        }
+        if poll_exit {
+            self.schedule(slot, now + EXIT_POLL, 0, TimerKind::ExitPoll);
         }
     }
 

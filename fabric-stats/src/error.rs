@@ -36,6 +36,16 @@ pub enum UnavailableReason {
 }
 
 impl UnavailableReason {
+    /// Every reason code, in declaration order.
+    pub const ALL_CODES: [&'static str; 6] = [
+        "host_exited",
+        "process_unreadable",
+        "process_hidden",
+        "process_table_unreadable",
+        "process_table_hidden",
+        "tree_changing",
+    ];
+
     /// Stable snake_case reason (the `reason` of an `unavailable` observation).
     pub fn code(&self) -> &'static str {
         match self {
@@ -88,6 +98,13 @@ pub enum UnsupportedReason {
 }
 
 impl UnsupportedReason {
+    /// Every reason code, in declaration order.
+    pub const ALL_CODES: [&'static str; 3] = [
+        "platform_unsupported",
+        "proc_unavailable",
+        "children_lists_unavailable",
+    ];
+
     /// Stable snake_case reason (the `reason` of an `unsupported` observation).
     pub fn code(&self) -> &'static str {
         match self {
@@ -135,6 +152,12 @@ pub enum StatsError {
 }
 
 impl StatsError {
+    /// Every error code, in declaration order.
+    pub const ALL_CODES: [&'static str; 2] = [
+        "resource_observation_unavailable",
+        "resource_observation_unsupported",
+    ];
+
     /// Stable snake_case error code.
     pub fn code(&self) -> &'static str {
         match self {
@@ -187,6 +210,33 @@ impl From<StatsError> for ErrorInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_codes_cover_every_variant() {
+        // Exhaustive (in-crate) matches: a new variant must get a code listed in ALL_CODES.
+        let reason = |r: &UnavailableReason| match r {
+            UnavailableReason::HostExited
+            | UnavailableReason::ProcessUnreadable { .. }
+            | UnavailableReason::ProcessHidden { .. }
+            | UnavailableReason::ProcessTableUnreadable { .. }
+            | UnavailableReason::ProcessTableHidden
+            | UnavailableReason::TreeChanging { .. } => r.code(),
+        };
+        assert!(UnavailableReason::ALL_CODES.contains(&reason(&UnavailableReason::HostExited)));
+        let unsupported = |r: UnsupportedReason| match r {
+            UnsupportedReason::Platform
+            | UnsupportedReason::NoProcFilesystem
+            | UnsupportedReason::NoChildrenLists => r.code(),
+        };
+        assert!(UnsupportedReason::ALL_CODES.contains(&unsupported(UnsupportedReason::Platform)));
+        let error = |e: &StatsError| match e {
+            StatsError::Unavailable { .. } | StatsError::Unsupported { .. } => e.code(),
+        };
+        let sample = StatsError::Unsupported {
+            reason: UnsupportedReason::Platform,
+        };
+        assert!(StatsError::ALL_CODES.contains(&error(&sample)));
+    }
 
     #[test]
     fn codes_are_stable() {

@@ -62,6 +62,16 @@ fn target(tree: &RealTree) -> StatsTarget {
     }
 }
 
+/// Waits until the spawned tree runs its program (a process between fork and exec can
+/// briefly report no resident memory).
+fn settled(tree: &RealTree) {
+    let collector = StatsCollector::default();
+    until(Duration::from_secs(10), || {
+        let snapshot = collector.snapshot(&target(tree)).ok()?;
+        (snapshot.resident_memory_bytes > 0).then_some(())
+    });
+}
+
 fn ids() -> InvocationIds {
     InvocationIds {
         invocation_id: "invocation-2".into(),
@@ -85,6 +95,7 @@ fn config(
 #[test]
 fn explicit_null_disables_everything() {
     let tree = RealTree::spawn("sleep 30");
+    settled(&tree);
     let dir = tempfile::tempdir().unwrap();
     let collector = collector_for(tree.pid(), &dir.path().join("cg"));
     let location = ArtifactLocation {
@@ -107,6 +118,7 @@ fn explicit_null_disables_everything() {
 #[test]
 fn default_collects_every_group_at_the_endpoints() {
     let tree = RealTree::spawn("sleep 30");
+    settled(&tree);
     let dir = tempfile::tempdir().unwrap();
     let collector = collector_for(tree.pid(), &dir.path().join("cg"));
     let stats = collector
@@ -144,6 +156,7 @@ fn default_collects_every_group_at_the_endpoints() {
 #[test]
 fn each_group_alone() {
     let tree = RealTree::spawn("sleep 30");
+    settled(&tree);
     let dir = tempfile::tempdir().unwrap();
     let collector = collector_for(tree.pid(), &dir.path().join("cg"));
     for group in SystemStatsGroup::ALL {
@@ -363,6 +376,7 @@ fn sampling_truncates_keeps_endpoints_and_writes_artifacts() {
 #[test]
 fn sample_write_failure_keeps_reductions_and_suppresses_the_reference() {
     let tree = RealTree::spawn("sleep 30");
+    settled(&tree);
     let dir = tempfile::tempdir().unwrap();
     let blocker = dir.path().join("not-a-dir");
     fs::write(&blocker, "file").unwrap();

@@ -244,8 +244,12 @@ impl InvocationStats {
     /// outcome was, so samples survive a failed exchange.
     pub fn finish(mut self) -> FinishedStats {
         let elapsed = self.exchange_start.elapsed();
-        // Stop scheduling before the final endpoint so it stays the last sample.
+        // Stop scheduling and refuse in-flight periodic samples before the final endpoint,
+        // so it stays the last sample.
         drop(self.registration.take());
+        if let Some((_, _, series)) = &self.sampling {
+            sampling::lock_series(series).closing = true;
+        }
         let collector = StatsCollector {
             proc: self.probe.proc.clone(),
             cgroup: self.cgroup.clone(),

@@ -119,6 +119,8 @@ pub(crate) struct Series {
     pub(crate) seen: u64,
     pub(crate) late_discarded: u64,
     pub(crate) unavailable: u64,
+    /// The final endpoint is being read: periodic samples are no longer accepted.
+    pub(crate) closing: bool,
     pub(crate) closed: bool,
     pub(crate) collection: Duration,
     pub(crate) largest_gap: Duration,
@@ -140,6 +142,7 @@ impl Series {
             seen: 0,
             late_discarded: 0,
             unavailable: 0,
+            closing: false,
             closed: false,
             collection: Duration::ZERO,
             largest_gap: Duration::ZERO,
@@ -154,12 +157,22 @@ impl Series {
     /// Adds a sample; returns false (and counts it) when the series is closed or the sample
     /// is older than the last one. An `After` sample closes the series.
     pub(crate) fn push(&mut self, sample: Sample) -> bool {
-        if self.closed || self.last_offset.is_some_and(|last| sample.offset < last) {
+        let late = match sample.kind {
+            // The final endpoint always lands (started after `closing` was set, so no
+            // accepted sample is newer).
+            SampleKind::After => self.closed,
+            _ => {
+                self.closed
+                    || (self.closing && sample.kind == SampleKind::Sample)
+                    || self.last_offset.is_some_and(|last| sample.offset < last)
+            }
+        };
+        if late {
             self.late_discarded += 1;
             return false;
         }
         if let Some(last) = self.last_offset {
-            self.largest_gap = self.largest_gap.max(sample.offset - last);
+            self.largest_gap = self.largest_gap.max(sample.offset.saturating_sub(last));
         }
         self.last_offset = Some(sample.offset);
         self.seen += 1;
@@ -411,6 +424,23 @@ mod tests {
         let summary = series.rss.summary(Duration::from_millis(70));
         assert_eq!(summary.sampled_peak, Some(10_000.0));
         assert_eq!(summary.final_value, Some(50.0));
+    }
+
+    #[test]
+    fn samples_racing_the_final_endpoint_are_discarded() {
+        let mut series = Series::new(Duration::from_millis(10), 100, 100);
+        series.push(sample(SampleKind::Before, 0, 1));
+        series.closing = true;
+        // A periodic sample that finished while the final endpoint was being read, even
+        // one that started later than it, never displaces the endpoint.
+        assert!(!series.push(sample(SampleKind::Sample, 25, 7)));
+        assert!(series.push(sample(SampleKind::After, 20, 2)));
+        assert_eq!(series.retained.last().unwrap().kind, SampleKind::After);
+        assert_eq!(
+            series.rss.summary(Duration::from_millis(20)).final_value,
+            Some(2.0)
+        );
+        assert_eq!(series.late_discarded, 1);
     }
 
     #[test]

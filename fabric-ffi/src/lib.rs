@@ -49,6 +49,21 @@ use std::ffi::{CString, c_char};
 /// bindings refuse to load a library whose `fabric_abi_version()` differs.
 pub const ABI_VERSION: u32 = 1;
 
+/// Every `code` the C ABI layer itself reports (core codes come from the core crates).
+/// Codes are never renamed or reused; `tests/fixtures/error-codes.json` lists them.
+pub const ABI_ERROR_CODES: &[&str] = &[
+    "null_argument",
+    "invalid_utf8",
+    "invalid_json",
+    "null_handle",
+    "unknown_handle",
+    "stale_handle",
+    "wrong_handle_kind",
+    "internal_panic",
+    "internal_encode",
+    "handle_space_exhausted",
+];
+
 /// The library (Cargo package) version, NUL-terminated.
 const VERSION_NUL: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
 

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use fabric_config::error::ConfigError;
 use fabric_config::plan::RunPlan;
 use fabric_config::{ErrorInfo, FabricConfig, RunRequest, Stage};
 use fabric_host::{Environment, ErrorClass, Fabric, HostError, RunOptions, Runtime};
@@ -50,39 +51,32 @@ pub(crate) fn parse_config(stage: Stage, text: &str) -> Result<FabricConfig, Ffi
     })
 }
 
-/// Decodes a RunRequest; errors name the JSON path, never the value.
+/// Decodes and checks a RunRequest; errors name the JSON path, never the value.
 pub(crate) fn parse_request(stage: Stage, text: &str) -> Result<RunRequest, FfiError> {
-    let mut deserializer = serde_json::Deserializer::from_str(text);
-    let request: RunRequest = serde_path_to_error::deserialize(&mut deserializer)
-        .map_err(|error| request_error(stage, error.path().to_string(), error.inner()))?;
-    deserializer
-        .end()
-        .map_err(|error| request_error(stage, String::new(), &error))?;
+    let request = RunRequest::from_json_str(text).map_err(|error| request_error(stage, error))?;
+    request
+        .validate()
+        .map_err(|error| request_error(stage, error))?;
     Ok(request)
 }
 
-fn request_error(stage: Stage, path: String, error: &serde_json::Error) -> FfiError {
-    let syntax = error.is_syntax() || error.is_eof();
-    let path = if syntax || path == "?" || path == "." {
-        String::new()
-    } else {
-        path
-    };
-    let what = if syntax {
-        format!(
-            "request is not valid JSON (line {}, column {})",
-            error.line(),
-            error.column()
+fn request_error(stage: Stage, error: ConfigError) -> FfiError {
+    let info = match error {
+        ConfigError::InvalidJson { line, column } => ErrorInfo::new(
+            stage,
+            "invalid_json",
+            format!("request is not valid JSON (line {line}, column {column})"),
         )
-    } else if path.is_empty() {
-        "request must be a JSON object with the RunRequest shape".to_owned()
-    } else {
-        format!("`{path}` has an invalid type or value")
+        .with_metadata("argument", "request_json")
+        .with_metadata("line", line as u64)
+        .with_metadata("column", column as u64),
+        other => {
+            let mut info = ErrorInfo::from(other);
+            info.stage = stage;
+            info.message = format!("request: {}", info.message);
+            info
+        }
     };
-    let mut info = ErrorInfo::new(stage, "invalid_request", what);
-    if !path.is_empty() {
-        info = info.with_metadata("path", path);
-    }
     FfiError::new(FabricStatus::Config, info)
 }
 

@@ -1,11 +1,12 @@
 //! Compiles `tests/c/abi_test.c` with `cc -std=c11 -Wall -Wextra -Wpedantic -Werror` and
 //! ASan/UBSan against `include/fabric.h` and the static library of this build, then runs it.
 //!
-//! The scripted reference adapter must be built (`cargo build -p fabric-adapter-scripted`,
-//! which `cargo build --workspace` does); the test builds it when it is missing.
+//! The test runs `cargo build -p fabric-ffi -p fabric-adapter-scripted` first (a no-op when
+//! fresh): `cargo test` itself does not refresh the staticlib.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::Once;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -23,18 +24,27 @@ fn profile_dir() -> PathBuf {
         .to_path_buf()
 }
 
-fn ensure_scripted_adapter(profile: &Path) {
-    let binary = profile.join("fabric-adapter-scripted");
-    if binary.exists() {
-        return;
-    }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-    let status = Command::new(cargo)
-        .args(["build", "-p", "fabric-adapter-scripted"])
-        .current_dir(repo_root())
-        .status()
-        .expect("run cargo build");
-    assert!(status.success(), "building fabric-adapter-scripted failed");
+/// Builds the static library (and the scripted adapter) for this profile. `cargo test`
+/// links tests against the rlib and does not refresh `libfabric_ffi.a`, so the test asks
+/// cargo for the current artifacts itself (a no-op when they are fresh).
+fn build_artifacts(profile: &Path) {
+    static BUILD: Once = Once::new();
+    BUILD.call_once(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let mut command = Command::new(cargo);
+        command
+            .args(["build", "-p", "fabric-ffi", "-p", "fabric-adapter-scripted"])
+            .env("CARGO_TARGET_DIR", profile.parent().expect("target dir"))
+            .current_dir(repo_root());
+        if profile.file_name().is_some_and(|name| name == "release") {
+            command.arg("--release");
+        }
+        let status = command.status().expect("run cargo build");
+        assert!(
+            status.success(),
+            "building fabric-ffi / fabric-adapter-scripted failed"
+        );
+    });
 }
 
 /// Compiles `tests/c/abi_test.c` with the strict warning set plus `extra` flags.
@@ -84,7 +94,7 @@ fn c_program_is_clean_under_valgrind() {
     }
     let root = repo_root();
     let profile = profile_dir();
-    ensure_scripted_adapter(&profile);
+    build_artifacts(&profile);
     let work = tempfile::tempdir().expect("temp dir");
     let program = work.path().join("abi_test_plain");
     compile(&program, &profile.join("libfabric_ffi.a"), &[]);
@@ -115,13 +125,13 @@ fn c_program_is_clean_under_valgrind() {
 fn c_program_passes_under_sanitizers() {
     let root = repo_root();
     let profile = profile_dir();
+    build_artifacts(&profile);
     let library = profile.join("libfabric_ffi.a");
     assert!(
         library.exists(),
         "static library missing: {}",
         library.display()
     );
-    ensure_scripted_adapter(&profile);
 
     let work = tempfile::tempdir().expect("temp dir");
     let program = work.path().join("abi_test");

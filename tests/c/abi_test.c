@@ -148,9 +148,9 @@ static void test_run(void) {
            fabric_run(config_json, "{\"input\":\"x\",\"request_id\":\"request-c-1\"}", root, &out));
     EXPECT(FABRIC_STATUS_OK, "\"status\":\"succeeded\"", "run with a NULL request (empty input)",
            fabric_run(config_json, NULL, root, &out));
-    EXPECT(FABRIC_STATUS_CONFIG, "invalid_request", "run with a request of the wrong shape",
+    EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"context\"", "run with a request of the wrong shape",
            fabric_run(config_json, "{\"input\":\"x\",\"context\":5}", root, &out));
-    EXPECT(FABRIC_STATUS_CONFIG, "not valid JSON", "run with a non-JSON request",
+    EXPECT(FABRIC_STATUS_CONFIG, "request is not valid JSON", "run with a non-JSON request",
            fabric_run(config_json, "{not json", root, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "run with NULL config",
            fabric_run(NULL, NULL, root, &out));

@@ -37,7 +37,7 @@ pub use collector::{
     StatsCollector, StatsTarget, cpu_estimate,
 };
 pub use error::{StatsError, UnavailableReason, UnsupportedReason};
-pub use proc::{ProcReader, TreeDiscovery, TreeTotals, snapshot};
+pub use proc::{ProcReader, TreeDiscovery, TreeTotals, cached_descriptors, snapshot};
 pub use reduce::{CounterAccumulator, GaugeAccumulator, reduce_gauge};
 pub use sampling::{active_sampled_invocations, sampler_thread_id};
 pub use timestamp::rfc3339_millis;

@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
 use fabric_config::stats::RuntimeResourceSnapshot;
@@ -106,7 +106,14 @@ const CHILDREN_UNKNOWN: u8 = 0;
 const CHILDREN_PRESENT: u8 = 1;
 const CHILDREN_MISSING: u8 = 2;
 
-/// Reads process trees under a proc root. Cheap to clone; safe to share between threads.
+/// Reads process trees under a proc root. Safe to share between threads; a clone has the
+/// same settings and its own descriptor cache.
+///
+/// The reader keeps the `stat` and children-list descriptors of the processes it read open
+/// between readings (bounded, evicted when idle): a positioned re-read of an open proc file
+/// regenerates it and costs a fraction of open + read + close. A proc descriptor is bound
+/// to its process, not to the pid number: once the process is gone it reads `ESRCH`, so a
+/// reused pid can never be confused with the old process.
 ///
 /// ```no_run
 /// use fabric_stats::ProcReader;
@@ -115,7 +122,7 @@ const CHILDREN_MISSING: u8 = 2;
 /// assert!(totals.process_count >= 1);
 /// # Ok::<(), fabric_stats::StatsError>(())
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct ProcReader {
     root: PathBuf,
     discovery: TreeDiscovery,
@@ -124,6 +131,80 @@ pub struct ProcReader {
     clock_ticks: u64,
     /// Whether the kernel has children lists (probed once per reader family).
     children_support: Arc<AtomicU8>,
+    cache: Mutex<FdCache>,
+}
+
+impl Clone for ProcReader {
+    fn clone(&self) -> Self {
+        ProcReader {
+            root: self.root.clone(),
+            discovery: self.discovery,
+            max_attempts: self.max_attempts,
+            page_size: self.page_size,
+            clock_ticks: self.clock_ticks,
+            children_support: Arc::clone(&self.children_support),
+            cache: Mutex::new(FdCache::default()),
+        }
+    }
+}
+
+/// Open descriptors of recently read processes.
+#[derive(Debug, Default)]
+struct FdCache {
+    /// Readings done so far (for idle eviction).
+    generation: u64,
+    procs: HashMap<u32, CachedProc>,
+}
+
+#[derive(Debug)]
+struct CachedProc {
+    stat: CachedFd,
+    /// tid → its children list.
+    children: HashMap<u32, CachedFd>,
+    used: u64,
+}
+
+/// An open proc file counted against the process-wide descriptor budget.
+#[derive(Debug)]
+struct CachedFd(fs::File);
+
+/// Descriptors held by every reader's cache in this process.
+static CACHED_FDS: AtomicUsize = AtomicUsize::new(0);
+
+/// Above this many cached descriptors process-wide, a reader closes its whole cache after
+/// its reading (so the cache never crowds out the host's own descriptors).
+const CACHED_FD_BUDGET: usize = 256;
+/// Readings after which an unused entry is closed.
+const CACHE_IDLE_READINGS: u64 = 16;
+
+impl CachedFd {
+    fn new(file: fs::File) -> Self {
+        CACHED_FDS.fetch_add(1, Ordering::Relaxed);
+        CachedFd(file)
+    }
+}
+
+impl Drop for CachedFd {
+    fn drop(&mut self) {
+        CACHED_FDS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl FdCache {
+    fn end_reading(&mut self) {
+        let generation = self.generation;
+        self.procs
+            .retain(|_, entry| generation.saturating_sub(entry.used) < CACHE_IDLE_READINGS);
+        if CACHED_FDS.load(Ordering::Relaxed) > CACHED_FD_BUDGET {
+            self.procs.clear();
+        }
+        self.generation += 1;
+    }
+}
+
+/// Descriptors currently held by the process-tree readers' caches (process-wide).
+pub fn cached_descriptors() -> usize {
+    CACHED_FDS.load(Ordering::Relaxed)
 }
 
 impl ProcReader {
@@ -136,6 +217,7 @@ impl ProcReader {
             page_size: sys::page_size(),
             clock_ticks: sys::clock_ticks_per_second(),
             children_support: Arc::new(AtomicU8::new(CHILDREN_UNKNOWN)),
+            cache: Mutex::new(FdCache::default()),
         }
     }
 
@@ -227,7 +309,26 @@ impl ProcReader {
                 reason,
             }
         };
-        let mut scratch = Scratch::default();
+        let mut guard = self
+            .cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut scratch = Scratch {
+            cache: std::mem::take(&mut *guard),
+            ..Scratch::default()
+        };
+        let result = self.read_tree_with(host_pid, &mut scratch, &fail);
+        scratch.cache.end_reading();
+        *guard = scratch.cache;
+        result
+    }
+
+    fn read_tree_with(
+        &self,
+        host_pid: u32,
+        scratch: &mut Scratch,
+        fail: &dyn Fn(UnavailableReason) -> StatsError,
+    ) -> Result<TreeTotals, StatsError> {
         let mut use_scan = match self.discovery {
             TreeDiscovery::ParentScan => true,
             TreeDiscovery::ChildrenFiles => false,
@@ -239,9 +340,9 @@ impl ProcReader {
         while attempts < self.max_attempts {
             attempts += 1;
             let step = if use_scan {
-                self.attempt_scan(host_pid, &mut scratch)
+                self.attempt_scan(host_pid, scratch)
             } else {
-                self.attempt_children(host_pid, &mut scratch)
+                self.attempt_children(host_pid, scratch)
             };
             match step {
                 Step::Done(totals) => return Ok(totals),
@@ -264,7 +365,56 @@ impl ProcReader {
         Err(fail(UnavailableReason::TreeChanging { attempts }))
     }
 
+    /// Reads `<pid>/stat` through the descriptor cache (opening and caching it when absent
+    /// or stale).
     fn read_stat(&self, pid: u32, scratch: &mut Scratch) -> Result<ProcStat, StatReadError> {
+        let generation = scratch.cache.generation;
+        if let Some(entry) = scratch.cache.procs.get_mut(&pid) {
+            match read_full(&entry.stat.0, &mut scratch.buf) {
+                Ok(len) => {
+                    entry.used = generation;
+                    return parse_stat(&scratch.buf[..len]).ok_or_else(|| {
+                        StatReadError::Unreadable(
+                            scratch
+                                .path(&self.root, format_args!("/{pid}/stat"))
+                                .to_path_buf(),
+                        )
+                    });
+                }
+                // That process is gone; the pid may belong to a new one: open afresh.
+                Err(_) => {
+                    scratch.cache.procs.remove(&pid);
+                }
+            }
+        }
+        let file = match fs::File::open(scratch.path(&self.root, format_args!("/{pid}/stat"))) {
+            Ok(file) => file,
+            Err(error) if is_gone(&error) => return Err(StatReadError::Gone),
+            Err(_) => return Err(StatReadError::Unreadable(scratch.owned_path())),
+        };
+        let stat = match read_full(&file, &mut scratch.buf) {
+            Ok(len) => parse_stat(&scratch.buf[..len])
+                .ok_or_else(|| StatReadError::Unreadable(scratch.owned_path()))?,
+            Err(error) if is_gone(&error) => return Err(StatReadError::Gone),
+            Err(_) => return Err(StatReadError::Unreadable(scratch.owned_path())),
+        };
+        scratch.cache.procs.insert(
+            pid,
+            CachedProc {
+                stat: CachedFd::new(file),
+                children: HashMap::new(),
+                used: generation,
+            },
+        );
+        Ok(stat)
+    }
+
+    /// Reads `<pid>/stat` without caching (the parent scan reads every process).
+    fn read_stat_uncached(
+        &self,
+        pid: u32,
+        scratch: &mut Scratch,
+    ) -> Result<ProcStat, StatReadError> {
         let read = fs::File::open(scratch.path(&self.root, format_args!("/{pid}/stat")))
             .and_then(|file| read_full(&file, &mut scratch.buf));
         match read {
@@ -306,18 +456,42 @@ impl ProcReader {
         Step::Done(tids)
     }
 
-    /// Opens the children list of each of the given threads of `pid`.
-    fn open_children(&self, pid: u32, tids: &[u32], scratch: &mut Scratch) -> Step<Vec<fs::File>> {
-        let mut files = Vec::with_capacity(tids.len());
+    /// Makes sure the cache entry of `pid` (created by its `stat` read) holds an open
+    /// children list for exactly the given threads.
+    fn open_children(&self, pid: u32, tids: &[u32], scratch: &mut Scratch) -> Step<()> {
+        let Scratch {
+            cache,
+            path,
+            suffix,
+            ..
+        } = scratch;
+        let Some(entry) = cache.procs.get_mut(&pid) else {
+            return Step::Retry;
+        };
+        if entry.children.len() != tids.len()
+            || tids.iter().any(|t| !entry.children.contains_key(t))
+        {
+            entry.children.retain(|tid, _| tids.contains(tid));
+        }
         for &tid in tids {
-            match fs::File::open(
-                scratch.path(&self.root, format_args!("/{pid}/task/{tid}/children")),
-            ) {
-                Ok(file) => files.push(file),
+            if entry.children.contains_key(&tid) {
+                continue;
+            }
+            let children_path = build_path(
+                path,
+                suffix,
+                &self.root,
+                format_args!("/{pid}/task/{tid}/children"),
+            );
+            match fs::File::open(children_path) {
+                Ok(file) => {
+                    entry.children.insert(tid, CachedFd::new(file));
+                }
                 Err(error) if error.kind() == io::ErrorKind::NotFound => {
                     // Either the thread exited after the listing, or the kernel has no
                     // children lists at all: the thread directory tells which.
-                    let thread = scratch.path(&self.root, format_args!("/{pid}/task/{tid}"));
+                    let thread =
+                        build_path(path, suffix, &self.root, format_args!("/{pid}/task/{tid}"));
                     if thread.is_dir()
                         && self.children_support.load(Ordering::Relaxed) != CHILDREN_PRESENT
                     {
@@ -328,30 +502,47 @@ impl ProcReader {
                 Err(error) if is_gone(&error) => return Step::Retry,
                 Err(_) => {
                     return Step::Fail(UnavailableReason::ProcessUnreadable {
-                        path: scratch.owned_path(),
+                        path: PathBuf::from(&*path),
                     });
                 }
             }
         }
         self.children_support
             .store(CHILDREN_PRESENT, Ordering::Relaxed);
-        Step::Done(files)
+        Step::Done(())
     }
 
-    /// Reads (or re-reads: the kernel regenerates the list at offset 0) the opened children
-    /// lists of `pid`; the union, sorted.
-    fn read_children(
-        &self,
-        pid: u32,
-        tids: &[u32],
-        files: &[fs::File],
-        scratch: &mut Scratch,
-    ) -> Step<Vec<u32>> {
+    /// Reads (or re-reads: the kernel regenerates the list at offset 0) the cached children
+    /// lists of the given threads of `pid`; the union, sorted.
+    fn read_children(&self, pid: u32, tids: &[u32], scratch: &mut Scratch) -> Step<Vec<u32>> {
+        let Scratch {
+            cache,
+            buf,
+            path,
+            suffix,
+        } = scratch;
+        let Some(entry) = cache.procs.get(&pid) else {
+            return Step::Retry;
+        };
         let mut children = Vec::new();
-        for (file, tid) in files.iter().zip(tids) {
-            match read_full(file, &mut scratch.buf) {
+        for tid in tids {
+            let Some(file) = entry.children.get(tid) else {
+                return Step::Retry;
+            };
+            let unreadable = |path: &mut std::ffi::OsString, suffix: &mut String| {
+                let children_path = build_path(
+                    path,
+                    suffix,
+                    &self.root,
+                    format_args!("/{pid}/task/{tid}/children"),
+                );
+                Step::Fail(UnavailableReason::ProcessUnreadable {
+                    path: children_path.to_path_buf(),
+                })
+            };
+            match read_full(&file.0, buf) {
                 Ok(len) => {
-                    for word in scratch.buf[..len]
+                    for word in buf[..len]
                         .split(u8::is_ascii_whitespace)
                         .filter(|w| !w.is_empty())
                     {
@@ -360,22 +551,15 @@ impl ProcReader {
                             .and_then(|w| w.parse::<u32>().ok())
                         {
                             Some(child) => children.push(child),
-                            None => {
-                                let path = scratch
-                                    .path(&self.root, format_args!("/{pid}/task/{tid}/children"))
-                                    .to_path_buf();
-                                return Step::Fail(UnavailableReason::ProcessUnreadable { path });
-                            }
+                            None => return unreadable(path, suffix),
                         }
                     }
                 }
-                Err(error) if is_gone(&error) => return Step::Retry,
-                Err(_) => {
-                    let path = scratch
-                        .path(&self.root, format_args!("/{pid}/task/{tid}/children"))
-                        .to_path_buf();
-                    return Step::Fail(UnavailableReason::ProcessUnreadable { path });
+                Err(error) if is_gone(&error) => {
+                    cache.procs.remove(&pid);
+                    return Step::Retry;
                 }
+                Err(_) => return unreadable(path, suffix),
             }
         }
         children.sort_unstable();
@@ -421,8 +605,8 @@ impl ProcReader {
                 };
             }
             let tids = step!(self.thread_ids(pid, &stat, scratch));
-            let files = step!(self.open_children(pid, &tids, scratch));
-            let children = step!(self.read_children(pid, &tids, &files, scratch));
+            step!(self.open_children(pid, &tids, scratch));
+            let children = step!(self.read_children(pid, &tids, scratch));
             for &child in &children {
                 if !seen.insert(child) {
                     return Step::Retry;
@@ -435,8 +619,7 @@ impl ProcReader {
                         // its parent after its directory was found missing.
                         let child_dir = scratch.path(&self.root, format_args!("/{child}"));
                         if !child_dir.exists()
-                            && let Step::Done(again) =
-                                self.read_children(pid, &tids, &files, scratch)
+                            && let Step::Done(again) = self.read_children(pid, &tids, scratch)
                             && again.binary_search(&child).is_ok()
                         {
                             return Step::Fail(UnavailableReason::ProcessHidden { pid: child });
@@ -451,13 +634,12 @@ impl ProcReader {
             listed.push(Listed {
                 pid,
                 tids,
-                files,
                 children,
             });
         }
         // Re-check: the children lists must not have changed while the stats were read.
         for entry in &listed {
-            match self.read_children(entry.pid, &entry.tids, &entry.files, scratch) {
+            match self.read_children(entry.pid, &entry.tids, scratch) {
                 Step::Done(again) if again == entry.children => {}
                 Step::Fail(reason) => return Step::Fail(reason),
                 _ => return Step::Retry,
@@ -528,7 +710,7 @@ impl ProcReader {
             else {
                 continue;
             };
-            match self.read_stat(pid, scratch) {
+            match self.read_stat_uncached(pid, scratch) {
                 Ok(stat) => {
                     table.insert(pid, stat);
                 }
@@ -569,30 +751,41 @@ fn descendants_in(table: &HashMap<u32, ProcStat>, root: u32) -> Vec<u32> {
     found
 }
 
-/// Reusable buffers of one reading: file contents and the path being read.
+/// Reusable buffers of one reading: file contents, the path being read, and the
+/// reader's descriptor cache (taken out of its lock for the reading).
 #[derive(Default)]
 struct Scratch {
     buf: Vec<u8>,
     path: std::ffi::OsString,
     suffix: String,
+    cache: FdCache,
 }
 
 impl Scratch {
     /// `root` followed by the formatted suffix, without allocating after warm-up.
     fn path(&mut self, root: &Path, suffix: std::fmt::Arguments<'_>) -> &Path {
-        use std::fmt::Write;
-        self.suffix.clear();
-        let _ = self.suffix.write_fmt(suffix);
-        self.path.clear();
-        self.path.push(root.as_os_str());
-        self.path.push(&self.suffix);
-        Path::new(&self.path)
+        build_path(&mut self.path, &mut self.suffix, root, suffix)
     }
 
     /// The last path built, owned (for error reports).
     fn owned_path(&self) -> PathBuf {
         PathBuf::from(&self.path)
     }
+}
+
+fn build_path<'a>(
+    path: &'a mut std::ffi::OsString,
+    suffix: &mut String,
+    root: &Path,
+    tail: std::fmt::Arguments<'_>,
+) -> &'a Path {
+    use std::fmt::Write;
+    suffix.clear();
+    let _ = suffix.write_fmt(tail);
+    path.clear();
+    path.push(root.as_os_str());
+    path.push(&*suffix);
+    Path::new(path)
 }
 
 enum StatReadError {
@@ -633,7 +826,6 @@ fn read_full(file: &fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
 struct Listed {
     pid: u32,
     tids: Vec<u32>,
-    files: Vec<fs::File>,
     children: Vec<u32>,
 }
 

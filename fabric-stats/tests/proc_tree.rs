@@ -405,3 +405,32 @@ fn parent_scan_refuses_a_proc_that_hides_processes() {
     .unwrap();
     expect_sample_totals(&reader(&fake, TreeDiscovery::ParentScan));
 }
+
+#[test]
+fn cached_descriptors_follow_the_tree_between_readings() {
+    // One reader across readings: cached descriptors of a killed child must not keep it in
+    // the tree, and a new child must appear.
+    let tree = RealTree::spawn("sleep 30 & sleep 30 & wait");
+    let reader = ProcReader::new("/proc");
+    until(Duration::from_secs(10), || {
+        reader
+            .read_tree(tree.pid())
+            .ok()
+            .filter(|t| t.process_count == 3)
+    });
+    let listed =
+        std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", tree.pid())).unwrap();
+    let victim = listed.split_whitespace().next().unwrap().to_owned();
+    std::process::Command::new("kill")
+        .args(["-s", "KILL", &victim])
+        .status()
+        .unwrap();
+    until(Duration::from_secs(10), || {
+        reader
+            .read_tree(tree.pid())
+            .ok()
+            .filter(|t| t.process_count == 2)
+    });
+    // The host itself exiting is seen through its cached descriptor too.
+    drop(tree);
+}

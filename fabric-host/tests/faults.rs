@@ -484,3 +484,36 @@ fn exit_detection_without_pidfd() {
     assert!(report.elapsed < Duration::from_secs(4));
     assert_group_gone(host.pid());
 }
+
+#[test]
+fn large_request_and_response_round_trip() {
+    // 3 MiB does not fit in a pipe: the caller writes what fits, the reactor the rest.
+    let host = Host::launch(spec("ok", &[])).expect("launch");
+    start(&host);
+    let big = "x".repeat(3 * 1024 * 1024);
+    for _ in 0..3 {
+        let output = invoke(&host, json!(big), Duration::from_secs(30)).expect("invoke");
+        assert_eq!(
+            output["output"]["echo"].as_str().map(str::len),
+            Some(big.len())
+        );
+    }
+    let small = invoke(&host, json!("after"), Duration::from_secs(10)).expect("small");
+    assert_eq!(small["output"]["echo"], "after");
+    stop(&host);
+    assert_group_gone(host.pid());
+}
+
+#[test]
+fn host_that_closed_stdin_is_reported_not_hung() {
+    let host = Host::launch(spec("close_stdin", &[])).expect("launch");
+    start(&host);
+    let began = Instant::now();
+    let error = invoke(&host, json!("x"), Duration::from_secs(30)).expect_err("closed stdin");
+    assert!(began.elapsed() < Duration::from_secs(5));
+    assert_eq!(error.code(), "host_crashed");
+    assert_eq!(error.stage(), Stage::Invoke);
+    let report = stop(&host);
+    assert!(report.elapsed < Duration::from_secs(4));
+    assert_group_gone(host.pid());
+}

@@ -45,6 +45,10 @@ for raw in sys.stdin.buffer:
             escaped = subprocess.Popen(["setsid", "sleep", "1000"])
             with open(os.environ["FAKE_PIDS"], "w") as handle:
                 handle.write("%d %d\n" % (inside.pid, escaped.pid))
+        if MODE == "close_stdin":
+            ok("start")
+            os.close(0)
+            forever()
         if MODE == "fail_start":
             send({"operation": "start", "outcome": {"status": "failed", "error": {
                 "stage": "start", "code": "lifecycle_invalid_config",

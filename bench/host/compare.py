@@ -27,6 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 METRICS = [
     ("warm invoke, python-echo (median µs)", "python_warm_invoke_us", "median", "lower"),
     ("warm invoke, Rust scripted (median µs)", "scripted_warm_invoke_us", "median", "lower"),
+    ("protocol round trip only, Rust scripted (median µs)", "scripted_protocol_round_trip_us", "median", "lower"),
     ("cold run, python-echo (median ms)", "python_cold_run_ms", "median", "lower"),
     ("reference: python -c pass (median ms)", "python_startup_ms", "median", None),
     ("reference: adapter start-up, python + import (median ms)", "python_adapter_import_ms", "median", None),
@@ -38,6 +39,14 @@ METRICS = [
 
 def ours(runs: int, debug: bool, python: str) -> dict:
     env = dict(os.environ, FABRIC_BENCH_RUNS=str(runs), FABRIC_BENCH_PYTHON=python)
+    # The Rust adapter is built with the same profile as our core.
+    profile = "dev" if debug else "bench"
+    subprocess.run(
+        ["cargo", "build", "-q", "--profile", profile, "-p", "fabric-adapter-scripted"],
+        cwd=ROOT, check=True,
+    )
+    target = Path(os.environ.get("CARGO_TARGET_DIR", ROOT / "target"))
+    env["FABRIC_ADAPTER_SCRIPTED_BIN"] = str(target / ("debug" if debug else "release") / "fabric-adapter-scripted")
     command = ["cargo", "test" if debug else "bench", "-q", "-p", "fabric-host", "--bench", "host"]
     output = subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, text=True)
     return json.loads([line for line in output.stdout.splitlines() if line.startswith("{")][-1])

@@ -6,7 +6,10 @@
 //!
 //! Prints one JSON object on stdout:
 //! - `scripted_warm_invoke_us`: median/p90 of `Runtime::invoke` on the Rust scripted adapter
-//!   (a warm runtime, echo reply; includes the per-invocation record written to FABRIC_HOME).
+//!   (a warm runtime, echo reply; includes the per-invocation record written to FABRIC_HOME
+//!   and the RunResult assembly).
+//! - `scripted_protocol_round_trip_us`: the bare lifecycle round trip (`Host::call`) on the
+//!   same adapter.
 //! - `python_*` (when a Python with `nemo-fabric-adapters-common` is found through
 //!   `FABRIC_BENCH_PYTHON`, `FABRIC_TEST_PYTHON` or `/work/upstream-venv/bin/python`): the
 //!   same warm invoke on the python-echo adapter, cold `run` (start + invoke + stop), the
@@ -18,10 +21,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use fabric_config::Stage;
 use fabric_config::{FabricConfig, RunRequest};
-use fabric_host::{Fabric, RunOptions, Runtime};
+use fabric_host::{Fabric, Host, HostSpec, RunOptions, Runtime, StopPolicy};
 use serde_json::{Value, json};
 
 fn repo_root() -> PathBuf {
@@ -73,6 +77,50 @@ fn warm_invoke_us(runtime: &Runtime, runs: usize) -> Value {
         "p90": percentile(&mut samples, 0.9),
         "runs": runs
     })
+}
+
+/// The bare lifecycle round trip (`Host::call`, no RunResult assembly, no saved record)
+/// against the scripted adapter.
+fn protocol_round_trip_us(runs: usize) -> Value {
+    let home = std::env::temp_dir().join(format!("fabric-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&home).expect("bench home");
+    let mut spec = HostSpec::new("sh");
+    spec.args = vec![repo_root().join("adapters/scripted/launch.sh").into()];
+    spec.env = std::env::vars_os().collect();
+    spec.env.push(("FABRIC_HOME".into(), home.clone().into()));
+    let host = Host::launch(spec).expect("launch scripted");
+    let environment = json!({"environment_id": "environment-bench", "provider": "local",
+        "control_location": "in_env_control", "ownership": "caller_owned"});
+    let context = json!({"runtime_id": "runtime-bench", "invocation_id": "invocation-bench",
+        "request_id": "request-bench", "environment": environment, "artifacts": {}});
+    host.call(
+        "start",
+        &json!({"agent_name": "bench", "base_dir": "/tmp", "config": {}, "runtime_context": context}),
+        Stage::Start,
+        Duration::from_secs(30),
+    )
+    .expect("start");
+    let payload = json!({"runtime_context": context, "request": {"input": "hello"}});
+    let call = || {
+        host.call("invoke", &payload, Stage::Invoke, Duration::from_secs(30))
+            .expect("invoke")
+    };
+    for _ in 0..runs / 10 + 20 {
+        call();
+    }
+    let mut samples: Vec<f64> = (0..runs)
+        .map(|_| {
+            let began = Instant::now();
+            call();
+            began.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    host.stop(
+        Some(&json!({"runtime_id": "runtime-bench"})),
+        StopPolicy::default(),
+    );
+    let _ = std::fs::remove_dir_all(&home);
+    json!({"median": percentile(&mut samples, 0.5), "p90": percentile(&mut samples, 0.9), "runs": runs})
 }
 
 fn rss_bytes() -> u64 {
@@ -167,6 +215,10 @@ fn main() {
         warm_invoke_us(&runtime, runs(2000)),
     );
     runtime.stop();
+    out.insert(
+        "scripted_protocol_round_trip_us".into(),
+        protocol_round_trip_us(runs(2000)),
+    );
 
     // Core-side memory per idle runtime (the host processes are not counted).
     let before = rss_bytes();

@@ -16,6 +16,5 @@ fi
 if [ -f bindings/python/pyproject.toml ]; then
   .venv/bin/python -m pip install -q ./bindings/python
 fi
-if [ -f bindings/typescript/package.json ]; then
-  (cd bindings/typescript && npm ci --no-audit --no-fund)
-fi
+(cd bindings/typescript && npm ci --no-audit --no-fund)
+(cd adapters/typescript-echo && npm ci --no-audit --no-fund)

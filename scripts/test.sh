@@ -30,12 +30,11 @@ if [ -d bindings/python/tests ]; then
   "$FABRIC_TEST_PYTHON" -m pytest -q bindings/python/tests adapters/python-echo/tests
 fi
 
-if [ -f bindings/typescript/package.json ]; then
-  step "TypeScript (tsc + node --test)"
-  (cd bindings/typescript && npm run --silent build && npm test)
-fi
+step "TypeScript binding (tsc + node --test)"
+(cd bindings/typescript && npm run --silent build && npm test)
 
-if [ -f bindings/go/go.mod ]; then
-  step "Go (go test -race)"
-  (cd bindings/go && go vet ./... && go test -race -count=1 ./...)
-fi
+step "TypeScript echo adapter (tsc + node --test)"
+(cd adapters/typescript-echo && npm run --silent build && npm test)
+
+step "Go binding (go vet + go test -race)"
+bash bindings/go/test.sh

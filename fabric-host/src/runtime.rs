@@ -33,7 +33,9 @@ const DEADLINE_HEADROOM_MILLIS: u64 = 10_000;
 pub struct RuntimeOptions {
     /// How long the host may take to answer `start`. Default 90 s (upstream `host_timeout`).
     pub host_timeout: Duration,
-    /// Added to `runtime.timeout_seconds` for the invoke response deadline. Default 5 s.
+    /// Added to `runtime.timeout_seconds` for the invoke response deadline. Default 0: the
+    /// invocation fails with `timeout` when `timeout_seconds` have passed (the adapter's
+    /// own `deadline_millis` falls 10 s earlier, so a well-behaved adapter answers first).
     pub invoke_margin: Duration,
     /// Stop escalation. Default: 2 s grace, 1 s after SIGTERM, 1 s after SIGKILL.
     pub stop_policy: StopPolicy,
@@ -48,7 +50,7 @@ impl Default for RuntimeOptions {
     fn default() -> Self {
         RuntimeOptions {
             host_timeout: Duration::from_secs(90),
-            invoke_margin: Duration::from_secs(5),
+            invoke_margin: Duration::ZERO,
             stop_policy: StopPolicy::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             python_interpreter: None,

@@ -529,3 +529,38 @@ fn upstream_style_python_adapter_keeps_state_per_runtime() {
         support::assert_group_gone(runtime.host_pid());
     }
 }
+
+#[test]
+fn invoke_timeout_fires_on_time_and_is_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(
+        "slow",
+        json!({}),
+        json!({"runtime": {"timeout_seconds": 1}}),
+    );
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options(dir.path()))
+        .expect("start");
+    let began = Instant::now();
+    let error = runtime
+        .invoke(request_with("x", json!({"sleep_ms": 10000})))
+        .expect_err("timeout");
+    let elapsed = began.elapsed();
+    assert!(elapsed >= Duration::from_millis(1000), "{elapsed:?}");
+    assert!(elapsed < Duration::from_millis(1800), "late: {elapsed:?}");
+    assert_eq!(error.code(), "timeout");
+    assert_eq!(error.stage(), Stage::Invoke);
+    assert_eq!(runtime.status().state, RuntimeState::Failed);
+    let began = Instant::now();
+    let stopped = runtime.stop();
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        stopped.error.is_none(),
+        "a terminal host is expected to need signals"
+    );
+    assert_group_gone(runtime.host_pid());
+}

@@ -564,3 +564,24 @@ fn invoke_timeout_fires_on_time_and_is_terminal() {
     );
     assert_group_gone(runtime.host_pid());
 }
+
+#[test]
+fn stop_leaves_no_process_of_the_host_group() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config("children", json!({}), json!({}));
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options(dir.path()))
+        .expect("start");
+    let result = runtime
+        .invoke(request_with("x", json!({"spawn_children": 3})))
+        .expect("invoke");
+    assert_eq!(result.status, RunStatus::Succeeded, "{:?}", result.error);
+    let pgid = runtime.host_pid();
+    let live = fabric_host::procfs::group_members(Path::new("/proc"), pgid as i32)
+        .into_iter()
+        .filter(|s| s.state != 'Z')
+        .count();
+    assert!(live >= 4, "leader and 3 children expected, saw {live}");
+    runtime.stop();
+    assert_group_gone(pgid);
+}

@@ -280,6 +280,7 @@ pub const CODES: &[&str] = &[
     "adapter_runner_invalid",
     "environment_provider_unsupported",
     "request_overrides_unsupported",
+    "request_extensions_unsupported",
     "invalid_request",
     "env_name_unset",
     "env_name_changed",

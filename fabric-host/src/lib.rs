@@ -25,6 +25,7 @@
 mod engine;
 mod environment;
 mod error;
+mod extensions;
 mod fabric;
 mod home;
 mod host;

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use crate::engine::{Escalation, StopPolicy};
 use crate::environment::Environment;
 use crate::error::HostError;
+use crate::extensions::ExtensionSchemas;
 use crate::home::{FabricHome, private_file};
 use crate::host::{DEFAULT_MAX_LINE_BYTES, Host, StopReport};
 use crate::ids;
@@ -161,6 +162,7 @@ pub struct Runtime {
     options: RuntimeOptions,
     started_at_millis: u64,
     telemetry: Option<RuntimeTelemetryContext>,
+    extensions: ExtensionSchemas,
     state: Mutex<State>,
 }
 
@@ -239,6 +241,7 @@ impl Runtime {
             options,
             started_at_millis: ids::now_millis(),
             telemetry,
+            extensions: ExtensionSchemas::new(descriptor),
             state: Mutex::new(State {
                 phase: Phase::Running,
                 busy: false,
@@ -417,6 +420,7 @@ impl Runtime {
                 message: "request.overrides cannot change a started runtime's configuration".into(),
             });
         }
+        self.extensions.check_request(&request.extensions)?;
         self.environment.check_forwarded(Stage::Invoke)?;
         let invocation_id = ids::new_id("invocation");
         let request_id = request
@@ -473,6 +477,7 @@ impl Runtime {
         // (the runtime stays usable).
         let (invocation_dir, record_path) = record?;
         let agent = result::decode_agent_result(output)?;
+        self.extensions.check_result(&agent)?;
         let mut status = agent.status;
         let mut error = agent.error.map(result::adapter_error);
         let usage = result::normalize_usage(agent.usage);

@@ -1,0 +1,212 @@
+//! Adapter-owned `extensions` on the invocation boundary, checked against the descriptor's
+//! `extension_schemas` (`run_request` on the way in; `run_result`, `run_error`, `usage`,
+//! `artifact` on the way out). Extensions at a point without a declared schema are
+//! rejected, as upstream does for `run_request`.
+
+use fabric_config::Stage;
+use fabric_config::agent::AgentRunResult;
+use fabric_config::config::Extensions;
+use fabric_config::descriptor::{AdapterDescriptor, ExtensionPoint};
+use jsonschema::{Draft, Validator};
+use serde_json::{Map, Value};
+
+use crate::error::HostError;
+
+/// Compiled extension schemas of one adapter.
+#[derive(Debug, Default)]
+pub(crate) struct ExtensionSchemas {
+    adapter_id: String,
+    run_request: Option<Validator>,
+    run_result: Option<Validator>,
+    run_error: Option<Validator>,
+    usage: Option<Validator>,
+    artifact: Option<Validator>,
+}
+
+fn compile(descriptor: &AdapterDescriptor, point: ExtensionPoint) -> Option<Validator> {
+    let schema = descriptor.extension_schema(point)?;
+    // Planning already checked these schemas (2020-12, local references only).
+    jsonschema::options()
+        .with_draft(Draft::Draft202012)
+        .build(&Value::Object(schema.clone()))
+        .ok()
+}
+
+/// Where a value failed its schema: a dotted path under `prefix` and a value-free reason.
+fn check(
+    validator: Option<&Validator>,
+    extensions: &Extensions,
+    prefix: &str,
+) -> Result<(), (String, String)> {
+    if extensions.is_empty() {
+        return Ok(());
+    }
+    let Some(validator) = validator else {
+        return Err((
+            prefix.to_owned(),
+            "the adapter descriptor declares no extension schema here".to_owned(),
+        ));
+    };
+    let instance = Value::Object(
+        extensions
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect::<Map<String, Value>>(),
+    );
+    match validator.validate(&instance) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            let pointer = error.instance_path().as_str().to_owned();
+            let dotted = pointer
+                .split('/')
+                .filter(|segment| !segment.is_empty())
+                .fold(prefix.to_owned(), |mut path, segment| {
+                    path.push('.');
+                    path.push_str(&segment.replace("~1", "/").replace("~0", "~"));
+                    path
+                });
+            Err((dotted, error.masked().to_string()))
+        }
+    }
+}
+
+impl ExtensionSchemas {
+    pub(crate) fn new(descriptor: Option<&AdapterDescriptor>) -> ExtensionSchemas {
+        let Some(descriptor) = descriptor else {
+            return ExtensionSchemas::default();
+        };
+        ExtensionSchemas {
+            adapter_id: descriptor.adapter_id.clone(),
+            run_request: compile(descriptor, ExtensionPoint::RunRequest),
+            run_result: compile(descriptor, ExtensionPoint::RunResult),
+            run_error: compile(descriptor, ExtensionPoint::RunError),
+            usage: compile(descriptor, ExtensionPoint::Usage),
+            artifact: compile(descriptor, ExtensionPoint::Artifact),
+        }
+    }
+
+    /// Request extensions: an undeclared point is a capability error, a schema violation
+    /// an invalid request.
+    pub(crate) fn check_request(&self, extensions: &Extensions) -> Result<(), HostError> {
+        match check(self.run_request.as_ref(), extensions, "request.extensions") {
+            Ok(()) => Ok(()),
+            Err((path, _)) if self.run_request.is_none() => Err(HostError::Capability {
+                stage: Stage::Invoke,
+                code: "request_extensions_unsupported",
+                message: format!(
+                    "adapter `{}` declares no `run_request` extension schema, so `{path}` cannot be sent",
+                    self.adapter_id
+                ),
+            }),
+            Err((path, reason)) => Err(HostError::InvalidRequest {
+                stage: Stage::Invoke,
+                path,
+                reason,
+            }),
+        }
+    }
+
+    /// Result extensions (result, error, usage, artifacts) must match declared schemas.
+    pub(crate) fn check_result(&self, result: &AgentRunResult) -> Result<(), HostError> {
+        let invalid = |(path, reason): (String, String)| HostError::InvalidAgentRunResult {
+            stage: Stage::Invoke,
+            reason: format!("`{path}`: {reason}"),
+        };
+        check(self.run_result.as_ref(), &result.extensions, "extensions").map_err(invalid)?;
+        if let Some(error) = &result.error {
+            check(
+                self.run_error.as_ref(),
+                &error.extensions,
+                "error.extensions",
+            )
+            .map_err(invalid)?;
+        }
+        if let Some(usage) = &result.usage {
+            check(self.usage.as_ref(), &usage.extensions, "usage.extensions").map_err(invalid)?;
+        }
+        for (index, artifact) in result.artifacts.iter().enumerate() {
+            check(
+                self.artifact.as_ref(),
+                &artifact.extensions,
+                &format!("artifacts[{index}].extensions"),
+            )
+            .map_err(invalid)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn descriptor(schemas: Value) -> AdapterDescriptor {
+        serde_json::from_value(json!({
+            "contract_version": "fabric.adapter/v1alpha2",
+            "adapter_id": "test.ext",
+            "adapter_kind": "process",
+            "runner": {"command": "x"},
+            "extension_schemas": schemas
+        }))
+        .expect("descriptor")
+    }
+
+    fn extensions(value: Value) -> Extensions {
+        serde_json::from_value(value).expect("extensions")
+    }
+
+    #[test]
+    fn undeclared_request_extensions_are_a_capability_error() {
+        let schemas = ExtensionSchemas::new(Some(&descriptor(json!({}))));
+        assert!(schemas.check_request(&Extensions::new()).is_ok());
+        let error = schemas
+            .check_request(&extensions(json!({"priority": 1})))
+            .expect_err("undeclared");
+        assert_eq!(error.code(), "request_extensions_unsupported");
+        assert_eq!(error.class(), crate::ErrorClass::Capability);
+    }
+
+    #[test]
+    fn declared_request_extensions_are_validated_without_values_in_errors() {
+        let schemas = ExtensionSchemas::new(Some(&descriptor(json!({
+            "run_request": {"type": "object", "properties": {"priority": {"type": "integer"}},
+                            "additionalProperties": false}
+        }))));
+        assert!(
+            schemas
+                .check_request(&extensions(json!({"priority": 1})))
+                .is_ok()
+        );
+        let error = schemas
+            .check_request(&extensions(json!({"priority": "s3cret-value"})))
+            .expect_err("wrong type");
+        assert_eq!(error.code(), "invalid_request");
+        let info = fabric_config::ErrorInfo::from(error);
+        assert_eq!(info.metadata["path"], "request.extensions.priority");
+        assert!(
+            !serde_json::to_string(&info)
+                .expect("json")
+                .contains("s3cret-value")
+        );
+    }
+
+    #[test]
+    fn result_extensions_need_a_declared_schema() {
+        let schemas = ExtensionSchemas::new(Some(&descriptor(json!({
+            "usage": {"type": "object"}
+        }))));
+        let ok: AgentRunResult = serde_json::from_value(json!({
+            "status": "succeeded", "output": null,
+            "usage": {"output_tokens": 1, "extensions": {"nemo_fabric.detailed_token_usage.v1": {}}}
+        }))
+        .expect("result");
+        assert!(schemas.check_result(&ok).is_ok());
+        let undeclared: AgentRunResult = serde_json::from_value(json!({
+            "status": "succeeded", "output": null, "extensions": {"x": 1}
+        }))
+        .expect("result");
+        let error = schemas.check_result(&undeclared).expect_err("undeclared");
+        assert_eq!(error.code(), "invalid_agent_run_result");
+    }
+}

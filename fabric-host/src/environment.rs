@@ -13,6 +13,9 @@ use serde_json::Value;
 use crate::error::HostError;
 use crate::ids;
 
+/// Shortest environment value redacted from host stderr.
+pub const MIN_REDACTED_LEN: usize = 4;
+
 /// A prepared (local) environment: the immutable handle passed to adapters plus what the
 /// core needs to re-check forwarded variables. Several runtimes may share one environment.
 #[derive(Debug)]
@@ -110,9 +113,17 @@ impl Environment {
         self.artifact_root.as_deref()
     }
 
-    /// Every value that must never appear in logs, errors or saved records.
+    /// Values replaced by `***` in host stderr (log and error tails): every environment
+    /// value of at least [`MIN_REDACTED_LEN`] characters. Shorter values (`1`, `on`) cannot
+    /// hide a credential and would make every diagnostic unreadable. Saved records redact
+    /// every value regardless of length.
     pub fn secret_values(&self) -> Vec<String> {
-        self.handle.env.values().cloned().collect()
+        self.handle
+            .env
+            .values()
+            .filter(|value| value.chars().count() >= MIN_REDACTED_LEN)
+            .cloned()
+            .collect()
     }
 
     /// Fails, naming the variable, when a forwarded value changed (or vanished) since the

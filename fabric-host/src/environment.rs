@@ -13,9 +13,6 @@ use serde_json::Value;
 use crate::error::HostError;
 use crate::ids;
 
-/// Shortest environment value redacted from host stderr.
-pub const MIN_REDACTED_LEN: usize = 4;
-
 /// A prepared (local) environment: the immutable handle passed to adapters plus what the
 /// core needs to re-check forwarded variables. Several runtimes may share one environment.
 #[derive(Debug)]
@@ -113,17 +110,10 @@ impl Environment {
         self.artifact_root.as_deref()
     }
 
-    /// Values replaced by `***` in host stderr (log and error tails): every environment
-    /// value of at least [`MIN_REDACTED_LEN`] characters. Shorter values (`1`, `on`) cannot
-    /// hide a credential and would make every diagnostic unreadable. Saved records redact
-    /// every value regardless of length.
+    /// Every environment value (`environment.env` and resolved `env_names`): replaced by
+    /// `***` in host stderr (log and error tails); saved records redact them too.
     pub fn secret_values(&self) -> Vec<String> {
-        self.handle
-            .env
-            .values()
-            .filter(|value| value.chars().count() >= MIN_REDACTED_LEN)
-            .cloned()
-            .collect()
+        self.handle.env.values().cloned().collect()
     }
 
     /// Fails, naming the variable, when a forwarded value changed (or vanished) since the

@@ -39,7 +39,7 @@ mod stderr;
 mod sys;
 
 pub use engine::{Escalation, StopPolicy};
-pub use environment::{Environment, MIN_REDACTED_LEN};
+pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};

@@ -106,6 +106,9 @@ pub(crate) struct StopOutcome {
     pub escalation: Escalation,
     /// Whether the host had already exited before the stop began.
     pub exited_before: bool,
+    /// Whether a `stop` request was sent (false: the host was terminal, busy or gone, and
+    /// signals were the plan from the start).
+    pub graceful: bool,
     /// Time spent.
     pub elapsed: Duration,
     /// Set when even `SIGKILL` did not end the host within the bound.
@@ -294,6 +297,8 @@ struct Stopping {
     started: Instant,
     reply: Option<Reply<StopOutcome>>,
     response: Option<Vec<u8>>,
+    /// Whether a `stop` request was sent (only then is a line its response).
+    graceful: bool,
     escalation: Escalation,
     exited_before: bool,
 }
@@ -632,6 +637,7 @@ impl Reactor {
                     exit: None,
                     escalation: Escalation::None,
                     exited_before: true,
+                    graceful: false,
                     elapsed: Duration::ZERO,
                     error: None,
                 });
@@ -646,6 +652,7 @@ impl Reactor {
                     exit: entry.status.map(describe_exit),
                     escalation: Escalation::None,
                     exited_before: true,
+                    graceful: false,
                     elapsed: Duration::ZERO,
                     error: None,
                 });
@@ -659,19 +666,26 @@ impl Reactor {
         }
         let now = Instant::now();
         let exited_before = entry.exited;
+        // A call in flight cannot be interleaved with `stop` (the host answers in order and
+        // may take its full deadline): it is failed, and the group is signalled at once.
+        let had_pending = entry.pending.is_some();
         if let Some(pending) = entry.pending.take() {
             let _ = pending.reply.send(Err(HostError::RuntimeStopped {
                 stage: pending.stage,
             }));
         }
-        let graceful =
-            line.is_some() && entry.latched.is_none() && entry.stdin.is_some() && !entry.exited;
+        let graceful = line.is_some()
+            && !had_pending
+            && entry.latched.is_none()
+            && entry.stdin.is_some()
+            && !entry.exited;
         entry.stopping = Some(Stopping {
             phase: if graceful { Phase::Grace } else { Phase::Term },
             policy,
             started: now,
             reply,
             response: None,
+            graceful,
             escalation: Escalation::None,
             exited_before,
         });
@@ -893,7 +907,9 @@ impl Reactor {
             return;
         };
         if let Some(stopping) = &mut entry.stopping {
-            if stopping.response.is_none() {
+            // Only the first line after a `stop` request answers it; anything else (a late
+            // answer to an abandoned request) is dropped.
+            if stopping.graceful && stopping.response.is_none() {
                 stopping.response = Some(line);
             }
             return;
@@ -1144,6 +1160,7 @@ impl Reactor {
                         exit: None,
                         escalation: stopping.escalation,
                         exited_before: stopping.exited_before,
+                        graceful: stopping.graceful,
                         elapsed,
                         error: Some(error),
                     });
@@ -1204,6 +1221,7 @@ impl Reactor {
                 exit: entry.status.map(describe_exit),
                 escalation: stopping.escalation,
                 exited_before: stopping.exited_before,
+                graceful: stopping.graceful,
                 elapsed: stopping.started.elapsed(),
                 error: None,
             });

@@ -75,6 +75,9 @@ pub struct StopReport {
     pub escalation: Escalation,
     /// Whether the host had already exited before the stop began.
     pub exited_before: bool,
+    /// Whether a `stop` request was sent; `false` when the host was terminal, had a call
+    /// in flight, or was gone, so signals were used from the start.
+    pub graceful: bool,
     /// Time the stop took.
     pub elapsed: Duration,
     /// Set when the host could not be terminated within the bound (`host_termination_failed`).
@@ -274,6 +277,7 @@ impl Host {
                 exit: outcome.exit,
                 escalation: outcome.escalation,
                 exited_before: outcome.exited_before,
+                graceful: outcome.graceful,
                 elapsed: outcome.elapsed,
                 error: outcome.error,
             },
@@ -282,6 +286,7 @@ impl Host {
                 exit: None,
                 escalation: Escalation::None,
                 exited_before: false,
+                graceful: false,
                 elapsed: Duration::ZERO,
                 error: Some(error),
             },

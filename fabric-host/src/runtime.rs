@@ -684,7 +684,9 @@ pub(crate) fn summarize_stop(report: &StopReport, terminal: bool) -> StopSummary
     }
     let problem = match (&report.response, report.escalation) {
         (Some(Err(error)), _) => Some(ErrorInfo::from(error.clone().at_stage(Stage::Stop))),
-        (_, Escalation::Terminated | Escalation::Killed) if !report.exited_before && !terminal => {
+        (_, Escalation::Terminated | Escalation::Killed)
+            if report.graceful && !report.exited_before && !terminal =>
+        {
             let mut info = ErrorInfo::new(
                 Stage::Stop,
                 "timeout",
@@ -716,6 +718,7 @@ mod tests {
             exit: Some("signal 9".into()),
             escalation,
             exited_before: false,
+            graceful: true,
             elapsed: Duration::from_millis(3000),
             error: None,
         }

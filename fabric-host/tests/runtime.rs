@@ -585,3 +585,41 @@ fn stop_leaves_no_process_of_the_host_group() {
     runtime.stop();
     assert_group_gone(pgid);
 }
+
+#[test]
+fn stop_during_an_invocation_ends_it_with_a_state_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config("stop-mid", json!({}), json!({}));
+    let runtime = Arc::new(
+        Fabric::new()
+            .start_runtime(&config, &options(dir.path()))
+            .expect("start"),
+    );
+    let worker = {
+        let runtime = Arc::clone(&runtime);
+        std::thread::spawn(move || runtime.invoke(request_with("slow", json!({"sleep_ms": 20000}))))
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while runtime.status().state != RuntimeState::Busy {
+        assert!(Instant::now() < deadline, "never busy");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let began = Instant::now();
+    let stopped = runtime.stop();
+    assert!(
+        began.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        stopped.error.is_none(),
+        "signals were the plan: {stopped:?}"
+    );
+    let error = worker
+        .join()
+        .expect("join")
+        .expect_err("stopped mid-invoke");
+    assert_eq!(error.code(), "runtime_stopped");
+    assert!(error.is_state_error());
+    assert_group_gone(runtime.host_pid());
+}

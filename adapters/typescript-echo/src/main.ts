@@ -9,10 +9,19 @@
  * Directives in `request.context.scripted` (for tests):
  * - `fail: {code, message, retryable?}` — return a failed AgentRunResult;
  * - `raise: {code, message}` — throw a LifecycleError (the invocation fails at the host);
- * - `crash: true` — exit the host process with status 3 without answering.
+ * - `crash: true` — exit the host process with status 3 without answering;
+ * - `sleep_ms: n` — wait n milliseconds (without blocking the event loop) before answering.
+ *
+ * Health (`check`): all three levels; `live` passes while the host runs, `active` and
+ * `ready` once `start()` succeeded and until `stop()`. `harness.settings.health` can make
+ * one level fail (`{"fail": "ready"}` → `failed/echo_forced_failure`) or stall until the
+ * check's budget runs out (`{"stall": "active"}`).
  */
 import {
   LifecycleError,
+  type HealthCheckOptions,
+  type HealthCheckResult,
+  type HealthLevel,
   serve,
   type AdapterRuntime,
   type AgentRunRequest,
@@ -43,15 +52,31 @@ function errorDirective(value: unknown, path: string): ErrorDirective {
   return { code: value.code, message: value.message, retryable: value.retryable as boolean | undefined };
 }
 
+const LEVELS: readonly string[] = ["live", "active", "ready"];
+
+function healthSettings(value: unknown): { fail?: HealthLevel; stall?: HealthLevel } {
+  if (!isObject(value)) throw new LifecycleError("echo_invalid_settings", "harness.settings.health must be an object");
+  const out: { fail?: HealthLevel; stall?: HealthLevel } = {};
+  for (const [key, level] of Object.entries(value)) {
+    if ((key !== "fail" && key !== "stall") || typeof level !== "string" || !LEVELS.includes(level)) {
+      throw new LifecycleError("echo_invalid_settings", `harness.settings.health.${key} must be fail or stall with live, active or ready`);
+    }
+    out[key] = level as HealthLevel;
+  }
+  return out;
+}
+
 export class EchoRuntime implements AdapterRuntime {
   private prefix = "";
+  private started = false;
+  private health: { fail?: HealthLevel; stall?: HealthLevel } = {};
   private turn = 0;
   private previousInput: JsonValue = null;
 
   start(payload: StartPayload): JsonObject {
     const settings = payload.config.harness?.settings ?? {};
     for (const key of Object.keys(settings)) {
-      if (key !== "prefix") {
+      if (key !== "prefix" && key !== "health") {
         throw new LifecycleError("echo_invalid_settings", `harness.settings.${key} is not a known setting`);
       }
     }
@@ -61,11 +86,13 @@ export class EchoRuntime implements AdapterRuntime {
       }
       this.prefix = settings.prefix;
     }
+    if (settings.health !== undefined) this.health = healthSettings(settings.health);
+    this.started = true;
     console.log("echo adapter started"); // goes to stderr: stdout is the protocol's
     return { adapter: "fabric.typescript-echo" };
   }
 
-  invoke(request: AgentRunRequest, context: RuntimeContext): AgentRunResult {
+  async invoke(request: AgentRunRequest, context: RuntimeContext): Promise<AgentRunResult> {
     const directives = isObject(request.context) ? request.context.scripted : undefined;
     if (directives !== undefined && !isObject(directives)) {
       throw new LifecycleError("echo_invalid_directive", "request.context.scripted must be an object");
@@ -74,6 +101,13 @@ export class EchoRuntime implements AdapterRuntime {
     if (directives?.raise !== undefined) {
       const raise = errorDirective(directives.raise, "request.context.scripted.raise");
       throw new LifecycleError(raise.code, raise.message, { retryable: raise.retryable ?? false });
+    }
+    if (directives?.sleep_ms !== undefined) {
+      const ms = directives.sleep_ms;
+      if (typeof ms !== "number" || !Number.isInteger(ms) || ms < 0 || ms > 600_000) {
+        throw new LifecycleError("echo_invalid_directive", "request.context.scripted.sleep_ms must be an integer in 0..600000");
+      }
+      await new Promise((resolve) => setTimeout(resolve, ms));
     }
     this.turn += 1;
     if (directives?.fail !== undefined) {
@@ -96,7 +130,19 @@ export class EchoRuntime implements AdapterRuntime {
     return { status: "succeeded", output };
   }
 
+  async check(level: HealthLevel, options: HealthCheckOptions): Promise<HealthCheckResult> {
+    const source = `echo:${level}`;
+    if (this.health.stall === level) {
+      await new Promise((resolve) => options.signal.addEventListener("abort", resolve, { once: true }));
+      return { outcome: "unknown", reason: "probe_timeout", source_id: source };
+    }
+    if (this.health.fail === level) return { outcome: "failed", reason: "echo_forced_failure", source_id: source };
+    if (level !== "live" && !this.started) return { outcome: "failed", reason: "not_started", source_id: source };
+    return { outcome: "passed", source_id: source };
+  }
+
   stop(): void {
+    this.started = false;
     this.turn = 0;
     this.previousInput = null;
   }

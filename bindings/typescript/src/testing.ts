@@ -315,3 +315,83 @@ export function invokeStreamMessage(
     payload: { runtime_context: runtimeContext(runtimeId, context), request, stream },
   };
 }
+
+/** One observation of a health response. */
+export interface HealthCheckObservation {
+  level: string;
+  outcome: string;
+  reason: string | null;
+  source_id: string;
+  observed_at: string;
+}
+
+function canonicalForCheck(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalForCheck).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value as object).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalForCheck((value as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Asks the health listener whose endpoint file is `FABRIC_HOME/health.endpoint.json` for
+ * `level` (a signed request with a fresh nonce, as the Fabric core sends it) and resolves
+ * with the verified observations, or rejects when the listener does not answer within
+ * `budgetMs` (+1 s) or the answer does not verify. For adapter tests; the Fabric SDK's
+ * `fabric.check()` is the caller-side API.
+ */
+export async function healthCheck(
+  fabricHome: string,
+  options: { level?: "live" | "active" | "ready"; budgetMs?: number } = {},
+): Promise<HealthCheckObservation[]> {
+  const fs = await import("node:fs");
+  const net = await import("node:net");
+  const crypto = await import("node:crypto");
+  const endpoint = JSON.parse(fs.readFileSync(`${fabricHome}/health.endpoint.json`, "utf8")) as {
+    port: number;
+    host: string;
+    secret: string;
+    pid: number;
+  };
+  const key = Buffer.from(endpoint.secret, "hex");
+  const mac = (body: object) => crypto.createHmac("sha256", key).update(canonicalForCheck(body)).digest("hex");
+  const nonce = crypto.randomBytes(32).toString("hex");
+  const budgetMs = options.budgetMs ?? 3000;
+  const body = {
+    kind: "fabric.health/request",
+    v: 1,
+    level: options.level ?? "ready",
+    budget_ms: budgetMs,
+    issued_at_ms: Date.now(),
+    nonce,
+  };
+  const line = `${canonicalForCheck({ ...body, mac: mac(body) })}\n`;
+  const text = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect({ host: endpoint.host, port: endpoint.port });
+    let data = "";
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error("health listener did not answer in time"));
+    }, budgetMs + 1000);
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => (data += chunk));
+    socket.on("error", (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    socket.on("close", () => {
+      clearTimeout(timer);
+      resolve(data);
+    });
+    socket.write(line);
+  });
+  if (text === "") throw new Error("health listener closed without answering");
+  const response = JSON.parse(text) as Record<string, unknown>;
+  const got = response.mac;
+  delete response.mac;
+  if (got !== mac(response) || response.nonce !== nonce || response.kind !== "fabric.health/response" || response.pid !== endpoint.pid) {
+    throw new Error("health response failed verification");
+  }
+  return response.observations as HealthCheckObservation[];
+}

@@ -9,6 +9,26 @@ export * from "./types";
 export { serve, LifecycleError, remainingMillis } from "./serve";
 export type { AdapterRuntime, RuntimeFactory, ServeOptions } from "./serve";
 export { pythonJsonDumps } from "./pyjson";
+export {
+  HealthListener,
+  serveHealth,
+  runtimeProbe,
+  canonicalJson,
+  sealMessage,
+  openMessage,
+  ENDPOINT_FILE_NAME,
+  HEALTH_LEVELS,
+  LISTENER_SOURCE_ID,
+} from "./health";
+export type {
+  HealthCheckable,
+  HealthCheckOptions,
+  HealthCheckResult,
+  HealthLevel,
+  HealthObservation,
+  HealthOutcome,
+  HealthProbe,
+} from "./health";
 export { OPENAI_STREAM_PROFILE, OPENAI_STREAM_PROTOCOL } from "./openai-stream";
 export type { OpenAIChatCompletionChunk, OpenAIChunkEmitter } from "./openai-stream";
 export { ContractValidator, CONTRACT_SHAPES, SchemaUnavailableError, schemaDirectories } from "./validate";

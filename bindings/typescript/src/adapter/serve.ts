@@ -16,6 +16,7 @@ import type { AgentRunRequest, AgentRunResult, JsonObject, JsonValue, RuntimeCon
 import { contractValidator, type ContractValidator } from "./validate";
 import { LifecycleError } from "./errors";
 import { OpenAIStreamWriter, validatedSink, type OpenAIChunkEmitter } from "./openai-stream";
+import { HealthListener, runtimeProbe, type HealthCheckOptions, type HealthCheckResult, type HealthLevel } from "./health";
 
 export { LifecycleError };
 
@@ -38,6 +39,14 @@ export interface AdapterRuntime {
     context: RuntimeContext,
     emit: OpenAIChunkEmitter,
   ): AgentRunResult | Promise<AgentRunResult>;
+  /**
+   * Optional health probe for one level (`live`, `active`, `ready`; declare the levels in
+   * the descriptor's `capabilities.metadata.health_levels`). Called by the health listener
+   * on its own connection, also while an invocation is pending; `options.timeoutMs` is the
+   * budget left and `options.signal` aborts when it runs out. Without this method every
+   * check answers `unsupported/unsupported_adapter`.
+   */
+  check?(level: HealthLevel, options: HealthCheckOptions): HealthCheckResult | Promise<HealthCheckResult>;
 }
 
 export type RuntimeFactory = () => AdapterRuntime;
@@ -59,6 +68,13 @@ export interface ServeOptions {
   validate?: boolean;
   /** Call `process.exit` with the final status when serving ends. Default true. */
   exit?: boolean;
+  /**
+   * Directory for `health.endpoint.json`; default `process.env.FABRIC_HOME`. Without one
+   * (or with `health: false`) no health listener runs.
+   */
+  fabricHome?: string;
+  /** Run the health listener from a successful `start()` to `stop()`. Default true. */
+  health?: boolean;
 }
 
 const OPERATIONS = new Set(["start", "invoke", "invoke_openai_stream", "stop"]);
@@ -133,12 +149,35 @@ function runtimeIdOf(operation: string, payload: Record<string, unknown>): strin
 class Host {
   private readonly state: HostState = { runtime: null, runtimeId: null, failed: false };
   private validatorInstance: ContractValidator | undefined;
+  private health: HealthListener | null = null;
 
   constructor(
     private readonly factory: RuntimeFactory,
     private readonly validate: boolean,
     private readonly diagnostics: Writable,
+    private readonly fabricHome: string | null = null,
   ) {}
+
+  /** Starts the health listener for a started runtime; a failure is logged, not fatal. */
+  private async startHealth(runtime: AdapterRuntime): Promise<void> {
+    if (this.fabricHome === null) return;
+    const listener = new HealthListener(runtimeProbe(runtime), this.fabricHome);
+    try {
+      await listener.start();
+      this.health = listener;
+    } catch (error) {
+      // Health is optional: the core reports runtime_unavailable.
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      this.diagnostics.write(`fabric health listener not started: ${code}\n`);
+    }
+  }
+
+  /** Stops the health listener (removing its endpoint file) before the runtime stops. */
+  private async stopHealth(): Promise<void> {
+    const listener = this.health;
+    this.health = null;
+    if (listener !== null) await listener.stop();
+  }
 
   private get validator(): ContractValidator {
     this.validatorInstance ??= contractValidator();
@@ -249,6 +288,7 @@ class Host {
     this.state.runtime = candidate;
     this.state.runtimeId = runtimeId;
     this.state.failed = false;
+    await this.startHealth(candidate);
     return success("start", output === undefined ? null : output);
   }
 
@@ -356,6 +396,7 @@ class Host {
   }
 
   private async handleStop(runtime: AdapterRuntime): Promise<Response> {
+    await this.stopHealth();
     try {
       await this.adapterCall("stop", () => runtime.stop());
     } finally {
@@ -379,6 +420,7 @@ class Host {
     const runtime = this.state.runtime;
     this.state.runtime = null;
     this.state.runtimeId = null;
+    await this.stopHealth();
     if (runtime !== null) await this.stopQuietly(runtime);
   }
 
@@ -483,7 +525,9 @@ export async function serve(factory: RuntimeFactory, options: ServeOptions = {})
       return 1;
     }
   }
-  const host = new Host(factory, validate, diagnostics);
+  const home = options.fabricHome ?? process.env.FABRIC_HOME;
+  const healthHome = options.health === false || home === undefined || home === "" ? null : home;
+  const host = new Host(factory, validate, diagnostics, healthHome);
   let status = 0;
   const onSigint = () => {
     void host.shutdown().finally(() => process.exit(130));

@@ -34,6 +34,8 @@ METRICS = [
     ("64×20 invoke phase (invocations/s)", "python_64x20", "invocations_per_s", "higher"),
     ("64×20 incl. start+stop (invocations/s)", "python_64x20", "invocations_per_s_including_start_stop", "higher"),
     ("idle runtime, core-side memory (bytes)", "idle_runtime_core_bytes", None, "lower"),
+    ("run() with a host that ignores stop (s)", "ignore_stop_run", "seconds", "lower"),
+    ("2 s invoke timeout fires after (s)", "invoke_timeout_2s", "seconds", "lower"),
 ]
 
 
@@ -107,11 +109,20 @@ def main() -> None:
 
     rows.insert(3, ("cold run minus adapter start-up (median ms)", overhead(0), overhead(1), None))
     build = "debug (unoptimized)" if args.debug else "optimized"
+    last_ours, last_upstream = rounds[-1]
+    statuses = (
+        f"ignore-stop run status: ours {pick(last_ours, 'ignore_stop_run', 'status')}, "
+        f"upstream {pick(last_upstream, 'ignore_stop_run', 'status')}; "
+        f"timeout code: ours {pick(last_ours, 'invoke_timeout_2s', 'code')}, "
+        f"upstream {pick(last_upstream, 'invoke_timeout_2s', 'code')}"
+    )
     print(f"| measure ({build} build of ours, {args.rounds} rounds) | ours | upstream 0.5.0 | ours is N× better |")
     print("| --- | ---: | ---: | ---: |")
     fmt = lambda v: "n/a" if v is None else f"{v:,.1f}"  # noqa: E731
     for label, m, t, ratio in rows:
         print(f"| {label} | {fmt(m)} | {fmt(t)} | {'n/a' if ratio is None else f'{ratio:.2f}×'} |")
+    print()
+    print(statuses)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,12 @@ fn config(adapter: &str, descriptor: &Path, settings: Value) -> FabricConfig {
             "PYTHONPATH": repo_root().join("adapters/python-echo/src")
         }});
     }
+    if adapter == "bench.stubborn" {
+        value["environment"] = json!({"env": {
+            "PYTHONPATH": repo_root().join("bench/host/stubborn")
+        }});
+        value["runtime"] = json!({"timeout_seconds": 2});
+    }
     serde_json::from_value(value).expect("bench config")
 }
 
@@ -311,6 +317,34 @@ fn main() {
             "python_64x20".into(),
             many(fabric, &echo, &py_options, 64, 20),
         );
+
+        // Faults (DESIGN §12): a host that ignores `stop` (and SIGTERM), and a 2 s invoke
+        // timeout against an invocation that takes 30 s.
+        let stubborn = config(
+            "bench.stubborn",
+            &repo_root().join("bench/host/stubborn/stubborn.fabric-adapter.json"),
+            json!({}),
+        );
+        let began = Instant::now();
+        let result = fabric
+            .run(&stubborn, RunRequest::new("x"), &py_options)
+            .expect("run with a host that ignores stop");
+        out.insert(
+            "ignore_stop_run".into(),
+            json!({"seconds": began.elapsed().as_secs_f64(), "status": result.status.as_str()}),
+        );
+        let runtime = fabric
+            .start_runtime(&stubborn, &py_options)
+            .expect("stubborn runtime");
+        let began = Instant::now();
+        let error = runtime
+            .invoke(RunRequest::new("sleep"))
+            .expect_err("the 2 s timeout fires");
+        out.insert(
+            "invoke_timeout_2s".into(),
+            json!({"seconds": began.elapsed().as_secs_f64(), "code": error.code()}),
+        );
+        runtime.stop();
     }
     println!("{}", Value::Object(out));
 }

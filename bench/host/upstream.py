@@ -33,6 +33,49 @@ def bench_config() -> dict:
     }
 
 
+def stubborn_config() -> dict:
+    """Identical to `config("bench.stubborn", ...)` in host.rs."""
+    return {
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "bench"},
+        "harness": {"adapter_id": "bench.stubborn", "settings": {}},
+        "discovery": {"local_paths": [str(ROOT / "bench/host/stubborn/stubborn.fabric-adapter.json")]},
+        "runtime": {"timeout_seconds": 2},
+        "environment": {"env": {"PYTHONPATH": str(ROOT / "bench/host/stubborn")}},
+    }
+
+
+async def faults(fabric, base_dir):
+    config = to_config(stubborn_config())
+    out = {}
+    began = time.perf_counter()
+    try:
+        result = await fabric.run(config, base_dir=base_dir, input="x")
+        status = str(getattr(result.status, "value", result.status))
+    except Exception as error:  # noqa: BLE001 - report what upstream raises
+        status = f"raised {type(error).__name__}"
+    out["ignore_stop_run"] = {"seconds": time.perf_counter() - began, "status": status}
+    runtime = await fabric.start_runtime(config, base_dir=base_dir)
+    began = time.perf_counter()
+    code = None
+    try:
+        await runtime.invoke(input="sleep")
+    except Exception as error:  # noqa: BLE001
+        code = getattr(error, "code", None) or type(error).__name__
+    out["invoke_timeout_2s"] = {"seconds": time.perf_counter() - began, "code": code}
+    try:
+        await runtime.stop()
+    except Exception:  # noqa: BLE001
+        pass
+    return out
+
+
+def to_config(mapping):
+    if hasattr(FabricConfig, "from_mapping"):
+        return FabricConfig.from_mapping(mapping)
+    return FabricConfig.model_validate(mapping)
+
+
 def pct(samples, p):
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round((len(ordered) - 1) * p))]
@@ -116,6 +159,7 @@ async def main() -> None:
     out["python_adapter_import_ms"] = {"median": statistics.median(imports)}
     out["python_cold_run_ms"] = await cold_run_ms(fabric, config, base_dir, min(runs(20), 30))
     out["python_64x20"] = await many(fabric, config, base_dir, 64, 20)
+    out.update(await faults(fabric, base_dir))
     print(json.dumps(out))
 
 

@@ -1,0 +1,6 @@
+"""A deliberately stubborn upstream-style adapter for the fault benchmarks.
+
+Written against upstream's `nemo-fabric-adapters-common` `lifecycle.serve`. It ignores
+SIGTERM, never returns from `stop()`, and sleeps 30 s when the input is "sleep". Used by
+bench/host/host.rs and bench/host/upstream.py to time the same faults on both cores.
+"""

@@ -255,17 +255,19 @@ fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptio
         let bar = indicatif::ProgressBar::new(total);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{spinner} {pos}/{len} invocations · {per_sec} · {msg} [{elapsed_precise}]",
+                "{spinner} {pos}/{len} invocations · {msg} [{elapsed_precise}]",
             )
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
         );
         bar.set_message("0 failed");
+        bar.enable_steady_tick(std::time::Duration::from_millis(200));
         Some(bar)
     } else {
         None
     };
     let mut failures = 0u64;
     let mut exit = EXIT_OK;
+    let started = Instant::now();
     for request in requests {
         let began = Instant::now();
         match runtime.invoke(request) {
@@ -277,7 +279,8 @@ fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptio
                 if let Some(bar) = &progress {
                     bar.println(summary(&result, began.elapsed().as_millis()));
                     bar.inc(1);
-                    bar.set_message(format!("{failures} failed"));
+                    let rate = bar.position() as f64 / started.elapsed().as_secs_f64().max(1e-9);
+                    bar.set_message(format!("{rate:.1}/s · {failures} failed"));
                 }
                 print_line(&serde_json::to_value(&result).unwrap_or(Value::Null));
             }

@@ -40,6 +40,8 @@ const EOF_GRACE: Duration = Duration::from_millis(200);
 const READ_CHUNK: usize = 64 * 1024;
 /// Per-event read budget for one source before yielding to other hosts.
 const READ_BUDGET: usize = 1024 * 1024;
+/// Timer heap size that triggers dropping timers of finished operations.
+const COMPACT_TIMERS_AT: usize = 4096;
 /// Line buffers bigger than this are released after use (idle hosts stay small).
 const KEEP_LINE_CAPACITY: usize = 16 * 1024;
 
@@ -151,6 +153,36 @@ enum Cmd {
     Release {
         key: HostKey,
     },
+    Stats {
+        reply: Reply<EngineStats>,
+    },
+}
+
+/// Counters of the process-wide reactor (for monitoring and tests).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineStats {
+    /// Hosts the reactor tracks (running, or finished but not yet released).
+    pub hosts: usize,
+    /// Deadline-heap entries (including not yet compacted ones of finished operations).
+    pub timers: usize,
+    /// Children that outlived `SIGKILL`'s wait and are reaped in the background.
+    pub unreaped: usize,
+}
+
+/// Reads the reactor's counters (starts the reactor if it is not running yet).
+pub fn engine_stats() -> Result<EngineStats, HostError> {
+    let engine = Engine::global().map_err(|reason| HostError::EngineUnavailable {
+        stage: Stage::Invoke,
+        reason,
+    })?;
+    let (reply, wait) = mpsc::sync_channel(1);
+    let unavailable = |reason: String| HostError::EngineUnavailable {
+        stage: Stage::Invoke,
+        reason,
+    };
+    engine.send(Cmd::Stats { reply }).map_err(unavailable)?;
+    wait.recv()
+        .map_err(|_| unavailable("the reactor thread has exited".into()))
 }
 
 /// A request in flight: its response line or terminal error arrives on `wait`.
@@ -465,6 +497,11 @@ impl Reactor {
     }
 
     fn schedule(&mut self, slot: usize, at: Instant, seq: u64, kind: TimerKind) {
+        // Finished operations leave their (long) deadlines behind; drop them before the
+        // heap grows past a small multiple of what can still fire.
+        if self.timers.len() >= COMPACT_TIMERS_AT.max(self.slots.len() * 8) {
+            self.compact_timers();
+        }
         let generation = self.generations[slot];
         self.timers.push(Reverse(Timer {
             at,
@@ -497,6 +534,13 @@ impl Reactor {
                 reply,
             } => self.begin_stop(key, line, policy, Some(reply)),
             Cmd::Release { key } => self.release(key),
+            Cmd::Stats { reply } => {
+                let _ = reply.send(EngineStats {
+                    hosts: self.slots.iter().filter(|s| s.is_some()).count(),
+                    timers: self.timers.len(),
+                    unreaped: self.graveyard.len(),
+                });
+            }
         }
     }
 
@@ -1092,6 +1136,32 @@ impl Reactor {
                 TimerKind::EofGrace => self.on_eof_grace(timer.slot, timer.seq),
             }
         }
+    }
+
+    /// Whether a timer can still do something.
+    fn timer_is_live(&self, timer: &Timer) -> bool {
+        let Some(Some(entry)) = self.slots.get(timer.slot) else {
+            return false;
+        };
+        if entry.generation != timer.generation {
+            return false;
+        }
+        match timer.kind {
+            TimerKind::Operation | TimerKind::EofGrace => {
+                entry.op_seq == timer.seq && entry.pending.is_some()
+            }
+            TimerKind::StopPhase => entry.op_seq == timer.seq && entry.stopping.is_some(),
+            TimerKind::ExitPoll => !entry.exited,
+        }
+    }
+
+    fn compact_timers(&mut self) {
+        let timers = std::mem::take(&mut self.timers).into_vec();
+        let live: Vec<Reverse<Timer>> = timers
+            .into_iter()
+            .filter(|Reverse(timer)| self.timer_is_live(timer))
+            .collect();
+        self.timers = BinaryHeap::from(live);
     }
 
     fn on_operation_deadline(&mut self, slot: usize, seq: u64) {

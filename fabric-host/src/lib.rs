@@ -38,7 +38,7 @@ mod stderr;
 #[allow(unsafe_code)]
 mod sys;
 
-pub use engine::{Escalation, StopPolicy};
+pub use engine::{EngineStats, Escalation, StopPolicy, engine_stats};
 pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};

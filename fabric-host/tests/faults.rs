@@ -517,3 +517,30 @@ fn host_that_closed_stdin_is_reported_not_hung() {
     assert!(report.elapsed < Duration::from_secs(4));
     assert_group_gone(host.pid());
 }
+
+#[test]
+fn finished_operations_do_not_accumulate_deadlines() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("echo.sh");
+    std::fs::write(
+        &script,
+        "while IFS= read -r line; do echo '{\"operation\":\"invoke\",\"outcome\":{\"status\":\"succeeded\",\"output\":1}}'; done\n",
+    )
+    .expect("script");
+    let mut spec = HostSpec::new("sh");
+    spec.args = vec![script.into()];
+    spec.env = std::env::vars_os().collect();
+    spec.cwd = dir.path().to_path_buf();
+    let host = Host::launch(spec).expect("launch");
+    for _ in 0..12_000 {
+        // Hour-long deadlines, as with the default runtime timeout.
+        invoke(&host, json!("x"), Duration::from_secs(3600)).expect("invoke");
+    }
+    let stats = fabric_host::engine_stats().expect("stats");
+    assert!(
+        stats.timers < 10_000,
+        "deadline heap keeps finished operations: {stats:?}"
+    );
+    host.stop(None, fast_policy());
+    assert_group_gone(host.pid());
+}

@@ -123,6 +123,8 @@ class Library:
         self._declare("fabric_runtime_invoke", [u64, c_char_p, out])
         self._declare("fabric_runtime_stop", [u64, out])
         self._declare("fabric_runtime_status", [u64, out])
+        self._declare("fabric_runtime_resource_snapshot", [u64, out])
+        self._declare("fabric_check", [u64, c_char_p, out])
         self._declare_free("fabric_runtime_free")
         self._declare("fabric_environment_prepare", [c_char_p, c_char_p, POINTER(u64), out])
         self._declare(

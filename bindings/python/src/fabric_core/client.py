@@ -22,10 +22,16 @@ from fabric_core._util import (
 )
 from fabric_core.environment import EnvironmentHandle
 from fabric_core.errors import FabricConfigError, FabricStateError
-from fabric_core.models import FabricConfig, RunRequest
+from fabric_core.models import CheckRequest, FabricConfig, RunRequest
 from fabric_core.runtime import Runtime
 from fabric_core.runtime import _backstop as _runtime_backstop
-from fabric_core.types import AdapterCapabilityProfile, DoctorReport, RunPlan, RunResult
+from fabric_core.types import (
+    AdapterCapabilityProfile,
+    CheckReport,
+    DoctorReport,
+    RunPlan,
+    RunResult,
+)
 
 PathArg = str | os.PathLike[str] | None
 
@@ -196,6 +202,51 @@ class Fabric:
             overrides=runtime_overrides,
             environment=environment,
         )
+
+    async def check(
+        self,
+        *,
+        request: CheckRequest | Mapping[str, Any],
+        environment: EnvironmentHandle | None = None,
+    ) -> CheckReport:
+        """Check the health of a runtime and return an immutable ``CheckReport``.
+
+        ``environment`` is the prepared environment the runtime was started in
+        (``start_runtime_in``), or ``None`` for runtimes from ``start_runtime``. Every
+        outcome is a report, never an exception: ``passed``, ``failed``, ``unknown`` (e.g.
+        ``runtime_unavailable``, ``probe_timeout``, ``observation_changed``) or
+        ``unsupported`` (``unsupported_adapter``, ``unsupported_scope``). An invalid request
+        raises ``FabricConfigError`` (code ``invalid_check_request``, the field in
+        ``details["path"]``). Checks run on their own connection to the adapter host, so
+        they complete while an invocation is pending.
+        """
+
+        if environment is not None and not isinstance(environment, EnvironmentHandle):
+            raise FabricConfigError(
+                "environment must be an EnvironmentHandle or None",
+                stage="check",
+                code="invalid_environment",
+            )
+        if isinstance(request, CheckRequest):
+            payload = request.to_mapping()
+        elif isinstance(request, Mapping):
+            payload = json_mapping(request, "check request")
+        else:
+            raise FabricConfigError(
+                "request must be a CheckRequest", stage="check", code="invalid_check_request"
+            )
+        library = self._lib()
+        env_handle = 0
+        if environment is not None:
+            env_handle = environment.native_handle
+            if env_handle == 0:
+                # A released environment has no runtimes: report it like the core would.
+                env_handle = environment._handle
+        request_bytes = dumps(payload)
+        text = await call_blocking(
+            lambda: library.fabric_check(env_handle, request_bytes, _ffi.out_slot())
+        )
+        return CheckReport._from_json(json.loads(text))
 
     async def release_environment(self, environment: EnvironmentHandle) -> None:
         """Release a prepared environment (after its runtimes stopped). Idempotent."""

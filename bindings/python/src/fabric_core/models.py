@@ -937,10 +937,29 @@ class RunRequest(_Model):
         return data
 
 
+@dataclass(kw_only=True)
+class CheckRequest(_Model):
+    """A health-check request for ``Fabric.check()``.
+
+    ``scope="runtime"`` needs ``runtime_id``, ``scope="service"`` needs ``service_id``,
+    ``scope="server"`` takes neither (unsupported in a local environment). ``level`` is
+    ``live`` (default), ``active`` or ``ready``; ``timeout_seconds`` (default 3 in the core)
+    must be positive and finite. The native core validates the request and rejects unknown
+    fields with their path (``FabricConfigError``, code ``invalid_check_request``).
+    """
+
+    scope: Literal["runtime", "service", "server"] | str = "runtime"
+    runtime_id: str | None = None
+    service_id: str | None = None
+    level: Literal["live", "active", "ready"] | str = "live"
+    timeout_seconds: float | None = None
+
+
 #: NeMo Fabric's name for the config-model base class.
 FabricBaseModel = _Model
 
 __all__ = [
+    "CheckRequest",
     "DiscoveryConfig",
     "FabricBaseModel",
     "EnvironmentConfig",

@@ -11,9 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 from fabric_core import _ffi
 from fabric_core._util import dumps, request_payload, to_thread
-from fabric_core.errors import FabricError, FabricRuntimeError, FabricStateError
+from fabric_core.errors import (
+    FabricError,
+    FabricRuntimeError,
+    FabricStateError,
+    ResourceObservationUnavailableError,
+)
 from fabric_core.models import RunRequest
-from fabric_core.types import RunResult, RuntimeHandle
+from fabric_core.types import RunResult, RuntimeHandle, RuntimeResourceSnapshot
 
 if TYPE_CHECKING:
     from fabric_core.environment import EnvironmentHandle
@@ -226,6 +231,29 @@ class Runtime:
         library, handle = self._library, self._handle
         text = await to_thread(lambda: library.fabric_runtime_status(handle, _ffi.out_slot()))
         return json.loads(text)
+
+    async def resource_snapshot(self) -> RuntimeResourceSnapshot:
+        """Read the runtime's process tree now: memory, process count, CPU time.
+
+        Does not wait for an active invocation, so a monitor can call it while
+        ``invoke()`` runs. Raises ``ResourceObservationUnavailableError`` when the runtime
+        stopped or is stopping, its host exited, or the tree could not be read
+        consistently, and ``ResourceObservationUnsupportedError`` for adapter kinds
+        without a local host or on an operating system without a reader. Never returns
+        zeros in place of a failed read.
+        """
+
+        if not self._finalizer.alive:
+            raise ResourceObservationUnavailableError(
+                "the runtime was stopped; its process tree is gone",
+                stage="resource_snapshot",
+                code="resource_observation_unavailable",
+            )
+        library, handle = self._library, self._handle
+        text = await to_thread(
+            lambda: library.fabric_runtime_resource_snapshot(handle, _ffi.out_slot())
+        )
+        return RuntimeResourceSnapshot._from_json(json.loads(text))
 
     async def stop(self) -> None:
         """Stop the runtime exactly once (later calls are no-ops).

@@ -247,6 +247,193 @@ class FabricEvent(FabricMapping):
         return data
 
 
+class RuntimeResourceSnapshot(FabricMapping):
+    """One reading of a runtime's process tree (the local adapter host and descendants).
+
+    ``runtime_id``, ``started_at`` and ``observed_at`` (RFC 3339 UTC),
+    ``resident_memory_bytes`` (sum over live processes), ``process_count`` (live processes,
+    the host included) and ``cpu_time_seconds`` (since the host started, exited
+    descendants included).
+    """
+
+    _fields = frozenset(
+        {
+            "runtime_id",
+            "started_at",
+            "observed_at",
+            "resident_memory_bytes",
+            "process_count",
+            "cpu_time_seconds",
+        }
+    )
+
+
+class ResourceObservation(FabricMapping):
+    """An endpoint observation of invocation stats.
+
+    ``status`` is ``available`` (``snapshot`` set), ``unavailable`` or ``unsupported``
+    (``reason`` set) or ``not_collected`` (the ``process`` group was not selected).
+    Missing values are never zeros.
+    """
+
+    _fields = frozenset({"status", "snapshot", "reason"})
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        snapshot = data.get("snapshot")
+        if isinstance(snapshot, Mapping):
+            data["snapshot"] = RuntimeResourceSnapshot._wrap(snapshot)
+        return data
+
+    @property
+    def available(self) -> bool:
+        """``status == "available"``."""
+
+        return self._data.get("status") == "available"
+
+
+class GaugeSummary(FabricMapping):
+    """Sampled reductions of one gauge: ``sampled_peak``, ``min``, ``max``,
+    ``time_weighted_mean`` (hold-last), ``final_value``, ``observations``,
+    ``covered_seconds``, ``covered_fraction``."""
+
+    _fields = frozenset(
+        {
+            "observations",
+            "final_value",
+            "sampled_peak",
+            "min",
+            "max",
+            "time_weighted_mean",
+            "covered_seconds",
+            "covered_fraction",
+        }
+    )
+
+
+class SampledStats(FabricMapping):
+    """Periodic sampling during one invocation (``system_stats.sampled``).
+
+    Gauges (``resident_memory_bytes``, ``process_count``, ``cgroup_memory_current_bytes``)
+    are :class:`GaugeSummary` or ``None`` when not collected; ``samples`` and ``summary``
+    reference the ``system-stats.jsonl`` and ``system-stats-summary.json`` artifacts.
+    """
+
+    _fields = frozenset(
+        {
+            "interval_ms",
+            "max_samples",
+            "retained_samples",
+            "dropped_samples",
+            "truncated",
+            "collection_seconds",
+            "largest_gap_seconds",
+            "span_seconds",
+            "resident_memory_bytes",
+            "process_count",
+            "cgroup_memory_current_bytes",
+            "cpu_time_seconds",
+            "diagnostics",
+            "samples",
+            "summary",
+        }
+    )
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        for name in ("resident_memory_bytes", "process_count", "cgroup_memory_current_bytes"):
+            value = data.get(name)
+            if isinstance(value, Mapping):
+                data[name] = GaugeSummary._wrap(value)
+        for name in ("samples", "summary"):
+            value = data.get(name)
+            if isinstance(value, Mapping):
+                data[name] = ArtifactRef._wrap(value)
+        return data
+
+
+class InvocationSystemStats(FabricMapping):
+    """Process and cgroup measurements around one invocation (``RunResult.system_stats``).
+
+    ``elapsed_seconds`` (monotonic, the adapter exchange only), ``before``/``after``
+    (:class:`ResourceObservation`), ``cpu_time_seconds_estimate`` (``None`` when it cannot
+    be derived), ``collected_groups``, ``cgroup`` (before/after/deltas of the host's cgroup,
+    a read-only mapping, or ``None``) and ``sampled`` (:class:`SampledStats` or ``None``).
+    Unknown fields from newer cores are kept.
+    """
+
+    _fields = frozenset(
+        {
+            "elapsed_seconds",
+            "before",
+            "after",
+            "cpu_time_seconds_estimate",
+            "collected_groups",
+            "cgroup",
+            "sampled",
+        }
+    )
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        for name in ("before", "after"):
+            value = data.get(name)
+            if isinstance(value, Mapping):
+                data[name] = ResourceObservation._wrap(value)
+        sampled = data.get("sampled")
+        if isinstance(sampled, Mapping):
+            data["sampled"] = SampledStats._wrap(sampled)
+        return data
+
+
+class CheckObservation(FabricMapping):
+    """One health observation that ran: ``level``, ``outcome``, ``reason``,
+    ``source_id`` (fixed evidence source), ``observed_at`` (RFC 3339 UTC)."""
+
+    _fields = frozenset({"level", "outcome", "reason", "source_id", "observed_at"})
+
+
+class CheckReport(FabricMapping):
+    """An immutable health-check report (``fabric.check/v1alpha1``).
+
+    ``outcome`` is ``passed``, ``failed``, ``unknown`` or ``unsupported`` with a snake_case
+    ``reason`` (``None`` when passed); ``checks`` lists the observations that ran, in
+    order (:class:`CheckObservation`); ``target`` holds ``runtime_id``/``service_id``;
+    ``started_at``/``finished_at`` are UTC, ``elapsed_ms`` monotonic; ``activity`` is
+    ``idle``/``busy`` (``None`` when unknown).
+    """
+
+    _fields = frozenset(
+        {
+            "schema_version",
+            "scope",
+            "target",
+            "level",
+            "outcome",
+            "reason",
+            "checks",
+            "started_at",
+            "finished_at",
+            "elapsed_ms",
+            "activity",
+        }
+    )
+
+    @classmethod
+    def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
+        data["checks"] = tuple(
+            CheckObservation._wrap(item) if isinstance(item, Mapping) else item
+            for item in data.get("checks") or ()
+        )
+        return data
+
+    @property
+    def passed(self) -> bool:
+        """``outcome == "passed"``."""
+
+        return self._data.get("outcome") == "passed"
+
+
 class RunResult(FabricMapping):
     """The normalized outcome of one invocation.
 
@@ -305,10 +492,13 @@ class RunResult(FabricMapping):
         output = data.get("output")
         if isinstance(output, Mapping):
             data["output"] = RunOutput._wrap(output)
-        for name in ("system_stats", "resource_snapshot"):
-            value = data.get(name)
-            if isinstance(value, Mapping):
-                data[name] = FabricMapping._wrap(value)
+        # Absent stays absent (attribute access still gives None): to_mapping() round-trips.
+        stats = data.get("system_stats")
+        if isinstance(stats, Mapping):
+            data["system_stats"] = InvocationSystemStats._wrap(stats)
+        snapshot = data.get("resource_snapshot")
+        if isinstance(snapshot, Mapping):
+            data["resource_snapshot"] = RuntimeResourceSnapshot._wrap(snapshot)
         return data
 
     @property
@@ -438,6 +628,13 @@ __all__ = [
     "AdapterInfo",
     "ArtifactManifest",
     "ArtifactRef",
+    "CheckObservation",
+    "CheckReport",
+    "GaugeSummary",
+    "InvocationSystemStats",
+    "ResourceObservation",
+    "RuntimeResourceSnapshot",
+    "SampledStats",
     "DoctorCheck",
     "DoctorReport",
     "ErrorInfo",

@@ -2,8 +2,33 @@
 //!
 //! Every adapter host is a child process in its own session and process group, speaking
 //! the persistent local-host lifecycle protocol (one JSON object per line) over its
-//! stdin/stdout. All hosts of the process share one reactor thread (see [`Host`]); public
-//! calls block the calling thread only.
+//! stdin/stdout. All hosts of the process share one reactor thread; public calls block the
+//! calling thread only. See `docs/hosting.md` for the rules (launch, faults, stop, results).
+//!
+//! The facade ([`Fabric`]) is what the CLI and the C ABI call:
+//!
+//! ```no_run
+//! use fabric_config::{FabricConfig, RunRequest};
+//! use fabric_host::{Fabric, RunOptions};
+//!
+//! let config = FabricConfig::parse(&std::fs::read_to_string("examples/hello/fabric.json")?)?;
+//! let options = RunOptions::with_base_dir("examples/hello");
+//! let fabric = Fabric::new();
+//!
+//! // start + invoke + stop
+//! let result = fabric.run(&config, RunRequest::new("Hi"), &options)?;
+//! assert!(result.runtime_id.starts_with("runtime-"));
+//!
+//! // a multi-turn runtime
+//! let runtime = fabric.start_runtime(&config, &options)?;
+//! let first = runtime.invoke(RunRequest::new("Hi, I'm Ada."))?;
+//! let second = runtime.invoke(RunRequest::new("What did I just say?"))?;
+//! let stopped = runtime.stop();
+//! # let _ = (first, second, stopped);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! [`Host`] is the lower layer: one process and its request/response lines.
 //!
 //! ```no_run
 //! use std::time::Duration;

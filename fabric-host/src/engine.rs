@@ -152,6 +152,7 @@ enum Cmd {
     },
     Release {
         key: HostKey,
+        line: Option<Vec<u8>>,
     },
     Stats {
         reply: Reply<EngineStats>,
@@ -302,9 +303,10 @@ impl Engine {
             .map_err(|_| unavailable("the reactor thread has exited".into()))
     }
 
-    /// Forgets a host; if it still runs it is terminated and reaped in the background.
-    pub(crate) fn release(&self, key: HostKey) {
-        let _ = self.send(Cmd::Release { key });
+    /// Forgets a host; if it still runs it is stopped (gracefully when `line` is a `stop`
+    /// request) and reaped in the background.
+    pub(crate) fn release(&self, key: HostKey, line: Option<Vec<u8>>) {
+        let _ = self.send(Cmd::Release { key, line });
     }
 }
 
@@ -533,7 +535,7 @@ impl Reactor {
                 policy,
                 reply,
             } => self.begin_stop(key, line, policy, Some(reply)),
-            Cmd::Release { key } => self.release(key),
+            Cmd::Release { key, line } => self.release(key, line),
             Cmd::Stats { reply } => {
                 let _ = reply.send(EngineStats {
                     hosts: self.slots.iter().filter(|s| s.is_some()).count(),
@@ -611,7 +613,7 @@ impl Reactor {
         let key = HostKey { slot, generation };
         if let Err(error) = registered {
             // Never leave a child behind: terminate and reap it in the background.
-            self.release(key);
+            self.release(key, None);
             return Err(error);
         }
         // Without a pidfd an idle host's exit is noticed by stdout EOF or housekeeping;
@@ -762,7 +764,9 @@ impl Reactor {
         }
     }
 
-    fn release(&mut self, key: HostKey) {
+    /// Forgets a host once it is stopped; a running one is stopped in the background
+    /// (gracefully when `line` is a `stop` request).
+    fn release(&mut self, key: HostKey, line: Option<Vec<u8>>) {
         let Some(entry) = self.entry(key) else {
             return;
         };
@@ -770,7 +774,7 @@ impl Reactor {
         if entry.stopped {
             self.remove(key.slot);
         } else if entry.stopping.is_none() {
-            self.begin_stop(key, None, StopPolicy::default(), None);
+            self.begin_stop(key, line, StopPolicy::default(), None);
         }
     }
 

@@ -339,10 +339,23 @@ impl HostCall<'_> {
     }
 }
 
+impl Host {
+    /// Starts a graceful stop in the background (the `stop` request with `payload`, then
+    /// the usual escalation) without waiting; used when a runtime is dropped unstopped.
+    pub(crate) fn stop_in_background(&self, payload: &Value) {
+        let line = if self.lock_terminal().is_none() {
+            serde_json::to_vec(&json!({ "operation": "stop", "payload": payload })).ok()
+        } else {
+            None
+        };
+        self.engine.release(self.key, line);
+    }
+}
+
 impl Drop for Host {
     fn drop(&mut self) {
         // Terminates (if still running) and reaps in the background; never blocks.
-        self.engine.release(self.key);
+        self.engine.release(self.key, None);
     }
 }
 

@@ -653,7 +653,13 @@ fn result_kind(kind: fabric_config::descriptor::AdapterKind) -> AdapterKind {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        // The host itself is terminated and reaped in the background by `Host::drop`.
+        // Not stopped: ask the host to stop in the background (then SIGTERM/SIGKILL as
+        // usual); never blocks. The host is reaped by the reactor.
+        let stopped = matches!(self.lock().phase, Phase::Stopped);
+        if !stopped {
+            self.host
+                .stop_in_background(&json!({ "runtime_id": self.runtime_id }));
+        }
         self.home.remove_if_temporary();
     }
 }

@@ -623,3 +623,30 @@ fn stop_during_an_invocation_ends_it_with_a_state_error() {
     assert!(error.is_state_error());
     assert_group_gone(runtime.host_pid());
 }
+
+#[test]
+fn dropping_an_unstopped_runtime_stops_its_host_gracefully() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let marker = dir.path().join("stopped.json");
+    let config = fake_config(
+        dir.path(),
+        "ok",
+        json!({"FAKE_STOP_MARKER": marker.to_str().expect("utf8")}),
+        json!({}),
+    );
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options(dir.path()))
+        .expect("start");
+    let runtime_id = runtime.runtime_id().to_owned();
+    let pid = runtime.host_pid();
+    drop(runtime);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !marker.exists() {
+        assert!(Instant::now() < deadline, "the host never received stop");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_group_gone(pid);
+    let payload: Value =
+        serde_json::from_str(&std::fs::read_to_string(&marker).expect("marker")).expect("json");
+    assert_eq!(payload["runtime_id"], runtime_id.as_str());
+}

@@ -59,6 +59,9 @@ for raw in sys.stdin.buffer:
     if operation == "stop":
         if MODE == "ignore_stop":
             continue
+        if os.environ.get("FAKE_STOP_MARKER"):
+            with open(os.environ["FAKE_STOP_MARKER"], "w") as handle:
+                handle.write(json.dumps(payload))
         ok("stop")
         sys.exit(0)
     # invoke

@@ -650,3 +650,60 @@ fn dropping_an_unstopped_runtime_stops_its_host_gracefully() {
         serde_json::from_str(&std::fs::read_to_string(&marker).expect("marker")).expect("json");
     assert_eq!(payload["runtime_id"], runtime_id.as_str());
 }
+
+#[test]
+fn two_hundred_runtimes_at_once() {
+    const RUNTIMES: usize = 200;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(
+        "many",
+        json!({"replies": ["{runtime_id} turn {turn} after {previous_input}"]}),
+        json!({}),
+    );
+    let fabric = Fabric::new();
+    let options = options(dir.path());
+    let runtimes: Vec<fabric_host::Runtime> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..RUNTIMES / 8)
+                        .map(|_| fabric.start_runtime(&config, &options).expect("start"))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("join"))
+            .collect()
+    });
+    assert_eq!(runtimes.len(), RUNTIMES);
+    std::thread::scope(|scope| {
+        for (index, runtime) in runtimes.iter().enumerate() {
+            scope.spawn(move || {
+                runtime
+                    .invoke(RunRequest::new(format!("first-{index}")))
+                    .expect("first");
+                let second = runtime.invoke(RunRequest::new("second")).expect("second");
+                assert_eq!(
+                    second.output["response"],
+                    format!("{} turn 2 after first-{index}", runtime.runtime_id()),
+                    "each runtime sees only its own state"
+                );
+            });
+        }
+    });
+    let stats = fabric_host::engine_stats().expect("stats");
+    assert!(stats.hosts >= RUNTIMES, "{stats:?}");
+    std::thread::scope(|scope| {
+        for runtime in &runtimes {
+            scope.spawn(move || {
+                let stopped = runtime.stop();
+                assert!(stopped.error.is_none(), "{stopped:?}");
+            });
+        }
+    });
+    for runtime in &runtimes {
+        assert_group_gone(runtime.host_pid());
+    }
+}

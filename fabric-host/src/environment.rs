@@ -19,7 +19,6 @@ use crate::ids;
 pub struct Environment {
     handle: EnvironmentHandle,
     env_names: Vec<String>,
-    literal: BTreeMap<String, String>,
     workspace: PathBuf,
     artifact_root: Option<PathBuf>,
     released: AtomicBool,
@@ -44,7 +43,7 @@ impl Environment {
         }
         let literal = env_plan.map(|p| p.env.clone()).unwrap_or_default();
         let env_names = env_plan.map(|p| p.env_names.clone()).unwrap_or_default();
-        let mut env = literal.clone();
+        let mut env = literal;
         for name in &env_names {
             env.insert(name.clone(), read_var(name, stage)?);
         }
@@ -82,7 +81,6 @@ impl Environment {
         Ok(Environment {
             handle,
             env_names,
-            literal,
             workspace,
             artifact_root,
             released: AtomicBool::new(false),
@@ -137,11 +135,6 @@ impl Environment {
     /// The host environment additions: literal values and resolved forwarded values.
     pub(crate) fn host_env(&self) -> impl Iterator<Item = (&String, &String)> {
         self.handle.env.iter()
-    }
-
-    /// Whether a literal value is configured for `name` (used for redaction decisions).
-    pub fn has_literal(&self, name: &str) -> bool {
-        self.literal.contains_key(name)
     }
 
     /// Marks the environment released. Local release never deletes caller-owned files;

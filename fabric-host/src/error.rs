@@ -18,6 +18,10 @@ pub enum ErrorClass {
     Runtime,
     /// Invalid runtime state transition (overlapping invoke, invoke after stop).
     State,
+    /// A resource observation could not be read now (`resource_observation_unavailable`).
+    ResourceUnavailable,
+    /// No resource reader exists for this runtime (`resource_observation_unsupported`).
+    ResourceUnsupported,
 }
 
 /// Why a host's output broke the lifecycle protocol.
@@ -262,6 +266,33 @@ pub enum HostError {
         /// Code of the failure that made the runtime terminal.
         cause: String,
     },
+    /// Reading the adapter host's process tree failed (`resource_observation_unavailable`
+    /// or `resource_observation_unsupported`, with the reader's `metadata.reason`).
+    #[error("{source}")]
+    Resource {
+        /// Stage of the attempted operation.
+        stage: Stage,
+        /// The reader's error.
+        source: fabric_stats::StatsError,
+    },
+    /// The runtime is stopping or stopped: there is no live process tree to observe
+    /// (`resource_observation_unavailable`, `metadata.reason = "runtime_stopped"`).
+    #[error("runtime `{runtime_id}` is stopped; its resources cannot be observed")]
+    ResourceRuntimeStopped {
+        /// Stage of the attempted operation.
+        stage: Stage,
+        /// The runtime.
+        runtime_id: String,
+    },
+    /// The adapter kind has no local host process to observe
+    /// (`resource_observation_unsupported`, `metadata.reason = "adapter_kind_unsupported"`).
+    #[error("adapter kind `{adapter_kind}` has no local host process to observe")]
+    ResourceKindUnsupported {
+        /// Stage of the attempted operation.
+        stage: Stage,
+        /// The adapter kind.
+        adapter_kind: &'static str,
+    },
 }
 
 /// Codes this crate defines itself (adapter lifecycle codes are passed through unchanged).
@@ -287,6 +318,8 @@ pub const CODES: &[&str] = &[
     "invalid_agent_run_result",
     "filesystem_error",
     "environment_released",
+    "resource_observation_unavailable",
+    "resource_observation_unsupported",
 ];
 
 impl HostError {
@@ -312,6 +345,9 @@ impl HostError {
             HostError::InvalidAgentRunResult { .. } => "invalid_agent_run_result",
             HostError::Filesystem { .. } => "filesystem_error",
             HostError::EnvironmentReleased { .. } => "environment_released",
+            HostError::Resource { source, .. } => source.code(),
+            HostError::ResourceRuntimeStopped { .. } => "resource_observation_unavailable",
+            HostError::ResourceKindUnsupported { .. } => "resource_observation_unsupported",
         }
     }
 
@@ -335,7 +371,10 @@ impl HostError {
             | HostError::EnvNameChanged { stage, .. }
             | HostError::InvalidAgentRunResult { stage, .. }
             | HostError::Filesystem { stage, .. }
-            | HostError::EnvironmentReleased { stage } => *stage,
+            | HostError::EnvironmentReleased { stage }
+            | HostError::Resource { stage, .. }
+            | HostError::ResourceRuntimeStopped { stage, .. }
+            | HostError::ResourceKindUnsupported { stage, .. } => *stage,
             HostError::Plan { info, .. } => info.stage,
         }
     }
@@ -350,6 +389,14 @@ impl HostError {
             HostError::Plan { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
             HostError::InvalidRequest { .. } => ErrorClass::Config,
+            HostError::Resource {
+                source: fabric_stats::StatsError::Unsupported { .. },
+                ..
+            }
+            | HostError::ResourceKindUnsupported { .. } => ErrorClass::ResourceUnsupported,
+            HostError::Resource { .. } | HostError::ResourceRuntimeStopped { .. } => {
+                ErrorClass::ResourceUnavailable
+            }
             _ => ErrorClass::Runtime,
         }
     }
@@ -403,7 +450,10 @@ impl HostError {
             | HostError::EnvNameChanged { stage, .. }
             | HostError::InvalidAgentRunResult { stage, .. }
             | HostError::Filesystem { stage, .. }
-            | HostError::EnvironmentReleased { stage } => *stage = new_stage,
+            | HostError::EnvironmentReleased { stage }
+            | HostError::Resource { stage, .. }
+            | HostError::ResourceRuntimeStopped { stage, .. }
+            | HostError::ResourceKindUnsupported { stage, .. } => *stage = new_stage,
             HostError::Plan { info, .. } => info.stage = new_stage,
         }
         self
@@ -434,8 +484,14 @@ impl From<fabric_config::error::ConfigError> for HostError {
 
 impl From<HostError> for ErrorInfo {
     fn from(error: HostError) -> ErrorInfo {
-        if let HostError::Plan { info, .. } = error {
-            return *info;
+        match error {
+            HostError::Plan { info, .. } => return *info,
+            HostError::Resource { stage, source } => {
+                let mut info = ErrorInfo::from(source);
+                info.stage = stage;
+                return info;
+            }
+            _ => {}
         }
         let mut info = ErrorInfo::new(error.stage(), error.code(), error.to_string());
         if let Some(diagnostics) = error.diagnostics() {
@@ -477,6 +533,17 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::Filesystem { path, .. } => {
                 info.metadata.insert("file".into(), path.into());
+            }
+            HostError::ResourceRuntimeStopped { runtime_id, .. } => {
+                info.metadata
+                    .insert("reason".into(), "runtime_stopped".into());
+                info.metadata.insert("runtime_id".into(), runtime_id.into());
+            }
+            HostError::ResourceKindUnsupported { adapter_kind, .. } => {
+                info.metadata
+                    .insert("reason".into(), "adapter_kind_unsupported".into());
+                info.metadata
+                    .insert("adapter_kind".into(), adapter_kind.into());
             }
             _ => {}
         }

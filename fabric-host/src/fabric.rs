@@ -12,8 +12,13 @@ use fabric_plan::PlanOptions;
 use serde_json::Value;
 
 use crate::environment::Environment;
-use crate::error::HostError;
+use crate::error::{ErrorClass, HostError};
+use crate::live;
 use crate::runtime::{Runtime, RuntimeOptions, StopSummary};
+use fabric_config::health::{
+    Activity, CheckOutcome, CheckReport, CheckRequest, CheckScope, reason,
+};
+use fabric_health::client::Check;
 
 /// Options of one facade call.
 #[derive(Debug, Clone, Default)]
@@ -165,6 +170,72 @@ impl Fabric {
         options: &RuntimeOptions,
     ) -> Result<Runtime, HostError> {
         Runtime::start(plan, Arc::clone(environment), options.clone())
+    }
+
+    /// Checks the health of a runtime started in this process (see docs/health.md).
+    ///
+    /// Routing: `runtime_id` names a live runtime of this process (restricted to
+    /// `environment`'s runtimes when given); an unknown, stopped or stopping runtime is
+    /// `unknown/runtime_unavailable`; an adapter whose descriptor advertises no
+    /// `capabilities.metadata.health_levels` is `unsupported/unsupported_adapter`;
+    /// `scope=server` is `unsupported/unsupported_scope` and `scope=service` is
+    /// `unknown/service_unavailable` (no services in a local environment). Otherwise the
+    /// adapter host is asked through its `health.endpoint.json`. One deadline (the
+    /// request's `timeout_seconds`, default 3 s) covers routing and everything after it; a
+    /// stop or environment release during the probe is `unknown/observation_changed`.
+    ///
+    /// Every outcome is a report; the only error is an invalid request (class `Config`,
+    /// code `invalid_check_request`, `metadata.path`).
+    pub fn check(
+        &self,
+        environment: Option<&Environment>,
+        request: &CheckRequest,
+    ) -> Result<CheckReport, HostError> {
+        request.validate().map_err(|info| HostError::Plan {
+            info: Box::new(info),
+            class: ErrorClass::Config,
+        })?;
+        let mut check = Check::new(request);
+        match request.scope {
+            CheckScope::Runtime => {}
+            CheckScope::Server => {
+                return Ok(check.report(CheckOutcome::Unsupported, reason::UNSUPPORTED_SCOPE));
+            }
+            _ => return Ok(check.unavailable()),
+        }
+        let target = request
+            .runtime_id
+            .as_deref()
+            .and_then(live::find)
+            .filter(|live| {
+                environment.is_none_or(|e| e.environment_id() == live.environment.environment_id())
+            });
+        let Some(target) = target else {
+            return Ok(check.unavailable());
+        };
+        let generation = target.generation();
+        check.activity(if target.is_busy() {
+            Activity::Busy
+        } else {
+            Activity::Idle
+        });
+        if target.is_stopped() {
+            return Ok(check.unavailable());
+        }
+        if target.health_levels.is_empty() {
+            return Ok(check.unsupported_adapter());
+        }
+        let released = target.environment.is_released();
+        let current = || {
+            target.generation() == generation
+                && !target.is_stopped()
+                && target.environment.is_released() == released
+        };
+        check.still_current(&current);
+        let endpoint = target
+            .fabric_home
+            .join(fabric_health::wire::ENDPOINT_FILE_NAME);
+        Ok(check.run(&endpoint))
     }
 
     /// Releases a prepared environment. Local release keeps caller-owned files; runtimes

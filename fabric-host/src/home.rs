@@ -115,6 +115,12 @@ impl FabricHome {
         &self.home
     }
 
+    /// The root the home lives under (`<root>/.fabric/<runtime_id>`): the artifact root,
+    /// or the temporary directory.
+    pub(crate) fn root(&self) -> &Path {
+        &self.root
+    }
+
     /// Whether the home is removed at stop.
     #[cfg(test)]
     pub(crate) fn is_temporary(&self) -> bool {

@@ -56,6 +56,7 @@ mod home;
 mod host;
 mod ids;
 mod launch;
+mod live;
 pub mod procfs;
 mod result;
 mod runtime;

@@ -1,6 +1,6 @@
 //! Runtimes: one started adapter host, ordered invocations, stop.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -22,7 +22,11 @@ use crate::home::{FabricHome, private_file};
 use crate::host::{DEFAULT_MAX_LINE_BYTES, Host, StopReport};
 use crate::ids;
 use crate::launch::{self, HostEnv};
+use crate::live::{self, Live};
 use crate::result::{self, event, meta};
+use fabric_config::config::SystemStatsSetting;
+use fabric_config::stats::RuntimeResourceSnapshot;
+use fabric_stats::{ArtifactLocation, InvocationIds, StatsTarget};
 
 /// Default invocation timeout when `runtime.timeout_seconds` is not set.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 3600.0;
@@ -163,6 +167,8 @@ pub struct Runtime {
     started_at_millis: u64,
     telemetry: Option<RuntimeTelemetryContext>,
     extensions: ExtensionSchemas,
+    system_stats: SystemStatsSetting,
+    live: Arc<Live>,
     state: Mutex<State>,
 }
 
@@ -230,6 +236,12 @@ impl Runtime {
             .timeout_seconds
             .filter(|t| t.is_finite() && *t > 0.0)
             .unwrap_or(DEFAULT_TIMEOUT_SECONDS);
+        let live = Arc::new(Live::new(
+            runtime_id.clone(),
+            Arc::clone(&environment),
+            home.path().to_path_buf(),
+            live::health_levels(descriptor),
+        ));
         let runtime = Runtime {
             runtime_id,
             identity,
@@ -242,6 +254,8 @@ impl Runtime {
             started_at_millis: ids::now_millis(),
             telemetry,
             extensions: ExtensionSchemas::new(descriptor),
+            system_stats: plan.config.system_stats.clone(),
+            live,
             state: Mutex::new(State {
                 phase: Phase::Running,
                 busy: false,
@@ -295,6 +309,7 @@ impl Runtime {
             ]),
         );
         runtime.lock().carry.push(start_event);
+        live::register(&runtime.live);
         Ok(runtime)
     }
 
@@ -316,6 +331,54 @@ impl Runtime {
     /// The runtime's FABRIC_HOME (health endpoint files live here).
     pub fn fabric_home(&self) -> &std::path::Path {
         self.home.path()
+    }
+
+    /// Reads the CPU time, resident memory and process count of the adapter host and its
+    /// descendants (see docs/stats.md). Does not wait for an active invocation.
+    ///
+    /// Errors: `resource_observation_unavailable` (stopped or stopping runtime — reason
+    /// `runtime_stopped` —, exited host, unreadable or changing tree) and
+    /// `resource_observation_unsupported` (adapter kinds without a local host, non-Linux).
+    pub fn resource_snapshot(&self) -> Result<RuntimeResourceSnapshot, HostError> {
+        let stage = Stage::Invoke;
+        if !matches!(
+            self.identity.adapter_kind,
+            AdapterKind::Process | AdapterKind::Python
+        ) {
+            return Err(HostError::ResourceKindUnsupported {
+                stage,
+                adapter_kind: self.identity.adapter_kind.as_str(),
+            });
+        }
+        let stopped = || {
+            matches!(self.lock().phase, Phase::Stopping | Phase::Stopped) || self.live.is_stopped()
+        };
+        if stopped() {
+            return Err(HostError::ResourceRuntimeStopped {
+                stage,
+                runtime_id: self.runtime_id.clone(),
+            });
+        }
+        let snapshot = live::collector()
+            .snapshot(&self.stats_target())
+            .map_err(|source| HostError::Resource { stage, source })?;
+        // A stop that began during the read may have reaped the host: its pid could name
+        // another process by now.
+        if stopped() {
+            return Err(HostError::ResourceRuntimeStopped {
+                stage,
+                runtime_id: self.runtime_id.clone(),
+            });
+        }
+        Ok(snapshot)
+    }
+
+    fn stats_target(&self) -> StatsTarget {
+        StatsTarget {
+            runtime_id: self.runtime_id.clone(),
+            host_pid: self.host.pid(),
+            started_at: self.host.started_at(),
+        }
     }
 
     /// A snapshot of the runtime's state.
@@ -396,10 +459,12 @@ impl Runtime {
             }
             state.busy = true;
             state.invocations += 1;
+            self.live.set_busy(true);
         }
         let outcome = self.invoke_inner(request);
         let mut state = self.lock();
         state.busy = false;
+        self.live.set_busy(false);
         match &outcome {
             Err(error) if error.is_terminal() => {
                 if matches!(state.phase, Phase::Running) {
@@ -459,12 +524,30 @@ impl Runtime {
             format!("invoking adapter host for {}", self.identity.harness),
             ids_meta(),
         ));
+        // Invocation stats: before-observation right before sending, after-observation
+        // right after the reply, on every path (samples survive a protocol failure).
+        let stats = live::collector().begin(
+            &self.system_stats,
+            &self.stats_target(),
+            &InvocationIds {
+                invocation_id: invocation_id.clone(),
+                request_id: request_id.clone(),
+            },
+            Some(self.stats_location(&invocation_id)),
+        );
         let call = self.host.begin(
             "invoke",
             &payload,
             Stage::Invoke,
             self.timeout.saturating_add(self.options.invoke_margin),
-        )?;
+        );
+        let call = match call {
+            Ok(call) => call,
+            Err(error) => {
+                drop(stats.map(fabric_stats::InvocationStats::finish));
+                return Err(error);
+            }
+        };
         // While the host works: save the invocation record with environment values redacted.
         result::redact_context(&mut payload.runtime_context);
         let record = self.home.invocation_dir(&invocation_id).and_then(|dir| {
@@ -472,7 +555,9 @@ impl Runtime {
             let bytes = serde_json::to_vec_pretty(&payload).unwrap_or_default();
             private_file(&path, &bytes, Stage::Invoke).map(|()| (dir, path))
         });
-        let output = call.wait()?;
+        let output = call.wait();
+        let finished = stats.map(fabric_stats::InvocationStats::finish);
+        let output = output?;
         // A record that could not be written fails the invocation after the host answered
         // (the runtime stays usable).
         let (invocation_dir, record_path) = record?;
@@ -482,7 +567,7 @@ impl Runtime {
         let mut error = agent.error.map(result::adapter_error);
         let usage = result::normalize_usage(agent.usage);
         let root = self.environment.artifact_root();
-        let artifacts = match result::artifact_refs(agent.artifacts, root) {
+        let mut artifacts = match result::artifact_refs(agent.artifacts, root) {
             Ok(refs) => refs,
             Err(rejection) => {
                 let info = ErrorInfo::new(
@@ -505,6 +590,27 @@ impl Runtime {
                 Vec::new()
             }
         };
+        // resource_snapshot: the after-observation when the process group was read, else
+        // one independent reading now.
+        let (system_stats, resource_snapshot) = match finished {
+            Some(finished) => {
+                artifacts.extend(finished.artifacts);
+                let reused = finished
+                    .stats
+                    .collected_groups
+                    .contains(&fabric_config::config::SystemStatsGroup::Process)
+                    .then(|| finished.stats.after.snapshot.clone());
+                let snapshot = match reused {
+                    Some(snapshot) => snapshot,
+                    None => self.resource_snapshot().ok(),
+                };
+                (Some(finished.stats), snapshot)
+            }
+            None => (None, self.resource_snapshot().ok()),
+        };
+        let manifest_root = root
+            .map(Path::to_path_buf)
+            .or_else(|| (!artifacts.is_empty()).then(|| self.home.root().to_path_buf()));
         let mut end_meta = ids_meta();
         end_meta.insert("status".into(), status.as_str().into());
         events.push(event(
@@ -549,7 +655,7 @@ impl Runtime {
             error,
             usage,
             artifacts: ArtifactManifest {
-                root: root.map(|r| r.to_string_lossy().into_owned()),
+                root: manifest_root.map(|r| r.to_string_lossy().into_owned()),
                 artifacts,
             },
             events,
@@ -558,9 +664,17 @@ impl Runtime {
                 metadata: Default::default(),
             }),
             metadata,
-            system_stats: None,
-            resource_snapshot: None,
+            system_stats,
+            resource_snapshot,
         })
+    }
+
+    /// Where the stats files of an invocation go: next to `adapter-invocation.json`.
+    fn stats_location(&self, invocation_id: &str) -> ArtifactLocation {
+        ArtifactLocation {
+            dir: self.home.path().join(invocation_id),
+            reference_dir: format!(".fabric/{}/{invocation_id}", self.runtime_id),
+        }
     }
 
     /// Stops the runtime: `stop` request, grace, then SIGTERM/SIGKILL to the host's whole
@@ -587,6 +701,7 @@ impl Runtime {
                 return (again, summary.clone());
             }
             state.phase = Phase::Stopping;
+            self.live.mark_stopping();
         }
         let payload = serde_json::to_value(StopPayload {
             runtime_id: self.runtime_id.clone(),
@@ -655,6 +770,8 @@ impl Drop for Runtime {
     fn drop(&mut self) {
         // Not stopped: ask the host to stop in the background (then SIGTERM/SIGKILL as
         // usual); never blocks. The host is reaped by the reactor.
+        live::unregister(&self.runtime_id);
+        self.live.mark_stopping();
         let stopped = matches!(self.lock().phase, Phase::Stopped);
         if !stopped {
             self.host

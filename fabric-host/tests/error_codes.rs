@@ -84,6 +84,20 @@ fn every_variant() -> Vec<HostError> {
         HostError::EnvironmentReleased {
             stage: Stage::Start,
         },
+        HostError::Resource {
+            stage: Stage::Invoke,
+            source: fabric_stats::StatsError::Unsupported {
+                reason: fabric_stats::UnsupportedReason::Platform,
+            },
+        },
+        HostError::ResourceRuntimeStopped {
+            stage: Stage::Invoke,
+            runtime_id: "runtime-1".into(),
+        },
+        HostError::ResourceKindUnsupported {
+            stage: Stage::Invoke,
+            adapter_kind: "http",
+        },
     ]
 }
 

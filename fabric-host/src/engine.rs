@@ -10,6 +10,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Child, ExitStatus};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender, TryRecvError};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -36,6 +37,8 @@ const MAX_POLL: Duration = Duration::from_secs(1);
 const EXIT_POLL: Duration = Duration::from_millis(10);
 /// How long a pending operation waits for the exit after stdout EOF.
 const EOF_GRACE: Duration = Duration::from_millis(200);
+/// How long a lone waiting caller polls for its response before blocking.
+const SPIN: Duration = Duration::from_micros(200);
 /// Read buffer shared by every host (the reactor is single-threaded).
 const READ_CHUNK: usize = 64 * 1024;
 /// Per-event read budget for one source before yielding to other hosts.
@@ -193,13 +196,42 @@ pub(crate) struct PendingReply {
     wait: Receiver<Result<Vec<u8>, HostError>>,
 }
 
+/// Callers currently waiting for a response.
+static WAITERS: AtomicUsize = AtomicUsize::new(0);
+
 impl PendingReply {
     /// Blocks until the response line (or a terminal error) arrives.
+    ///
+    /// When this is the only waiting caller it first polls for up to [`SPIN`]: a fast host
+    /// answers within that window, and a blocked thread's wake-up (on a virtual machine
+    /// often longer than the whole exchange) is saved. With several callers waiting the
+    /// CPU is better left to the hosts, so they block at once.
     pub(crate) fn wait(self) -> Result<Vec<u8>, HostError> {
-        self.wait.recv().map_err(|_| HostError::EngineUnavailable {
+        let gone = || HostError::EngineUnavailable {
             stage: self.stage,
             reason: "the reactor thread has exited".into(),
-        })?
+        };
+        let alone = WAITERS.fetch_add(1, AtomicOrdering::AcqRel) == 0;
+        let result = (|| {
+            if alone {
+                let began = Instant::now();
+                loop {
+                    match self.wait.try_recv() {
+                        Ok(result) => return result,
+                        Err(TryRecvError::Disconnected) => return Err(gone()),
+                        Err(TryRecvError::Empty) => {}
+                    }
+                    if began.elapsed() >= SPIN {
+                        break;
+                    }
+                    // Yield rather than burn: a host that needs this CPU gets it.
+                    std::thread::yield_now();
+                }
+            }
+            self.wait.recv().map_err(|_| gone())?
+        })();
+        WAITERS.fetch_sub(1, AtomicOrdering::AcqRel);
+        result
     }
 }
 
@@ -413,6 +445,9 @@ struct Reactor {
     /// Children that survived SIGKILL's wait; reaped when they finally exit.
     graveyard: Vec<Child>,
     last_housekeeping: Instant,
+    /// After sending a request for a lone waiting caller, poll without sleeping until
+    /// then (see [`SPIN`]).
+    spin_until: Option<Instant>,
 }
 
 fn token(slot: usize, kind: usize) -> Token {
@@ -436,6 +471,7 @@ impl Reactor {
             again: Vec::new(),
             graveyard: Vec::new(),
             last_housekeeping: Instant::now(),
+            spin_until: None,
         }
     }
 
@@ -476,11 +512,20 @@ impl Reactor {
         }
     }
 
-    fn poll_timeout(&self) -> Duration {
+    fn poll_timeout(&mut self) -> Duration {
         if !self.again.is_empty() {
             return Duration::ZERO;
         }
         let now = Instant::now();
+        // A lone caller waits for a fast host: stay awake briefly instead of paying a
+        // wake-up for the response. Never with several callers (the hosts need the CPU).
+        if let Some(until) = self.spin_until {
+            if now < until && WAITERS.load(AtomicOrdering::Acquire) <= 1 {
+                std::thread::yield_now();
+                return Duration::ZERO;
+            }
+            self.spin_until = None;
+        }
         match self.timers.peek() {
             Some(Reverse(timer)) => timer.at.saturating_duration_since(now).min(MAX_POLL),
             None => MAX_POLL,
@@ -528,7 +573,12 @@ impl Reactor {
                 stage,
                 timeout,
                 reply,
-            } => self.request(key, line, stage, timeout, reply),
+            } => {
+                self.request(key, line, stage, timeout, reply);
+                if WAITERS.load(AtomicOrdering::Acquire) <= 1 {
+                    self.spin_until = Some(Instant::now() + SPIN);
+                }
+            }
             Cmd::Stop {
                 key,
                 line,

@@ -183,6 +183,51 @@ int32_t fabric_doctor(const char *config_json, const char *base_dir, char **out)
 // `char *`.
 int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, char **out);
 
+// Reads the CPU time, resident memory and process count of a runtime's adapter host and
+// its descendants, and returns a RuntimeResourceSnapshot (`runtime_id`, `started_at`,
+// `observed_at`, `resident_memory_bytes`, `process_count`, `cpu_time_seconds`).
+//
+// Does not wait for an invocation in progress on the runtime.
+//
+// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_RESOURCE_UNAVAILABLE` (code `resource_observation_unavailable`:
+// stopped or stopping runtime, exited host, unreadable or changing process tree;
+// `metadata.reason` says which), `FABRIC_STATUS_RESOURCE_UNSUPPORTED` (code
+// `resource_observation_unsupported`: adapter kind without a local host, non-Linux),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of another
+// kind).
+// Blocking: no (a few `/proc` reads). Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_runtime_resource_snapshot(fabric_runtime runtime, char **out);
+
+// Checks the health of a runtime started in this process and returns a CheckReport
+// (`fabric.check/v1alpha1`) for every outcome: `passed`, `failed`, `unknown` (for
+// example `runtime_unavailable`, `probe_timeout`, `observation_changed`) and
+// `unsupported` (`unsupported_adapter`, `unsupported_scope`).
+//
+// `environment`: 0 searches every runtime started in this process (with
+// `fabric_runtime_start` or in any environment); a nonzero environment handle restricts
+// the search to the runtimes started in it. `request_json`: a CheckRequest
+// (`{"scope": "runtime", "runtime_id": "...", "level": "live|active|ready",
+// "timeout_seconds": 3}`). One deadline (`timeout_seconds`, default 3 s) covers the
+// whole call.
+//
+// Ownership: `request_json` is borrowed for the call only; `*out` is owned by the caller
+// and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (a request that breaks the CheckRequest rules: code
+// `invalid_check_request`, `metadata.path`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// `request_json`/`out`, invalid UTF-8, not JSON; a nonzero environment handle that is
+// stale, unknown or of another kind).
+// Blocking: yes — at most the request's timeout. Thread-safe; works while an invocation
+// of the runtime is in progress.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_check(fabric_environment environment, const char *request_json, char **out);
+
 // Plans a config, starts a runtime, invokes it once with `request_json`, stops it, and
 // returns the RunResult.
 //

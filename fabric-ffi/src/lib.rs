@@ -37,9 +37,11 @@ mod registry;
 mod status;
 
 mod api_config;
+mod api_observe;
 mod api_runtime;
 
 pub use api_config::*;
+pub use api_observe::*;
 pub use api_runtime::*;
 pub use status::FabricStatus;
 

@@ -30,6 +30,8 @@ impl From<HostError> for FfiError {
             ErrorClass::Config => FabricStatus::Config,
             ErrorClass::Capability => FabricStatus::Capability,
             ErrorClass::State => FabricStatus::State,
+            ErrorClass::ResourceUnavailable => FabricStatus::ResourceUnavailable,
+            ErrorClass::ResourceUnsupported => FabricStatus::ResourceUnsupported,
             _ => FabricStatus::Runtime,
         };
         FfiError::new(status, ErrorInfo::from(error))
@@ -98,4 +100,25 @@ pub(crate) fn plan_config(
     let options = run_options(base_dir);
     let plan = Fabric::new().plan(&config, &options)?;
     Ok((plan, options))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_errors_get_their_own_statuses() {
+        let unsupported = FfiError::from(HostError::ResourceKindUnsupported {
+            stage: Stage::Invoke,
+            adapter_kind: "http",
+        });
+        assert_eq!(unsupported.status, FabricStatus::ResourceUnsupported);
+        assert_eq!(unsupported.info.code, "resource_observation_unsupported");
+        let unavailable = FfiError::from(HostError::ResourceRuntimeStopped {
+            stage: Stage::Invoke,
+            runtime_id: "runtime-1".into(),
+        });
+        assert_eq!(unavailable.status, FabricStatus::ResourceUnavailable);
+        assert_eq!(unavailable.info.code, "resource_observation_unavailable");
+    }
 }

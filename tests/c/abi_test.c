@@ -7,7 +7,7 @@
  * Run: abi_test <repository root>
  *
  * Covers the main flow (validate, plan, doctor, inspect, run on the scripted adapter,
- * runtime start/invoke/status/stop, environments) and misuse (NULL arguments, invalid
+ * runtime start/invoke/status/stop, environments, resource snapshots, health checks) and misuse (NULL arguments, invalid
  * UTF-8, use after free, double free, wrong handle kind, free(0)): every misuse must
  * return a status, never crash. ASan/UBSan/LSan also check that every library string is
  * released with fabric_string_free.
@@ -330,6 +330,70 @@ static void test_threads(void) {
     CHECK(total == THREADS * ROUNDS, "concurrent validate calls all succeed");
 }
 
+/* Resource snapshots and health checks (fabric_runtime_resource_snapshot, fabric_check). */
+static void test_observe(void) {
+    fabric_runtime rt = 0;
+    char *started = NULL;
+    int32_t status = fabric_runtime_start(config_json, root, &rt, &started);
+    CHECK(status == FABRIC_STATUS_OK && started != NULL, "observe: runtime start");
+    if (status != FABRIC_STATUS_OK || started == NULL) {
+        fabric_string_free(started);
+        return;
+    }
+    char runtime_id[128] = {0};
+    const char *key = "\"runtime_id\":\"";
+    const char *at = strstr(started, key);
+    if (at != NULL) {
+        at += strlen(key);
+        size_t n = 0;
+        while (at[n] != '\0' && at[n] != '"' && n + 1 < sizeof runtime_id) {
+            runtime_id[n] = at[n];
+            n++;
+        }
+    }
+    fabric_string_free(started);
+    CHECK(strncmp(runtime_id, "runtime-", 8) == 0, "observe: runtime id parsed");
+
+    EXPECT(FABRIC_STATUS_OK, "\"process_count\":", "snapshot of a live runtime",
+           fabric_runtime_resource_snapshot(rt, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"resource_snapshot\":{", "invoke result carries resource_snapshot",
+           fabric_runtime_invoke(rt, "{\"input\":\"stats\"}", &out));
+    EXPECT(FABRIC_STATUS_OK, "\"system_stats\":{", "invoke result carries system_stats",
+           fabric_runtime_invoke(rt, "{\"input\":\"stats\"}", &out));
+
+    char request[256];
+    snprintf(request, sizeof request,
+             "{\"scope\":\"runtime\",\"runtime_id\":\"%s\",\"level\":\"ready\"}", runtime_id);
+    EXPECT(FABRIC_STATUS_OK, "\"outcome\":\"passed\"", "check ready passes on the scripted adapter",
+           fabric_check(0, request, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"runtime_unavailable\"", "check of an unknown runtime is a report",
+           fabric_check(0, "{\"scope\":\"runtime\",\"runtime_id\":\"runtime-nope\"}", &out));
+    EXPECT(FABRIC_STATUS_OK, "\"unsupported_scope\"", "server scope is unsupported locally",
+           fabric_check(0, "{\"scope\":\"server\"}", &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "invalid_check_request", "check request breaking a rule",
+           fabric_check(0, "{\"scope\":\"runtime\"}", &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "invalid_check_request", "check request with an unknown field",
+           fabric_check(0, "{\"scope\":\"server\",\"bogus\":1}", &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "invalid_json", "check request that is not JSON",
+           fabric_check(0, "{", &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "check with a NULL request",
+           fabric_check(0, NULL, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "unknown_handle", "check in a never-issued environment",
+           fabric_check(9007199254740991ULL, request, &out));
+    CHECK(fabric_check(0, request, NULL) == FABRIC_STATUS_INVALID_ARGUMENT, "check with NULL out");
+
+    EXPECT(FABRIC_STATUS_OK, NULL, "observe: stop", fabric_runtime_stop(rt, &out));
+    EXPECT(FABRIC_STATUS_RESOURCE_UNAVAILABLE, "runtime_stopped", "snapshot after stop",
+           fabric_runtime_resource_snapshot(rt, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"runtime_unavailable\"", "check after stop",
+           fabric_check(0, request, &out));
+    CHECK(fabric_runtime_free(rt) == FABRIC_STATUS_OK, "observe: free");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "snapshot after free",
+           fabric_runtime_resource_snapshot(rt, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_handle", "snapshot on handle 0",
+           fabric_runtime_resource_snapshot(0, &out));
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) {
         root = argv[1];
@@ -344,6 +408,7 @@ int main(int argc, char **argv) {
     test_runtime();
     test_environment();
     test_concurrent_invokes();
+    test_observe();
     printf("abi_test: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

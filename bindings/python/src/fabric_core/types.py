@@ -294,13 +294,13 @@ class ResourceObservation(FabricMapping):
 
 class GaugeSummary(FabricMapping):
     """Sampled reductions of one gauge: ``sampled_peak``, ``min``, ``max``,
-    ``time_weighted_mean`` (hold-last), ``final_value``, ``observations``,
+    ``time_weighted_mean`` (hold-last), ``final``, ``observations``,
     ``covered_seconds``, ``covered_fraction``."""
 
     _fields = frozenset(
         {
             "observations",
-            "final_value",
+            "final",
             "sampled_peak",
             "min",
             "max",

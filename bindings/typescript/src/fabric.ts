@@ -7,8 +7,10 @@
  * const first = await runtime.invoke({ input: "hello" });
  * ```
  */
-import { FabricConfigError, FabricStateError } from "./errors";
+import { FabricConfigError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
 import type {
+  CheckReport,
+  CheckRequest,
   DoctorReport,
   EnvironmentInfo,
   FabricConfig,
@@ -16,6 +18,7 @@ import type {
   RunRequest,
   RunResult,
   RuntimeInfo,
+  RuntimeResourceSnapshot,
   RuntimeStatusInfo,
   RuntimeStopResult,
 } from "./models";
@@ -163,6 +166,21 @@ export class Fabric {
     return environment.release();
   }
 
+  /**
+   * Checks a runtime's health and resolves with a frozen {@link CheckReport}. Every outcome
+   * (`passed`, `failed`, `unknown`, `unsupported`) is a report; only an invalid request
+   * rejects (FabricConfigError, code `invalid_check_request`, the field in
+   * `details.path`). Checks use their own connection to the adapter host, so they complete
+   * while an invocation is pending. One deadline (`timeout_seconds`, default 3) covers the
+   * whole check.
+   */
+  async check(options: CheckOptions): Promise<CheckReport> {
+    const environment = options.environment ?? null;
+    const handle = environment === null ? 0 : environment.nativeHandle();
+    const request = cString(JSON.stringify(options.request), "check request");
+    return deepFreeze(parse<CheckReport>(await this.library.call("fabric_check", [handle, request])));
+  }
+
   /** Starts a runtime for ordered invocations; close it with `stop()` or `await using`. */
   async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
     options.signal?.throwIfAborted();
@@ -177,6 +195,24 @@ export class Fabric {
     });
     return new Runtime(library, handle, parse<RuntimeInfo>(text));
   }
+}
+
+export interface CheckOptions {
+  /** The health-check request (`scope`, `runtime_id`, `level`, `timeout_seconds`). */
+  request: CheckRequest;
+  /**
+   * The environment the runtime was started in ({@link Environment.startRuntime}); omit it
+   * for runtimes from {@link Fabric.startRuntime}.
+   */
+  environment?: Environment | null;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value as object)) deepFreeze(item);
+  }
+  return value;
 }
 
 /** GC backstop: frees handles of environments dropped without `close()`. */
@@ -212,6 +248,14 @@ export class Environment implements AsyncDisposable {
   private live(): number {
     if (this.handle === 0) {
       throw new FabricStateError("the environment was closed", { stage: "start", code: "environment_closed" });
+    }
+    return this.handle;
+  }
+
+  /** @internal The C ABI handle for {@link Fabric.check}; throws once closed. */
+  nativeHandle(): number {
+    if (this.handle === 0) {
+      throw new FabricStateError("the environment was closed", { stage: "check", code: "environment_closed" });
     }
     return this.handle;
   }
@@ -352,6 +396,22 @@ export class Runtime implements AsyncDisposable {
   async status(): Promise<RuntimeStatusInfo> {
     if (this.handle === 0) return { runtime_id: this.runtimeId, state: "stopped" };
     return parse(await this.library.call("fabric_runtime_status", [this.handle]));
+  }
+
+  /**
+   * Reads this runtime's process tree now (memory, process count, CPU time). Does not
+   * wait for a pending invocation. Rejects with ResourceObservationUnavailableError when
+   * the runtime is stopped or stopping, its host exited or the tree could not be read
+   * consistently, and ResourceObservationUnsupportedError where no reader exists.
+   */
+  async resourceSnapshot(): Promise<RuntimeResourceSnapshot> {
+    if (this.handle === 0 || this.stopping !== null) {
+      throw new ResourceObservationUnavailableError("the runtime is stopped or stopping; its process tree is gone", {
+        stage: "resource_snapshot",
+        code: "resource_observation_unavailable",
+      });
+    }
+    return parse(await this.library.call("fabric_runtime_resource_snapshot", [this.handle]));
   }
 
   /** Stops the runtime once (later calls resolve with the same result) and frees its handle. */

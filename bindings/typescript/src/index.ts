@@ -3,7 +3,7 @@
  * library for TypeScript adapters (`fabric-core/adapter`).
  */
 export { Environment, Fabric, Runtime } from "./fabric";
-export type { CallOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
+export type { CallOptions, CheckOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
 export * from "./errors";
 export type * from "./models";
 export { libraryPath, EXPECTED_ABI_VERSION } from "./native";

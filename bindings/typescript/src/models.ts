@@ -94,8 +94,9 @@ export interface RunResult {
   events?: FabricEvent[];
   telemetry?: JsonObject;
   metadata?: JsonObject;
-  system_stats?: JsonObject;
-  resource_snapshot?: JsonObject;
+  /** Absent or null when disabled (`system_stats: null` in the config). */
+  system_stats?: InvocationSystemStats | null;
+  resource_snapshot?: RuntimeResourceSnapshot | null;
   [key: string]: unknown;
 }
 
@@ -173,5 +174,133 @@ export interface EnvironmentInfo {
   env_names?: string[];
   released?: boolean;
   handle?: number;
+  [key: string]: unknown;
+}
+
+/** One reading of a runtime's process tree: the local adapter host and its descendants. */
+export interface RuntimeResourceSnapshot {
+  runtime_id: string;
+  /** When the adapter host was started (RFC 3339 UTC). */
+  started_at: string;
+  /** When the values were read (RFC 3339 UTC). */
+  observed_at: string;
+  /** Sum of the resident set sizes of the live processes. */
+  resident_memory_bytes: number;
+  /** Live processes, the adapter host included. */
+  process_count: number;
+  /** CPU time since the host started, exited descendants included. */
+  cpu_time_seconds: number;
+  [key: string]: unknown;
+}
+
+/** `available` (snapshot set), `unavailable`/`unsupported` (reason set) or `not_collected`. */
+export type ObservationStatus = "available" | "unavailable" | "unsupported" | "not_collected";
+
+/** An endpoint observation of invocation stats. Missing values are never zeros. */
+export interface ResourceObservation {
+  status: ObservationStatus | string;
+  snapshot?: RuntimeResourceSnapshot | null;
+  reason?: string | null;
+  [key: string]: unknown;
+}
+
+/** Sampled reductions of one gauge. */
+export interface GaugeSummary {
+  observations?: number;
+  final?: number | null;
+  sampled_peak?: number | null;
+  min?: number | null;
+  max?: number | null;
+  /** Hold-last time-weighted mean, excluding gaps over twice the cadence. */
+  time_weighted_mean?: number | null;
+  covered_seconds?: number;
+  covered_fraction?: number;
+  [key: string]: unknown;
+}
+
+export interface StatsDiagnostic {
+  code: string;
+  message: string;
+  count?: number | null;
+  [key: string]: unknown;
+}
+
+/** Periodic sampling during one invocation (`system_stats.sampled`). */
+export interface SampledStats {
+  interval_ms: number;
+  max_samples: number;
+  retained_samples: number;
+  dropped_samples: number;
+  truncated: boolean;
+  collection_seconds?: number;
+  largest_gap_seconds?: number;
+  span_seconds?: number;
+  resident_memory_bytes?: GaugeSummary | null;
+  process_count?: GaugeSummary | null;
+  cgroup_memory_current_bytes?: GaugeSummary | null;
+  cpu_time_seconds?: JsonObject | null;
+  diagnostics?: StatsDiagnostic[];
+  /** `system-stats.jsonl` artifact. */
+  samples?: { name: string; kind?: string; path: string; media_type?: string; metadata?: JsonObject } | null;
+  /** `system-stats-summary.json` artifact. */
+  summary?: { name: string; kind?: string; path: string; media_type?: string; metadata?: JsonObject } | null;
+  [key: string]: unknown;
+}
+
+/** Process and cgroup measurements around one invocation (`RunResult.system_stats`). */
+export interface InvocationSystemStats {
+  /** Monotonic seconds of the adapter exchange only. */
+  elapsed_seconds: number;
+  before: ResourceObservation;
+  after: ResourceObservation;
+  /** Absent or null when either reading is missing, identities differ or the counter decreased. */
+  cpu_time_seconds_estimate?: number | null;
+  collected_groups?: string[];
+  /** before/after/deltas of the adapter host's cgroup (Linux cgroup v2). */
+  cgroup?: JsonObject | null;
+  sampled?: SampledStats | null;
+  [key: string]: unknown;
+}
+
+export type HealthLevel = "live" | "active" | "ready";
+export type CheckOutcome = "passed" | "failed" | "unknown" | "unsupported";
+
+/** A health-check request for {@link Fabric.check}. */
+export interface CheckRequest {
+  /** `runtime` needs `runtime_id`; `service` needs `service_id`; `server` takes neither. */
+  scope: "runtime" | "service" | "server";
+  runtime_id?: string | null;
+  service_id?: string | null;
+  /** Default `live`; earlier levels are evaluated first. */
+  level?: HealthLevel;
+  /** The whole check's budget; default 3, positive and finite. */
+  timeout_seconds?: number | null;
+}
+
+/** One observation that ran, in evaluation order. */
+export interface CheckObservation {
+  level: HealthLevel;
+  outcome: CheckOutcome;
+  reason?: string | null;
+  /** Fixed evidence-source id, e.g. `scripted:process`, or `fabric:*` from the core. */
+  source_id: string;
+  observed_at: string;
+  [key: string]: unknown;
+}
+
+/** An immutable health report (`fabric.check/v1alpha1`); every outcome is a report. */
+export interface CheckReport {
+  schema_version: string;
+  scope: "runtime" | "service" | "server";
+  target: { runtime_id?: string | null; service_id?: string | null; [key: string]: unknown };
+  level: HealthLevel | null;
+  outcome: CheckOutcome;
+  reason: string | null;
+  checks: readonly CheckObservation[];
+  started_at: string;
+  finished_at: string;
+  elapsed_ms: number;
+  /** `idle`/`busy`: whether a Fabric invocation is pending; null when unknown. */
+  activity: "idle" | "busy" | null;
   [key: string]: unknown;
 }

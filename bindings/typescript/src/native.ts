@@ -59,6 +59,7 @@ export class NativeLibrary {
   readonly abiVersion: number;
   private readonly stringFree: (pointer: unknown) => void;
   private readonly functions: Record<string, NativeFunction>;
+  private readonly missing = new Set<string>();
   readonly runtimeFree: (handle: number) => number;
   readonly environmentFree: (handle: number) => number;
 
@@ -98,6 +99,19 @@ export class NativeLibrary {
       ),
       fabric_environment_release: declare("int32_t fabric_environment_release(uint64_t environment, _Out_ void **out)"),
     };
+    // Newer symbols: a library without them still loads; calling them rejects.
+    const optional = (name: string, signature: string) => {
+      try {
+        this.functions[name] = declare(signature);
+      } catch {
+        this.missing.add(name);
+      }
+    };
+    optional(
+      "fabric_runtime_resource_snapshot",
+      "int32_t fabric_runtime_resource_snapshot(uint64_t runtime, _Out_ void **out)",
+    );
+    optional("fabric_check", "int32_t fabric_check(uint64_t environment, const char *request_json, _Out_ void **out)");
     this.environmentFree = lib.func("int32_t fabric_environment_free(uint64_t environment)") as (handle: number) => number;
     this.runtimeFree = lib.func("int32_t fabric_runtime_free(uint64_t runtime)") as (handle: number) => number;
   }
@@ -120,6 +134,11 @@ export class NativeLibrary {
 
   /** Calls `name(...args, &out)` on a worker thread; resolves with the `*out` text. */
   call(name: string, args: unknown[]): Promise<string | null> {
+    if (this.missing.has(name)) {
+      return Promise.reject(
+        new FabricNativeUnavailableError(`${this.path} does not export ${name}`, { code: "native_symbol_missing", stage: "config" }),
+      );
+    }
     const fn = this.functions[name] as NativeFunction;
     const out: unknown[] = [null];
     return new Promise((resolve, reject) => {

@@ -26,3 +26,19 @@ test("the quickstart example runs", () => {
     "turn second: before that you said first",
   ]);
 });
+
+test("docs/typescript.md shows the health example verbatim, and it runs", () => {
+  const doc = fs.readFileSync(DOC, "utf8");
+  const example = fs.readFileSync(path.join(PACKAGE, "src", "examples", "health.ts"), "utf8");
+  assert.ok(doc.includes(example.trim()), "docs/typescript.md must contain src/examples/health.ts");
+  const child = spawnSync(process.execPath, [path.join(__dirname, "..", "examples", "health.js")], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(child.stdout.trim().split("\n"), [
+    "processes: 1 rss > 0: true",
+    "after: available sampled peak >= 350 MiB: true",
+    "check: passed live,active,ready",
+  ]);
+});

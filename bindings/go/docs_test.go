@@ -34,3 +34,26 @@ func TestQuickstartRuns(t *testing.T) {
 		t.Fatalf("got:\n%s", out)
 	}
 }
+
+func TestHealthExampleRuns(t *testing.T) {
+	scriptedDescriptor(t)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "go.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join("examples", "health", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), strings.TrimSpace(string(example))) {
+		t.Fatal("docs/go.md must contain examples/health/main.go verbatim")
+	}
+	out, err := exec.Command("go", "run", "./examples/health").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "processes: 1 rss > 0: true\nafter: available sampled peak >= 350 MiB: true\ncheck: passed [live active ready]\n"
+	if string(out) != want {
+		t.Fatalf("got:\n%s", out)
+	}
+}

@@ -16,6 +16,7 @@ package fabric
 import (
 	"context"
 	"encoding/json"
+	"runtime"
 )
 
 // Fabric is the entry point. It holds no resources; copies are fine.
@@ -203,4 +204,30 @@ func (f *Fabric) StartRuntime(ctx context.Context, config any, opts ...Option) (
 		return nil, err
 	}
 	return newRuntime(result.handle, info), nil
+}
+
+// Check checks a runtime's health. env is the environment the runtime was started in
+// (Environment.StartRuntime), or nil for runtimes from StartRuntime. Every outcome
+// (passed, failed, unknown, unsupported) is a *CheckReport; only an invalid request is an
+// error (*ConfigError, code invalid_check_request), besides ctx.Err(). Checks use their
+// own connection to the adapter host, so they complete while an invocation is pending.
+func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckRequest) (*CheckReport, error) {
+	data, err := json.Marshal(request)
+	if err != nil {
+		return nil, &ConfigError{Info{Stage: "check", Code: "invalid_check_request", Message: "check request cannot be encoded as JSON: " + err.Error()}}
+	}
+	var handle uint64
+	if env != nil {
+		handle = env.handle
+	}
+	result, err := await(ctx, func() nativeResult { return nativeCheck(handle, string(data)) }, nil)
+	runtime.KeepAlive(env)
+	if err != nil {
+		return nil, err
+	}
+	report := &CheckReport{}
+	if err := decodeInto(result, report); err != nil {
+		return nil, err
+	}
+	return report, nil
 }

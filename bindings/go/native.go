@@ -189,6 +189,25 @@ func nativeStatus(handle uint64) nativeResult {
 	return nativeResult{status: int32(status), text: text, has: has}
 }
 
+func nativeResourceSnapshot(handle uint64) nativeResult {
+	var out *C.char
+	status := C.fabric_runtime_resource_snapshot(C.fabric_runtime(handle), &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
+func nativeCheck(environment uint64, request string) nativeResult {
+	cRequest, err := cstring(request, "check request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	var out *C.char
+	status := C.fabric_check(C.fabric_environment(environment), cRequest, &out)
+	text, has := take(out)
+	return nativeResult{status: int32(status), text: text, has: has}
+}
+
 func nativeFree(handle uint64) {
 	C.fabric_runtime_free(C.fabric_runtime(handle))
 }

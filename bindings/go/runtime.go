@@ -20,6 +20,8 @@ type Runtime struct {
 	mu     sync.Mutex
 	orphan chan struct{} // closed when an invocation abandoned by its context finishes
 	failed bool
+	// stopStarted is set when Stop begins (before the native stop finishes).
+	stopStarted bool
 
 	stopOnce   sync.Once
 	stopDone   chan struct{}
@@ -126,10 +128,41 @@ func (r *Runtime) Status(ctx context.Context) (*RuntimeStatus, error) {
 	return status, nil
 }
 
+// ResourceSnapshot reads the runtime's process tree now (memory, process count, CPU
+// time). It does not wait for a pending invocation. Errors: *ResourceUnavailableError
+// (stopped or stopping runtime, exited host, a tree that could not be read consistently),
+// *ResourceUnsupportedError (no reader for this adapter kind or OS), or ctx.Err().
+func (r *Runtime) ResourceSnapshot(ctx context.Context) (*RuntimeResourceSnapshot, error) {
+	r.mu.Lock()
+	stopped := r.closedLocked() || r.stopStarted
+	r.mu.Unlock()
+	if stopped {
+		return nil, &ResourceUnavailableError{Info{
+			Status:  StatusResourceUnavailable,
+			Stage:   "resource_snapshot",
+			Code:    "resource_observation_unavailable",
+			Message: "the runtime is stopped or stopping; its process tree is gone",
+		}}
+	}
+	result, err := await(ctx, func() nativeResult { return nativeResourceSnapshot(r.handle) }, nil)
+	runtime.KeepAlive(r)
+	if err != nil {
+		return nil, err
+	}
+	snapshot := &RuntimeResourceSnapshot{}
+	if err := decodeInto(result, snapshot); err != nil {
+		return nil, err
+	}
+	return snapshot, nil
+}
+
 // Stop stops the runtime once; every call returns the same result. If ctx is done
 // first, Stop returns ctx.Err() and the stop completes in the background.
 func (r *Runtime) Stop(ctx context.Context) (*StopResult, error) {
 	r.stopOnce.Do(func() {
+		r.mu.Lock()
+		r.stopStarted = true
+		r.mu.Unlock()
 		go func() {
 			result := nativeStop(r.handle)
 			stop := &StopResult{}

@@ -95,3 +95,36 @@ test("the Node binding drives the echo adapter: two turns, isolation, failures",
     },
   );
 });
+
+test("the core checks the echo adapter's health through the Node binding, also during a slow invoke", { skip: missing(libraryPath()) }, async () => {
+  const fabric = new Fabric();
+  const failing = config("health-fail", {});
+  (failing.harness as { settings: Record<string, unknown> }).settings = { health: { fail: "ready" } };
+  {
+    await using runtime = await fabric.startRuntime(config("health"));
+    const report = await fabric.check({ request: { scope: "runtime", runtime_id: runtime.runtimeId, level: "ready" } });
+    assert.equal(report.outcome, "passed", JSON.stringify(report));
+    assert.deepEqual(
+      report.checks.map((check) => check.source_id),
+      ["echo:live", "echo:active", "echo:ready"],
+    );
+    const pending = runtime.invoke({ request: { input: "slow", context: { scripted: { sleep_ms: 1500 } } } });
+    let finished = false;
+    void pending.then(() => (finished = true));
+    const deadline = Date.now() + 10_000;
+    while ((await runtime.status()).state !== "busy") {
+      assert.ok(Date.now() < deadline, "the invocation never became busy");
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    const during = await fabric.check({ request: { scope: "runtime", runtime_id: runtime.runtimeId, level: "ready", timeout_seconds: 1 } });
+    assert.equal(during.outcome, "passed", JSON.stringify(during));
+    assert.equal(during.activity, "busy");
+    assert.equal(finished, false, "the invoke is still pending");
+    assert.equal(output(await pending).response, "slow");
+  }
+  {
+    await using runtime = await fabric.startRuntime(failing);
+    const report = await fabric.check({ request: { scope: "runtime", runtime_id: runtime.runtimeId, level: "ready" } });
+    assert.deepEqual([report.outcome, report.reason], ["failed", "echo_forced_failure"]);
+  }
+});

@@ -7,6 +7,10 @@
 //!   compact RunResult JSON per output line. A line holding a JSON object is a RunRequest;
 //!   any other JSON value (for example a string) is the request's `input`.
 //!
+//! - `--check-level LEVEL` (one invocation): health-check the new runtime first; the
+//!   CheckReport is added to the printed RunResult under `check`. When the check does not
+//!   pass, nothing is invoked and only `{"check": report}` is printed (exit 1).
+//!
 //! Exit codes: 0 every result succeeded; 1 a result failed or was cancelled; 2 invalid
 //! config, request or input file (`{"error": {...}}` on stdout, nothing started); 3 the
 //! runtime failed before a result (`{"error": {...}}` on stdout).
@@ -20,6 +24,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use fabric_config::agent::RunStatus;
+use fabric_config::health::HealthLevel;
 use fabric_config::{ErrorInfo, FabricConfig, RunRequest, RunResult, Stage};
 use fabric_host::{ErrorClass, Fabric, HostError, RunOptions};
 use serde_json::{Value, json};
@@ -40,13 +45,17 @@ pub struct Args {
     /// JSON-lines file: one runtime, one invocation per line, one RunResult per output line.
     #[arg(long)]
     pub inputs: Option<PathBuf>,
+    /// Health-check the runtime at this level (live, active, ready) before the invocation;
+    /// the CheckReport is printed under `check`, and the invocation runs only when it passed.
+    #[arg(long, value_parser = crate::cmd_check::parse_level, conflicts_with = "inputs")]
+    pub check_level: Option<HealthLevel>,
 }
 
 fn invalid(code: &str, message: String, path: &Path) -> ErrorInfo {
     ErrorInfo::new(Stage::Config, code, message).with_metadata("file", path.display().to_string())
 }
 
-fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
+pub(crate) fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
     let text = std::fs::read_to_string(path).map_err(|error| {
         invalid(
             "config_read_failed",
@@ -58,7 +67,7 @@ fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
         .map_err(|error| ErrorInfo::from(error).with_metadata("file", path.display().to_string()))
 }
 
-fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
+pub(crate) fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
     match &args.base_dir {
         Some(dir) => dir.clone(),
         None => args
@@ -141,7 +150,7 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
 }
 
 /// Exit code of a facade error: config and capability problems are 2, the rest 3.
-fn exit_for(error: &HostError) -> u8 {
+pub(crate) fn exit_for(error: &HostError) -> u8 {
     match error.class() {
         ErrorClass::Config | ErrorClass::Capability => EXIT_INVALID,
         _ => EXIT_RUNTIME,
@@ -218,6 +227,9 @@ pub fn run(args: Args) -> ExitCode {
             return print_error(&info, EXIT_INVALID);
         }
     };
+    if let Some(level) = args.check_level {
+        return run_checked(&config, request, &options, level);
+    }
     let began = Instant::now();
     match Fabric::new().run(&config, request, &options) {
         Ok(result) => {
@@ -226,6 +238,36 @@ pub fn run(args: Args) -> ExitCode {
             }
             print_json(&serde_json::to_value(&result).unwrap_or(Value::Null));
             ExitCode::from(exit_for_status(result.status))
+        }
+        Err(error) => {
+            let exit = exit_for(&error);
+            print_error(&ErrorInfo::from(error), exit)
+        }
+    }
+}
+
+/// `fabric run --check-level`: the RunResult with the CheckReport under `check`, or only
+/// `{"check": report}` (exit 1) when the check did not pass and nothing was invoked.
+fn run_checked(
+    config: &FabricConfig,
+    request: RunRequest,
+    options: &RunOptions,
+    level: HealthLevel,
+) -> ExitCode {
+    let began = Instant::now();
+    match Fabric::new().run_checked(config, request, options, level, None) {
+        Ok((report, Some(result))) => {
+            if std::io::stderr().is_terminal() {
+                eprintln!("{}", summary(&result, began.elapsed().as_millis()));
+            }
+            let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
+            value["check"] = serde_json::to_value(&report).unwrap_or(Value::Null);
+            print_json(&value);
+            ExitCode::from(exit_for_status(result.status))
+        }
+        Ok((report, None)) => {
+            print_json(&json!({ "check": report }));
+            ExitCode::from(EXIT_FAILED)
         }
         Err(error) => {
             let exit = exit_for(&error);

@@ -9,11 +9,12 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-mod output;
-mod cmd_validate;
-mod cmd_schema;
+mod cmd_check;
 mod cmd_plan;
 mod cmd_run;
+mod cmd_schema;
+mod cmd_validate;
+mod output;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.
 #[derive(Debug, Parser)]
@@ -39,6 +40,8 @@ enum Command {
     Adapters(cmd_plan::AdaptersArgs),
     /// Start a runtime, invoke it, stop it and print the RunResult JSON.
     Run(cmd_run::Args),
+    /// Start a runtime, health-check it, print the CheckReport JSON and stop it.
+    Check(cmd_check::Args),
 }
 
 /// Arguments shared by commands that read a config file.
@@ -61,5 +64,6 @@ fn main() -> ExitCode {
         Command::Inspect(args) => cmd_plan::inspect(args),
         Command::Adapters(args) => cmd_plan::adapters(args),
         Command::Run(args) => cmd_run::run(args),
+        Command::Check(args) => cmd_check::run(args),
     }
 }

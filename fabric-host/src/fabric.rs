@@ -16,7 +16,7 @@ use crate::error::{ErrorClass, HostError};
 use crate::live;
 use crate::runtime::{Runtime, RuntimeOptions, StopSummary};
 use fabric_config::health::{
-    Activity, CheckOutcome, CheckReport, CheckRequest, CheckScope, reason,
+    Activity, CheckOutcome, CheckReport, CheckRequest, CheckScope, HealthLevel, reason,
 };
 use fabric_health::client::Check;
 
@@ -236,6 +236,44 @@ impl Fabric {
             .fabric_home
             .join(fabric_health::wire::ENDPOINT_FILE_NAME);
         Ok(check.run(&endpoint))
+    }
+
+    /// `start`, a health check of the new runtime at `level`, then — only when the check
+    /// passed — `invoke`; always `stop`. Returns the report and the result (`None` when the
+    /// check did not pass). Stop problems are folded into the result as in [`Fabric::run`].
+    pub fn run_checked(
+        &self,
+        config: &FabricConfig,
+        request: RunRequest,
+        options: &RunOptions,
+        level: HealthLevel,
+        timeout_seconds: Option<f64>,
+    ) -> Result<(CheckReport, Option<RunResult>), HostError> {
+        let mut check = CheckRequest::runtime("runtime-pending").with_level(level);
+        check.timeout_seconds = timeout_seconds;
+        check.validate().map_err(|info| HostError::Plan {
+            info: Box::new(info),
+            class: ErrorClass::Config,
+        })?;
+        let plan = self.plan(config, options)?;
+        let runtime = self.start_runtime_plan(&plan, &options.runtime)?;
+        check.runtime_id = Some(runtime.runtime_id().to_owned());
+        let report = match self.check(None, &check) {
+            Ok(report) => report,
+            Err(error) => {
+                runtime.stop();
+                return Err(error);
+            }
+        };
+        if !report.passed() {
+            runtime.stop();
+            return Ok((report, None));
+        }
+        let outcome = runtime.invoke(request);
+        let (stop, summary) = runtime.stop_inner();
+        let mut result = outcome?;
+        fold_stop(&mut result, stop.events, summary);
+        Ok((report, Some(result)))
     }
 
     /// Releases a prepared environment. Local release keeps caller-owned files; runtimes

@@ -16,6 +16,7 @@ from fabric_core import (
     Fabric,
     FabricConfig,
     FabricConfigError,
+    FabricStateError,
     InvocationSystemStats,
     ResourceObservationUnavailableError,
     RunRequest,
@@ -188,6 +189,9 @@ def test_check_in_an_environment_and_during_a_pending_invoke(config) -> None:
                 await runtime.stop()
         finally:
             await fabric.release_environment(environment)
+        with pytest.raises(FabricStateError) as caught:
+            await fabric.check(environment=environment, request=CheckRequest(runtime_id=runtime.runtime_id))
+        assert caught.value.code == "environment_released"
 
     asyncio.run(main())
 

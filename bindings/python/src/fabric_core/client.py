@@ -217,7 +217,8 @@ class Fabric:
         ``runtime_unavailable``, ``probe_timeout``, ``observation_changed``) or
         ``unsupported`` (``unsupported_adapter``, ``unsupported_scope``). An invalid request
         raises ``FabricConfigError`` (code ``invalid_check_request``, the field in
-        ``details["path"]``). Checks run on their own connection to the adapter host, so
+        ``details["path"]``); a released environment raises ``FabricStateError`` (code
+        ``environment_released``). Checks run on their own connection to the adapter host, so
         they complete while an invocation is pending.
         """
 
@@ -240,8 +241,9 @@ class Fabric:
         if environment is not None:
             env_handle = environment.native_handle
             if env_handle == 0:
-                # A released environment has no runtimes: report it like the core would.
-                env_handle = environment._handle
+                raise FabricStateError(
+                    "environment was already released", stage="check", code="environment_released"
+                )
         request_bytes = dumps(payload)
         text = await call_blocking(
             lambda: library.fabric_check(env_handle, request_bytes, _ffi.out_slot())

@@ -1,6 +1,7 @@
 //! Cross-language: the Rust client checks the TypeScript adapter host library's listener
 //! (`bindings/typescript/src/adapter/health.ts`, used by `serve()` from `fabric-core/adapter`).
-//! Needs `node`; builds `bindings/typescript` (npm run build) when its `dist/` is missing.
+//! Needs `node`; builds `bindings/typescript` (npm run build) when its `dist/` is missing or
+//! stale.
 //! Skipped only when node is missing and `CI` is unset.
 
 use std::io::{BufRead, BufReader, Write};
@@ -47,10 +48,14 @@ fn node() -> Option<&'static str> {
         .then_some("node")
 }
 
-/// `dist/adapter/index.js`, built with `npm run build` when missing.
+/// `dist/adapter/index.js`, built with `npm run build` when the compiled listener is missing
+/// or older than its source.
 fn adapter_module() -> PathBuf {
     let module = typescript_dir().join("dist/adapter/index.js");
-    if !module.exists() {
+    let modified = |p: PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let compiled = modified(typescript_dir().join("dist/adapter/health.js"));
+    let source = modified(typescript_dir().join("src/adapter/health.ts"));
+    if compiled.is_none() || compiled < source {
         let status = Command::new("npm")
             .args(["run", "--silent", "build"])
             .current_dir(typescript_dir())

@@ -209,7 +209,8 @@ func (f *Fabric) StartRuntime(ctx context.Context, config any, opts ...Option) (
 // Check checks a runtime's health. env is the environment the runtime was started in
 // (Environment.StartRuntime), or nil for runtimes from StartRuntime. Every outcome
 // (passed, failed, unknown, unsupported) is a *CheckReport; only an invalid request is an
-// error (*ConfigError, code invalid_check_request), besides ctx.Err(). Checks use their
+// error (*ConfigError, code invalid_check_request; *StateError environment_released for a
+// released env), besides ctx.Err(). Checks use their
 // own connection to the adapter host, so they complete while an invocation is pending.
 func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckRequest) (*CheckReport, error) {
 	data, err := json.Marshal(request)
@@ -218,6 +219,11 @@ func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckReque
 	}
 	var handle uint64
 	if env != nil {
+		select {
+		case <-env.released:
+			return nil, &StateError{Info{Status: StatusState, Stage: "check", Code: "environment_released", Message: "environment was already released"}}
+		default:
+		}
 		handle = env.handle
 	}
 	result, err := await(ctx, func() nativeResult { return nativeCheck(handle, string(data)) }, nil)

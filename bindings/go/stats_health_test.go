@@ -167,6 +167,17 @@ func TestCheckDuringInvokeInEnvironment(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if err := rt.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.Check(ctx, env, fabric.CheckRequest{Scope: fabric.ScopeRuntime, RuntimeID: rt.ID()})
+	var stateErr *fabric.StateError
+	if !errors.As(err, &stateErr) || stateErr.Code != "environment_released" {
+		t.Fatalf("released environment: want *StateError environment_released, got %T %v", err, err)
+	}
 }
 
 // waitBusy polls the core's runtime state until the invocation is in flight (deadline 10 s).

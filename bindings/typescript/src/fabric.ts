@@ -176,6 +176,7 @@ export class Fabric {
    */
   async check(options: CheckOptions): Promise<CheckReport> {
     const environment = options.environment ?? null;
+    // A released environment rejects with FabricStateError (`environment_released`).
     const handle = environment === null ? 0 : environment.nativeHandle();
     const request = cString(JSON.stringify(options.request), "check request");
     return deepFreeze(parse<CheckReport>(await this.library.call("fabric_check", [handle, request])));
@@ -254,8 +255,8 @@ export class Environment implements AsyncDisposable {
 
   /** @internal The C ABI handle for {@link Fabric.check}; throws once closed. */
   nativeHandle(): number {
-    if (this.handle === 0) {
-      throw new FabricStateError("the environment was closed", { stage: "check", code: "environment_closed" });
+    if (this.handle === 0 || this.releasing !== null) {
+      throw new FabricStateError("the environment was released", { stage: "check", code: "environment_released" });
     }
     return this.handle;
   }

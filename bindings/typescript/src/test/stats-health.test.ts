@@ -10,6 +10,7 @@ import {
   Fabric,
   FabricConfigError,
   FabricRuntimeError,
+  FabricStateError,
   ResourceObservationUnavailableError,
   ResourceObservationUnsupportedError,
   errorFromStatus,
@@ -229,4 +230,10 @@ test("check in an environment passes while an invocation is pending", async () =
   assert.equal(report.activity, "busy");
   assert.equal(finished, false, "the invoke is still pending");
   assert.equal((await pending).status, "succeeded");
+  await runtime.stop();
+  await environment.release();
+  await assert.rejects(
+    fabric.check({ environment, request: { scope: "runtime", runtime_id: runtime.runtimeId } }),
+    (error: unknown) => error instanceof FabricStateError && error.code === "environment_released",
+  );
 });

@@ -23,8 +23,13 @@
 //! let runtime = fabric.start_runtime(&config, &options)?;
 //! let first = runtime.invoke(RunRequest::new("Hi, I'm Ada."))?;
 //! let second = runtime.invoke(RunRequest::new("What did I just say?"))?;
+//! // every local result carries system_stats and resource_snapshot (docs/stats.md)
+//! let snapshot = runtime.resource_snapshot()?;
+//! // health (docs/health.md): every outcome is a report
+//! let request = fabric_config::health::CheckRequest::runtime(runtime.runtime_id());
+//! let report = fabric.check(None, &request)?;
 //! let stopped = runtime.stop();
-//! # let _ = (first, second, stopped);
+//! # let _ = (first, second, snapshot, report, stopped);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!

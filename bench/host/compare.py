@@ -11,6 +11,9 @@ comparable for warm invokes. Upstream is measured by bench/host/upstream.py thro
 for the adapter host. Rounds alternate ours/upstream and each metric is the median of the
 per-round values, which keeps background load from favouring either side.
 
+Ours runs with `"system_stats": null` (upstream 0.5.0 has no invocation system stats); one
+extra row measures our default (stats at the invocation endpoints) on the Rust adapter.
+
 `--debug` measures an unoptimized build of ours (no optimized compile needed); upstream is
 always its released (optimized) native core, so only optimized numbers are comparable.
 """
@@ -28,6 +31,7 @@ METRICS = [
     ("warm invoke, python-echo (median µs)", "python_warm_invoke_us", "median", "lower"),
     ("warm invoke, Rust scripted (median µs)", "scripted_warm_invoke_us", "median", "lower"),
     ("protocol round trip only, Rust scripted (median µs)", "scripted_protocol_round_trip_us", "median", "lower"),
+    ("warm invoke, Rust scripted, system_stats on (median µs)", "scripted_warm_invoke_with_stats_us", "median", "lower"),
     ("cold run, python-echo (median ms)", "python_cold_run_ms", "median", "lower"),
     ("reference: python -c pass (median ms)", "python_startup_ms", "median", None),
     ("reference: adapter start-up, python + import (median ms)", "python_adapter_import_ms", "median", None),

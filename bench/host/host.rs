@@ -35,15 +35,18 @@ fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The bench config: the same JSON is used by bench/host/upstream.py (`--print-config`
-/// keeps them identical). The python-echo module is importable through PYTHONPATH.
+/// The bench config: the same JSON as bench/host/upstream.py uses, plus
+/// `"system_stats": null` — upstream 0.5.0 collects no invocation system stats, so ours
+/// are disabled for a like-for-like comparison (`scripted_warm_invoke_with_stats_us`
+/// measures the default). The python-echo module is importable through PYTHONPATH.
 fn config(adapter: &str, descriptor: &Path, settings: Value) -> FabricConfig {
     let mut value = json!({
         "schema_version": "fabric.agent/v1alpha1",
         "metadata": {"name": "bench"},
         "harness": {"adapter_id": adapter, "settings": settings},
         "discovery": {"local_paths": [descriptor]},
-        "runtime": {"timeout_seconds": 120}
+        "runtime": {"timeout_seconds": 120},
+        "system_stats": null
     });
     if adapter == "fabric.python-echo" {
         value["environment"] = json!({"env": {
@@ -219,6 +222,16 @@ fn main() {
     out.insert(
         "scripted_warm_invoke_us".into(),
         warm_invoke_us(&runtime, runs(2000)),
+    );
+    runtime.stop();
+    let mut with_stats = scripted.clone();
+    with_stats.system_stats = fabric_config::config::SystemStatsSetting::Default;
+    let runtime = fabric
+        .start_runtime(&with_stats, &options)
+        .expect("scripted runtime with stats");
+    out.insert(
+        "scripted_warm_invoke_with_stats_us".into(),
+        warm_invoke_us(&runtime, runs(500)),
     );
     runtime.stop();
     out.insert(

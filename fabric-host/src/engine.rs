@@ -38,7 +38,7 @@ const EXIT_POLL: Duration = Duration::from_millis(10);
 /// How long a pending operation waits for the exit after stdout EOF.
 const EOF_GRACE: Duration = Duration::from_millis(200);
 /// How long a lone waiting caller polls for its response before blocking.
-const SPIN: Duration = Duration::from_micros(200);
+pub(crate) const SPIN: Duration = Duration::from_micros(200);
 /// Read buffer shared by every host (the reactor is single-threaded).
 const READ_CHUNK: usize = 64 * 1024;
 /// Per-event read budget for one source before yielding to other hosts.
@@ -145,6 +145,7 @@ enum Cmd {
         line: Vec<u8>,
         stage: Stage,
         timeout: Duration,
+        spin: bool,
         reply: Reply<Result<Vec<u8>, HostError>>,
     },
     Stop {
@@ -193,6 +194,7 @@ pub fn engine_stats() -> Result<EngineStats, HostError> {
 #[derive(Debug)]
 pub(crate) struct PendingReply {
     stage: Stage,
+    spin: bool,
     wait: Receiver<Result<Vec<u8>, HostError>>,
 }
 
@@ -202,7 +204,8 @@ static WAITERS: AtomicUsize = AtomicUsize::new(0);
 impl PendingReply {
     /// Blocks until the response line (or a terminal error) arrives.
     ///
-    /// When this is the only waiting caller it first polls for up to [`SPIN`]: a fast host
+    /// When this is the only waiting caller of a host that answered its last request within
+    /// [`SPIN`] (`spin`), it first polls for up to [`SPIN`]: a fast host
     /// answers within that window, and a blocked thread's wake-up (on a virtual machine
     /// often longer than the whole exchange) is saved. With several callers waiting the
     /// CPU is better left to the hosts, so they block at once.
@@ -213,7 +216,7 @@ impl PendingReply {
         };
         let alone = WAITERS.fetch_add(1, AtomicOrdering::AcqRel) == 0;
         let result = (|| {
-            if alone {
+            if alone && self.spin {
                 let began = Instant::now();
                 loop {
                     match self.wait.try_recv() {
@@ -292,12 +295,15 @@ impl Engine {
 
     /// Sends one request line; the response is collected with [`PendingReply::wait`], so
     /// the caller can do other work while the host processes the request.
+    /// `spin`: the host is expected to answer within [`SPIN`] (it did last time), so the
+    /// reactor and a lone waiting caller poll briefly instead of sleeping.
     pub(crate) fn request_begin(
         &self,
         key: HostKey,
         line: Vec<u8>,
         stage: Stage,
         timeout: Duration,
+        spin: bool,
     ) -> Result<PendingReply, HostError> {
         let (reply, wait) = mpsc::sync_channel(1);
         self.send(Cmd::Request {
@@ -305,10 +311,11 @@ impl Engine {
             line,
             stage,
             timeout,
+            spin,
             reply,
         })
         .map_err(|reason| HostError::EngineUnavailable { stage, reason })?;
-        Ok(PendingReply { stage, wait })
+        Ok(PendingReply { stage, spin, wait })
     }
 
     /// Stops a host: optional graceful request line, then SIGTERM/SIGKILL to its group;
@@ -572,10 +579,11 @@ impl Reactor {
                 line,
                 stage,
                 timeout,
+                spin,
                 reply,
             } => {
                 self.request(key, line, stage, timeout, reply);
-                if WAITERS.load(AtomicOrdering::Acquire) <= 1 {
+                if spin && WAITERS.load(AtomicOrdering::Acquire) <= 1 {
                     self.spin_until = Some(Instant::now() + SPIN);
                 }
             }

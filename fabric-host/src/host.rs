@@ -9,15 +9,16 @@ use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use fabric_config::Stage;
 use mio::unix::pipe;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::engine::{Engine, Escalation, HostInit, HostKey, PendingReply, StopPolicy};
+use crate::engine::{Engine, Escalation, HostInit, HostKey, PendingReply, SPIN, StopPolicy};
 use crate::error::{Diagnostics, HostError, ProtocolViolation};
 use crate::stderr::StderrSink;
 use crate::sys;
@@ -94,6 +95,9 @@ pub struct Host {
     started_at: SystemTime,
     sink: Arc<StderrSink>,
     terminal: Mutex<Option<HostError>>,
+    /// Microseconds the last request took (0 before the first): decides whether waiting
+    /// polls briefly before sleeping.
+    last_round_trip_us: AtomicU64,
 }
 
 impl Host {
@@ -169,6 +173,7 @@ impl Host {
             started_at: SystemTime::now(),
             sink,
             terminal: Mutex::new(None),
+            last_round_trip_us: AtomicU64::new(0),
         })
     }
 
@@ -231,12 +236,18 @@ impl Host {
                 diagnostics: Diagnostics::default(),
             }
         })?;
-        let pending = self.engine.request_begin(self.key, line, stage, timeout);
+        let spin =
+            u128::from(self.last_round_trip_us.load(AtomicOrdering::Relaxed)) < SPIN.as_micros();
+        let began = Instant::now();
+        let pending = self
+            .engine
+            .request_begin(self.key, line, stage, timeout, spin);
         match pending {
             Ok(pending) => Ok(HostCall {
                 host: self,
                 operation: operation.to_owned(),
                 stage,
+                began,
                 pending,
             }),
             Err(error) => Err(self.settle(Err(error)).expect_err("error stays an error")),
@@ -325,16 +336,19 @@ pub struct HostCall<'a> {
     host: &'a Host,
     operation: String,
     stage: Stage,
+    began: Instant,
     pending: PendingReply,
 }
 
 impl HostCall<'_> {
     /// Waits for the response (same results as [`Host::call`]).
     pub fn wait(self) -> Result<Value, HostError> {
-        let result = self
-            .pending
-            .wait()
-            .and_then(|line| parse_response(&line, &self.operation, self.stage));
+        let line = self.pending.wait();
+        let micros = u64::try_from(self.began.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.host
+            .last_round_trip_us
+            .store(micros, AtomicOrdering::Relaxed);
+        let result = line.and_then(|line| parse_response(&line, &self.operation, self.stage));
         self.host.settle(result)
     }
 }

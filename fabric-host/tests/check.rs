@@ -277,3 +277,41 @@ fn the_endpoint_file_is_private_and_removed_at_stop() {
     assert!(runtime.fabric_home().is_dir(), "caller-owned home is kept");
     assert!(!endpoint.exists(), "endpoint file removed at stop");
 }
+
+/// The upstream-style python-echo adapter declares no health levels: unsupported, without
+/// contacting the host. Needs FABRIC_TEST_PYTHON (mandatory in CI).
+#[test]
+fn python_echo_is_an_unsupported_adapter() {
+    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "FABRIC_TEST_PYTHON must be set in CI"
+        );
+        eprintln!("skipped: set FABRIC_TEST_PYTHON to run the python-echo adapter");
+        return;
+    };
+    let root = repo_root();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let descriptor = root.join("adapters/python-echo/python-echo.fabric-adapter.json");
+    let config: fabric_config::FabricConfig = serde_json::from_value(json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "py"},
+        "harness": {"adapter_id": "fabric.python-echo"},
+        "discovery": {"local_paths": [descriptor]},
+        "environment": {"env": {"PYTHONPATH": root.join("adapters/python-echo/src")}}
+    }))
+    .expect("config");
+    let mut options = RunOptions::with_base_dir(dir.path());
+    options.runtime.python_interpreter = Some(python.into());
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options)
+        .expect("start");
+    let report = check(&runtime, HealthLevel::Ready);
+    assert_outcome(
+        &report,
+        CheckOutcome::Unsupported,
+        Some(reason::UNSUPPORTED_ADAPTER),
+    );
+    assert_eq!(report.activity, Some(Activity::Idle));
+    runtime.stop();
+}

@@ -5,8 +5,12 @@
 //! - Sampling overhead: 50 runtimes sampled every 10 ms by the one scheduler thread; CPU %
 //!   of that thread from `/proc/self/task/<tid>/stat`.
 //!
+//! - Invocation endpoints: `begin` + `finish` (sampling off, no artifacts) per selected
+//!   group and for the default (every group), on a 1-process tree in this process's cgroup.
+//!
 //! Environment: `FABRIC_BENCH_ITERS` (snapshot reads per case, default 2000),
-//! `FABRIC_BENCH_SECONDS` (sampling window, default 3).
+//! `FABRIC_BENCH_SECONDS` (sampling window, default 3), `FABRIC_BENCH_ONLY` (comma list of
+//! `snapshot`, `endpoints`, `sampling`; default all).
 
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -245,6 +249,50 @@ fn bench_floor(processes: usize, root: u32, iterations: u64) {
     );
 }
 
+/// `begin` + `finish` of one invocation (no sampling, no artifacts) for each group alone
+/// and for every group (the default `system_stats`), with a warm collector.
+fn bench_endpoints(pid: u32, iterations: u64) {
+    let collector = StatsCollector::default();
+    let target = StatsTarget {
+        runtime_id: "runtime-bench".to_owned(),
+        host_pid: pid,
+        started_at: SystemTime::now(),
+    };
+    let ids = InvocationIds {
+        invocation_id: "invocation-bench".to_owned(),
+        request_id: "r".to_owned(),
+    };
+    let cases: [(&str, Vec<SystemStatsGroup>); 5] = [
+        ("process", vec![SystemStatsGroup::Process]),
+        ("cgroup.cpu", vec![SystemStatsGroup::CgroupCpu]),
+        ("cgroup.memory", vec![SystemStatsGroup::CgroupMemory]),
+        ("cgroup.pressure", vec![SystemStatsGroup::CgroupPressure]),
+        ("all (default)", SystemStatsGroup::ALL.to_vec()),
+    ];
+    for (label, groups) in cases {
+        let config = SystemStatsConfig {
+            collect: Some(groups),
+            sampling: None,
+        };
+        for _ in 0..50 {
+            std::hint::black_box(collector.begin_with(&config, &target, &ids, None).finish());
+        }
+        let mut times = Vec::with_capacity(iterations as usize);
+        for _ in 0..iterations {
+            let start = Instant::now();
+            let finished = collector.begin_with(&config, &target, &ids, None).finish();
+            times.push(start.elapsed());
+            std::hint::black_box(finished);
+        }
+        times.sort();
+        println!(
+            "endpoints/{label}: begin+finish median {:.1} µs, p90 {:.1} µs ({iterations} invocations)",
+            percentile(&times, 0.5).as_secs_f64() * 1e6,
+            percentile(&times, 0.9).as_secs_f64() * 1e6,
+        );
+    }
+}
+
 fn main() {
     // `cargo test --benches` runs this binary with `--bench`-less test args; keep it quick.
     if std::env::args().any(|a| a == "--list" || a == "--test") {
@@ -252,7 +300,16 @@ fn main() {
     }
     let iterations = env_number("FABRIC_BENCH_ITERS", 2000);
     let seconds = env_number("FABRIC_BENCH_SECONDS", 3);
+    let only = std::env::var("FABRIC_BENCH_ONLY").unwrap_or_default();
+    let selected = |name: &str| only.is_empty() || only.split(',').any(|o| o.trim() == name);
+    if selected("endpoints") {
+        let tree = Tree::spawn(1);
+        bench_endpoints(tree.pid(), iterations);
+    }
     for processes in [1usize, 20] {
+        if !selected("snapshot") {
+            break;
+        }
         let tree = Tree::spawn(processes);
         let mut children = ProcReader::new("/proc");
         children.set_discovery(TreeDiscovery::ChildrenFiles);
@@ -281,5 +338,7 @@ fn main() {
             println!("resource_snapshot/20-process budget 200 µs: {verdict}");
         }
     }
-    bench_sampling(50, 10, seconds);
+    if selected("sampling") {
+        bench_sampling(50, 10, seconds);
+    }
 }

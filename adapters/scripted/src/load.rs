@@ -79,21 +79,51 @@ pub fn run_memory_steps(ballast: &mut Ballast, levels: &[u64], step_ms: u64) -> 
     peak
 }
 
-/// Busy-loops for `ms` milliseconds of wall time on this thread.
+/// Busy-loops until this thread has used `ms` milliseconds of CPU time (not wall time: on a
+/// loaded machine the loop runs longer, so tests can rely on the CPU counter moving). A wall
+/// clock cap of `10 × ms + 5 s` bounds the loop when the CPU clock cannot be read.
 pub fn burn_cpu(ms: u64) -> u64 {
-    let until = Instant::now() + Duration::from_millis(ms);
+    let want_ns = ms.saturating_mul(1_000_000);
+    let start_ns = thread_cpu_ns();
+    let cap = Instant::now() + Duration::from_millis(ms.saturating_mul(10).saturating_add(5_000));
     let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
     let mut rounds = 0u64;
-    while Instant::now() < until {
+    loop {
         for _ in 0..1024 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
         }
         rounds += 1;
+        if rounds % 64 == 0 {
+            let used = match (start_ns, thread_cpu_ns()) {
+                (Some(start), Some(now)) => now.saturating_sub(start) >= want_ns,
+                _ => false,
+            };
+            if used || Instant::now() >= cap {
+                break;
+            }
+        }
     }
     std::hint::black_box(x);
     rounds
+}
+
+/// CPU time of the calling thread in nanoseconds: `/proc/thread-self/schedstat` (ns), else
+/// utime + stime from `/proc/thread-self/stat` (clock ticks, assumed 100 Hz).
+fn thread_cpu_ns() -> Option<u64> {
+    if let Ok(text) = std::fs::read_to_string("/proc/thread-self/schedstat") {
+        if let Some(ns) = text.split_whitespace().next().and_then(|v| v.parse().ok()) {
+            return Some(ns);
+        }
+    }
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let fields: Vec<&str> = stat
+        .get(stat.rfind(')')? + 2..)?
+        .split_whitespace()
+        .collect();
+    let ticks = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(ticks * 10_000_000)
 }
 
 /// Spawns `n` long `sleep` children with null stdio (stdout stays reserved for the protocol).

@@ -235,52 +235,53 @@ fn not_found_suffix(skipped: &[PlanError]) -> Vec<PathBuf> {
         .collect()
 }
 
+/// What discovery needs to know about one descriptor kind (adapters or targets).
+struct Kind<T> {
+    /// `adapter` or `target` (ambiguity errors).
+    name: &'static str,
+    file_kind: DescriptorFileKind,
+    /// The raw JSON key holding the id (used when a file fails to load).
+    id_key: &'static str,
+    load: fn(&Path) -> Result<Arc<T>, PlanError>,
+    id: fn(&T) -> &String,
+    sha256: fn(&T) -> &String,
+    not_found: fn(String, Vec<String>, Vec<PathBuf>) -> PlanError,
+}
+
+const ADAPTERS: Kind<LoadedAdapter> = Kind {
+    name: "adapter",
+    file_kind: DescriptorFileKind::Adapter,
+    id_key: "adapter_id",
+    load: cached_adapter,
+    id: |a| &a.descriptor.adapter_id,
+    sha256: |a| &a.sha256,
+    not_found: |adapter_id, available, skipped| PlanError::AdapterNotFound {
+        adapter_id,
+        available,
+        skipped,
+    },
+};
+
+const TARGETS: Kind<LoadedTarget> = Kind {
+    name: "target",
+    file_kind: DescriptorFileKind::Target,
+    id_key: "id",
+    load: cached_target,
+    id: |t| &t.descriptor.id,
+    sha256: |t| &t.sha256,
+    not_found: |target_id, available, skipped| PlanError::TargetNotFound {
+        target_id,
+        available,
+        skipped,
+    },
+};
+
 /// Finds the adapter `adapter_id`.
 pub fn find_adapter(
     options: &DiscoveryOptions,
     adapter_id: &str,
 ) -> Result<Discovered<LoadedAdapter>, PlanError> {
-    let mut available = Vec::new();
-    let mut skipped = Vec::new();
-    for (source, roots) in options.levels() {
-        let files = collect_files(&roots, DescriptorFileKind::Adapter)?;
-        let mut found: Option<Discovered<LoadedAdapter>> = None;
-        for candidate in files {
-            let Some(loaded) = load_candidate(
-                &candidate,
-                cached_adapter,
-                "adapter_id",
-                Some(adapter_id),
-                &mut skipped,
-            )?
-            else {
-                continue;
-            };
-            if loaded.descriptor.adapter_id != adapter_id {
-                available.push(loaded.descriptor.adapter_id.clone());
-                continue;
-            }
-            merge(
-                "adapter",
-                adapter_id,
-                &mut found,
-                loaded,
-                |a| &a.sha256,
-                source,
-                &candidate.file,
-            )?;
-        }
-        if let Some(found) = found {
-            return Ok(found);
-        }
-    }
-    available.sort();
-    available.dedup();
-    Err(PlanError::AdapterNotFound {
-        adapter_id: adapter_id.to_owned(),
-        available,
-        skipped: not_found_suffix(&skipped),
-    })
+    find(options, &ADAPTERS, adapter_id)
 }
 
 /// Finds the target `target_id`.
@@ -288,35 +289,36 @@ pub fn find_target(
     options: &DiscoveryOptions,
     target_id: &str,
 ) -> Result<Discovered<LoadedTarget>, PlanError> {
+    find(options, &TARGETS, target_id)
+}
+
+fn find<T>(
+    options: &DiscoveryOptions,
+    kind: &Kind<T>,
+    wanted: &str,
+) -> Result<Discovered<T>, PlanError> {
     let mut available = Vec::new();
     let mut skipped = Vec::new();
     for (source, roots) in options.levels() {
-        let files = collect_files(&roots, DescriptorFileKind::Target)?;
-        let mut found: Option<Discovered<LoadedTarget>> = None;
+        let files = collect_files(&roots, kind.file_kind)?;
+        let mut found: Option<Discovered<T>> = None;
         for candidate in files {
             let Some(loaded) = load_candidate(
                 &candidate,
-                cached_target,
-                "id",
-                Some(target_id),
+                kind.load,
+                kind.id_key,
+                Some(wanted),
                 &mut skipped,
             )?
             else {
                 continue;
             };
-            if loaded.descriptor.id != target_id {
-                available.push(loaded.descriptor.id.clone());
+            let id = (kind.id)(&loaded);
+            if id != wanted {
+                available.push(id.clone());
                 continue;
             }
-            merge(
-                "target",
-                target_id,
-                &mut found,
-                loaded,
-                |t| &t.sha256,
-                source,
-                &candidate.file,
-            )?;
+            merge(kind, wanted, &mut found, loaded, source, &candidate.file)?;
         }
         if let Some(found) = found {
             return Ok(found);
@@ -324,11 +326,11 @@ pub fn find_target(
     }
     available.sort();
     available.dedup();
-    Err(PlanError::TargetNotFound {
-        target_id: target_id.to_owned(),
+    Err((kind.not_found)(
+        wanted.to_owned(),
         available,
-        skipped: not_found_suffix(&skipped),
-    })
+        not_found_suffix(&skipped),
+    ))
 }
 
 /// Discovers every adapter and target from every source. Invalid files found by directory
@@ -336,74 +338,61 @@ pub fn find_target(
 pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
     let mut catalog = Catalog::default();
     for (source, roots) in options.levels() {
-        let mut adapters: BTreeMap<String, Discovered<LoadedAdapter>> = BTreeMap::new();
-        for candidate in collect_files(&roots, DescriptorFileKind::Adapter)? {
-            let Some(loaded) = load_candidate(
-                &candidate,
-                cached_adapter,
-                "adapter_id",
-                None,
-                &mut catalog.invalid,
-            )?
-            else {
-                continue;
-            };
-            let id = loaded.descriptor.adapter_id.clone();
-            let mut slot = adapters.remove(&id);
-            merge(
-                "adapter",
-                &id,
-                &mut slot,
-                loaded,
-                |a| &a.sha256,
-                source,
-                &candidate.file,
-            )?;
-            if let Some(slot) = slot {
-                adapters.insert(id, slot);
-            }
-        }
-        for (id, found) in adapters {
-            catalog.adapters.entry(id).or_insert(found);
-        }
-        let mut targets: BTreeMap<String, Discovered<LoadedTarget>> = BTreeMap::new();
-        for candidate in collect_files(&roots, DescriptorFileKind::Target)? {
-            let Some(loaded) =
-                load_candidate(&candidate, cached_target, "id", None, &mut catalog.invalid)?
-            else {
-                continue;
-            };
-            let id = loaded.descriptor.id.clone();
-            let mut slot = targets.remove(&id);
-            merge(
-                "target",
-                &id,
-                &mut slot,
-                loaded,
-                |t| &t.sha256,
-                source,
-                &candidate.file,
-            )?;
-            if let Some(slot) = slot {
-                targets.insert(id, slot);
-            }
-        }
-        for (id, found) in targets {
-            catalog.targets.entry(id).or_insert(found);
-        }
+        discover_level(
+            &ADAPTERS,
+            source,
+            &roots,
+            &mut catalog.adapters,
+            &mut catalog.invalid,
+        )?;
+        discover_level(
+            &TARGETS,
+            source,
+            &roots,
+            &mut catalog.targets,
+            &mut catalog.invalid,
+        )?;
     }
     Ok(catalog)
 }
 
+/// Adds every `kind` descriptor of one precedence level to `catalog` (ids already found at a
+/// higher level keep their record).
+fn discover_level<T>(
+    kind: &Kind<T>,
+    source: DescriptorSource,
+    roots: &[(PathBuf, bool)],
+    catalog: &mut BTreeMap<String, Discovered<T>>,
+    invalid: &mut Vec<PlanError>,
+) -> Result<(), PlanError> {
+    let mut level: BTreeMap<String, Discovered<T>> = BTreeMap::new();
+    for candidate in collect_files(roots, kind.file_kind)? {
+        let Some(loaded) = load_candidate(&candidate, kind.load, kind.id_key, None, invalid)?
+        else {
+            continue;
+        };
+        let id = (kind.id)(&loaded).clone();
+        let mut slot = level.remove(&id);
+        merge(kind, &id, &mut slot, loaded, source, &candidate.file)?;
+        if let Some(slot) = slot {
+            level.insert(id, slot);
+        }
+    }
+    for (id, found) in level {
+        catalog.entry(id).or_insert(found);
+    }
+    Ok(())
+}
+
 fn merge<T>(
-    kind: &'static str,
+    kind: &Kind<T>,
     id: &str,
     found: &mut Option<Discovered<T>>,
     loaded: Arc<T>,
-    sha: impl Fn(&T) -> &String,
     source: DescriptorSource,
     file: &Path,
 ) -> Result<(), PlanError> {
+    let sha = kind.sha256;
     let provenance = provenance(source, file);
     match found {
         None => {
@@ -423,7 +412,7 @@ fn merge<T>(
         }
         Some(existing) => {
             return Err(PlanError::DescriptorAmbiguous {
-                kind,
+                kind: kind.name,
                 id: id.to_owned(),
                 first: PathBuf::from(&existing.provenance[0].path),
                 second: file.to_path_buf(),

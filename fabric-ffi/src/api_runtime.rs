@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use fabric_config::Stage;
 use fabric_config::plan::RunPlan;
-use fabric_host::{Environment, Fabric, Runtime};
+use fabric_host::{Environment, Fabric, RunOptions, Runtime};
 use serde_json::{Map, Value, json};
 
 use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json, write_handle};
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, parse_request, plan_config};
-use crate::registry;
+use crate::registry::{self, Kind};
 use crate::{fabric_environment, fabric_runtime};
 
 /// The environment as reported to callers: the adapter-facing handle without the values
@@ -63,15 +63,53 @@ fn register_runtime(
     runtime_out: *mut fabric_runtime,
 ) -> Result<String, FfiError> {
     let info = runtime_json(plan, &runtime);
-    let id = registry::insert(stage, Arc::new(RuntimeObject { runtime }))?;
     // SAFETY: `runtime_out` was checked non-NULL by the caller of this helper and is
     // valid for one write per the entry point's contract.
-    unsafe { write_handle(runtime_out, id) };
-    let mut info = info;
+    unsafe { register(stage, info, RuntimeObject { runtime }, runtime_out) }
+}
+
+/// Registers `object`, writes its id to `handle_out` and returns `info` with `"handle"`
+/// added, as JSON. On failure `object` is dropped and `handle_out` is left unchanged.
+///
+/// # Safety
+/// `handle_out` must be non-NULL and valid for writing one `u64`.
+unsafe fn register<T: Kind>(
+    stage: Stage,
+    mut info: Value,
+    object: T,
+    handle_out: *mut u64,
+) -> Result<String, FfiError> {
+    let id = registry::insert(stage, Arc::new(object))?;
+    // SAFETY: per this function's contract.
+    unsafe { write_handle(handle_out, id) };
     if let Some(object) = info.as_object_mut() {
         object.insert("handle".into(), json!(id));
     }
     to_json(stage, &info)
+}
+
+/// Reads `config_json` (required) and `base_dir` (NULL → the current directory) and plans
+/// the config.
+///
+/// # Safety
+/// Both pointers must be NULL or NUL-terminated strings valid for the duration of the call.
+unsafe fn plan_args(
+    config_json: *const c_char,
+    base_dir: *const c_char,
+) -> Result<(RunPlan, RunOptions), FfiError> {
+    // SAFETY: per this function's contract.
+    let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
+    // SAFETY: per this function's contract.
+    let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
+    plan_config(Stage::Plan, config, base_dir)
+}
+
+/// The request of `request_json` (already read), or an empty one when it was NULL.
+fn request_or_default(request: Option<&str>) -> Result<fabric_config::RunRequest, FfiError> {
+    match request {
+        Some(text) => parse_request(Stage::Config, text),
+        None => Ok(fabric_config::RunRequest::default()),
+    }
 }
 
 fn null_out(stage: Stage, param: &'static str) -> FfiError {
@@ -115,10 +153,7 @@ pub unsafe extern "C" fn fabric_run(
         let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
         // SAFETY: forwarded from this function's contract.
         let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
-        let request = match request {
-            Some(text) => parse_request(Stage::Config, text)?,
-            None => fabric_config::RunRequest::default(),
-        };
+        let request = request_or_default(request)?;
         let (plan, options) = plan_config(Stage::Plan, config, base_dir)?;
         let result = Fabric::new().run_plan(&plan, request, &options.runtime)?;
         to_json(stage, &result)
@@ -158,10 +193,7 @@ pub unsafe extern "C" fn fabric_runtime_start(
             return Err(null_out(stage, "runtime_out"));
         }
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
-        // SAFETY: forwarded from this function's contract.
-        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
-        let (plan, options) = plan_config(Stage::Plan, config, base_dir)?;
+        let (plan, options) = unsafe { plan_args(config_json, base_dir) }?;
         let runtime = Fabric::new().start_runtime_plan(&plan, &options.runtime)?;
         register_runtime(stage, &plan, runtime, runtime_out)
     })
@@ -199,10 +231,7 @@ pub unsafe extern "C" fn fabric_runtime_invoke(
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         // SAFETY: forwarded from this function's contract.
         let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = match request {
-            Some(text) => parse_request(Stage::Config, text)?,
-            None => fabric_config::RunRequest::default(),
-        };
+        let request = request_or_default(request)?;
         let result = object.runtime.invoke(request)?;
         to_json(stage, &result)
     })
@@ -325,19 +354,18 @@ pub unsafe extern "C" fn fabric_environment_prepare(
             return Err(null_out(stage, "environment_out"));
         }
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
-        // SAFETY: forwarded from this function's contract.
-        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
-        let (plan, _options) = plan_config(Stage::Plan, config, base_dir)?;
+        let (plan, _options) = unsafe { plan_args(config_json, base_dir) }?;
         let environment = Fabric::new().prepare_environment_plan(&plan)?;
-        let mut info = environment_json(&environment);
-        let id = registry::insert(stage, Arc::new(EnvironmentObject { environment }))?;
+        let info = environment_json(&environment);
         // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe { write_handle(environment_out, id) };
-        if let Some(object) = info.as_object_mut() {
-            object.insert("handle".into(), json!(id));
+        unsafe {
+            register(
+                stage,
+                info,
+                EnvironmentObject { environment },
+                environment_out,
+            )
         }
-        to_json(stage, &info)
     })
 }
 
@@ -368,10 +396,7 @@ pub unsafe extern "C" fn fabric_environment_start_runtime(
         }
         let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
-        // SAFETY: forwarded from this function's contract.
-        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
-        let (plan, options) = plan_config(Stage::Plan, config, base_dir)?;
+        let (plan, options) = unsafe { plan_args(config_json, base_dir) }?;
         let runtime =
             Fabric::new().start_runtime_in_plan(&plan, &object.environment, &options.runtime)?;
         register_runtime(stage, &plan, runtime, runtime_out)

@@ -322,6 +322,38 @@ pub const CODES: &[&str] = &[
     "resource_observation_unsupported",
 ];
 
+/// Matches a `HostError` (or a reference to one) on where its stage lives: `$on_stage` with
+/// `$stage` bound to the variant's `stage` field, or `$on_info` with `$info` bound to a
+/// `Plan` error's info. One list of variants for reading and rewriting the stage.
+macro_rules! with_stage {
+    ($error:expr, $stage:ident => $on_stage:expr, $info:ident => $on_info:expr) => {
+        match $error {
+            HostError::Launch { $stage, .. }
+            | HostError::Protocol { $stage, .. }
+            | HostError::HostCrashed { $stage, .. }
+            | HostError::Timeout { $stage, .. }
+            | HostError::HostIo { $stage, .. }
+            | HostError::Lifecycle { $stage, .. }
+            | HostError::TerminationFailed { $stage, .. }
+            | HostError::EngineUnavailable { $stage, .. }
+            | HostError::RuntimeBusy { $stage, .. }
+            | HostError::RuntimeStopped { $stage, .. }
+            | HostError::RuntimeFailed { $stage, .. }
+            | HostError::Capability { $stage, .. }
+            | HostError::InvalidRequest { $stage, .. }
+            | HostError::EnvNameUnset { $stage, .. }
+            | HostError::EnvNameChanged { $stage, .. }
+            | HostError::InvalidAgentRunResult { $stage, .. }
+            | HostError::Filesystem { $stage, .. }
+            | HostError::EnvironmentReleased { $stage, .. }
+            | HostError::Resource { $stage, .. }
+            | HostError::ResourceRuntimeStopped { $stage, .. }
+            | HostError::ResourceKindUnsupported { $stage, .. } => $on_stage,
+            HostError::Plan { $info, .. } => $on_info,
+        }
+    };
+}
+
 impl HostError {
     /// The stable snake_case code; for [`HostError::Lifecycle`] the adapter's own code.
     pub fn code(&self) -> &str {
@@ -353,30 +385,7 @@ impl HostError {
 
     /// The lifecycle stage the error belongs to.
     pub fn stage(&self) -> Stage {
-        match self {
-            HostError::Launch { stage, .. }
-            | HostError::Protocol { stage, .. }
-            | HostError::HostCrashed { stage, .. }
-            | HostError::Timeout { stage, .. }
-            | HostError::HostIo { stage, .. }
-            | HostError::Lifecycle { stage, .. }
-            | HostError::TerminationFailed { stage, .. }
-            | HostError::EngineUnavailable { stage, .. }
-            | HostError::RuntimeBusy { stage }
-            | HostError::RuntimeStopped { stage }
-            | HostError::RuntimeFailed { stage, .. }
-            | HostError::Capability { stage, .. }
-            | HostError::InvalidRequest { stage, .. }
-            | HostError::EnvNameUnset { stage, .. }
-            | HostError::EnvNameChanged { stage, .. }
-            | HostError::InvalidAgentRunResult { stage, .. }
-            | HostError::Filesystem { stage, .. }
-            | HostError::EnvironmentReleased { stage }
-            | HostError::Resource { stage, .. }
-            | HostError::ResourceRuntimeStopped { stage, .. }
-            | HostError::ResourceKindUnsupported { stage, .. } => *stage,
-            HostError::Plan { info, .. } => info.stage,
-        }
+        with_stage!(self, stage => *stage, info => info.stage)
     }
 
     /// The SDK error class.
@@ -432,30 +441,7 @@ impl HostError {
 
     /// The same error reported at another stage.
     pub(crate) fn at_stage(mut self, new_stage: Stage) -> Self {
-        match &mut self {
-            HostError::Launch { stage, .. }
-            | HostError::Protocol { stage, .. }
-            | HostError::HostCrashed { stage, .. }
-            | HostError::Timeout { stage, .. }
-            | HostError::HostIo { stage, .. }
-            | HostError::Lifecycle { stage, .. }
-            | HostError::TerminationFailed { stage, .. }
-            | HostError::EngineUnavailable { stage, .. }
-            | HostError::RuntimeBusy { stage }
-            | HostError::RuntimeStopped { stage }
-            | HostError::RuntimeFailed { stage, .. }
-            | HostError::Capability { stage, .. }
-            | HostError::InvalidRequest { stage, .. }
-            | HostError::EnvNameUnset { stage, .. }
-            | HostError::EnvNameChanged { stage, .. }
-            | HostError::InvalidAgentRunResult { stage, .. }
-            | HostError::Filesystem { stage, .. }
-            | HostError::EnvironmentReleased { stage }
-            | HostError::Resource { stage, .. }
-            | HostError::ResourceRuntimeStopped { stage, .. }
-            | HostError::ResourceKindUnsupported { stage, .. } => *stage = new_stage,
-            HostError::Plan { info, .. } => info.stage = new_stage,
-        }
+        with_stage!(&mut self, stage => *stage = new_stage, info => info.stage = new_stage);
         self
     }
 }

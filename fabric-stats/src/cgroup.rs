@@ -6,11 +6,25 @@
 //! numeric bound wins; `unlimited` needs an explicit `max` source and no numeric bound; no
 //! source at all is `unsupported`. Every other measurement is one file; a missing file is
 //! `unsupported`, an unreadable or unparsable one `unavailable`. Nothing is ever written.
+//!
+//! **Descriptor cache.** A reader keeps, per process, its `cgroup` membership file open and,
+//! per cgroup, the files it read open; an observation re-reads them with `pread` (a cgroup
+//! or proc file is regenerated at offset 0). The membership is re-read at every observation
+//! and the cgroup resolved again only when its text changed, so a process that moved is
+//! followed; the membership descriptor is bound to the process (`ESRCH` once it is gone), so
+//! a reused pid is never confused with it. A file found missing is remembered as missing
+//! until its level's `cgroup.controllers` (or, for pressure files, the leaf's
+//! `cgroup.pressure`) changes; a level without those files probes missing files again at
+//! every observation. A cached file that fails to read (a file removed with its controller
+//! reads `ENODEV`) is reopened once. Entries idle for 64 observations are closed, and the
+//! whole cache after an observation while more than 256 descriptors are cached process-wide
+//! (the budget shared with the process-tree readers, `cached_descriptors()`).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::SystemTime;
 
 use fabric_config::config::SystemStatsGroup;
@@ -19,14 +33,203 @@ use fabric_config::stats::{
     ObservationStatus,
 };
 
-use crate::proc::round_micros;
+use crate::proc::{CACHED_FD_BUDGET, CachedFd, cached_descriptors, read_full, round_micros};
 use crate::timestamp::rfc3339_millis;
 
-/// Reads the cgroup v2 measurements of a process.
-#[derive(Debug, Clone)]
+/// Reads the cgroup v2 measurements of a process. Safe to share between threads; a clone
+/// has the same roots and its own descriptor cache.
+#[derive(Debug)]
 pub struct CgroupReader {
     proc_root: PathBuf,
     cgroup_root: PathBuf,
+    cache: Mutex<CgroupCache>,
+}
+
+impl Clone for CgroupReader {
+    fn clone(&self) -> Self {
+        CgroupReader::new(self.proc_root.clone(), self.cgroup_root.clone())
+    }
+}
+
+/// Observations after which an unused process or cgroup entry is closed.
+const CACHE_IDLE_OBSERVATIONS: u64 = 64;
+
+// The files of one cgroup level, by index into `Level::files`.
+const CPU_STAT: usize = 0;
+const MEMORY_EVENTS: usize = 1;
+const CPU_PRESSURE: usize = 2;
+const MEMORY_PRESSURE: usize = 3;
+const IO_PRESSURE: usize = 4;
+const MEMORY_CURRENT: usize = 5;
+const MEMORY_PEAK: usize = 6;
+const MEMORY_SWAP_CURRENT: usize = 7;
+const CPU_MAX: usize = 8;
+const MEMORY_MAX: usize = 9;
+const MEMORY_HIGH: usize = 10;
+const MEMORY_SWAP_MAX: usize = 11;
+const FILES: [&str; 12] = [
+    "cpu.stat",
+    "memory.events",
+    "cpu.pressure",
+    "memory.pressure",
+    "io.pressure",
+    "memory.current",
+    "memory.peak",
+    "memory.swap.current",
+    "cpu.max",
+    "memory.max",
+    "memory.high",
+    "memory.swap.max",
+];
+const PRESSURE_FILES: [usize; 3] = [CPU_PRESSURE, MEMORY_PRESSURE, IO_PRESSURE];
+/// Files whose content says which other files a level has.
+const CONTROLLERS: usize = 0;
+const PRESSURE_SWITCH: usize = 1;
+const GUARDS: [&str; 2] = ["cgroup.controllers", "cgroup.pressure"];
+
+#[derive(Debug, Default)]
+struct CgroupCache {
+    /// Observations done so far (for idle eviction).
+    generation: u64,
+    /// pid → its membership file and the cgroup it resolved to.
+    targets: HashMap<u32, Target>,
+    /// cgroup path → its levels (shared by every process in that cgroup).
+    cgroups: HashMap<String, Cgroup>,
+    buf: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct Target {
+    /// `<proc_root>/<pid>/cgroup`, bound to the process.
+    membership: CachedFd,
+    /// The membership text `cgroup` was resolved from.
+    text: Vec<u8>,
+    /// The cgroup path (key of `CgroupCache::cgroups`), when resolved.
+    cgroup: Option<String>,
+    used: u64,
+}
+
+#[derive(Debug)]
+struct Cgroup {
+    /// The cgroup and its visible ancestors, innermost first.
+    levels: Vec<Level>,
+    used: u64,
+}
+
+#[derive(Debug)]
+struct Level {
+    dir: PathBuf,
+    /// cgroup path of this level (`/` for the hierarchy root).
+    path: String,
+    files: [Slot; FILES.len()],
+    /// `GUARDS` with their last content.
+    guards: [(Slot, Vec<u8>); GUARDS.len()],
+}
+
+/// One file of a level: not opened yet, open, or known to be missing.
+#[derive(Debug, Default)]
+enum Slot {
+    #[default]
+    Unknown,
+    Open(CachedFd),
+    Missing,
+}
+
+/// The outcome of reading one file into the cache's buffer.
+#[derive(Debug, Clone, Copy)]
+enum FileRead {
+    /// The content is `buf[..len]`.
+    Len(usize),
+    Missing,
+    Unreadable,
+}
+
+impl Level {
+    fn new(dir: PathBuf, path: String) -> Self {
+        Level {
+            dir,
+            path,
+            files: Default::default(),
+            guards: Default::default(),
+        }
+    }
+
+    /// Re-reads the guard files; when one changed (or is absent), files remembered as
+    /// missing are probed again.
+    fn revalidate(&mut self, buf: &mut Vec<u8>, leaf: bool) {
+        let mut changed = [false; GUARDS.len()];
+        for (index, name) in GUARDS.iter().enumerate() {
+            if index == PRESSURE_SWITCH && !leaf {
+                continue;
+            }
+            let (slot, last) = &mut self.guards[index];
+            changed[index] = match read_slot(&self.dir, name, slot, buf) {
+                FileRead::Len(len) if buf[..len] == last[..] => false,
+                FileRead::Len(len) => {
+                    last.clear();
+                    last.extend_from_slice(&buf[..len]);
+                    true
+                }
+                FileRead::Missing | FileRead::Unreadable => true,
+            };
+        }
+        for (index, slot) in self.files.iter_mut().enumerate() {
+            let reprobe = changed[CONTROLLERS]
+                || (changed[PRESSURE_SWITCH] && PRESSURE_FILES.contains(&index));
+            if reprobe && matches!(slot, Slot::Missing) {
+                *slot = Slot::Unknown;
+            }
+        }
+    }
+
+    fn read(&mut self, file: usize, buf: &mut Vec<u8>) -> FileRead {
+        read_slot(&self.dir, FILES[file], &mut self.files[file], buf)
+    }
+}
+
+/// Reads a file through its slot (opening it when needed; a cached descriptor that fails
+/// is reopened once).
+fn read_slot(dir: &Path, name: &str, slot: &mut Slot, buf: &mut Vec<u8>) -> FileRead {
+    let mut reopened = false;
+    loop {
+        match slot {
+            Slot::Missing => return FileRead::Missing,
+            Slot::Open(file) => match read_full(&file.0, buf) {
+                Ok(len) => return FileRead::Len(len),
+                Err(_) => {
+                    *slot = Slot::Unknown;
+                    if reopened {
+                        return FileRead::Unreadable;
+                    }
+                }
+            },
+            Slot::Unknown => {
+                reopened = true;
+                match fs::File::open(dir.join(name)) {
+                    Ok(file) => *slot = Slot::Open(CachedFd::new(file)),
+                    Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                        *slot = Slot::Missing;
+                        return FileRead::Missing;
+                    }
+                    Err(_) => return FileRead::Unreadable,
+                }
+            }
+        }
+    }
+}
+
+impl CgroupCache {
+    fn end_observation(&mut self) {
+        let generation = self.generation;
+        let fresh = |used: u64| generation.saturating_sub(used) < CACHE_IDLE_OBSERVATIONS;
+        self.targets.retain(|_, target| fresh(target.used));
+        self.cgroups.retain(|_, cgroup| fresh(cgroup.used));
+        if cached_descriptors() > CACHED_FD_BUDGET {
+            self.targets.clear();
+            self.cgroups.clear();
+        }
+        self.generation += 1;
+    }
 }
 
 impl CgroupReader {
@@ -36,140 +239,167 @@ impl CgroupReader {
         CgroupReader {
             proc_root: proc_root.into(),
             cgroup_root: cgroup_root.into(),
+            cache: Mutex::new(CgroupCache::default()),
         }
+    }
+
+    /// Closes the cached descriptors of `pid` (its cgroup's stay while other processes use
+    /// them, until idle).
+    pub fn forget(&self, pid: u32) {
+        self.lock().targets.remove(&pid);
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, CgroupCache> {
+        self.cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// One observation of the cgroup of `pid`, with the measurements of `groups`
     /// (`process` is ignored; measurements of unselected `cgroup.*` groups are
     /// `not_collected`).
     pub fn observe(&self, pid: u32, groups: &[SystemStatsGroup]) -> CgroupObservation {
-        let Resolved {
-            hierarchy,
-            dir,
-            path,
-        } = match self.resolve(pid) {
-            Ok(resolved) => resolved,
-            Err((status, reason)) => {
-                return CgroupObservation {
-                    status,
-                    snapshot: None,
-                    reason: Some(reason.to_owned()),
-                };
+        let cpu = groups.contains(&SystemStatsGroup::CgroupCpu);
+        let memory = groups.contains(&SystemStatsGroup::CgroupMemory);
+        let pressure = groups.contains(&SystemStatsGroup::CgroupPressure);
+        let mut guard = self.lock();
+        let cache = &mut *guard;
+        let observation = match self.cgroup_of(cache, pid) {
+            Err((status, reason)) => CgroupObservation {
+                status,
+                snapshot: None,
+                reason: Some(reason.to_owned()),
+            },
+            Ok((cgroup, buf)) => {
+                let observed_at = rfc3339_millis(SystemTime::now());
+                let limits = cpu || memory;
+                for (index, level) in cgroup.levels.iter_mut().enumerate() {
+                    if index == 0 || limits {
+                        level.revalidate(buf, index == 0);
+                    }
+                }
+                let snapshot = read_snapshot(cgroup, buf, observed_at, cpu, memory, pressure);
+                CgroupObservation {
+                    status: ObservationStatus::Available,
+                    reason: None,
+                    snapshot: Some(snapshot),
+                }
             }
         };
-        let path = path.as_str();
-        let observed_at = rfc3339_millis(SystemTime::now());
-        let levels = ancestors(&hierarchy, &dir, path);
-        let selected: HashSet<SystemStatsGroup> = groups.iter().copied().collect();
-        let cpu = selected.contains(&SystemStatsGroup::CgroupCpu);
-        let memory = selected.contains(&SystemStatsGroup::CgroupMemory);
-        let pressure = selected.contains(&SystemStatsGroup::CgroupPressure);
-
-        let cpu_stat = if cpu {
-            Some(read_file(&dir.join("cpu.stat")))
-        } else {
-            None
-        };
-        let cpu_key = |key: &str| match &cpu_stat {
-            None => Measurement::not_collected(),
-            Some(file) => keyed(file, key),
-        };
-        let usage = cpu_key("usage_usec");
-        let throttled = cpu_key("throttled_usec");
-        let events = if memory {
-            Some(read_file(&dir.join("memory.events")))
-        } else {
-            None
-        };
-        let pressure_of = |name: &str| -> (Measurement<f64>, Measurement<f64>) {
-            if !pressure {
-                return (Measurement::not_collected(), Measurement::not_collected());
-            }
-            let file = read_file(&dir.join(name));
-            (pressure_total(&file, "some"), pressure_total(&file, "full"))
-        };
-        let (cpu_some, cpu_full) = pressure_of("cpu.pressure");
-        let (memory_some, memory_full) = pressure_of("memory.pressure");
-        let (io_some, io_full) = pressure_of("io.pressure");
-        let single = |enabled: bool, name: &str| {
-            if enabled {
-                single_value(&read_file(&dir.join(name)))
-            } else {
-                Measurement::not_collected()
-            }
-        };
-
-        CgroupObservation {
-            status: ObservationStatus::Available,
-            reason: None,
-            snapshot: Some(CgroupSnapshot {
-                path: path.to_owned(),
-                observed_at,
-                cpu_limit_cores: if cpu {
-                    cpu_limit(&levels)
-                } else {
-                    Limit::not_collected()
-                },
-                cpu_usage_seconds: usec_to_seconds(usage),
-                cpu_throttled_periods: cpu_key("nr_throttled"),
-                cpu_throttled_seconds: usec_to_seconds(throttled),
-                memory_max_bytes: if memory {
-                    byte_limit(&levels, "memory.max")
-                } else {
-                    Limit::not_collected()
-                },
-                memory_high_bytes: if memory {
-                    byte_limit(&levels, "memory.high")
-                } else {
-                    Limit::not_collected()
-                },
-                memory_swap_max_bytes: if memory {
-                    byte_limit(&levels, "memory.swap.max")
-                } else {
-                    Limit::not_collected()
-                },
-                memory_current_bytes: single(memory, "memory.current"),
-                memory_peak_bytes: single(memory, "memory.peak"),
-                memory_swap_current_bytes: single(memory, "memory.swap.current"),
-                memory_oom_kills: match &events {
-                    None => Measurement::not_collected(),
-                    Some(file) => keyed(file, "oom_kill"),
-                },
-                cpu_pressure_some_seconds: cpu_some,
-                cpu_pressure_full_seconds: cpu_full,
-                memory_pressure_some_seconds: memory_some,
-                memory_pressure_full_seconds: memory_full,
-                io_pressure_some_seconds: io_some,
-                io_pressure_full_seconds: io_full,
-            }),
-        }
+        cache.end_observation();
+        observation
     }
 
     /// Only `memory.current` of `pid`'s cgroup.
     pub fn memory_current(&self, pid: u32) -> Measurement<u64> {
-        match self.resolve(pid) {
-            Ok(resolved) => memory_current_in(&resolved.dir),
+        let mut guard = self.lock();
+        let cache = &mut *guard;
+        let measurement = match self.cgroup_of(cache, pid) {
             Err((status, reason)) => Measurement::missing(status, reason),
-        }
+            Ok((cgroup, buf)) => {
+                let leaf = &mut cgroup.levels[0];
+                leaf.revalidate(buf, true);
+                single_value(leaf.read(MEMORY_CURRENT, buf), buf)
+            }
+        };
+        cache.end_observation();
+        measurement
     }
 
-    /// The cgroup directory of `pid`, or the status and reason it has none.
-    pub(crate) fn resolve(&self, pid: u32) -> Result<Resolved, (ObservationStatus, &'static str)> {
+    /// The cached cgroup of `pid` (its membership re-read; resolved again when it changed),
+    /// or the status and reason it has none.
+    fn cgroup_of<'c>(
+        &self,
+        cache: &'c mut CgroupCache,
+        pid: u32,
+    ) -> Result<(&'c mut Cgroup, &'c mut Vec<u8>), (ObservationStatus, &'static str)> {
         if !cfg!(target_os = "linux") {
             return Err((ObservationStatus::Unsupported, "platform_unsupported"));
         }
+        let CgroupCache {
+            generation,
+            targets,
+            cgroups,
+            buf,
+        } = cache;
+        let generation = *generation;
+        let read = match targets.get(&pid) {
+            Some(target) => read_full(&target.membership.0, buf),
+            None => match fs::File::open(self.proc_root.join(pid.to_string()).join("cgroup")) {
+                Ok(file) => {
+                    let read = read_full(&file, buf);
+                    targets.insert(
+                        pid,
+                        Target {
+                            membership: CachedFd::new(file),
+                            text: Vec::new(),
+                            cgroup: None,
+                            used: generation,
+                        },
+                    );
+                    read
+                }
+                Err(error) => Err(error),
+            },
+        };
+        let len = match read {
+            Ok(len) => len,
+            Err(error) => {
+                targets.remove(&pid);
+                if self.hierarchy().is_none() {
+                    return Err((ObservationStatus::Unsupported, "cgroup_v2_unavailable"));
+                }
+                let gone = error.kind() == io::ErrorKind::NotFound
+                    || error.raw_os_error() == Some(libc::ESRCH);
+                let reason = if gone {
+                    "host_exited"
+                } else {
+                    "process_unreadable"
+                };
+                return Err((ObservationStatus::Unavailable, reason));
+            }
+        };
+        let Some(target) = targets.get_mut(&pid) else {
+            return Err((ObservationStatus::Unavailable, "host_exited"));
+        };
+        target.used = generation;
+        let unchanged = target.text[..] == buf[..len];
+        let key = match (&target.cgroup, unchanged) {
+            (Some(key), true) if cgroups.contains_key(key) => key,
+            _ => {
+                target.text.clear();
+                target.text.extend_from_slice(&buf[..len]);
+                target.cgroup = None;
+                let (levels, path) = self.resolve(&target.text)?;
+                if !cgroups.contains_key(&path) {
+                    cgroups.insert(
+                        path.clone(),
+                        Cgroup {
+                            levels,
+                            used: generation,
+                        },
+                    );
+                }
+                target.cgroup.insert(path)
+            }
+        };
+        let cgroup = cgroups
+            .get_mut(key.as_str())
+            .ok_or((ObservationStatus::Unavailable, "cgroup_not_visible"))?;
+        cgroup.used = generation;
+        Ok((cgroup, buf))
+    }
+
+    /// The levels (innermost first) and path of the cgroup named by a membership text.
+    fn resolve(
+        &self,
+        membership: &[u8],
+    ) -> Result<(Vec<Level>, String), (ObservationStatus, &'static str)> {
         let Some(hierarchy) = self.hierarchy() else {
             return Err((ObservationStatus::Unsupported, "cgroup_v2_unavailable"));
         };
-        let membership =
-            match fs::read_to_string(self.proc_root.join(pid.to_string()).join("cgroup")) {
-                Ok(text) => text,
-                Err(error) if error.kind() == io::ErrorKind::NotFound => {
-                    return Err((ObservationStatus::Unavailable, "host_exited"));
-                }
-                Err(_) => return Err((ObservationStatus::Unavailable, "process_unreadable")),
-            };
-        let Some(path) = membership.lines().find_map(|line| line.strip_prefix("0::")) else {
+        let text = String::from_utf8_lossy(membership);
+        let Some(path) = text.lines().find_map(|line| line.strip_prefix("0::")) else {
             return Err((ObservationStatus::Unsupported, "cgroup_v2_unavailable"));
         };
         let path = path.trim().to_owned();
@@ -186,11 +416,11 @@ impl CgroupReader {
         if !dir.is_dir() {
             return Err((ObservationStatus::Unavailable, "cgroup_not_visible"));
         }
-        Ok(Resolved {
-            hierarchy,
-            dir,
-            path,
-        })
+        let levels = ancestors(&hierarchy, &dir, &path)
+            .into_iter()
+            .map(|(dir, path)| Level::new(dir, path))
+            .collect();
+        Ok((levels, path))
     }
 
     /// The mounted v2 hierarchy: the root itself, or `<root>/unified` on hybrid hosts.
@@ -201,17 +431,90 @@ impl CgroupReader {
     }
 }
 
-/// A resolved cgroup: the v2 hierarchy, the cgroup's directory and its path.
-#[derive(Debug, Clone)]
-pub(crate) struct Resolved {
-    pub(crate) hierarchy: PathBuf,
-    pub(crate) dir: PathBuf,
-    pub(crate) path: String,
-}
-
-/// `memory.current` in a cgroup directory.
-pub(crate) fn memory_current_in(dir: &Path) -> Measurement<u64> {
-    single_value(&read_file(&dir.join("memory.current")))
+/// Reads the selected measurements of a resolved cgroup.
+fn read_snapshot(
+    cgroup: &mut Cgroup,
+    buf: &mut Vec<u8>,
+    observed_at: String,
+    cpu: bool,
+    memory: bool,
+    pressure: bool,
+) -> CgroupSnapshot {
+    let levels = &mut cgroup.levels;
+    let path = levels[0].path.clone();
+    let [usage, throttled_periods, throttled] = if cpu {
+        let read = levels[0].read(CPU_STAT, buf);
+        keyed(
+            read,
+            buf,
+            [b"usage_usec", b"nr_throttled", b"throttled_usec"],
+        )
+    } else {
+        std::array::from_fn(|_| Measurement::not_collected())
+    };
+    let [oom_kills] = if memory {
+        let read = levels[0].read(MEMORY_EVENTS, buf);
+        keyed(read, buf, [b"oom_kill"])
+    } else {
+        [Measurement::not_collected()]
+    };
+    let mut pressure_of = |file: usize| {
+        if !pressure {
+            return [Measurement::not_collected(), Measurement::not_collected()];
+        }
+        let read = levels[0].read(file, buf);
+        pressure_totals(read, buf)
+    };
+    let [cpu_some, cpu_full] = pressure_of(CPU_PRESSURE);
+    let [memory_some, memory_full] = pressure_of(MEMORY_PRESSURE);
+    let [io_some, io_full] = pressure_of(IO_PRESSURE);
+    let mut single = |file: usize| {
+        if memory {
+            let read = levels[0].read(file, buf);
+            single_value(read, buf)
+        } else {
+            Measurement::not_collected()
+        }
+    };
+    let memory_current_bytes = single(MEMORY_CURRENT);
+    let memory_peak_bytes = single(MEMORY_PEAK);
+    let memory_swap_current_bytes = single(MEMORY_SWAP_CURRENT);
+    let mut byte_limit_of = |file: usize| {
+        if memory {
+            byte_limit(levels, file, buf)
+        } else {
+            Limit::not_collected()
+        }
+    };
+    let memory_max_bytes = byte_limit_of(MEMORY_MAX);
+    let memory_high_bytes = byte_limit_of(MEMORY_HIGH);
+    let memory_swap_max_bytes = byte_limit_of(MEMORY_SWAP_MAX);
+    let cpu_limit_cores = if cpu {
+        cpu_limit(levels, buf)
+    } else {
+        Limit::not_collected()
+    };
+    CgroupSnapshot {
+        path,
+        observed_at,
+        cpu_limit_cores,
+        cpu_usage_seconds: usec_to_seconds(usage),
+        cpu_throttled_periods: throttled_periods,
+        cpu_throttled_seconds: usec_to_seconds(throttled),
+        memory_max_bytes,
+        memory_high_bytes,
+        memory_swap_max_bytes,
+        memory_current_bytes,
+        memory_peak_bytes,
+        memory_swap_current_bytes,
+        memory_oom_kills: oom_kills,
+        cpu_pressure_some_seconds: cpu_some,
+        cpu_pressure_full_seconds: cpu_full,
+        memory_pressure_some_seconds: memory_some,
+        memory_pressure_full_seconds: memory_full,
+        io_pressure_some_seconds: io_some,
+        io_pressure_full_seconds: io_full,
+    }
 }
 
 /// (directory, cgroup path) of the cgroup and each visible ancestor, innermost first.
@@ -238,28 +541,15 @@ fn ancestors(hierarchy: &Path, dir: &Path, path: &str) -> Vec<(PathBuf, String)>
     levels
 }
 
-enum FileRead {
-    Text(String),
-    Missing,
-    Unreadable,
-}
-
-fn read_file(path: &Path) -> FileRead {
-    match fs::read_to_string(path) {
-        Ok(text) => FileRead::Text(text),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => FileRead::Missing,
-        Err(_) => FileRead::Unreadable,
-    }
-}
-
-fn missing_measurement<T>(file: &FileRead) -> Option<Measurement<T>> {
-    match file {
-        FileRead::Text(_) => None,
-        FileRead::Missing => Some(Measurement::missing(
+/// The content of a read, or the measurement that says why there is none.
+fn content<T>(read: FileRead, buf: &[u8]) -> Result<&[u8], Measurement<T>> {
+    match read {
+        FileRead::Len(len) => Ok(&buf[..len]),
+        FileRead::Missing => Err(Measurement::missing(
             ObservationStatus::Unsupported,
             "file_missing",
         )),
-        FileRead::Unreadable => Some(Measurement::missing(
+        FileRead::Unreadable => Err(Measurement::missing(
             ObservationStatus::Unavailable,
             "read_failed",
         )),
@@ -270,59 +560,89 @@ fn parse_failed<T>() -> Measurement<T> {
     Measurement::missing(ObservationStatus::Unavailable, "parse_failed")
 }
 
-fn single_value(file: &FileRead) -> Measurement<u64> {
-    if let Some(missing) = missing_measurement(file) {
-        return missing;
+/// A decimal `u64` (digits only).
+fn parse_u64(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() {
+        return None;
     }
-    let FileRead::Text(text) = file else {
-        return parse_failed();
-    };
-    text.trim()
-        .parse()
-        .map(Measurement::available)
-        .unwrap_or_else(|_| parse_failed())
+    bytes.iter().try_fold(0u64, |value, &byte| {
+        let digit = byte.checked_sub(b'0').filter(|d| *d < 10)?;
+        value.checked_mul(10)?.checked_add(u64::from(digit))
+    })
 }
 
-/// A `key value` line of a flat-keyed file (`cpu.stat`, `memory.events`).
-fn keyed(file: &FileRead, key: &str) -> Measurement<u64> {
-    if let Some(missing) = missing_measurement(file) {
-        return missing;
+fn words(line: &[u8]) -> impl Iterator<Item = &[u8]> {
+    line.split(u8::is_ascii_whitespace)
+        .filter(|word| !word.is_empty())
+}
+
+fn single_value(read: FileRead, buf: &[u8]) -> Measurement<u64> {
+    match content(read, buf) {
+        Ok(text) => parse_u64(text.trim_ascii())
+            .map(Measurement::available)
+            .unwrap_or_else(parse_failed),
+        Err(missing) => missing,
     }
-    let FileRead::Text(text) = file else {
-        return parse_failed();
+}
+
+/// The values of `key value` lines of a flat-keyed file (`cpu.stat`, `memory.events`);
+/// the first line of a key counts.
+fn keyed<const N: usize>(read: FileRead, buf: &[u8], keys: [&[u8]; N]) -> [Measurement<u64>; N] {
+    let text = match content::<u64>(read, buf) {
+        Ok(text) => text,
+        Err(missing) => return std::array::from_fn(|_| missing.clone()),
     };
-    for line in text.lines() {
-        let mut words = line.split_ascii_whitespace();
-        if words.next() == Some(key) {
-            return words
-                .next()
-                .and_then(|value| value.parse().ok())
-                .map(Measurement::available)
-                .unwrap_or_else(parse_failed);
+    let mut found: [Option<Measurement<u64>>; N] = std::array::from_fn(|_| None);
+    for line in text.split(|&b| b == b'\n') {
+        let mut line_words = words(line);
+        let Some(key) = line_words.next() else {
+            continue;
+        };
+        if let Some(index) = keys.iter().position(|k| *k == key)
+            && found[index].is_none()
+        {
+            found[index] = Some(
+                line_words
+                    .next()
+                    .and_then(parse_u64)
+                    .map(Measurement::available)
+                    .unwrap_or_else(parse_failed),
+            );
         }
     }
-    Measurement::missing(ObservationStatus::Unsupported, "key_missing")
+    found.map(|value| {
+        value.unwrap_or_else(|| Measurement::missing(ObservationStatus::Unsupported, "key_missing"))
+    })
 }
 
-/// `total=` (µs) of the `some`/`full` line of a pressure file, in seconds.
-fn pressure_total(file: &FileRead, kind: &str) -> Measurement<f64> {
-    if let Some(missing) = missing_measurement(file) {
-        return missing;
-    }
-    let FileRead::Text(text) = file else {
-        return parse_failed();
+/// `total=` (µs) of the `some` and `full` lines of a pressure file, in seconds.
+fn pressure_totals(read: FileRead, buf: &[u8]) -> [Measurement<f64>; 2] {
+    let text = match content::<f64>(read, buf) {
+        Ok(text) => text,
+        Err(missing) => return [missing.clone(), missing],
     };
-    for line in text.lines() {
-        let mut words = line.split_ascii_whitespace();
-        if words.next() == Some(kind) {
-            return words
-                .find_map(|word| word.strip_prefix("total="))
-                .and_then(|value| value.parse::<u64>().ok())
+    let mut found: [Option<Measurement<f64>>; 2] = [None, None];
+    for line in text.split(|&b| b == b'\n') {
+        let mut line_words = words(line);
+        let index = match line_words.next() {
+            Some(b"some") => 0,
+            Some(b"full") => 1,
+            _ => continue,
+        };
+        if found[index].is_some() {
+            continue;
+        }
+        found[index] = Some(
+            line_words
+                .find_map(|word| word.strip_prefix(b"total="))
+                .and_then(parse_u64)
                 .map(|usec| Measurement::available(round_micros(usec as f64 / 1e6)))
-                .unwrap_or_else(parse_failed);
-        }
+                .unwrap_or_else(parse_failed),
+        );
     }
-    Measurement::missing(ObservationStatus::Unsupported, "key_missing")
+    found.map(|value| {
+        value.unwrap_or_else(|| Measurement::missing(ObservationStatus::Unsupported, "key_missing"))
+    })
 }
 
 fn usec_to_seconds(measurement: Measurement<u64>) -> Measurement<f64> {
@@ -345,38 +665,31 @@ enum LimitValue<T> {
 /// `max` source exists, else `unsupported`. An unreadable or unparsable source makes the
 /// limit `unavailable` (it could hide a smaller bound).
 fn effective_limit<T: PartialOrd + Copy>(
-    levels: &[(PathBuf, String)],
-    file: &str,
-    parse: impl Fn(&str) -> Option<LimitValue<T>>,
+    levels: &mut [Level],
+    file: usize,
+    buf: &mut Vec<u8>,
+    parse: impl Fn(&[u8]) -> Option<LimitValue<T>>,
 ) -> Limit<T> {
-    let mut best: Option<(T, &str)> = None;
-    let mut max_source: Option<&str> = None;
-    for (dir, path) in levels {
-        match read_file(&dir.join(file)) {
+    let mut best: Option<(T, usize)> = None;
+    let mut max_source: Option<usize> = None;
+    for index in 0..levels.len() {
+        let unavailable = |levels: &[Level], reason: &str| Limit {
+            status: LimitStatus::Unavailable,
+            value: None,
+            source: Some(levels[index].path.clone()),
+            reason: Some(reason.to_owned()),
+        };
+        match levels[index].read(file, buf) {
             FileRead::Missing => {}
-            FileRead::Unreadable => {
-                return Limit {
-                    status: LimitStatus::Unavailable,
-                    value: None,
-                    source: Some(path.clone()),
-                    reason: Some("read_failed".to_owned()),
-                };
-            }
-            FileRead::Text(text) => match parse(text.trim()) {
-                None => {
-                    return Limit {
-                        status: LimitStatus::Unavailable,
-                        value: None,
-                        source: Some(path.clone()),
-                        reason: Some("parse_failed".to_owned()),
-                    };
-                }
+            FileRead::Unreadable => return unavailable(levels, "read_failed"),
+            FileRead::Len(len) => match parse(buf[..len].trim_ascii()) {
+                None => return unavailable(levels, "parse_failed"),
                 Some(LimitValue::Max) => {
-                    max_source.get_or_insert(path);
+                    max_source.get_or_insert(index);
                 }
                 Some(LimitValue::Bound(value)) => {
                     if best.is_none_or(|(current, _)| value < current) {
-                        best = Some((value, path));
+                        best = Some((value, index));
                     }
                 }
             },
@@ -386,13 +699,13 @@ fn effective_limit<T: PartialOrd + Copy>(
         (Some((value, source)), _) => Limit {
             status: LimitStatus::Available,
             value: Some(value),
-            source: Some(source.to_owned()),
+            source: Some(levels[source].path.clone()),
             reason: None,
         },
         (None, Some(source)) => Limit {
             status: LimitStatus::Unlimited,
             value: None,
-            source: Some(source.to_owned()),
+            source: Some(levels[source].path.clone()),
             reason: None,
         },
         (None, None) => Limit {
@@ -404,26 +717,26 @@ fn effective_limit<T: PartialOrd + Copy>(
     }
 }
 
-fn byte_limit(levels: &[(PathBuf, String)], file: &str) -> Limit<u64> {
-    effective_limit(levels, file, |text| match text {
-        "max" => Some(LimitValue::Max),
-        number => number.parse().ok().map(LimitValue::Bound),
+fn byte_limit(levels: &mut [Level], file: usize, buf: &mut Vec<u8>) -> Limit<u64> {
+    effective_limit(levels, file, buf, |text| match text {
+        b"max" => Some(LimitValue::Max),
+        number => parse_u64(number).map(LimitValue::Bound),
     })
 }
 
 /// `cpu.max` is `<quota|max> <period>`; the limit is quota / period CPUs.
-fn cpu_limit(levels: &[(PathBuf, String)]) -> Limit<f64> {
-    effective_limit(levels, "cpu.max", |text| {
-        let mut words = text.split_ascii_whitespace();
-        let quota = words.next()?;
-        let period: u64 = match words.next() {
-            Some(period) => period.parse().ok()?,
+fn cpu_limit(levels: &mut [Level], buf: &mut Vec<u8>) -> Limit<f64> {
+    effective_limit(levels, CPU_MAX, buf, |text| {
+        let mut fields = words(text);
+        let quota = fields.next()?;
+        let period: u64 = match fields.next() {
+            Some(period) => parse_u64(period)?,
             None => 100_000,
         };
-        if quota == "max" {
+        if quota == b"max" {
             return Some(LimitValue::Max);
         }
-        let quota: u64 = quota.parse().ok()?;
+        let quota = parse_u64(quota)?;
         if period == 0 {
             return None;
         }

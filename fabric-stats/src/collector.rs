@@ -7,6 +7,7 @@
 //! before-observation to the start of the after-observation, so it covers only the adapter
 //! exchange.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -63,11 +64,29 @@ pub struct ArtifactLocation {
     pub reference_dir: String,
 }
 
-/// Reads snapshots and collects invocation stats. Cheap to clone; share one per process.
+/// Reads snapshots and collects invocation stats. Cheap to clone (clones share the
+/// descriptor caches); share one per process.
+///
+/// Each target (host pid and start time) gets its own process-tree reader, kept between
+/// invocations so its descriptors stay open (at most 64 targets; the least recently used
+/// is dropped, and [`StatsCollector::release`] drops one at once). The cgroup reader is
+/// shared: processes in the same cgroup share its open files.
 #[derive(Debug, Clone)]
 pub struct StatsCollector {
+    /// Settings template of the per-target readers.
     proc: ProcReader,
-    cgroup: CgroupReader,
+    cgroup: Arc<CgroupReader>,
+    targets: Arc<Mutex<TargetReaders>>,
+}
+
+/// Most targets whose process-tree readers are kept.
+const MAX_TARGETS: usize = 64;
+
+/// Per-target process-tree readers.
+#[derive(Debug, Default)]
+struct TargetReaders {
+    uses: u64,
+    readers: HashMap<(u32, SystemTime), (Arc<ProcReader>, u64)>,
 }
 
 impl Default for StatsCollector {
@@ -83,19 +102,56 @@ impl StatsCollector {
         let proc_root = proc_root.into();
         StatsCollector {
             proc: ProcReader::new(proc_root.clone()),
-            cgroup: CgroupReader::new(proc_root, cgroup_root),
+            cgroup: Arc::new(CgroupReader::new(proc_root, cgroup_root)),
+            targets: Arc::default(),
         }
     }
 
-    /// The process-tree reader (to adjust discovery or retry bounds).
+    /// The process-tree reader settings (to adjust discovery or retry bounds). Readers of
+    /// targets already seen are dropped (this collector only), so the settings apply to
+    /// every later reading.
     pub fn proc_reader_mut(&mut self) -> &mut ProcReader {
+        self.targets = Arc::default();
         &mut self.proc
     }
 
     /// `Runtime::resource_snapshot()`: one reading of the target's process tree.
     pub fn snapshot(&self, target: &StatsTarget) -> Result<RuntimeResourceSnapshot, StatsError> {
-        self.proc
+        self.proc_for(target)
             .snapshot(target.host_pid, &target.runtime_id, target.started_at)
+    }
+
+    /// Closes the cached descriptors of a target (call when its runtime stopped; an
+    /// unreleased target is dropped when idle or when 64 others were used since).
+    pub fn release(&self, target: &StatsTarget) {
+        lock_targets(&self.targets)
+            .readers
+            .remove(&(target.host_pid, target.started_at));
+        self.cgroup.forget(target.host_pid);
+    }
+
+    /// The process-tree reader of `target` (created on first use).
+    fn proc_for(&self, target: &StatsTarget) -> Arc<ProcReader> {
+        let mut targets = lock_targets(&self.targets);
+        targets.uses += 1;
+        let uses = targets.uses;
+        let key = (target.host_pid, target.started_at);
+        if let Some((reader, used)) = targets.readers.get_mut(&key) {
+            *used = uses;
+            return Arc::clone(reader);
+        }
+        if targets.readers.len() >= MAX_TARGETS
+            && let Some(oldest) = targets
+                .readers
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(key, _)| *key)
+        {
+            targets.readers.remove(&oldest);
+        }
+        let reader = Arc::new(self.proc.clone());
+        targets.readers.insert(key, (Arc::clone(&reader), uses));
+        reader
     }
 
     /// Starts invocation stats for the config's `system_stats` setting: `None` when it is an
@@ -126,12 +182,12 @@ impl StatsCollector {
         let process = groups.contains(&SystemStatsGroup::Process);
         let cgroup_selected = groups.iter().any(|g| *g != SystemStatsGroup::Process);
         let probe = Arc::new(Probe {
-            proc: self.proc.clone(),
-            cgroup: self.cgroup.clone(),
+            proc: self.proc_for(target),
+            cgroup: Arc::clone(&self.cgroup),
             pid: target.host_pid,
             process,
-            cgroup_memory: groups.contains(&SystemStatsGroup::CgroupMemory),
-            cgroup_dir: std::sync::OnceLock::new(),
+            cgroup_memory: config.sampling.is_some()
+                && groups.contains(&SystemStatsGroup::CgroupMemory),
         });
         let sampling = config.sampling.as_ref().map(|sampling| {
             let cadence = Duration::from_millis(sampling.interval_ms.max(1));
@@ -145,7 +201,7 @@ impl StatsCollector {
 
         let series_start = Instant::now();
         let (before, before_sample) =
-            self.observe_process(&probe, target, SampleKind::Before, series_start);
+            observe_process(&probe, target, SampleKind::Before, series_start);
         let cgroup_before = cgroup_selected.then(|| self.cgroup.observe(target.host_pid, &groups));
         let mut registration = None;
         if let Some((cadence, _, series)) = &sampling {
@@ -162,7 +218,6 @@ impl StatsCollector {
             ids: ids.clone(),
             groups,
             probe,
-            cgroup: self.cgroup.clone(),
             before,
             cgroup_before,
             sampling,
@@ -172,31 +227,35 @@ impl StatsCollector {
             exchange_start: Instant::now(),
         }
     }
+}
 
-    fn observe_process(
-        &self,
-        probe: &Probe,
-        target: &StatsTarget,
-        kind: SampleKind,
-        series_start: Instant,
-    ) -> (Observation, Sample) {
-        let sample = probe.read(kind, series_start);
-        let observation = match &sample.process {
-            ProcessReading::NotCollected => {
-                Observation::missing(ObservationStatus::NotCollected, None)
-            }
-            ProcessReading::Available(totals) => Observation::available(self.proc.to_snapshot(
-                totals,
-                &target.runtime_id,
-                target.started_at,
-                sample.observed_at,
-            )),
-            ProcessReading::Missing { status, reason } => {
-                Observation::missing(*status, Some(reason.clone()))
-            }
-        };
-        (observation, sample)
-    }
+/// Reads one endpoint sample and its process observation.
+fn observe_process(
+    probe: &Probe,
+    target: &StatsTarget,
+    kind: SampleKind,
+    series_start: Instant,
+) -> (Observation, Sample) {
+    let sample = probe.read(kind, series_start);
+    let observation = match &sample.process {
+        ProcessReading::NotCollected => Observation::missing(ObservationStatus::NotCollected, None),
+        ProcessReading::Available(totals) => Observation::available(probe.proc.to_snapshot(
+            totals,
+            &target.runtime_id,
+            target.started_at,
+            sample.observed_at,
+        )),
+        ProcessReading::Missing { status, reason } => {
+            Observation::missing(*status, Some(reason.clone()))
+        }
+    };
+    (observation, sample)
+}
+
+fn lock_targets(targets: &Mutex<TargetReaders>) -> std::sync::MutexGuard<'_, TargetReaders> {
+    targets
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// Stats of one invocation in progress. Dropping it without [`InvocationStats::finish`]
@@ -207,7 +266,6 @@ pub struct InvocationStats {
     ids: InvocationIds,
     groups: Vec<SystemStatsGroup>,
     probe: Arc<Probe>,
-    cgroup: CgroupReader,
     before: Observation,
     cgroup_before: Option<fabric_config::stats::CgroupObservation>,
     sampling: Option<(Duration, u64, Arc<Mutex<Series>>)>,
@@ -250,18 +308,17 @@ impl InvocationStats {
         if let Some((_, _, series)) = &self.sampling {
             sampling::lock_series(series).closing = true;
         }
-        let collector = StatsCollector {
-            proc: self.probe.proc.clone(),
-            cgroup: self.cgroup.clone(),
-        };
-        let (after, after_sample) = collector.observe_process(
+        let (after, after_sample) = observe_process(
             &self.probe,
             &self.target,
             SampleKind::After,
             self.series_start,
         );
         let cgroup = self.cgroup_before.take().map(|before| {
-            let after = self.cgroup.observe(self.target.host_pid, &self.groups);
+            let after = self
+                .probe
+                .cgroup
+                .observe(self.target.host_pid, &self.groups);
             let deltas = cgroup::deltas(&before, &after, &self.groups);
             CgroupStats {
                 before,

@@ -164,21 +164,21 @@ struct CachedProc {
     used: u64,
 }
 
-/// An open proc file counted against the process-wide descriptor budget.
+/// An open proc or cgroup file counted against the process-wide descriptor budget.
 #[derive(Debug)]
-struct CachedFd(fs::File);
+pub(crate) struct CachedFd(pub(crate) fs::File);
 
 /// Descriptors held by every reader's cache in this process.
 static CACHED_FDS: AtomicUsize = AtomicUsize::new(0);
 
 /// Above this many cached descriptors process-wide, a reader closes its whole cache after
 /// its reading (so the cache never crowds out the host's own descriptors).
-const CACHED_FD_BUDGET: usize = 256;
+pub(crate) const CACHED_FD_BUDGET: usize = 256;
 /// Readings after which an unused entry is closed.
 const CACHE_IDLE_READINGS: u64 = 16;
 
 impl CachedFd {
-    fn new(file: fs::File) -> Self {
+    pub(crate) fn new(file: fs::File) -> Self {
         CACHED_FDS.fetch_add(1, Ordering::Relaxed);
         CachedFd(file)
     }
@@ -202,7 +202,8 @@ impl FdCache {
     }
 }
 
-/// Descriptors currently held by the process-tree readers' caches (process-wide).
+/// Descriptors currently held by the process-tree and cgroup readers' caches
+/// (process-wide).
 pub fn cached_descriptors() -> usize {
     CACHED_FDS.load(Ordering::Relaxed)
 }
@@ -800,7 +801,7 @@ fn is_gone(error: &io::Error) -> bool {
 
 /// Reads a whole proc file from offset 0 with positioned reads (one `pread` for a small
 /// file; a re-read regenerates the content). Returns the length read into `buf`.
-fn read_full(file: &fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
+pub(crate) fn read_full(file: &fs::File, buf: &mut Vec<u8>) -> io::Result<usize> {
     use std::os::unix::fs::FileExt;
     if buf.len() < 4096 {
         buf.resize(4096, 0);

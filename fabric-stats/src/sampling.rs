@@ -8,14 +8,13 @@
 //! streaming gauges, so truncation never changes the peak or the mean. A sample that
 //! arrives after its invocation closed is discarded.
 
-use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use fabric_config::stats::{Measurement, ObservationStatus};
 use serde::Serialize;
 
-use crate::cgroup::{CgroupReader, memory_current_in};
+use crate::cgroup::CgroupReader;
 use crate::proc::{ProcReader, TreeTotals};
 use crate::reduce::{CounterAccumulator, GaugeAccumulator};
 use crate::timestamp::rfc3339_millis;
@@ -53,17 +52,16 @@ pub(crate) struct Sample {
     pub(crate) cost: Duration,
 }
 
-/// What a sampler reads for one invocation.
+/// What a sampler reads for one invocation: the target's own process-tree reader and the
+/// collector's cgroup reader (both keep their descriptors open between readings).
 #[derive(Debug, Clone)]
 pub(crate) struct Probe {
-    pub(crate) proc: ProcReader,
-    pub(crate) cgroup: CgroupReader,
+    pub(crate) proc: Arc<ProcReader>,
+    pub(crate) cgroup: Arc<CgroupReader>,
     pub(crate) pid: u32,
     pub(crate) process: bool,
+    /// `memory.current` in every sample (sampling with `cgroup.memory` selected).
     pub(crate) cgroup_memory: bool,
-    /// The host's cgroup directory for `memory.current`, resolved once for the samples
-    /// (endpoints re-resolve it).
-    pub(crate) cgroup_dir: OnceLock<Result<PathBuf, (ObservationStatus, &'static str)>>,
 }
 
 impl Probe {
@@ -84,18 +82,9 @@ impl Probe {
         } else {
             ProcessReading::NotCollected
         };
-        let cgroup_memory_current = self.cgroup_memory.then(|| match kind {
-            SampleKind::Sample => {
-                let dir = self
-                    .cgroup_dir
-                    .get_or_init(|| self.cgroup.resolve(self.pid).map(|resolved| resolved.dir));
-                match dir {
-                    Ok(dir) => memory_current_in(dir),
-                    Err((status, reason)) => Measurement::missing(*status, *reason),
-                }
-            }
-            _ => self.cgroup.memory_current(self.pid),
-        });
+        let cgroup_memory_current = self
+            .cgroup_memory
+            .then(|| self.cgroup.memory_current(self.pid));
         let cost = began.elapsed();
         Sample {
             kind,

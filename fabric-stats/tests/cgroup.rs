@@ -323,3 +323,134 @@ fn hybrid_host_uses_the_unified_hierarchy() {
         ObservationStatus::Unsupported
     );
 }
+
+#[test]
+fn a_reused_reader_sees_new_values_limits_and_files() {
+    let fixture = Fixture::new();
+    fixture.remove("cg/a/b/memory.peak");
+    let reader = fixture.reader();
+    let first = reader.observe(PID, &ALL).snapshot.unwrap();
+    assert_eq!(
+        first.memory_peak_bytes.reason.as_deref(),
+        Some("file_missing")
+    );
+    // Cached descriptors are re-read: new counter values and new limits at every level.
+    fixture.write("cg/a/b/cpu.stat", "usage_usec 9000000\n");
+    fixture.write("cg/a/memory.max", "1048576\n");
+    // Without guard files at the leaf, a missing file is probed again each time.
+    fixture.write("cg/a/b/memory.peak", "5\n");
+    let second = reader.observe(PID, &ALL).snapshot.unwrap();
+    assert_eq!(second.cpu_usage_seconds.value, Some(9.0));
+    assert_eq!(
+        second.cpu_throttled_periods.reason.as_deref(),
+        Some("key_missing")
+    );
+    assert_eq!(second.memory_max_bytes.value, Some(1_048_576));
+    assert_eq!(second.memory_max_bytes.source.as_deref(), Some("/a"));
+    assert_eq!(second.memory_peak_bytes.value, Some(5));
+    // A limit file that becomes unparsable makes the limit unavailable, never a zero.
+    fixture.write("cg/a/memory.max", "\n");
+    let third = reader.observe(PID, &ALL).snapshot.unwrap();
+    assert_eq!(third.memory_max_bytes.status, LimitStatus::Unavailable);
+    assert_eq!(
+        third.memory_max_bytes.reason.as_deref(),
+        Some("parse_failed")
+    );
+}
+
+#[test]
+fn missing_files_are_remembered_until_the_controllers_change() {
+    let fixture = Fixture::new();
+    fixture.write("cg/a/b/cgroup.controllers", "cpu io\n");
+    fixture.write("cg/a/b/cgroup.pressure", "1\n");
+    fixture.remove("cg/a/b/memory.peak");
+    fixture.remove("cg/a/b/io.pressure");
+    let reader = fixture.reader();
+    let snap = reader.observe(PID, &ALL).snapshot.unwrap();
+    assert_eq!(
+        snap.memory_peak_bytes.reason.as_deref(),
+        Some("file_missing")
+    );
+    fixture.write("cg/a/b/memory.peak", "7\n");
+    fixture.write("cg/a/b/io.pressure", "some total=2000000\n");
+    let snap = reader.observe(PID, &ALL).snapshot.unwrap();
+    assert_eq!(
+        snap.memory_peak_bytes.reason.as_deref(),
+        Some("file_missing"),
+        "same controllers: the file is still known missing"
+    );
+    assert_eq!(
+        snap.io_pressure_some_seconds.reason.as_deref(),
+        Some("file_missing")
+    );
+    // Pressure switched (cgroup.pressure): only pressure files are probed again.
+    fixture.write("cg/a/b/cgroup.pressure", "0\n");
+    let snap = reader.observe(PID, &ALL).snapshot.unwrap();
+    assert_eq!(snap.io_pressure_some_seconds.value, Some(2.0));
+    assert_eq!(
+        snap.io_pressure_full_seconds.reason.as_deref(),
+        Some("key_missing")
+    );
+    assert_eq!(
+        snap.memory_peak_bytes.reason.as_deref(),
+        Some("file_missing")
+    );
+    // Controllers changed: every missing file of that level is probed again.
+    fixture.write("cg/a/b/cgroup.controllers", "cpu io memory\n");
+    let snap = reader.observe(PID, &ALL).snapshot.unwrap();
+    assert_eq!(snap.memory_peak_bytes.value, Some(7));
+    // A fresh reader sees the same as the revalidated one.
+    assert_eq!(
+        fixture.snapshot(&ALL).memory_peak_bytes.value,
+        Some(7),
+        "fresh reader"
+    );
+}
+
+#[test]
+fn a_moved_process_is_followed_and_its_deltas_are_not_mixed() {
+    let fixture = Fixture::new();
+    fixture.write("cg/a/cpu.stat", "usage_usec 100\n");
+    let reader = fixture.reader();
+    let before = reader.observe(PID, &CGROUPS);
+    assert_eq!(before.snapshot.as_ref().unwrap().path, "/a/b");
+    fixture.write("proc/4242/cgroup", "0::/a\n");
+    let after = reader.observe(PID, &CGROUPS);
+    let snap = after.snapshot.as_ref().unwrap();
+    assert_eq!(snap.path, "/a");
+    assert_eq!(snap.cpu_usage_seconds.value, Some(0.0001));
+    // Limits now start at /a (the leaf's 1 GiB memory.max no longer applies).
+    assert_eq!(snap.memory_max_bytes.status, LimitStatus::Unlimited);
+    let deltas = cgroup_deltas(&before, &after, &CGROUPS);
+    assert_eq!(
+        deltas.cpu_usage_seconds.reason.as_deref(),
+        Some("cgroup_changed")
+    );
+    // Moved to a cgroup this namespace cannot see: unavailable, not the old cgroup.
+    fixture.write("proc/4242/cgroup", "0::/../elsewhere\n");
+    let hidden = reader.observe(PID, &CGROUPS);
+    assert_eq!(hidden.status, ObservationStatus::Unavailable);
+    assert_eq!(hidden.reason.as_deref(), Some("cgroup_not_visible"));
+    // And back.
+    fixture.write("proc/4242/cgroup", "0::/a/b\n");
+    let back = reader.observe(PID, &CGROUPS);
+    assert_eq!(back.snapshot.unwrap().path, "/a/b");
+}
+
+#[test]
+fn memory_current_alone_uses_the_same_cache() {
+    let fixture = Fixture::new();
+    let reader = fixture.reader();
+    assert_eq!(reader.memory_current(PID).value, Some(83_886_080));
+    fixture.write("cg/a/b/memory.current", "4096\n");
+    assert_eq!(reader.memory_current(PID).value, Some(4096));
+    fixture.write("cg/a/b/memory.current", "lots\n");
+    assert_eq!(
+        reader.memory_current(PID).reason.as_deref(),
+        Some("parse_failed")
+    );
+    assert_eq!(
+        reader.memory_current(9999).reason.as_deref(),
+        Some("host_exited")
+    );
+}

@@ -95,6 +95,16 @@ func LibraryVersion() string {
 type configCall func(config, baseDir *C.char, out **C.char) C.int32_t
 
 func callConfig(fn configCall, config, baseDir string) nativeResult {
+	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+		var out *C.char
+		status := fn(cConfig, cBase, &out)
+		return finish(status, out, 0)
+	})
+}
+
+// withConfig converts config and baseDir (empty = NULL) for the duration of call, or
+// returns the conversion error.
+func withConfig(config, baseDir string, call func(cConfig, cBase *C.char) nativeResult) nativeResult {
 	cConfig, err := cstring(config, "config")
 	if err != nil {
 		return errorResult(err)
@@ -105,10 +115,15 @@ func callConfig(fn configCall, config, baseDir string) nativeResult {
 		return errorResult(err)
 	}
 	defer free(cBase)
-	var out *C.char
-	status := fn(cConfig, cBase, &out)
+	return call(cConfig, cBase)
+}
+
+// finish decodes and frees *out and packs one finished native call. Callers store the
+// call's status first: Go does not order reading out/handle against a call in the same
+// argument list.
+func finish(status C.int32_t, out *C.char, handle uint64) nativeResult {
 	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return nativeResult{status: int32(status), text: text, has: has, handle: handle}
 }
 
 func nativeValidate(config, baseDir string) nativeResult {
@@ -141,26 +156,16 @@ func nativeRun(config, request, baseDir string) nativeResult {
 	defer free(cBase)
 	var out *C.char
 	status := C.fabric_run(cConfig, cRequest, cBase, &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return finish(status, out, 0)
 }
 
 func nativeStart(config, baseDir string) nativeResult {
-	cConfig, err := cstring(config, "config")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cConfig)
-	cBase, err := optCString(baseDir, "base dir")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cBase)
-	var handle C.fabric_runtime
-	var out *C.char
-	status := C.fabric_runtime_start(cConfig, cBase, &handle, &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has, handle: uint64(handle)}
+	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+		var handle C.fabric_runtime
+		var out *C.char
+		status := C.fabric_runtime_start(cConfig, cBase, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
 }
 
 func nativeInvoke(handle uint64, request string) nativeResult {
@@ -171,29 +176,25 @@ func nativeInvoke(handle uint64, request string) nativeResult {
 	defer free(cRequest)
 	var out *C.char
 	status := C.fabric_runtime_invoke(C.fabric_runtime(handle), cRequest, &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return finish(status, out, 0)
 }
 
 func nativeStop(handle uint64) nativeResult {
 	var out *C.char
 	status := C.fabric_runtime_stop(C.fabric_runtime(handle), &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return finish(status, out, 0)
 }
 
 func nativeStatus(handle uint64) nativeResult {
 	var out *C.char
 	status := C.fabric_runtime_status(C.fabric_runtime(handle), &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return finish(status, out, 0)
 }
 
 func nativeResourceSnapshot(handle uint64) nativeResult {
 	var out *C.char
 	status := C.fabric_runtime_resource_snapshot(C.fabric_runtime(handle), &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return finish(status, out, 0)
 }
 
 func nativeCheck(environment uint64, request string) nativeResult {
@@ -204,8 +205,7 @@ func nativeCheck(environment uint64, request string) nativeResult {
 	defer free(cRequest)
 	var out *C.char
 	status := C.fabric_check(C.fabric_environment(environment), cRequest, &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return finish(status, out, 0)
 }
 
 func nativeFree(handle uint64) {
@@ -229,46 +229,27 @@ func headerStatuses() map[Status]int32 {
 }
 
 func nativeEnvironmentPrepare(config, baseDir string) nativeResult {
-	cConfig, err := cstring(config, "config")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cConfig)
-	cBase, err := optCString(baseDir, "base dir")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cBase)
-	var handle C.fabric_environment
-	var out *C.char
-	status := C.fabric_environment_prepare(cConfig, cBase, &handle, &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has, handle: uint64(handle)}
+	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+		var handle C.fabric_environment
+		var out *C.char
+		status := C.fabric_environment_prepare(cConfig, cBase, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
 }
 
 func nativeEnvironmentStart(environment uint64, config, baseDir string) nativeResult {
-	cConfig, err := cstring(config, "config")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cConfig)
-	cBase, err := optCString(baseDir, "base dir")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cBase)
-	var handle C.fabric_runtime
-	var out *C.char
-	status := C.fabric_environment_start_runtime(C.fabric_environment(environment), cConfig, cBase, &handle, &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has, handle: uint64(handle)}
+	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+		var handle C.fabric_runtime
+		var out *C.char
+		status := C.fabric_environment_start_runtime(C.fabric_environment(environment), cConfig, cBase, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
 }
 
 func nativeEnvironmentRelease(environment uint64) nativeResult {
 	var out *C.char
 	status := C.fabric_environment_release(C.fabric_environment(environment), &out)
-	text, has := take(out)
-	return nativeResult{status: int32(status), text: text, has: has}
+	return finish(status, out, 0)
 }
 
 func nativeEnvironmentFree(environment uint64) {

@@ -709,6 +709,8 @@ impl Runtime {
         .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
         let terminal = self.host.terminal_error().is_some();
         let report = self.host.stop(Some(&payload), self.options.stop_policy);
+        // The host is reaped: close the stats readers' cached descriptors of it.
+        live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
         let summary = summarize_stop(&report, terminal);
         let crashed = report.exited_before;

@@ -58,14 +58,7 @@ pub(crate) fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
     // SAFETY: `killpg` takes two integers; a positive pgid > 1 never addresses "all
     // processes" (that needs pgid 0 or -1).
     let rc = unsafe { libc::killpg(pgid, signal) };
-    if rc == -1 {
-        let error = io::Error::last_os_error();
-        if error.raw_os_error() == Some(libc::ESRCH) {
-            return Ok(());
-        }
-        return Err(error);
-    }
-    Ok(())
+    esrch_is_ok(rc)
 }
 
 /// Sends `signal` to the single process `pid`. `ESRCH` is not an error.
@@ -75,6 +68,12 @@ pub(crate) fn signal_process(pid: i32, signal: i32) -> io::Result<()> {
     }
     // SAFETY: `kill` takes two integers; a positive pid > 1 addresses one process only.
     let rc = unsafe { libc::kill(pid, signal) };
+    esrch_is_ok(rc)
+}
+
+/// The result of a signal call returning `rc`: `-1` is the last OS error, except `ESRCH`
+/// (no such process or group), which is success.
+fn esrch_is_ok(rc: i32) -> io::Result<()> {
     if rc == -1 {
         let error = io::Error::last_os_error();
         if error.raw_os_error() == Some(libc::ESRCH) {

@@ -12,7 +12,7 @@ use fabric_config::health::{
 };
 use fabric_host::{Fabric, RunOptions, Runtime, RuntimeState};
 use serde_json::{Value, json};
-use support::{mode, repo_root, scripted_config};
+use support::{mode, repo_root, scripted_config, wait_until};
 
 fn start(dir: &Path, settings: Value, extra: Value) -> Runtime {
     let config = scripted_config("check", settings, extra);
@@ -130,14 +130,6 @@ fn scopes_and_invalid_requests() {
     let error = fabric.check(None, &bad).expect_err("invalid");
     assert_eq!(error.code(), "invalid_check_request");
     assert_eq!(error.class(), fabric_host::ErrorClass::Config);
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::yield_now();
-    }
 }
 
 #[test]

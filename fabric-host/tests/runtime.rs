@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fabric_config::agent::RunStatus;
-use fabric_config::{RunRequest, Stage};
-use fabric_host::{Fabric, RunOptions, RuntimeState};
+use fabric_config::{RunRequest, RunResult, Stage};
+use fabric_host::{Fabric, HostError, RunOptions, Runtime, RuntimeState};
 use serde_json::{Value, json};
 use support::{assert_group_gone, mode, scripted_config};
 
@@ -20,6 +20,36 @@ fn request_with(input: &str, scripted: Value) -> RunRequest {
     let mut request = RunRequest::new(input);
     request.context.insert("scripted".into(), scripted);
     request
+}
+
+/// Starts a scripted runtime and an invocation sleeping `sleep_ms` on another thread, and
+/// waits (at most 10 s) until the runtime reports it busy.
+fn start_busy(
+    dir: &Path,
+    name: &str,
+    sleep_ms: u64,
+) -> (
+    Arc<Runtime>,
+    std::thread::JoinHandle<Result<RunResult, HostError>>,
+) {
+    let config = scripted_config(name, json!({}), json!({}));
+    let runtime = Arc::new(
+        Fabric::new()
+            .start_runtime(&config, &options(dir))
+            .expect("start"),
+    );
+    let worker = {
+        let runtime = Arc::clone(&runtime);
+        std::thread::spawn(move || {
+            runtime.invoke(request_with("slow", json!({"sleep_ms": sleep_ms})))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while runtime.status().state != RuntimeState::Busy {
+        assert!(Instant::now() < deadline, "never busy");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    (runtime, worker)
 }
 
 #[test]
@@ -309,21 +339,7 @@ fn environment_values_are_redacted_in_saved_records() {
 #[test]
 fn overlapping_invoke_is_a_state_error_and_invoke_after_stop_too() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = scripted_config("overlap", json!({}), json!({}));
-    let runtime = Arc::new(
-        Fabric::new()
-            .start_runtime(&config, &options(dir.path()))
-            .expect("start"),
-    );
-    let worker = {
-        let runtime = Arc::clone(&runtime);
-        std::thread::spawn(move || runtime.invoke(request_with("slow", json!({"sleep_ms": 1500}))))
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while runtime.status().state != RuntimeState::Busy {
-        assert!(Instant::now() < deadline, "never busy");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let (runtime, worker) = start_busy(dir.path(), "overlap", 1500);
     let busy = runtime.invoke(RunRequest::new("second")).expect_err("busy");
     assert_eq!(busy.code(), "runtime_busy");
     assert!(busy.is_state_error());
@@ -589,21 +605,7 @@ fn stop_leaves_no_process_of_the_host_group() {
 #[test]
 fn stop_during_an_invocation_ends_it_with_a_state_error() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = scripted_config("stop-mid", json!({}), json!({}));
-    let runtime = Arc::new(
-        Fabric::new()
-            .start_runtime(&config, &options(dir.path()))
-            .expect("start"),
-    );
-    let worker = {
-        let runtime = Arc::clone(&runtime);
-        std::thread::spawn(move || runtime.invoke(request_with("slow", json!({"sleep_ms": 20000}))))
-    };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while runtime.status().state != RuntimeState::Busy {
-        assert!(Instant::now() < deadline, "never busy");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let (runtime, worker) = start_busy(dir.path(), "stop-mid", 20000);
     let began = Instant::now();
     let stopped = runtime.stop();
     assert!(

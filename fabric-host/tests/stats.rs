@@ -11,7 +11,7 @@ use fabric_config::RunRequest;
 use fabric_config::agent::RunStatus;
 use fabric_host::{ErrorClass, Fabric, RunOptions, RuntimeState};
 use serde_json::{Value, json};
-use support::{mode, scripted_config};
+use support::{mode, scripted_config, wait_until};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -261,14 +261,6 @@ fn samples_survive_a_protocol_failure() {
         serde_json::from_str(&std::fs::read_to_string(&summaries[0]).expect("read")).expect("json");
     assert_eq!(summary["system_stats"]["before"]["status"], "available");
     assert!(summaries[0].with_file_name("system-stats.jsonl").is_file());
-}
-
-fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::yield_now();
-    }
 }
 
 #[test]

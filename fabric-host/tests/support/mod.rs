@@ -124,3 +124,12 @@ pub fn mode(path: &Path) -> u32 {
         .mode()
         & 0o777
 }
+
+/// Waits (yielding, at most 10 s) until `done` holds; fails naming `what` otherwise.
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::yield_now();
+    }
+}

@@ -18,6 +18,7 @@ use fabric_config::{ErrorInfo, FabricConfig, Stage};
 use fabric_plan::{DiscoveryOptions, PlanError, PlanOptions};
 use serde_json::{Value, json};
 
+use crate::cmd_run::base_dir;
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json};
 
 /// Arguments of `fabric plan`.
@@ -65,18 +66,6 @@ fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
         info.stage = Stage::Plan;
         info
     })
-}
-
-fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
-    match &args.base_dir {
-        Some(dir) => dir.clone(),
-        None => args
-            .config
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(".")),
-    }
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> Value {

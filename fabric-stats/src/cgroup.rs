@@ -154,12 +154,13 @@ impl Level {
         }
     }
 
-    /// Re-reads the guard files; when one changed (or is absent), files remembered as
-    /// missing are probed again.
-    fn revalidate(&mut self, buf: &mut Vec<u8>, leaf: bool) {
+    /// Re-reads the guard files (`cgroup.pressure` only with `pressure`); when one changed
+    /// (or is absent), files remembered as missing are probed again. A guard that is not
+    /// re-read keeps its last content, so a change is still seen when it is next read.
+    fn revalidate(&mut self, buf: &mut Vec<u8>, pressure: bool) {
         let mut changed = [false; GUARDS.len()];
         for (index, name) in GUARDS.iter().enumerate() {
-            if index == PRESSURE_SWITCH && !leaf {
+            if index == PRESSURE_SWITCH && !pressure {
                 continue;
             }
             let (slot, last) = &mut self.guards[index];
@@ -264,7 +265,7 @@ impl CgroupReader {
         let pressure = groups.contains(&SystemStatsGroup::CgroupPressure);
         let mut guard = self.lock();
         let cache = &mut *guard;
-        let observation = match self.cgroup_of(cache, pid) {
+        let observation = match self.cgroup_of(cache, pid, true) {
             Err((status, reason)) => CgroupObservation {
                 status,
                 snapshot: None,
@@ -275,7 +276,7 @@ impl CgroupReader {
                 let limits = cpu || memory;
                 for (index, level) in cgroup.levels.iter_mut().enumerate() {
                     if index == 0 || limits {
-                        level.revalidate(buf, index == 0);
+                        level.revalidate(buf, index == 0 && pressure);
                     }
                 }
                 let snapshot = read_snapshot(cgroup, buf, observed_at, cpu, memory, pressure);
@@ -292,13 +293,23 @@ impl CgroupReader {
 
     /// Only `memory.current` of `pid`'s cgroup.
     pub fn memory_current(&self, pid: u32) -> Measurement<u64> {
+        self.memory_current_with(pid, true)
+    }
+
+    /// `memory.current` for a periodic sample: the cgroup last resolved for `pid` is used
+    /// without re-reading the membership (the endpoints around the samples re-read it).
+    pub(crate) fn memory_current_sample(&self, pid: u32) -> Measurement<u64> {
+        self.memory_current_with(pid, false)
+    }
+
+    fn memory_current_with(&self, pid: u32, revalidate: bool) -> Measurement<u64> {
         let mut guard = self.lock();
         let cache = &mut *guard;
-        let measurement = match self.cgroup_of(cache, pid) {
+        let measurement = match self.cgroup_of(cache, pid, revalidate) {
             Err((status, reason)) => Measurement::missing(status, reason),
             Ok((cgroup, buf)) => {
                 let leaf = &mut cgroup.levels[0];
-                leaf.revalidate(buf, true);
+                leaf.revalidate(buf, false);
                 single_value(leaf.read(MEMORY_CURRENT, buf), buf)
             }
         };
@@ -306,12 +317,14 @@ impl CgroupReader {
         measurement
     }
 
-    /// The cached cgroup of `pid` (its membership re-read; resolved again when it changed),
-    /// or the status and reason it has none.
+    /// The cached cgroup of `pid` (its membership re-read unless `revalidate` is false and
+    /// a cgroup is cached; resolved again when it changed), or the status and reason it has
+    /// none.
     fn cgroup_of<'c>(
         &self,
         cache: &'c mut CgroupCache,
         pid: u32,
+        revalidate: bool,
     ) -> Result<(&'c mut Cgroup, &'c mut Vec<u8>), (ObservationStatus, &'static str)> {
         if !cfg!(target_os = "linux") {
             return Err((ObservationStatus::Unsupported, "platform_unsupported"));
@@ -323,6 +336,18 @@ impl CgroupReader {
             buf,
         } = cache;
         let generation = *generation;
+        if !revalidate
+            && let Some(target) = targets.get_mut(&pid)
+            && let Some(key) = &target.cgroup
+            && cgroups.contains_key(key)
+        {
+            target.used = generation;
+            let cgroup = cgroups
+                .get_mut(key.as_str())
+                .ok_or((ObservationStatus::Unavailable, "cgroup_not_visible"))?;
+            cgroup.used = generation;
+            return Ok((cgroup, buf));
+        }
         let read = match targets.get(&pid) {
             Some(target) => read_full(&target.membership.0, buf),
             None => match fs::File::open(self.proc_root.join(pid.to_string()).join("cgroup")) {

@@ -82,9 +82,10 @@ impl Probe {
         } else {
             ProcessReading::NotCollected
         };
-        let cgroup_memory_current = self
-            .cgroup_memory
-            .then(|| self.cgroup.memory_current(self.pid));
+        let cgroup_memory_current = self.cgroup_memory.then(|| match kind {
+            SampleKind::Sample => self.cgroup.memory_current_sample(self.pid),
+            _ => self.cgroup.memory_current(self.pid),
+        });
         let cost = began.elapsed();
         Sample {
             kind,

@@ -75,24 +75,9 @@ func (e *Environment) StartRuntime(ctx context.Context, config any, opts ...Opti
 	}
 	o := collect(opts)
 	handle := e.handle
-	result, err := await(ctx, func() nativeResult { return nativeEnvironmentStart(handle, text, o.baseDir) }, func(late nativeResult) {
-		if Status(late.status) == StatusOK && late.err == nil && late.handle != 0 {
-			nativeStop(late.handle)
-			nativeFree(late.handle)
-		}
-	})
+	started, err := awaitRuntime(ctx, func() nativeResult { return nativeEnvironmentStart(handle, text, o.baseDir) })
 	runtime.KeepAlive(e)
-	if err != nil {
-		return nil, err
-	}
-	info := RuntimeInfo{}
-	if err := decodeInto(result, &info); err != nil {
-		if result.handle != 0 && Status(result.status) == StatusOK {
-			nativeFree(result.handle)
-		}
-		return nil, err
-	}
-	return newRuntime(result.handle, info), nil
+	return started, err
 }
 
 // Release releases the environment once; every call returns the same result.

@@ -187,7 +187,14 @@ func (f *Fabric) StartRuntime(ctx context.Context, config any, opts ...Option) (
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeStart(text, o.baseDir) }, func(late nativeResult) {
+	return awaitRuntime(ctx, func() nativeResult { return nativeStart(text, o.baseDir) })
+}
+
+// awaitRuntime runs a native runtime start and wraps the started runtime. A start that
+// finishes after ctx was cancelled is stopped and freed in the background; a runtime whose
+// identity cannot be decoded is freed.
+func awaitRuntime(ctx context.Context, start func() nativeResult) (*Runtime, error) {
+	result, err := await(ctx, start, func(late nativeResult) {
 		if Status(late.status) == StatusOK && late.err == nil && late.handle != 0 {
 			nativeStop(late.handle)
 			nativeFree(late.handle)

@@ -4,9 +4,9 @@
 //!   for 20 processes), children lists and the parent-scan fallback.
 //! - Sampling overhead: 50 runtimes sampled every 10 ms by the one scheduler thread; CPU %
 //!   of that thread from `/proc/self/task/<tid>/stat`.
-//!
 //! - Invocation endpoints: `begin` + `finish` (sampling off, no artifacts) per selected
-//!   group and for the default (every group), on a 1-process tree in this process's cgroup.
+//!   group and for the default (every group), on a 1-process tree in this process's cgroup
+//!   (real `/proc` and `/sys/fs/cgroup`), plus `process` on a 9-thread Python process.
 //!
 //! Environment: `FABRIC_BENCH_ITERS` (snapshot reads per case, default 2000),
 //! `FABRIC_BENCH_SECONDS` (sampling window, default 3), `FABRIC_BENCH_ONLY` (comma list of
@@ -71,6 +71,46 @@ impl Drop for Tree {
             .args(["-s", "KILL", "--"])
             .arg(format!("-{}", self.pid()))
             .status();
+        let _ = self.child.wait();
+    }
+}
+
+/// A process with `threads` extra threads (a Python interpreter), like a threaded adapter
+/// host; skipped when `python3` is missing.
+struct ThreadedHost {
+    child: Child,
+}
+
+impl ThreadedHost {
+    fn spawn(threads: usize) -> Option<ThreadedHost> {
+        let script = format!(
+            "import threading, time\n\
+             for _ in range({threads}): threading.Thread(target=time.sleep, args=(600,), daemon=True).start()\n\
+             print('ready', flush=True)\n\
+             time.sleep(600)\n"
+        );
+        let mut child = Command::new("python3")
+            .args(["-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .ok()?;
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line)
+            .expect("ready line");
+        assert_eq!(line.trim(), "ready");
+        Some(ThreadedHost { child })
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for ThreadedHost {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
         let _ = self.child.wait();
     }
 }
@@ -251,7 +291,7 @@ fn bench_floor(processes: usize, root: u32, iterations: u64) {
 
 /// `begin` + `finish` of one invocation (no sampling, no artifacts) for each group alone
 /// and for every group (the default `system_stats`), with a warm collector.
-fn bench_endpoints(pid: u32, iterations: u64) {
+fn bench_endpoints(tree_label: &str, pid: u32, iterations: u64, process_only: bool) {
     let collector = StatsCollector::default();
     let target = StatsTarget {
         runtime_id: "runtime-bench".to_owned(),
@@ -270,6 +310,9 @@ fn bench_endpoints(pid: u32, iterations: u64) {
         ("all (default)", SystemStatsGroup::ALL.to_vec()),
     ];
     for (label, groups) in cases {
+        if process_only && label != "process" {
+            continue;
+        }
         let config = SystemStatsConfig {
             collect: Some(groups),
             sampling: None,
@@ -286,7 +329,7 @@ fn bench_endpoints(pid: u32, iterations: u64) {
         }
         times.sort();
         println!(
-            "endpoints/{label}: begin+finish median {:.1} µs, p90 {:.1} µs ({iterations} invocations)",
+            "endpoints/{tree_label}/{label}: begin+finish median {:.1} µs, p90 {:.1} µs ({iterations} invocations)",
             percentile(&times, 0.5).as_secs_f64() * 1e6,
             percentile(&times, 0.9).as_secs_f64() * 1e6,
         );
@@ -304,7 +347,12 @@ fn main() {
     let selected = |name: &str| only.is_empty() || only.split(',').any(|o| o.trim() == name);
     if selected("endpoints") {
         let tree = Tree::spawn(1);
-        bench_endpoints(tree.pid(), iterations);
+        bench_endpoints("1-process", tree.pid(), iterations, false);
+        drop(tree);
+        match ThreadedHost::spawn(8) {
+            Some(host) => bench_endpoints("1-process-9-threads", host.pid(), iterations, true),
+            None => println!("endpoints/1-process-9-threads: skipped (no python3)"),
+        }
     }
     for processes in [1usize, 20] {
         if !selected("snapshot") {

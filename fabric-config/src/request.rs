@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::config::{Extensions, JsonObject};
 use crate::error::{ConfigError, ConfigFinding, ConfigRule};
-use crate::validate::decode_error;
+use crate::validate::{decode_error, decode_json_str};
 
 fn default_input() -> Value {
     Value::String(String::new())
@@ -60,16 +60,7 @@ impl Default for RunRequest {
 impl RunRequest {
     /// Decodes a request from JSON text; errors carry the JSON path.
     pub fn from_json_str(text: &str) -> Result<RunRequest, ConfigError> {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let request: RunRequest =
-            serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
-        deserializer
-            .end()
-            .map_err(|error| ConfigError::InvalidJson {
-                line: error.line(),
-                column: error.column(),
-            })?;
-        Ok(request)
+        decode_json_str(text)
     }
 
     /// Decodes a request from a JSON value; errors carry the JSON path.

@@ -194,21 +194,28 @@ pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>)
     }
 }
 
+/// Decodes one JSON document of type `T` (nothing but white space after it); errors carry
+/// the JSON path of the offending field.
+pub(crate) fn decode_json_str<T: serde::de::DeserializeOwned>(
+    text: &str,
+) -> Result<T, ConfigError> {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let value: T = serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
+    deserializer
+        .end()
+        .map_err(|error| ConfigError::InvalidJson {
+            line: error.line(),
+            column: error.column(),
+        })?;
+    Ok(value)
+}
+
 impl FabricConfig {
     /// Decodes a config from JSON text (structure only; call [`FabricConfig::validate`]).
     ///
     /// Errors carry the JSON path of the offending field.
     pub fn from_json_str(text: &str) -> Result<FabricConfig, ConfigError> {
-        let mut deserializer = serde_json::Deserializer::from_str(text);
-        let config: FabricConfig =
-            serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
-        deserializer
-            .end()
-            .map_err(|error| ConfigError::InvalidJson {
-                line: error.line(),
-                column: error.column(),
-            })?;
-        Ok(config)
+        decode_json_str(text)
     }
 
     /// Decodes a config from a JSON value (structure only; call [`FabricConfig::validate`]).

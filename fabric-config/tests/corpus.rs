@@ -1,8 +1,9 @@
 //! The corpus of spec example configs (`tests/fixtures/configs/*.json`): each validates,
 //! round-trips losslessly through canonical JSON, and conforms to upstream's agent schema.
 
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 use fabric_config::FabricConfig;
 use serde_json::Value;
@@ -204,16 +205,39 @@ fn serialized_corpus_conforms_to_upstream_agent_schema() {
     }
 }
 
-/// The upstream Python SDK (0.5.0) accepts our canonical output. Needs `FABRIC_TEST_PYTHON`
-/// (an interpreter with `nemo-fabric` installed); skipped only outside CI.
-#[test]
-fn upstream_python_sdk_accepts_canonical_output() {
+/// `FABRIC_TEST_PYTHON` (an interpreter with `nemo-fabric` installed); `None` (the test is
+/// skipped) only outside CI.
+fn test_python() -> Option<OsString> {
     let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
         assert!(
             std::env::var_os("CI").is_none(),
             "FABRIC_TEST_PYTHON must be set in CI"
         );
         eprintln!("skipped: FABRIC_TEST_PYTHON is not set");
+        return None;
+    };
+    Some(python)
+}
+
+/// Runs `script` under `python` with the path of a file holding `documents` (a JSON array)
+/// as its first argument.
+fn run_upstream(python: &OsStr, script: &str, documents: &impl serde::Serialize) -> Output {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("configs.json");
+    std::fs::write(&input, serde_json::to_vec(documents).unwrap()).unwrap();
+    Command::new(python)
+        .arg("-c")
+        .arg(script)
+        .arg(&input)
+        .output()
+        .expect("run FABRIC_TEST_PYTHON")
+}
+
+/// The upstream Python SDK (0.5.0) accepts our canonical output. Needs `FABRIC_TEST_PYTHON`
+/// (an interpreter with `nemo-fabric` installed); skipped only outside CI.
+#[test]
+fn upstream_python_sdk_accepts_canonical_output() {
+    let Some(python) = test_python() else {
         return;
     };
     // Spec-newer than 0.5.0: OTel file sinks without an endpoint (0.5.0 requires one).
@@ -227,18 +251,10 @@ fn upstream_python_sdk_accepts_canonical_output() {
                 .to_canonical_value()
         })
         .collect();
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("configs.json");
-    std::fs::write(&input, serde_json::to_vec(&documents).unwrap()).unwrap();
     let script = "import json,sys\nfrom nemo_fabric import FabricConfig\n\
                   docs=json.load(open(sys.argv[1]))\n\
                   for d in docs: FabricConfig.from_mapping(d)\nprint(len(docs))\n";
-    let output = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .arg(&input)
-        .output()
-        .expect("run FABRIC_TEST_PYTHON");
+    let output = run_upstream(&python, script, &documents);
     assert!(
         output.status.success(),
         "upstream rejected our canonical output: {}",
@@ -254,12 +270,7 @@ fn upstream_python_sdk_accepts_canonical_output() {
 /// defaults) is accepted unchanged, validates, and keeps everything our canonical form says.
 #[test]
 fn upstream_python_serialization_is_accepted() {
-    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "FABRIC_TEST_PYTHON must be set in CI"
-        );
-        eprintln!("skipped: FABRIC_TEST_PYTHON is not set");
+    let Some(python) = test_python() else {
         return;
     };
     // 0.5.0 predates OTel file sinks and drops an explicit `system_stats: null` (it only
@@ -270,18 +281,10 @@ fn upstream_python_serialization_is_accepted() {
         .filter(|(name, _)| !skip.contains(&name.as_str()))
         .collect();
     let documents: Vec<&Value> = corpus.iter().map(|(_, value)| value).collect();
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("configs.json");
-    std::fs::write(&input, serde_json::to_vec(&documents).unwrap()).unwrap();
     let script = "import json,sys\nfrom nemo_fabric import FabricConfig\n\
                   docs=json.load(open(sys.argv[1]))\n\
                   print(json.dumps([FabricConfig.from_mapping(d).to_mapping() for d in docs]))\n";
-    let output = Command::new(python)
-        .arg("-c")
-        .arg(script)
-        .arg(&input)
-        .output()
-        .expect("run FABRIC_TEST_PYTHON");
+    let output = run_upstream(&python, script, &documents);
     assert!(
         output.status.success(),
         "{}",

@@ -219,6 +219,31 @@ fn exits_match_upstream() {
 }
 
 /// Response bytes equal Python's `json.dumps(response, sort_keys=True)` for tricky outputs.
+/// Writes `input` to `command`'s stdin, closes it, and returns all of its stdout once it
+/// exited successfully.
+fn pipe_through(command: &mut Command, input: &str) -> String {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let mut out = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut out)
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    out
+}
+
 #[test]
 fn response_bytes_match_python_json_dumps() {
     let Some(python) = python() else { return };
@@ -283,29 +308,10 @@ fn response_bytes_match_python_json_dumps() {
         .chain(raw_outputs.iter().map(|_| invoke("R1")))
         .collect();
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let ours = {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fabric-adapter-scripted"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let mut out = String::new();
-        child
-            .stdout
-            .take()
-            .unwrap()
-            .read_to_string(&mut out)
-            .unwrap();
-        assert!(child.wait().unwrap().success());
-        out
-    };
+    let ours = pipe_through(
+        Command::new(env!("CARGO_BIN_EXE_fabric-adapter-scripted")).stderr(Stdio::null()),
+        &input,
+    );
     // Python builds the same responses from the same request text and dumps them.
     let script = r#"
 import json, sys
@@ -316,26 +322,7 @@ for reply in replies:
     result = {"status": "succeeded", "output": reply["output"]}
     print(json.dumps({"operation": "invoke", "outcome": {"status": "succeeded", "output": result}}, sort_keys=True))
 "#;
-    let mut child = Command::new(python)
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let mut theirs = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut theirs)
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    let theirs = pipe_through(Command::new(python).args(["-c", script]), &input);
     for (a, b) in ours.lines().zip(theirs.lines()) {
         assert_eq!(a, b);
     }

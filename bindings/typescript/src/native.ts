@@ -141,6 +141,28 @@ export class NativeLibrary {
     }
     const fn = this.functions[name] as NativeFunction;
     const out: unknown[] = [null];
+    return this.callAsync(fn, args, out, (status) => this.settle(status, out[0]));
+  }
+
+  /**
+   * A call that also writes a handle (`fabric_runtime_start`, `fabric_environment_prepare`,
+   * `fabric_environment_start_runtime`): `name(...args, &handle, &out)` on a worker thread.
+   */
+  callWithHandle(name: string, args: unknown[]): Promise<{ handle: number; text: string | null }> {
+    const fn = this.functions[name] as NativeFunction;
+    const handleOut: unknown[] = [0];
+    const out: unknown[] = [null];
+    return this.callAsync(fn, [...args, handleOut], out, (status) => {
+      const text = this.settle(status, out[0]);
+      return { handle: toHandle(handleOut[0]), text };
+    });
+  }
+
+  /**
+   * Runs `fn(...args, &out)` on a worker thread and resolves with `finish(status)` (which
+   * takes `*out`); when koffi fails to make the call, `*out` is still taken and freed.
+   */
+  private callAsync<T>(fn: NativeFunction, args: unknown[], out: unknown[], finish: (status: number) => T): Promise<T> {
     return new Promise((resolve, reject) => {
       fn.async(...args, out, (error: unknown, status: number) => {
         if (error) {
@@ -153,35 +175,7 @@ export class NativeLibrary {
           return;
         }
         try {
-          resolve(this.settle(status, out[0]));
-        } catch (failure) {
-          reject(failure);
-        }
-      });
-    });
-  }
-
-  /**
-   * A call that also writes a handle (`fabric_runtime_start`, `fabric_environment_prepare`,
-   * `fabric_environment_start_runtime`): `name(...args, &handle, &out)` on a worker thread.
-   */
-  callWithHandle(name: string, args: unknown[]): Promise<{ handle: number; text: string | null }> {
-    const fn = this.functions[name] as NativeFunction;
-    const handleOut: unknown[] = [0];
-    const out: unknown[] = [null];
-    return new Promise((resolve, reject) => {
-      fn.async(...args, handleOut, out, (error: unknown, status: number) => {
-        if (error) {
-          try {
-            this.take(out[0]);
-          } finally {
-            reject(error);
-          }
-          return;
-        }
-        try {
-          const text = this.settle(status, out[0]);
-          resolve({ handle: toHandle(handleOut[0]), text });
+          resolve(finish(status));
         } catch (failure) {
           reject(failure);
         }

@@ -12,7 +12,7 @@ use fabric_config::health::{
 };
 use fabric_host::{Fabric, RunOptions, Runtime, RuntimeState};
 use serde_json::{Value, json};
-use support::{mode, repo_root, scripted_config, wait_until};
+use support::{mode, python_echo_config, repo_root, scripted_config, test_python, wait_until};
 
 fn start(dir: &Path, settings: Value, extra: Value) -> Runtime {
     let config = scripted_config("check", settings, extra);
@@ -274,25 +274,11 @@ fn the_endpoint_file_is_private_and_removed_at_stop() {
 /// contacting the host. Needs FABRIC_TEST_PYTHON (mandatory in CI).
 #[test]
 fn python_echo_is_an_unsupported_adapter() {
-    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "FABRIC_TEST_PYTHON must be set in CI"
-        );
-        eprintln!("skipped: set FABRIC_TEST_PYTHON to run the python-echo adapter");
+    let Some(python) = test_python() else {
         return;
     };
-    let root = repo_root();
     let dir = tempfile::tempdir().expect("tempdir");
-    let descriptor = root.join("adapters/python-echo/python-echo.fabric-adapter.json");
-    let config: fabric_config::FabricConfig = serde_json::from_value(json!({
-        "schema_version": "fabric.agent/v1alpha1",
-        "metadata": {"name": "py"},
-        "harness": {"adapter_id": "fabric.python-echo"},
-        "discovery": {"local_paths": [descriptor]},
-        "environment": {"env": {"PYTHONPATH": root.join("adapters/python-echo/src")}}
-    }))
-    .expect("config");
+    let config = python_echo_config(json!({"adapter_id": "fabric.python-echo"}));
     let mut options = RunOptions::with_base_dir(dir.path());
     options.runtime.python_interpreter = Some(python.into());
     let runtime = Fabric::new()

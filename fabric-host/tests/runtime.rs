@@ -506,26 +506,13 @@ fn request_overrides_are_rejected() {
 /// (an interpreter with the upstream packages); mandatory in CI.
 #[test]
 fn upstream_style_python_adapter_keeps_state_per_runtime() {
-    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "FABRIC_TEST_PYTHON must be set in CI"
-        );
-        eprintln!("skipped: set FABRIC_TEST_PYTHON to run the python-echo adapter");
+    let Some(python) = support::test_python() else {
         return;
     };
-    let root = support::repo_root();
     let dir = tempfile::tempdir().expect("tempdir");
-    let descriptor = root.join("adapters/python-echo/python-echo.fabric-adapter.json");
-    let config: fabric_config::FabricConfig = serde_json::from_value(json!({
-        "schema_version": "fabric.agent/v1alpha1",
-        "metadata": {"name": "py"},
-        "harness": {"adapter_id": "fabric.python-echo", "settings": {"prefix": "echo: "}},
-        "discovery": {"local_paths": [descriptor]},
-        // The adapter module is importable through PYTHONPATH (no pip install needed).
-        "environment": {"env": {"PYTHONPATH": root.join("adapters/python-echo/src")}}
-    }))
-    .expect("config");
+    let config = support::python_echo_config(
+        json!({"adapter_id": "fabric.python-echo", "settings": {"prefix": "echo: "}}),
+    );
     let fabric = Fabric::new();
     let mut options = options(dir.path());
     options.runtime.python_interpreter = Some(python.into());

@@ -133,3 +133,32 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::yield_now();
     }
 }
+
+/// `FABRIC_TEST_PYTHON` (an interpreter with the upstream packages), or `None` when the
+/// caller should skip: only outside CI.
+pub fn test_python() -> Option<std::ffi::OsString> {
+    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "FABRIC_TEST_PYTHON must be set in CI"
+        );
+        eprintln!("skipped: set FABRIC_TEST_PYTHON to run the python-echo adapter");
+        return None;
+    };
+    Some(python)
+}
+
+/// A config named `py` for the upstream-style python-echo adapter with this `harness` block.
+/// The adapter module is importable through PYTHONPATH (no pip install needed).
+pub fn python_echo_config(harness: Value) -> FabricConfig {
+    let root = repo_root();
+    let descriptor = root.join("adapters/python-echo/python-echo.fabric-adapter.json");
+    serde_json::from_value(serde_json::json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "py"},
+        "harness": harness,
+        "discovery": {"local_paths": [descriptor]},
+        "environment": {"env": {"PYTHONPATH": root.join("adapters/python-echo/src")}}
+    }))
+    .expect("config")
+}

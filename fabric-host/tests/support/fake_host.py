@@ -46,8 +46,10 @@ for raw in sys.stdin.buffer:
             with open(os.environ["FAKE_PIDS"], "w") as handle:
                 handle.write("%d %d\n" % (inside.pid, escaped.pid))
         if MODE == "close_stdin":
-            ok("start")
+            # Close first, then answer: the core's next write must find the pipe closed
+            # (answering first raced with the core's invoke write under load).
             os.close(0)
+            ok("start")
             forever()
         if MODE == "fail_start":
             send({"operation": "start", "outcome": {"status": "failed", "error": {

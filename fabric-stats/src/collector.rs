@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 
 use crate::cgroup::{self, CgroupReader};
 use crate::error::StatsError;
-use crate::proc::{ProcReader, round_micros};
+use crate::proc::{CACHED_FD_BUDGET, ProcReader, cached_descriptors, round_micros};
 use crate::sampling::{self, Probe, ProcessReading, Registration, Sample, SampleKind, Series};
 
 /// Name of the JSONL sample series.
@@ -89,6 +89,21 @@ struct TargetReaders {
     readers: HashMap<(u32, SystemTime), (Arc<ProcReader>, u64)>,
 }
 
+impl TargetReaders {
+    /// Drops the least recently used reader other than `keep`'s.
+    fn evict_oldest(&mut self, keep: (u32, SystemTime)) {
+        let oldest = self
+            .readers
+            .iter()
+            .filter(|(key, _)| **key != keep)
+            .min_by_key(|(_, (_, used))| *used)
+            .map(|(key, _)| *key);
+        if let Some(oldest) = oldest {
+            self.readers.remove(&oldest);
+        }
+    }
+}
+
 impl Default for StatsCollector {
     fn default() -> Self {
         StatsCollector::new("/proc", "/sys/fs/cgroup")
@@ -136,21 +151,26 @@ impl StatsCollector {
         targets.uses += 1;
         let uses = targets.uses;
         let key = (target.host_pid, target.started_at);
-        if let Some((reader, used)) = targets.readers.get_mut(&key) {
-            *used = uses;
-            return Arc::clone(reader);
+        let reader = match targets.readers.get_mut(&key) {
+            Some((reader, used)) => {
+                *used = uses;
+                Arc::clone(reader)
+            }
+            None => {
+                if targets.readers.len() >= MAX_TARGETS {
+                    targets.evict_oldest(key);
+                }
+                let reader = Arc::new(self.proc.clone());
+                targets.readers.insert(key, (Arc::clone(&reader), uses));
+                reader
+            }
+        };
+        // Readers of idle targets keep their descriptors: above three quarters of the
+        // process-wide budget, the least recently used ones go first, leaving room for this
+        // reading (a reading that ends over the budget closes its own cache).
+        while cached_descriptors() > CACHED_FD_BUDGET / 4 * 3 && targets.readers.len() > 1 {
+            targets.evict_oldest(key);
         }
-        if targets.readers.len() >= MAX_TARGETS
-            && let Some(oldest) = targets
-                .readers
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(key, _)| *key)
-        {
-            targets.readers.remove(&oldest);
-        }
-        let reader = Arc::new(self.proc.clone());
-        targets.readers.insert(key, (Arc::clone(&reader), uses));
         reader
     }
 

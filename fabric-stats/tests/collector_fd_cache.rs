@@ -1,5 +1,5 @@
-//! The cgroup reader's descriptor cache against a real process (own test binary: the
-//! descriptor counter is process-wide).
+//! The cgroup reader's and the collector's descriptor caches against real processes (own
+//! test binary: the descriptor counter is process-wide).
 
 mod common;
 
@@ -105,6 +105,39 @@ fn a_collector_keeps_per_target_readers_until_released() {
     );
     collector.release(&target);
     assert!(cached_descriptors() < held);
+    drop(collector);
+    assert_eq!(cached_descriptors(), baseline);
+}
+
+#[test]
+fn idle_targets_give_way_under_the_descriptor_budget() {
+    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let tree = RealTree::spawn("sleep 30 & sleep 30 & wait");
+    let baseline = cached_descriptors();
+    let collector = StatsCollector::default();
+    let target = |i: u64| StatsTarget {
+        runtime_id: format!("runtime-{i}"),
+        host_pid: tree.pid(),
+        // Distinct start times: distinct targets (each with its own reader) of one tree.
+        started_at: SystemTime::UNIX_EPOCH + Duration::from_secs(i),
+    };
+    until(Duration::from_secs(10), || {
+        let snapshot = collector.snapshot(&target(0)).ok()?;
+        (snapshot.process_count == 3).then_some(())
+    });
+    // stat + children list of three processes per target: 60 targets want 360 descriptors.
+    for i in 1..=60 {
+        collector.snapshot(&target(i)).unwrap();
+        assert!(
+            cached_descriptors() <= baseline + 256 + 6,
+            "{}",
+            cached_descriptors()
+        );
+    }
+    // The most recent target kept its descriptors (idle targets were dropped instead).
+    let before = cached_descriptors();
+    collector.release(&target(60));
+    assert_eq!(cached_descriptors(), before - 6);
     drop(collector);
     assert_eq!(cached_descriptors(), baseline);
 }

@@ -49,7 +49,8 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_one_runtime_keeps_turn_state(tmp_path):
     inputs = tmp_path / "inputs.jsonl"
-    inputs.write_text('"first"\n{"text": "second"}\n')
+    # A JSON object line is a RunRequest (docs/hosting.md); any other value is the input.
+    inputs.write_text('"first"\n{"input": {"text": "second"}, "request_id": "r-2"}\n')
     done = _run("--inputs", str(inputs))
     assert done.returncode == 0, done.stderr
     results = [json.loads(line) for line in done.stdout.splitlines()]
@@ -60,6 +61,7 @@ def test_one_runtime_keeps_turn_state(tmp_path):
     assert results[1]["output"]["turn"] == 2
     assert results[1]["output"]["previous_input"] == "first"
     assert results[0]["runtime_id"] == results[1]["runtime_id"]
+    assert results[1]["request_id"] == "r-2"
 
 
 def test_failed_result_keeps_the_adapter_code(tmp_path):

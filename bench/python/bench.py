@@ -30,9 +30,12 @@ BUDGET_PLAN_US = 200.0
 BUDGET_INVOKE_MS = 0.4
 
 
-def config_mapping() -> dict[str, Any]:
+def config_mapping(stats_off: bool = False) -> dict[str, Any]:
     data = json.loads((REPO / "examples" / "python-echo" / "fabric.json").read_text())
     data["discovery"] = {"local_paths": [str(REPO / "adapters" / "python-echo")]}
+    if stats_off:
+        # Upstream 0.5.0 collects no invocation stats; this gives ours the same work.
+        data["system_stats"] = None
     return data
 
 
@@ -41,9 +44,11 @@ def percentile(samples: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def bench_sdk(module_name: str, plan_iterations: int, invoke_iterations: int) -> dict[str, Any]:
+def bench_sdk(
+    module_name: str, plan_iterations: int, invoke_iterations: int, stats_off: bool = False
+) -> dict[str, Any]:
     sdk = importlib.import_module(module_name)
-    config = sdk.FabricConfig.from_mapping(config_mapping())
+    config = sdk.FabricConfig.from_mapping(config_mapping(stats_off))
     fabric = sdk.Fabric()
 
     for _ in range(20):
@@ -88,10 +93,15 @@ def main() -> int:
     parser.add_argument("--invoke", type=int, default=300, help="warm invoke iterations (default 300)")
     parser.add_argument("--check", action="store_true", help="exit 1 when a budget is missed")
     parser.add_argument("--ours-only", action="store_true", help="skip upstream nemo_fabric")
+    parser.add_argument(
+        "--stats-off",
+        action="store_true",
+        help="run ours with system_stats: null (upstream 0.5.0 collects no invocation stats)",
+    )
     args = parser.parse_args()
     os.environ.setdefault("ADAPTER_PYTHON", sys.executable)
 
-    ours = bench_sdk("fabric_core", args.plan, args.invoke)
+    ours = bench_sdk("fabric_core", args.plan, args.invoke, args.stats_off)
     upstream = None if args.ours_only else bench_sdk("nemo_fabric", args.plan, args.invoke)
 
     import fabric_core

@@ -80,7 +80,7 @@ def main() -> None:
     parser.add_argument("--debug", action="store_true")
     parser.add_argument(
         "--upstream-python",
-        default=os.environ.get("FABRIC_TEST_PYTHON", "/work/upstream-venv/bin/python"),
+        default=os.environ.get("FABRIC_TEST_PYTHON", str(Path(__file__).resolve().parents[2] / ".venv" / "bin" / "python")),
     )
     args = parser.parse_args()
     rounds = []

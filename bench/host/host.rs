@@ -11,7 +11,7 @@
 //! - `scripted_protocol_round_trip_us`: the bare lifecycle round trip (`Host::call`) on the
 //!   same adapter.
 //! - `python_*` (when a Python with `nemo-fabric-adapters-common` is found through
-//!   `FABRIC_BENCH_PYTHON`, `FABRIC_TEST_PYTHON` or `/work/upstream-venv/bin/python`): the
+//!   `FABRIC_BENCH_PYTHON`, `FABRIC_TEST_PYTHON` or the repository's `.venv/bin/python`): the
 //!   same warm invoke on the python-echo adapter, cold `run` (start + invoke + stop), the
 //!   interpreter's bare start-up (`python -c pass`), and 64 runtimes × 20 invocations.
 //! - `idle_runtime_core_bytes`: this process's RSS growth per idle scripted runtime.
@@ -147,7 +147,7 @@ fn find_python() -> Option<PathBuf> {
         .iter()
         .find_map(|name| std::env::var_os(name).map(PathBuf::from))
         .or_else(|| {
-            let venv = PathBuf::from("/work/upstream-venv/bin/python");
+            let venv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../.venv/bin/python");
             venv.exists().then_some(venv)
         })
 }

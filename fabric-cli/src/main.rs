@@ -49,7 +49,8 @@ enum Command {
 pub struct ConfigArgs {
     /// Path to a FabricConfig JSON file.
     pub config: PathBuf,
-    /// Directory that anchors relative paths (default: the config file's directory).
+    /// Directory that anchors relative paths. Default: the config file's directory; `validate`
+    /// resolves paths only when this is given (it otherwise prints them as written).
     #[arg(long)]
     pub base_dir: Option<PathBuf>,
 }

@@ -12,7 +12,10 @@
 //!    spawned), then `/usr/local`.
 //! 4. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set; otherwise the first `adapters/`
 //!    directory found next to the running executable or in one of its first five ancestor
-//!    directories (for a cargo build, `target/debug/fabric` finds `<repo>/adapters`).
+//!    directories (for a cargo build, `target/debug/fabric` finds `<repo>/adapters`);
+//!    otherwise the `adapters/` directory of the checkout this crate was built from, when it
+//!    still exists (so a binding that loads the library into `python` or `node` finds the
+//!    repository's reference adapters too).
 //!
 //! The first source that has a record for the requested id wins. Within that source,
 //! records whose normalized descriptors are identical are merged (each file is listed in
@@ -163,12 +166,17 @@ pub fn bundled_root() -> Option<PathBuf> {
     if let Some(root) = std::env::var_os(BUNDLED_ADAPTERS_ENV).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(root));
     }
-    let exe = std::env::current_exe().ok()?;
-    exe.parent()?
-        .ancestors()
-        .take(6)
-        .map(|dir| dir.join("adapters"))
-        .find(|candidate| candidate.is_dir())
+    let next_to_exe = std::env::current_exe().ok().and_then(|exe| {
+        exe.parent()?
+            .ancestors()
+            .take(6)
+            .map(|dir| dir.join("adapters"))
+            .find(|candidate| candidate.is_dir())
+    });
+    next_to_exe.or_else(|| {
+        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters");
+        checkout.is_dir().then_some(checkout)
+    })
 }
 
 /// One discovered descriptor with every identical record's provenance.

@@ -39,6 +39,19 @@ def test_plan_resolves_relative_discovery_against_base_dir(scripted) -> None:
         Fabric().plan(config, base_dir=REPO / "docs")
 
 
+def test_plan_finds_bundled_adapters_without_discovery_paths(scripted, monkeypatch) -> None:
+    # The executable is `python`, so the library falls back to the checkout's `adapters/`.
+    monkeypatch.delenv("FABRIC_BUNDLED_ADAPTERS", raising=False)
+    monkeypatch.delenv("FABRIC_ADAPTER_PATH", raising=False)
+    config = scripted()
+    config.discovery = None
+    plan = Fabric().plan(config, base_dir=REPO)
+    assert plan.adapter_id == "fabric.scripted"
+    provenance = plan.to_mapping()["adapter_descriptor"]["provenance"]
+    assert provenance[0]["source"] == "bundled"
+    assert provenance[0]["path"].endswith("scripted.fabric-adapter.json")
+
+
 def test_doctor(config) -> None:
     report = asyncio.run(Fabric().doctor(config, base_dir=REPO))
     assert isinstance(report, DoctorReport)

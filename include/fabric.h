@@ -109,9 +109,11 @@ void fabric_string_free(char *s);
 
 // Validates a config and returns its canonical JSON.
 //
-// `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional (NULL allowed);
-// checked for UTF-8 only: relative paths are resolved by `fabric_plan`. On success `*out`
-// is the canonical config (defaults written, `null` and empty containers omitted).
+// `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional; when given, the
+// config's relative paths (skills, workspace, artifacts, discovery, Relay output) are
+// resolved against it, as `fabric validate --base-dir` does; NULL leaves them as written.
+// On success `*out` is the canonical config (defaults written, `null` and empty
+// containers omitted).
 //
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 // released with `fabric_string_free`.

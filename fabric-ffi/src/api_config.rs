@@ -12,9 +12,11 @@ use crate::objects::{parse_config, plan_config, run_options};
 
 /// Validates a config and returns its canonical JSON.
 ///
-/// `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional (NULL allowed);
-/// checked for UTF-8 only: relative paths are resolved by `fabric_plan`. On success `*out`
-/// is the canonical config (defaults written, `null` and empty containers omitted).
+/// `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional; when given, the
+/// config's relative paths (skills, workspace, artifacts, discovery, Relay output) are
+/// resolved against it, as `fabric validate --base-dir` does; NULL leaves them as written.
+/// On success `*out` is the canonical config (defaults written, `null` and empty
+/// containers omitted).
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 /// released with `fabric_string_free`.
@@ -37,9 +39,12 @@ pub unsafe extern "C" fn fabric_validate(
         // SAFETY: forwarded from this function's contract.
         let config = unsafe { str_arg(stage, "config_json", config_json) }?;
         // SAFETY: forwarded from this function's contract.
-        let _base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
+        let base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
         let config = parse_config(stage, config)?;
-        to_json(stage, &config)
+        match base_dir {
+            Some(dir) => to_json(stage, &config.resolve_paths(Path::new(dir))),
+            None => to_json(stage, &config),
+        }
     })
 }
 

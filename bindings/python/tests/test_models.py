@@ -237,6 +237,17 @@ def test_rich_config_matches_native_canonical_json() -> None:
     assert canonical.to_mapping() == config.to_mapping()
 
 
+def test_validate_resolves_relative_paths_only_with_a_base_dir(tmp_path) -> None:
+    config = base()
+    config.add_skill_path("skills/a")
+    config.environment = EnvironmentConfig(workspace="ws")
+    as_written = Fabric().validate(config).to_mapping()
+    assert as_written["skills"]["paths"] == ["skills/a"]
+    resolved = Fabric().validate(config, base_dir=tmp_path).to_mapping()
+    assert resolved["skills"]["paths"] == [str(tmp_path / "skills" / "a")]
+    assert resolved["environment"]["workspace"] == str(tmp_path / "ws")
+
+
 def test_native_validation_names_the_path() -> None:
     config = base()
     config.models["default"].top_p = 2.0

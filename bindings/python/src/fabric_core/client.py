@@ -54,7 +54,8 @@ class Fabric:
     def validate(self, config: FabricConfig, *, base_dir: PathArg = None) -> FabricConfig:
         """Validate a config with the native core and return its canonical form.
 
-        Raises ``FabricConfigError`` naming the offending field path.
+        With ``base_dir``, relative paths (skills, workspace, artifacts, discovery, Relay
+        output) come back resolved against it; without, they stay as written. Raises ``FabricConfigError`` naming the offending field path.
         """
 
         text = self._lib().fabric_validate(config_json(config), base_dir_arg(base_dir), _ffi.out_slot())

@@ -36,10 +36,12 @@
 
 pub mod agent;
 pub mod canonical;
+pub mod codes;
 pub mod config;
 pub mod descriptor;
 pub mod edit;
 pub mod error;
+pub mod handles;
 pub mod health;
 pub mod plan;
 pub mod request;

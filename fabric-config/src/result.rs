@@ -1,4 +1,5 @@
-//! Northbound results: `RunResult`, `FabricEvent`, `RunUsage`, handles, stop results.
+//! Northbound results: `RunResult`, `FabricEvent`, `RunUsage`, invocation handles, stop
+//! results. Runtime and environment identities are in [`crate::handles`].
 //!
 //! Result types are produced by the core; consumers should tolerate unknown fields, so
 //! these types do not deny unknown keys.
@@ -7,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use crate::agent::{ArtifactManifest, ArtifactRef, EnvironmentHandle, RunStatus};
+pub use crate::agent::{ArtifactManifest, ArtifactRef, RunStatus};
 use crate::config::JsonObject;
 pub use crate::descriptor::AdapterKind;
 use crate::error::ErrorInfo;
@@ -112,29 +113,6 @@ pub struct RunResult {
     /// Runtime resource snapshot taken after the invocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_snapshot: Option<RuntimeResourceSnapshot>,
-}
-
-/// Opaque identity and binding of one started runtime.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct RuntimeHandle {
-    /// Runtime id.
-    pub runtime_id: String,
-    /// Opaque integrity-bound binding.
-    pub runtime_binding: String,
-    /// Agent name.
-    pub agent_name: String,
-    /// Harness identifier.
-    pub harness: String,
-    /// Adapter kind.
-    pub adapter_kind: AdapterKind,
-    /// Adapter id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub adapter_id: Option<String>,
-    /// Service id, when the runtime uses a shared service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub service_id: Option<String>,
-    /// Prepared environment snapshot.
-    pub environment: EnvironmentHandle,
 }
 
 /// Identity of one invocation.

@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::{agent, config, descriptor, error, health, plan, request, result, stats};
+use crate::{agent, config, descriptor, error, handles, health, plan, request, result, stats};
 
 fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
@@ -24,7 +24,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/fabric-event", schema::<result::FabricEvent>()),
         ("sdk/error-info", schema::<error::ErrorInfo>()),
         ("sdk/artifact-manifest", schema::<agent::ArtifactManifest>()),
-        ("sdk/runtime-handle", schema::<result::RuntimeHandle>()),
+        ("sdk/runtime-info", schema::<handles::RuntimeInfo>()),
+        ("sdk/runtime-status", schema::<handles::RuntimeStatusInfo>()),
+        ("sdk/environment-info", schema::<handles::EnvironmentInfo>()),
+        ("sdk/doctor-report", schema::<plan::DoctorReport>()),
+        (
+            "sdk/adapter-capability-profile",
+            schema::<plan::AdapterCapabilityProfile>(),
+        ),
         (
             "sdk/invocation-handle",
             schema::<result::InvocationHandle>(),

@@ -126,6 +126,7 @@ pub struct InvocationSystemStats {
 
 /// One measured value with its availability.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "Measurement_{T}")]
 pub struct Measurement<T> {
     /// Whether the value was read.
     pub status: ObservationStatus,
@@ -192,6 +193,7 @@ pub enum LimitStatus {
 
 /// A visible cgroup limit over the host's cgroup and its visible ancestors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[schemars(rename = "Limit_{T}")]
 pub struct Limit<T> {
     /// Whether a bound, an explicit `max`, or nothing was found.
     pub status: LimitStatus,

@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use fabric_config::Stage;
 use fabric_config::plan::RunPlan;
-use fabric_host::{Environment, Fabric, RunOptions, Runtime};
-use serde_json::{Map, Value, json};
+use fabric_host::{Fabric, RunOptions, Runtime};
 
 use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json, write_handle};
 use crate::error::FfiError;
@@ -14,78 +13,40 @@ use crate::objects::{EnvironmentObject, RuntimeObject, parse_request, plan_confi
 use crate::registry::{self, Kind};
 use crate::{fabric_environment, fabric_runtime};
 
-/// The environment as reported to callers: the adapter-facing handle without the values
-/// of `env` (only their names), so results can be logged safely.
-fn environment_json(environment: &Environment) -> Value {
-    let mut value = serde_json::to_value(environment.handle()).unwrap_or(Value::Null);
-    if let Some(object) = value.as_object_mut() {
-        if let Some(Value::Object(env)) = object.remove("env") {
-            let names: Vec<Value> = env.keys().cloned().map(Value::String).collect();
-            object.insert("env_names".to_owned(), Value::Array(names));
-        }
-        object.insert(
-            "released".to_owned(),
-            Value::Bool(environment.is_released()),
-        );
-    }
-    value
-}
-
-/// The runtime identity returned by `fabric_runtime_start`.
-fn runtime_json(plan: &RunPlan, runtime: &Runtime) -> Value {
-    let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
-    let mut object = Map::new();
-    object.insert("runtime_id".into(), json!(runtime.runtime_id()));
-    object.insert("agent_name".into(), json!(plan.agent_name));
-    if let Some(descriptor) = descriptor {
-        object.insert("harness".into(), json!(descriptor.adapter_id));
-        object.insert("adapter_id".into(), json!(descriptor.adapter_id));
-        object.insert("adapter_kind".into(), json!(descriptor.adapter_kind));
-    }
-    object.insert(
-        "environment".into(),
-        environment_json(runtime.environment()),
-    );
-    object.insert("host_pid".into(), json!(runtime.host_pid()));
-    object.insert(
-        "fabric_home".into(),
-        json!(runtime.fabric_home().to_string_lossy()),
-    );
-    Value::Object(object)
-}
-
 /// Registers a started runtime and writes its id; on failure the runtime is dropped
 /// (which terminates its host).
 fn register_runtime(
     stage: Stage,
-    plan: &RunPlan,
     runtime: Runtime,
     runtime_out: *mut fabric_runtime,
 ) -> Result<String, FfiError> {
-    let info = runtime_json(plan, &runtime);
+    let mut info = runtime.info();
     // SAFETY: `runtime_out` was checked non-NULL by the caller of this helper and is
     // valid for one write per the entry point's contract.
-    unsafe { register(stage, info, RuntimeObject { runtime }, runtime_out) }
+    unsafe {
+        register(stage, RuntimeObject { runtime }, runtime_out, |id| {
+            info.handle = Some(id);
+            to_json(stage, &info)
+        })
+    }
 }
 
-/// Registers `object`, writes its id to `handle_out` and returns `info` with `"handle"`
-/// added, as JSON. On failure `object` is dropped and `handle_out` is left unchanged.
+/// Registers `object`, writes its id to `handle_out` and returns `describe(id)` (the
+/// object's info document, which names its handle). On failure `object` is dropped and
+/// `handle_out` is left unchanged.
 ///
 /// # Safety
 /// `handle_out` must be non-NULL and valid for writing one `u64`.
 unsafe fn register<T: Kind>(
     stage: Stage,
-    mut info: Value,
     object: T,
     handle_out: *mut u64,
+    describe: impl FnOnce(u64) -> Result<String, FfiError>,
 ) -> Result<String, FfiError> {
     let id = registry::insert(stage, Arc::new(object))?;
     // SAFETY: per this function's contract.
     unsafe { write_handle(handle_out, id) };
-    if let Some(object) = info.as_object_mut() {
-        object.insert("handle".into(), json!(id));
-    }
-    to_json(stage, &info)
+    describe(id)
 }
 
 /// Reads `config_json` (required) and `base_dir` (NULL → the current directory) and plans
@@ -195,7 +156,7 @@ pub unsafe extern "C" fn fabric_runtime_start(
         // SAFETY: forwarded from this function's contract.
         let (plan, options) = unsafe { plan_args(config_json, base_dir) }?;
         let runtime = Fabric::new().start_runtime_plan(&plan, &options.runtime)?;
-        register_runtime(stage, &plan, runtime, runtime_out)
+        register_runtime(stage, runtime, runtime_out)
     })
 }
 
@@ -285,17 +246,7 @@ pub unsafe extern "C" fn fabric_runtime_status(
     let stage = Stage::Invoke;
     ffi_boundary!(stage, out, {
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
-        let status = object.runtime.status();
-        let value = json!({
-            "runtime_id": status.runtime_id,
-            "state": status.state.as_str(),
-            "invocations": status.invocations,
-            "host_pid": status.host_pid,
-            "started_at_millis": status.started_at_millis,
-            "fabric_home": status.fabric_home.to_string_lossy(),
-            "failure": status.failure,
-        });
-        to_json(stage, &value)
+        to_json(stage, &object.runtime.status())
     })
 }
 
@@ -356,14 +307,17 @@ pub unsafe extern "C" fn fabric_environment_prepare(
         // SAFETY: forwarded from this function's contract.
         let (plan, _options) = unsafe { plan_args(config_json, base_dir) }?;
         let environment = Fabric::new().prepare_environment_plan(&plan)?;
-        let info = environment_json(&environment);
+        let mut info = environment.info();
         // SAFETY: checked non-NULL above; valid for one write per this function's contract.
         unsafe {
             register(
                 stage,
-                info,
                 EnvironmentObject { environment },
                 environment_out,
+                |id| {
+                    info.handle = Some(id);
+                    to_json(stage, &info)
+                },
             )
         }
     })
@@ -399,7 +353,7 @@ pub unsafe extern "C" fn fabric_environment_start_runtime(
         let (plan, options) = unsafe { plan_args(config_json, base_dir) }?;
         let runtime =
             Fabric::new().start_runtime_in_plan(&plan, &object.environment, &options.runtime)?;
-        register_runtime(stage, &plan, runtime, runtime_out)
+        register_runtime(stage, runtime, runtime_out)
     })
 }
 
@@ -424,7 +378,7 @@ pub unsafe extern "C" fn fabric_environment_release(
     ffi_boundary!(stage, out, {
         let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
         Fabric::new().release_environment(&object.environment)?;
-        to_json(stage, &environment_json(&object.environment))
+        to_json(stage, &object.environment.info())
     })
 }
 

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use fabric_config::Stage;
 use fabric_config::agent::EnvironmentHandle;
 use fabric_config::config::{ControlLocation, EnvironmentOwnership};
+use fabric_config::handles::EnvironmentInfo;
 use fabric_config::plan::RunPlan;
 use serde_json::Value;
 
@@ -91,6 +92,11 @@ impl Environment {
     /// redact before persisting).
     pub fn handle(&self) -> &EnvironmentHandle {
         &self.handle
+    }
+
+    /// The caller-facing view of this environment: variable names, never values.
+    pub fn info(&self) -> EnvironmentInfo {
+        EnvironmentInfo::from_handle(&self.handle, self.is_released())
     }
 
     /// The environment id.

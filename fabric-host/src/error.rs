@@ -5,24 +5,7 @@ use std::fmt;
 use fabric_config::{ErrorInfo, Stage};
 use serde_json::{Map, Value};
 
-/// The SDK error class an error maps to (bindings turn it into `FabricConfigError`,
-/// `FabricCapabilityError`, `FabricRuntimeError` or `FabricStateError`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorClass {
-    /// Invalid config, request or override.
-    Config,
-    /// The selected adapter does not support the requested operation.
-    Capability,
-    /// Start, invoke or stop failed before a normalized result existed.
-    Runtime,
-    /// Invalid runtime state transition (overlapping invoke, invoke after stop).
-    State,
-    /// A resource observation could not be read now (`resource_observation_unavailable`).
-    ResourceUnavailable,
-    /// No resource reader exists for this runtime (`resource_observation_unsupported`).
-    ResourceUnsupported,
-}
+pub use fabric_config::codes::ErrorClass;
 
 /// Why a host's output broke the lifecycle protocol.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -73,5 +73,6 @@ pub use engine::{EngineStats, Escalation, StopPolicy, engine_stats};
 pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
+pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
-pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions, RuntimeState, RuntimeStatus};
+pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions};

@@ -9,6 +9,7 @@ use fabric_config::agent::{
     RuntimeTelemetryContext, StartPayload, StopPayload,
 };
 use fabric_config::config::JsonObject;
+use fabric_config::handles::{RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 use fabric_config::plan::RunPlan;
 use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult, TelemetryRef};
 use fabric_config::{ErrorInfo, RunRequest, Stage};
@@ -61,54 +62,6 @@ impl Default for RuntimeOptions {
             python_interpreter: None,
         }
     }
-}
-
-/// Lifecycle state of a runtime, as reported by [`Runtime::status`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum RuntimeState {
-    /// Started and idle.
-    Idle,
-    /// An invocation is in progress.
-    Busy,
-    /// A host failure made the runtime terminal; only `stop` is useful.
-    Failed,
-    /// `stop` is in progress.
-    Stopping,
-    /// Stopped.
-    Stopped,
-}
-
-impl RuntimeState {
-    /// Stable spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RuntimeState::Idle => "idle",
-            RuntimeState::Busy => "busy",
-            RuntimeState::Failed => "failed",
-            RuntimeState::Stopping => "stopping",
-            RuntimeState::Stopped => "stopped",
-        }
-    }
-}
-
-/// A snapshot of a runtime for health and stats readers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RuntimeStatus {
-    /// Runtime id.
-    pub runtime_id: String,
-    /// State.
-    pub state: RuntimeState,
-    /// Invocations started so far.
-    pub invocations: u64,
-    /// Host process id (also its process-group id).
-    pub host_pid: u32,
-    /// Start time (Unix milliseconds).
-    pub started_at_millis: u64,
-    /// The runtime's FABRIC_HOME.
-    pub fabric_home: PathBuf,
-    /// Code of the failure that made the runtime terminal, if any.
-    pub failure: Option<String>,
 }
 
 #[derive(Debug)]
@@ -381,8 +334,25 @@ impl Runtime {
         }
     }
 
+    /// The runtime's identity (what `fabric_runtime_start` returns, without the ABI
+    /// handle).
+    pub fn info(&self) -> RuntimeInfo {
+        RuntimeInfo {
+            runtime_id: self.runtime_id.clone(),
+            agent_name: self.identity.agent_name.clone(),
+            harness: self.identity.harness.clone(),
+            adapter_kind: self.identity.adapter_kind,
+            adapter_id: self.identity.adapter_id.clone(),
+            service_id: None,
+            environment: self.environment.info(),
+            host_pid: self.host.pid(),
+            fabric_home: self.home.path().to_string_lossy().into_owned(),
+            handle: None,
+        }
+    }
+
     /// A snapshot of the runtime's state.
-    pub fn status(&self) -> RuntimeStatus {
+    pub fn status(&self) -> RuntimeStatusInfo {
         let state = self.lock();
         let (runtime_state, failure) = match &state.phase {
             Phase::Running if state.busy => (RuntimeState::Busy, None),
@@ -391,13 +361,13 @@ impl Runtime {
             Phase::Stopping => (RuntimeState::Stopping, None),
             Phase::Stopped => (RuntimeState::Stopped, None),
         };
-        RuntimeStatus {
+        RuntimeStatusInfo {
             runtime_id: self.runtime_id.clone(),
             state: runtime_state,
             invocations: state.invocations,
             host_pid: self.host.pid(),
             started_at_millis: self.started_at_millis,
-            fabric_home: self.home.path().to_path_buf(),
+            fabric_home: self.home.path().to_string_lossy().into_owned(),
             failure,
         }
     }

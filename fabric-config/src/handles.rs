@@ -1,0 +1,146 @@
+//! Identities of started runtimes and prepared environments, and a runtime's status: the
+//! documents the C ABI returns from start, prepare, release and status.
+//!
+//! These are results: consumers tolerate unknown fields, so the types do not deny them.
+//! None of them carries a secret: an environment reports the *names* of its variables,
+//! never their values.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::agent::EnvironmentHandle;
+use crate::config::{ControlLocation, EnvironmentOwnership, JsonObject};
+use crate::descriptor::AdapterKind;
+
+/// A prepared environment as reported to callers (`fabric_environment_prepare`,
+/// `fabric_environment_release`, and inside [`RuntimeInfo`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EnvironmentInfo {
+    /// Environment id (`env-…`).
+    pub environment_id: String,
+    /// Provider (`local`).
+    pub provider: String,
+    /// Where Fabric control code runs relative to the environment.
+    pub control_location: ControlLocation,
+    /// Who owns the environment's lifecycle.
+    pub ownership: EnvironmentOwnership,
+    /// Resolved workspace directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
+    /// Resolved artifact root.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub artifacts: Option<String>,
+    /// Names of the variables the environment passes to adapters (values are never
+    /// reported).
+    #[serde(default)]
+    pub env_names: Vec<String>,
+    /// Provider connection data.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub connection: JsonObject,
+    /// Consumer metadata.
+    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    pub metadata: JsonObject,
+    /// Whether the environment was released (new starts in it fail).
+    #[serde(default)]
+    pub released: bool,
+    /// The C ABI handle of this environment, when it was returned through the ABI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<u64>,
+}
+
+impl EnvironmentInfo {
+    /// The caller-facing view of an adapter-facing handle: variable values are dropped,
+    /// their names kept.
+    pub fn from_handle(handle: &EnvironmentHandle, released: bool) -> Self {
+        EnvironmentInfo {
+            environment_id: handle.environment_id.clone(),
+            provider: handle.provider.clone(),
+            control_location: handle.control_location,
+            ownership: handle.ownership,
+            workspace: handle.workspace.clone(),
+            artifacts: handle.artifacts.clone(),
+            env_names: handle.env.keys().cloned().collect(),
+            connection: handle.connection.clone(),
+            metadata: handle.metadata.clone(),
+            released,
+            handle: None,
+        }
+    }
+}
+
+/// Identity of one started runtime (`fabric_runtime_start`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RuntimeInfo {
+    /// Runtime id (`runtime-…`).
+    pub runtime_id: String,
+    /// Resolved agent name (`metadata.name`).
+    pub agent_name: String,
+    /// Harness identifier (the adapter id).
+    pub harness: String,
+    /// Adapter kind.
+    pub adapter_kind: AdapterKind,
+    /// Adapter id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// Service id, when the runtime uses a shared service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_id: Option<String>,
+    /// The environment the runtime runs in.
+    pub environment: EnvironmentInfo,
+    /// Adapter host process id (also its process-group id).
+    pub host_pid: u32,
+    /// The runtime's FABRIC_HOME directory.
+    pub fabric_home: String,
+    /// The C ABI handle of this runtime, when it was returned through the ABI.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<u64>,
+}
+
+/// Lifecycle state of a runtime.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RuntimeState {
+    /// Started and idle.
+    Idle,
+    /// An invocation is in progress.
+    Busy,
+    /// A host failure made the runtime terminal; only `stop` is useful.
+    Failed,
+    /// `stop` is in progress.
+    Stopping,
+    /// Stopped.
+    Stopped,
+}
+
+impl RuntimeState {
+    /// The wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RuntimeState::Idle => "idle",
+            RuntimeState::Busy => "busy",
+            RuntimeState::Failed => "failed",
+            RuntimeState::Stopping => "stopping",
+            RuntimeState::Stopped => "stopped",
+        }
+    }
+}
+
+/// A snapshot of a runtime's state (`fabric_runtime_status`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RuntimeStatusInfo {
+    /// Runtime id.
+    pub runtime_id: String,
+    /// Lifecycle state.
+    pub state: RuntimeState,
+    /// Invocations started so far.
+    pub invocations: u64,
+    /// Adapter host process id (also its process-group id).
+    pub host_pid: u32,
+    /// Start time (Unix milliseconds).
+    pub started_at_millis: u64,
+    /// The runtime's FABRIC_HOME directory.
+    pub fabric_home: String,
+    /// Code of the failure that made the runtime terminal, if any.
+    #[serde(default)]
+    pub failure: Option<String>,
+}

@@ -57,7 +57,7 @@ func configJSON(config any) (string, error) {
 	}
 	data, err := json.Marshal(config)
 	if err != nil {
-		return "", &ConfigError{Info{Stage: "config", Code: "invalid_config", Message: "config cannot be encoded as JSON: " + err.Error()}}
+		return "", &ConfigError{Info{Stage: "config", Code: "invalid_json_value", Message: "config cannot be encoded as JSON: " + err.Error()}}
 	}
 	return string(data), nil
 }
@@ -222,13 +222,13 @@ func awaitRuntime(ctx context.Context, start func() nativeResult) (*Runtime, err
 func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckRequest) (*CheckReport, error) {
 	data, err := json.Marshal(request)
 	if err != nil {
-		return nil, &ConfigError{Info{Stage: "check", Code: "invalid_check_request", Message: "check request cannot be encoded as JSON: " + err.Error()}}
+		return nil, &ConfigError{Info{Stage: "config", Code: "invalid_check_request", Message: "check request cannot be encoded as JSON: " + err.Error()}}
 	}
 	var handle uint64
 	if env != nil {
 		select {
 		case <-env.released:
-			return nil, &StateError{Info{Status: StatusState, Stage: "check", Code: "environment_released", Message: "environment was already released"}}
+			return nil, &StateError{Info{Status: StatusState, Stage: "config", Code: "environment_released", Message: "environment was already released"}}
 		default:
 		}
 		handle = env.handle

@@ -59,7 +59,7 @@ func (r *Runtime) Invoke(ctx context.Context, request RunRequest) (*RunResult, e
 	r.mu.Lock()
 	if r.closedLocked() {
 		r.mu.Unlock()
-		return nil, &StateError{Info{Stage: "invoke", Code: "runtime_not_active", Message: "cannot invoke a stopped runtime"}}
+		return nil, &StateError{Info{Stage: "invoke", Code: "runtime_stopped", Message: "cannot invoke a stopped runtime"}}
 	}
 	orphan := r.orphan
 	r.mu.Unlock()
@@ -139,7 +139,7 @@ func (r *Runtime) ResourceSnapshot(ctx context.Context) (*RuntimeResourceSnapsho
 	if stopped {
 		return nil, &ResourceUnavailableError{Info{
 			Status:  StatusResourceUnavailable,
-			Stage:   "resource_snapshot",
+			Stage:   "invoke",
 			Code:    "resource_observation_unavailable",
 			Message: "the runtime is stopped or stopping; its process tree is gone",
 		}}

@@ -154,7 +154,7 @@ def test_native_unavailable_when_library_missing(tmp_path) -> None:
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "unavailable native_unavailable"
+    assert result.stdout.strip() == "unavailable native_library_missing"
 
 
 def test_native_unavailable_on_abi_mismatch(tmp_path) -> None:
@@ -188,7 +188,7 @@ def test_native_unavailable_on_abi_mismatch(tmp_path) -> None:
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["abi_mismatch", "True", "abi_mismatch", "True"]
+    assert result.stdout.split() == ["abi_version_mismatch", "True", "abi_version_mismatch", "True"]
 
 
 def test_library_reports_versions() -> None:

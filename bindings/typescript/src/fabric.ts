@@ -248,7 +248,7 @@ export class Environment implements AsyncDisposable {
 
   private live(): number {
     if (this.handle === 0) {
-      throw new FabricStateError("the environment was closed", { stage: "start", code: "environment_closed" });
+      throw new FabricStateError("the environment was closed", { stage: "start", code: "environment_released" });
     }
     return this.handle;
   }
@@ -256,7 +256,7 @@ export class Environment implements AsyncDisposable {
   /** @internal The C ABI handle for {@link Fabric.check}; throws once closed. */
   nativeHandle(): number {
     if (this.handle === 0 || this.releasing !== null) {
-      throw new FabricStateError("the environment was released", { stage: "check", code: "environment_released" });
+      throw new FabricStateError("the environment was released", { stage: "config", code: "environment_released" });
     }
     return this.handle;
   }
@@ -348,7 +348,7 @@ export class Runtime implements AsyncDisposable {
 
   private live(stage: string): number {
     if (this.handle === 0 || this.stopping !== null) {
-      throw new FabricStateError(`cannot ${stage} a stopped runtime`, { stage, code: "runtime_not_active" });
+      throw new FabricStateError(`cannot ${stage} a stopped runtime`, { stage, code: "runtime_stopped" });
     }
     return this.handle;
   }
@@ -408,7 +408,7 @@ export class Runtime implements AsyncDisposable {
   async resourceSnapshot(): Promise<RuntimeResourceSnapshot> {
     if (this.handle === 0 || this.stopping !== null) {
       throw new ResourceObservationUnavailableError("the runtime is stopped or stopping; its process tree is gone", {
-        stage: "resource_snapshot",
+        stage: "invoke",
         code: "resource_observation_unavailable",
       });
     }

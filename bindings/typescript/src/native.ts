@@ -192,7 +192,7 @@ export class NativeLibrary {
 function toHandle(value: unknown): number {
   const handle = typeof value === "bigint" ? Number(value) : Number(value);
   if (!Number.isSafeInteger(handle) || handle <= 0) {
-    throw new FabricNativeUnavailableError("the library returned an invalid runtime handle", { code: "invalid_handle" });
+    throw new FabricNativeUnavailableError("the library returned an invalid runtime handle", { code: "invalid_native_json" });
   }
   return handle;
 }

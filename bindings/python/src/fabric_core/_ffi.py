@@ -107,8 +107,8 @@ class Library:
             raise FabricNativeUnavailableError(
                 f"native library {path} has C ABI version {abi}, "
                 f"this package requires {ABI_VERSION}",
-                stage="load",
-                code="abi_mismatch",
+                stage="config",
+                code="abi_version_mismatch",
             )
         self.version: str = lib.fabric_version().decode("utf-8")
 
@@ -177,7 +177,7 @@ def _missing(name: str, path: str) -> Any:
     def call(*_args: Any) -> Any:
         raise FabricNativeUnavailableError(
             f"native library {path} does not export {name}",
-            stage="load",
+            stage="config",
             code="native_symbol_missing",
         )
 
@@ -233,8 +233,8 @@ def library() -> Library:
             _load_error = FabricNativeUnavailableError(
                 "the Fabric core native library is not installed; reinstall fabric-core "
                 f"or set {LIB_ENV} to a built libfabric_ffi",
-                stage="load",
-                code="native_unavailable",
+                stage="config",
+                code="native_library_missing",
             )
             raise _load_error
         try:
@@ -245,8 +245,8 @@ def library() -> Library:
         except OSError as error:
             _load_error = FabricNativeUnavailableError(
                 f"failed to load the Fabric core native library from {candidates[0]}: {error}",
-                stage="load",
-                code="native_unavailable",
+                stage="config",
+                code="native_library_unloadable",
             )
             raise _load_error from error
         return _library

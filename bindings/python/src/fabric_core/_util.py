@@ -48,7 +48,7 @@ def base_dir_arg(base_dir: str | os.PathLike[str] | None) -> bytes | None:
         return None
     text = os.fspath(base_dir)
     if "\x00" in text:
-        raise FabricConfigError("base_dir must not contain NUL", stage="config", code="invalid_base_dir")
+        raise FabricConfigError("base_dir must not contain NUL", stage="config", code="invalid_argument")
     return text.encode("utf-8")
 
 

@@ -176,7 +176,7 @@ class Fabric:
 
         if not isinstance(environment, EnvironmentHandle):
             raise FabricConfigError(
-                "environment must be an EnvironmentHandle", stage="start", code="invalid_environment"
+                "environment must be an EnvironmentHandle", stage="start", code="invalid_argument"
             )
         if environment.native_handle == 0:
             raise FabricStateError(
@@ -226,8 +226,8 @@ class Fabric:
         if environment is not None and not isinstance(environment, EnvironmentHandle):
             raise FabricConfigError(
                 "environment must be an EnvironmentHandle or None",
-                stage="check",
-                code="invalid_environment",
+                stage="config",
+                code="invalid_argument",
             )
         if isinstance(request, CheckRequest):
             payload = request.to_mapping()
@@ -235,7 +235,7 @@ class Fabric:
             payload = json_mapping(request, "check request")
         else:
             raise FabricConfigError(
-                "request must be a CheckRequest", stage="check", code="invalid_check_request"
+                "request must be a CheckRequest", stage="config", code="invalid_check_request"
             )
         library = self._lib()
         env_handle = 0
@@ -243,7 +243,7 @@ class Fabric:
             env_handle = environment.native_handle
             if env_handle == 0:
                 raise FabricStateError(
-                    "environment was already released", stage="check", code="environment_released"
+                    "environment was already released", stage="config", code="environment_released"
                 )
         request_bytes = dumps(payload)
         text = await call_blocking(
@@ -256,7 +256,7 @@ class Fabric:
 
         if not isinstance(environment, EnvironmentHandle):
             raise FabricConfigError(
-                "environment must be an EnvironmentHandle", stage="release", code="invalid_environment"
+                "environment must be an EnvironmentHandle", stage="release", code="invalid_argument"
             )
         if environment.released:
             return

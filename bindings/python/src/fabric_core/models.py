@@ -674,7 +674,7 @@ class ToolsConfig(_Model):
         """Add or replace one named definition."""
 
         if not name.strip():
-            raise FabricConfigError("tool definition names must not be empty", code="invalid_tool_definition")
+            raise FabricConfigError("tool definition names must not be empty", code="blank_tool_definition_name")
         self.definitions[name] = ToolDefinitionConfig(
             kind=kind, ref=ref, settings=dict(settings or {}), extra_fields=dict(extra_fields or {})
         )

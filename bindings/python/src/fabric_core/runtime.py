@@ -133,13 +133,13 @@ class Runtime:
             raise FabricStateError(
                 f"cannot invoke a {self._status.value} runtime",
                 stage="invoke",
-                code="runtime_not_active",
+                code="runtime_stopped",
             )
         if self._closing:
             raise FabricStateError(
                 "cannot invoke while runtime shutdown is in progress",
                 stage="invoke",
-                code="runtime_stopping",
+                code="runtime_stopped",
             )
         if self._invoking:
             raise FabricStateError(
@@ -246,7 +246,7 @@ class Runtime:
         if not self._finalizer.alive:
             raise ResourceObservationUnavailableError(
                 "the runtime was stopped; its process tree is gone",
-                stage="resource_snapshot",
+                stage="invoke",
                 code="resource_observation_unavailable",
             )
         library, handle = self._library, self._handle
@@ -273,7 +273,7 @@ class Runtime:
             )
         if self._closing:
             raise FabricStateError(
-                "runtime shutdown is already in progress", stage="stop", code="runtime_stopping"
+                "runtime shutdown is already in progress", stage="stop", code="runtime_stopped"
             )
         self._closing = True
         try:

@@ -56,8 +56,6 @@ pub mod load;
 mod planner;
 mod schema;
 
-use std::path::{Component, Path, PathBuf};
-
 pub use canonical::{canonical_json, combined_sha256, descriptor_sha256, target_sha256};
 pub use discovery::{Catalog, Discovered, DiscoveryOptions};
 pub use doctor::{doctor, doctor_with};
@@ -68,22 +66,3 @@ pub use load::{
     load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor,
 };
 pub use planner::{PlanOptions, plan};
-
-/// Resolves `entry` against `base_dir` (absolute entries are kept) and removes `.` and
-/// `..` components lexically (no file system access, symlinks are not followed).
-pub fn resolve_path(base_dir: &Path, entry: &str) -> PathBuf {
-    let joined = base_dir.join(entry);
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}

@@ -46,20 +46,20 @@
 
 #![forbid(unsafe_code)]
 
-pub mod canonical;
 mod compat;
 pub mod discovery;
 mod doctor;
 mod error;
+pub mod fingerprint;
 mod inspect;
 pub mod load;
 mod planner;
 mod schema;
 
-pub use canonical::{canonical_json, combined_sha256, descriptor_sha256, target_sha256};
 pub use discovery::{Catalog, Discovered, DiscoveryOptions};
 pub use doctor::{doctor, doctor_with};
 pub use error::{DescriptorOrigin, PLAN_ERROR_CODES, PlanError};
+pub use fingerprint::{combined_sha256, descriptor_sha256, target_sha256};
 pub use inspect::inspect;
 pub use load::{
     LoadedAdapter, LoadedTarget, check_target_for_adapter, load_adapter_descriptor,

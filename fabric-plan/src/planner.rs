@@ -20,10 +20,10 @@ use fabric_config::plan::{
 };
 use serde_json::{Map, Value, json};
 
-use crate::canonical;
 use crate::compat::{Checker, legacy_model_field, selected_model};
 use crate::discovery::{self, Discovered, DiscoveryOptions};
 use crate::error::{DescriptorOrigin, PlanError};
+use crate::fingerprint;
 use crate::load::{LoadedAdapter, LoadedTarget};
 
 /// Options of [`plan`](crate::plan()) and [`doctor_with`](crate::doctor_with).
@@ -211,10 +211,7 @@ pub(crate) fn fingerprint(adapter: &LoadedAdapter, target: Option<&LoadedTarget>
     match target {
         None => adapter.sha256.clone(),
         Some(target) => {
-            let mut pair = Map::new();
-            pair.insert("adapter".to_owned(), adapter.normalized.clone());
-            pair.insert("target".to_owned(), target.normalized.clone());
-            canonical::sha256_canonical(&Value::Object(pair))
+            fingerprint::pair_sha256(adapter.normalized.clone(), target.normalized.clone())
         }
     }
 }

@@ -129,7 +129,7 @@ impl FabricConfig {
     /// A copy with every relative path anchored at `base_dir`: `skills.paths`,
     /// `environment.workspace`, `environment.artifacts`, `runtime.artifacts`,
     /// `discovery.local_paths` and `relay.output_dir`, each by
-    /// [`resolve_path`](crate::path::resolve_path) (absolute paths kept, `.` removed, `..`
+    /// [`resolve_path`] (absolute paths kept, `.` removed, `..`
     /// kept, blank values unchanged).
     pub fn resolve_paths(&self, base_dir: &Path) -> FabricConfig {
         let mut config = self.clone();

@@ -11,8 +11,8 @@ use fabric_config::health::{CheckRequest, HealthLevel};
 use fabric_config::{ErrorInfo, Stage};
 use fabric_host::{Fabric, RunOptions};
 
-use crate::cmd_run::{base_dir, exit_for, read_config};
-use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json};
+use crate::common::{base_dir, parse_level, read_config};
+use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json};
 
 /// Arguments of `fabric check`.
 #[derive(Debug, clap::Args)]
@@ -27,14 +27,9 @@ pub struct Args {
     pub timeout: Option<f64>,
 }
 
-/// Parses `live`, `active` or `ready`.
-pub fn parse_level(text: &str) -> Result<HealthLevel, String> {
-    HealthLevel::parse(text).ok_or_else(|| "expected one of: live, active, ready".to_owned())
-}
-
 /// Runs `fabric check`.
 pub fn run(args: Args) -> ExitCode {
-    let config = match read_config(&args.config.config) {
+    let config = match read_config(&args.config.config, Stage::Config) {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };

@@ -3,22 +3,23 @@
 //! - `fabric plan CONFIG [--base-dir DIR]`: RunPlan JSON, exit 0; an invalid or incompatible
 //!   config prints `{"error": {"code", "stage": "plan", "message", "path"}}` and exits 2.
 //! - `fabric doctor CONFIG [--base-dir DIR]`: DoctorReport JSON; exit 0 when no check failed,
-//!   1 when one did, 2 when the config file cannot be read or decoded.
+//!   1 when one did, 2 when the config file cannot be read, decoded or validated (the error
+//!   names the first rule violation).
 //! - `fabric inspect CONFIG [--descriptor FILE] [--target-descriptor FILE]`: the capability
 //!   profile JSON; exit 2 when admission fails.
 //! - `fabric adapters [--config CONFIG]`: every discovered adapter and target with id, kind,
-//!   source, path and fingerprint.
+//!   source, path and fingerprint; exit 2 when CONFIG cannot be read, decoded or validated.
 //!
 //! The base directory defaults to the config file's directory.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fabric_config::{ErrorInfo, FabricConfig, Stage};
+use fabric_config::{ErrorInfo, Stage};
 use fabric_plan::{DiscoveryOptions, PlanError, PlanOptions};
 use serde_json::{Value, json};
 
-use crate::cmd_run::base_dir;
+use crate::common::{base_dir, config_dir, read_config};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json};
 
 /// Arguments of `fabric plan`.
@@ -51,29 +52,12 @@ fn plan_error(error: &PlanError) -> ErrorInfo {
     ErrorInfo::from(error)
 }
 
-/// Reads and decodes a config file; errors are reported with stage `plan`.
-fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
-    let text = std::fs::read_to_string(path).map_err(|error| {
-        ErrorInfo::new(
-            Stage::Plan,
-            "config_read_failed",
-            format!("cannot read config `{}`: {error}", path.display()),
-        )
-        .with_metadata("file", path.display().to_string())
-    })?;
-    FabricConfig::from_json_str(&text).map_err(|error| {
-        let mut info = ErrorInfo::from(error);
-        info.stage = Stage::Plan;
-        info
-    })
-}
-
 fn to_json<T: serde::Serialize>(value: &T) -> Value {
     serde_json::to_value(value).unwrap_or(Value::Null)
 }
 
 pub fn plan(args: PlanArgs) -> ExitCode {
-    let config = match read_config(&args.config) {
+    let config = match read_config(&args.config, Stage::Plan) {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
@@ -87,7 +71,7 @@ pub fn plan(args: PlanArgs) -> ExitCode {
 }
 
 pub fn doctor(args: DoctorArgs) -> ExitCode {
-    let config = match read_config(&args.config) {
+    let config = match read_config(&args.config, Stage::Plan) {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
@@ -101,7 +85,7 @@ pub fn doctor(args: DoctorArgs) -> ExitCode {
 }
 
 pub fn inspect(args: InspectArgs) -> ExitCode {
-    let config = match read_config(&args.config.config) {
+    let config = match read_config(&args.config.config, Stage::Plan) {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
@@ -135,18 +119,13 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
 pub fn adapters(args: AdaptersArgs) -> ExitCode {
     let (local, base) = match &args.config {
         None => (Vec::new(), PathBuf::from(".")),
-        Some(path) => match read_config(path) {
+        Some(path) => match read_config(path, Stage::Plan) {
             Ok(config) => {
                 let local = config
                     .discovery
                     .map(|discovery| discovery.local_paths)
                     .unwrap_or_default();
-                let base = path
-                    .parent()
-                    .filter(|parent| !parent.as_os_str().is_empty())
-                    .map(Path::to_path_buf)
-                    .unwrap_or_else(|| PathBuf::from("."));
-                (local, base)
+                (local, config_dir(path))
             }
             Err(info) => return print_error(&info, EXIT_INVALID),
         },

@@ -26,10 +26,11 @@ use std::time::Instant;
 use fabric_config::agent::RunStatus;
 use fabric_config::health::HealthLevel;
 use fabric_config::{ErrorInfo, FabricConfig, RunRequest, RunResult, Stage};
-use fabric_host::{ErrorClass, Fabric, HostError, RunOptions};
+use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
 
-use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, EXIT_RUNTIME, print_error, print_json};
+use crate::common::{base_dir, parse_level, read_config};
+use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json};
 
 /// Arguments of `fabric run`.
 #[derive(Debug, clap::Args)]
@@ -47,36 +48,12 @@ pub struct Args {
     pub inputs: Option<PathBuf>,
     /// Health-check the runtime at this level (live, active, ready) before the invocation;
     /// the CheckReport is printed under `check`, and the invocation runs only when it passed.
-    #[arg(long, value_parser = crate::cmd_check::parse_level, conflicts_with = "inputs")]
+    #[arg(long, value_parser = parse_level, conflicts_with = "inputs")]
     pub check_level: Option<HealthLevel>,
 }
 
 fn invalid(code: &str, message: String, path: &Path) -> ErrorInfo {
     ErrorInfo::new(Stage::Config, code, message).with_metadata("file", path.display().to_string())
-}
-
-pub(crate) fn read_config(path: &Path) -> Result<FabricConfig, ErrorInfo> {
-    let text = std::fs::read_to_string(path).map_err(|error| {
-        invalid(
-            "config_read_failed",
-            format!("cannot read config `{}`: {error}", path.display()),
-            path,
-        )
-    })?;
-    FabricConfig::parse(&text)
-        .map_err(|error| ErrorInfo::from(error).with_metadata("file", path.display().to_string()))
-}
-
-pub(crate) fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
-    match &args.base_dir {
-        Some(dir) => dir.clone(),
-        None => args
-            .config
-            .parent()
-            .filter(|parent| !parent.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from(".")),
-    }
 }
 
 /// A JSON value as a request: an object is a RunRequest, anything else is its input.
@@ -149,14 +126,6 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
     Ok(requests)
 }
 
-/// Exit code of a facade error: config and capability problems are 2, the rest 3.
-pub(crate) fn exit_for(error: &HostError) -> u8 {
-    match error.class() {
-        ErrorClass::Config | ErrorClass::Capability => EXIT_INVALID,
-        _ => EXIT_RUNTIME,
-    }
-}
-
 fn exit_for_status(status: RunStatus) -> u8 {
     match status {
         RunStatus::Succeeded => EXIT_OK,
@@ -201,7 +170,7 @@ fn summary(result: &RunResult, elapsed_ms: u128) -> String {
 
 /// Runs `fabric run`.
 pub fn run(args: Args) -> ExitCode {
-    let config = match read_config(&args.config.config) {
+    let config = match read_config(&args.config.config, Stage::Config) {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };

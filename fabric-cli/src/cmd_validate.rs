@@ -6,8 +6,9 @@
 
 use std::process::ExitCode;
 
-use fabric_config::{ErrorInfo, FabricConfig, Stage};
+use fabric_config::Stage;
 
+use crate::common::read_config;
 use crate::output::{EXIT_INVALID, EXIT_OK, print_error, print_json};
 
 /// Arguments of `fabric validate`.
@@ -15,25 +16,9 @@ pub type Args = crate::ConfigArgs;
 
 /// Runs `fabric validate`.
 pub fn run(args: Args) -> ExitCode {
-    let text = match std::fs::read_to_string(&args.config) {
-        Ok(text) => text,
-        Err(error) => {
-            let info = ErrorInfo::new(
-                Stage::Config,
-                "config_read_failed",
-                format!("cannot read config `{}`: {error}", args.config.display()),
-            )
-            .with_metadata("file", args.config.display().to_string());
-            return print_error(&info, EXIT_INVALID);
-        }
-    };
-    let config = match FabricConfig::parse(&text) {
+    let config = match read_config(&args.config, Stage::Config) {
         Ok(config) => config,
-        Err(error) => {
-            let info =
-                ErrorInfo::from(error).with_metadata("file", args.config.display().to_string());
-            return print_error(&info, EXIT_INVALID);
-        }
+        Err(info) => return print_error(&info, EXIT_INVALID),
     };
     let config = match &args.base_dir {
         Some(base_dir) => config.resolve_paths(base_dir),

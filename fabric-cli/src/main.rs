@@ -14,6 +14,7 @@ mod cmd_plan;
 mod cmd_run;
 mod cmd_schema;
 mod cmd_validate;
+mod common;
 mod output;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use fabric_config::ErrorInfo;
+use fabric_host::{ErrorClass, HostError};
 use serde_json::{Value, json};
 
 /// Exit code: success.
@@ -13,6 +14,14 @@ pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_INVALID: u8 = 2;
 /// Exit code: runtime failure before a result.
 pub const EXIT_RUNTIME: u8 = 3;
+
+/// Exit code of a facade error: config and capability problems are 2, the rest 3.
+pub fn exit_for(error: &HostError) -> u8 {
+    match error.class() {
+        ErrorClass::Config | ErrorClass::Capability => EXIT_INVALID,
+        _ => EXIT_RUNTIME,
+    }
+}
 
 /// Prints a JSON value (pretty) on stdout.
 pub fn print_json(value: &Value) {

@@ -1,11 +1,12 @@
 //! Config helpers mirroring the SDK, and `base_dir` resolution of relative paths.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::Path;
 
 use crate::config::{
     FabricConfig, McpConfig, McpServerConfig, RelayConfig, RelayObservabilityConfig, SkillConfig,
     TelemetryConfig, TelemetryProvider, TelemetryProviderConfig, ToolDefinitionConfig, ToolsConfig,
 };
+use crate::path::resolve_path;
 
 impl FabricConfig {
     /// Adds a skill path if absent.
@@ -127,11 +128,14 @@ impl FabricConfig {
 
     /// A copy with every relative path anchored at `base_dir`: `skills.paths`,
     /// `environment.workspace`, `environment.artifacts`, `runtime.artifacts`,
-    /// `discovery.local_paths` and `relay.output_dir`. Absolute paths are kept;
-    /// `.` components are removed lexically (`..` is kept).
+    /// `discovery.local_paths` and `relay.output_dir`, each by
+    /// [`resolve_path`] (absolute paths kept, `.` removed, `..`
+    /// kept, blank values unchanged).
     pub fn resolve_paths(&self, base_dir: &Path) -> FabricConfig {
         let mut config = self.clone();
-        let resolve = |value: &mut String| *value = resolve_path(base_dir, value);
+        let resolve = |value: &mut String| {
+            *value = resolve_path(base_dir, value).to_string_lossy().into_owned();
+        };
         if let Some(skills) = &mut config.skills {
             skills.paths.iter_mut().for_each(resolve);
         }
@@ -148,24 +152,4 @@ impl FabricConfig {
         }
         config
     }
-}
-
-/// Anchors `path` at `base_dir` unless it is absolute (or blank, which is kept as is).
-pub fn resolve_path(base_dir: &Path, path: &str) -> String {
-    if path.trim().is_empty() {
-        return path.to_owned();
-    }
-    let candidate = Path::new(path);
-    let joined = if candidate.is_absolute() {
-        candidate.to_path_buf()
-    } else {
-        base_dir.join(candidate)
-    };
-    let mut clean = PathBuf::new();
-    for component in joined.components() {
-        if component != Component::CurDir {
-            clean.push(component.as_os_str());
-        }
-    }
-    clean.to_string_lossy().into_owned()
 }

@@ -5,7 +5,8 @@
 //! descriptors), `plan` (RunPlan), `result` (RunResult and friends), `stats` (resource
 //! snapshots, invocation system stats), `health` (CheckRequest/CheckReport), `error`
 //! (ErrorInfo, ConfigError), `validate` (decoding with paths, rules), `canonical` (canonical
-//! JSON), `edit` (SDK-style helpers, base_dir resolution), `schema` (generated JSON Schemas).
+//! JSON), `edit` (SDK-style helpers), `path` (the base_dir rule for relative paths), `schema`
+//! (generated JSON Schemas).
 //!
 //! ```
 //! use fabric_config::{ErrorInfo, FabricConfig};
@@ -43,6 +44,7 @@ pub mod edit;
 pub mod error;
 pub mod handles;
 pub mod health;
+pub mod path;
 pub mod plan;
 pub mod request;
 pub mod result;

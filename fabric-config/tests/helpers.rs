@@ -6,7 +6,7 @@ use fabric_config::FabricConfig;
 use fabric_config::config::{
     McpServerConfig, McpTransport, RelayAtofConfig, RelayObservabilityConfig, ToolDefinitionConfig,
 };
-use fabric_config::edit::resolve_path;
+use fabric_config::path::resolve_path;
 use serde_json::json;
 
 fn config() -> FabricConfig {
@@ -160,6 +160,6 @@ fn resolve_paths_anchors_relative_paths_at_base_dir() {
     assert_eq!(canonical["mcp"]["servers"]["gh"]["url"], "./bin/github-mcp");
     // The original is unchanged.
     assert_eq!(config.runtime.artifacts.as_deref(), Some("artifacts"));
-    assert_eq!(resolve_path(Path::new("/b"), "/abs/x"), "/abs/x");
-    assert_eq!(resolve_path(Path::new("b"), "./x/./y"), "b/x/y");
+    assert_eq!(resolve_path(Path::new("/b"), "/abs/x"), Path::new("/abs/x"));
+    assert_eq!(resolve_path(Path::new("b"), "./x/./y"), Path::new("b/x/y"));
 }

@@ -35,12 +35,14 @@
 //! order, stop at the first one that does not pass, and never go past the requested level.
 //!
 //! # Canonical JSON
-//! Object keys sorted by code point, no whitespace (`,` and `:` separators), strings escaped
-//! as JSON requires (`"`, `\\`, control characters; `\b \f \n \r \t` short forms, other
-//! controls as `\u00xx`; everything else literal UTF-8). Only strings, integers, booleans,
-//! null, arrays and objects appear; a sender that uses floats simply fails verification. This
-//! equals Python's `json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`.
+//! [`JsonStyle::CANONICAL_UTF8`](fabric_config::canonical::JsonStyle::CANONICAL_UTF8): object
+//! keys sorted by code point, no whitespace (`,` and `:` separators), strings escaped as JSON
+//! requires (`"`, `\\`, control characters; `\b \f \n \r \t` short forms, other controls as
+//! `\u00xx`; everything else literal UTF-8). Only strings, integers, booleans, null, arrays and
+//! objects appear (floats would be written like Python's `repr`). This equals Python's
+//! `json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`.
 
+use fabric_config::canonical::{JsonStyle, to_json_string};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -147,58 +149,7 @@ pub fn random_bytes() -> std::io::Result<[u8; 32]> {
 
 /// Canonical JSON text of `value` (see the module docs).
 pub fn canonical(value: &Value) -> String {
-    let mut out = String::new();
-    write_canonical(value, &mut out);
-    out
-}
-
-fn write_canonical(value: &Value, out: &mut String) {
-    match value {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(k, out);
-                out.push(':');
-                write_canonical(&map[k], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out);
-            }
-            out.push(']');
-        }
-        Value::String(s) => write_string(s, out),
-        other => out.push_str(&other.to_string()),
-    }
-}
-
-fn write_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    to_json_string(value, JsonStyle::CANONICAL_UTF8)
 }
 
 /// Adds `"mac"` to `body` and returns the line (newline included).

@@ -766,7 +766,9 @@ impl Reactor {
         // Remember every descendant while the tree is still intact: one that leaves the
         // group (setsid) later is still ended together with the group.
         if !entry.exited {
-            entry.escaped = procfs::descendants(Path::new("/proc"), entry.pid);
+            if let Ok(pid) = u32::try_from(entry.pid) {
+                entry.escaped = procfs::descendants(Path::new("/proc"), pid);
+            }
         }
         let now = Instant::now();
         let exited_before = entry.exited;
@@ -1425,8 +1427,9 @@ fn kill_escaped(escaped: &[ProcStat]) {
     for stat in escaped {
         if let Some(now) = procfs::read_stat(Path::new("/proc"), stat.pid)
             && now.start_time == stat.start_time
+            && let Ok(pid) = i32::try_from(stat.pid)
         {
-            let _ = sys::signal_process(stat.pid, sys::SIGKILL);
+            let _ = sys::signal_process(pid, sys::SIGKILL);
         }
     }
 }

@@ -8,6 +8,7 @@ use fabric_config::Stage;
 use fabric_config::agent::EnvironmentHandle;
 use fabric_config::config::{ControlLocation, EnvironmentOwnership};
 use fabric_config::handles::EnvironmentInfo;
+use fabric_config::path::resolve_path;
 use fabric_config::plan::RunPlan;
 use serde_json::Value;
 
@@ -50,7 +51,7 @@ impl Environment {
         }
         let workspace = env_plan
             .and_then(|p| p.workspace.as_deref())
-            .map(|w| fabric_plan::resolve_path(&base_dir, w))
+            .map(|w| resolve_path(&base_dir, w))
             .unwrap_or_else(|| base_dir.clone());
         let artifact_root = plan
             .config
@@ -58,7 +59,7 @@ impl Environment {
             .artifacts
             .as_deref()
             .or_else(|| env_plan.and_then(|p| p.artifacts.as_deref()))
-            .map(|a| fabric_plan::resolve_path(&base_dir, a));
+            .map(|a| resolve_path(&base_dir, a));
         let to_map = |map: Option<&serde_json::Map<String, Value>>| -> BTreeMap<String, Value> {
             map.map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
                 .unwrap_or_default()

@@ -1,48 +1,17 @@
 //! Minimal `/proc` readers used at stop time (descendants that left the host's process
 //! group) and by tests (which processes of a group remain). Every reader takes the proc
-//! root so tests can use fixture trees.
+//! root so tests can use fixture trees. Stat files are parsed by
+//! [`fabric_stats::parse_stat`].
 
 use std::fs;
 use std::path::Path;
 
-/// The fields of `/proc/<pid>/stat` this crate needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ProcStat {
-    /// Process id.
-    pub pid: i32,
-    /// One-letter state (`R`, `S`, `Z`, ...).
-    pub state: char,
-    /// Parent pid.
-    pub ppid: i32,
-    /// Process-group id.
-    pub pgrp: i32,
-    /// Session id.
-    pub session: i32,
-    /// Start time in clock ticks after boot (identifies the process across pid reuse).
-    pub start_time: u64,
-}
-
-/// Parses the text of a `/proc/<pid>/stat` file.
-pub fn parse_stat(text: &str) -> Option<ProcStat> {
-    let open = text.find('(')?;
-    let close = text.rfind(')')?;
-    let pid = text[..open].trim().parse().ok()?;
-    let rest: Vec<&str> = text.get(close + 1..)?.split_whitespace().collect();
-    // rest[0] = state (field 3), rest[1] = ppid (4), rest[2] = pgrp (5), rest[3] = session (6),
-    // rest[19] = starttime (22).
-    Some(ProcStat {
-        pid,
-        state: rest.first()?.chars().next()?,
-        ppid: rest.get(1)?.parse().ok()?,
-        pgrp: rest.get(2)?.parse().ok()?,
-        session: rest.get(3)?.parse().ok()?,
-        start_time: rest.get(19)?.parse().ok()?,
-    })
-}
+pub use fabric_stats::ProcStat;
+use fabric_stats::parse_stat;
 
 /// Reads `/proc/<pid>/stat` under `root`.
-pub fn read_stat(root: &Path, pid: i32) -> Option<ProcStat> {
-    let text = fs::read_to_string(root.join(pid.to_string()).join("stat")).ok()?;
+pub fn read_stat(root: &Path, pid: u32) -> Option<ProcStat> {
+    let text = fs::read(root.join(pid.to_string()).join("stat")).ok()?;
     parse_stat(&text)
 }
 
@@ -53,13 +22,13 @@ pub fn all_processes(root: &Path) -> Vec<ProcStat> {
     };
     entries
         .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
         .filter_map(|pid| read_stat(root, pid))
         .collect()
 }
 
 /// Processes (including zombies) whose process group is `pgid`.
-pub fn group_members(root: &Path, pgid: i32) -> Vec<ProcStat> {
+pub fn group_members(root: &Path, pgid: u32) -> Vec<ProcStat> {
     all_processes(root)
         .into_iter()
         .filter(|stat| stat.pgrp == pgid)
@@ -68,7 +37,7 @@ pub fn group_members(root: &Path, pgid: i32) -> Vec<ProcStat> {
 
 /// Every live descendant of `pid` (children, grandchildren, ...), read from
 /// `/proc/<pid>/task/<tid>/children`, falling back to a parent scan of every process.
-pub fn descendants(root: &Path, pid: i32) -> Vec<ProcStat> {
+pub fn descendants(root: &Path, pid: u32) -> Vec<ProcStat> {
     let mut found: Vec<ProcStat> = Vec::new();
     let mut frontier = vec![pid];
     let mut table: Option<Vec<ProcStat>> = None;
@@ -100,7 +69,7 @@ pub fn descendants(root: &Path, pid: i32) -> Vec<ProcStat> {
     found
 }
 
-fn children_of(root: &Path, pid: i32) -> Option<Vec<i32>> {
+fn children_of(root: &Path, pid: u32) -> Option<Vec<u32>> {
     let tasks = fs::read_dir(root.join(pid.to_string()).join("task")).ok()?;
     let mut out = Vec::new();
     let mut any = false;
@@ -111,7 +80,7 @@ fn children_of(root: &Path, pid: i32) -> Option<Vec<i32>> {
         any = true;
         out.extend(
             text.split_whitespace()
-                .filter_map(|pid| pid.parse::<i32>().ok()),
+                .filter_map(|pid| pid.parse::<u32>().ok()),
         );
     }
     any.then_some(out)
@@ -122,27 +91,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_stat_with_parens_in_comm() {
-        let text = "4242 (we(ird) name) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 987654 1000 10 18446744073709551615";
-        let stat = parse_stat(text).expect("parses");
-        assert_eq!(stat.pid, 4242);
-        assert_eq!(stat.state, 'S');
-        assert_eq!(stat.ppid, 1);
-        assert_eq!(stat.pgrp, 4242);
-        assert_eq!(stat.session, 4242);
-        assert_eq!(stat.start_time, 987654);
-    }
-
-    #[test]
-    fn rejects_truncated_stat() {
-        assert_eq!(parse_stat("12 (x) S 1"), None);
-        assert_eq!(parse_stat("garbage"), None);
-    }
-
-    #[test]
     fn fixture_tree_descendants_by_parent_scan() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let write = |pid: i32, ppid: i32, pgrp: i32| {
+        let write = |pid: u32, ppid: u32, pgrp: u32| {
             let path = dir.path().join(pid.to_string());
             fs::create_dir_all(&path).expect("mkdir");
             fs::write(
@@ -157,10 +108,10 @@ mod tests {
         write(11, 10, 10);
         write(12, 11, 12);
         write(13, 1, 13);
-        let mut pids: Vec<i32> = descendants(dir.path(), 10).iter().map(|s| s.pid).collect();
+        let mut pids: Vec<u32> = descendants(dir.path(), 10).iter().map(|s| s.pid).collect();
         pids.sort_unstable();
         assert_eq!(pids, vec![11, 12]);
-        let members: Vec<i32> = group_members(dir.path(), 10)
+        let members: Vec<u32> = group_members(dir.path(), 10)
             .iter()
             .map(|s| s.pid)
             .collect();

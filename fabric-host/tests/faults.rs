@@ -66,16 +66,16 @@ fn stop(host: &Host) -> fabric_host::StopReport {
 fn assert_group_gone(pgid: u32) {
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
-        let live: Vec<_> = procfs::group_members(Path::new("/proc"), pgid as i32)
+        let live: Vec<_> = procfs::group_members(Path::new("/proc"), pgid)
             .into_iter()
-            .filter(|stat| stat.state != 'Z' && stat.state != 'X')
+            .filter(|stat| !stat.is_exited())
             .collect();
         // Our own child (the leader) must also be reaped, not left a zombie; reaping may
         // finish on the reactor thread a moment after the group is dead, so it is part of
         // the bounded wait.
-        let leader = procfs::read_stat(Path::new("/proc"), pgid as i32);
+        let leader = procfs::read_stat(Path::new("/proc"), pgid);
         let leader_reaped =
-            leader.is_none() || leader.is_some_and(|s| s.ppid != std::process::id() as i32);
+            leader.is_none() || leader.is_some_and(|s| s.ppid != std::process::id());
         if live.is_empty() && leader_reaped {
             return;
         }
@@ -88,8 +88,8 @@ fn assert_group_gone(pgid: u32) {
     }
 }
 
-fn process_alive(pid: i32) -> bool {
-    procfs::read_stat(Path::new("/proc"), pid).is_some_and(|s| s.state != 'Z' && s.state != 'X')
+fn process_alive(pid: u32) -> bool {
+    procfs::read_stat(Path::new("/proc"), pid).is_some_and(|s| !s.is_exited())
 }
 
 #[test]
@@ -300,7 +300,7 @@ fn stop_ends_grandchildren_including_a_new_session() {
     let host = Host::launch(spec("grandchildren", &[("FAKE_PIDS", pids_path)])).expect("launch");
     start(&host);
     let text = std::fs::read_to_string(&pids_file).expect("pids written at start");
-    let pids: Vec<i32> = text
+    let pids: Vec<u32> = text
         .split_whitespace()
         .map(|p| p.parse().expect("pid"))
         .collect();

@@ -580,9 +580,9 @@ fn stop_leaves_no_process_of_the_host_group() {
         .expect("invoke");
     assert_eq!(result.status, RunStatus::Succeeded, "{:?}", result.error);
     let pgid = runtime.host_pid();
-    let live = fabric_host::procfs::group_members(Path::new("/proc"), pgid as i32)
+    let live = fabric_host::procfs::group_members(Path::new("/proc"), pgid)
         .into_iter()
-        .filter(|s| s.state != 'Z')
+        .filter(|s| s.state != b'Z')
         .count();
     assert!(live >= 4, "leader and 3 children expected, saw {live}");
     runtime.stop();

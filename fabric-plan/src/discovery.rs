@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
+use fabric_config::path::resolve_path;
 use fabric_config::plan::{DescriptorProvenance, DescriptorSource};
 
 use crate::error::PlanError;
@@ -63,7 +64,7 @@ impl DiscoveryOptions {
         DiscoveryOptions {
             local_paths: local_paths
                 .iter()
-                .map(|entry| crate::resolve_path(base_dir, entry))
+                .map(|entry| resolve_path(base_dir, entry))
                 .collect(),
             env_paths: std::env::var_os(ADAPTER_PATH_ENV)
                 .map(|value| split_path_list(&value))

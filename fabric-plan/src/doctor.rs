@@ -4,6 +4,7 @@ use std::path::Path;
 
 use fabric_config::FabricConfig;
 use fabric_config::config::McpAuthentication;
+use fabric_config::path::resolve_path;
 use fabric_config::plan::{DoctorCheck, DoctorReport, DoctorStatus};
 use serde_json::{Map, Value};
 
@@ -244,7 +245,7 @@ fn requirements(
     }
     for file in &requirements.files {
         let path = match descriptor_root {
-            Some(root) => crate::resolve_path(Path::new(root), file),
+            Some(root) => resolve_path(Path::new(root), file),
             None => Path::new(file).to_path_buf(),
         };
         checks.push(if path.exists() {
@@ -284,7 +285,7 @@ fn requirements(
 fn environment(config: &FabricConfig, base_dir: &Path, checks: &mut Vec<DoctorCheck>) {
     if let Some(skills) = &config.skills {
         for (index, entry) in skills.paths.iter().enumerate() {
-            let path = crate::resolve_path(base_dir, entry);
+            let path = resolve_path(base_dir, entry);
             let mut item = if path.exists() {
                 check(
                     "skills.path",
@@ -332,7 +333,7 @@ fn environment(config: &FabricConfig, base_dir: &Path, checks: &mut Vec<DoctorCh
         "local environment configured".to_owned(),
     ));
     if let Some(workspace) = &environment.workspace {
-        let path = crate::resolve_path(base_dir, workspace);
+        let path = resolve_path(base_dir, workspace);
         let mut item = if path.is_dir() {
             check(
                 "environment.workspace",

@@ -46,44 +46,23 @@
 
 #![forbid(unsafe_code)]
 
-pub mod canonical;
 mod compat;
 pub mod discovery;
 mod doctor;
 mod error;
+pub mod fingerprint;
 mod inspect;
 pub mod load;
 mod planner;
 mod schema;
 
-use std::path::{Component, Path, PathBuf};
-
-pub use canonical::{canonical_json, combined_sha256, descriptor_sha256, target_sha256};
 pub use discovery::{Catalog, Discovered, DiscoveryOptions};
 pub use doctor::{doctor, doctor_with};
 pub use error::{DescriptorOrigin, PLAN_ERROR_CODES, PlanError};
+pub use fingerprint::{combined_sha256, descriptor_sha256, target_sha256};
 pub use inspect::inspect;
 pub use load::{
     LoadedAdapter, LoadedTarget, check_target_for_adapter, load_adapter_descriptor,
     load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor,
 };
 pub use planner::{PlanOptions, plan};
-
-/// Resolves `entry` against `base_dir` (absolute entries are kept) and removes `.` and
-/// `..` components lexically (no file system access, symlinks are not followed).
-pub fn resolve_path(base_dir: &Path, entry: &str) -> PathBuf {
-    let joined = base_dir.join(entry);
-    let mut out = PathBuf::new();
-    for component in joined.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}

@@ -14,8 +14,8 @@ use fabric_config::descriptor::{
 };
 use serde_json::{Map, Value};
 
-use crate::canonical;
 use crate::error::PlanError;
+use crate::fingerprint;
 use crate::schema::{self, CompiledSchema};
 
 /// The compiled schemas of one adapter descriptor.
@@ -347,8 +347,8 @@ pub(crate) fn parse_adapter_value(value: Value, file: &Path) -> Result<LoadedAda
     }
     let descriptor: AdapterDescriptor = serde_json::from_value(value)
         .map_err(|error| check.invalid("$", format!("cannot decode descriptor: {error}")))?;
-    let normalized = canonical::normalized_value(&descriptor);
-    let sha256 = canonical::sha256_canonical(&normalized);
+    let normalized = fingerprint::normalized_value(&descriptor);
+    let sha256 = fingerprint::sha256_canonical(&normalized);
     Ok(LoadedAdapter {
         descriptor,
         normalized,
@@ -445,7 +445,7 @@ pub(crate) fn parse_target_value(value: Value, file: &Path) -> Result<LoadedTarg
     let descriptor: TargetDescriptor = serde_json::from_value(value)
         .map_err(|error| check.invalid("$", format!("cannot decode target descriptor: {error}")))?;
     let normalized = serde_json::to_value(&descriptor).unwrap_or(Value::Null);
-    let sha256 = canonical::sha256_canonical(&normalized);
+    let sha256 = fingerprint::sha256_canonical(&normalized);
     Ok(LoadedTarget {
         descriptor,
         normalized,

@@ -13,16 +13,17 @@ use fabric_config::agent::{
 };
 use fabric_config::config::{McpExposure, TelemetryProvider};
 use fabric_config::descriptor::AdapterConfigField as Field;
+use fabric_config::path::resolve_path;
 use fabric_config::plan::{
     CapabilityKind, CapabilityPlan, CapabilityRoute, CapabilityTarget, EnvironmentPlan,
     ResolvedAdapterDescriptor, ResolvedTargetDescriptor, RunPlan, TelemetryPlan, ToolsPlan,
 };
 use serde_json::{Map, Value, json};
 
-use crate::canonical;
 use crate::compat::{Checker, legacy_model_field, selected_model};
 use crate::discovery::{self, Discovered, DiscoveryOptions};
 use crate::error::{DescriptorOrigin, PlanError};
+use crate::fingerprint;
 use crate::load::{LoadedAdapter, LoadedTarget};
 
 /// Options of [`plan`](crate::plan()) and [`doctor_with`](crate::doctor_with).
@@ -72,7 +73,7 @@ pub(crate) fn absolute_base(base_dir: &Path) -> PathBuf {
             .map(|cwd| cwd.join(base_dir))
             .unwrap_or_else(|_| base_dir.to_path_buf())
     };
-    crate::resolve_path(&absolute, ".")
+    resolve_path(&absolute, ".")
 }
 
 pub(crate) fn discovery_options(
@@ -91,7 +92,7 @@ pub(crate) fn discovery_options(
             let mut merged = given.clone();
             let mut paths: Vec<PathBuf> = local
                 .iter()
-                .map(|entry| crate::resolve_path(base_dir, entry))
+                .map(|entry| resolve_path(base_dir, entry))
                 .collect();
             paths.append(&mut merged.local_paths);
             merged.local_paths = paths;
@@ -210,10 +211,7 @@ pub(crate) fn fingerprint(adapter: &LoadedAdapter, target: Option<&LoadedTarget>
     match target {
         None => adapter.sha256.clone(),
         Some(target) => {
-            let mut pair = Map::new();
-            pair.insert("adapter".to_owned(), adapter.normalized.clone());
-            pair.insert("target".to_owned(), target.normalized.clone());
-            canonical::sha256_canonical(&Value::Object(pair))
+            fingerprint::pair_sha256(adapter.normalized.clone(), target.normalized.clone())
         }
     }
 }
@@ -257,7 +255,7 @@ fn build_plan(
 }
 
 fn resolve_string(base_dir: &Path, entry: &str) -> String {
-    crate::resolve_path(base_dir, entry).display().to_string()
+    resolve_path(base_dir, entry).display().to_string()
 }
 
 /// The southbound projection of `config` for the selected adapter (and target).

@@ -6,10 +6,10 @@
 
 use std::path::{Path, PathBuf};
 
+use fabric_config::canonical::canonical_json;
 use fabric_plan::{
-    PlanError, canonical_json, check_target_for_adapter, descriptor_sha256,
-    load_adapter_descriptor, load_target_descriptor, parse_adapter_descriptor,
-    parse_target_descriptor, target_sha256,
+    PlanError, check_target_for_adapter, descriptor_sha256, load_adapter_descriptor,
+    load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor, target_sha256,
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};

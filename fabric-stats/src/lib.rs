@@ -25,6 +25,7 @@ mod error;
 mod proc;
 mod reduce;
 mod sampling;
+mod stat;
 mod timestamp;
 
 // `sys` is the only module allowed to contain `unsafe`.
@@ -40,4 +41,5 @@ pub use error::{StatsError, UnavailableReason, UnsupportedReason};
 pub use proc::{ProcReader, TreeDiscovery, TreeTotals, cached_descriptors, snapshot};
 pub use reduce::{CounterAccumulator, GaugeAccumulator, reduce_gauge};
 pub use sampling::{active_sampled_invocations, sampler_thread_id};
+pub use stat::{ProcStat, parse_stat};
 pub use timestamp::rfc3339_millis;

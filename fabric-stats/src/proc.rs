@@ -18,6 +18,7 @@ use std::time::SystemTime;
 use fabric_config::stats::RuntimeResourceSnapshot;
 
 use crate::error::{StatsError, UnavailableReason, UnsupportedReason};
+use crate::stat::{ProcStat, parse_stat};
 use crate::sys;
 use crate::timestamp::rfc3339_millis;
 
@@ -31,56 +32,6 @@ pub enum TreeDiscovery {
     ChildrenFiles,
     /// Always scan every process's parent id (the fallback; used by tests).
     ParentScan,
-}
-
-/// The fields of `<root>/<pid>/stat` a reading needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ProcStat {
-    pub(crate) state: u8,
-    pub(crate) ppid: u32,
-    /// utime + stime + cutime + cstime, in clock ticks.
-    pub(crate) cpu_ticks: u64,
-    pub(crate) num_threads: u64,
-    /// Resident set size in pages.
-    pub(crate) rss_pages: u64,
-}
-
-impl ProcStat {
-    /// Exited but not yet reaped (`Z`) or dead (`X`/`x`).
-    pub(crate) fn is_exited(&self) -> bool {
-        matches!(self.state, b'Z' | b'X' | b'x')
-    }
-}
-
-/// Parses the text of a stat file. The command name (field 2) may contain spaces and
-/// parentheses, so fields are counted from the last `)`; the name itself is not kept.
-pub(crate) fn parse_stat(text: &[u8]) -> Option<ProcStat> {
-    let close = text.iter().rposition(|&b| b == b')')?;
-    let rest = std::str::from_utf8(text.get(close + 1..)?).ok()?;
-    let mut fields = rest.split_ascii_whitespace();
-    // fields[0] = state (3), [1] = ppid (4), [11..=14] = utime stime cutime cstime (14-17),
-    // [17] = num_threads (20), [21] = rss (24).
-    let state = *fields.next()?.as_bytes().first()?;
-    let ppid = fields.next()?.parse().ok()?;
-    let mut fields = fields.skip(9);
-    let mut cpu_ticks: u64 = 0;
-    for _ in 0..4 {
-        // cutime/cstime are printed as signed longs; negative values never occur for real
-        // processes and are treated as zero.
-        let ticks: i64 = fields.next()?.parse().ok()?;
-        cpu_ticks = cpu_ticks.saturating_add(u64::try_from(ticks).unwrap_or(0));
-    }
-    let mut fields = fields.skip(2);
-    let num_threads = fields.next()?.parse().ok()?;
-    let mut fields = fields.skip(3);
-    let rss: i64 = fields.next()?.parse().ok()?;
-    Some(ProcStat {
-        state,
-        ppid,
-        cpu_ticks,
-        num_threads,
-        rss_pages: u64::try_from(rss).unwrap_or(0),
-    })
 }
 
 /// Totals of one consistent reading of a process tree.
@@ -883,21 +834,6 @@ pub fn snapshot(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn parses_stat_with_hostile_command_names() {
-        let text = b"4242 (a) b ) (c) S 17 4242 4242 0 -1 4194560 100 0 0 0 \
-                     150 50 7 3 20 0 3 0 12345 1000000 256 18446744073709551615 \
-                     0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
-        let stat = parse_stat(text).unwrap();
-        assert_eq!(stat.state, b'S');
-        assert_eq!(stat.ppid, 17);
-        assert_eq!(stat.cpu_ticks, 150 + 50 + 7 + 3);
-        assert_eq!(stat.num_threads, 3);
-        assert_eq!(stat.rss_pages, 256);
-        assert!(parse_stat(b"12 (x) S").is_none());
-        assert!(parse_stat(b"garbage").is_none());
-    }
 
     #[test]
     fn reads_this_process() {

@@ -2,9 +2,12 @@
 //!
 //! Upstream writes `json.dumps(response, sort_keys=True)`: keys sorted by code point,
 //! `", "` and `": "` separators, non-ASCII characters escaped as `\uXXXX` (surrogate pairs
-//! above the BMP), floats in Python `repr` form. This module produces the same bytes so a
-//! consumer that compares lines byte for byte sees no difference.
+//! above the BMP), floats in Python `repr` form
+//! ([`JsonStyle::PYTHON_DEFAULT`](fabric_config::canonical::JsonStyle::PYTHON_DEFAULT)). This
+//! module produces the same bytes so a consumer that compares lines byte for byte sees no
+//! difference.
 
+use fabric_config::canonical::{JsonStyle, write_json};
 use serde_json::{Map, Value};
 
 /// A failure reported in a failed lifecycle outcome (`outcome.error`).
@@ -46,7 +49,7 @@ fn stage_of(operation: &str) -> &str {
 pub fn succeeded(operation: &str, output: &Value) -> String {
     let mut line = String::with_capacity(128);
     line.push_str("{\"operation\": ");
-    write_string(&mut line, operation);
+    write_value(&mut line, &Value::from(operation));
     line.push_str(", \"outcome\": {\"output\": ");
     write_value(&mut line, output);
     line.push_str(", \"status\": \"succeeded\"}}");
@@ -76,130 +79,7 @@ pub fn failed(operation: &str, error: &LifecycleError) -> String {
 
 /// Appends `value` in `json.dumps(sort_keys=True)` form.
 pub fn write_value(out: &mut String, value: &Value) {
-    match value {
-        Value::Null => out.push_str("null"),
-        Value::Bool(true) => out.push_str("true"),
-        Value::Bool(false) => out.push_str("false"),
-        Value::Number(n) => write_number(out, n),
-        Value::String(s) => write_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        Value::Object(map) => {
-            out.push('{');
-            let mut keys: Vec<&String> = map.keys().collect();
-            // Code-point order; UTF-8 byte order is the same order.
-            keys.sort_unstable();
-            for (i, key) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write_string(out, key);
-                out.push_str(": ");
-                write_value(out, &map[key]);
-            }
-            out.push('}');
-        }
-    }
-}
-
-fn write_number(out: &mut String, n: &serde_json::Number) {
-    if let Some(i) = n.as_i64() {
-        out.push_str(&i.to_string());
-    } else if let Some(u) = n.as_u64() {
-        out.push_str(&u.to_string());
-    } else if let Some(f) = n.as_f64() {
-        write_float(out, f);
-    } else {
-        out.push_str(&n.to_string());
-    }
-}
-
-/// Python `repr(float)`: shortest round-trip digits, positional for exponents in
-/// `-4..16`, otherwise `d.ddde+XX` with at least two exponent digits.
-fn write_float(out: &mut String, f: f64) {
-    if !f.is_finite() {
-        // serde_json never holds non-finite numbers; keep the output valid JSON anyway.
-        out.push_str("null");
-        return;
-    }
-    let sci = format!("{f:e}"); // e.g. "-1.25e-7", "1e16", "0e0"
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    let (negative, mantissa) = match mantissa.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, mantissa),
-    };
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
-    if negative {
-        out.push('-');
-    }
-    if (-4..16).contains(&exp) {
-        if exp < 0 {
-            out.push_str("0.");
-            for _ in 0..(-exp - 1) {
-                out.push('0');
-            }
-            out.push_str(&digits);
-        } else {
-            let int_len = exp as usize + 1;
-            if digits.len() <= int_len {
-                out.push_str(&digits);
-                for _ in digits.len()..int_len {
-                    out.push('0');
-                }
-                out.push_str(".0");
-            } else {
-                out.push_str(&digits[..int_len]);
-                out.push('.');
-                out.push_str(&digits[int_len..]);
-            }
-        }
-    } else {
-        out.push_str(&digits[..1]);
-        if digits.len() > 1 {
-            out.push('.');
-            out.push_str(&digits[1..]);
-        }
-        out.push('e');
-        out.push(if exp < 0 { '-' } else { '+' });
-        let abs = exp.unsigned_abs();
-        if abs < 10 {
-            out.push('0');
-        }
-        out.push_str(&abs.to_string());
-    }
-}
-
-/// A JSON string with Python's `ensure_ascii=True` escaping.
-pub fn write_string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            ' '..='~' => out.push(c),
-            _ => {
-                let mut units = [0u16; 2];
-                for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
-                }
-            }
-        }
-    }
-    out.push('"');
+    write_json(out, value, JsonStyle::PYTHON_DEFAULT);
 }
 
 #[cfg(test)]

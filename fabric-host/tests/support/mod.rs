@@ -98,12 +98,12 @@ pub fn scripted_config(name: &str, settings: Value, extra: Value) -> FabricConfi
 pub fn assert_group_gone(pgid: u32) {
     let deadline = Instant::now() + Duration::from_secs(3);
     loop {
-        let live: Vec<_> = procfs::group_members(Path::new("/proc"), pgid as i32)
+        let live: Vec<_> = procfs::group_members(Path::new("/proc"), pgid)
             .into_iter()
-            .filter(|stat| stat.state != 'Z' && stat.state != 'X')
+            .filter(|stat| !stat.is_exited())
             .collect();
-        let leader_zombie_ours = procfs::read_stat(Path::new("/proc"), pgid as i32)
-            .is_some_and(|s| s.ppid == std::process::id() as i32);
+        let leader_zombie_ours = procfs::read_stat(Path::new("/proc"), pgid)
+            .is_some_and(|s| s.ppid == std::process::id());
         if live.is_empty() && !leader_zombie_ours {
             return;
         }

@@ -1,0 +1,50 @@
+//! Inputs every command shares: the config file, the directory that anchors its relative
+//! paths, and the health-level argument.
+
+use std::path::{Path, PathBuf};
+
+use fabric_config::health::HealthLevel;
+use fabric_config::{ErrorInfo, FabricConfig, Stage};
+
+/// Reads, decodes and validates the config file at `path`: every command sees only configs
+/// that pass every rule. Errors carry `stage` (`config` for validate, run and check; `plan`
+/// for plan, doctor, inspect and adapters) and name the file in `metadata.file`:
+/// `config_read_failed`, the decode error, or the first rule violation (its code and path).
+pub fn read_config(path: &Path, stage: Stage) -> Result<FabricConfig, ErrorInfo> {
+    let file = || path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        ErrorInfo::new(
+            stage,
+            "config_read_failed",
+            format!("cannot read config `{}`: {error}", path.display()),
+        )
+        .with_metadata("file", file())
+    })?;
+    FabricConfig::parse(&text).map_err(|error| {
+        let mut info = ErrorInfo::from(error);
+        info.stage = stage;
+        info.with_metadata("file", file())
+    })
+}
+
+/// The directory of `config`, or `.` when it has none.
+pub fn config_dir(config: &Path) -> PathBuf {
+    config
+        .parent()
+        .filter(|parent| !parent.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// `--base-dir`, else the config file's directory.
+pub fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
+    match &args.base_dir {
+        Some(dir) => dir.clone(),
+        None => config_dir(&args.config),
+    }
+}
+
+/// Parses `live`, `active` or `ready` (`fabric check --level`, `fabric run --check-level`).
+pub fn parse_level(text: &str) -> Result<HealthLevel, String> {
+    HealthLevel::parse(text).ok_or_else(|| "expected one of: live, active, ready".to_owned())
+}

@@ -29,11 +29,12 @@ use serde_json::Value;
 /// How to get the oracles, printed with every skip or CI failure.
 pub const HOW: &str = "run scripts/setup.sh or set FABRIC_TEST_PYTHON";
 
-/// The workspace root (every crate that includes this file lives one level below it).
+/// The workspace root: the nearest ancestor of the including crate that holds this file.
 pub fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
+        .ancestors()
+        .find(|dir| dir.join("tests/upstream/oracle.py").is_file())
+        .expect("workspace root with tests/upstream/oracle.py")
         .to_path_buf()
 }
 
@@ -61,13 +62,19 @@ pub fn suite_name() -> String {
 }
 
 /// Applies the skip policy for a missing dependency: panics in CI, otherwise prints
-/// `SKIPPED <suite>: <reason>` to the real stderr and returns.
+/// `SKIPPED <suite>: <reason>` (once per test) to the real stderr and returns.
 pub fn skip_or_fail(reason: &str) {
     let suite = suite_name();
     if in_ci() {
         panic!("{suite}: {reason} (CI is set, so this is a failure, not a skip)");
     }
-    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {suite}: {reason}");
+    // Once per test, however often it asks.
+    static REPORTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut reported = REPORTED.lock().unwrap_or_else(|e| e.into_inner());
+    if !reported.contains(&suite) {
+        let _ = writeln!(std::io::stderr().lock(), "SKIPPED {suite}: {reason}");
+        reported.push(suite);
+    }
 }
 
 /// An interpreter with upstream 0.5.0 installed, and what it reported about itself.

@@ -1,15 +1,22 @@
 #!/usr/bin/env bash
-# Prepares a fresh machine for scripts/test.sh and the benchmarks: a Python venv in .venv with
-# upstream NeMo Fabric 0.5.0 (the side-by-side oracle), pytest, the Python echo adapter and our
-# Python binding; npm packages of the TypeScript binding. Idempotent.
+# Prepares a fresh machine for scripts/test.sh and the benchmarks: valgrind (the C ABI test runs
+# under it), a Python venv in .venv with upstream NeMo Fabric 0.5.0 and its adapter catalog (the
+# test oracles, see tests/upstream/oracle.py), pytest, the Python echo adapter and our Python
+# binding; npm packages of the TypeScript binding. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+if ! command -v valgrind >/dev/null 2>&1; then
+  apt-get update
+  apt-get install -y --no-install-recommends valgrind
+fi
 
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q pytest "nemo-fabric==0.5.0" "nemo-fabric-adapters-common==0.5.0"
+.venv/bin/python -m pip install -q pytest "nemo-fabric==0.5.0" \
+  "nemo-fabric-adapter-catalog==0.5.0" "nemo-fabric-adapters-common==0.5.0"
 if [ -f adapters/python-echo/pyproject.toml ]; then
   .venv/bin/python -m pip install -q -e adapters/python-echo
 fi

@@ -25,7 +25,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-CATALOG = REPO.parent / "shared" / "conformance" / "adapter-catalog-0.5.0.json"
+sys.path.insert(0, str(REPO / "tests" / "upstream"))
+from oracle import catalog_path  # noqa: E402
+
+# The 0.5.0 catalog of the installed `nemo-fabric-adapter-catalog` package (both sides use it).
+CATALOG = catalog_path()
 
 
 def run_ours(binary: Path | None, runs: int) -> dict[str, dict]:

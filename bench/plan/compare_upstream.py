@@ -4,7 +4,10 @@
 Run with the interpreter of an environment where nemo-fabric 0.5.0 is installed:
 
     /path/to/venv/bin/python bench/plan/compare_upstream.py [--fabric target/debug/fabric]
-        [--catalog ../shared/conformance/adapter-catalog-0.5.0.json] [--json] [--verbose]
+        [--catalog CATALOG_JSON] [--json] [--verbose]
+
+The catalog defaults to `catalog.json` of the `nemo-fabric-adapter-catalog` 0.5.0 package
+installed in that environment (`scripts/setup.sh` installs it into `.venv`).
 
 For every catalog adapter (and both registered targets) the script builds config variants
 that exercise each compatibility rule (models, instruction modes, turn limits, tools, skills,
@@ -25,7 +28,8 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_CATALOG = REPO.parent / "shared" / "conformance" / "adapter-catalog-0.5.0.json"
+sys.path.insert(0, str(REPO / "tests" / "upstream"))
+from oracle import catalog_path as installed_catalog  # noqa: E402
 
 # Variant names where the spec (v0.6 docs) and upstream 0.5.0 are known to disagree; ours
 # follows the spec. Keyed by variant name (any adapter).
@@ -231,12 +235,12 @@ def shape_differences(upstream: dict, ours: dict) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fabric", type=Path, default=REPO / "target" / "debug" / "fabric")
-    parser.add_argument("--catalog", type=Path, default=DEFAULT_CATALOG)
+    parser.add_argument("--catalog", type=Path, default=None, help="default: the installed package's")
     parser.add_argument("--json", action="store_true", help="print a JSON summary")
     parser.add_argument("--verbose", action="store_true")
     args = parser.parse_args()
 
-    catalog = json.loads(args.catalog.read_text())
+    catalog = json.loads((args.catalog or installed_catalog()).read_text())
     rows = []
     with tempfile.TemporaryDirectory(prefix="fabric-compare-") as tmp:
         base = Path(tmp)

@@ -5,10 +5,20 @@
 //! and prints one JSON line per measurement with the median and 90th percentile in
 //! nanoseconds. Budget (DESIGN §11): median ≤ 50 µs for `plan`.
 //!
-//! Environment: `FABRIC_BENCH_RUNS` (default 2000), `FABRIC_BENCH_CATALOG` (default
-//! `../shared/conformance/adapter-catalog-0.5.0.json` from the repository root).
+//! Environment: `FABRIC_BENCH_RUNS` (default 2000), `FABRIC_BENCH_CATALOG` (a catalog
+//! file; default: `catalog.json` of the `nemo-fabric-adapter-catalog` 0.5.0 package installed
+//! in the upstream venv, i.e. `FABRIC_TEST_PYTHON` or the `.venv` made by `scripts/setup.sh`).
+//!
+//! ```sh
+//! scripts/setup.sh                                   # once: .venv with the upstream packages
+//! cargo bench -p fabric-plan --bench plan
+//! FABRIC_TEST_PYTHON=/path/to/venv/bin/python cargo bench -p fabric-plan --bench plan
+//! ```
 
-use std::path::{Path, PathBuf};
+#[path = "../../tests/upstream/mod.rs"]
+mod upstream;
+
+use std::path::PathBuf;
 use std::time::Instant;
 
 use fabric_config::FabricConfig;
@@ -18,8 +28,13 @@ use serde_json::{Value, json};
 fn catalog_path() -> PathBuf {
     match std::env::var_os("FABRIC_BENCH_CATALOG") {
         Some(path) => PathBuf::from(path),
-        None => Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../shared/conformance/adapter-catalog-0.5.0.json"),
+        None => match upstream::locate() {
+            Ok(upstream) => upstream.catalog_path().to_path_buf(),
+            Err(reason) => {
+                eprintln!("bench plan: {reason}; or set FABRIC_BENCH_CATALOG");
+                std::process::exit(2);
+            }
+        },
     }
 }
 

@@ -1,21 +1,19 @@
-//! `fabric plan|doctor|inspect|adapters` end to end, and the side-by-side comparison with
-//! upstream nemo-fabric 0.5.0 (when `FABRIC_TEST_PYTHON` names an interpreter that has it).
+//! `fabric plan|doctor|inspect|adapters` end to end over descriptors of upstream's installed
+//! 0.5.0 adapter catalog, and the side-by-side comparison with upstream nemo-fabric 0.5.0.
+//! The upstream venv is located by `support::upstream` (`FABRIC_TEST_PYTHON` or `.venv`);
+//! without it these tests are skipped loudly (failed when `CI` is set).
+
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
+use support::upstream;
 use tempfile::TempDir;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn catalog() -> Value {
-    let text =
-        std::fs::read_to_string(repo().join("../shared/conformance/adapter-catalog-0.5.0.json"))
-            .expect("catalog");
-    serde_json::from_str(&text).expect("json")
 }
 
 fn fabric(args: &[&str], cwd: &Path) -> Output {
@@ -39,10 +37,11 @@ fn stdout_json(output: &Output) -> Value {
     })
 }
 
-/// A directory with three catalog descriptors, a workflow target and config files.
-fn world() -> TempDir {
+/// A directory with three catalog descriptors, a workflow target and config files; `None`
+/// when the upstream venv is missing (the test was reported skipped; it returns).
+fn world() -> Option<TempDir> {
+    let catalog = upstream::require()?.catalog();
     let dir = tempfile::tempdir().expect("tempdir");
-    let catalog = catalog();
     let descriptors = dir.path().join("descriptors");
     std::fs::create_dir_all(&descriptors).expect("mkdir");
     for id in [
@@ -61,7 +60,7 @@ fn world() -> TempDir {
         catalog["targets"]["nvidia.nooa.coding-agent"]["descriptor"].to_string(),
     )
     .expect("write");
-    dir
+    Some(dir)
 }
 
 fn write_config(dir: &Path, name: &str, partial: Value) -> PathBuf {
@@ -80,7 +79,9 @@ fn write_config(dir: &Path, name: &str, partial: Value) -> PathBuf {
 
 #[test]
 fn plan_prints_the_run_plan() {
-    let dir = world();
+    let Some(dir) = world() else {
+        return;
+    };
     let config = write_config(
         dir.path(),
         "ok",
@@ -134,7 +135,9 @@ fn plan_prints_the_run_plan() {
 
 #[test]
 fn plan_errors_exit_2_with_code_stage_message_and_path() {
-    let dir = world();
+    let Some(dir) = world() else {
+        return;
+    };
     let config = write_config(
         dir.path(),
         "turns",
@@ -183,7 +186,9 @@ fn plan_errors_exit_2_with_code_stage_message_and_path() {
 
 #[test]
 fn doctor_exit_codes() {
-    let dir = world();
+    let Some(dir) = world() else {
+        return;
+    };
     std::fs::create_dir_all(dir.path().join("ws")).expect("ws");
     let passing = write_config(
         dir.path(),
@@ -233,7 +238,9 @@ fn doctor_exit_codes() {
 
 #[test]
 fn inspect_with_and_without_descriptor() {
-    let dir = world();
+    let Some(dir) = world() else {
+        return;
+    };
     let descriptor = dir
         .path()
         .join("descriptors/nvidia.fabric.claude.fabric-adapter.json");
@@ -253,16 +260,10 @@ fn inspect_with_and_without_descriptor() {
     );
     assert_eq!(output.status.code(), Some(0));
     let profile = stdout_json(&output);
-    let vectors: Value = serde_json::from_str(
-        &std::fs::read_to_string(
-            repo().join("../shared/conformance/descriptor-fingerprints-0.5.0.json"),
-        )
-        .expect("vectors"),
-    )
-    .expect("json");
+    let upstream = upstream::require().expect("located by world()");
     assert_eq!(
         profile["descriptor_sha256"],
-        vectors["adapters"]["nvidia.fabric.claude"]["normalized_sha256"]
+        json!(upstream.catalog_sha256("nvidia.fabric.claude"))
     );
     assert_eq!(
         (profile["skills"].as_bool(), profile["mcp"].as_bool()),
@@ -324,7 +325,7 @@ fn inspect_with_and_without_descriptor() {
     let combined = stdout_json(&output)["descriptor_sha256"].clone();
     assert_ne!(
         combined,
-        vectors["adapters"]["nvidia.fabric.nooa"]["normalized_sha256"]
+        json!(upstream.catalog_sha256("nvidia.fabric.nooa"))
     );
     let output = fabric(&["plan", workflow.to_str().expect("utf8")], dir.path());
     assert_eq!(stdout_json(&output)["descriptor_sha256"], combined);
@@ -347,7 +348,9 @@ fn inspect_with_and_without_descriptor() {
 
 #[test]
 fn adapters_lists_discovered_descriptors() {
-    let dir = world();
+    let Some(dir) = world() else {
+        return;
+    };
     let config = write_config(
         dir.path(),
         "list",
@@ -400,15 +403,11 @@ fn adapters_lists_discovered_descriptors() {
 
 #[test]
 fn side_by_side_with_upstream() {
-    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "FABRIC_TEST_PYTHON must name an interpreter with nemo-fabric 0.5.0 in CI"
-        );
-        eprintln!("skipping side_by_side_with_upstream: FABRIC_TEST_PYTHON is not set");
+    let Some(upstream) = upstream::require() else {
         return;
     };
-    let output = Command::new(python)
+    // compare_upstream.py reads the catalog from the installed package by default.
+    let output = Command::new(upstream.python())
         .arg(repo().join("bench/plan/compare_upstream.py"))
         .arg("--fabric")
         .arg(env!("CARGO_BIN_EXE_fabric"))

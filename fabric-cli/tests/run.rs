@@ -1,5 +1,5 @@
-//! `fabric run` end to end with the scripted adapter (and, when FABRIC_TEST_PYTHON is set or
-//! in CI, the upstream-style python-echo adapter).
+//! `fabric run` end to end with the scripted adapter (and, with the upstream venv located by
+//! `support::upstream`, the upstream-style python-echo adapter).
 
 mod support;
 
@@ -185,16 +185,11 @@ fn python_path() -> std::ffi::OsString {
 
 #[test]
 fn upstream_style_python_adapter_runs_unchanged() {
-    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "FABRIC_TEST_PYTHON must be set in CI"
-        );
-        eprintln!(
-            "skipped: set FABRIC_TEST_PYTHON to an interpreter with nemo-fabric-adapters-common"
-        );
+    // An interpreter with nemo-fabric-adapters-common 0.5.0 (skipped loudly without it).
+    let Some(upstream) = support::upstream::require() else {
         return;
     };
+    let python = upstream.python();
     let config = repo_root().join("examples/python-echo/fabric.json");
     if !config.exists() || !repo_root().join("adapters/python-echo").exists() {
         panic!("examples/python-echo or adapters/python-echo is missing");
@@ -203,7 +198,7 @@ fn upstream_style_python_adapter_runs_unchanged() {
     let output = Command::new(env!("CARGO_BIN_EXE_fabric"))
         .args(["run", &config.to_string_lossy(), "--inputs"])
         .arg(repo_root().join("examples/python-echo/inputs.jsonl"))
-        .env("ADAPTER_PYTHON", &python)
+        .env("ADAPTER_PYTHON", python)
         // Importable without `pip install -e adapters/python-echo` too.
         .env("PYTHONPATH", python_path())
         .output()

@@ -4,6 +4,7 @@
 //! The test runs `cargo build -p fabric-ffi -p fabric-adapter-scripted` first (a no-op when
 //! fresh): `cargo test` itself does not refresh the staticlib.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Once;
@@ -85,11 +86,17 @@ fn c_program_is_clean_under_valgrind() {
         .output()
         .is_ok_and(|o| o.status.success());
     if !available {
+        let reason = "valgrind not installed (run scripts/setup.sh or apt-get install valgrind)";
+        let ci = std::env::var("CI").is_ok_and(|v| !matches!(v.trim(), "" | "0" | "false"));
         assert!(
-            std::env::var_os("CI").is_none(),
-            "valgrind is required in CI"
+            !ci,
+            "c_program_is_clean_under_valgrind: {reason}; required in CI"
         );
-        eprintln!("valgrind not installed; skipping");
+        // Straight to stderr: the test harness captures `eprintln!` of passing tests.
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "SKIPPED fabric-ffi/c_abi::c_program_is_clean_under_valgrind: {reason}"
+        );
         return;
     }
     let root = repo_root();

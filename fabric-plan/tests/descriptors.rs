@@ -1,35 +1,24 @@
 //! Descriptor loading, normalization and fingerprint parity with upstream 0.5.0.
 //!
-//! Oracles (read-only, from `../shared/conformance`): the 0.5.0 adapter catalog (16 adapters,
-//! 2 targets), `descriptor-fingerprints-0.5.0.json` (normalized descriptors and hashes computed
-//! by the 0.5.0 native core), and the saved upstream repository descriptors.
+//! Oracles, obtained at test time from the upstream packages that `scripts/setup.sh`
+//! installs (see `tests/upstream/mod.rs`): the 0.5.0 adapter catalog (16 adapters, 2 targets)
+//! read from the installed `nemo-fabric-adapter-catalog`, and upstream's own normalization
+//! and fingerprints (the native core's `inspect_adapter_metadata`, `_descriptor_sha256`) of
+//! every catalog descriptor, of synthetic descriptors and of descriptor variants. Without the
+//! venv these tests are skipped loudly (failed when `CI` is set).
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 
 use fabric_config::canonical::canonical_json;
 use fabric_plan::{
     PlanError, check_target_for_adapter, descriptor_sha256, load_adapter_descriptor,
-    load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor, target_sha256,
+    parse_adapter_descriptor, parse_target_descriptor, target_sha256,
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-
-fn conformance() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance")
-}
-
-fn read(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).expect("oracle JSON")
-}
-
-fn catalog() -> Value {
-    read(&conformance().join("adapter-catalog-0.5.0.json"))
-}
-
-fn fingerprints() -> Value {
-    read(&conformance().join("descriptor-fingerprints-0.5.0.json"))
-}
+use support::upstream;
 
 fn sha(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))
@@ -41,7 +30,10 @@ fn parse(value: Value) -> Result<fabric_config::descriptor::AdapterDescriptor, P
 
 #[test]
 fn catalog_raw_hashes_match_canonical_writer() {
-    let catalog = catalog();
+    let Some(upstream) = upstream::require() else {
+        return;
+    };
+    let catalog = upstream.catalog();
     let mut count = 0;
     for section in ["adapters", "targets"] {
         for (id, entry) in catalog[section].as_object().expect("section") {
@@ -55,47 +47,129 @@ fn catalog_raw_hashes_match_canonical_writer() {
 
 #[test]
 fn normalized_fingerprints_match_upstream_for_all_16_catalog_adapters() {
-    let catalog = catalog();
-    let vectors = fingerprints();
+    let Some(upstream) = upstream::require() else {
+        return;
+    };
+    let catalog = upstream.catalog();
+    let vectors = upstream.catalog_fingerprints();
     let adapters = catalog["adapters"].as_object().expect("adapters");
     assert_eq!(adapters.len(), 16);
+    assert_eq!(vectors.len(), 16);
     for (id, entry) in adapters {
         let descriptor = parse(entry["descriptor"].clone()).unwrap_or_else(|e| panic!("{id}: {e}"));
         assert_eq!(&descriptor.adapter_id, id);
-        let vector = &vectors["adapters"][id];
+        let vector = &vectors[id];
         let normalized = serde_json::to_value(&descriptor).expect("serialize");
-        assert_eq!(
-            normalized, vector["normalized_descriptor"],
-            "{id}: normalized form"
-        );
+        assert_eq!(normalized, vector["descriptor"], "{id}: normalized form");
         assert_eq!(
             descriptor_sha256(&descriptor),
-            vector["normalized_sha256"].as_str().expect("hash"),
+            vector["sha256"].as_str().expect("hash"),
             "{id}"
+        );
+        assert_eq!(
+            sha(&canonical_json(&entry["descriptor"])),
+            vector["raw_sha256"].as_str().expect("raw hash"),
+            "{id}: raw hash"
         );
     }
 }
 
+/// Small descriptors that each exercise one normalization rule.
+fn synthetic() -> Vec<(&'static str, Value)> {
+    let python = minimal();
+    vec![
+        ("minimal_python", python.clone()),
+        (
+            "minimal_process",
+            json!({
+                "contract_version": "fabric.adapter/v1alpha2",
+                "adapter_id": "t.x",
+                "adapter_kind": "process",
+                "runner": {"command": "node", "script": "dist/cli.js"}
+            }),
+        ),
+        (
+            "capabilities_metadata_kept",
+            with(python.clone(), "/capabilities/metadata", json!({"a": 1})),
+        ),
+        (
+            "unknown_capability_key_dropped",
+            with(
+                with(python.clone(), "/capabilities/health", json!(true)),
+                "/capabilities/streaming",
+                json!(true),
+            ),
+        ),
+        (
+            "unknown_top_level_kept",
+            with(python.clone(), "/x_custom", json!(1)),
+        ),
+        (
+            "null_schemas_dropped",
+            with(
+                with(python.clone(), "/settings_schema", Value::Null),
+                "/model_schema",
+                Value::Null,
+            ),
+        ),
+        ("empty_collections_dropped", {
+            let mut value = python.clone();
+            for (pointer, empty) in [
+                ("/config/accepts", json!([])),
+                ("/config/generates", json!([])),
+                ("/requirements/binaries", json!([])),
+                ("/requirements/env", json!([])),
+                ("/telemetry/providers", json!({})),
+                ("/extension_schemas", json!({})),
+            ] {
+                value = with(value, pointer, empty);
+            }
+            value
+        }),
+        (
+            "all_capabilities_and_requirements",
+            json!({
+                "contract_version": "fabric.adapter/v1alpha2",
+                "adapter_id": "t.y",
+                "adapter_kind": "process",
+                "runner": {"command": "t-y"},
+                "capabilities": {"streaming": true, "service": true, "updates": true, "cancellation": true},
+                "requirements": {"binaries": ["t-y"], "env": ["T_Y_KEY"]},
+                "config": {"accepts": ["models", "instructions.system", "skills"],
+                           "system_instruction_modes": ["append", "replace"]}
+            }),
+        ),
+    ]
+}
+
 #[test]
 fn synthetic_normalization_vectors() {
-    let vectors = fingerprints();
-    let synthetic = vectors["synthetic"].as_object().expect("synthetic");
-    assert!(synthetic.len() >= 7);
-    for (name, vector) in synthetic {
-        let descriptor = parse(vector["raw"].clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let Some(upstream) = upstream::require() else {
+        return;
+    };
+    let vectors = synthetic();
+    let requests: Vec<Value> = vectors
+        .iter()
+        .map(|(_, raw)| json!({"descriptor": raw}))
+        .collect();
+    let verdicts = upstream.normalize(&requests);
+    assert!(vectors.len() >= 7);
+    for ((name, raw), verdict) in vectors.iter().zip(verdicts) {
+        assert_eq!(verdict["ok"], json!(true), "{name}: upstream {verdict}");
+        let descriptor = parse(raw.clone()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
             serde_json::to_value(&descriptor).expect("serialize"),
-            vector["normalized_descriptor"],
+            verdict["descriptor"],
             "{name}"
         );
         assert_eq!(
             descriptor_sha256(&descriptor),
-            vector["normalized_sha256"].as_str().expect("hash"),
+            verdict["sha256"].as_str().expect("hash"),
             "{name}"
         );
         assert_eq!(
-            sha(&canonical_json(&vector["raw"])),
-            vector["raw_sha256"].as_str().expect("raw"),
+            sha(&canonical_json(raw)),
+            verdict["raw_sha256"].as_str().expect("raw"),
             "{name}"
         );
     }
@@ -103,7 +177,10 @@ fn synthetic_normalization_vectors() {
 
 #[test]
 fn both_catalog_targets_load_and_belong_to_nooa() {
-    let catalog = catalog();
+    let Some(upstream) = upstream::require() else {
+        return;
+    };
+    let catalog = upstream.catalog();
     let nooa =
         parse(catalog["adapters"]["nvidia.fabric.nooa"]["descriptor"].clone()).expect("nooa");
     let claude =
@@ -117,6 +194,7 @@ fn both_catalog_targets_load_and_belong_to_nooa() {
         )
         .unwrap_or_else(|e| panic!("{id}: {e}"));
         assert_eq!(&target.id, id);
+        assert!(!target.spec.entrypoint.kind.is_empty());
         // Target normalization keeps the catalog form, so the catalog hash is the target hash.
         assert_eq!(
             target_sha256(&target),
@@ -129,83 +207,121 @@ fn both_catalog_targets_load_and_belong_to_nooa() {
     }
 }
 
+/// Variants of every catalog descriptor in the shapes older and newer upstream descriptors
+/// take (the previous contract version, the legacy `harness` field, an unknown `accepts`
+/// entry, an unknown capability, a missing contract version), each admitted or rejected by
+/// upstream 0.5.0 at test time; ours must agree, name the offending JSON path and file, and
+/// normalize what it accepts exactly as upstream does.
 #[test]
-fn upstream_repository_descriptors_accept_and_reject_like_upstream() {
-    // Acceptance observed with nemo-fabric 0.5.0 `inspect_adapter_metadata` over each file.
-    let rejected = [
-        ("adapters__claude__fabric-adapter.json", "config.accepts"),
+fn descriptor_variants_are_accepted_and_rejected_like_upstream() {
+    let Some(upstream) = upstream::require() else {
+        return;
+    };
+    let catalog = upstream.catalog();
+    // (variant, how it changes a descriptor, the JSON path our error names when rejected)
+    type Mutation = fn(Value) -> Value;
+    let mutations: [(&str, Mutation, &str); 6] = [
+        ("as_released", |d| d, ""),
         (
-            "adapters__codex-cli__fabric-adapter.json",
-            "contract_version",
-        ),
-        ("adapters__codex__fabric-adapter.json", "config.accepts"),
-        (
-            "adapters__deepagents__fabric-adapter.json",
-            "config.accepts",
-        ),
-        (
-            "adapters__hermes-cli__fabric-adapter.json",
+            "previous_contract",
+            |d| with(d, "/contract_version", json!("fabric.adapter/v1alpha1")),
             "contract_version",
         ),
         (
-            "adapters__hermes-sdk__fabric-adapter.json",
-            "config.accepts",
-        ),
-        ("adapters__hermes__fabric-adapter.json", "config.accepts"),
-        (
-            "adapters__langchain-react__fabric-adapter.json",
-            "config.accepts",
-        ),
-        (
-            "adapters__langgraph__fabric-adapter.json",
+            "no_contract",
+            |mut d| {
+                d.as_object_mut().expect("o").remove("contract_version");
+                d
+            },
             "contract_version",
         ),
-        ("adapters__mini-swe-agent__fabric-adapter.json", "harness"),
         (
-            "adapters__python__remote-agent__remote-agent.fabric-adapter.json",
+            "legacy_harness",
+            |d| with(d, "/harness", json!("x")),
+            "harness",
+        ),
+        (
+            "unknown_accepts_entry",
+            |mut d| {
+                let accepts = d
+                    .pointer("/config/accepts")
+                    .cloned()
+                    .unwrap_or_else(|| json!([]));
+                let mut accepts = accepts.as_array().expect("accepts").clone();
+                accepts.push(json!("models.api"));
+                d = with(d, "/config/accepts", Value::Array(accepts));
+                d
+            },
             "config.accepts",
         ),
         (
-            "tests__fixtures__hermes-shim-agent__adapters__hermes-shim__fabric-adapter.json",
-            "config.accepts",
+            "unknown_capability",
+            |d| with(d, "/capabilities/health", json!(true)),
+            "",
         ),
     ];
-    let dir = conformance().join("upstream-descriptors");
-    let mut checked = 0;
-    for entry in std::fs::read_dir(&dir).expect("dir") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .expect("name")
-            .to_owned();
-        if name.ends_with(".fabric-target.json") {
-            let target = load_target_descriptor(&path).expect("echo target");
-            assert!(!target.spec.entrypoint.kind.is_empty());
-            checked += 1;
-            continue;
+    let mut cases = Vec::new();
+    for (id, entry) in catalog["adapters"].as_object().expect("adapters") {
+        for (variant, mutate, path) in &mutations {
+            cases.push((
+                format!("{id}/{variant}"),
+                id.clone(),
+                mutate(entry["descriptor"].clone()),
+                *path,
+            ));
         }
-        let result = load_adapter_descriptor(&path);
-        match rejected.iter().find(|(file, _)| *file == name) {
-            Some((_, path_prefix)) => {
-                let error = result.expect_err(&name);
-                let info = fabric_config::ErrorInfo::from(&error);
-                let named = error.path().unwrap_or_default();
-                // Upstream reports the first serde failure; we check the contract version first.
-                assert!(
-                    named.starts_with(path_prefix) || named == "contract_version",
-                    "{name}: {named} ({error})"
-                );
-                assert_eq!(error.file(), Some(path.as_path()), "{name}");
-                assert_eq!(info.stage, fabric_config::Stage::Plan);
-            }
-            None => {
-                result.unwrap_or_else(|e| panic!("{name}: {e}"));
-            }
-        }
-        checked += 1;
     }
-    assert_eq!(checked, 32);
+    let requests: Vec<Value> = cases
+        .iter()
+        .map(|(_, id, descriptor, _)| {
+            json!({"adapter_id": id, "descriptor": descriptor,
+                   "settings": upstream::satisfying_settings(descriptor)})
+        })
+        .collect();
+    let verdicts = upstream.normalize(&requests);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (mut accepted, mut rejected) = (0, 0);
+    for ((name, _, descriptor, path_prefix), verdict) in cases.iter().zip(verdicts) {
+        let file = dir.path().join("variant.fabric-adapter.json");
+        std::fs::write(&file, descriptor.to_string()).expect("write");
+        let result = load_adapter_descriptor(&file);
+        if verdict["ok"] == json!(true) {
+            let ours =
+                result.unwrap_or_else(|e| panic!("{name}: upstream accepts, we reject: {e}"));
+            assert_eq!(
+                serde_json::to_value(&ours).expect("serialize"),
+                verdict["descriptor"],
+                "{name}"
+            );
+            assert_eq!(
+                Some(descriptor_sha256(&ours).as_str()),
+                verdict["sha256"].as_str(),
+                "{name}"
+            );
+            accepted += 1;
+        } else {
+            let error = match result {
+                Ok(_) => panic!("{name}: upstream rejects ({}), we accept", verdict["error"]),
+                Err(error) => error,
+            };
+            assert!(
+                !path_prefix.is_empty(),
+                "{name}: upstream rejects {verdict}"
+            );
+            let info = fabric_config::ErrorInfo::from(&error);
+            let named = error.path().unwrap_or_default();
+            // Upstream reports the first serde failure; we check the contract version first.
+            assert!(
+                named.starts_with(path_prefix) || named == "contract_version",
+                "{name}: {named} ({error})"
+            );
+            assert_eq!(error.file(), Some(file.as_path()), "{name}");
+            assert_eq!(info.stage, fabric_config::Stage::Plan);
+            rejected += 1;
+        }
+    }
+    assert_eq!(accepted + rejected, 16 * mutations.len());
+    assert_eq!((accepted, rejected), (32, 64));
 }
 
 fn minimal() -> Value {

@@ -3,8 +3,8 @@
 //! (0.5.0); the host-level behaviour must match line for line: which requests are answered,
 //! with which operation, status, code and stage, and the exit status.
 //!
-//! Needs `FABRIC_TEST_PYTHON` (an interpreter with nemo-fabric-adapters-common 0.5.0).
-//! Skipped with a message when it is unset and `CI` is unset; fails in CI.
+//! Needs the upstream venv of `scripts/setup.sh` (or `FABRIC_TEST_PYTHON`: an interpreter with
+//! nemo-fabric-adapters-common 0.5.0). Without it: a `SKIPPED` line outside CI, a failure in CI.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -15,19 +15,15 @@ use serde_json::{Value, json};
 /// Stands for a line of invalid UTF-8 bytes.
 const INVALID_UTF8: &str = "<invalid utf-8>";
 
+/// The upstream 0.5.0 packages and their skip policy (see `tests/upstream/mod.rs` at the
+/// workspace root).
+#[path = "../../../tests/upstream/mod.rs"]
+mod upstream;
+
+/// An interpreter with nemo-fabric-adapters-common 0.5.0 (`FABRIC_TEST_PYTHON` or the
+/// `.venv` of `scripts/setup.sh`); `None` after a loud skip, only outside CI.
 fn python() -> Option<PathBuf> {
-    match std::env::var_os("FABRIC_TEST_PYTHON").filter(|p| !p.is_empty()) {
-        Some(p) => Some(PathBuf::from(p)),
-        None if std::env::var_os("CI").is_some() => {
-            panic!(
-                "FABRIC_TEST_PYTHON must be set in CI (interpreter with nemo-fabric-adapters-common 0.5.0)"
-            )
-        }
-        None => {
-            eprintln!("skipped: FABRIC_TEST_PYTHON is unset (and CI is unset)");
-            None
-        }
-    }
+    upstream::require().map(|upstream| upstream.python().to_path_buf())
 }
 
 fn context(runtime_id: &str) -> Value {

@@ -78,3 +78,8 @@ pub fn scripted_config(dir: &Path, name: &str, settings: Value) -> String {
     std::fs::write(&path, config.to_string()).expect("write config");
     path.to_string_lossy().into_owned()
 }
+
+/// The upstream 0.5.0 oracles and their skip policy (see `tests/upstream/mod.rs` at the
+/// workspace root).
+#[path = "../../../tests/upstream/mod.rs"]
+pub mod upstream;

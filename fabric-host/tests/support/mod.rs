@@ -134,18 +134,16 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// `FABRIC_TEST_PYTHON` (an interpreter with the upstream packages), or `None` when the
-/// caller should skip: only outside CI.
+/// The upstream 0.5.0 oracles and their skip policy (see `tests/upstream/mod.rs` at the
+/// workspace root).
+#[path = "../../../tests/upstream/mod.rs"]
+pub mod upstream;
+
+/// An interpreter with the upstream packages (`FABRIC_TEST_PYTHON` or the `.venv` of
+/// `scripts/setup.sh`), or `None` when the caller should skip: reported loudly, and only
+/// outside CI (see [`upstream::require`]).
 pub fn test_python() -> Option<std::ffi::OsString> {
-    let Some(python) = std::env::var_os("FABRIC_TEST_PYTHON") else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "FABRIC_TEST_PYTHON must be set in CI"
-        );
-        eprintln!("skipped: set FABRIC_TEST_PYTHON to run the python-echo adapter");
-        return None;
-    };
-    Some(python)
+    upstream::require().map(|upstream| upstream.python().as_os_str().to_owned())
 }
 
 /// A config named `py` for the upstream-style python-echo adapter with this `harness` block.

@@ -50,15 +50,6 @@ fn nested<'a>(ty: &'a Ty, boundary: &Boundary) -> Option<(&'a str, &'static str)
     }
 }
 
-/// The default a missing member takes: collections are empty, never absent.
-fn default(ty: &Ty) -> Option<&'static str> {
-    match ty {
-        Ty::Object | Ty::Map(_) => Some("{}"),
-        Ty::Array(_) => Some("()"),
-        _ => None,
-    }
-}
-
 pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     let mut out = String::new();
     out.push_str(crate::HEADER_HASH);
@@ -161,14 +152,6 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
                     .collect();
                 if !nested.is_empty() {
                     let _ = writeln!(out, "    _nested = {{{}}}", nested.join(", "));
-                }
-                let defaults: Vec<String> = fields
-                    .iter()
-                    .filter(|f| !f.required)
-                    .filter_map(|f| default(&f.ty).map(|d| format!("{}: {d}", py_str(&f.name))))
-                    .collect();
-                if !defaults.is_empty() {
-                    let _ = writeln!(out, "    _defaults = {{{}}}", defaults.join(", "));
                 }
             }
             Def::Alias { .. } => {}

@@ -287,7 +287,7 @@ def test_environment_values_never_appear_in_outputs(scripted) -> None:
         outputs.append(_json.dumps(environment.to_mapping()))
         async with await fabric.start_runtime_in(config, environment) as runtime:
             outputs.append(_json.dumps(runtime.handle.to_mapping()))
-            outputs.append(_json.dumps(await runtime.status_info()))
+            outputs.append(_json.dumps((await runtime.status_info()).to_mapping()))
             result = await runtime.invoke(input="hi")
             outputs.append(_json.dumps(result.to_mapping()))
         outputs.append(_json.dumps(runtime.stop_result))

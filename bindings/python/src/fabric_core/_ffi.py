@@ -17,50 +17,40 @@ import threading
 from ctypes import POINTER, c_char_p, c_int32, c_uint32, c_uint64, c_void_p
 from typing import Any
 
-from fabric_core.errors import (
-    FabricCapabilityError,
-    FabricConfigError,
-    FabricError,
-    FabricNativeUnavailableError,
-    FabricRuntimeError,
-    FabricStateError,
-    ResourceObservationUnavailableError,
-    ResourceObservationUnsupportedError,
-)
-
-#: The C ABI version this package was written against (``FABRIC_ABI_VERSION``).
-ABI_VERSION = 1
+from fabric_core import _generated, errors
+from fabric_core._generated import ABI_VERSION
+from fabric_core.errors import FabricConfigError, FabricError, FabricNativeUnavailableError
 
 #: Environment variable naming a prebuilt ``libfabric_ffi`` to load instead of the bundled one.
 LIB_ENV = "FABRIC_CORE_LIB"
 
-STATUS_OK = 0
-STATUS_CONFIG = 1
-STATUS_CAPABILITY = 2
-STATUS_RUNTIME = 3
-STATUS_STATE = 4
-STATUS_RESOURCE_UNAVAILABLE = 5
-STATUS_RESOURCE_UNSUPPORTED = 6
-STATUS_INVALID_ARGUMENT = 7
-STATUS_INTERNAL = 8
-STATUS_END = 100
-STATUS_TIMEOUT = 101
+_STATUS = {name: number for number, name in _generated.STATUS_NAMES.items()}
+STATUS_OK = _STATUS["ok"]
+STATUS_CONFIG = _STATUS["config"]
+STATUS_CAPABILITY = _STATUS["capability"]
+STATUS_RUNTIME = _STATUS["runtime"]
+STATUS_STATE = _STATUS["state"]
+STATUS_RESOURCE_UNAVAILABLE = _STATUS["resource_unavailable"]
+STATUS_RESOURCE_UNSUPPORTED = _STATUS["resource_unsupported"]
+STATUS_INVALID_ARGUMENT = _STATUS["invalid_argument"]
+STATUS_INTERNAL = _STATUS["internal"]
+STATUS_END = _STATUS["end"]
+STATUS_TIMEOUT = _STATUS["timeout"]
 
-_HANDLE_CODES = frozenset({"null_handle", "stale_handle", "unknown_handle", "wrong_handle_kind"})
 
-_STATUS_ERRORS: dict[int, type[FabricError]] = {
-    STATUS_CONFIG: FabricConfigError,
-    STATUS_CAPABILITY: FabricCapabilityError,
-    STATUS_RUNTIME: FabricRuntimeError,
-    STATUS_STATE: FabricStateError,
-    STATUS_RESOURCE_UNAVAILABLE: ResourceObservationUnavailableError,
-    STATUS_RESOURCE_UNSUPPORTED: ResourceObservationUnsupportedError,
-    STATUS_INTERNAL: FabricRuntimeError,
-}
+def _exception(class_key: str | None) -> type[FabricError]:
+    if class_key is None:
+        return FabricError
+    cls: type[FabricError] = getattr(errors, _generated.CLASS_EXCEPTIONS[class_key])
+    return cls
 
 
 def error_from_status(status: int, text: str | None) -> FabricError:
-    """Build the SDK exception for a failed native call from its ErrorInfo JSON."""
+    """Build the SDK exception for a failed native call from its ErrorInfo JSON.
+
+    The class follows the generated status table; a code may override it (handle errors
+    are state errors).
+    """
 
     info: dict[str, Any] = {}
     if text:
@@ -71,12 +61,9 @@ def error_from_status(status: int, text: str | None) -> FabricError:
         except ValueError:
             info = {}
     code = info.get("code")
-    if status == STATUS_INVALID_ARGUMENT:
-        cls: type[FabricError] = (
-            FabricStateError if code in _HANDLE_CODES else FabricConfigError
-        )
-    else:
-        cls = _STATUS_ERRORS.get(status, FabricError)
+    registered = _generated.ERROR_CODES.get(code) if isinstance(code, str) else None
+    override = registered[2] if registered is not None else None
+    cls = _exception(override or _generated.STATUS_CLASSES.get(status))
     message = info.get("message") or f"native call failed with status {status}"
     return cls(
         str(message),
@@ -246,7 +233,11 @@ def library() -> Library:
             _load_error = FabricNativeUnavailableError(
                 f"failed to load the Fabric core native library from {candidates[0]}: {error}",
                 stage="config",
-                code="native_library_unloadable",
+                code=(
+                    "native_library_unloadable"
+                    if os.path.exists(candidates[0])
+                    else "native_library_missing"
+                ),
             )
             raise _load_error from error
         return _library

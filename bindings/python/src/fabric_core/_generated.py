@@ -240,7 +240,6 @@ class ArtifactManifest(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"artifacts", "root"})
     _nested = {"artifacts": ("ArtifactRef", "list")}
-    _defaults = {"artifacts": ()}
 
 
 class ArtifactRef(FabricMapping):
@@ -255,7 +254,6 @@ class ArtifactRef(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "media_type", "metadata", "name", "path"})
-    _defaults = {"metadata": {}}
 
 #: Capability kind a route applies to.
 CAPABILITY_KIND_VALUES = ("tools", "skills", "mcp",)
@@ -277,7 +275,6 @@ class CapabilityPlan(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"managed", "mcp_servers", "native", "routes", "skill_paths", "tools", "tools_configured", "unsupported"})
     _nested = {"managed": ("CapabilityTargetPlan", "one"), "mcp_servers": ("McpServerConfig", "map"), "native": ("CapabilityTargetPlan", "one"), "routes": ("CapabilityRoute", "list"), "tools": ("ToolsPlan", "one"), "unsupported": ("CapabilityTargetPlan", "one")}
-    _defaults = {"mcp_servers": {}, "routes": (), "skill_paths": ()}
 
 
 class CapabilityRoute(FabricMapping):
@@ -307,7 +304,6 @@ class CapabilityTargetPlan(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"mcp_servers", "skill_paths", "tools_configured"})
     _nested = {"mcp_servers": ("McpServerConfig", "map")}
-    _defaults = {"mcp_servers": {}, "skill_paths": ()}
 
 
 class CgroupDeltas(FabricMapping):
@@ -462,7 +458,6 @@ class DoctorCheck(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"code", "message", "metadata", "name", "path", "status"})
-    _defaults = {"metadata": {}}
 
 
 class DoctorReport(FabricMapping):
@@ -499,7 +494,6 @@ class EnvironmentInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"artifacts", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "released", "workspace"})
-    _defaults = {"connection": {}, "env_names": (), "metadata": {}}
 
 #: Who tears the environment down.
 ENVIRONMENT_OWNERSHIP_VALUES = ("caller_owned", "fabric_owned",)
@@ -522,7 +516,6 @@ class EnvironmentPlan(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"artifacts", "connection", "control_location", "env", "env_names", "metadata", "ownership", "provider", "settings", "workspace"})
-    _defaults = {"connection": {}, "env": {}, "env_names": (), "metadata": {}, "settings": {}}
 
 
 class ErrorInfo(FabricMapping):
@@ -537,7 +530,6 @@ class ErrorInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"code", "message", "metadata", "retryable", "stage"})
-    _defaults = {"metadata": {}}
 
 
 class FabricEvent(FabricMapping):
@@ -552,7 +544,6 @@ class FabricEvent(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"event_id", "kind", "message", "metadata", "timestamp_millis"})
-    _defaults = {"metadata": {}}
 
 
 class GaugeSummary(FabricMapping):
@@ -590,7 +581,6 @@ class InvocationSystemStats(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"after", "before", "cgroup", "collected_groups", "cpu_time_seconds_estimate", "elapsed_seconds", "sampled"})
     _nested = {"after": ("Observation", "one"), "before": ("Observation", "one"), "cgroup": ("CgroupStats", "one"), "sampled": ("SampledStats", "one")}
-    _defaults = {"collected_groups": ()}
 
 #: Availability of a resource limit.
 LIMIT_STATUS_VALUES = ("available", "unlimited", "unavailable", "unsupported", "not_collected",)
@@ -641,7 +631,6 @@ class McpServerConfig(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"allowed_tools", "args", "authentication", "blocked_tools", "custom_headers", "env", "exposure", "transport", "url"})
-    _defaults = {"args": (), "blocked_tools": (), "custom_headers": {}, "env": {}}
 
 #: MCP transport.
 MCP_TRANSPORT_VALUES = ("stdio", "sse", "streamable-http",)
@@ -761,7 +750,6 @@ class RunResult(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "harness", "invocation_id", "metadata", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
     _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "one"), "usage": ("RunUsage", "one")}
-    _defaults = {"events": (), "metadata": {}}
 
 #: Terminal status of an invocation.
 RUN_STATUS_VALUES = ("succeeded", "failed", "cancelled",)
@@ -781,7 +769,6 @@ class RunUsage(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"cached_input_tokens", "cost_usd", "input_tokens", "input_tokens_include_cache", "metadata", "output_tokens", "total_tokens"})
-    _defaults = {"metadata": {}}
 
 
 class RuntimeCapabilities(FabricMapping):
@@ -796,7 +783,6 @@ class RuntimeCapabilities(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"cancellation", "metadata", "service", "streaming", "updates"})
-    _defaults = {"metadata": {}}
 
 
 class RuntimeInfo(FabricMapping):
@@ -864,7 +850,6 @@ class RuntimeStopResult(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"artifacts", "error", "events"})
     _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list")}
-    _defaults = {"events": ()}
 
 
 class SampledStats(FabricMapping):
@@ -890,7 +875,6 @@ class SampledStats(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"cgroup_memory_current_bytes", "collection_seconds", "cpu_time_seconds", "diagnostics", "dropped_samples", "interval_ms", "largest_gap_seconds", "max_samples", "process_count", "resident_memory_bytes", "retained_samples", "samples", "span_seconds", "summary", "truncated"})
     _nested = {"cgroup_memory_current_bytes": ("GaugeSummary", "one"), "cpu_time_seconds": ("Measurement_double", "one"), "diagnostics": ("StatsDiagnostic", "list"), "process_count": ("GaugeSummary", "one"), "resident_memory_bytes": ("GaugeSummary", "one"), "samples": ("ArtifactRef", "one"), "summary": ("ArtifactRef", "one")}
-    _defaults = {"diagnostics": ()}
 
 #: The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`.
 STAGE_VALUES = ("config", "plan", "prepare", "start", "invoke", "stop", "release", "artifact",)
@@ -925,7 +909,6 @@ class TelemetryPlan(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter_outputs", "native_config", "providers", "relay_config", "relay_enabled", "relay_output_dir", "relay_project"})
-    _defaults = {"adapter_outputs": ()}
 
 #: Telemetry provider name (closed set).
 TELEMETRY_PROVIDER_VALUES = ("relay", "native",)
@@ -940,7 +923,6 @@ class TelemetryRef(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"metadata", "relay_enabled"})
-    _defaults = {"metadata": {}}
 
 
 class ToolDefinitionConfig(FabricMapping):
@@ -953,7 +935,6 @@ class ToolDefinitionConfig(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "ref", "settings"})
-    _defaults = {"settings": {}}
 
 
 class ToolsPlan(FabricMapping):
@@ -967,7 +948,6 @@ class ToolsPlan(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"blocked", "definitions", "enabled"})
     _nested = {"definitions": ("ToolDefinitionConfig", "map")}
-    _defaults = {"blocked": (), "definitions": {}}
 
 
 for _model in (

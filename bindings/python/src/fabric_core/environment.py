@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any
 
 from fabric_core import _ffi
+from fabric_core.types import EnvironmentInfo
 
 
 def _backstop(library: _ffi.Library, handle: int) -> None:
@@ -35,7 +35,7 @@ class EnvironmentHandle:
     def __init__(self, *, library: _ffi.Library, handle: int, info: Mapping[str, Any]) -> None:
         self._library = library
         self._handle = handle
-        self._info = MappingProxyType(dict(info))
+        self._info = EnvironmentInfo.from_mapping(info)
         self._released = False
         self._finalizer = weakref.finalize(self, _backstop, library, handle)
 
@@ -54,7 +54,7 @@ class EnvironmentHandle:
         return None if value is None else str(value)
 
     @property
-    def info(self) -> Mapping[str, Any]:
+    def info(self) -> EnvironmentInfo:
         """The core's description of the environment (read-only)."""
 
         return self._info
@@ -74,7 +74,7 @@ class EnvironmentHandle:
     def to_mapping(self) -> dict[str, Any]:
         """A detached copy of ``info``."""
 
-        return dict(self._info)
+        return self._info.to_mapping()
 
     def _free(self) -> None:
         if self._finalizer.detach() is not None:

@@ -18,7 +18,12 @@ from fabric_core.errors import (
     ResourceObservationUnavailableError,
 )
 from fabric_core.models import RunRequest
-from fabric_core.types import RunResult, RuntimeHandle, RuntimeResourceSnapshot
+from fabric_core.types import (
+    RunResult,
+    RuntimeHandle,
+    RuntimeResourceSnapshot,
+    RuntimeStatusInfo,
+)
 
 if TYPE_CHECKING:
     from fabric_core.environment import EnvironmentHandle
@@ -223,14 +228,16 @@ class Runtime:
         if isinstance(messages, (list, tuple)):
             self._messages = json.loads(json.dumps(_plain(messages)))
 
-    async def status_info(self) -> dict[str, Any]:
-        """The core's view of this runtime (state, ids, host process) as a mapping."""
+    async def status_info(self) -> RuntimeStatusInfo:
+        """The core's view of this runtime (``state`` as the core names it: ``idle``,
+        ``busy``, ``failed``, ``stopping``, ``stopped``; ids, host process)."""
 
         if not self._finalizer.alive:
-            return {"runtime_id": self.runtime_id, "state": self._status.value}
+            state = "failed" if self._status is RuntimeStatus.FAILED else "stopped"
+            return RuntimeStatusInfo.from_mapping({"runtime_id": self.runtime_id, "state": state})
         library, handle = self._library, self._handle
         text = await to_thread(lambda: library.fabric_runtime_status(handle, _ffi.out_slot()))
-        return json.loads(text)
+        return RuntimeStatusInfo._from_json(json.loads(text))
 
     async def resource_snapshot(self) -> RuntimeResourceSnapshot:
         """Read the runtime's process tree now: memory, process count, CPU time.

@@ -14,6 +14,7 @@
 
 pub mod go;
 pub mod ir;
+pub mod markdown;
 pub mod python;
 pub mod registry;
 pub mod sources;
@@ -42,6 +43,7 @@ pub fn generate() -> Result<Vec<(&'static str, String)>, String> {
         (python::PATH, python::render(&boundary, &registry)),
         (typescript::PATH, typescript::render(&boundary, &registry)),
         (go::PATH, go::render(&boundary, &registry)),
+        (markdown::PATH, markdown::render(&registry)),
     ])
 }
 

@@ -38,3 +38,41 @@ fn the_walker_finds_literals() {
     let names: Vec<&str> = found.iter().map(|(_, _, l)| l.as_str()).collect();
     assert_eq!(names, ["made_up", "load", "other_made_up"]);
 }
+
+#[test]
+fn every_crate_code_list_is_registered() {
+    // tests/fixtures/error-codes.json lists each crate's codes (each crate's own test keeps
+    // its list exact); every one of them must be in the registry, with the right kind.
+    let path = xtask::repo_root().join("tests/fixtures/error-codes.json");
+    let lists: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
+    let all = fabric_config::codes::all();
+    for (crate_list, codes) in lists.as_object().expect("object") {
+        let reasons = crate_list.ends_with("Reason");
+        for code in codes.as_array().expect("array") {
+            let code = code.as_str().expect("string");
+            let entry = all
+                .iter()
+                .find(|entry| entry.code == code)
+                .unwrap_or_else(|| panic!("{crate_list}: `{code}` is not registered"));
+            assert_eq!(
+                entry.kind == fabric_config::codes::CodeKind::Reason,
+                reasons,
+                "{crate_list}: `{code}` has the wrong kind"
+            );
+        }
+    }
+}
+
+#[test]
+fn abi_statuses_match_the_registry() {
+    let abi: Vec<(i32, &str)> = fabric_ffi::FabricStatus::ALL
+        .iter()
+        .map(|s| (s.code(), s.name()))
+        .collect();
+    let registry: Vec<(i32, &str)> = fabric_config::codes::STATUSES
+        .iter()
+        .map(|s| (s.status, s.name))
+        .collect();
+    assert_eq!(abi, registry);
+}

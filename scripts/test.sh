@@ -19,6 +19,9 @@ cargo fmt --all -- --check
 step "cargo build (workspace)"
 cargo build --workspace --all-targets
 
+step "generated bindings and docs are current (xtask codegen --check)"
+cargo run -q -p xtask -- codegen --check
+
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 

@@ -9,23 +9,11 @@ import (
 
 var _ io.Closer = (*Environment)(nil)
 
-// EnvironmentInfo is a prepared environment as the core reports it: variable names only,
-// never their values.
-type EnvironmentInfo struct {
-	EnvironmentID   string   `json:"environment_id"`
-	Provider        string   `json:"provider"`
-	ControlLocation string   `json:"control_location,omitempty"`
-	Ownership       string   `json:"ownership,omitempty"`
-	Workspace       string   `json:"workspace,omitempty"`
-	Artifacts       string   `json:"artifacts,omitempty"`
-	EnvNames        []string `json:"env_names,omitempty"`
-	Released        bool     `json:"released"`
-}
-
 // Environment is a prepared environment that several runtimes can share. Release it
 // (runtimes already started keep running; new starts fail with *StateError), then Close.
 type Environment struct {
-	// Info is what the core reported when the environment was prepared.
+	// Info is what the core reported when the environment was prepared (variable names
+	// only, never their values).
 	Info EnvironmentInfo
 
 	handle      uint64

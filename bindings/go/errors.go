@@ -5,32 +5,17 @@ import (
 	"fmt"
 )
 
-// Status is a C ABI status code (numbers never change).
+// Status is a C ABI status code (numbers never change). The constants (StatusOK,
+// StatusConfig, ...) are generated (generated.go).
 type Status int32
-
-const (
-	StatusOK                  Status = 0
-	StatusConfig              Status = 1
-	StatusCapability          Status = 2
-	StatusRuntime             Status = 3
-	StatusState               Status = 4
-	StatusResourceUnavailable Status = 5
-	StatusResourceUnsupported Status = 6
-	StatusInvalidArgument     Status = 7
-	StatusInternal            Status = 8
-)
 
 // Info is the structured ErrorInfo every error of this package carries. Use errors.As
 // with a *Info target to read it from any Fabric error, or with the class types below
 // (*ConfigError, *RuntimeError, ...) to branch on the class.
 type Info struct {
+	ErrorInfo
 	// Status is the C ABI status of the failed call (0 for errors made by this package).
-	Status    Status         `json:"-"`
-	Stage     string         `json:"stage"`
-	Code      string         `json:"code"`
-	Message   string         `json:"message"`
-	Retryable bool           `json:"retryable"`
-	Details   map[string]any `json:"metadata,omitempty"`
+	Status Status `json:"-"`
 }
 
 func (i *Info) Error() string {
@@ -92,32 +77,32 @@ func (e *ResourceUnavailableError) As(target any) bool { return asRuntime(e.Info
 // As lets errors.As(err, &runtimeErr) match resource errors.
 func (e *ResourceUnsupportedError) As(target any) bool { return asRuntime(e.Info, target) }
 
-var handleCodes = map[string]bool{
-	"null_handle": true, "stale_handle": true, "unknown_handle": true, "wrong_handle_kind": true,
+// errorClass is the class key of a failed call: the status's class, unless the code's
+// registry entry overrides it (handle and lifecycle-state codes are state errors).
+func errorClass(status Status, code string) string {
+	if override := ErrorCodes[code].ClassOverride; override != "" {
+		return override
+	}
+	return statusClasses[status]
 }
 
 // newError builds the class for a status from its ErrorInfo.
 func newError(status Status, info *Info) error {
 	info.Status = status
-	switch status {
-	case StatusConfig:
+	switch errorClass(status, info.Code) {
+	case "config":
 		return &ConfigError{*info}
-	case StatusCapability:
+	case "capability":
 		return &CapabilityError{*info}
-	case StatusRuntime, StatusInternal:
-		return &RuntimeError{*info}
-	case StatusState:
+	case "state":
 		return &StateError{*info}
-	case StatusResourceUnavailable:
+	case "resource_unavailable":
 		return &ResourceUnavailableError{*info}
-	case StatusResourceUnsupported:
+	case "resource_unsupported":
 		return &ResourceUnsupportedError{*info}
-	case StatusInvalidArgument:
-		if handleCodes[info.Code] {
-			return &StateError{*info}
-		}
-		return &ConfigError{*info}
-	default:
+	case "native_unavailable":
+		return &NativeUnavailableError{*info}
+	default: // "runtime" and statuses without a class
 		return &RuntimeError{*info}
 	}
 }

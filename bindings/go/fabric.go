@@ -57,7 +57,7 @@ func configJSON(config any) (string, error) {
 	}
 	data, err := json.Marshal(config)
 	if err != nil {
-		return "", &ConfigError{Info{Stage: "config", Code: "invalid_json_value", Message: "config cannot be encoded as JSON: " + err.Error()}}
+		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_json_value", Message: "config cannot be encoded as JSON: " + err.Error()}}}
 	}
 	return string(data), nil
 }
@@ -65,7 +65,7 @@ func configJSON(config any) (string, error) {
 func requestJSON(request RunRequest) (string, error) {
 	data, err := json.Marshal(request)
 	if err != nil {
-		return "", &ConfigError{Info{Stage: "config", Code: "invalid_request", Message: "request cannot be encoded as JSON: " + err.Error()}}
+		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_request", Message: "request cannot be encoded as JSON: " + err.Error()}}}
 	}
 	return string(data), nil
 }
@@ -98,7 +98,7 @@ func decodeInto(result nativeResult, v any) error {
 		return err
 	}
 	if err := json.Unmarshal([]byte(text), v); err != nil {
-		return &RuntimeError{Info{Stage: "invoke", Code: "invalid_native_json", Message: "library returned JSON this package cannot decode: " + err.Error()}}
+		return &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "invalid_native_json", Message: "library returned JSON this package cannot decode: " + err.Error()}}}
 	}
 	return nil
 }
@@ -120,12 +120,7 @@ func (f *Fabric) Validate(ctx context.Context, config any, opts ...Option) (json
 
 // Plan resolves the adapter and checks compatibility.
 func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan, error) {
-	text, err := configJSON(config)
-	if err != nil {
-		return nil, err
-	}
-	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativePlan(text, o.baseDir) }, nil)
+	result, err := f.plan(ctx, config, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +128,29 @@ func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan
 	if err := decodeInto(result, plan); err != nil {
 		return nil, err
 	}
-	plan.Raw = json.RawMessage(result.text)
 	return plan, nil
+}
+
+// PlanJSON is Plan's complete plan JSON, as the core returned it.
+func (f *Fabric) PlanJSON(ctx context.Context, config any, opts ...Option) (json.RawMessage, error) {
+	result, err := f.plan(ctx, config, opts)
+	if err != nil {
+		return nil, err
+	}
+	text, err := result.decode()
+	if err != nil {
+		return nil, err
+	}
+	return json.RawMessage(text), nil
+}
+
+func (f *Fabric) plan(ctx context.Context, config any, opts []Option) (nativeResult, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nativeResult{}, err
+	}
+	o := collect(opts)
+	return await(ctx, func() nativeResult { return nativePlan(text, o.baseDir) }, nil)
 }
 
 // Doctor runs every preflight check and reports all findings.
@@ -156,7 +172,7 @@ func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (*Docto
 }
 
 // Run starts a runtime, invokes it once and stops it. A harness failure is a result
-// with Status == StatusFailed. Cancelling ctx returns promptly; the run finishes (and
+// with Status == RunStatusFailed. Cancelling ctx returns promptly; the run finishes (and
 // its runtime is stopped) in the background.
 func (f *Fabric) Run(ctx context.Context, config any, request RunRequest, opts ...Option) (*RunResult, error) {
 	text, err := configJSON(config)
@@ -222,13 +238,13 @@ func awaitRuntime(ctx context.Context, start func() nativeResult) (*Runtime, err
 func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckRequest) (*CheckReport, error) {
 	data, err := json.Marshal(request)
 	if err != nil {
-		return nil, &ConfigError{Info{Stage: "config", Code: "invalid_check_request", Message: "check request cannot be encoded as JSON: " + err.Error()}}
+		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_check_request", Message: "check request cannot be encoded as JSON: " + err.Error()}}}
 	}
 	var handle uint64
 	if env != nil {
 		select {
 		case <-env.released:
-			return nil, &StateError{Info{Status: StatusState, Stage: "config", Code: "environment_released", Message: "environment was already released"}}
+			return nil, &StateError{Info{Status: StatusState, ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "environment_released", Message: "environment was already released"}}}
 		default:
 		}
 		handle = env.handle

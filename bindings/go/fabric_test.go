@@ -71,7 +71,15 @@ func TestPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	if plan.AgentName != "plan" || plan.AdapterDescriptor == nil || plan.AdapterDescriptor.Descriptor["adapter_id"] != "fabric.scripted" {
-		t.Fatalf("unexpected plan: %s", plan.Raw)
+		t.Fatalf("unexpected plan: %+v", plan)
+	}
+	raw, err := f.PlanJSON(context.Background(), scriptedConfig(t, "plan", nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded map[string]any
+	if err := json.Unmarshal(raw, &decoded); err != nil || decoded["agent_name"] != "plan" {
+		t.Fatalf("plan JSON: %s", raw)
 	}
 }
 
@@ -365,7 +373,7 @@ func TestFinalizerFreesDroppedRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pid := rt.Info.HostPID
+	pid := int(rt.Info.HostPID)
 	if pid <= 0 {
 		t.Fatalf("no host pid: %+v", rt.Info)
 	}
@@ -417,7 +425,7 @@ func TestEnvironmentHostsRuntimesUntilReleased(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rt.Close()
-		if rt.Info.Environment["environment_id"] != env.ID() {
+		if rt.Info.Environment.EnvironmentID != env.ID() {
 			t.Fatalf("runtime not in the environment: %+v", rt.Info.Environment)
 		}
 		runtimes = append(runtimes, rt)

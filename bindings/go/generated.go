@@ -23,164 +23,164 @@ var Stages = []string{
 
 // C ABI statuses (numbers never change).
 const (
-	StatusOk Status = 0
-	StatusConfig Status = 1
-	StatusCapability Status = 2
-	StatusRuntime Status = 3
-	StatusState Status = 4
+	StatusOK                  Status = 0
+	StatusConfig              Status = 1
+	StatusCapability          Status = 2
+	StatusRuntime             Status = 3
+	StatusState               Status = 4
 	StatusResourceUnavailable Status = 5
 	StatusResourceUnsupported Status = 6
-	StatusInvalidArgument Status = 7
-	StatusInternal Status = 8
-	StatusEnd Status = 100
-	StatusTimeout Status = 101
+	StatusInvalidArgument     Status = 7
+	StatusInternal            Status = 8
+	StatusEnd                 Status = 100
+	StatusTimeout             Status = 101
 )
 
 // statusClasses maps an error status to its class key.
 var statusClasses = map[Status]string{
-	StatusConfig: "config",
-	StatusCapability: "capability",
-	StatusRuntime: "runtime",
-	StatusState: "state",
+	StatusConfig:              "config",
+	StatusCapability:          "capability",
+	StatusRuntime:             "runtime",
+	StatusState:               "state",
 	StatusResourceUnavailable: "resource_unavailable",
 	StatusResourceUnsupported: "resource_unsupported",
-	StatusInvalidArgument: "config",
-	StatusInternal: "runtime",
+	StatusInvalidArgument:     "config",
+	StatusInternal:            "runtime",
 }
 
 // ErrorCodeInfo describes one registered error code.
 type ErrorCodeInfo struct {
 	// Stage is the stage the code is always reported at (empty: the failing call's).
-	Stage string
+	Stage     string
 	Retryable bool
 	// ClassOverride replaces the status's class (handle errors are state errors).
 	ClassOverride string
-	Origin string
-	Summary string
+	Origin        string
+	Summary       string
 }
 
 // ErrorCodes lists every error code any surface can emit.
 var ErrorCodes = map[string]ErrorCodeInfo{
-	"abi_version_mismatch": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library speaks another ABI version"},
-	"adapter_kind_unsupported": {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "this core cannot host adapters of that kind"},
-	"adapter_not_found": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "no descriptor was discovered for the selected adapter id"},
-	"adapter_runner_invalid": {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the descriptor's runner cannot be launched"},
-	"artifact_rejected": {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an artifact the adapter listed is outside the artifact root or unreadable"},
-	"blank_adapter_id": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "harness.adapter_id must be a non-blank string"},
-	"blank_discovery_path": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "discovery local paths must not be blank"},
-	"blank_env_name": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must not be blank"},
-	"blank_instruction_content": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "instruction content must be non-blank"},
-	"blank_mcp_server_name": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "MCP server names must not be blank"},
-	"blank_mcp_url": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "MCP server url must be a non-blank string"},
-	"blank_metadata_name": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "metadata.name must be a non-blank string"},
-	"blank_model_field": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model fields must be non-blank strings"},
-	"blank_model_role": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model role names must not be blank"},
-	"blank_request_id": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "request_id must be non-blank when present"},
-	"blank_skill_path": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "skill paths must not be blank"},
-	"blank_target_id": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "workflow.target_id must be a non-blank string"},
-	"blank_tool_definition_field": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition kind and ref must be non-blank strings"},
-	"blank_tool_definition_name": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition names must not be blank"},
-	"blank_tool_name": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool names must not be blank"},
-	"config_incompatible": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the config uses a field the adapter does not accept"},
-	"config_invalid": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the config breaks a planning rule"},
-	"config_read_failed": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the config file cannot be read"},
-	"config_schema_violation": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "an extension value breaks the adapter's extension schema"},
-	"descriptor_ambiguous": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "two descriptors claim the same adapter or target id"},
-	"descriptor_invalid": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor breaks the descriptor schema"},
-	"descriptor_invalid_json": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor is not valid JSON"},
-	"descriptor_invalid_schema": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "an embedded extension schema is not a usable JSON Schema"},
-	"descriptor_mismatch": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the descriptor's sha256 differs from the expected fingerprint"},
-	"descriptor_read_failed": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "an adapter or target descriptor file cannot be read"},
-	"descriptor_unsupported_contract": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor names a contract version this core does not speak"},
-	"engine_unavailable": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the core's reactor thread is not running"},
-	"env_name_changed": {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable changed after start"},
-	"env_name_unset": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable is not set"},
-	"env_names_conflict": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
-	"environment_provider_unsupported": {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
-	"environment_released": {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
-	"filesystem_error": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file-system operation of the core failed"},
-	"handle_space_exhausted": {Stage: "", Retryable: true, ClassOverride: "", Origin: "abi", Summary: "no more handle ids can be issued"},
-	"health_endpoint_write_failed": {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health endpoint file could not be written"},
-	"health_listener_bind_failed": {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health listener could not bind its socket"},
-	"health_listener_thread_failed": {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health listener thread could not be started"},
-	"health_secret_unavailable": {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "no random secret could be drawn for the health channel"},
-	"host_crashed": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host exited while a request was pending"},
-	"host_io": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "reading from or writing to the adapter host failed"},
-	"host_launch_failed": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host process could not be started"},
-	"host_termination_failed": {Stage: "stop", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host's process group could not be ended"},
-	"inputs_read_failed": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the --inputs file cannot be read"},
-	"internal_encode": {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a bug: a result could not be encoded as JSON"},
-	"internal_panic": {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a bug: a panic was caught at the C ABI boundary"},
-	"invalid_agent_run_result": {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter returned a result that breaks the contract"},
-	"invalid_argument": {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "an argument cannot be passed to the native library (NUL byte, wrong type)"},
-	"invalid_check_request": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "health", Summary: "a CheckRequest is malformed or names an unknown level"},
-	"invalid_config_type": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a config value has the wrong type for its field"},
-	"invalid_env_name": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment.env_names entries must match [A-Za-z_][A-Za-z0-9_]*"},
-	"invalid_header_name": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header names must be RFC 7230 tokens"},
-	"invalid_header_value": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header values must not contain CR, LF, NUL or other control characters"},
-	"invalid_json": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
-	"invalid_json_value": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a value cannot be encoded as JSON"},
-	"invalid_mcp_authentication": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "inconsistent MCP authentication settings"},
-	"invalid_model_provider": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model provider must be a non-blank, trimmed, lowercase identifier"},
-	"invalid_native_json": {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library returned text that is not the documented JSON"},
-	"invalid_request": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a RunRequest is missing, malformed or invalid"},
-	"invalid_timeout_seconds": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "timeout_seconds must be a finite number greater than 0"},
-	"invalid_type": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
-	"invalid_utf8": {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a string argument is not UTF-8"},
-	"invalid_value": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
-	"lifecycle_adapter_invoke_failed": {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle invoke"},
-	"lifecycle_adapter_start_failed": {Stage: "start", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle start"},
-	"lifecycle_adapter_stop_failed": {Stage: "stop", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle stop"},
-	"lifecycle_error": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter reported a failure without a code"},
-	"lifecycle_invalid_request": {Stage: "", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter could not decode a lifecycle request"},
-	"lifecycle_openai_stream_unsupported": {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter claims OpenAI streaming but does not implement it"},
-	"lifecycle_runtime_not_started": {Stage: "", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter was invoked before start"},
-	"max_tokens_zero": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "max_tokens must be at least 1"},
-	"max_turns_out_of_range": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "max_turns must be between 1 and 4294967295"},
-	"mcp_env_requires_stdio": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "env is only valid for stdio MCP servers"},
-	"mcp_stdio_authentication": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "authentication is only valid for sse and streamable-http MCP servers"},
-	"mcp_stdio_custom_headers": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "custom_headers is only valid for sse and streamable-http MCP servers"},
-	"mcp_tool_allowed_and_blocked": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)"},
-	"missing_adapter_selector": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "at least one of harness.adapter_id or workflow.target_id is required"},
-	"missing_field": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
-	"model_role_ambiguous": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the adapter cannot tell which model role to use"},
-	"native_library_missing": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library was not found"},
-	"native_library_unloadable": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library exists but cannot be loaded"},
-	"native_symbol_missing": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library lacks a required symbol"},
-	"null_argument": {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a required pointer argument is NULL"},
-	"null_handle": {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is 0"},
-	"protocol_error": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host broke the lifecycle protocol"},
+	"abi_version_mismatch":                    {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library speaks another ABI version"},
+	"adapter_kind_unsupported":                {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "this core cannot host adapters of that kind"},
+	"adapter_not_found":                       {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "no descriptor was discovered for the selected adapter id"},
+	"adapter_runner_invalid":                  {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the descriptor's runner cannot be launched"},
+	"artifact_rejected":                       {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an artifact the adapter listed is outside the artifact root or unreadable"},
+	"blank_adapter_id":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "harness.adapter_id must be a non-blank string"},
+	"blank_discovery_path":                    {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "discovery local paths must not be blank"},
+	"blank_env_name":                          {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must not be blank"},
+	"blank_instruction_content":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "instruction content must be non-blank"},
+	"blank_mcp_server_name":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "MCP server names must not be blank"},
+	"blank_mcp_url":                           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "MCP server url must be a non-blank string"},
+	"blank_metadata_name":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "metadata.name must be a non-blank string"},
+	"blank_model_field":                       {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model fields must be non-blank strings"},
+	"blank_model_role":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model role names must not be blank"},
+	"blank_request_id":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "request_id must be non-blank when present"},
+	"blank_skill_path":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "skill paths must not be blank"},
+	"blank_target_id":                         {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "workflow.target_id must be a non-blank string"},
+	"blank_tool_definition_field":             {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition kind and ref must be non-blank strings"},
+	"blank_tool_definition_name":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition names must not be blank"},
+	"blank_tool_name":                         {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool names must not be blank"},
+	"config_incompatible":                     {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the config uses a field the adapter does not accept"},
+	"config_invalid":                          {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the config breaks a planning rule"},
+	"config_read_failed":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the config file cannot be read"},
+	"config_schema_violation":                 {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "an extension value breaks the adapter's extension schema"},
+	"descriptor_ambiguous":                    {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "two descriptors claim the same adapter or target id"},
+	"descriptor_invalid":                      {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor breaks the descriptor schema"},
+	"descriptor_invalid_json":                 {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor is not valid JSON"},
+	"descriptor_invalid_schema":               {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "an embedded extension schema is not a usable JSON Schema"},
+	"descriptor_mismatch":                     {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the descriptor's sha256 differs from the expected fingerprint"},
+	"descriptor_read_failed":                  {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "an adapter or target descriptor file cannot be read"},
+	"descriptor_unsupported_contract":         {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor names a contract version this core does not speak"},
+	"engine_unavailable":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the core's reactor thread is not running"},
+	"env_name_changed":                        {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable changed after start"},
+	"env_name_unset":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable is not set"},
+	"env_names_conflict":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
+	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
+	"environment_released":                    {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
+	"filesystem_error":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file-system operation of the core failed"},
+	"handle_space_exhausted":                  {Stage: "", Retryable: true, ClassOverride: "", Origin: "abi", Summary: "no more handle ids can be issued"},
+	"health_endpoint_write_failed":            {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health endpoint file could not be written"},
+	"health_listener_bind_failed":             {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health listener could not bind its socket"},
+	"health_listener_thread_failed":           {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health listener thread could not be started"},
+	"health_secret_unavailable":               {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "no random secret could be drawn for the health channel"},
+	"host_crashed":                            {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host exited while a request was pending"},
+	"host_io":                                 {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "reading from or writing to the adapter host failed"},
+	"host_launch_failed":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host process could not be started"},
+	"host_termination_failed":                 {Stage: "stop", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host's process group could not be ended"},
+	"inputs_read_failed":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the --inputs file cannot be read"},
+	"internal_encode":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a bug: a result could not be encoded as JSON"},
+	"internal_panic":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a bug: a panic was caught at the C ABI boundary"},
+	"invalid_agent_run_result":                {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter returned a result that breaks the contract"},
+	"invalid_argument":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "an argument cannot be passed to the native library (NUL byte, wrong type)"},
+	"invalid_check_request":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "health", Summary: "a CheckRequest is malformed or names an unknown level"},
+	"invalid_config_type":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a config value has the wrong type for its field"},
+	"invalid_env_name":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment.env_names entries must match [A-Za-z_][A-Za-z0-9_]*"},
+	"invalid_header_name":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header names must be RFC 7230 tokens"},
+	"invalid_header_value":                    {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header values must not contain CR, LF, NUL or other control characters"},
+	"invalid_json":                            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"invalid_json_value":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a value cannot be encoded as JSON"},
+	"invalid_mcp_authentication":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "inconsistent MCP authentication settings"},
+	"invalid_model_provider":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model provider must be a non-blank, trimmed, lowercase identifier"},
+	"invalid_native_json":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library returned text that is not the documented JSON"},
+	"invalid_request":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a RunRequest is missing, malformed or invalid"},
+	"invalid_timeout_seconds":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "timeout_seconds must be a finite number greater than 0"},
+	"invalid_type":                            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"invalid_utf8":                            {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a string argument is not UTF-8"},
+	"invalid_value":                           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"lifecycle_adapter_invoke_failed":         {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle invoke"},
+	"lifecycle_adapter_start_failed":          {Stage: "start", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle start"},
+	"lifecycle_adapter_stop_failed":           {Stage: "stop", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle stop"},
+	"lifecycle_error":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter reported a failure without a code"},
+	"lifecycle_invalid_request":               {Stage: "", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter could not decode a lifecycle request"},
+	"lifecycle_openai_stream_unsupported":     {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter claims OpenAI streaming but does not implement it"},
+	"lifecycle_runtime_not_started":           {Stage: "", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter was invoked before start"},
+	"max_tokens_zero":                         {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "max_tokens must be at least 1"},
+	"max_turns_out_of_range":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "max_turns must be between 1 and 4294967295"},
+	"mcp_env_requires_stdio":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "env is only valid for stdio MCP servers"},
+	"mcp_stdio_authentication":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "authentication is only valid for sse and streamable-http MCP servers"},
+	"mcp_stdio_custom_headers":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "custom_headers is only valid for sse and streamable-http MCP servers"},
+	"mcp_tool_allowed_and_blocked":            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)"},
+	"missing_adapter_selector":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "at least one of harness.adapter_id or workflow.target_id is required"},
+	"missing_field":                           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"model_role_ambiguous":                    {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the adapter cannot tell which model role to use"},
+	"native_library_missing":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library was not found"},
+	"native_library_unloadable":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library exists but cannot be loaded"},
+	"native_symbol_missing":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library lacks a required symbol"},
+	"null_argument":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a required pointer argument is NULL"},
+	"null_handle":                             {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is 0"},
+	"protocol_error":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host broke the lifecycle protocol"},
 	"relay_opentelemetry_without_destination": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "enabled Relay OpenTelemetry requires at least one endpoint or file sink"},
-	"request_extensions_unsupported": {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the request carries extensions the adapter does not declare"},
-	"request_overrides_unsupported": {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the request carries overrides this runtime cannot apply"},
-	"request_read_failed": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the --request file cannot be read"},
-	"resource_observation_unavailable": {Stage: "", Retryable: false, ClassOverride: "", Origin: "stats", Summary: "a resource observation could not be read now"},
-	"resource_observation_unsupported": {Stage: "", Retryable: false, ClassOverride: "", Origin: "stats", Summary: "no resource reader exists for this runtime"},
-	"runtime_busy": {Stage: "invoke", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "an invocation is already running on this runtime"},
-	"runtime_failed": {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "a host failure made the runtime terminal"},
-	"runtime_stopped": {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the runtime was stopped"},
-	"stale_handle": {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument was already freed"},
-	"system_stats_collect_empty": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect must not be empty; use system_stats: null to disable stats"},
-	"system_stats_group_duplicate": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect lists a group twice"},
-	"system_stats_group_unknown": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure"},
-	"system_stats_interval_zero": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling interval_ms must be at least 1"},
-	"system_stats_max_samples_zero": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling max_samples must be at least 1"},
-	"target_mismatch": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the workflow target does not fit the adapter"},
-	"target_not_found": {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "no descriptor was discovered for the selected workflow target"},
-	"target_refused": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a health target the binding cannot check was given"},
-	"temperature_not_finite": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "temperature must be a finite number"},
-	"timeout": {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host did not answer or stop in time"},
-	"tool_enabled_and_blocked": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a tool cannot be both enabled (tools.enabled) and blocked (tools.blocked)"},
-	"top_p_out_of_range": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "top_p must be between 0 and 1"},
-	"unknown_field": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
-	"unknown_handle": {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument was never issued"},
-	"unknown_instruction_mode": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "instruction mode must be `replace` or `append`"},
-	"unknown_schema": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric schema` was given an unknown schema name"},
-	"unknown_schema_version": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unsupported schema_version; the only accepted version is fabric.agent/v1alpha1"},
-	"unknown_telemetry_provider": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unknown telemetry provider; expected relay or native"},
-	"unknown_variant": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"request_extensions_unsupported":          {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the request carries extensions the adapter does not declare"},
+	"request_overrides_unsupported":           {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the request carries overrides this runtime cannot apply"},
+	"request_read_failed":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the --request file cannot be read"},
+	"resource_observation_unavailable":        {Stage: "", Retryable: false, ClassOverride: "", Origin: "stats", Summary: "a resource observation could not be read now"},
+	"resource_observation_unsupported":        {Stage: "", Retryable: false, ClassOverride: "", Origin: "stats", Summary: "no resource reader exists for this runtime"},
+	"runtime_busy":                            {Stage: "invoke", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "an invocation is already running on this runtime"},
+	"runtime_failed":                          {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "a host failure made the runtime terminal"},
+	"runtime_stopped":                         {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the runtime was stopped"},
+	"stale_handle":                            {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument was already freed"},
+	"system_stats_collect_empty":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect must not be empty; use system_stats: null to disable stats"},
+	"system_stats_group_duplicate":            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect lists a group twice"},
+	"system_stats_group_unknown":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure"},
+	"system_stats_interval_zero":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling interval_ms must be at least 1"},
+	"system_stats_max_samples_zero":           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling max_samples must be at least 1"},
+	"target_mismatch":                         {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the workflow target does not fit the adapter"},
+	"target_not_found":                        {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "no descriptor was discovered for the selected workflow target"},
+	"target_refused":                          {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a health target the binding cannot check was given"},
+	"temperature_not_finite":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "temperature must be a finite number"},
+	"timeout":                                 {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host did not answer or stop in time"},
+	"tool_enabled_and_blocked":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a tool cannot be both enabled (tools.enabled) and blocked (tools.blocked)"},
+	"top_p_out_of_range":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "top_p must be between 0 and 1"},
+	"unknown_field":                           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"unknown_handle":                          {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument was never issued"},
+	"unknown_instruction_mode":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "instruction mode must be `replace` or `append`"},
+	"unknown_schema":                          {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric schema` was given an unknown schema name"},
+	"unknown_schema_version":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unsupported schema_version; the only accepted version is fabric.agent/v1alpha1"},
+	"unknown_telemetry_provider":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unknown telemetry provider; expected relay or native"},
+	"unknown_variant":                         {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
 	"unsupported_relay_observability_version": {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "NeMo Fabric requires Relay observability config version 4"},
-	"wrong_handle_kind": {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is of another kind"},
+	"wrong_handle_kind":                       {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is of another kind"},
 }
 
 // ReasonCodes lists the reason and diagnostic codes that appear inside results.
@@ -232,9 +232,9 @@ type AdapterKind string
 
 // AdapterKind values.
 const (
-	AdapterKindProcess AdapterKind = "process"
-	AdapterKindHTTP AdapterKind = "http"
-	AdapterKindPython AdapterKind = "python"
+	AdapterKindProcess      AdapterKind = "process"
+	AdapterKindHTTP         AdapterKind = "http"
+	AdapterKindPython       AdapterKind = "python"
 	AdapterKindNativePlugin AdapterKind = "native_plugin"
 )
 
@@ -265,29 +265,29 @@ type CapabilityKind string
 
 // CapabilityKind values.
 const (
-	CapabilityKindTools CapabilityKind = "tools"
+	CapabilityKindTools  CapabilityKind = "tools"
 	CapabilityKindSkills CapabilityKind = "skills"
-	CapabilityKindMCP CapabilityKind = "mcp"
+	CapabilityKindMCP    CapabilityKind = "mcp"
 )
 
 // CapabilityPlan: Resolved capability configuration.
 type CapabilityPlan struct {
 	// Managed: Capabilities NeMo Fabric manages outside the harness.
-	Managed *CapabilityTargetPlan `json:"managed,omitempty"`
+	Managed CapabilityTargetPlan `json:"managed,omitempty"`
 	// MCPServers: MCP server exposure plan.
-	MCPServers map[string]McpServerConfig `json:"mcp_servers,omitempty"`
+	MCPServers map[string]MCPServerConfig `json:"mcp_servers,omitempty"`
 	// Native: Capabilities mapped into the harness-native surface.
-	Native *CapabilityTargetPlan `json:"native,omitempty"`
+	Native CapabilityTargetPlan `json:"native,omitempty"`
 	// Routes: Routing decisions, in config order.
 	Routes []CapabilityRoute `json:"routes,omitempty"`
 	// SkillPaths: Resolved skill paths.
 	SkillPaths []string `json:"skill_paths,omitempty"`
 	// Tools: Normalized tool policy.
-	Tools *ToolsPlan `json:"tools,omitempty"`
+	Tools ToolsPlan `json:"tools,omitempty"`
 	// ToolsConfigured: Whether tool configuration was provided.
-	ToolsConfigured *bool `json:"tools_configured,omitempty"`
+	ToolsConfigured bool `json:"tools_configured,omitempty"`
 	// Unsupported: Capabilities configured but not executable.
-	Unsupported *CapabilityTargetPlan `json:"unsupported,omitempty"`
+	Unsupported CapabilityTargetPlan `json:"unsupported,omitempty"`
 }
 
 // CapabilityRoute: One capability execution assignment.
@@ -309,17 +309,17 @@ type CapabilityTarget string
 const (
 	CapabilityTargetHarnessNative CapabilityTarget = "harness_native"
 	CapabilityTargetFabricManaged CapabilityTarget = "fabric_managed"
-	CapabilityTargetUnsupported CapabilityTarget = "unsupported"
+	CapabilityTargetUnsupported   CapabilityTarget = "unsupported"
 )
 
 // CapabilityTargetPlan: Capabilities routed to one target.
 type CapabilityTargetPlan struct {
 	// MCPServers: MCP servers routed here (server name → server).
-	MCPServers map[string]McpServerConfig `json:"mcp_servers,omitempty"`
+	MCPServers map[string]MCPServerConfig `json:"mcp_servers,omitempty"`
 	// SkillPaths: Resolved skill paths routed here.
 	SkillPaths []string `json:"skill_paths,omitempty"`
 	// ToolsConfigured: Whether tool configuration was routed here.
-	ToolsConfigured *bool `json:"tools_configured,omitempty"`
+	ToolsConfigured bool `json:"tools_configured,omitempty"`
 }
 
 // CgroupDeltas: Counter differences (after − before) of the host's cgroup. A delta is `unavailable` when an endpoint is missing, the cgroup path changed, or the counter decreased.
@@ -415,9 +415,9 @@ type CheckOutcome string
 
 // CheckOutcome values.
 const (
-	CheckOutcomePassed CheckOutcome = "passed"
-	CheckOutcomeFailed CheckOutcome = "failed"
-	CheckOutcomeUnknown CheckOutcome = "unknown"
+	CheckOutcomePassed      CheckOutcome = "passed"
+	CheckOutcomeFailed      CheckOutcome = "failed"
+	CheckOutcomeUnknown     CheckOutcome = "unknown"
 	CheckOutcomeUnsupported CheckOutcome = "unsupported"
 )
 
@@ -454,7 +454,7 @@ type CheckScope string
 const (
 	CheckScopeRuntime CheckScope = "runtime"
 	CheckScopeService CheckScope = "service"
-	CheckScopeServer CheckScope = "server"
+	CheckScopeServer  CheckScope = "server"
 )
 
 // CheckTarget: The checked target. Exactly one id is set for runtime and service scope; both are null for server scope.
@@ -471,7 +471,7 @@ type ControlLocation string
 // ControlLocation values.
 const (
 	ControlLocationExternalControl ControlLocation = "external_control"
-	ControlLocationInEnvControl ControlLocation = "in_env_control"
+	ControlLocationInEnvControl    ControlLocation = "in_env_control"
 )
 
 // DescriptorProvenance: One physical source of a discovered descriptor.
@@ -489,10 +489,10 @@ type DescriptorSource string
 
 // DescriptorSource values.
 const (
-	DescriptorSourceExplicitLocal DescriptorSource = "explicit_local"
-	DescriptorSourceEnvPath DescriptorSource = "env_path"
+	DescriptorSourceExplicitLocal    DescriptorSource = "explicit_local"
+	DescriptorSourceEnvPath          DescriptorSource = "env_path"
 	DescriptorSourceInstalledPackage DescriptorSource = "installed_package"
-	DescriptorSourceBundled DescriptorSource = "bundled"
+	DescriptorSourceBundled          DescriptorSource = "bundled"
 )
 
 // DoctorCheck: One preflight finding.
@@ -552,7 +552,7 @@ type EnvironmentInfo struct {
 	// Provider: Provider (`local`).
 	Provider string `json:"provider"`
 	// Released: Whether the environment was released (new starts in it fail).
-	Released *bool `json:"released,omitempty"`
+	Released bool `json:"released,omitempty"`
 	// Workspace: Resolved workspace directory.
 	Workspace string `json:"workspace,omitempty"`
 }
@@ -599,7 +599,7 @@ type ErrorInfo struct {
 	// Metadata: Structured context (for example `path`, `adapter_id`).
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Retryable: Whether retrying at the consumer boundary is safe.
-	Retryable *bool `json:"retryable,omitempty"`
+	Retryable bool `json:"retryable,omitempty"`
 	// Stage: Lifecycle stage that failed.
 	Stage Stage `json:"stage"`
 }
@@ -643,9 +643,9 @@ type HealthLevel string
 
 // HealthLevel values.
 const (
-	HealthLevelLive HealthLevel = "live"
+	HealthLevelLive   HealthLevel = "live"
 	HealthLevelActive HealthLevel = "active"
-	HealthLevelReady HealthLevel = "ready"
+	HealthLevelReady  HealthLevel = "ready"
 )
 
 // InvocationSystemStats: Invocation system stats: `RunResult.system_stats` of a local runtime.
@@ -671,10 +671,10 @@ type LimitStatus string
 
 // LimitStatus values.
 const (
-	LimitStatusAvailable LimitStatus = "available"
-	LimitStatusUnlimited LimitStatus = "unlimited"
-	LimitStatusUnavailable LimitStatus = "unavailable"
-	LimitStatusUnsupported LimitStatus = "unsupported"
+	LimitStatusAvailable    LimitStatus = "available"
+	LimitStatusUnlimited    LimitStatus = "unlimited"
+	LimitStatusUnavailable  LimitStatus = "unavailable"
+	LimitStatusUnsupported  LimitStatus = "unsupported"
 	LimitStatusNotCollected LimitStatus = "not_collected"
 )
 
@@ -702,20 +702,20 @@ type LimitUint64 struct {
 	Value *uint64 `json:"value,omitempty"`
 }
 
-// McpAuthentication: MCP server authentication, tagged by `type` (closed).
-type McpAuthentication = json.RawMessage
+// MCPAuthentication: MCP server authentication, tagged by `type` (closed).
+type MCPAuthentication = json.RawMessage
 
-// McpExposure: How Fabric exposes an MCP server to the harness.
-type McpExposure string
+// MCPExposure: How Fabric exposes an MCP server to the harness.
+type MCPExposure string
 
-// McpExposure values.
+// MCPExposure values.
 const (
-	McpExposureHarnessNative McpExposure = "harness_native"
-	McpExposureFabricManaged McpExposure = "fabric_managed"
+	MCPExposureHarnessNative MCPExposure = "harness_native"
+	MCPExposureFabricManaged MCPExposure = "fabric_managed"
 )
 
-// McpServerConfig: One MCP server (extension point `mcp_server`).
-type McpServerConfig struct {
+// MCPServerConfig: One MCP server (extension point `mcp_server`).
+type MCPServerConfig struct {
 	// AllowedTools: Tools to expose: `None` = every discovered tool, `[]` = none (kept when empty).
 	AllowedTools []string `json:"allowed_tools,omitempty"`
 	// Args: Command-line arguments of a `stdio` server.
@@ -729,21 +729,21 @@ type McpServerConfig struct {
 	// Env: Environment of a `stdio` server process (values never echoed in errors).
 	Env map[string]string `json:"env,omitempty"`
 	// Exposure: Exposure route. Default `harness_native`.
-	Exposure McpExposure `json:"exposure,omitempty"`
+	Exposure MCPExposure `json:"exposure,omitempty"`
 	// Transport: Transport.
-	Transport McpTransport `json:"transport"`
+	Transport MCPTransport `json:"transport"`
 	// URL: Server URL, or the executable for `stdio`.
 	URL string `json:"url"`
 }
 
-// McpTransport: MCP transport.
-type McpTransport string
+// MCPTransport: MCP transport.
+type MCPTransport string
 
-// McpTransport values.
+// MCPTransport values.
 const (
-	McpTransportStdio McpTransport = "stdio"
-	McpTransportSse McpTransport = "sse"
-	McpTransportStreamableHTTP McpTransport = "streamable-http"
+	MCPTransportStdio          MCPTransport = "stdio"
+	MCPTransportSSE            MCPTransport = "sse"
+	MCPTransportStreamableHTTP MCPTransport = "streamable-http"
 )
 
 // MeasurementDouble: One measured value with its availability.
@@ -781,9 +781,9 @@ type ObservationStatus string
 
 // ObservationStatus values.
 const (
-	ObservationStatusAvailable ObservationStatus = "available"
-	ObservationStatusUnavailable ObservationStatus = "unavailable"
-	ObservationStatusUnsupported ObservationStatus = "unsupported"
+	ObservationStatusAvailable    ObservationStatus = "available"
+	ObservationStatusUnavailable  ObservationStatus = "unavailable"
+	ObservationStatusUnsupported  ObservationStatus = "unsupported"
 	ObservationStatusNotCollected ObservationStatus = "not_collected"
 )
 
@@ -792,13 +792,13 @@ type ResolutionStrategy string
 
 // ResolutionStrategy values.
 const (
-	ResolutionStrategyPreinstalled ResolutionStrategy = "preinstalled"
+	ResolutionStrategyPreinstalled  ResolutionStrategy = "preinstalled"
 	ResolutionStrategyImageProvided ResolutionStrategy = "image_provided"
-	ResolutionStrategyPipUv ResolutionStrategy = "pip_uv"
-	ResolutionStrategyNpm ResolutionStrategy = "npm"
-	ResolutionStrategySource ResolutionStrategy = "source"
-	ResolutionStrategyService ResolutionStrategy = "service"
-	ResolutionStrategyNativePlugin ResolutionStrategy = "native_plugin"
+	ResolutionStrategyPipUv         ResolutionStrategy = "pip_uv"
+	ResolutionStrategyNpm           ResolutionStrategy = "npm"
+	ResolutionStrategySource        ResolutionStrategy = "source"
+	ResolutionStrategyService       ResolutionStrategy = "service"
+	ResolutionStrategyNativePlugin  ResolutionStrategy = "native_plugin"
 )
 
 // ResolvedAdapterDescriptor: The adapter descriptor selected for a plan, with every identical record found.
@@ -832,7 +832,7 @@ type RunPlan struct {
 	// Capabilities: Lifecycle behavior of the selected runtime path.
 	Capabilities RuntimeCapabilities `json:"capabilities"`
 	// CapabilityPlan: Capability routing.
-	CapabilityPlan *CapabilityPlan `json:"capability_plan,omitempty"`
+	CapabilityPlan CapabilityPlan `json:"capability_plan,omitempty"`
 	// Config: The complete config, as given (validation never changes it).
 	Config map[string]any `json:"config"`
 	// DescriptorSHA256: Fingerprint of the normalized adapter descriptor (with the target descriptor when one is selected); compare with `expected_descriptor_sha256`.
@@ -854,7 +854,7 @@ type RunResult struct {
 	// AgentName: Resolved agent name.
 	AgentName string `json:"agent_name"`
 	// Artifacts: Artifact manifest.
-	Artifacts *ArtifactManifest `json:"artifacts,omitempty"`
+	Artifacts ArtifactManifest `json:"artifacts,omitempty"`
 	// Error: Structured failure.
 	Error *ErrorInfo `json:"error,omitempty"`
 	// Events: Ordered events.
@@ -889,7 +889,7 @@ type RunStatus string
 // RunStatus values.
 const (
 	RunStatusSucceeded RunStatus = "succeeded"
-	RunStatusFailed RunStatus = "failed"
+	RunStatusFailed    RunStatus = "failed"
 	RunStatusCancelled RunStatus = "cancelled"
 )
 
@@ -914,15 +914,15 @@ type RunUsage struct {
 // RuntimeCapabilities: Lifecycle behavior implemented by an adapter (and by a planned runtime path).  All four flags default to `false`; unknown keys are dropped on decoding.
 type RuntimeCapabilities struct {
 	// Cancellation: Whether an in-flight invocation can be cancelled.
-	Cancellation *bool `json:"cancellation,omitempty"`
+	Cancellation bool `json:"cancellation,omitempty"`
 	// Metadata: Additional adapter-specific capability metadata (omitted when empty).
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Service: Whether the runtime supports service lifecycle operations.
-	Service *bool `json:"service,omitempty"`
+	Service bool `json:"service,omitempty"`
 	// Streaming: Whether the adapter implements native OpenAI Chat Completions streaming.
-	Streaming *bool `json:"streaming,omitempty"`
+	Streaming bool `json:"streaming,omitempty"`
 	// Updates: Whether a running runtime can accept config updates.
-	Updates *bool `json:"updates,omitempty"`
+	Updates bool `json:"updates,omitempty"`
 }
 
 // RuntimeInfo: Identity of one started runtime (`fabric_runtime_start`).
@@ -970,11 +970,11 @@ type RuntimeState string
 
 // RuntimeState values.
 const (
-	RuntimeStateIdle RuntimeState = "idle"
-	RuntimeStateBusy RuntimeState = "busy"
-	RuntimeStateFailed RuntimeState = "failed"
+	RuntimeStateIdle     RuntimeState = "idle"
+	RuntimeStateBusy     RuntimeState = "busy"
+	RuntimeStateFailed   RuntimeState = "failed"
 	RuntimeStateStopping RuntimeState = "stopping"
-	RuntimeStateStopped RuntimeState = "stopped"
+	RuntimeStateStopped  RuntimeState = "stopped"
 )
 
 // RuntimeStatusInfo: A snapshot of a runtime's state (`fabric_runtime_status`).
@@ -998,7 +998,7 @@ type RuntimeStatusInfo struct {
 // RuntimeStopResult: Result of stopping a runtime.
 type RuntimeStopResult struct {
 	// Artifacts: Artifacts collected at stop.
-	Artifacts *ArtifactManifest `json:"artifacts,omitempty"`
+	Artifacts ArtifactManifest `json:"artifacts,omitempty"`
 	// Error: Stop problem, reported separately from invocation outcomes.
 	Error *ErrorInfo `json:"error,omitempty"`
 	// Events: Ordered events.
@@ -1044,13 +1044,13 @@ type Stage string
 
 // Stage values.
 const (
-	StageConfig Stage = "config"
-	StagePlan Stage = "plan"
-	StagePrepare Stage = "prepare"
-	StageStart Stage = "start"
-	StageInvoke Stage = "invoke"
-	StageStop Stage = "stop"
-	StageRelease Stage = "release"
+	StageConfig   Stage = "config"
+	StagePlan     Stage = "plan"
+	StagePrepare  Stage = "prepare"
+	StageStart    Stage = "start"
+	StageInvoke   Stage = "invoke"
+	StageStop     Stage = "stop"
+	StageRelease  Stage = "release"
 	StageArtifact Stage = "artifact"
 )
 
@@ -1069,9 +1069,9 @@ type SystemStatsGroup string
 
 // SystemStatsGroup values.
 const (
-	SystemStatsGroupProcess SystemStatsGroup = "process"
-	SystemStatsGroupCgroupCPU SystemStatsGroup = "cgroup.cpu"
-	SystemStatsGroupCgroupMemory SystemStatsGroup = "cgroup.memory"
+	SystemStatsGroupProcess        SystemStatsGroup = "process"
+	SystemStatsGroupCgroupCPU      SystemStatsGroup = "cgroup.cpu"
+	SystemStatsGroupCgroupMemory   SystemStatsGroup = "cgroup.memory"
 	SystemStatsGroupCgroupPressure SystemStatsGroup = "cgroup.pressure"
 )
 
@@ -1098,7 +1098,7 @@ type TelemetryProvider string
 
 // TelemetryProvider values.
 const (
-	TelemetryProviderRelay TelemetryProvider = "relay"
+	TelemetryProviderRelay  TelemetryProvider = "relay"
 	TelemetryProviderNative TelemetryProvider = "native"
 )
 

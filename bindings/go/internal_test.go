@@ -1,6 +1,9 @@
 package fabric
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestStatusesMatchHeader(t *testing.T) {
 	for status, header := range headerStatuses() {
@@ -8,7 +11,38 @@ func TestStatusesMatchHeader(t *testing.T) {
 			t.Errorf("Status %d differs from the header's %d", status, header)
 		}
 	}
-	if ABIVersion != 1 {
-		t.Fatal("ABIVersion must match the header's FABRIC_ABI_VERSION (checked by the preamble)")
+	if ABIVersion != headerABIVersion() {
+		t.Fatalf("generated ABIVersion %d differs from the header's FABRIC_ABI_VERSION %d", ABIVersion, headerABIVersion())
+	}
+}
+
+// TestErrorClasses checks that the generated tables give each status and code the class
+// earlier (hand-written) versions of this package gave it.
+func TestErrorClasses(t *testing.T) {
+	cases := []struct {
+		status Status
+		code   string
+		want   any
+	}{
+		{StatusConfig, "invalid_value", &ConfigError{}},
+		{StatusCapability, "config_incompatible", &CapabilityError{}},
+		{StatusRuntime, "host_crashed", &RuntimeError{}},
+		{StatusInternal, "internal_panic", &RuntimeError{}},
+		{StatusState, "runtime_busy", &StateError{}},
+		{StatusResourceUnavailable, "resource_observation_unavailable", &ResourceUnavailableError{}},
+		{StatusResourceUnsupported, "resource_observation_unsupported", &ResourceUnsupportedError{}},
+		{StatusInvalidArgument, "null_argument", &ConfigError{}},
+		{StatusInvalidArgument, "invalid_utf8", &ConfigError{}},
+		{StatusInvalidArgument, "null_handle", &StateError{}},
+		{StatusInvalidArgument, "stale_handle", &StateError{}},
+		{StatusInvalidArgument, "unknown_handle", &StateError{}},
+		{StatusInvalidArgument, "wrong_handle_kind", &StateError{}},
+		{Status(42), "whatever", &RuntimeError{}},
+	}
+	for _, c := range cases {
+		err := newError(c.status, &Info{ErrorInfo: ErrorInfo{Code: c.code}})
+		if got, want := fmt.Sprintf("%T", err), fmt.Sprintf("%T", c.want); got != want {
+			t.Errorf("status %d code %s: got %s, want %s", c.status, c.code, got, want)
+		}
 	}
 }

@@ -9,6 +9,7 @@ package fabric
 
 // Fails to compile against a header of another ABI; the library's own version is checked
 // again at run time (fabric_abi_version) because a stale libfabric_ffi.a links fine.
+// Keep in step with the generated ABIVersion (internal_test.go compares them).
 #if FABRIC_ABI_VERSION != 1
 #error "bindings/go needs FABRIC_ABI_VERSION 1"
 #endif
@@ -20,9 +21,6 @@ import (
 	"sync"
 	"unsafe"
 )
-
-// ABIVersion is the C ABI version this package was written against.
-const ABIVersion = 1
 
 // nativeResult is one finished native call: its status and the decoded *out text.
 type nativeResult struct {
@@ -46,11 +44,11 @@ func take(out *C.char) (string, bool) {
 // because C would silently truncate at them.
 func cstring(value, what string) (*C.char, error) {
 	if strings.IndexByte(value, 0) >= 0 {
-		return nil, newError(StatusInvalidArgument, &Info{
-			Stage:   "config",
+		return nil, newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{
+			Stage:   StageConfig,
 			Code:    "invalid_argument",
 			Message: what + " must not contain NUL bytes",
-		})
+		}})
 	}
 	return C.CString(value), nil
 }
@@ -77,11 +75,11 @@ var (
 func checkLibrary() error {
 	loadOnce.Do(func() {
 		if got := uint32(C.fabric_abi_version()); got != ABIVersion {
-			loadErr = &NativeUnavailableError{Info{
-				Stage:   "config",
+			loadErr = &NativeUnavailableError{Info{ErrorInfo: ErrorInfo{
+				Stage:   StageConfig,
 				Code:    "abi_version_mismatch",
 				Message: "linked libfabric_ffi has another C ABI version; rebuild it with 'cargo build -p fabric-ffi'",
-			}}
+			}}}
 		}
 	})
 	return loadErr
@@ -212,8 +210,8 @@ func nativeFree(handle uint64) {
 	C.fabric_runtime_free(C.fabric_runtime(handle))
 }
 
-// headerStatuses maps each Status constant of this package to the header's value, for
-// the drift test (cgo is not available in _test.go files).
+// headerStatuses maps each generated Status constant to the header's value, for the
+// drift test (cgo is not available in _test.go files).
 func headerStatuses() map[Status]int32 {
 	return map[Status]int32{
 		StatusOK:                  int32(C.FABRIC_STATUS_OK),
@@ -225,8 +223,13 @@ func headerStatuses() map[Status]int32 {
 		StatusResourceUnsupported: int32(C.FABRIC_STATUS_RESOURCE_UNSUPPORTED),
 		StatusInvalidArgument:     int32(C.FABRIC_STATUS_INVALID_ARGUMENT),
 		StatusInternal:            int32(C.FABRIC_STATUS_INTERNAL),
+		StatusEnd:                 int32(C.FABRIC_STATUS_END),
+		StatusTimeout:             int32(C.FABRIC_STATUS_TIMEOUT),
 	}
 }
+
+// headerABIVersion is the header's FABRIC_ABI_VERSION, for the drift test.
+func headerABIVersion() int { return int(C.FABRIC_ABI_VERSION) }
 
 func nativeEnvironmentPrepare(config, baseDir string) nativeResult {
 	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {

@@ -25,7 +25,7 @@ type Runtime struct {
 
 	stopOnce   sync.Once
 	stopDone   chan struct{}
-	stopResult *StopResult
+	stopResult *RuntimeStopResult
 	stopErr    error
 
 	closeOnce sync.Once
@@ -59,7 +59,7 @@ func (r *Runtime) Invoke(ctx context.Context, request RunRequest) (*RunResult, e
 	r.mu.Lock()
 	if r.closedLocked() {
 		r.mu.Unlock()
-		return nil, &StateError{Info{Stage: "invoke", Code: "runtime_stopped", Message: "cannot invoke a stopped runtime"}}
+		return nil, &StateError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "runtime_stopped", Message: "cannot invoke a stopped runtime"}}}
 	}
 	orphan := r.orphan
 	r.mu.Unlock()
@@ -116,12 +116,12 @@ func (r *Runtime) closedLocked() bool {
 }
 
 // Status returns the core's view of this runtime.
-func (r *Runtime) Status(ctx context.Context) (*RuntimeStatus, error) {
+func (r *Runtime) Status(ctx context.Context) (*RuntimeStatusInfo, error) {
 	result, err := await(ctx, func() nativeResult { return nativeStatus(r.handle) }, nil)
 	if err != nil {
 		return nil, err
 	}
-	status := &RuntimeStatus{}
+	status := &RuntimeStatusInfo{}
 	if err := decodeInto(result, status); err != nil {
 		return nil, err
 	}
@@ -138,10 +138,12 @@ func (r *Runtime) ResourceSnapshot(ctx context.Context) (*RuntimeResourceSnapsho
 	r.mu.Unlock()
 	if stopped {
 		return nil, &ResourceUnavailableError{Info{
-			Status:  StatusResourceUnavailable,
-			Stage:   "invoke",
-			Code:    "resource_observation_unavailable",
-			Message: "the runtime is stopped or stopping; its process tree is gone",
+			Status: StatusResourceUnavailable,
+			ErrorInfo: ErrorInfo{
+				Stage:   StageInvoke,
+				Code:    "resource_observation_unavailable",
+				Message: "the runtime is stopped or stopping; its process tree is gone",
+			},
 		}}
 	}
 	result, err := await(ctx, func() nativeResult { return nativeResourceSnapshot(r.handle) }, nil)
@@ -158,14 +160,14 @@ func (r *Runtime) ResourceSnapshot(ctx context.Context) (*RuntimeResourceSnapsho
 
 // Stop stops the runtime once; every call returns the same result. If ctx is done
 // first, Stop returns ctx.Err() and the stop completes in the background.
-func (r *Runtime) Stop(ctx context.Context) (*StopResult, error) {
+func (r *Runtime) Stop(ctx context.Context) (*RuntimeStopResult, error) {
 	r.stopOnce.Do(func() {
 		r.mu.Lock()
 		r.stopStarted = true
 		r.mu.Unlock()
 		go func() {
 			result := nativeStop(r.handle)
-			stop := &StopResult{}
+			stop := &RuntimeStopResult{}
 			r.stopErr = decodeInto(result, stop)
 			if r.stopErr == nil {
 				r.stopResult = stop

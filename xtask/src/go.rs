@@ -4,27 +4,68 @@
 use std::fmt::Write;
 
 use crate::ir::{Boundary, Def, Ty, pascal};
+
 use crate::registry::Registry;
 
 pub const PATH: &str = "bindings/go/generated.go";
 
 const INITIALISMS: &[&str] = &[
     "id", "ids", "pid", "url", "uri", "api", "json", "http", "mcp", "ms", "cpu", "atif", "atof",
-    "sha256", "usd", "io", "os", "otlp",
+    "sha256", "usd", "io", "os", "otlp", "ok", "sse",
 ];
 
-/// `runtime_id` → `RuntimeID`, `host_pid` → `HostPID`.
-pub fn field_name(name: &str) -> String {
-    name.split(['_', '-', '.'])
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            if INITIALISMS.contains(&part) {
-                part.to_uppercase()
+/// A type or constant name with Go's initialisms: `McpServerConfig` → `MCPServerConfig`,
+/// `Measurement_uint64` → `MeasurementUint64`.
+pub fn go_name(name: &str) -> String {
+    let mut words: Vec<String> = Vec::new();
+    for part in name.split(['_', '-', '.', ' ']).filter(|p| !p.is_empty()) {
+        let mut word = String::new();
+        let mut previous_lower = false;
+        for c in part.chars() {
+            if c.is_uppercase() && previous_lower {
+                words.push(std::mem::take(&mut word));
+            }
+            previous_lower = c.is_lowercase() || c.is_ascii_digit();
+            word.push(c);
+        }
+        words.push(word);
+    }
+    words
+        .into_iter()
+        .map(|word| {
+            if INITIALISMS.contains(&word.to_lowercase().as_str()) {
+                word.to_uppercase()
             } else {
-                pascal(part)
+                pascal(&word)
             }
         })
         .collect()
+}
+
+/// `gofmt` over generated text, when the Go toolchain is installed (else unchanged).
+pub fn gofmt(text: String) -> String {
+    use std::io::Write as _;
+    use std::process::{Command, Stdio};
+    let Ok(mut child) = Command::new("gofmt")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+    else {
+        return text;
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    match child.wait_with_output() {
+        Ok(output) if output.status.success() => String::from_utf8(output.stdout).unwrap_or(text),
+        _ => text,
+    }
+}
+
+/// `runtime_id` → `RuntimeID`, `host_pid` → `HostPID`.
+pub fn field_name(name: &str) -> String {
+    go_name(name)
 }
 
 fn go_str(text: &str) -> String {
@@ -60,8 +101,8 @@ fn go_type(ty: &Ty, optional: bool, boundary: &Boundary) -> String {
         Ty::Array(item) => format!("[]{}", go_type(item, false, boundary)),
         Ty::Map(item) => format!("map[string]{}", go_type(item, false, boundary)),
         Ty::Ref(name) => match boundary.defs.get(name) {
-            Some(Def::Model { .. }) => pointer(pascal(name)),
-            Some(Def::Enum { .. }) => pascal(name),
+            Some(Def::Model { .. }) => pointer(go_name(name)),
+            Some(Def::Enum { .. }) => go_name(name),
             Some(Def::Alias { ty, .. }) => go_type(ty, optional, boundary),
             None => "json.RawMessage".into(),
         },
@@ -99,14 +140,14 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
         let _ = writeln!(
             out,
             "\tStatus{} Status = {}",
-            pascal(&status.name),
+            go_name(&status.name),
             status.status
         );
     }
     out.push_str(")\n\n// statusClasses maps an error status to its class key.\nvar statusClasses = map[Status]string{\n");
     for status in &registry.statuses {
         if let Some(class) = &status.class {
-            let _ = writeln!(out, "\tStatus{}: {},", pascal(&status.name), go_str(class));
+            let _ = writeln!(out, "\tStatus{}: {},", go_name(&status.name), go_str(class));
         }
     }
     out.push_str("}\n\n// ErrorCodeInfo describes one registered error code.\ntype ErrorCodeInfo struct {\n\t// Stage is the stage the code is always reported at (empty: the failing call's).\n\tStage string\n\tRetryable bool\n\t// ClassOverride replaces the status's class (handle errors are state errors).\n\tClassOverride string\n\tOrigin string\n\tSummary string\n}\n\n// ErrorCodes lists every error code any surface can emit.\nvar ErrorCodes = map[string]ErrorCodeInfo{\n");
@@ -128,7 +169,7 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     }
     out.push_str("}\n");
     for (name, def) in &boundary.defs {
-        let type_name = pascal(name);
+        let type_name = go_name(name);
         out.push('\n');
         match def {
             Def::Enum {
@@ -163,7 +204,7 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
                 for field in fields {
                     let member = field_name(&field.name);
                     comment(&mut out, "\t", &member, &field.description);
-                    let ty = go_type(&field.ty, !field.required, boundary);
+                    let ty = go_type(&field.ty, !field.required && !field.defaulted, boundary);
                     let omit = if field.required { "" } else { ",omitempty" };
                     let _ = writeln!(out, "\t{member} {ty} `json:\"{}{omit}\"`", field.name);
                 }

@@ -69,6 +69,8 @@ pub struct Field {
     pub name: String,
     pub ty: Ty,
     pub required: bool,
+    /// The schema gives a non-null default: the core always writes the member.
+    pub defaulted: bool,
     pub description: String,
 }
 
@@ -196,6 +198,7 @@ fn definition(schema: &Value) -> Def {
                     name: name.clone(),
                     ty: ty(property),
                     required: required.contains(&name.as_str()),
+                    defaulted: property.get("default").is_some_and(|d| !d.is_null()),
                     description: text(property, "description"),
                 })
                 .collect();
@@ -308,7 +311,7 @@ fn base(kind: &str, object: &serde_json::Map<String, Value>) -> Ty {
 
 /// `snake_case` or `Name_suffix` → `PascalCase` (`Measurement_uint64` → `MeasurementUint64`).
 pub fn pascal(name: &str) -> String {
-    name.split(|c: char| c == '_' || c == '-' || c == '.' || c == ' ')
+    name.split(['_', '-', '.', ' '])
         .filter(|part| !part.is_empty())
         .map(|part| {
             let mut chars = part.chars();

@@ -59,7 +59,7 @@ func run(n, warmup int, descriptor string) error {
 		if err != nil {
 			return err
 		}
-		if result.Status != fabric.StatusSucceeded {
+		if result.Status != fabric.RunStatusSucceeded {
 			return fmt.Errorf("status %s", result.Status)
 		}
 		return nil

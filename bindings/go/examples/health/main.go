@@ -55,7 +55,7 @@ func run(ctx context.Context, config fabric.Config) error {
 	if err != nil {
 		return err
 	}
-	levels := []string{}
+	levels := []fabric.HealthLevel{}
 	for _, check := range report.Checks {
 		levels = append(levels, check.Level)
 	}

@@ -5,13 +5,10 @@
  * errors are subclasses of {@link FabricRuntimeError}.
  */
 
-export interface ErrorInfo {
-  stage?: string;
-  code?: string;
-  message?: string;
-  retryable?: boolean;
-  metadata?: Record<string, unknown>;
-}
+import { ERROR_CODES, STATUS_CLASSES, Status, type ErrorClassKey, type ErrorInfo } from "./generated";
+
+export { Status };
+export type { ErrorInfo };
 
 export interface FabricErrorOptions {
   stage?: string | null;
@@ -63,60 +60,50 @@ export class ResourceObservationUnavailableError extends FabricRuntimeError {}
 /** No resource reader exists for this adapter kind, provider or operating system. */
 export class ResourceObservationUnsupportedError extends FabricRuntimeError {}
 
-/** C ABI status codes (DESIGN §8; numbers never change). */
-export const Status = {
-  OK: 0,
-  CONFIG: 1,
-  CAPABILITY: 2,
-  RUNTIME: 3,
-  STATE: 4,
-  RESOURCE_UNAVAILABLE: 5,
-  RESOURCE_UNSUPPORTED: 6,
-  INVALID_ARGUMENT: 7,
-  INTERNAL: 8,
-  END: 100,
-  TIMEOUT: 101,
-} as const;
-
-const HANDLE_CODES = new Set(["null_handle", "stale_handle", "unknown_handle", "wrong_handle_kind"]);
-
 type ErrorClass = new (message: string, options?: FabricErrorOptions) => FabricError;
 
-const STATUS_CLASSES: Record<number, ErrorClass> = {
-  [Status.CONFIG]: FabricConfigError,
-  [Status.CAPABILITY]: FabricCapabilityError,
-  [Status.RUNTIME]: FabricRuntimeError,
-  [Status.STATE]: FabricStateError,
-  [Status.RESOURCE_UNAVAILABLE]: ResourceObservationUnavailableError,
-  [Status.RESOURCE_UNSUPPORTED]: ResourceObservationUnsupportedError,
-  [Status.INTERNAL]: FabricRuntimeError,
+/** The class of each error class key of the generated registry (`STATUS_CLASSES`, `ERROR_CODES`). */
+const CLASSES: Record<ErrorClassKey, ErrorClass> = {
+  config: FabricConfigError,
+  capability: FabricCapabilityError,
+  runtime: FabricRuntimeError,
+  state: FabricStateError,
+  resource_unavailable: ResourceObservationUnavailableError,
+  resource_unsupported: ResourceObservationUnsupportedError,
+  native_unavailable: FabricNativeUnavailableError,
 };
+
+/**
+ * The class of a failed call: the status's class, unless the code's registry entry
+ * overrides it (handle and lifecycle-state codes are state errors); {@link FabricError}
+ * for a status the registry does not know.
+ */
+function errorClass(status: number, code: string | null): ErrorClass {
+  const override = code !== null && Object.hasOwn(ERROR_CODES, code) ? ERROR_CODES[code]?.classOverride : null;
+  const key = override ?? STATUS_CLASSES[status];
+  return key === undefined ? FabricError : CLASSES[key];
+}
 
 /** The error for a failed native call, from its status and ErrorInfo JSON text. */
 export function errorFromStatus(status: number, text: string | null): FabricError {
-  let info: ErrorInfo = {};
+  let info: Partial<Record<keyof ErrorInfo, unknown>> = {};
   if (text) {
     try {
       const decoded: unknown = JSON.parse(text);
-      if (typeof decoded === "object" && decoded !== null && !Array.isArray(decoded)) info = decoded as ErrorInfo;
+      if (typeof decoded === "object" && decoded !== null && !Array.isArray(decoded)) info = decoded as typeof info;
     } catch {
       info = {};
     }
   }
   const code = typeof info.code === "string" ? info.code : null;
-  let cls: ErrorClass;
-  if (status === Status.INVALID_ARGUMENT) {
-    cls = code !== null && HANDLE_CODES.has(code) ? FabricStateError : FabricConfigError;
-  } else {
-    cls = STATUS_CLASSES[status] ?? FabricError;
-  }
+  const cls = errorClass(status, code);
   const message = typeof info.message === "string" && info.message ? info.message : `native call failed with status ${status}`;
   const metadata = info.metadata;
   return new cls(message, {
     stage: typeof info.stage === "string" ? info.stage : null,
     code,
     retryable: info.retryable === true,
-    details: typeof metadata === "object" && metadata !== null && !Array.isArray(metadata) ? metadata : {},
+    details: typeof metadata === "object" && metadata !== null && !Array.isArray(metadata) ? (metadata as Record<string, unknown>) : {},
     status,
   });
 }

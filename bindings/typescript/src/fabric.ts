@@ -21,8 +21,8 @@ import type {
   RuntimeResourceSnapshot,
   RuntimeStatusInfo,
   RuntimeStopResult,
+  JsonValue,
 } from "./models";
-import type { JsonValue } from "./adapter/types";
 import { cString, nativeLibrary, type NativeLibrary } from "./native";
 
 export interface CallOptions {
@@ -321,6 +321,8 @@ export class Runtime implements AsyncDisposable {
   private stateValue: RuntimeState = "active";
   private stopping: Promise<RuntimeStopResult> | null = null;
   private stopResult: RuntimeStopResult | null = null;
+  /** The core's last view of this runtime, read after a successful stop (before the handle is freed). */
+  private finalStatus: RuntimeStatusInfo | null = null;
   /** An invocation whose caller stopped waiting (AbortSignal) and that is still running. */
   private orphan: Promise<void> | null = null;
 
@@ -395,7 +397,13 @@ export class Runtime implements AsyncDisposable {
 
   /** The core's view of this runtime (state, invocations, host pid). */
   async status(): Promise<RuntimeStatusInfo> {
-    if (this.handle === 0) return { runtime_id: this.runtimeId, state: "stopped" };
+    if (this.handle === 0) {
+      if (this.finalStatus !== null) return this.finalStatus;
+      throw new FabricStateError("the runtime was stopped and its status could not be read", {
+        stage: "invoke",
+        code: "runtime_stopped",
+      });
+    }
     return parse(await this.library.call("fabric_runtime_status", [this.handle]));
   }
 
@@ -419,9 +427,14 @@ export class Runtime implements AsyncDisposable {
   stop(): Promise<RuntimeStopResult> {
     if (this.stopping === null) {
       const handle = this.handle;
-      this.stopping = this.library.call("fabric_runtime_stop", [handle]).then((text) => {
+      this.stopping = this.library.call("fabric_runtime_stop", [handle]).then(async (text) => {
         this.stopResult = parse<RuntimeStopResult>(text);
         this.stateValue = "stopped";
+        // Keep the core's final view (state `stopped`, invocations, ...) for status().
+        this.finalStatus = await this.library.call("fabric_runtime_status", [handle]).then(
+          (status) => parse<RuntimeStatusInfo>(status),
+          () => null,
+        );
         this.free();
         return this.stopResult;
       });

@@ -13,6 +13,7 @@ import type * as KoffiModule from "koffi" with { "resolution-mode": "import" };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const koffi = require("koffi") as typeof KoffiModule;
 import { errorFromStatus, FabricConfigError, FabricNativeUnavailableError, Status } from "./errors";
+import { ABI_VERSION } from "./generated";
 
 /**
  * koffi runs async calls on libuv's thread pool, which has 4 threads unless
@@ -24,8 +25,8 @@ import { errorFromStatus, FabricConfigError, FabricNativeUnavailableError, Statu
 export const DEFAULT_THREADPOOL_SIZE = 64;
 if (!process.env.UV_THREADPOOL_SIZE) process.env.UV_THREADPOOL_SIZE = String(DEFAULT_THREADPOOL_SIZE);
 
-/** The C ABI version this package was written against. */
-export const EXPECTED_ABI_VERSION = 1;
+/** The C ABI version this package was written against (generated from the Rust core). */
+export const EXPECTED_ABI_VERSION: number = ABI_VERSION;
 
 type NativeFunction = ((...args: unknown[]) => number) & {
   async: (...args: unknown[]) => void;

@@ -7,10 +7,9 @@
  * {@link serve} before an adapter sees them (see `validate.ts`).
  */
 
-/** Any JSON value. */
-export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
-/** A JSON object. */
-export type JsonObject = { [key: string]: JsonValue };
+import type { JsonObject, JsonValue } from "../generated";
+
+export type { JsonObject, JsonValue };
 
 /** Adapter-owned typed extension fields present on every `Agent*` block. */
 export interface Extensible {

@@ -1,5 +1,6 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import {
@@ -111,6 +112,9 @@ test("two-turn runtime keeps conversation state", async () => {
     assert.ok(Array.isArray(stopped.events));
   }
   assert.equal(runtime.state, "stopped");
+  const final = await runtime.status();
+  assert.deepEqual([final.runtime_id, final.state, final.invocations], [runtime.runtimeId, "stopped", 2]);
+  assert.equal(final.host_pid, runtime.info.host_pid);
   assert.deepEqual(await runtime.stop(), runtime.stopped, "stop is idempotent");
   await assert.rejects(runtime.invoke({ input: "late" }), FabricStateError);
 });
@@ -257,7 +261,7 @@ test("a prepared environment hosts several runtimes until it is released", async
   await using first = await environment.startRuntime(config);
   await using second = await fabric.startRuntimeIn(environment, config);
   for (const runtime of [first, second]) {
-    assert.equal((runtime.info.environment as { environment_id?: string }).environment_id, environment.environmentId);
+    assert.equal(runtime.info.environment.environment_id, environment.environmentId);
     assert.equal(output(await runtime.invoke({ input: "in env" })).response, "in env");
   }
   const released = await fabric.releaseEnvironment(environment);
@@ -269,4 +273,29 @@ test("a prepared environment hosts several runtimes until it is released", async
     return true;
   });
   assert.equal(output(await first.invoke({ input: "still running" })).response, "still running");
+});
+
+test("what the binding returns satisfies the schemas/sdk documents its generated types come from", async () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const Ajv2020 = (require("ajv/dist/2020") as { default: typeof import("ajv/dist/2020").default }).default;
+  const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
+  const check = (file: string, value: unknown) => {
+    const schema = JSON.parse(fs.readFileSync(path.join(repoRoot, "schemas", "sdk", file), "utf8"));
+    const validate = ajv.compile(schema);
+    assert.ok(validate(value), `${file}: ${JSON.stringify(validate.errors)}`);
+  };
+  const config = scriptedConfig("documents");
+  check("run-plan.schema.json", await fabric.plan(config));
+  check("doctor-report.schema.json", await fabric.doctor(config));
+  await using environment = await fabric.prepareEnvironment(config);
+  check("environment-info.schema.json", environment.info);
+  const runtime = await environment.startRuntime(config);
+  check("runtime-info.schema.json", runtime.info);
+  check("run-result.schema.json", await runtime.invoke({ input: "x" }));
+  check("runtime-status.schema.json", await runtime.status());
+  check("runtime-resource-snapshot.schema.json", await runtime.resourceSnapshot());
+  check("check-report.schema.json", await fabric.check({ environment, request: { scope: "runtime", runtime_id: runtime.runtimeId } }));
+  check("runtime-stop-result.schema.json", await runtime.stop());
+  check("runtime-status.schema.json", await runtime.status());
+  check("environment-info.schema.json", await environment.release());
 });

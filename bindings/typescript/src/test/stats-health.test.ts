@@ -1,10 +1,10 @@
 /**
- * Resource snapshots, invocation system stats and health checks through the C ABI, plus a
- * drift test between the hand-written SDK interfaces and `schemas/sdk/`.
+ * Resource snapshots, invocation system stats and health checks through the C ABI. (The
+ * result types are generated from the Rust types; request models are checked against
+ * `schemas/sdk/` by types.test.ts.)
  */
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import * as fs from "node:fs";
 import * as path from "node:path";
 import {
   Fabric,
@@ -14,15 +14,7 @@ import {
   ResourceObservationUnavailableError,
   ResourceObservationUnsupportedError,
   errorFromStatus,
-  type CheckObservation,
-  type CheckReport,
-  type CheckRequest,
   type FabricConfig,
-  type GaugeSummary,
-  type InvocationSystemStats,
-  type ResourceObservation,
-  type RuntimeResourceSnapshot,
-  type SampledStats,
 } from "../index";
 
 const repoRoot = path.resolve(__dirname, "..", "..", "..", "..");
@@ -39,93 +31,6 @@ function scriptedConfig(name: string, extra: Partial<FabricConfig> = {}, setting
     ...extra,
   };
 }
-
-// ---- drift: interface keys vs schemas/sdk ------------------------------------------
-
-/** The declared (non-index-signature) keys of V, each mapped to `true`: the compiler checks the tables. */
-type Keys<V> = Record<keyof { [K in keyof V as string extends K ? never : number extends K ? never : K]: V[K] }, true>;
-
-const snapshotKeys: Keys<RuntimeResourceSnapshot> = {
-  runtime_id: true,
-  started_at: true,
-  observed_at: true,
-  resident_memory_bytes: true,
-  process_count: true,
-  cpu_time_seconds: true,
-};
-const statsKeys: Keys<InvocationSystemStats> = {
-  elapsed_seconds: true,
-  before: true,
-  after: true,
-  cpu_time_seconds_estimate: true,
-  collected_groups: true,
-  cgroup: true,
-  sampled: true,
-};
-const observationKeys: Keys<ResourceObservation> = { status: true, snapshot: true, reason: true };
-const sampledKeys: Keys<SampledStats> = {
-  interval_ms: true,
-  max_samples: true,
-  retained_samples: true,
-  dropped_samples: true,
-  truncated: true,
-  collection_seconds: true,
-  largest_gap_seconds: true,
-  span_seconds: true,
-  resident_memory_bytes: true,
-  process_count: true,
-  cgroup_memory_current_bytes: true,
-  cpu_time_seconds: true,
-  diagnostics: true,
-  samples: true,
-  summary: true,
-};
-const gaugeKeys: Keys<GaugeSummary> = {
-  observations: true,
-  final: true,
-  sampled_peak: true,
-  min: true,
-  max: true,
-  time_weighted_mean: true,
-  covered_seconds: true,
-  covered_fraction: true,
-};
-const reportKeys: Keys<CheckReport> = {
-  schema_version: true,
-  scope: true,
-  target: true,
-  level: true,
-  outcome: true,
-  reason: true,
-  checks: true,
-  started_at: true,
-  finished_at: true,
-  elapsed_ms: true,
-  activity: true,
-};
-const checkKeys: Keys<CheckObservation> = { level: true, outcome: true, reason: true, source_id: true, observed_at: true };
-const requestKeys: Record<keyof CheckRequest, true> = { scope: true, runtime_id: true, service_id: true, level: true, timeout_seconds: true };
-
-test("SDK interfaces name exactly the properties of schemas/sdk", () => {
-  const schema = (file: string, def: string | null): string[] => {
-    const doc = JSON.parse(fs.readFileSync(path.join(repoRoot, "schemas", "sdk", file), "utf8"));
-    const node = def === null ? doc : doc.$defs[def];
-    return Object.keys(node.properties).sort();
-  };
-  const tables: [string, string | null, Record<string, true>][] = [
-    ["runtime-resource-snapshot.schema.json", null, snapshotKeys],
-    ["invocation-system-stats.schema.json", null, statsKeys],
-    ["invocation-system-stats.schema.json", "Observation", observationKeys],
-    ["invocation-system-stats.schema.json", "SampledStats", sampledKeys],
-    ["invocation-system-stats.schema.json", "GaugeSummary", gaugeKeys],
-    ["check-report.schema.json", null, reportKeys],
-    ["check-report.schema.json", "CheckObservation", checkKeys],
-    ["check-request.schema.json", null, requestKeys],
-  ];
-  for (const [file, def, keys] of tables) {
-    assert.deepEqual(Object.keys(keys).sort(), schema(file, def), `${file} ${def ?? ""}`);
-  }
-});
 
 test("resource statuses map to the resource error classes", () => {
   const unavailable = errorFromStatus(5, JSON.stringify({ code: "resource_observation_unavailable", message: "gone" }));

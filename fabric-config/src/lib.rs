@@ -4,7 +4,7 @@
 //! (RunRequest), `agent` (the southbound adapter contract), `descriptor` (adapter and target
 //! descriptors), `plan` (RunPlan), `result` (RunResult and friends), `stats` (resource
 //! snapshots, invocation system stats), `health` (CheckRequest/CheckReport), `error`
-//! (ErrorInfo, ConfigError), `validate` (decoding with paths, rules), `canonical` (canonical
+//! (ErrorInfo, ConfigError), `options` (CallOptions, the C ABI's options object), `validate` (decoding with paths, rules), `canonical` (canonical
 //! JSON), `edit` (SDK-style helpers, base_dir resolution), `schema` (generated JSON Schemas).
 //!
 //! ```
@@ -41,6 +41,7 @@ pub mod descriptor;
 pub mod edit;
 pub mod error;
 pub mod health;
+pub mod options;
 pub mod plan;
 pub mod request;
 pub mod result;
@@ -50,5 +51,6 @@ pub mod validate;
 
 pub use config::FabricConfig;
 pub use error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind, ErrorInfo, Stage};
+pub use options::CallOptions;
 pub use request::RunRequest;
 pub use result::RunResult;

@@ -7,7 +7,7 @@
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::{agent, config, descriptor, error, health, plan, request, result, stats};
+use crate::{agent, config, descriptor, error, health, options, plan, request, result, stats};
 
 fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
@@ -43,6 +43,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ),
         ("sdk/check-request", schema::<health::CheckRequest>()),
         ("sdk/check-report", schema::<health::CheckReport>()),
+        ("sdk/call-options", schema::<options::CallOptions>()),
         (
             "adapter-contract/adapter-descriptor",
             schema::<descriptor::AdapterDescriptor>(),

@@ -29,7 +29,7 @@ from fabric_core.errors import (
 )
 
 #: The C ABI version this package was written against (``FABRIC_ABI_VERSION``).
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 #: Environment variable naming a prebuilt ``libfabric_ffi`` to load instead of the bundled one.
 LIB_ENV = "FABRIC_CORE_LIB"

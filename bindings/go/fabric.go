@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"strings"
 )
 
 // Fabric is the entry point. It holds no resources; copies are fine.
@@ -33,10 +34,37 @@ func New() (*Fabric, error) {
 // Option adjusts one call.
 type Option func(*options)
 
-type options struct{ baseDir string }
+type options struct {
+	baseDir                  string
+	expectedDescriptorSHA256 string
+}
 
 // WithBaseDir anchors the config's relative paths (default: the current directory).
 func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+// WithExpectedDescriptorSHA256 pins the adapter: planning fails with a *ConfigError
+// (code descriptor_mismatch, stage plan) unless the plan's descriptor_sha256 equals sha;
+// nothing is started.
+func WithExpectedDescriptorSHA256(sha string) Option {
+	return func(o *options) { o.expectedDescriptorSHA256 = sha }
+}
+
+// json is the options_json argument of the planning calls (schema sdk/call-options); the
+// core enforces every option.
+func (o options) json() (string, error) {
+	native := struct {
+		BaseDir                  string `json:"base_dir,omitempty"`
+		ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
+	}{o.baseDir, o.expectedDescriptorSHA256}
+	if strings.IndexByte(o.baseDir, 0) >= 0 {
+		return "", newError(StatusInvalidArgument, &Info{Stage: "config", Code: "invalid_argument", Message: "base dir must not contain NUL bytes"})
+	}
+	data, err := json.Marshal(native)
+	if err != nil {
+		return "", &ConfigError{Info{Stage: "config", Code: "invalid_options", Message: "options cannot be encoded as JSON: " + err.Error()}}
+	}
+	return string(data), nil
+}
 
 func collect(opts []Option) options {
 	var o options
@@ -110,7 +138,7 @@ func (f *Fabric) Validate(ctx context.Context, config any, opts ...Option) (json
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeValidate(text, o.baseDir) }, nil)
+	result, err := await(ctx, func() nativeResult { return nativeValidate(text, o) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +153,7 @@ func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativePlan(text, o.baseDir) }, nil)
+	result, err := await(ctx, func() nativeResult { return nativePlan(text, o) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +172,7 @@ func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (*Docto
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeDoctor(text, o.baseDir) }, nil)
+	result, err := await(ctx, func() nativeResult { return nativeDoctor(text, o) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +196,7 @@ func (f *Fabric) Run(ctx context.Context, config any, request RunRequest, opts .
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeRun(text, req, o.baseDir) }, nil)
+	result, err := await(ctx, func() nativeResult { return nativeRun(text, req, o) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +215,7 @@ func (f *Fabric) StartRuntime(ctx context.Context, config any, opts ...Option) (
 		return nil, err
 	}
 	o := collect(opts)
-	return awaitRuntime(ctx, func() nativeResult { return nativeStart(text, o.baseDir) })
+	return awaitRuntime(ctx, func() nativeResult { return nativeStart(text, o) })
 }
 
 // awaitRuntime runs a native runtime start and wraps the started runtime. A start that

@@ -17,7 +17,7 @@
 #define FABRIC_VERSION_MAJOR 0
 #define FABRIC_VERSION_MINOR 1
 #define FABRIC_VERSION_PATCH 0
-#define FABRIC_ABI_VERSION 1
+#define FABRIC_ABI_VERSION 2
 
 
 // The status every fallible entry point returns as an `int32_t`.
@@ -109,58 +109,66 @@ void fabric_string_free(char *s);
 
 // Validates a config and returns its canonical JSON.
 //
-// `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional; when given, the
-// config's relative paths (skills, workspace, artifacts, discovery, Relay output) are
-// resolved against it, as `fabric validate --base-dir` does; NULL leaves them as written.
-// On success `*out` is the canonical config (defaults written, `null` and empty
-// containers omitted).
+// `config_json`: a `fabric.agent/v1alpha1` config. `options_json`: NULL or a CallOptions
+// object (`schemas/sdk/call-options.schema.json`); when it has `base_dir`, the config's
+// relative paths (skills, workspace, artifacts, discovery, Relay output) are resolved
+// against it, as `fabric validate --base-dir` does; otherwise they stay as written
+// (`expected_descriptor_sha256` is ignored: validation selects no adapter). On success
+// `*out` is the canonical config (defaults written, `null` and empty containers omitted).
 //
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 // released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation; `metadata.path` names
-// the field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid
-// UTF-8).
+// Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation, an unknown or mistyped
+// option; `metadata.path` names the field, `options.<key>` for options),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8,
+// `options_json` that is not JSON: `invalid_json`).
 // Blocking: no (pure computation). Thread-safe.
 //
 // # Safety
-// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 // duration of the call; `out` must be NULL or valid for writing one `char *`.
-int32_t fabric_validate(const char *config_json, const char *base_dir, char **out);
+int32_t fabric_validate(const char *config_json, const char *options_json, char **out);
 
 // Resolves a config into a RunPlan (selected adapter, capability and telemetry plans).
 //
-// `base_dir` (NULL → the current directory) anchors relative paths (discovery paths,
-// skills, workspace, artifacts). Adapter descriptors are discovered from
-// `discovery.local_paths`, `FABRIC_ADAPTER_PATH`, installed prefixes and the bundled
-// adapters. Starts nothing.
+// `options_json`: NULL or a CallOptions object. Its `base_dir` (default the current
+// directory) anchors relative paths (discovery paths, skills, workspace, artifacts); with
+// `expected_descriptor_sha256`, planning fails with `descriptor_mismatch` (stage `plan`,
+// `FABRIC_STATUS_CONFIG`) unless the plan's `descriptor_sha256` equals it. Adapter
+// descriptors are discovered from `discovery.local_paths`, `FABRIC_ADAPTER_PATH`,
+// installed prefixes and the bundled adapters. Starts nothing.
 //
 // Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
 // ErrorInfo) is owned by the caller and released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (invalid config, adapter not found or ambiguous),
-// `FABRIC_STATUS_CAPABILITY` (the adapter does not accept a configured field),
-// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+// Errors: `FABRIC_STATUS_CONFIG` (invalid config or options, adapter not found or
+// ambiguous, `descriptor_mismatch`), `FABRIC_STATUS_CAPABILITY` (the adapter does not
+// accept a configured field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
+// `out`, invalid UTF-8, `options_json` that is not JSON).
 // Blocking: reads descriptor files; no processes. Thread-safe.
 //
 // # Safety
-// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 // duration of the call; `out` must be NULL or valid for writing one `char *`.
-int32_t fabric_plan(const char *config_json, const char *base_dir, char **out);
+int32_t fabric_plan(const char *config_json, const char *options_json, char **out);
 
 // Runs every preflight check (config rules, adapter resolution, capability routing,
 // declared requirements) and returns a DoctorReport; findings do not stop the report.
 //
-// A failing check is a report with `"status": "fail"`, not an error status.
+// `options_json`: NULL or a CallOptions object (`base_dir`; an
+// `expected_descriptor_sha256` adds a `descriptor_fingerprint` check). A failing check is
+// a report with `"status": "fail"`, not an error status.
 //
 // Ownership: inputs are borrowed for the call only; `*out` (the DoctorReport JSON or an
 // ErrorInfo) is owned by the caller and released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape),
-// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+// Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape, an
+// unknown or mistyped option), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
+// `out`, invalid UTF-8, `options_json` that is not JSON).
 // Blocking: yes — inspects files, binaries on PATH and environment variables. Thread-safe.
 //
 // # Safety
-// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 // duration of the call; `out` must be NULL or valid for writing one `char *`.
-int32_t fabric_doctor(const char *config_json, const char *base_dir, char **out);
+int32_t fabric_doctor(const char *config_json, const char *options_json, char **out);
 
 // Reports the declared skills/MCP support and ATIF availability of a config against
 // descriptor metadata only (no discovery, no harness import), running every planning
@@ -234,27 +242,33 @@ int32_t fabric_check(fabric_environment environment, const char *request_json, c
 // returns the RunResult.
 //
 // `request_json`: a RunRequest (`{"input": ...}`; `request_id`, `context`, `overrides`
-// optional); NULL means an empty input. `base_dir`: NULL → the current directory. The
-// runtime is stopped even when the invocation fails; a stop that cannot end the host
+// optional); NULL means an empty input. `options_json`: NULL or a CallOptions object
+// (`base_dir`, default the current directory; `expected_descriptor_sha256`, checked before
+// anything starts: a mismatch is `descriptor_mismatch`, stage `plan`). The runtime is
+// stopped even when the invocation fails; a stop that cannot end the host
 // turns a succeeded result into a failed one with `error.stage == "stop"`. A harness
 // failure is a result with `"status": "failed"` and status `FABRIC_STATUS_OK`.
 //
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 // released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (config, plan or request), `FABRIC_STATUS_CAPABILITY`,
-// `FABRIC_STATUS_RUNTIME` (start/invoke failed without a result, e.g. `host_crashed`,
-// `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`out`, invalid UTF-8).
+// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan or request),
+// `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (start/invoke failed without a
+// result, e.g. `host_crashed`, `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// `config_json`/`out`, invalid UTF-8, `options_json` that is not JSON).
 // Blocking: yes — for the adapter host's start, the invocation and stop (bounded by the
 // config's `runtime.timeout_seconds` and the core's host timeouts). Thread-safe; calls on
 // different threads run concurrently.
 //
 // # Safety
-// `config_json`, `request_json` and `base_dir` must be NULL or NUL-terminated strings
+// `config_json`, `request_json` and `options_json` must be NULL or NUL-terminated strings
 // valid for the duration of the call; `out` must be NULL or valid for writing one
 // `char *`.
-int32_t fabric_run(const char *config_json, const char *request_json, const char *base_dir, char **out);
+int32_t fabric_run(const char *config_json, const char *request_json, const char *options_json, char **out);
 
 // Plans a config and starts a runtime for ordered invocations.
+//
+// `options_json`: NULL or a CallOptions object (`base_dir`, `expected_descriptor_sha256`;
+// see `fabric_plan`).
 //
 // On success `*runtime_out` receives a nonzero runtime handle and `*out` the runtime's
 // identity (`runtime_id`, `agent_name`, `adapter_id`, `adapter_kind`, `environment`,
@@ -264,17 +278,18 @@ int32_t fabric_run(const char *config_json, const char *request_json, const char
 // (`fabric_string_free`); the handle is owned by the caller and released with
 // `fabric_runtime_free` (after `fabric_runtime_stop`; freeing a running runtime terminates
 // its host).
-// Errors: `FABRIC_STATUS_CONFIG`, `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME`
-// (launch or adapter start failed), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-// `config_json`/`runtime_out`/`out`, invalid UTF-8).
+// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, `descriptor_mismatch`),
+// `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (launch or adapter start failed),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`runtime_out`/`out`, invalid UTF-8,
+// `options_json` that is not JSON).
 // Blocking: yes — until the adapter host answered `start` (bounded by the host timeout).
 // Thread-safe.
 //
 // # Safety
-// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 // duration of the call; `runtime_out` must be NULL or valid for writing one
 // `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
-int32_t fabric_runtime_start(const char *config_json, const char *base_dir, fabric_runtime *runtime_out, char **out);
+int32_t fabric_runtime_start(const char *config_json, const char *options_json, fabric_runtime *runtime_out, char **out);
 
 // Runs one invocation on a started runtime and returns its RunResult.
 //
@@ -345,7 +360,7 @@ int32_t fabric_runtime_status(fabric_runtime runtime, char **out);
 int32_t fabric_runtime_free(fabric_runtime runtime);
 
 // Prepares the config's environment (workspace, artifacts, forwarded variables) without
-// starting an agent.
+// starting an agent. `options_json`: NULL or a CallOptions object (see `fabric_plan`).
 //
 // On success `*environment_out` receives a nonzero environment handle and `*out` the
 // environment (`environment_id`, `provider`, `workspace`, `artifacts`, `env_names` — the
@@ -354,20 +369,20 @@ int32_t fabric_runtime_free(fabric_runtime runtime);
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
 // (`fabric_string_free`); the handle is owned by the caller: release it with
 // `fabric_environment_release`, then `fabric_environment_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (config, plan, unset `env_names`),
+// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`),
 // `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
 // system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
-// invalid UTF-8).
+// invalid UTF-8, `options_json` that is not JSON).
 // Blocking: yes — file system work only. Thread-safe.
 //
 // # Safety
-// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 // duration of the call; `environment_out` must be NULL or valid for writing one
 // `fabric_environment`; `out` must be NULL or valid for writing one `char *`.
-int32_t fabric_environment_prepare(const char *config_json, const char *base_dir, fabric_environment *environment_out, char **out);
+int32_t fabric_environment_prepare(const char *config_json, const char *options_json, fabric_environment *environment_out, char **out);
 
 // Plans a config and starts a runtime inside a prepared environment (several runtimes may
-// share one environment). Same results and ownership as `fabric_runtime_start`.
+// share one environment). Same options, results and ownership as `fabric_runtime_start`.
 //
 // Errors: as `fabric_runtime_start`, plus `FABRIC_STATUS_STATE` (`environment_released`)
 // and `FABRIC_STATUS_INVALID_ARGUMENT` for an environment handle that is 0, stale, unknown
@@ -375,10 +390,10 @@ int32_t fabric_environment_prepare(const char *config_json, const char *base_dir
 // Blocking: yes — until the adapter host answered `start`. Thread-safe.
 //
 // # Safety
-// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 // duration of the call; `runtime_out` must be NULL or valid for writing one
 // `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
-int32_t fabric_environment_start_runtime(fabric_environment environment, const char *config_json, const char *base_dir, fabric_runtime *runtime_out, char **out);
+int32_t fabric_environment_start_runtime(fabric_environment environment, const char *config_json, const char *options_json, fabric_runtime *runtime_out, char **out);
 
 // Releases a prepared environment: local release keeps caller-owned files; runtimes
 // already started in it keep running until stopped; new starts in it fail with

@@ -34,7 +34,7 @@ func (f *Fabric) PrepareEnvironment(ctx context.Context, config any, opts ...Opt
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeEnvironmentPrepare(text, o.baseDir) }, func(late nativeResult) {
+	result, err := await(ctx, func() nativeResult { return nativeEnvironmentPrepare(text, o) }, func(late nativeResult) {
 		if Status(late.status) == StatusOK && late.err == nil && late.handle != 0 {
 			nativeEnvironmentRelease(late.handle)
 			nativeEnvironmentFree(late.handle)
@@ -63,7 +63,7 @@ func (e *Environment) StartRuntime(ctx context.Context, config any, opts ...Opti
 	}
 	o := collect(opts)
 	handle := e.handle
-	started, err := awaitRuntime(ctx, func() nativeResult { return nativeEnvironmentStart(handle, text, o.baseDir) })
+	started, err := awaitRuntime(ctx, func() nativeResult { return nativeEnvironmentStart(handle, text, o) })
 	runtime.KeepAlive(e)
 	return started, err
 }

@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"strings"
 )
 
 // Fabric is the entry point. It holds no resources; copies are fine.
@@ -33,10 +34,34 @@ func New() (*Fabric, error) {
 // Option adjusts one call.
 type Option func(*options)
 
-type options struct{ baseDir string }
+type options struct {
+	baseDir                  string
+	expectedDescriptorSHA256 string
+}
 
 // WithBaseDir anchors the config's relative paths (default: the current directory).
 func WithBaseDir(dir string) Option { return func(o *options) { o.baseDir = dir } }
+
+// WithExpectedDescriptorSHA256 pins the adapter: planning fails with a *ConfigError
+// (code descriptor_mismatch, stage plan) unless the plan's descriptor_sha256 equals sha;
+// nothing is started.
+func WithExpectedDescriptorSHA256(sha string) Option {
+	return func(o *options) { o.expectedDescriptorSHA256 = sha }
+}
+
+// json is the options_json argument of the planning calls (schema sdk/call-options); the
+// core enforces every option.
+func (o options) json() (string, error) {
+	native := CallOptions{BaseDir: o.baseDir, ExpectedDescriptorSHA256: o.expectedDescriptorSHA256}
+	if strings.IndexByte(o.baseDir, 0) >= 0 {
+		return "", newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_argument", Message: "base dir must not contain NUL bytes"}})
+	}
+	data, err := json.Marshal(native)
+	if err != nil {
+		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_json_value", Message: "options cannot be encoded as JSON: " + err.Error()}}}
+	}
+	return string(data), nil
+}
 
 func collect(opts []Option) options {
 	var o options
@@ -110,7 +135,7 @@ func (f *Fabric) Validate(ctx context.Context, config any, opts ...Option) (json
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeValidate(text, o.baseDir) }, nil)
+	result, err := await(ctx, func() nativeResult { return nativeValidate(text, o) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +175,7 @@ func (f *Fabric) plan(ctx context.Context, config any, opts []Option) (nativeRes
 		return nativeResult{}, err
 	}
 	o := collect(opts)
-	return await(ctx, func() nativeResult { return nativePlan(text, o.baseDir) }, nil)
+	return await(ctx, func() nativeResult { return nativePlan(text, o) }, nil)
 }
 
 // Doctor runs every preflight check and reports all findings.
@@ -160,7 +185,7 @@ func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (*Docto
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeDoctor(text, o.baseDir) }, nil)
+	result, err := await(ctx, func() nativeResult { return nativeDoctor(text, o) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -184,7 +209,7 @@ func (f *Fabric) Run(ctx context.Context, config any, request RunRequest, opts .
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeRun(text, req, o.baseDir) }, nil)
+	result, err := await(ctx, func() nativeResult { return nativeRun(text, req, o) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +228,7 @@ func (f *Fabric) StartRuntime(ctx context.Context, config any, opts ...Option) (
 		return nil, err
 	}
 	o := collect(opts)
-	return awaitRuntime(ctx, func() nativeResult { return nativeStart(text, o.baseDir) })
+	return awaitRuntime(ctx, func() nativeResult { return nativeStart(text, o) })
 }
 
 // awaitRuntime runs a native runtime start and wraps the started runtime. A start that

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,6 +103,40 @@ func TestPlanConfigError(t *testing.T) {
 	if _, err := f.Plan(context.Background(), "{}\x00"); !errors.As(err, &configErr) || configErr.Code != "invalid_argument" {
 		t.Fatalf("NUL byte: got %v", err)
 	}
+}
+
+func TestExpectedDescriptorSHA256(t *testing.T) {
+	f := newFabric(t)
+	ctx := context.Background()
+	config := scriptedConfig(t, "pinned", nil)
+	plan, err := f.Plan(ctx, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.DescriptorSHA256) != 64 {
+		t.Fatalf("plan fingerprint: %q", plan.DescriptorSHA256)
+	}
+	if _, err := f.Plan(ctx, config, fabric.WithExpectedDescriptorSHA256(plan.DescriptorSHA256)); err != nil {
+		t.Fatalf("matching fingerprint: %v", err)
+	}
+	other := strings.Repeat("0", 64)
+	check := func(what string, err error) {
+		t.Helper()
+		var configErr *fabric.ConfigError
+		if !errors.As(err, &configErr) || configErr.Code != "descriptor_mismatch" || configErr.Stage != "plan" {
+			t.Fatalf("%s: want *ConfigError descriptor_mismatch at plan, got %T %v", what, err, err)
+		}
+		if configErr.Metadata["expected_sha256"] != other || configErr.Metadata["actual_sha256"] != plan.DescriptorSHA256 {
+			t.Fatalf("%s: details %v", what, configErr.Metadata)
+		}
+	}
+	_, err = f.Run(ctx, config, fabric.RunRequest{Input: "x"}, fabric.WithExpectedDescriptorSHA256(other))
+	check("run", err)
+	rt, err := f.StartRuntime(ctx, config, fabric.WithExpectedDescriptorSHA256(other))
+	if rt != nil {
+		rt.Close()
+	}
+	check("start", err)
 }
 
 func TestDoctor(t *testing.T) {

@@ -7,7 +7,7 @@ package fabric
 import "encoding/json"
 
 // ABIVersion is the C ABI version this package speaks.
-const ABIVersion = 1
+const ABIVersion = 2
 
 // Stages lists every lifecycle stage an ErrorInfo names.
 var Stages = []string{
@@ -258,6 +258,14 @@ type ArtifactRef struct {
 	Name string `json:"name"`
 	// Path: Path (relative to the manifest root, or absolute).
 	Path string `json:"path"`
+}
+
+// CallOptions: Options of one call (the `options_json` argument of the C ABI).
+type CallOptions struct {
+	// BaseDir: Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
+	BaseDir string `json:"base_dir,omitempty"`
+	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
+	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
 }
 
 // CapabilityKind: Capability kind a route applies to.

@@ -10,8 +10,8 @@ package fabric
 // Fails to compile against a header of another ABI; the library's own version is checked
 // again at run time (fabric_abi_version) because a stale libfabric_ffi.a links fine.
 // Keep in step with the generated ABIVersion (internal_test.go compares them).
-#if FABRIC_ABI_VERSION != 1
-#error "bindings/go needs FABRIC_ABI_VERSION 1"
+#if FABRIC_ABI_VERSION != 2
+#error "bindings/go needs FABRIC_ABI_VERSION 2"
 #endif
 */
 import "C"
@@ -53,13 +53,6 @@ func cstring(value, what string) (*C.char, error) {
 	return C.CString(value), nil
 }
 
-func optCString(value, what string) (*C.char, error) {
-	if value == "" {
-		return nil, nil
-	}
-	return cstring(value, what)
-}
-
 func free(pointer *C.char) {
 	if pointer != nil {
 		C.free(unsafe.Pointer(pointer))
@@ -90,30 +83,39 @@ func LibraryVersion() string {
 	return C.GoString(C.fabric_version())
 }
 
-type configCall func(config, baseDir *C.char, out **C.char) C.int32_t
+type configCall func(config, options *C.char, out **C.char) C.int32_t
 
-func callConfig(fn configCall, config, baseDir string) nativeResult {
-	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+func callConfig(fn configCall, config string, o options) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
 		var out *C.char
-		status := fn(cConfig, cBase, &out)
+		status := fn(cConfig, cOptions, &out)
 		return finish(status, out, 0)
 	})
 }
 
-// withConfig converts config and baseDir (empty = NULL) for the duration of call, or
+// withConfig converts config and the options object for the duration of call, or
 // returns the conversion error.
-func withConfig(config, baseDir string, call func(cConfig, cBase *C.char) nativeResult) nativeResult {
+func withConfig(config string, o options, call func(cConfig, cOptions *C.char) nativeResult) nativeResult {
 	cConfig, err := cstring(config, "config")
 	if err != nil {
 		return errorResult(err)
 	}
 	defer free(cConfig)
-	cBase, err := optCString(baseDir, "base dir")
+	cOptions, err := optionsCString(o)
 	if err != nil {
 		return errorResult(err)
 	}
-	defer free(cBase)
-	return call(cConfig, cBase)
+	defer free(cOptions)
+	return call(cConfig, cOptions)
+}
+
+// optionsCString is the options_json argument as a C string (freed with free).
+func optionsCString(o options) (*C.char, error) {
+	text, err := o.json()
+	if err != nil {
+		return nil, err
+	}
+	return cstring(text, "options")
 }
 
 // finish decodes and frees *out and packs one finished native call. Callers store the
@@ -124,19 +126,19 @@ func finish(status C.int32_t, out *C.char, handle uint64) nativeResult {
 	return nativeResult{status: int32(status), text: text, has: has, handle: handle}
 }
 
-func nativeValidate(config, baseDir string) nativeResult {
-	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_validate(c, b, out) }, config, baseDir)
+func nativeValidate(config string, o options) nativeResult {
+	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_validate(c, b, out) }, config, o)
 }
 
-func nativePlan(config, baseDir string) nativeResult {
-	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_plan(c, b, out) }, config, baseDir)
+func nativePlan(config string, o options) nativeResult {
+	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_plan(c, b, out) }, config, o)
 }
 
-func nativeDoctor(config, baseDir string) nativeResult {
-	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_doctor(c, b, out) }, config, baseDir)
+func nativeDoctor(config string, o options) nativeResult {
+	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_doctor(c, b, out) }, config, o)
 }
 
-func nativeRun(config, request, baseDir string) nativeResult {
+func nativeRun(config, request string, o options) nativeResult {
 	cConfig, err := cstring(config, "config")
 	if err != nil {
 		return errorResult(err)
@@ -147,21 +149,21 @@ func nativeRun(config, request, baseDir string) nativeResult {
 		return errorResult(err)
 	}
 	defer free(cRequest)
-	cBase, err := optCString(baseDir, "base dir")
+	cOptions, err := optionsCString(o)
 	if err != nil {
 		return errorResult(err)
 	}
-	defer free(cBase)
+	defer free(cOptions)
 	var out *C.char
-	status := C.fabric_run(cConfig, cRequest, cBase, &out)
+	status := C.fabric_run(cConfig, cRequest, cOptions, &out)
 	return finish(status, out, 0)
 }
 
-func nativeStart(config, baseDir string) nativeResult {
-	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+func nativeStart(config string, o options) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
 		var handle C.fabric_runtime
 		var out *C.char
-		status := C.fabric_runtime_start(cConfig, cBase, &handle, &out)
+		status := C.fabric_runtime_start(cConfig, cOptions, &handle, &out)
 		return finish(status, out, uint64(handle))
 	})
 }
@@ -231,20 +233,20 @@ func headerStatuses() map[Status]int32 {
 // headerABIVersion is the header's FABRIC_ABI_VERSION, for the drift test.
 func headerABIVersion() int { return int(C.FABRIC_ABI_VERSION) }
 
-func nativeEnvironmentPrepare(config, baseDir string) nativeResult {
-	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+func nativeEnvironmentPrepare(config string, o options) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
 		var handle C.fabric_environment
 		var out *C.char
-		status := C.fabric_environment_prepare(cConfig, cBase, &handle, &out)
+		status := C.fabric_environment_prepare(cConfig, cOptions, &handle, &out)
 		return finish(status, out, uint64(handle))
 	})
 }
 
-func nativeEnvironmentStart(environment uint64, config, baseDir string) nativeResult {
-	return withConfig(config, baseDir, func(cConfig, cBase *C.char) nativeResult {
+func nativeEnvironmentStart(environment uint64, config string, o options) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
 		var handle C.fabric_runtime
 		var out *C.char
-		status := C.fabric_environment_start_runtime(C.fabric_environment(environment), cConfig, cBase, &handle, &out)
+		status := C.fabric_environment_start_runtime(C.fabric_environment(environment), cConfig, cOptions, &handle, &out)
 		return finish(status, out, uint64(handle))
 	})
 }

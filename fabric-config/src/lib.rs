@@ -4,9 +4,10 @@
 //! (RunRequest), `agent` (the southbound adapter contract), `descriptor` (adapter and target
 //! descriptors), `plan` (RunPlan), `result` (RunResult and friends), `stats` (resource
 //! snapshots, invocation system stats), `health` (CheckRequest/CheckReport), `error`
-//! (ErrorInfo, ConfigError), `validate` (decoding with paths, rules), `canonical` (canonical
-//! JSON), `edit` (SDK-style helpers), `path` (the base_dir rule for relative paths), `schema`
-//! (generated JSON Schemas).
+//! (ErrorInfo, ConfigError), `options` (CallOptions, the C ABI's options object), `validate`
+//! (decoding with paths, rules), `canonical` (canonical JSON), `edit` (SDK-style helpers),
+//! `path` (the base_dir rule for relative paths), `handles` (runtime and environment
+//! identities), `codes` (the error registry), `schema` (generated JSON Schemas).
 //!
 //! ```
 //! use fabric_config::{ErrorInfo, FabricConfig};
@@ -44,6 +45,7 @@ pub mod edit;
 pub mod error;
 pub mod handles;
 pub mod health;
+pub mod options;
 pub mod path;
 pub mod plan;
 pub mod request;
@@ -54,5 +56,6 @@ pub mod validate;
 
 pub use config::FabricConfig;
 pub use error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind, ErrorInfo, Stage};
+pub use options::CallOptions;
 pub use request::RunRequest;
 pub use result::RunResult;

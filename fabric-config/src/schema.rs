@@ -7,7 +7,9 @@
 use schemars::JsonSchema;
 use serde_json::Value;
 
-use crate::{agent, config, descriptor, error, handles, health, plan, request, result, stats};
+use crate::{
+    agent, config, descriptor, error, handles, health, options, plan, request, result, stats,
+};
 
 fn schema<T: JsonSchema>() -> Value {
     serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null)
@@ -50,6 +52,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ),
         ("sdk/check-request", schema::<health::CheckRequest>()),
         ("sdk/check-report", schema::<health::CheckReport>()),
+        ("sdk/call-options", schema::<options::CallOptions>()),
         (
             "adapter-contract/adapter-descriptor",
             schema::<descriptor::AdapterDescriptor>(),

@@ -8,30 +8,32 @@ use serde_json::Value;
 
 use crate::boundary::{ffi_boundary, json_arg, opt_str_arg, str_arg, to_json};
 use crate::error::FfiError;
-use crate::objects::{parse_config, plan_config, run_options};
+use crate::objects::{options_arg, parse_config, plan_config};
 
 /// Validates a config and returns its canonical JSON.
 ///
-/// `config_json`: a `fabric.agent/v1alpha1` config. `base_dir`: optional; when given, the
-/// config's relative paths (skills, workspace, artifacts, discovery, Relay output) are
-/// resolved against it, as `fabric validate --base-dir` does; NULL leaves them as written.
-/// On success `*out` is the canonical config (defaults written, `null` and empty
-/// containers omitted).
+/// `config_json`: a `fabric.agent/v1alpha1` config. `options_json`: NULL or a CallOptions
+/// object (`schemas/sdk/call-options.schema.json`); when it has `base_dir`, the config's
+/// relative paths (skills, workspace, artifacts, discovery, Relay output) are resolved
+/// against it, as `fabric validate --base-dir` does; otherwise they stay as written
+/// (`expected_descriptor_sha256` is ignored: validation selects no adapter). On success
+/// `*out` is the canonical config (defaults written, `null` and empty containers omitted).
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 /// released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation; `metadata.path` names
-/// the field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid
-/// UTF-8).
+/// Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation, an unknown or mistyped
+/// option; `metadata.path` names the field, `options.<key>` for options),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8,
+/// `options_json` that is not JSON: `invalid_json`).
 /// Blocking: no (pure computation). Thread-safe.
 ///
 /// # Safety
-/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 /// duration of the call; `out` must be NULL or valid for writing one `char *`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_validate(
     config_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Config;
@@ -39,10 +41,10 @@ pub unsafe extern "C" fn fabric_validate(
         // SAFETY: forwarded from this function's contract.
         let config = unsafe { str_arg(stage, "config_json", config_json) }?;
         // SAFETY: forwarded from this function's contract.
-        let base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
+        let options = unsafe { options_arg(options_json) }?;
         let config = parse_config(stage, config)?;
-        match base_dir {
-            Some(dir) => to_json(stage, &config.resolve_paths(Path::new(dir))),
+        match options.base_dir {
+            Some(dir) => to_json(stage, &config.resolve_paths(Path::new(&dir))),
             None => to_json(stage, &config),
         }
     })
@@ -50,25 +52,28 @@ pub unsafe extern "C" fn fabric_validate(
 
 /// Resolves a config into a RunPlan (selected adapter, capability and telemetry plans).
 ///
-/// `base_dir` (NULL → the current directory) anchors relative paths (discovery paths,
-/// skills, workspace, artifacts). Adapter descriptors are discovered from
-/// `discovery.local_paths`, `FABRIC_ADAPTER_PATH`, installed prefixes and the bundled
-/// adapters. Starts nothing.
+/// `options_json`: NULL or a CallOptions object. Its `base_dir` (default the current
+/// directory) anchors relative paths (discovery paths, skills, workspace, artifacts); with
+/// `expected_descriptor_sha256`, planning fails with `descriptor_mismatch` (stage `plan`,
+/// `FABRIC_STATUS_CONFIG`) unless the plan's `descriptor_sha256` equals it. Adapter
+/// descriptors are discovered from `discovery.local_paths`, `FABRIC_ADAPTER_PATH`,
+/// installed prefixes and the bundled adapters. Starts nothing.
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
 /// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (invalid config, adapter not found or ambiguous),
-/// `FABRIC_STATUS_CAPABILITY` (the adapter does not accept a configured field),
-/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+/// Errors: `FABRIC_STATUS_CONFIG` (invalid config or options, adapter not found or
+/// ambiguous, `descriptor_mismatch`), `FABRIC_STATUS_CAPABILITY` (the adapter does not
+/// accept a configured field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
+/// `out`, invalid UTF-8, `options_json` that is not JSON).
 /// Blocking: reads descriptor files; no processes. Thread-safe.
 ///
 /// # Safety
-/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 /// duration of the call; `out` must be NULL or valid for writing one `char *`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_plan(
     config_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Plan;
@@ -76,8 +81,8 @@ pub unsafe extern "C" fn fabric_plan(
         // SAFETY: forwarded from this function's contract.
         let config = unsafe { str_arg(stage, "config_json", config_json) }?;
         // SAFETY: forwarded from this function's contract.
-        let base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
-        let (plan, _options) = plan_config(stage, config, base_dir)?;
+        let options = unsafe { options_arg(options_json) }?;
+        let (plan, _options) = plan_config(stage, config, &options)?;
         to_json(stage, &plan)
     })
 }
@@ -85,21 +90,24 @@ pub unsafe extern "C" fn fabric_plan(
 /// Runs every preflight check (config rules, adapter resolution, capability routing,
 /// declared requirements) and returns a DoctorReport; findings do not stop the report.
 ///
-/// A failing check is a report with `"status": "fail"`, not an error status.
+/// `options_json`: NULL or a CallOptions object (`base_dir`; an
+/// `expected_descriptor_sha256` adds a `descriptor_fingerprint` check). A failing check is
+/// a report with `"status": "fail"`, not an error status.
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` (the DoctorReport JSON or an
 /// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape),
-/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
+/// Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape, an
+/// unknown or mistyped option), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
+/// `out`, invalid UTF-8, `options_json` that is not JSON).
 /// Blocking: yes — inspects files, binaries on PATH and environment variables. Thread-safe.
 ///
 /// # Safety
-/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 /// duration of the call; `out` must be NULL or valid for writing one `char *`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_doctor(
     config_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Plan;
@@ -107,13 +115,16 @@ pub unsafe extern "C" fn fabric_doctor(
         // SAFETY: forwarded from this function's contract.
         let config = unsafe { str_arg(stage, "config_json", config_json) }?;
         // SAFETY: forwarded from this function's contract.
-        let base_dir = unsafe { opt_str_arg(stage, "base_dir", base_dir) }?;
+        let options = unsafe { options_arg(options_json) }?;
         let config = fabric_config::FabricConfig::from_json_str(config).map_err(|error| {
             let mut info = fabric_config::ErrorInfo::from(error);
             info.stage = Stage::Config;
             FfiError::new(crate::status::FabricStatus::Config, info)
         })?;
-        let report = fabric_host::Fabric::new().doctor(&config, &run_options(base_dir))?;
+        let report = fabric_host::Fabric::new().doctor(
+            &config,
+            &fabric_host::RunOptions::from_call_options(&options),
+        )?;
         to_json(stage, &report)
     })
 }

@@ -9,7 +9,7 @@ use fabric_host::{Fabric, RunOptions, Runtime};
 
 use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json, write_handle};
 use crate::error::FfiError;
-use crate::objects::{EnvironmentObject, RuntimeObject, parse_request, plan_config};
+use crate::objects::{EnvironmentObject, RuntimeObject, options_arg, parse_request, plan_config};
 use crate::registry::{self, Kind};
 use crate::{fabric_environment, fabric_runtime};
 
@@ -49,20 +49,20 @@ unsafe fn register<T: Kind>(
     describe(id)
 }
 
-/// Reads `config_json` (required) and `base_dir` (NULL → the current directory) and plans
-/// the config.
+/// Reads `config_json` (required) and `options_json` (NULL → the defaults) and plans the
+/// config.
 ///
 /// # Safety
 /// Both pointers must be NULL or NUL-terminated strings valid for the duration of the call.
 unsafe fn plan_args(
     config_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
 ) -> Result<(RunPlan, RunOptions), FfiError> {
     // SAFETY: per this function's contract.
     let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
     // SAFETY: per this function's contract.
-    let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
-    plan_config(Stage::Plan, config, base_dir)
+    let options = unsafe { options_arg(options_json) }?;
+    plan_config(Stage::Plan, config, &options)
 }
 
 /// The request of `request_json` (already read), or an empty one when it was NULL.
@@ -81,29 +81,32 @@ fn null_out(stage: Stage, param: &'static str) -> FfiError {
 /// returns the RunResult.
 ///
 /// `request_json`: a RunRequest (`{"input": ...}`; `request_id`, `context`, `overrides`
-/// optional); NULL means an empty input. `base_dir`: NULL → the current directory. The
-/// runtime is stopped even when the invocation fails; a stop that cannot end the host
+/// optional); NULL means an empty input. `options_json`: NULL or a CallOptions object
+/// (`base_dir`, default the current directory; `expected_descriptor_sha256`, checked before
+/// anything starts: a mismatch is `descriptor_mismatch`, stage `plan`). The runtime is
+/// stopped even when the invocation fails; a stop that cannot end the host
 /// turns a succeeded result into a failed one with `error.stage == "stop"`. A harness
 /// failure is a result with `"status": "failed"` and status `FABRIC_STATUS_OK`.
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 /// released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (config, plan or request), `FABRIC_STATUS_CAPABILITY`,
-/// `FABRIC_STATUS_RUNTIME` (start/invoke failed without a result, e.g. `host_crashed`,
-/// `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`out`, invalid UTF-8).
+/// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan or request),
+/// `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (start/invoke failed without a
+/// result, e.g. `host_crashed`, `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+/// `config_json`/`out`, invalid UTF-8, `options_json` that is not JSON).
 /// Blocking: yes — for the adapter host's start, the invocation and stop (bounded by the
 /// config's `runtime.timeout_seconds` and the core's host timeouts). Thread-safe; calls on
 /// different threads run concurrently.
 ///
 /// # Safety
-/// `config_json`, `request_json` and `base_dir` must be NULL or NUL-terminated strings
+/// `config_json`, `request_json` and `options_json` must be NULL or NUL-terminated strings
 /// valid for the duration of the call; `out` must be NULL or valid for writing one
 /// `char *`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_run(
     config_json: *const c_char,
     request_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Invoke;
@@ -113,15 +116,18 @@ pub unsafe extern "C" fn fabric_run(
         // SAFETY: forwarded from this function's contract.
         let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
         // SAFETY: forwarded from this function's contract.
-        let base_dir = unsafe { opt_str_arg(Stage::Config, "base_dir", base_dir) }?;
+        let options = unsafe { options_arg(options_json) }?;
         let request = request_or_default(request)?;
-        let (plan, options) = plan_config(Stage::Plan, config, base_dir)?;
+        let (plan, options) = plan_config(Stage::Plan, config, &options)?;
         let result = Fabric::new().run_plan(&plan, request, &options.runtime)?;
         to_json(stage, &result)
     })
 }
 
 /// Plans a config and starts a runtime for ordered invocations.
+///
+/// `options_json`: NULL or a CallOptions object (`base_dir`, `expected_descriptor_sha256`;
+/// see `fabric_plan`).
 ///
 /// On success `*runtime_out` receives a nonzero runtime handle and `*out` the runtime's
 /// identity (`runtime_id`, `agent_name`, `adapter_id`, `adapter_kind`, `environment`,
@@ -131,20 +137,21 @@ pub unsafe extern "C" fn fabric_run(
 /// (`fabric_string_free`); the handle is owned by the caller and released with
 /// `fabric_runtime_free` (after `fabric_runtime_stop`; freeing a running runtime terminates
 /// its host).
-/// Errors: `FABRIC_STATUS_CONFIG`, `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME`
-/// (launch or adapter start failed), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-/// `config_json`/`runtime_out`/`out`, invalid UTF-8).
+/// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, `descriptor_mismatch`),
+/// `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (launch or adapter start failed),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`runtime_out`/`out`, invalid UTF-8,
+/// `options_json` that is not JSON).
 /// Blocking: yes — until the adapter host answered `start` (bounded by the host timeout).
 /// Thread-safe.
 ///
 /// # Safety
-/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 /// duration of the call; `runtime_out` must be NULL or valid for writing one
 /// `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_runtime_start(
     config_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
     runtime_out: *mut fabric_runtime,
     out: *mut *mut c_char,
 ) -> i32 {
@@ -154,7 +161,7 @@ pub unsafe extern "C" fn fabric_runtime_start(
             return Err(null_out(stage, "runtime_out"));
         }
         // SAFETY: forwarded from this function's contract.
-        let (plan, options) = unsafe { plan_args(config_json, base_dir) }?;
+        let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
         let runtime = Fabric::new().start_runtime_plan(&plan, &options.runtime)?;
         register_runtime(stage, runtime, runtime_out)
     })
@@ -273,7 +280,7 @@ pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
 }
 
 /// Prepares the config's environment (workspace, artifacts, forwarded variables) without
-/// starting an agent.
+/// starting an agent. `options_json`: NULL or a CallOptions object (see `fabric_plan`).
 ///
 /// On success `*environment_out` receives a nonzero environment handle and `*out` the
 /// environment (`environment_id`, `provider`, `workspace`, `artifacts`, `env_names` — the
@@ -282,20 +289,20 @@ pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
 /// (`fabric_string_free`); the handle is owned by the caller: release it with
 /// `fabric_environment_release`, then `fabric_environment_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (config, plan, unset `env_names`),
+/// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`),
 /// `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
 /// system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
-/// invalid UTF-8).
+/// invalid UTF-8, `options_json` that is not JSON).
 /// Blocking: yes — file system work only. Thread-safe.
 ///
 /// # Safety
-/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 /// duration of the call; `environment_out` must be NULL or valid for writing one
 /// `fabric_environment`; `out` must be NULL or valid for writing one `char *`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_environment_prepare(
     config_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
     environment_out: *mut fabric_environment,
     out: *mut *mut c_char,
 ) -> i32 {
@@ -305,7 +312,7 @@ pub unsafe extern "C" fn fabric_environment_prepare(
             return Err(null_out(stage, "environment_out"));
         }
         // SAFETY: forwarded from this function's contract.
-        let (plan, _options) = unsafe { plan_args(config_json, base_dir) }?;
+        let (plan, _options) = unsafe { plan_args(config_json, options_json) }?;
         let environment = Fabric::new().prepare_environment_plan(&plan)?;
         let mut info = environment.info();
         // SAFETY: checked non-NULL above; valid for one write per this function's contract.
@@ -324,7 +331,7 @@ pub unsafe extern "C" fn fabric_environment_prepare(
 }
 
 /// Plans a config and starts a runtime inside a prepared environment (several runtimes may
-/// share one environment). Same results and ownership as `fabric_runtime_start`.
+/// share one environment). Same options, results and ownership as `fabric_runtime_start`.
 ///
 /// Errors: as `fabric_runtime_start`, plus `FABRIC_STATUS_STATE` (`environment_released`)
 /// and `FABRIC_STATUS_INVALID_ARGUMENT` for an environment handle that is 0, stale, unknown
@@ -332,14 +339,14 @@ pub unsafe extern "C" fn fabric_environment_prepare(
 /// Blocking: yes — until the adapter host answered `start`. Thread-safe.
 ///
 /// # Safety
-/// `config_json` and `base_dir` must be NULL or NUL-terminated strings valid for the
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
 /// duration of the call; `runtime_out` must be NULL or valid for writing one
 /// `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_environment_start_runtime(
     environment: fabric_environment,
     config_json: *const c_char,
-    base_dir: *const c_char,
+    options_json: *const c_char,
     runtime_out: *mut fabric_runtime,
     out: *mut *mut c_char,
 ) -> i32 {
@@ -350,7 +357,7 @@ pub unsafe extern "C" fn fabric_environment_start_runtime(
         }
         let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
         // SAFETY: forwarded from this function's contract.
-        let (plan, options) = unsafe { plan_args(config_json, base_dir) }?;
+        let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
         let runtime =
             Fabric::new().start_runtime_in_plan(&plan, &object.environment, &options.runtime)?;
         register_runtime(stage, runtime, runtime_out)

@@ -225,7 +225,7 @@ mod tests {
         assert_eq!(err.info.metadata["offset"], 2);
         // SAFETY: NULL is allowed by the contract.
         assert!(
-            unsafe { opt_str_arg(Stage::Config, "base_dir", ptr::null()) }
+            unsafe { opt_str_arg(Stage::Config, "options_json", ptr::null()) }
                 .unwrap()
                 .is_none()
         );

@@ -50,20 +50,26 @@ impl FfiError {
         param: &'static str,
         error: &serde_json::Error,
     ) -> Self {
+        FfiError::invalid_json_at(stage, param, error.line(), error.column())
+    }
+
+    /// As [`FfiError::invalid_json`], from a position already extracted.
+    pub(crate) fn invalid_json_at(
+        stage: Stage,
+        param: &'static str,
+        line: usize,
+        column: usize,
+    ) -> Self {
         FfiError::new(
             FabricStatus::InvalidArgument,
             ErrorInfo::new(
                 stage,
                 "invalid_json",
-                format!(
-                    "`{param}` is not valid JSON (line {}, column {})",
-                    error.line(),
-                    error.column()
-                ),
+                format!("`{param}` is not valid JSON (line {line}, column {column})"),
             )
             .with_metadata("argument", param)
-            .with_metadata("line", error.line())
-            .with_metadata("column", error.column()),
+            .with_metadata("line", line)
+            .with_metadata("column", column),
         )
     }
 

@@ -49,7 +49,9 @@ use std::ffi::{CString, c_char};
 
 /// The C ABI version. Incremented on every incompatible change to `include/fabric.h`;
 /// bindings refuse to load a library whose `fabric_abi_version()` differs.
-pub const ABI_VERSION: u32 = 1;
+/// 2: plan / doctor / run / start / prepare / validate take `options_json` (a CallOptions
+/// object) instead of `base_dir`.
+pub const ABI_VERSION: u32 = 2;
 
 /// Every `code` the C ABI layer itself reports (core codes come from the core crates).
 /// Codes are never renamed or reused; `tests/fixtures/error-codes.json` lists them.

@@ -1,13 +1,14 @@
 //! The objects behind handles, and the glue from C arguments to the core.
 
-use std::path::PathBuf;
+use std::ffi::c_char;
 use std::sync::Arc;
 
 use fabric_config::error::ConfigError;
 use fabric_config::plan::RunPlan;
-use fabric_config::{ErrorInfo, FabricConfig, RunRequest, Stage};
+use fabric_config::{CallOptions, ErrorInfo, FabricConfig, RunRequest, Stage};
 use fabric_host::{Environment, ErrorClass, Fabric, HostError, RunOptions, Runtime};
 
+use crate::boundary::opt_str_arg;
 use crate::error::FfiError;
 use crate::status::FabricStatus;
 
@@ -82,22 +83,39 @@ fn request_error(stage: Stage, error: ConfigError) -> FfiError {
     FfiError::new(FabricStatus::Config, info)
 }
 
-/// Resolves the optional `base_dir` argument (NULL → the current directory).
-pub(crate) fn run_options(base_dir: Option<&str>) -> RunOptions {
-    RunOptions {
-        base_dir: base_dir.map(PathBuf::from),
-        ..RunOptions::default()
-    }
+/// Reads the optional `options_json` argument (NULL → the defaults): a
+/// [`CallOptions`] object. Not JSON → `INVALID_ARGUMENT` (`invalid_json`); an unknown key or
+/// a value of the wrong type → `CONFIG` naming the field (`options.<key>`).
+///
+/// # Safety
+/// `ptr` must be NULL or a NUL-terminated string valid for the duration of the call.
+pub(crate) unsafe fn options_arg(ptr: *const c_char) -> Result<CallOptions, FfiError> {
+    const PARAM: &str = "options_json";
+    let stage = Stage::Config;
+    // SAFETY: per this function's contract.
+    let Some(text) = (unsafe { opt_str_arg(stage, PARAM, ptr) })? else {
+        return Ok(CallOptions::default());
+    };
+    CallOptions::from_json_str(text).map_err(|error| match error {
+        ConfigError::InvalidJson { line, column } => {
+            FfiError::invalid_json_at(stage, PARAM, line, column)
+        }
+        other => {
+            let info = ErrorInfo::from(other).with_metadata("argument", PARAM);
+            FfiError::new(FabricStatus::Config, info)
+        }
+    })
 }
 
-/// Parses and plans a config (discovery from the config and the environment).
+/// Parses and plans a config (discovery from the config and the environment), enforcing
+/// the options' `expected_descriptor_sha256`.
 pub(crate) fn plan_config(
     stage: Stage,
     config_json: &str,
-    base_dir: Option<&str>,
+    options: &CallOptions,
 ) -> Result<(RunPlan, RunOptions), FfiError> {
     let config = parse_config(stage, config_json)?;
-    let options = run_options(base_dir);
+    let options = RunOptions::from_call_options(options);
     let plan = Fabric::new().plan(&config, &options)?;
     Ok((plan, options))
 }

@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use fabric_config::FabricConfig;
 use fabric_config::agent::RunStatus;
 use fabric_config::plan::{DoctorReport, RunPlan};
 use fabric_config::result::RunResult;
+use fabric_config::{CallOptions, FabricConfig};
 use fabric_config::{RunRequest, Stage};
 use fabric_plan::PlanOptions;
 use serde_json::Value;
@@ -36,6 +36,19 @@ impl RunOptions {
     pub fn with_base_dir(base_dir: impl Into<PathBuf>) -> RunOptions {
         RunOptions {
             base_dir: Some(base_dir.into()),
+            ..RunOptions::default()
+        }
+    }
+
+    /// Options from a C ABI options object: `base_dir` and `expected_descriptor_sha256`;
+    /// runtime timeouts and discovery keep their defaults.
+    pub fn from_call_options(options: &CallOptions) -> RunOptions {
+        RunOptions {
+            base_dir: options.base_dir.as_ref().map(PathBuf::from),
+            plan: PlanOptions {
+                expected_descriptor_sha256: options.expected_descriptor_sha256.clone(),
+                ..PlanOptions::default()
+            },
             ..RunOptions::default()
         }
     }
@@ -318,6 +331,23 @@ mod tests {
             "status": "succeeded", "output": 1
         }))
         .expect("result")
+    }
+
+    #[test]
+    fn call_options_set_base_dir_and_the_expected_fingerprint() {
+        let options = RunOptions::from_call_options(&CallOptions {
+            base_dir: Some("examples/hello".into()),
+            expected_descriptor_sha256: Some("ab".into()),
+        });
+        assert_eq!(options.base_dir, Some(PathBuf::from("examples/hello")));
+        assert_eq!(
+            options.plan.expected_descriptor_sha256.as_deref(),
+            Some("ab")
+        );
+        assert!(options.plan.discovery.is_none());
+        let defaults = RunOptions::from_call_options(&CallOptions::default());
+        assert!(defaults.base_dir.is_none());
+        assert!(defaults.plan.expected_descriptor_sha256.is_none());
     }
 
     #[test]

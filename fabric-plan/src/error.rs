@@ -330,6 +330,14 @@ impl From<&PlanError> for ErrorInfo {
         {
             info = info.with_metadata("descriptor_source", origin.source.as_str());
         }
+        if let PlanError::DescriptorMismatch {
+            expected, actual, ..
+        } = error
+        {
+            info = info
+                .with_metadata("expected_sha256", expected.as_str())
+                .with_metadata("actual_sha256", actual.as_str());
+        }
         if let PlanError::DescriptorAmbiguous { second, .. } = error {
             info = info.with_metadata("conflicting_file", second.display().to_string());
         }

@@ -809,6 +809,10 @@ fn expected_descriptor_sha256_covers_adapter_and_target() {
     with_sha.expected_descriptor_sha256 = Some("0".repeat(64));
     let error = fabric_plan::plan(&config, world.base(), &with_sha).expect_err("mismatch");
     assert_eq!(error.code(), "descriptor_mismatch");
+    let info = fabric_config::ErrorInfo::from(&error);
+    assert_eq!(info.stage, fabric_config::Stage::Plan);
+    assert_eq!(info.metadata["expected_sha256"], "0".repeat(64));
+    assert_eq!(info.metadata["actual_sha256"], expected);
 
     // With a workflow target the fingerprint covers both descriptors.
     let models = json!({"default": {"provider": "openai", "model": "m", "api_key_env": "K"}});

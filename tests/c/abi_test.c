@@ -6,7 +6,7 @@
  *      -Iinclude tests/c/abi_test.c target/debug/libfabric_ffi.a -lpthread -ldl -lm
  * Run: abi_test <repository root>
  *
- * Covers the main flow (validate, plan, doctor, inspect, run on the scripted adapter,
+ * Covers the main flow (validate, plan, doctor, inspect, the options object, run on the scripted adapter,
  * runtime start/invoke/status/stop, environments, resource snapshots, health checks) and misuse (NULL arguments, invalid
  * UTF-8, use after free, double free, wrong handle kind, free(0)): every misuse must
  * return a status, never crash. ASan/UBSan/LSan also check that every library string is
@@ -62,6 +62,8 @@ static void expect(int32_t status, int32_t want, char *out, const char *needle, 
 
 static const char *root = ".";
 static char config_json[4096];
+/* The options object of every planning call: {"base_dir": root} (root needs no escaping). */
+static char options[4096];
 
 static void build_config(void) {
     snprintf(config_json, sizeof config_json,
@@ -71,6 +73,7 @@ static void build_config(void) {
              "\"settings\":{\"replies\":[\"echo: {input}\",\"turn {turn}: {previous_input}\"]}},"
              "\"discovery\":{\"local_paths\":[\"adapters/scripted\"]},"
              "\"runtime\":{\"max_turns\":4}}");
+    snprintf(options, sizeof options, "{\"base_dir\":\"%s\"}", root);
 }
 
 static void test_version(void) {
@@ -83,9 +86,9 @@ static void test_version(void) {
 
 static void test_validate(void) {
     EXPECT(FABRIC_STATUS_OK, "\"fabric.scripted\"", "validate accepts a config",
-           fabric_validate(config_json, root, &out));
+           fabric_validate(config_json, options, &out));
 
-    EXPECT(FABRIC_STATUS_OK, "\"schema_version\"", "validate with NULL base_dir",
+    EXPECT(FABRIC_STATUS_OK, "\"schema_version\"", "validate with NULL options",
            fabric_validate(config_json, NULL, &out));
 
     EXPECT(FABRIC_STATUS_CONFIG, "bogus", "unknown field is a config error naming it",
@@ -110,56 +113,98 @@ static void test_null_and_utf8(void) {
     const char bad[] = {'{', '"', (char)0xff, (char)0xfe, '"', '}', 0};
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "invalid_utf8", "invalid UTF-8 config_json",
            fabric_validate(bad, NULL, &out));
-    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "base_dir", "invalid UTF-8 base_dir names the argument",
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "options_json", "invalid UTF-8 options_json names the argument",
            fabric_validate(config_json, bad, &out));
 }
 
 static void test_plan_doctor_inspect(void) {
     EXPECT(FABRIC_STATUS_OK, "\"adapter_id\":\"fabric.scripted\"", "plan selects the scripted adapter",
-           fabric_plan(config_json, root, &out));
+           fabric_plan(config_json, options, &out));
     EXPECT(FABRIC_STATUS_OK, "\"descriptor_sha256\"", "plan carries the descriptor fingerprint",
-           fabric_plan(config_json, root, &out));
+           fabric_plan(config_json, options, &out));
     EXPECT(FABRIC_STATUS_CONFIG, "adapter", "plan of an unknown adapter is a config error",
            fabric_plan("{\"metadata\":{\"name\":\"x\"},\"harness\":{\"adapter_id\":\"no.such.adapter\"}}",
-                       root, &out));
+                       options, &out));
     EXPECT(FABRIC_STATUS_CAPABILITY, "\"stage\":\"plan\"", "a field the adapter does not accept",
            fabric_plan("{\"metadata\":{\"name\":\"x\"},\"harness\":{\"adapter_id\":\"fabric.scripted\"},"
                        "\"discovery\":{\"local_paths\":[\"adapters/scripted\"]},"
                        "\"mcp\":{\"servers\":{\"gh\":{\"transport\":\"stdio\",\"url\":\"mcp\"}}}}",
-                       root, &out));
+                       options, &out));
     EXPECT(FABRIC_STATUS_OK, "\"checks\"", "doctor reports checks",
-           fabric_doctor(config_json, root, &out));
+           fabric_doctor(config_json, options, &out));
     EXPECT(FABRIC_STATUS_OK, "\"skills\":false", "inspect without a descriptor: false claims",
            fabric_inspect(config_json, NULL, NULL, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "descriptor_json", "inspect with a non-JSON descriptor",
            fabric_inspect(config_json, "{nope", NULL, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "plan with NULL config",
-           fabric_plan(NULL, root, &out));
+           fabric_plan(NULL, options, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "doctor with NULL config",
-           fabric_doctor(NULL, root, &out));
+           fabric_doctor(NULL, options, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "inspect with NULL config",
            fabric_inspect(NULL, NULL, NULL, &out));
 }
 
+/* The options object: expected_descriptor_sha256 enforced by the core, strict keys. */
+static void test_options(void) {
+    char *plan = NULL;
+    int32_t status = fabric_plan(config_json, options, &plan);
+    const char *key = "\"descriptor_sha256\":\"";
+    const char *at = plan != NULL ? strstr(plan, key) : NULL;
+    CHECK(status == FABRIC_STATUS_OK && at != NULL, "options: plan has a fingerprint");
+    char sha[65] = {0};
+    if (at != NULL) {
+        memcpy(sha, at + strlen(key), 64);
+    }
+    fabric_string_free(plan);
+
+    char pinned[4200];
+    snprintf(pinned, sizeof pinned, "{\"base_dir\":\"%s\",\"expected_descriptor_sha256\":\"%s\"}", root, sha);
+    EXPECT(FABRIC_STATUS_OK, sha, "plan with the matching fingerprint", fabric_plan(config_json, pinned, &out));
+    snprintf(pinned, sizeof pinned, "{\"base_dir\":\"%s\",\"expected_descriptor_sha256\":\"%064d\"}", root, 0);
+    EXPECT(FABRIC_STATUS_CONFIG, "\"code\":\"descriptor_mismatch\"", "plan with another fingerprint",
+           fabric_plan(config_json, pinned, &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "\"stage\":\"plan\"", "descriptor_mismatch is reported at plan",
+           fabric_run(config_json, NULL, pinned, &out));
+    fabric_runtime rt = 0;
+    EXPECT(FABRIC_STATUS_CONFIG, "descriptor_mismatch", "runtime start with another fingerprint",
+           fabric_runtime_start(config_json, pinned, &rt, &out));
+    CHECK(rt == 0, "no runtime handle after a mismatch");
+    EXPECT(FABRIC_STATUS_OK, "\"descriptor_fingerprint\"", "doctor reports the fingerprint check",
+           fabric_doctor(config_json, pinned, &out));
+
+    EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"options.bogus\"", "unknown option key names the field",
+           fabric_plan(config_json, "{\"bogus\":1}", &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "unknown_field", "unknown option key in validate",
+           fabric_validate(config_json, "{\"base_dir\":\".\",\"bogus\":1}", &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"options.base_dir\"", "mistyped option names the field",
+           fabric_run(config_json, NULL, "{\"base_dir\":5}", &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "\"code\":\"invalid_json\"", "options that are not JSON",
+           fabric_plan(config_json, "{nope", &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "options_json", "invalid_json names the argument",
+           fabric_runtime_start(config_json, "{nope", &rt, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"adapter_id\":\"fabric.scripted\"", "empty options are the defaults",
+           fabric_plan(config_json, "{}", &out));
+}
+
 static void test_run(void) {
     EXPECT(FABRIC_STATUS_OK, "echo: hello from C", "run returns the scripted reply",
-           fabric_run(config_json, "{\"input\":\"hello from C\",\"request_id\":\"request-c-1\"}", root, &out));
+           fabric_run(config_json, "{\"input\":\"hello from C\",\"request_id\":\"request-c-1\"}", options, &out));
     EXPECT(FABRIC_STATUS_OK, "\"request_id\":\"request-c-1\"", "run keeps the caller's request id",
-           fabric_run(config_json, "{\"input\":\"x\",\"request_id\":\"request-c-1\"}", root, &out));
+           fabric_run(config_json, "{\"input\":\"x\",\"request_id\":\"request-c-1\"}", options, &out));
     EXPECT(FABRIC_STATUS_OK, "\"status\":\"succeeded\"", "run with a NULL request (empty input)",
-           fabric_run(config_json, NULL, root, &out));
+           fabric_run(config_json, NULL, options, &out));
     EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"context\"", "run with a request of the wrong shape",
-           fabric_run(config_json, "{\"input\":\"x\",\"context\":5}", root, &out));
+           fabric_run(config_json, "{\"input\":\"x\",\"context\":5}", options, &out));
     EXPECT(FABRIC_STATUS_CONFIG, "request is not valid JSON", "run with a non-JSON request",
-           fabric_run(config_json, "{not json", root, &out));
+           fabric_run(config_json, "{not json", options, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "run with NULL config",
-           fabric_run(NULL, NULL, root, &out));
+           fabric_run(NULL, NULL, options, &out));
 }
 
 static void test_runtime(void) {
     fabric_runtime rt = 0;
     EXPECT(FABRIC_STATUS_OK, "\"runtime_id\":\"runtime-", "runtime start",
-           fabric_runtime_start(config_json, root, &rt, &out));
+           fabric_runtime_start(config_json, options, &rt, &out));
     CHECK(rt != 0, "runtime handle is nonzero");
     CHECK(rt <= 9007199254740991ULL, "runtime handle fits in 2^53-1");
 
@@ -198,15 +243,15 @@ static void test_runtime(void) {
     /* NULL out-parameters */
     fabric_runtime none = 0;
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "runtime_out", "start with NULL runtime_out",
-           fabric_runtime_start(config_json, root, NULL, &out));
-    CHECK(fabric_runtime_start(config_json, root, &none, NULL) == FABRIC_STATUS_INVALID_ARGUMENT,
+           fabric_runtime_start(config_json, options, NULL, &out));
+    CHECK(fabric_runtime_start(config_json, options, &none, NULL) == FABRIC_STATUS_INVALID_ARGUMENT,
           "start with NULL out");
     CHECK(none == 0, "no handle is written on error");
 
     /* A runtime freed without stop is terminated; its id stays invalid. */
     fabric_runtime rt2 = 0;
     EXPECT(FABRIC_STATUS_OK, NULL, "second runtime start",
-           fabric_runtime_start(config_json, root, &rt2, &out));
+           fabric_runtime_start(config_json, options, &rt2, &out));
     CHECK(rt2 > rt, "ids are never reused");
     CHECK(fabric_runtime_free(rt2) == FABRIC_STATUS_OK, "free a running runtime");
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "invoke after freeing a running runtime",
@@ -216,14 +261,14 @@ static void test_runtime(void) {
 static void test_environment(void) {
     fabric_environment env = 0;
     EXPECT(FABRIC_STATUS_OK, "\"environment_id\"", "environment prepare",
-           fabric_environment_prepare(config_json, root, &env, &out));
+           fabric_environment_prepare(config_json, options, &env, &out));
     CHECK(env != 0, "environment handle is nonzero");
 
     fabric_runtime a = 0, b = 0;
     EXPECT(FABRIC_STATUS_OK, NULL, "first runtime in the environment",
-           fabric_environment_start_runtime(env, config_json, root, &a, &out));
+           fabric_environment_start_runtime(env, config_json, options, &a, &out));
     EXPECT(FABRIC_STATUS_OK, NULL, "second runtime in the environment",
-           fabric_environment_start_runtime(env, config_json, root, &b, &out));
+           fabric_environment_start_runtime(env, config_json, options, &b, &out));
     EXPECT(FABRIC_STATUS_OK, "echo: in env", "invoke a runtime in the environment",
            fabric_runtime_invoke(a, "{\"input\":\"in env\"}", &out));
 
@@ -243,7 +288,7 @@ static void test_environment(void) {
            fabric_environment_release(env, &out));
     fabric_runtime late = 0;
     EXPECT(FABRIC_STATUS_STATE, "environment_released", "start in a released environment",
-           fabric_environment_start_runtime(env, config_json, root, &late, &out));
+           fabric_environment_start_runtime(env, config_json, options, &late, &out));
     CHECK(fabric_environment_free(env) == FABRIC_STATUS_OK, "free the environment");
     CHECK(fabric_environment_free(env) == FABRIC_STATUS_INVALID_ARGUMENT, "environment double free");
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "release after free",
@@ -274,7 +319,7 @@ static void *invoke_worker(void *p) {
 
 static void test_concurrent_invokes(void) {
     fabric_runtime rt = 0;
-    EXPECT(FABRIC_STATUS_OK, NULL, "runtime for concurrency", fabric_runtime_start(config_json, root, &rt, &out));
+    EXPECT(FABRIC_STATUS_OK, NULL, "runtime for concurrency", fabric_runtime_start(config_json, options, &rt, &out));
     struct invoke_arg args[3] = {{rt, 0, 0}, {rt, 0, 0}, {rt, 0, 0}};
     pthread_t threads[3];
     for (int i = 0; i < 3; i++) {
@@ -307,7 +352,7 @@ static void *validate_worker(void *arg) {
     int *ok = arg;
     for (int i = 0; i < ROUNDS; i++) {
         char *out = NULL;
-        int32_t status = fabric_validate(config_json, root, &out);
+        int32_t status = fabric_validate(config_json, options, &out);
         if (status == FABRIC_STATUS_OK && out != NULL && strstr(out, "c-abi") != NULL) {
             (*ok)++;
         }
@@ -334,7 +379,7 @@ static void test_threads(void) {
 static void test_observe(void) {
     fabric_runtime rt = 0;
     char *started = NULL;
-    int32_t status = fabric_runtime_start(config_json, root, &rt, &started);
+    int32_t status = fabric_runtime_start(config_json, options, &rt, &started);
     CHECK(status == FABRIC_STATUS_OK && started != NULL, "observe: runtime start");
     if (status != FABRIC_STATUS_OK || started == NULL) {
         fabric_string_free(started);
@@ -404,6 +449,7 @@ int main(int argc, char **argv) {
     test_null_and_utf8();
     test_threads();
     test_plan_doctor_inspect();
+    test_options();
     test_run();
     test_runtime();
     test_environment();

@@ -8,6 +8,7 @@ use serde_json::Value;
 /// The documents that cross the C ABI (schema names), in the order they are generated.
 pub const DOCUMENTS: &[&str] = &[
     "sdk/error-info",
+    "sdk/call-options",
     "sdk/run-plan",
     "sdk/doctor-report",
     "sdk/adapter-capability-profile",

@@ -136,6 +136,24 @@ def test_expected_descriptor_sha256(config) -> None:
     with pytest.raises(FabricConfigError) as info:
         asyncio.run(Fabric().run(config, input="x", expected_descriptor_sha256="0" * 64))
     assert info.value.code == "descriptor_mismatch"
+    # Enforced by the core in the one native call (options object), at stage plan.
+    assert info.value.stage == "plan"
+    assert info.value.details["expected_sha256"] == "0" * 64
+    assert info.value.details["actual_sha256"] == good
+    with pytest.raises(FabricConfigError) as info:
+        asyncio.run(Fabric().start_runtime(config, expected_descriptor_sha256="0" * 64))
+    assert info.value.code == "descriptor_mismatch"
+
+
+def test_unknown_option_key_names_the_field(config) -> None:
+    from fabric_core import _ffi
+
+    library = _ffi.library()
+    payload = json.dumps(config.to_mapping()).encode()
+    with pytest.raises(FabricConfigError) as info:
+        library.fabric_plan(payload, b'{"base_dir": ".", "bogus": 1}', _ffi.out_slot())
+    assert info.value.code == "unknown_field"
+    assert info.value.details["path"] == "options.bogus"
 
 
 def test_inspect_adapter(scripted) -> None:

@@ -23,11 +23,17 @@ import type {
   RuntimeStopResult,
   JsonValue,
 } from "./models";
+import type { CallOptions as NativeCallOptions } from "./generated";
 import { cString, nativeLibrary, type NativeLibrary } from "./native";
 
 export interface CallOptions {
   /** Anchors relative paths of the config; default the current directory. */
   baseDir?: string;
+  /**
+   * Pins the adapter: planning rejects with FabricConfigError (`descriptor_mismatch`,
+   * stage `plan`) unless the plan's `descriptor_sha256` equals this value; nothing starts.
+   */
+  expectedDescriptorSha256?: string;
   /**
    * Stops waiting: the promise rejects with `signal.reason` as soon as the signal aborts.
    * The native call itself runs to completion in the background (the C ABI has no cancel
@@ -49,6 +55,14 @@ export type RunOptions = CallOptions & InvokeOptions;
 
 function configText(config: FabricConfig | string): string {
   return cString(typeof config === "string" ? config : JSON.stringify(config), "config");
+}
+
+/** The `options_json` argument (schema `sdk/call-options`); the core enforces every option. */
+function optionsText(options: CallOptions): string {
+  const native: NativeCallOptions = {};
+  if (options.baseDir !== undefined) native.base_dir = cString(options.baseDir, "baseDir");
+  if (options.expectedDescriptorSha256 !== undefined) native.expected_descriptor_sha256 = options.expectedDescriptorSha256;
+  return JSON.stringify(native);
 }
 
 function requestText(options: InvokeOptions): string {
@@ -119,26 +133,26 @@ export class Fabric {
   /** Validates a config and returns its canonical form. */
   async validate(config: FabricConfig | string, options: CallOptions = {}): Promise<FabricConfig> {
     options.signal?.throwIfAborted();
-    return parse(await abortable(this.library.call("fabric_validate", [configText(config), options.baseDir ?? null]), options.signal));
+    return parse(await abortable(this.library.call("fabric_validate", [configText(config), optionsText(options)]), options.signal));
   }
 
   /** Resolves the adapter and checks compatibility; throws FabricConfigError/FabricCapabilityError. */
   async plan(config: FabricConfig | string, options: CallOptions = {}): Promise<RunPlan> {
     options.signal?.throwIfAborted();
-    return parse(await abortable(this.library.call("fabric_plan", [configText(config), options.baseDir ?? null]), options.signal));
+    return parse(await abortable(this.library.call("fabric_plan", [configText(config), optionsText(options)]), options.signal));
   }
 
   /** Collects every finding instead of stopping at the first. */
   async doctor(config: FabricConfig | string, options: CallOptions = {}): Promise<DoctorReport> {
     options.signal?.throwIfAborted();
-    return parse(await abortable(this.library.call("fabric_doctor", [configText(config), options.baseDir ?? null]), options.signal));
+    return parse(await abortable(this.library.call("fabric_doctor", [configText(config), optionsText(options)]), options.signal));
   }
 
   /** Start, invoke once, stop. A harness failure resolves with `status: "failed"`. */
   async run(config: FabricConfig | string, options: RunOptions = {}): Promise<RunResult> {
     const request = requestText(options);
     options.signal?.throwIfAborted();
-    const work = this.library.call("fabric_run", [configText(config), request, options.baseDir ?? null]);
+    const work = this.library.call("fabric_run", [configText(config), request, optionsText(options)]);
     return parse(await abortable(work, options.signal));
   }
 
@@ -146,7 +160,7 @@ export class Fabric {
   async prepareEnvironment(config: FabricConfig | string, options: CallOptions = {}): Promise<Environment> {
     options.signal?.throwIfAborted();
     const library = this.library;
-    const work = library.callWithHandle("fabric_environment_prepare", [configText(config), options.baseDir ?? null]);
+    const work = library.callWithHandle("fabric_environment_prepare", [configText(config), optionsText(options)]);
     const { handle, text } = await abortable(work, options.signal, (late) => {
       library.call("fabric_environment_release", [late.handle]).then(
         () => library.environmentFree(late.handle),
@@ -186,7 +200,7 @@ export class Fabric {
   async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
     options.signal?.throwIfAborted();
     const library = this.library;
-    const work = library.startRuntime(configText(config), options.baseDir ?? null);
+    const work = library.startRuntime(configText(config), optionsText(options));
     // A runtime that starts after its caller gave up is stopped and freed at once.
     const { handle, text } = await abortable(work, options.signal, (late) => {
       library.call("fabric_runtime_stop", [late.handle]).then(
@@ -266,7 +280,7 @@ export class Environment implements AsyncDisposable {
     const handle = this.live();
     options.signal?.throwIfAborted();
     const library = this.library;
-    const work = library.callWithHandle("fabric_environment_start_runtime", [handle, configText(config), options.baseDir ?? null]);
+    const work = library.callWithHandle("fabric_environment_start_runtime", [handle, configText(config), optionsText(options)]);
     const started = await abortable(work, options.signal, (late) => {
       library.call("fabric_runtime_stop", [late.handle]).then(
         () => library.runtimeFree(late.handle),

@@ -8,7 +8,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
 export type JsonObject = { [key: string]: JsonValue };
 
 /** The C ABI version this binding speaks. */
-export const ABI_VERSION = 1;
+export const ABI_VERSION = 2;
 
 /** Every lifecycle stage an ErrorInfo names. */
 export const STAGES = [
@@ -254,6 +254,14 @@ export interface ArtifactRef {
   name: string;
   /** Path (relative to the manifest root, or absolute). */
   path: string;
+}
+
+/** Options of one call (the `options_json` argument of the C ABI). */
+export interface CallOptions {
+  /** Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given. */
+  base_dir?: string | null;
+  /** Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it. */
+  expected_descriptor_sha256?: string | null;
 }
 
 /** Capability kind a route applies to. */

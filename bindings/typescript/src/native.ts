@@ -80,23 +80,23 @@ export class NativeLibrary {
     this.stringFree = lib.func("void fabric_string_free(void *s)") as (pointer: unknown) => void;
     const declare = (signature: string) => lib.func(signature) as unknown as NativeFunction;
     this.functions = {
-      fabric_validate: declare("int32_t fabric_validate(const char *config_json, const char *base_dir, _Out_ void **out)"),
-      fabric_plan: declare("int32_t fabric_plan(const char *config_json, const char *base_dir, _Out_ void **out)"),
-      fabric_doctor: declare("int32_t fabric_doctor(const char *config_json, const char *base_dir, _Out_ void **out)"),
+      fabric_validate: declare("int32_t fabric_validate(const char *config_json, const char *options_json, _Out_ void **out)"),
+      fabric_plan: declare("int32_t fabric_plan(const char *config_json, const char *options_json, _Out_ void **out)"),
+      fabric_doctor: declare("int32_t fabric_doctor(const char *config_json, const char *options_json, _Out_ void **out)"),
       fabric_run: declare(
-        "int32_t fabric_run(const char *config_json, const char *request_json, const char *base_dir, _Out_ void **out)",
+        "int32_t fabric_run(const char *config_json, const char *request_json, const char *options_json, _Out_ void **out)",
       ),
       fabric_runtime_start: declare(
-        "int32_t fabric_runtime_start(const char *config_json, const char *base_dir, _Out_ uint64_t *runtime_out, _Out_ void **out)",
+        "int32_t fabric_runtime_start(const char *config_json, const char *options_json, _Out_ uint64_t *runtime_out, _Out_ void **out)",
       ),
       fabric_runtime_invoke: declare("int32_t fabric_runtime_invoke(uint64_t runtime, const char *request_json, _Out_ void **out)"),
       fabric_runtime_stop: declare("int32_t fabric_runtime_stop(uint64_t runtime, _Out_ void **out)"),
       fabric_runtime_status: declare("int32_t fabric_runtime_status(uint64_t runtime, _Out_ void **out)"),
       fabric_environment_prepare: declare(
-        "int32_t fabric_environment_prepare(const char *config_json, const char *base_dir, _Out_ uint64_t *environment_out, _Out_ void **out)",
+        "int32_t fabric_environment_prepare(const char *config_json, const char *options_json, _Out_ uint64_t *environment_out, _Out_ void **out)",
       ),
       fabric_environment_start_runtime: declare(
-        "int32_t fabric_environment_start_runtime(uint64_t environment, const char *config_json, const char *base_dir, _Out_ uint64_t *runtime_out, _Out_ void **out)",
+        "int32_t fabric_environment_start_runtime(uint64_t environment, const char *config_json, const char *options_json, _Out_ uint64_t *runtime_out, _Out_ void **out)",
       ),
       fabric_environment_release: declare("int32_t fabric_environment_release(uint64_t environment, _Out_ void **out)"),
     };
@@ -185,8 +185,8 @@ export class NativeLibrary {
   }
 
   /** `fabric_runtime_start` on a worker thread: resolves with the handle and identity JSON. */
-  startRuntime(configJson: string, baseDir: string | null): Promise<{ handle: number; text: string | null }> {
-    return this.callWithHandle("fabric_runtime_start", [configJson, baseDir]);
+  startRuntime(configJson: string, optionsJson: string): Promise<{ handle: number; text: string | null }> {
+    return this.callWithHandle("fabric_runtime_start", [configJson, optionsJson]);
   }
 }
 

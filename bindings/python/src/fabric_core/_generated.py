@@ -12,7 +12,7 @@ from typing import Any
 
 from fabric_core._mapping import FabricMapping, register
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 #: Every lifecycle stage an ErrorInfo names.
 STAGES: tuple[str, ...] = (
@@ -254,6 +254,17 @@ class ArtifactRef(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "media_type", "metadata", "name", "path"})
+
+
+class CallOptions(FabricMapping):
+    """Options of one call (the `options_json` argument of the C ABI).
+
+    ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
+    ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"base_dir", "expected_descriptor_sha256"})
 
 #: Capability kind a route applies to.
 CAPABILITY_KIND_VALUES = ("tools", "skills", "mcp",)
@@ -954,6 +965,7 @@ for _model in (
     AdapterCapabilityProfile,
     ArtifactManifest,
     ArtifactRef,
+    CallOptions,
     CapabilityPlan,
     CapabilityRoute,
     CapabilityTargetPlan,

@@ -6,7 +6,6 @@ import asyncio
 import concurrent.futures
 import contextvars
 import functools
-import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -43,13 +42,21 @@ def dumps(value: Any) -> bytes:
         ) from error
 
 
-def base_dir_arg(base_dir: str | os.PathLike[str] | None) -> bytes | None:
-    if base_dir is None:
-        return None
-    text = os.fspath(base_dir)
-    if "\x00" in text:
-        raise FabricConfigError("base_dir must not contain NUL", stage="config", code="invalid_argument")
-    return text.encode("utf-8")
+def options_arg(
+    *, base_dir: str | os.PathLike[str] | None = None, expected_descriptor_sha256: str | None = None
+) -> bytes:
+    """The ``options_json`` argument of the planning calls (schema ``sdk/call-options``);
+    the core enforces every option."""
+
+    options: dict[str, Any] = {}
+    if base_dir is not None:
+        text = os.fspath(base_dir)
+        if "\x00" in text:
+            raise FabricConfigError("base_dir must not contain NUL", stage="config", code="invalid_argument")
+        options["base_dir"] = text
+    if expected_descriptor_sha256 is not None:
+        options["expected_descriptor_sha256"] = expected_descriptor_sha256
+    return dumps(options)
 
 
 def json_mapping(value: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
@@ -100,34 +107,6 @@ def request_payload(
         if merged:
             payload["overrides"] = merged
     return payload
-
-
-def descriptor_sha256(descriptor: Mapping[str, Any]) -> str:
-    """sha256 of the canonical JSON (sorted keys, ``,``/``:`` separators) of a descriptor."""
-
-    canonical = json.dumps(descriptor, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-def verify_descriptor(plan: Mapping[str, Any], expected: str) -> None:
-    """Reject descriptor drift: the plan's fingerprint (adapter descriptor, plus the target
-    descriptor for a registered workflow) must equal ``expected``."""
-
-    resolved = plan.get("adapter_descriptor")
-    descriptor = resolved.get("descriptor") if isinstance(resolved, Mapping) else None
-    if not isinstance(descriptor, Mapping):
-        raise FabricConfigError(
-            "the execution plan has no adapter descriptor", stage="plan", code="descriptor_mismatch"
-        )
-    actual = plan.get("descriptor_sha256") or descriptor_sha256(descriptor)
-    if actual != expected:
-        raise FabricConfigError(
-            f"adapter descriptor mismatch for {descriptor.get('adapter_id')}: expected "
-            f"{expected}, found {actual}",
-            stage="plan",
-            code="descriptor_mismatch",
-            details={"expected_sha256": expected, "actual_sha256": actual},
-        )
 
 
 #: Worker threads for blocking native calls. Like ``asyncio.to_thread`` (the context is

@@ -11,14 +11,13 @@ from typing import Any
 
 from fabric_core import _ffi
 from fabric_core._util import (
-    base_dir_arg,
     call_blocking,
     config_json,
     dumps,
     json_mapping,
+    options_arg,
     request_payload,
     to_thread,
-    verify_descriptor,
 )
 from fabric_core.environment import EnvironmentHandle
 from fabric_core.errors import FabricConfigError, FabricStateError
@@ -58,7 +57,7 @@ class Fabric:
         output) come back resolved against it; without, they stay as written. Raises ``FabricConfigError`` naming the offending field path.
         """
 
-        text = self._lib().fabric_validate(config_json(config), base_dir_arg(base_dir), _ffi.out_slot())
+        text = self._lib().fabric_validate(config_json(config), options_arg(base_dir=base_dir), _ffi.out_slot())
         decoded = json.loads(text)
         canonical = decoded.get("config", decoded) if isinstance(decoded, Mapping) else decoded
         return FabricConfig.from_mapping(canonical)
@@ -70,7 +69,7 @@ class Fabric:
         ``FabricCapabilityError``.
         """
 
-        text = self._lib().fabric_plan(config_json(config), base_dir_arg(base_dir), _ffi.out_slot())
+        text = self._lib().fabric_plan(config_json(config), options_arg(base_dir=base_dir), _ffi.out_slot())
         return RunPlan._from_json(json.loads(text))
 
     async def doctor(self, config: FabricConfig, *, base_dir: PathArg = None) -> DoctorReport:
@@ -79,8 +78,8 @@ class Fabric:
 
         library = self._lib()
         payload = config_json(config)
-        base = base_dir_arg(base_dir)
-        text = await call_blocking(lambda: library.fabric_doctor(payload, base, _ffi.out_slot()))
+        options = options_arg(base_dir=base_dir)
+        text = await call_blocking(lambda: library.fabric_doctor(payload, options, _ffi.out_slot()))
         return DoctorReport._from_json(json.loads(text))
 
     async def run(
@@ -101,15 +100,10 @@ class Fabric:
 
         library = self._lib()
         payload = config_json(config)
-        base = base_dir_arg(base_dir)
+        options = options_arg(base_dir=base_dir, expected_descriptor_sha256=expected_descriptor_sha256)
         request_bytes = dumps(request_payload(input=input, request=request))
-        if expected_descriptor_sha256 is not None:
-            plan = await call_blocking(
-                lambda: json.loads(library.fabric_plan(payload, base, _ffi.out_slot()))
-            )
-            verify_descriptor(plan, expected_descriptor_sha256)
         text = await call_blocking(
-            lambda: library.fabric_run(payload, request_bytes, base, _ffi.out_slot())
+            lambda: library.fabric_run(payload, request_bytes, options, _ffi.out_slot())
         )
         return RunResult._from_json(json.loads(text))
 
@@ -129,17 +123,12 @@ class Fabric:
 
         library = self._lib()
         payload = config_json(config)
-        base = base_dir_arg(base_dir)
+        options = options_arg(base_dir=base_dir, expected_descriptor_sha256=expected_descriptor_sha256)
         runtime_overrides = json_mapping(overrides, "runtime overrides")
-        if expected_descriptor_sha256 is not None:
-            plan = await call_blocking(
-                lambda: json.loads(library.fabric_plan(payload, base, _ffi.out_slot()))
-            )
-            verify_descriptor(plan, expected_descriptor_sha256)
 
         def start() -> tuple[int, str]:
             slot = ctypes.c_uint64(0)
-            text = library.fabric_runtime_start(payload, base, ctypes.byref(slot), _ffi.out_slot())
+            text = library.fabric_runtime_start(payload, options, ctypes.byref(slot), _ffi.out_slot())
             return slot.value, text
 
         handle, text = await _start_guarded(library, start)
@@ -154,11 +143,11 @@ class Fabric:
 
         library = self._lib()
         payload = config_json(config)
-        base = base_dir_arg(base_dir)
+        options = options_arg(base_dir=base_dir)
 
         def prepare() -> tuple[int, str]:
             slot = ctypes.c_uint64(0)
-            text = library.fabric_environment_prepare(payload, base, ctypes.byref(slot), _ffi.out_slot())
+            text = library.fabric_environment_prepare(payload, options, ctypes.byref(slot), _ffi.out_slot())
             return slot.value, text
 
         handle, text = await call_blocking(prepare)
@@ -184,14 +173,14 @@ class Fabric:
             )
         library = self._lib()
         payload = config_json(config)
-        base = base_dir_arg(base_dir)
+        options = options_arg(base_dir=base_dir)
         runtime_overrides = json_mapping(overrides, "runtime overrides")
         env_handle = environment.native_handle
 
         def start() -> tuple[int, str]:
             slot = ctypes.c_uint64(0)
             text = library.fabric_environment_start_runtime(
-                env_handle, payload, base, ctypes.byref(slot), _ffi.out_slot()
+                env_handle, payload, options, ctypes.byref(slot), _ffi.out_slot()
             )
             return slot.value, text
 

@@ -13,6 +13,7 @@ import {
   type FabricConfig,
   type RunResult,
 } from "../index";
+import { nativeLibrary } from "../native";
 
 const repoRoot = path.resolve(__dirname, "..", "..", "..", "..");
 const SCRIPTED = path.join(repoRoot, "adapters", "scripted", "scripted.fabric-adapter.json");
@@ -82,6 +83,35 @@ test("validate returns the canonical config", async () => {
   assert.equal(canonical.schema_version, "fabric.agent/v1alpha1");
   assert.equal(canonical.metadata.name, "canon");
   await assert.rejects(fabric.validate({ metadata: { name: "x" }, nope: 1 } as unknown as FabricConfig), FabricConfigError);
+});
+
+test("expectedDescriptorSha256 is enforced by the core in the same call", async () => {
+  const config = scriptedConfig("pinned");
+  const good = (await fabric.plan(config)).descriptor_sha256 as string;
+  assert.equal(good.length, 64);
+  const pinned = await fabric.plan(config, { expectedDescriptorSha256: good });
+  assert.equal(pinned.descriptor_sha256, good);
+  const other = "0".repeat(64);
+  const mismatch = (error: unknown) => {
+    assert.ok(error instanceof FabricConfigError, String(error));
+    assert.equal(error.code, "descriptor_mismatch");
+    assert.equal(error.stage, "plan");
+    assert.equal(error.details.expected_sha256, other);
+    assert.equal(error.details.actual_sha256, good);
+    return true;
+  };
+  await assert.rejects(fabric.run(config, { input: "x", expectedDescriptorSha256: other }), mismatch);
+  await assert.rejects(fabric.startRuntime(config, { expectedDescriptorSha256: other }), mismatch);
+});
+
+test("an unknown key of the options object is a FabricConfigError naming it", async () => {
+  const text = JSON.stringify(scriptedConfig("options"));
+  await assert.rejects(nativeLibrary().call("fabric_plan", [text, '{"bogus": 1}']), (error: unknown) => {
+    assert.ok(error instanceof FabricConfigError, String(error));
+    assert.equal(error.code, "unknown_field");
+    assert.equal(error.details.path, "options.bogus");
+    return true;
+  });
 });
 
 test("run: start, invoke once, stop", async () => {

@@ -1,0 +1,131 @@
+//! `CallOptions`: the options object of one call through the C ABI (`options_json`).
+//!
+//! Plan, doctor, run, runtime start and environment prepare take one options document
+//! instead of separate arguments, so no binding re-implements a core rule (DESIGN §13).
+//! Every field is optional; an absent document (NULL) means the defaults. Unknown keys are
+//! rejected with their path (`options.<key>`), so a misspelled option never goes unnoticed.
+//!
+//! ```
+//! use fabric_config::CallOptions;
+//!
+//! let options = CallOptions::from_json_str(r#"{"base_dir": "examples/hello"}"#)?;
+//! assert_eq!(options.base_dir.as_deref(), Some("examples/hello"));
+//! assert!(options.expected_descriptor_sha256.is_none());
+//!
+//! let error = CallOptions::from_json_str(r#"{"base_dri": "x"}"#).unwrap_err();
+//! assert_eq!(error.code(), "unknown_field");
+//! assert_eq!(error.path(), Some("options.base_dri"));
+//! # Ok::<(), fabric_config::ConfigError>(())
+//! ```
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ConfigError, ConfigFinding, DecodeErrorKind};
+use crate::validate::{decode_error, decode_json_str};
+
+/// Options of one call (the `options_json` argument of the C ABI).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CallOptions {
+    /// Directory anchoring the config's relative paths (skills, workspace, artifacts,
+    /// discovery paths, Relay output). A relative directory is resolved against the
+    /// process's current directory. Default: the current directory. `validate` resolves the
+    /// config's paths against it only when it is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_dir: Option<String>,
+    /// Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless
+    /// the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with
+    /// the target descriptor's when a workflow target is selected) equals this value.
+    /// `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate`
+    /// selects no adapter and ignores it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_descriptor_sha256: Option<String>,
+}
+
+impl CallOptions {
+    /// The JSON path prefix of every error about an options document.
+    pub const PATH: &'static str = "options";
+
+    /// Decodes an options document (a JSON object). Errors carry the JSON path under
+    /// `options` (`options.base_dir`); syntax errors are [`ConfigError::InvalidJson`].
+    pub fn from_json_str(text: &str) -> Result<CallOptions, ConfigError> {
+        let value: Value = decode_json_str(text)?;
+        if !value.is_object() {
+            return Err(ConfigError::Decode {
+                kind: DecodeErrorKind::InvalidType,
+                path: CallOptions::PATH.to_owned(),
+                message: "options must be a JSON object".to_owned(),
+            });
+        }
+        serde_path_to_error::deserialize(value)
+            .map_err(decode_error)
+            .map_err(under_options)
+    }
+}
+
+/// Prefixes the path of a decode error or finding with `options`.
+fn under_options(error: ConfigError) -> ConfigError {
+    let join = |path: String| {
+        if path.is_empty() || path == "." {
+            CallOptions::PATH.to_owned()
+        } else {
+            format!("{}.{path}", CallOptions::PATH)
+        }
+    };
+    match error {
+        ConfigError::Decode {
+            kind,
+            path,
+            message,
+        } => ConfigError::Decode {
+            kind,
+            path: join(path),
+            message,
+        },
+        ConfigError::Invalid(finding) => ConfigError::Invalid(ConfigFinding {
+            path: join(finding.path),
+            ..finding
+        }),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_document_is_the_defaults() {
+        assert_eq!(
+            CallOptions::from_json_str("{}").unwrap(),
+            CallOptions::default()
+        );
+        let full =
+            CallOptions::from_json_str(r#"{"base_dir": "/w", "expected_descriptor_sha256": "ab"}"#)
+                .unwrap();
+        assert_eq!(full.base_dir.as_deref(), Some("/w"));
+        assert_eq!(full.expected_descriptor_sha256.as_deref(), Some("ab"));
+    }
+
+    #[test]
+    fn errors_name_the_path_under_options() {
+        let unknown = CallOptions::from_json_str(r#"{"timeout": 1}"#).unwrap_err();
+        assert_eq!(unknown.code(), "unknown_field");
+        assert_eq!(unknown.path(), Some("options.timeout"));
+        let wrong_type = CallOptions::from_json_str(r#"{"base_dir": 5}"#).unwrap_err();
+        assert_eq!(wrong_type.code(), "invalid_type");
+        assert_eq!(wrong_type.path(), Some("options.base_dir"));
+        let not_object = CallOptions::from_json_str("[]").unwrap_err();
+        assert_eq!(not_object.path(), Some("options"));
+        let syntax = CallOptions::from_json_str("{nope").unwrap_err();
+        assert_eq!(syntax.code(), "invalid_json");
+    }
+
+    #[test]
+    fn messages_never_echo_values() {
+        let error = CallOptions::from_json_str(r#"{"base_dir": ["sekrit"]}"#).unwrap_err();
+        assert!(!error.to_string().contains("sekrit"), "{error}");
+    }
+}

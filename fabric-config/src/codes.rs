@@ -62,6 +62,11 @@ impl ErrorClass {
     }
 }
 
+/// The C ABI version (`fabric_abi_version()`, `FABRIC_ABI_VERSION`): incremented on every
+/// incompatible change to `include/fabric.h`; the bindings' generated tables carry it.
+/// 2: plan / doctor / run / start / prepare / validate take `options_json`.
+pub const ABI_VERSION: u32 = 2;
+
 /// One C ABI status and the class its errors map to (`None`: not an error).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StatusClass {

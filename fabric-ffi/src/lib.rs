@@ -51,7 +51,7 @@ use std::ffi::{CString, c_char};
 /// bindings refuse to load a library whose `fabric_abi_version()` differs.
 /// 2: plan / doctor / run / start / prepare / validate take `options_json` (a CallOptions
 /// object) instead of `base_dir`.
-pub const ABI_VERSION: u32 = 2;
+pub const ABI_VERSION: u32 = fabric_config::codes::ABI_VERSION;
 
 /// Every `code` the C ABI layer itself reports (core codes come from the core crates).
 /// Codes are never renamed or reused; `tests/fixtures/error-codes.json` lists them.

@@ -91,4 +91,17 @@ mod tests {
             FabricStatus::ALL.iter().map(|s| s.name()).collect();
         assert_eq!(names.len(), FabricStatus::ALL.len());
     }
+
+    #[test]
+    fn statuses_match_the_registry() {
+        let abi: Vec<(i32, &str)> = FabricStatus::ALL
+            .iter()
+            .map(|s| (s.code(), s.name()))
+            .collect();
+        let registry: Vec<(i32, &str)> = fabric_config::codes::STATUSES
+            .iter()
+            .map(|s| (s.status, s.name))
+            .collect();
+        assert_eq!(abi, registry);
+    }
 }

@@ -59,7 +59,7 @@ pub fn read() -> Registry {
     let mut all = codes::all();
     all.sort_by(|a, b| a.code.cmp(b.code));
     Registry {
-        abi_version: fabric_ffi::ABI_VERSION,
+        abi_version: codes::ABI_VERSION,
         stages: codes::STAGES
             .iter()
             .map(|s| s.as_str().to_owned())

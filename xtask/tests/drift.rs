@@ -63,16 +63,3 @@ fn every_crate_code_list_is_registered() {
         }
     }
 }
-
-#[test]
-fn abi_statuses_match_the_registry() {
-    let abi: Vec<(i32, &str)> = fabric_ffi::FabricStatus::ALL
-        .iter()
-        .map(|s| (s.code(), s.name()))
-        .collect();
-    let registry: Vec<(i32, &str)> = fabric_config::codes::STATUSES
-        .iter()
-        .map(|s| (s.status, s.name))
-        .collect();
-    assert_eq!(abi, registry);
-}

@@ -2,9 +2,9 @@
 //!
 //! - `fabric plan CONFIG [--base-dir DIR]`: RunPlan JSON, exit 0; an invalid or incompatible
 //!   config prints `{"error": {"code", "stage": "plan", "message", "path"}}` and exits 2.
-//! - `fabric doctor CONFIG [--base-dir DIR]`: DoctorReport JSON; exit 0 when no check failed,
-//!   1 when one did, 2 when the config file cannot be read, decoded or validated (the error
-//!   names the first rule violation).
+//! - `fabric doctor CONFIG [--base-dir DIR]`: DoctorReport JSON listing every finding, config
+//!   rule violations included; exit 0 when no check failed, 1 when one did, 2 when the config
+//!   file cannot be read or decoded.
 //! - `fabric inspect CONFIG [--descriptor FILE] [--target-descriptor FILE]`: the capability
 //!   profile JSON; exit 2 when admission fails.
 //! - `fabric adapters [--config CONFIG]`: every discovered adapter and target with id, kind,
@@ -19,7 +19,7 @@ use fabric_config::{ErrorInfo, Stage};
 use fabric_plan::{DiscoveryOptions, PlanError, PlanOptions};
 use serde_json::{Value, json};
 
-use crate::common::{base_dir, config_dir, read_config};
+use crate::common::{Rules, base_dir, config_dir, read_config, read_config_with};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json};
 
 /// Arguments of `fabric plan`.
@@ -71,7 +71,7 @@ pub fn plan(args: PlanArgs) -> ExitCode {
 }
 
 pub fn doctor(args: DoctorArgs) -> ExitCode {
-    let config = match read_config(&args.config, Stage::Plan) {
+    let config = match read_config_with(&args.config, Stage::Plan, Rules::Report) {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };

@@ -6,11 +6,30 @@ use std::path::{Path, PathBuf};
 use fabric_config::health::HealthLevel;
 use fabric_config::{ErrorInfo, FabricConfig, Stage};
 
-/// Reads, decodes and validates the config file at `path`: every command sees only configs
-/// that pass every rule. Errors carry `stage` (`config` for validate, run and check; `plan`
-/// for plan, doctor, inspect and adapters) and name the file in `metadata.file`:
-/// `config_read_failed`, the decode error, or the first rule violation (its code and path).
+/// What [`read_config`] checks beyond decoding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rules {
+    /// The first rule violation is the error (every command but `doctor`).
+    Enforce,
+    /// Rule violations are left to the caller's report (`doctor` lists them all as checks).
+    Report,
+}
+
+/// Reads, decodes and (with [`Rules::Enforce`]) validates the config file at `path`: every
+/// command that acts on a config sees only configs that pass every rule. Errors carry
+/// `stage` (`config` for validate, run and check; `plan` for plan, doctor, inspect and
+/// adapters) and name the file in `metadata.file`: `config_read_failed`, the decode error,
+/// or the first rule violation (its code and path).
 pub fn read_config(path: &Path, stage: Stage) -> Result<FabricConfig, ErrorInfo> {
+    read_config_with(path, stage, Rules::Enforce)
+}
+
+/// [`read_config`] with an explicit rule policy.
+pub fn read_config_with(
+    path: &Path,
+    stage: Stage,
+    rules: Rules,
+) -> Result<FabricConfig, ErrorInfo> {
     let file = || path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|error| {
         ErrorInfo::new(
@@ -20,7 +39,11 @@ pub fn read_config(path: &Path, stage: Stage) -> Result<FabricConfig, ErrorInfo>
         )
         .with_metadata("file", file())
     })?;
-    FabricConfig::parse(&text).map_err(|error| {
+    let decoded = match rules {
+        Rules::Enforce => FabricConfig::parse(&text),
+        Rules::Report => FabricConfig::from_json_str(&text),
+    };
+    decoded.map_err(|error| {
         let mut info = ErrorInfo::from(error);
         info.stage = stage;
         info.with_metadata("file", file())

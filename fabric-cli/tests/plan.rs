@@ -226,6 +226,28 @@ fn doctor_exit_codes() {
         assert!(failed.contains(&path), "{path} in {failed:?}");
     }
 
+    // Rule violations are findings of the report (every one), not an early rejection.
+    let invalid = write_config(
+        dir.path(),
+        "invalid",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude"},
+               "models": {"default": {"provider": "openai", "model": "m", "top_p": 2.0}},
+               "runtime": {"max_turns": 0}}),
+    );
+    let output = fabric(&["doctor", invalid.to_str().expect("utf8")], dir.path());
+    assert_eq!(output.status.code(), Some(1));
+    let report = stdout_json(&output);
+    let codes: Vec<&str> = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|check| check["status"] == json!("fail"))
+        .filter_map(|check| check["code"].as_str())
+        .collect();
+    for code in ["top_p_out_of_range", "max_turns_out_of_range"] {
+        assert!(codes.contains(&code), "{code} in {codes:?}");
+    }
+
     let bad = dir.path().join("broken.json");
     std::fs::write(&bad, "{not json").expect("write");
     assert_eq!(

@@ -2,7 +2,7 @@
 //! `<artifact root>/.fabric/<runtime_id>/<invocation_id>/`:
 //!
 //! - `stdout.txt` (`stdout`, kind `log`, `text/plain`): the compact JSON of the result's
-//!   `output`, written for every invocation that produced a result;
+//!   `output` and a newline, written for every invocation that produced a result;
 //! - `stderr.txt` (`stderr`, kind `log`, `text/plain`): what the host wrote to stderr during
 //!   the invocation, environment values replaced by `***`; only when non-empty;
 //! - `workspace.patch` (`workspace_patch`, kind `patch`, `text/x-diff`) and
@@ -79,7 +79,9 @@ impl Collector {
             return Vec::new();
         }
         let mut refs = Vec::new();
-        let stdout = serde_json::to_vec(output).unwrap_or_default();
+        // As upstream: the compact JSON of the output and a newline.
+        let mut stdout = serde_json::to_vec(output).unwrap_or_default();
+        stdout.push(b'\n');
         let dropped = stdout.len().saturating_sub(LOG_CAP) as u64;
         let kept = &stdout[..stdout.len().min(LOG_CAP)];
         self.log_file(at, "stdout", kept, dropped, &mut refs, events);

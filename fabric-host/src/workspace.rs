@@ -14,8 +14,10 @@
 //!    most [`MAX_UNTRACKED`]) `git -C <ws> diff --binary --no-index -- /dev/null <file>`,
 //!    as upstream 0.5.0 does. Output stops at [`PATCH_CAP`] bytes with a marker line.
 //!
-//! `workspace-status.txt` is the status in `git status --short` form (paths relative to the
-//! workspace, unquoted). Every git process runs with `GIT_OPTIONAL_LOCKS=0` (never takes the
+//! 3. `workspace-status.txt` is `git -C <ws> status --short` as upstream writes it (one more
+//!    process, only when the patch was re-made).
+//!
+//! Every git process runs with `GIT_OPTIONAL_LOCKS=0` (never takes the
 //! index lock the agent may want), stdin closed, stderr discarded, and is killed after
 //! [`GIT_TIMEOUT`].
 
@@ -157,7 +159,13 @@ pub(crate) fn collect(
         );
     }
     private_file(&dir.join(PATCH_FILE), &patch, Stage::Artifact).map_err(|e| e.to_string())?;
-    private_file(&dir.join(STATUS_FILE), &parsed.short, Stage::Artifact)
+    let mut short = git(checkout, &["status", "--short"], STATUS_CAP)?;
+    if short.truncated {
+        short
+            .stdout
+            .extend_from_slice(b"\n# fabric: workspace-status.txt truncated\n");
+    }
+    private_file(&dir.join(STATUS_FILE), &short.stdout, Stage::Artifact)
         .map_err(|e| e.to_string())?;
     Ok(Some(Snapshot {
         signature,
@@ -187,8 +195,6 @@ struct Status {
     entries: Vec<PathBuf>,
     /// Untracked files relative to the workspace.
     untracked: Vec<PathBuf>,
-    /// `git status --short` rendering.
-    short: Vec<u8>,
 }
 
 /// Parses `status --porcelain=v2 -z --branch` output.
@@ -196,70 +202,33 @@ fn parse_status(bytes: &[u8], prefix: &Path) -> Status {
     use std::os::unix::ffi::OsStrExt;
     let mut status = Status::default();
     let mut records = bytes.split(|&b| b == 0).filter(|r| !r.is_empty());
-    let local = |path: &[u8]| -> PathBuf {
-        let path = Path::new(OsStr::from_bytes(path));
-        path.strip_prefix(prefix).unwrap_or(path).to_path_buf()
-    };
-    let mut line = |xy: &[u8], shown: &[u8]| {
-        status
-            .short
-            .extend(xy.iter().map(|&c| if c == b'.' { b' ' } else { c }));
-        status.short.push(b' ');
-        status.short.extend_from_slice(shown);
-        status.short.push(b'\n');
-    };
-    let mut entries = Vec::new();
-    let mut untracked = Vec::new();
-    let mut head = None;
+    let path_of = |bytes: &[u8]| PathBuf::from(OsStr::from_bytes(bytes));
     while let Some(record) = records.next() {
-        let field = |n: usize| record.split(|&b| b == b' ').nth(n);
         let rest = |n: usize| record.splitn(n + 1, |&b| b == b' ').nth(n).unwrap_or(b"");
         match record.first() {
             Some(b'#') => {
                 if let Some(oid) = record.strip_prefix(b"# branch.oid ")
                     && oid != b"(initial)"
                 {
-                    head = Some(String::from_utf8_lossy(oid).into_owned());
+                    status.head = Some(String::from_utf8_lossy(oid).into_owned());
                 }
             }
-            Some(b'1') => {
-                let path = rest(8);
-                line(
-                    field(1).unwrap_or(b".."),
-                    local(path).as_os_str().as_bytes(),
-                );
-                entries.push(PathBuf::from(OsStr::from_bytes(path)));
-            }
+            Some(b'1') => status.entries.push(path_of(rest(8))),
             Some(b'2') => {
-                let path = rest(9);
-                let orig = records.next().unwrap_or(b"");
-                let mut shown = local(orig).as_os_str().as_bytes().to_vec();
-                shown.extend_from_slice(b" -> ");
-                shown.extend_from_slice(local(path).as_os_str().as_bytes());
-                line(field(1).unwrap_or(b".."), &shown);
-                entries.push(PathBuf::from(OsStr::from_bytes(orig)));
-                entries.push(PathBuf::from(OsStr::from_bytes(path)));
+                status.entries.push(path_of(rest(9)));
+                status.entries.push(path_of(records.next().unwrap_or(b"")));
             }
-            Some(b'u') => {
-                let path = rest(10);
-                line(
-                    field(1).unwrap_or(b".."),
-                    local(path).as_os_str().as_bytes(),
-                );
-                entries.push(PathBuf::from(OsStr::from_bytes(path)));
-            }
+            Some(b'u') => status.entries.push(path_of(rest(10))),
             Some(b'?') => {
-                let path = rest(1);
-                line(b"??", local(path).as_os_str().as_bytes());
-                entries.push(PathBuf::from(OsStr::from_bytes(path)));
-                untracked.push(local(path));
+                let path = path_of(rest(1));
+                // Untracked files are diffed from the workspace: relative to it.
+                let local = path.strip_prefix(prefix).unwrap_or(&path).to_path_buf();
+                status.entries.push(path);
+                status.untracked.push(local);
             }
             _ => {}
         }
     }
-    status.head = head;
-    status.entries = entries;
-    status.untracked = untracked;
     status
 }
 
@@ -373,10 +342,6 @@ mod tests {
 ? sub/untracked.bin\0";
         let status = parse_status(raw, Path::new("sub"));
         assert_eq!(status.head.as_deref(), Some("0123abcd"));
-        assert_eq!(
-            String::from_utf8_lossy(&status.short),
-            " M a.txt\nD  b.txt\nR  old.txt -> new name.txt\n?? untracked.bin\n"
-        );
         assert_eq!(status.untracked, vec![PathBuf::from("untracked.bin")]);
         assert_eq!(status.entries.len(), 5);
         let initial = parse_status(b"# branch.oid (initial)\0? x\0", Path::new(""));

@@ -185,6 +185,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 
 // ReasonCodes lists the reason and diagnostic codes that appear inside results.
 var ReasonCodes = []string{
+	"artifact_collect_failed",
 	"children_lists_unavailable",
 	"host_exited",
 	"late_samples_discarded",

@@ -680,6 +680,12 @@ pub const CODES: &[ErrorCode] = &[
         "supplied provenance reports exceed 64 KiB",
     ),
     reason(
+        "artifact_collect_failed",
+        O::Host,
+        "a core-collected artifact (invocation log, workspace patch) could not be written; \
+         reported as an `artifact_collect_failed` event, the invocation keeps its outcome",
+    ),
+    reason(
         "host_exited",
         O::Stats,
         "the adapter host exited before it could be read",

@@ -1011,6 +1011,14 @@ impl Reactor {
     }
 
     fn route_line(&mut self, slot: usize, line: Vec<u8>) {
+        if self
+            .slot_entry(slot)
+            .is_some_and(|e| e.pending.is_some() && e.stopping.is_none())
+        {
+            // What the host wrote to stderr before its answer belongs to this operation
+            // (per-invocation `stderr.txt`): read it before completing.
+            self.read_stderr(slot);
+        }
         let Some(entry) = self.slot_entry(slot) else {
             return;
         };

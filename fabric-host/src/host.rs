@@ -187,6 +187,16 @@ impl Host {
         self.started_at
     }
 
+    /// Starts a per-invocation copy of the host's redacted stderr (at most `cap` bytes).
+    pub(crate) fn begin_stderr_capture(&self, cap: usize) {
+        self.sink.begin_capture(cap);
+    }
+
+    /// Ends the per-invocation stderr copy (`None` when none was started).
+    pub(crate) fn take_stderr_capture(&self) -> Option<crate::stderr::Capture> {
+        self.sink.take_capture()
+    }
+
     /// The redacted tail of the host's stderr.
     pub fn stderr_tail(&self) -> String {
         self.sink.tail()

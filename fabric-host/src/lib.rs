@@ -52,6 +52,7 @@
 
 #![deny(unsafe_code)]
 
+mod collect;
 mod engine;
 mod environment;
 mod error;
@@ -68,6 +69,7 @@ mod runtime;
 mod stderr;
 #[allow(unsafe_code)]
 mod sys;
+mod workspace;
 
 pub use engine::{EngineStats, Escalation, StopPolicy, engine_stats};
 pub use environment::Environment;

@@ -15,6 +15,7 @@ use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResu
 use fabric_config::{ErrorInfo, RunRequest, Stage};
 use serde_json::{Value, json};
 
+use crate::collect::{self, Collector, InvocationDir};
 use crate::engine::{Escalation, StopPolicy};
 use crate::environment::Environment;
 use crate::error::HostError;
@@ -122,6 +123,8 @@ pub struct Runtime {
     extensions: ExtensionSchemas,
     system_stats: SystemStatsSetting,
     live: Arc<Live>,
+    /// Core-collected artifacts (logs, workspace patch).
+    collector: Collector,
     state: Mutex<State>,
 }
 
@@ -195,7 +198,9 @@ impl Runtime {
             home.path().to_path_buf(),
             live::health_levels(descriptor),
         ));
+        let collector = Collector::new(environment.artifact_root(), environment.workspace());
         let runtime = Runtime {
+            collector,
             runtime_id,
             identity,
             environment,
@@ -505,6 +510,9 @@ impl Runtime {
             },
             Some(self.stats_location(&invocation_id)),
         );
+        if self.collector.enabled() {
+            self.host.begin_stderr_capture(collect::LOG_CAP);
+        }
         let call = self.host.begin(
             "invoke",
             &payload,
@@ -531,14 +539,23 @@ impl Runtime {
         // A record that could not be written fails the invocation after the host answered
         // (the runtime stays usable).
         let (invocation_dir, record_path) = record?;
+        let stderr_capture = self.host.take_stderr_capture();
         let agent = result::decode_agent_result(output)?;
+        let at = InvocationDir {
+            dir: &invocation_dir,
+            reference: format!(".fabric/{}/{invocation_id}", self.runtime_id),
+            ids: ids_meta(),
+        };
+        let logs = self
+            .collector
+            .logs(&at, &agent.output, stderr_capture, &mut events);
         self.extensions.check_result(&agent)?;
         let mut status = agent.status;
         let mut error = agent.error.map(result::adapter_error);
         let usage = result::normalize_usage(agent.usage);
         let root = self.environment.artifact_root();
         let mut artifacts = match result::artifact_refs(agent.artifacts, root) {
-            Ok(refs) => refs,
+            Ok(refs) => logs.into_iter().chain(refs).collect(),
             Err(rejection) => {
                 let info = ErrorInfo::new(
                     Stage::Artifact,
@@ -557,7 +574,7 @@ impl Runtime {
                     status = RunStatus::Failed;
                     error = Some(info);
                 }
-                Vec::new()
+                logs
             }
         };
         // resource_snapshot: the after-observation when the process group was read, else
@@ -588,6 +605,8 @@ impl Runtime {
             format!("adapter host completed with status {}", status.as_str()),
             end_meta,
         ));
+        // After invocation_end, as upstream: git runs here, in the caller's thread.
+        artifacts.extend(self.collector.workspace(&at, &mut events));
         if let Some(error) = &error {
             let mut details = ids_meta();
             details.insert("code".into(), error.code.clone().into());

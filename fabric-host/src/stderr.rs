@@ -26,6 +26,18 @@ struct SinkState {
     file: Option<File>,
     file_bytes: u64,
     secrets: Vec<String>,
+    /// Per-invocation copy of the redacted lines (`stderr.txt`), when capturing.
+    capture: Option<Capture>,
+}
+
+/// A bounded per-invocation copy of the redacted stderr.
+#[derive(Debug, Default)]
+pub(crate) struct Capture {
+    /// The redacted bytes (at most the cap).
+    pub bytes: Vec<u8>,
+    /// Bytes dropped past the cap.
+    pub dropped: u64,
+    cap: usize,
 }
 
 impl StderrSink {
@@ -42,6 +54,7 @@ impl StderrSink {
                 file,
                 file_bytes: 0,
                 secrets,
+                capture: None,
             }),
         }
     }
@@ -65,6 +78,22 @@ impl StderrSink {
     pub(crate) fn flush(&self) {
         let mut state = self.lock();
         state.emit_partial();
+    }
+
+    /// Starts copying redacted stderr lines into a per-invocation buffer of at most `cap`
+    /// bytes (replacing an unfinished capture).
+    pub(crate) fn begin_capture(&self, cap: usize) {
+        self.lock().capture = Some(Capture {
+            cap,
+            ..Capture::default()
+        });
+    }
+
+    /// Ends the capture, first emitting a pending partial line into it.
+    pub(crate) fn take_capture(&self) -> Option<Capture> {
+        let mut state = self.lock();
+        state.emit_partial();
+        state.capture.take()
     }
 
     /// The redacted tail, including a pending partial line.
@@ -116,6 +145,12 @@ impl SinkState {
                 }
             }
         }
+        if let Some(capture) = &mut self.capture {
+            let room = capture.cap.saturating_sub(capture.bytes.len());
+            let take = line.len().min(room);
+            capture.bytes.extend_from_slice(&line.as_bytes()[..take]);
+            capture.dropped += (line.len() - take) as u64;
+        }
         for &b in line.as_bytes() {
             if self.tail.len() == TAIL_BYTES {
                 self.tail.pop_front();
@@ -153,6 +188,21 @@ mod tests {
         assert!(!tail.contains("s3cr3t"), "secret leaked into the tail");
         assert!(tail.contains("line 1999 token=***"));
         assert!(tail.ends_with("partial *** end"));
+    }
+
+    #[test]
+    fn capture_is_bounded_redacted_and_per_invocation() {
+        let sink = StderrSink::new(None, vec!["s3cr3t".into()]);
+        sink.push(b"before\n");
+        sink.begin_capture(24);
+        sink.push(b"one s3cr3t\ntwo ");
+        sink.push(b"three four five six\n");
+        let capture = sink.take_capture().expect("capture");
+        assert_eq!(capture.bytes, b"one ***\ntwo three four f");
+        assert_eq!(capture.dropped, 8);
+        assert!(sink.take_capture().is_none());
+        sink.push(b"after\n");
+        assert!(sink.tail().ends_with("after\n"));
     }
 
     #[test]

@@ -208,8 +208,10 @@ fn artifacts_and_invocation_records_under_the_artifact_root() {
     assert_eq!(result.status, RunStatus::Succeeded, "{:?}", result.error);
     let root = dir.path().join("out");
     assert_eq!(result.artifacts.root.as_deref(), root.to_str());
-    assert_eq!(result.artifacts.artifacts.len(), 1);
-    let artifact = &result.artifacts.artifacts[0];
+    // The core's own `stdout` log comes first (docs/hosting.md, core-collected artifacts).
+    assert_eq!(result.artifacts.artifacts.len(), 2);
+    assert_eq!(result.artifacts.artifacts[0].name, "stdout");
+    let artifact = &result.artifacts.artifacts[1];
     assert!(Path::new(&artifact.path).is_relative());
     let written = root.join(&artifact.path);
     assert_eq!(
@@ -301,7 +303,15 @@ fn artifact_references_outside_the_root_are_rejected() {
         let error = result.error.expect("error");
         assert_eq!(error.code, "artifact_rejected", "{path}");
         assert_eq!(error.stage, Stage::Artifact);
-        assert!(result.artifacts.artifacts.is_empty());
+        // Only the core's own logs remain listed.
+        assert!(
+            result
+                .artifacts
+                .artifacts
+                .iter()
+                .all(|a| a.name == "stdout" || a.name == "stderr"),
+            "{path}"
+        );
         assert!(result.events.iter().any(|e| e.kind == "artifact_rejected"));
     }
     let config = fake_config(
@@ -314,7 +324,8 @@ fn artifact_references_outside_the_root_are_rejected() {
         .run(&config, RunRequest::new("x"), &options(dir.path()))
         .expect("run");
     assert_eq!(result.status, RunStatus::Succeeded, "{:?}", result.error);
-    assert_eq!(result.artifacts.artifacts[0].path, "sub/ok.txt");
+    assert_eq!(result.artifacts.artifacts[0].name, "stdout");
+    assert_eq!(result.artifacts.artifacts[1].path, "sub/ok.txt");
 }
 
 #[test]

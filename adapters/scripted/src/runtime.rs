@@ -122,6 +122,14 @@ impl ScriptedRuntime {
         if let Some(text) = &directives.stderr {
             eprintln!("{text}");
         }
+        if !directives.write_files.is_empty() {
+            match edit_files(&directives.write_files) {
+                Ok(count) => {
+                    meta.insert("files_edited".into(), count.into());
+                }
+                Err(error) => return Step::Answer(Ok(failed_result(&error, None, Vec::new()))),
+            }
+        }
         if directives.spawn_children > 0 {
             match load::spawn_sleepers(&mut self.children, directives.spawn_children) {
                 Ok(pids) => {
@@ -474,6 +482,31 @@ fn write_artifacts(
         refs.push(Value::Object(r));
     }
     Ok(refs)
+}
+
+/// Applies `write_files` in the working directory (the workspace): writes create missing
+/// parent directories; deleting a missing file is not an error.
+fn edit_files(edits: &[crate::settings::FileEdit]) -> Result<usize, ErrorSpec> {
+    for edit in edits {
+        let path = std::path::Path::new(&edit.path);
+        let outcome = match &edit.content {
+            Some(bytes) => path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(path, bytes)),
+            None => match std::fs::remove_file(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                other => other,
+            },
+        };
+        outcome.map_err(|_| ErrorSpec {
+            code: "scripted_write_failed".into(),
+            message: format!("could not edit workspace file `{}`", edit.path),
+            retryable: false,
+        })?;
+    }
+    Ok(edits.len())
 }
 
 fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {

@@ -307,7 +307,20 @@ pub const DIRECTIVE_KEYS: &[&str] = &[
     "stderr",
     "protocol_fault",
     "oversized_bytes",
+    "write_files",
 ];
+
+/// One workspace edit of the `write_files` directive: write (create or replace) or delete.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileEdit {
+    /// Relative to the host's working directory (the workspace).
+    pub path: String,
+    /// `None` deletes the file.
+    pub content: Option<Vec<u8>>,
+}
+
+/// Most edits one `write_files` directive may carry.
+pub const MAX_FILE_EDITS: usize = 1_024;
 
 /// An artifact the invocation writes under the runtime artifact root.
 #[derive(Debug, Clone, PartialEq)]
@@ -337,6 +350,7 @@ pub struct Directives {
     pub stderr: Option<String>,
     pub protocol_fault: Option<ProtocolFault>,
     pub oversized_bytes: u64,
+    pub write_files: Vec<FileEdit>,
 }
 
 pub const MAX_MEMORY_MIB: u64 = 65_536;
@@ -382,6 +396,7 @@ impl Directives {
                 "oversized_bytes" => d.oversized_bytes = uint(v, &path, 1, 1 << 31)?,
                 "usage" => d.usage = Some(parse_usage(v, &path)?),
                 "stderr" => d.stderr = Some(string(v, &path)?.to_owned()),
+                "write_files" => d.write_files = parse_file_edits(v, &path)?,
                 "memory_mib" => {
                     let items = v
                         .as_array()
@@ -430,6 +445,56 @@ fn unreachable_key(key: &str) -> Result<()> {
         &format!("scripted.{key}"),
         "is not a known directive",
     ))
+}
+
+/// `write_files`: `{"<relative path>": "text" | {"bytes": [0..=255, ...]} | null}` (null
+/// deletes). Paths follow the artifact-name rule (relative, no `..`/`.`/empty segments).
+fn parse_file_edits(v: &Value, path: &str) -> Result<Vec<FileEdit>> {
+    let map = object(v, path)?;
+    if map.len() > MAX_FILE_EDITS {
+        return Err(Invalid::new(
+            path,
+            format!("must have at most {MAX_FILE_EDITS} entries"),
+        ));
+    }
+    let mut edits = Vec::with_capacity(map.len());
+    for (name, value) in map {
+        let p = format!("{path}.{name}");
+        if !is_safe_relative(name) {
+            return Err(Invalid::new(
+                &p,
+                "must be a relative path without '..', '.' or empty segments",
+            ));
+        }
+        let content = match value {
+            Value::Null => None,
+            Value::String(text) => Some(text.as_bytes().to_vec()),
+            Value::Object(bytes) => {
+                closed(bytes, &p, &["bytes"])?;
+                let items = bytes
+                    .get("bytes")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| Invalid::new(&format!("{p}.bytes"), "must be an array"))?;
+                let mut out = Vec::with_capacity(items.len());
+                for (i, item) in items.iter().enumerate() {
+                    let byte = uint(item, &format!("{p}.bytes[{i}]"), 0, 255)?;
+                    out.push(u8::try_from(byte).unwrap_or_default());
+                }
+                Some(out)
+            }
+            _ => {
+                return Err(Invalid::new(
+                    &p,
+                    "must be a string, {\"bytes\": [...]} or null",
+                ));
+            }
+        };
+        edits.push(FileEdit {
+            path: name.clone(),
+            content,
+        });
+    }
+    Ok(edits)
 }
 
 fn parse_artifact(v: &Value, path: &str) -> Result<ArtifactSpec> {
@@ -586,6 +651,32 @@ mod tests {
         assert_eq!(e.path, "scripted.artifact[0].kind");
         let e = Directives::parse(None, Some(&json!({"explode": true}))).unwrap_err();
         assert_eq!(e.path, "request.context.scripted.explode");
+    }
+
+    #[test]
+    fn write_files_directive() {
+        let d = Directives::parse(
+            None,
+            Some(
+                &json!({"write_files": {"a/b.txt": "x", "c.bin": {"bytes": [0, 255]}, "d": null}}),
+            ),
+        )
+        .unwrap();
+        assert_eq!(d.write_files.len(), 3);
+        assert_eq!(d.write_files[0].content.as_deref(), Some(&b"x"[..]));
+        assert_eq!(d.write_files[1].content.as_deref(), Some(&[0u8, 255][..]));
+        assert_eq!(d.write_files[2].content, None);
+        for (bad, path) in [
+            (json!({"../x": "y"}), "scripted.write_files.../x"),
+            (json!({"x": 1}), "scripted.write_files.x"),
+            (
+                json!({"x": {"bytes": [256]}}),
+                "scripted.write_files.x.bytes[0]",
+            ),
+        ] {
+            let e = Directives::parse(None, Some(&json!({"write_files": bad}))).unwrap_err();
+            assert_eq!(e.path, path);
+        }
     }
 
     #[test]

@@ -195,6 +195,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
 
 /** Reason and diagnostic codes that appear inside results. */
 export const REASON_CODES: ReadonlySet<string> = new Set([
+  "artifact_collect_failed",
   "children_lists_unavailable",
   "host_exited",
   "late_samples_discarded",

@@ -190,6 +190,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
 
 #: Reason and diagnostic codes that appear inside results.
 REASON_CODES: frozenset[str] = frozenset({
+    "artifact_collect_failed",
     "children_lists_unavailable",
     "host_exited",
     "late_samples_discarded",

@@ -17,6 +17,10 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q pytest "nemo-fabric==0.5.0" \
   "nemo-fabric-adapter-catalog==0.5.0" "nemo-fabric-adapters-common==0.5.0"
+# Upstream's own harness adapters, for running real harnesses under both cores (about 1.5 min;
+# their descriptors land in .venv/share/nemo-fabric/adapters, which upstream always searches).
+.venv/bin/python -m pip install -q "nemo-fabric-adapters-mini-swe-agent[full]==0.5.0" \
+  "nemo-fabric-adapters-deepagents[full]==0.5.0"
 if [ -f adapters/python-echo/pyproject.toml ]; then
   .venv/bin/python -m pip install -q -e adapters/python-echo
 fi

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -135,6 +136,19 @@ def variants(adapter_id: str, descriptor: dict | None = None) -> list[tuple[str,
         ("relay_without_provider", {"harness": harness, "relay": {"project": "p"}}),
         ("relay_two_observability", {"harness": harness, "models": m, "telemetry": {"providers": {"relay": {}}}, "relay": {"observability": {"atif": {"enabled": True}}, "components": [{"kind": "observability", "config": {"atif": {"enabled": True}}}]}}),
         ("relay_component", {"harness": harness, "telemetry": {"providers": {"relay": {}}}, "relay": {"components": [{"kind": "custom", "config": {"a": 1}}]}}),
+        # issue 15 item 4: integral floats are integers (2.5 is not), as upstream's pydantic.
+        ("model_max_tokens_integral_float", {"harness": harness, "models": {"default": model(max_tokens=64.0)}}),
+        ("model_max_tokens_fraction", {"harness": harness, "models": {"default": model(max_tokens=64.5)}}),
+        ("max_turns_integral_float", {"harness": harness, "runtime": {"max_turns": 3.0}}),
+        ("max_turns_fraction", {"harness": harness, "runtime": {"max_turns": 3.5}}),
+        ("mcp_oauth2_timeout_integral_float", {"harness": harness, "mcp": {"servers": {"web": {"transport": "streamable-http", "url": "https://x", "authentication": {"type": "oauth2", "authorization_timeout_seconds": 120.0}}}}}),
+        ("mcp_service_account_buffer_integral_float", {"harness": harness, "mcp": {"servers": {"web": {"transport": "streamable-http", "url": "https://x", "authentication": {"type": "service_account", "client_id": "c", "client_secret_env": "SECRET_ENV", "token_url": "https://t/token", "token_cache_buffer_seconds": 60.0}}}}}),
+        ("mcp_oauth2_no_client_no_registration", {"harness": harness, "mcp": {"servers": {"web": {"transport": "streamable-http", "url": "https://x", "authentication": {"type": "oauth2", "enable_dynamic_registration": False}}}}}),
+        # Unknown keys upstream tolerates inside Fabric-owned sections (ours: kept, warned).
+        ("environment_unknown_key", {"harness": harness, "environment": {"wokspace": "./ws"}}),
+        ("discovery_unknown_key", {"harness": harness, "discovery": {"local_paths": ["descriptors"], "zzz_unknown": 1}}),
+        ("telemetry_unknown_key", {"harness": harness, "telemetry": {"providers": {"relay": {"zzz_unknown": 1}}, "zzz_unknown": 1}}),
+        ("relay_unknown_key", {"harness": harness, "models": m, "telemetry": {"providers": {"relay": {}}}, "relay": {"projct": "p", "observability": {"atif": {"enabled": True}}}}),
         ("mcp_headers_on_stdio", {"harness": harness, "mcp": {"servers": {"gh": {"transport": "stdio", "url": "gh", "custom_headers": {"A": "b"}}}}}),
     ]
     valid = valid_setting(settings_schema)
@@ -161,25 +175,39 @@ def target_variants() -> list[tuple[str, dict]]:
     ]
 
 
+# Variants both sides reject, where the error must name the same field: variant ->
+# (text in upstream's message, text in ours).
+ERROR_NAMES = {
+    "mcp_oauth2_no_client_no_registration": ("requires client_id", "authentication.client_id`"),
+}
+
+
 def upstream_plan(config: dict, base_dir: Path) -> tuple[bool, str, dict | None]:
     from nemo_fabric import Fabric, FabricConfig
 
     try:
         typed = FabricConfig.model_validate(config)
-        Fabric().plan(typed, base_dir=base_dir)
+        mapping = Fabric().plan(typed, base_dir=base_dir).to_mapping()
         native = Fabric()._require_native_module("plan")
         raw = json.loads(native.plan_config(json.dumps(typed.to_mapping()), str(base_dir)))
+        # The SDK's `RunPlan.to_mapping()` adds `adapter` (the descriptor with `metadata`).
+        raw["adapter"] = json.loads(json.dumps(mapping["adapter"], default=str))
+        raw["_mapping_keys"] = sorted(mapping)
         return True, "", raw
     except Exception as error:  # noqa: BLE001 - any failure is a rejection
-        return False, f"{type(error).__name__}: {str(error).splitlines()[0][:240]}", None
+        return False, f"{type(error).__name__}: {' '.join(str(error).split())[:240]}", None
 
 
 def our_plan(fabric: Path, config_file: Path, base_dir: Path) -> tuple[bool, str, dict | None]:
+    # Upstream always searches the prefix of the interpreter it runs in; give ours the same
+    # prefix (VIRTUAL_ENV) so installed adapters (share/nemo-fabric) are found by both.
+    env = dict(os.environ, VIRTUAL_ENV=sys.prefix)
     result = subprocess.run(
         [str(fabric), "plan", str(config_file), "--base-dir", str(base_dir)],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if result.returncode == 0:
         return True, "", json.loads(result.stdout)
@@ -211,7 +239,11 @@ COMPARED_FIELDS = [
     ("adapter_descriptor", "provenance"),
     ("adapter_descriptor", "descriptor"),
     ("adapter_target_descriptor", "descriptor"),
+    ("adapter",),
 ]
+
+# Top-level plan keys ours has and upstream's SDK mapping does not (documented extras).
+OUR_EXTRA_KEYS = {"descriptor_sha256"}
 
 
 def field(plan: dict, path: tuple[str, ...]):
@@ -223,12 +255,33 @@ def field(plan: dict, path: tuple[str, ...]):
     return value
 
 
+def caller_provenance(plan: dict) -> list | None:
+    """Provenance of the records the caller listed. Upstream also lists identical records
+    of the same id found in lower-precedence sources (the interpreter prefix's installed
+    adapters); ours stops at the first source that has the id (DESIGN §4)."""
+    resolved = plan.get("adapter_descriptor")
+    if not isinstance(resolved, dict):
+        return None
+    return [p for p in resolved.get("provenance", []) if p.get("source") == "explicit_local"]
+
+
 def shape_differences(upstream: dict, ours: dict) -> list[str]:
     differences = []
     for path in COMPARED_FIELDS:
-        a, b = field(upstream, path), field(ours, path)
+        if path == ("adapter_descriptor", "provenance"):
+            a, b = caller_provenance(upstream), caller_provenance(ours)
+        else:
+            a, b = field(upstream, path), field(ours, path)
         if a != b:
             differences.append(f"{'.'.join(path)}: upstream={json.dumps(a, sort_keys=True)[:200]} ours={json.dumps(b, sort_keys=True)[:200]}")
+    # Every key of upstream's SDK plan mapping is in ours (ours may have more: optional
+    # blocks upstream's mapping drops, and OUR_EXTRA_KEYS).
+    missing = sorted(set(upstream.get("_mapping_keys", [])) - set(ours))
+    if missing:
+        differences.append(f"plan keys missing from ours: {missing}")
+    extra = sorted(set(ours) - set(upstream) - OUR_EXTRA_KEYS - {"_mapping_keys"})
+    if extra:
+        differences.append(f"plan keys only in ours: {extra}")
     return differences
 
 
@@ -281,6 +334,10 @@ def main() -> int:
 
     agree = [row for row in rows if row["upstream"] == row["ours"]]
     disagree = [row for row in rows if row["upstream"] != row["ours"]]
+    for row in agree:
+        names = ERROR_NAMES.get(row["variant"])
+        if names and not row["ours"] and not (names[0] in row["upstream_error"] and names[1] in row["our_error"]):
+            row["shape"].append(f"error names differ: upstream={row['upstream_error']!r} ours={row['our_error']!r}")
     unexplained = [row for row in disagree if row["variant"] not in KNOWN_DIFFERENCES]
     shape = [row for row in agree if row["shape"]]
     summary = {

@@ -241,9 +241,9 @@ const (
 
 // ArtifactManifest: Artifact manifest: a root and references.
 type ArtifactManifest struct {
-	// Artifacts: Artifact references.
+	// Artifacts: Artifact references (always present).
 	Artifacts []ArtifactRef `json:"artifacts,omitempty"`
-	// Root: Artifact root directory.
+	// Root: Artifact root directory (always present, null without an artifact root, as upstream's `{"artifacts": [], "root": null}`).
 	Root string `json:"root,omitempty"`
 }
 
@@ -605,7 +605,7 @@ type ErrorInfo struct {
 	Code string `json:"code"`
 	// Message: Human-readable, secret-free description.
 	Message string `json:"message"`
-	// Metadata: Structured context (for example `path`, `adapter_id`).
+	// Metadata: Structured context (for example `path`, `adapter_id`); always present, `{}` when none, as upstream.
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Retryable: Whether retrying at the consumer boundary is safe.
 	Retryable bool `json:"retryable,omitempty"`
@@ -828,6 +828,8 @@ type ResolvedTargetDescriptor struct {
 
 // RunPlan: The resolved execution plan: everything a host needs to start the runtime.
 type RunPlan struct {
+	// Adapter: The resolved adapter identity, as upstream's `RunPlan.adapter`: the normalized descriptor with a `metadata` object (`{}` unless the descriptor has one), so `plan["adapter"]["adapter_id"]` reads as upstream. Built by [`RunPlan::adapter_info`].
+	Adapter map[string]any `json:"adapter,omitempty"`
 	// AdapterDescriptor: The selected adapter descriptor and where it was found.
 	AdapterDescriptor *ResolvedAdapterDescriptor `json:"adapter_descriptor,omitempty"`
 	// AdapterTargetDescriptor: The selected workflow target descriptor, when `workflow.target_id` is set.
@@ -886,8 +888,8 @@ type RunResult struct {
 	Status RunStatus `json:"status"`
 	// SystemStats: Invocation system stats (`None` when disabled or not collected).
 	SystemStats *InvocationSystemStats `json:"system_stats,omitempty"`
-	// Telemetry: Telemetry reference.
-	Telemetry *TelemetryRef `json:"telemetry,omitempty"`
+	// Telemetry: Ordered telemetry references (`[]` when none).
+	Telemetry []TelemetryRef `json:"telemetry,omitempty"`
 	// Usage: Usage, when known.
 	Usage *RunUsage `json:"usage,omitempty"`
 }
@@ -912,7 +914,7 @@ type RunUsage struct {
 	InputTokens *uint64 `json:"input_tokens,omitempty"`
 	// InputTokensIncludeCache: Whether `input_tokens` includes cached tokens.
 	InputTokensIncludeCache *bool `json:"input_tokens_include_cache,omitempty"`
-	// Metadata: Descriptor-declared usage extensions.
+	// Metadata: Descriptor-declared usage extensions (always present, `{}` when none, as upstream).
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// OutputTokens: Output tokens.
 	OutputTokens *uint64 `json:"output_tokens,omitempty"`
@@ -1111,12 +1113,18 @@ const (
 	TelemetryProviderNative TelemetryProvider = "native"
 )
 
-// TelemetryRef: Telemetry reference of a result.
+// TelemetryRef: Reference to external or persisted telemetry of a result (upstream's `TelemetryRef`): `RunResult.telemetry` is an ordered list of these, `[]` when telemetry is not configured.
 type TelemetryRef struct {
-	// Metadata: Provider-specific details.
+	// Kind: Reference kind (`trace`).
+	Kind string `json:"kind"`
+	// Metadata: Provider-specific details (for Relay: `relay_enabled`).
 	Metadata map[string]any `json:"metadata,omitempty"`
-	// RelayEnabled: Whether Relay was enabled.
-	RelayEnabled bool `json:"relay_enabled"`
+	// Provider: Telemetry provider (`relay`, `native`).
+	Provider string `json:"provider"`
+	// TraceID: Provider trace id, when known (always present, may be null).
+	TraceID string `json:"trace_id,omitempty"`
+	// URI: Location of persisted telemetry, when there is one (always present, may be null).
+	URI string `json:"uri,omitempty"`
 }
 
 // ToolDefinitionConfig: One named tool or tool-group definition (extension point `tool_definition`).

@@ -1,6 +1,10 @@
 //! `fabric validate CONFIG [--base-dir DIR]`: decode and validate a FabricConfig JSON file and
 //! print its canonical JSON (exit 0), or `{"error": {...}}` with stage `config` (exit 2).
 //!
+//! Unknown keys that upstream tolerates inside Fabric-owned sections (`environment`,
+//! `discovery`, `telemetry`, `relay`) do not fail validation: each is reported on stderr as
+//! `warning: <path>: ... (did you mean ...)`, and the canonical JSON keeps them.
+//!
 //! Relative paths are printed as written unless `--base-dir` is given, in which case they are
 //! anchored at that directory (skills, workspace, artifacts, discovery paths, relay output).
 
@@ -24,6 +28,9 @@ pub fn run(args: Args) -> ExitCode {
         Some(base_dir) => config.resolve_paths(base_dir),
         None => config,
     };
+    for key in config.tolerated_unknown_keys() {
+        eprintln!("warning: {}", key.message());
+    }
     print_json(&config.to_canonical_value());
     ExitCode::from(EXIT_OK)
 }

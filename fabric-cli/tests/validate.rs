@@ -158,3 +158,42 @@ fn schema_lists_prints_and_rejects_unknown_names() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(stdout_json(&output)["error"]["code"], "unknown_schema");
 }
+
+/// Unknown keys upstream 0.5.0 tolerates inside Fabric-owned sections validate (exit 0, kept
+/// in the canonical form) with one warning each on stderr, with a "did you mean".
+#[test]
+fn validate_warns_about_tolerated_unknown_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("typo.json");
+    std::fs::write(
+        &file,
+        r#"{"schema_version": "fabric.agent/v1alpha1", "metadata": {"name": "typo"},
+            "harness": {"adapter_id": "fabric.scripted"},
+            "environment": {"wokspace": "./ws", "shell": "bash"},
+            "discovery": {"local_path": ["x"]},
+            "models": {"default": {"provider": "openai", "model": "m", "max_tokens": 2.0}}}"#,
+    )
+    .unwrap();
+    let output = fabric(&["validate", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0));
+    let printed = stdout_json(&output);
+    assert_eq!(printed["environment"]["wokspace"], "./ws");
+    assert_eq!(printed["models"]["default"]["max_tokens"], 2);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning: "))
+        .collect();
+    assert_eq!(warnings.len(), 3, "{stderr}");
+    assert!(
+        stderr.contains("`discovery.local_path`") && stderr.contains("did you mean `local_paths`?"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did you mean `workspace`?"), "{stderr}");
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("`environment.shell`") && !w.contains("did you mean")),
+        "{stderr}"
+    );
+}

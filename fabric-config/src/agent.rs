@@ -318,11 +318,12 @@ pub struct ArtifactRef {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArtifactManifest {
-    /// Artifact root directory.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Artifact root directory (always present, null without an artifact root, as
+    /// upstream's `{"artifacts": [], "root": null}`).
+    #[serde(default)]
     pub root: Option<String>,
-    /// Artifact references.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Artifact references (always present).
+    #[serde(default)]
     pub artifacts: Vec<ArtifactRef>,
 }
 

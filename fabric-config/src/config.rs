@@ -201,13 +201,17 @@ pub struct WorkflowConfig {
     pub extensions: Extensions,
 }
 
-/// Explicit descriptor discovery paths (closed).
+/// Explicit descriptor discovery paths (unknown keys tolerated, with a warning).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct DiscoveryConfig {
     /// Descriptor files or directories, relative to the base directory.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub local_paths: Vec<String>,
+    /// Keys this section does not define, which upstream 0.5.0 tolerates: kept and passed
+    /// through as upstream does; `fabric validate` and `doctor` warn about each
+    /// ([`FabricConfig::tolerated_unknown_keys`]).
+    #[serde(flatten)]
+    pub unknown: Extensions,
 }
 
 /// Invocation runtime contract (extension point `runtime`).
@@ -228,6 +232,7 @@ pub struct RuntimeConfig {
     /// Maximum harness turns within one invocation (1..=2^32-1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 4294967295u64))]
+    #[serde(deserialize_with = "crate::number::option_u64_integral")]
     pub max_turns: Option<u64>,
     /// Undeclared keys (extension point `runtime`).
     #[serde(flatten)]
@@ -256,9 +261,9 @@ pub enum EnvironmentOwnership {
     FabricOwned,
 }
 
-/// Execution environment (closed; `connection`, `metadata`, `settings` are provider-owned).
+/// Execution environment (`connection`, `metadata`, `settings` are provider-owned; unknown
+/// keys tolerated, with a warning).
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct EnvironmentConfig {
     /// Environment provider (`local`, `docker`, `opensandbox`, `k8s`, ...). Default `local`.
     #[serde(default = "default_provider")]
@@ -290,6 +295,11 @@ pub struct EnvironmentConfig {
     /// Provider-specific settings.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub settings: JsonObject,
+    /// Keys this section does not define, which upstream 0.5.0 tolerates: kept and passed
+    /// through as upstream does; `fabric validate` and `doctor` warn about each
+    /// ([`FabricConfig::tolerated_unknown_keys`]).
+    #[serde(flatten)]
+    pub unknown: Extensions,
 }
 
 impl Default for EnvironmentConfig {
@@ -305,6 +315,7 @@ impl Default for EnvironmentConfig {
             connection: JsonObject::new(),
             metadata: JsonObject::new(),
             settings: JsonObject::new(),
+            unknown: Extensions::new(),
         }
     }
 }
@@ -332,6 +343,7 @@ pub struct ModelConfig {
     /// Maximum response tokens (>= 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
+    #[serde(deserialize_with = "crate::number::option_u64_integral")]
     pub max_tokens: Option<u64>,
     /// Provider-specific settings validated by the descriptor's `model_schema`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -572,6 +584,7 @@ pub struct McpOAuth2Config {
     /// Maximum wait for interactive authorization (default 300; written only when different).
     #[serde(default = "default_300", skip_serializing_if = "is_300")]
     #[schemars(range(min = 1))]
+    #[serde(deserialize_with = "crate::number::u64_integral")]
     pub authorization_timeout_seconds: u64,
 }
 
@@ -608,6 +621,7 @@ pub struct McpServiceAccountConfig {
     pub token_endpoint_auth_method: Option<OAuthTokenEndpointAuthMethod>,
     /// Refresh this many seconds before expiry (default 300; written only when different).
     #[serde(default = "default_300", skip_serializing_if = "is_300")]
+    #[serde(deserialize_with = "crate::number::u64_integral")]
     pub token_cache_buffer_seconds: u64,
 }
 
@@ -640,29 +654,37 @@ impl TelemetryProvider {
     }
 }
 
-/// Telemetry configuration (closed).
+/// Telemetry configuration (unknown keys tolerated, with a warning).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TelemetryConfig {
     /// Enabled providers, keyed by [`TelemetryProvider`] spelling (`relay`, `native`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub providers: BTreeMap<String, TelemetryProviderConfig>,
+    /// Keys this section does not define, which upstream 0.5.0 tolerates: kept and passed
+    /// through as upstream does; `fabric validate` and `doctor` warn about each
+    /// ([`FabricConfig::tolerated_unknown_keys`]).
+    #[serde(flatten)]
+    pub unknown: Extensions,
 }
 
-/// One telemetry provider (closed; `config` is provider-owned).
+/// One telemetry provider (`config` is provider-owned; unknown keys tolerated, with a
+/// warning).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct TelemetryProviderConfig {
     /// Provider-specific pass-through config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<Value>,
+    /// Keys this section does not define, which upstream 0.5.0 tolerates: kept and passed
+    /// through as upstream does; `fabric validate` and `doctor` warn about each
+    /// ([`FabricConfig::tolerated_unknown_keys`]).
+    #[serde(flatten)]
+    pub unknown: Extensions,
 }
 
-/// NeMo Relay integration. Fabric-owned keys at this level are closed; the subtrees
+/// NeMo Relay integration. Unknown keys at this level are tolerated, with a warning; the subtrees
 /// `observability`, `components[]`, `policy` and `plugins` are Relay-owned and keep unknown
 /// keys in their `extensions`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
 pub struct RelayConfig {
     /// Project name for Relay backends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -682,6 +704,11 @@ pub struct RelayConfig {
     /// Relay plugins (`dynamic` manifests); Relay owns validation and loading.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugins: Option<RelayPluginsConfig>,
+    /// Keys this section does not define, which upstream 0.5.0 tolerates: kept and passed
+    /// through as upstream does; `fabric validate` and `doctor` warn about each
+    /// ([`FabricConfig::tolerated_unknown_keys`]).
+    #[serde(flatten)]
+    pub unknown: Extensions,
 }
 
 /// Relay observability (Relay-owned; unknown keys kept). Defaults are applied by Relay.
@@ -689,6 +716,7 @@ pub struct RelayConfig {
 pub struct RelayObservabilityConfig {
     /// Observability config version; only 4 is supported.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "crate::number::option_u64_integral")]
     pub version: Option<u64>,
     /// ATOF export.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -777,6 +805,7 @@ pub struct RelayAtofStreamSinkConfig {
     pub header_env: BTreeMap<String, String>,
     /// Request timeout in milliseconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "crate::number::option_u64_integral")]
     pub timeout_millis: Option<u64>,
     /// `preserve` or `replace_dots`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1147,10 +1176,12 @@ pub struct SystemStatsSamplingConfig {
     /// Sampling interval in milliseconds (>= 1, default 1000).
     #[serde(default = "default_interval_ms")]
     #[schemars(range(min = 1))]
+    #[serde(deserialize_with = "crate::number::u64_integral")]
     pub interval_ms: u64,
     /// Maximum retained intermediate samples (>= 1, default 10000).
     #[serde(default = "default_max_samples")]
     #[schemars(range(min = 1))]
+    #[serde(deserialize_with = "crate::number::u64_integral")]
     pub max_samples: u64,
 }
 
@@ -1227,6 +1258,7 @@ impl std::fmt::Debug for EnvironmentConfig {
             .field("connection", &self.connection)
             .field("metadata", &self.metadata)
             .field("settings", &self.settings)
+            .field("unknown", &self.unknown.keys().collect::<Vec<_>>())
             .finish()
     }
 }

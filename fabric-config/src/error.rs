@@ -58,8 +58,9 @@ pub struct ErrorInfo {
     /// Whether retrying at the consumer boundary is safe.
     #[serde(default)]
     pub retryable: bool,
-    /// Structured context (for example `path`, `adapter_id`).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    /// Structured context (for example `path`, `adapter_id`); always present, `{}` when
+    /// none, as upstream.
+    #[serde(default)]
     pub metadata: Map<String, Value>,
 }
 

@@ -45,6 +45,7 @@ pub mod edit;
 pub mod error;
 pub mod handles;
 pub mod health;
+mod number;
 pub mod options;
 pub mod path;
 pub mod plan;
@@ -52,6 +53,7 @@ pub mod request;
 pub mod result;
 pub mod schema;
 pub mod stats;
+pub mod tolerated;
 pub mod validate;
 
 pub use config::FabricConfig;

@@ -29,6 +29,11 @@ pub struct RunPlan {
     pub config: FabricConfig,
     /// The southbound projection sent to the adapter at start.
     pub agent_config: AgentConfig,
+    /// The resolved adapter identity, as upstream's `RunPlan.adapter`: the normalized
+    /// descriptor with a `metadata` object (`{}` unless the descriptor has one), so
+    /// `plan["adapter"]["adapter_id"]` reads as upstream. Built by [`RunPlan::adapter_info`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter: Option<AdapterDescriptor>,
     /// The selected adapter descriptor and where it was found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adapter_descriptor: Option<ResolvedAdapterDescriptor>,
@@ -53,6 +58,18 @@ pub struct RunPlan {
     /// is selected); compare with `expected_descriptor_sha256`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub descriptor_sha256: Option<String>,
+}
+
+impl RunPlan {
+    /// Upstream's `adapter` block for a descriptor: the descriptor itself with `metadata`
+    /// defaulted to `{}` (upstream's `AdapterInfo`).
+    pub fn adapter_info(descriptor: &AdapterDescriptor) -> AdapterDescriptor {
+        let mut info = descriptor.clone();
+        info.extra
+            .entry("metadata".to_owned())
+            .or_insert_with(|| Value::Object(Map::new()));
+        info
+    }
 }
 
 /// Where a descriptor was discovered, in precedence order.

@@ -35,8 +35,8 @@ pub struct RunUsage {
     /// Cost in USD.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
-    /// Descriptor-declared usage extensions.
-    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    /// Descriptor-declared usage extensions (always present, `{}` when none, as upstream).
+    #[serde(default)]
     pub metadata: JsonObject,
 }
 
@@ -56,14 +56,51 @@ pub struct FabricEvent {
     pub metadata: JsonObject,
 }
 
-/// Telemetry reference of a result.
+/// Reference to external or persisted telemetry of a result (upstream's `TelemetryRef`):
+/// `RunResult.telemetry` is an ordered list of these, `[]` when telemetry is not configured.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TelemetryRef {
-    /// Whether Relay was enabled.
-    pub relay_enabled: bool,
-    /// Provider-specific details.
-    #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
+    /// Telemetry provider (`relay`, `native`).
+    pub provider: String,
+    /// Reference kind (`trace`).
+    pub kind: String,
+    /// Location of persisted telemetry, when there is one (always present, may be null).
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// Provider trace id, when known (always present, may be null).
+    #[serde(default)]
+    pub trace_id: Option<String>,
+    /// Provider-specific details (for Relay: `relay_enabled`).
+    #[serde(default)]
     pub metadata: JsonObject,
+}
+
+impl TelemetryRef {
+    /// The reference for a runtime telemetry context, built as upstream's SDK builds it from
+    /// its core's `{relay_enabled, metadata}`: provider = `metadata.telemetry_providers[0]`
+    /// (else `relay`), kind `trace`, uri = `metadata.relay_output_dir`, trace id =
+    /// `metadata.trace_id`, and `relay_enabled` kept in the metadata.
+    pub fn from_relay(relay_enabled: bool, metadata: &JsonObject) -> TelemetryRef {
+        let mut metadata = metadata.clone();
+        let provider = metadata
+            .get("telemetry_providers")
+            .and_then(|p| p.get(0))
+            .and_then(Value::as_str)
+            .unwrap_or("relay")
+            .to_owned();
+        let text = |key: &str| metadata.get(key).and_then(Value::as_str).map(str::to_owned);
+        let (uri, trace_id) = (text("relay_output_dir"), text("trace_id"));
+        metadata
+            .entry("relay_enabled".to_owned())
+            .or_insert(Value::Bool(relay_enabled));
+        TelemetryRef {
+            provider,
+            kind: "trace".to_owned(),
+            uri,
+            trace_id,
+            metadata,
+        }
+    }
 }
 
 /// Normalized terminal result of one invocation.
@@ -101,9 +138,9 @@ pub struct RunResult {
     /// Ordered events.
     #[serde(default)]
     pub events: Vec<FabricEvent>,
-    /// Telemetry reference.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<TelemetryRef>,
+    /// Ordered telemetry references (`[]` when none).
+    #[serde(default)]
+    pub telemetry: Vec<TelemetryRef>,
     /// Result-specific details.
     #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
     pub metadata: JsonObject,

@@ -713,7 +713,7 @@ fn check_authentication(
                 bad("client_secret_env");
             }
             if oauth.client_id.is_none() && !oauth.enable_dynamic_registration {
-                bad("enable_dynamic_registration");
+                bad("client_id");
             }
             match oauth.token_endpoint_auth_method {
                 Some(

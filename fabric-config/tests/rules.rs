@@ -409,7 +409,8 @@ fn mcp_authentication() {
     rejected(
         server(json!({"authentication": {"type": "oauth2", "enable_dynamic_registration": false}})),
         "invalid_mcp_authentication",
-        "mcp.servers.github.authentication.enable_dynamic_registration",
+        // Upstream 0.5.0 names the missing field.
+        "mcp.servers.github.authentication.client_id",
     );
     rejected(
         server(
@@ -505,22 +506,59 @@ fn unknown_fields_are_rejected_outside_extension_points() {
     for (patch, path) in [
         (json!({"bogus": 1}), "bogus"),
         (
-            json!({"environment": {"shell": "bash"}}),
-            "environment.shell",
-        ),
-        (json!({"discovery": {"paths": []}}), "discovery.paths"),
-        (
-            json!({"telemetry": {"providers": {"relay": {"x": 1}}}}),
-            "telemetry.providers.relay.x",
-        ),
-        (json!({"telemetry": {"sampling": 1}}), "telemetry.sampling"),
-        (
             json!({"provenance": {"enabled": true, "mode": "x"}}),
             "provenance.mode",
         ),
-        (json!({"relay": {"endpoint": "x"}}), "relay.endpoint"),
+        (
+            json!({"system_stats": {"sampling": {"interval": 1}}}),
+            "system_stats.sampling.interval",
+        ),
     ] {
         rejected(patch, "unknown_field", path);
+    }
+    // Upstream 0.5.0 tolerates unknown keys in these Fabric-owned sections: accepted, kept,
+    // and listed by `tolerated_unknown_keys` (validate and doctor warn).
+    for (patch, path, suggestion) in [
+        (
+            json!({"environment": {"shell": "bash"}}),
+            "environment.shell",
+            None,
+        ),
+        (
+            json!({"discovery": {"local_path": []}}),
+            "discovery.local_path",
+            Some("local_paths"),
+        ),
+        (
+            json!({"telemetry": {"providers": {"relay": {"x": 1}}}}),
+            "telemetry.providers.relay.x",
+            None,
+        ),
+        (
+            json!({"telemetry": {"provider": {}}}),
+            "telemetry.provider",
+            Some("providers"),
+        ),
+        (
+            json!({"relay": {"projct": "x"}}),
+            "relay.projct",
+            Some("project"),
+        ),
+    ] {
+        let config = FabricConfig::from_value(with(patch.clone()))
+            .unwrap_or_else(|e| panic!("{patch} rejected: {e}"));
+        let keys = config.tolerated_unknown_keys();
+        assert_eq!(keys.len(), 1, "{patch}");
+        assert_eq!(keys[0].path, path);
+        assert_eq!(keys[0].suggestion.as_deref(), suggestion, "{patch}");
+        let canonical = config.to_canonical_value();
+        assert_eq!(
+            FabricConfig::from_value(canonical.clone())
+                .unwrap()
+                .to_canonical_value(),
+            canonical,
+            "kept through the canonical form"
+        );
     }
     rejected(
         json!({"telemetry": {"providers": {"datadog": {}}}}),

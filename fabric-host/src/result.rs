@@ -212,7 +212,8 @@ mod tests {
         assert_eq!(normalized.output_tokens, Some(5));
         assert_eq!(normalized.input_tokens, None);
         let rendered = serde_json::to_value(&normalized).expect("json");
-        assert_eq!(rendered, json!({"output_tokens": 5}));
+        // Unknown counters stay absent; `metadata` is always present, as upstream.
+        assert_eq!(rendered, json!({"output_tokens": 5, "metadata": {}}));
     }
 
     #[test]

@@ -648,10 +648,11 @@ impl Runtime {
                 artifacts,
             },
             events,
-            telemetry: self.telemetry.as_ref().map(|t| TelemetryRef {
-                relay_enabled: t.relay_enabled,
-                metadata: Default::default(),
-            }),
+            telemetry: self
+                .telemetry
+                .iter()
+                .map(|t| TelemetryRef::from_relay(t.relay_enabled, &t.metadata))
+                .collect(),
             metadata,
             system_stats,
             resource_snapshot,

@@ -165,6 +165,20 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
         )),
     }
     environment(config, &base_dir, &mut checks);
+    for key in config.tolerated_unknown_keys() {
+        let mut item = check(
+            "config.unknown_key",
+            DoctorStatus::Warn,
+            "unknown_key_tolerated",
+            key.message(),
+        );
+        if let Some(suggestion) = &key.suggestion {
+            item.metadata
+                .insert("suggestion".to_owned(), suggestion.clone().into());
+        }
+        item.path = Some(key.path);
+        checks.push(item);
+    }
     DoctorReport::new(config.metadata.name.clone(), checks)
 }
 

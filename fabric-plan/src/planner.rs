@@ -232,6 +232,7 @@ fn build_plan(
         base_dir: base_dir.display().to_string(),
         config: config.clone(),
         agent_config: agent_config(config, adapter, target.as_deref(), base_dir),
+        adapter: Some(RunPlan::adapter_info(&adapter.descriptor)),
         adapter_descriptor: Some(ResolvedAdapterDescriptor {
             provenance: resolution.adapter.provenance.clone(),
             descriptor: adapter.descriptor.clone(),

@@ -237,9 +237,9 @@ export type AdapterKind = "process" | "http" | "python" | "native_plugin";
 
 /** Artifact manifest: a root and references. */
 export interface ArtifactManifest {
-  /** Artifact references. */
+  /** Artifact references (always present). */
   artifacts?: ArtifactRef[];
-  /** Artifact root directory. */
+  /** Artifact root directory (always present, null without an artifact root, as upstream's `{"artifacts": [], "root": null}`). */
   root?: string | null;
 }
 
@@ -545,7 +545,7 @@ export interface ErrorInfo {
   code: string;
   /** Human-readable, secret-free description. */
   message: string;
-  /** Structured context (for example `path`, `adapter_id`). */
+  /** Structured context (for example `path`, `adapter_id`); always present, `{}` when none, as upstream. */
   metadata?: JsonObject;
   /** Whether retrying at the consumer boundary is safe. */
   retryable?: boolean;
@@ -720,6 +720,8 @@ export interface ResolvedTargetDescriptor {
 
 /** The resolved execution plan: everything a host needs to start the runtime. */
 export interface RunPlan {
+  /** The resolved adapter identity, as upstream's `RunPlan.adapter`: the normalized descriptor with a `metadata` object (`{}` unless the descriptor has one), so `plan["adapter"]["adapter_id"]` reads as upstream. Built by [`RunPlan::adapter_info`]. */
+  adapter?: JsonObject | null;
   /** The selected adapter descriptor and where it was found. */
   adapter_descriptor?: ResolvedAdapterDescriptor | null;
   /** The selected workflow target descriptor, when `workflow.target_id` is set. */
@@ -778,8 +780,8 @@ export interface RunResult {
   status: RunStatus;
   /** Invocation system stats (`None` when disabled or not collected). */
   system_stats?: InvocationSystemStats | null;
-  /** Telemetry reference. */
-  telemetry?: TelemetryRef | null;
+  /** Ordered telemetry references (`[]` when none). */
+  telemetry?: TelemetryRef[];
   /** Usage, when known. */
   usage?: RunUsage | null;
 }
@@ -797,7 +799,7 @@ export interface RunUsage {
   input_tokens?: number | null;
   /** Whether `input_tokens` includes cached tokens. */
   input_tokens_include_cache?: boolean | null;
-  /** Descriptor-declared usage extensions. */
+  /** Descriptor-declared usage extensions (always present, `{}` when none, as upstream). */
   metadata?: JsonObject;
   /** Output tokens. */
   output_tokens?: number | null;
@@ -961,12 +963,18 @@ export interface TelemetryPlan {
 /** Telemetry provider name (closed set). */
 export type TelemetryProvider = "relay" | "native";
 
-/** Telemetry reference of a result. */
+/** Reference to external or persisted telemetry of a result (upstream's `TelemetryRef`): `RunResult.telemetry` is an ordered list of these, `[]` when telemetry is not configured. */
 export interface TelemetryRef {
-  /** Provider-specific details. */
+  /** Reference kind (`trace`). */
+  kind: string;
+  /** Provider-specific details (for Relay: `relay_enabled`). */
   metadata?: JsonObject;
-  /** Whether Relay was enabled. */
-  relay_enabled: boolean;
+  /** Telemetry provider (`relay`, `native`). */
+  provider: string;
+  /** Provider trace id, when known (always present, may be null). */
+  trace_id?: string | null;
+  /** Location of persisted telemetry, when there is one (always present, may be null). */
+  uri?: string | null;
 }
 
 /** One named tool or tool-group definition (extension point `tool_definition`). */

@@ -234,8 +234,8 @@ ADAPTER_KIND_VALUES = ("process", "http", "python", "native_plugin",)
 class ArtifactManifest(FabricMapping):
     """Artifact manifest: a root and references.
 
-    ``artifacts`` (tuple[ArtifactRef, ...], optional): Artifact references.
-    ``root`` (str | None, optional): Artifact root directory.
+    ``artifacts`` (tuple[ArtifactRef, ...], optional): Artifact references (always present).
+    ``root`` (str | None, optional): Artifact root directory (always present, null without an artifact root, as upstream's `{"artifacts": [], "root": null}`).
     """
 
     __slots__ = ()
@@ -535,7 +535,7 @@ class ErrorInfo(FabricMapping):
 
     ``code`` (str): Stable snake_case error code.
     ``message`` (str): Human-readable, secret-free description.
-    ``metadata`` (Mapping[str, Any], optional): Structured context (for example `path`, `adapter_id`).
+    ``metadata`` (Mapping[str, Any], optional): Structured context (for example `path`, `adapter_id`); always present, `{}` when none, as upstream.
     ``retryable`` (bool, optional): Whether retrying at the consumer boundary is safe.
     ``stage`` (str): Lifecycle stage that failed.
     """
@@ -718,6 +718,7 @@ class ResolvedTargetDescriptor(FabricMapping):
 class RunPlan(FabricMapping):
     """The resolved execution plan: everything a host needs to start the runtime.
 
+    ``adapter`` (Mapping[str, Any] | None, optional): The resolved adapter identity, as upstream's `RunPlan.adapter`: the normalized descriptor with a `metadata` object (`{}` unless the descriptor has one), so `plan["adapter"]["adapter_id"]` reads as upstream. Built by [`RunPlan::adapter_info`].
     ``adapter_descriptor`` (ResolvedAdapterDescriptor | None, optional): The selected adapter descriptor and where it was found.
     ``adapter_target_descriptor`` (ResolvedTargetDescriptor | None, optional): The selected workflow target descriptor, when `workflow.target_id` is set.
     ``agent_config`` (Mapping[str, Any]): The southbound projection sent to the adapter at start.
@@ -733,7 +734,7 @@ class RunPlan(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"adapter_descriptor", "adapter_target_descriptor", "agent_config", "agent_name", "base_dir", "capabilities", "capability_plan", "config", "descriptor_sha256", "environment_plan", "resolution", "telemetry_plan"})
+    _fields = frozenset({"adapter", "adapter_descriptor", "adapter_target_descriptor", "agent_config", "agent_name", "base_dir", "capabilities", "capability_plan", "config", "descriptor_sha256", "environment_plan", "resolution", "telemetry_plan"})
     _nested = {"adapter_descriptor": ("ResolvedAdapterDescriptor", "one"), "adapter_target_descriptor": ("ResolvedTargetDescriptor", "one"), "capabilities": ("RuntimeCapabilities", "one"), "capability_plan": ("CapabilityPlan", "one"), "environment_plan": ("EnvironmentPlan", "one"), "telemetry_plan": ("TelemetryPlan", "one")}
 
 
@@ -755,13 +756,13 @@ class RunResult(FabricMapping):
     ``runtime_id`` (str): Runtime id.
     ``status`` (str): Terminal status.
     ``system_stats`` (InvocationSystemStats | None, optional): Invocation system stats (`None` when disabled or not collected).
-    ``telemetry`` (TelemetryRef | None, optional): Telemetry reference.
+    ``telemetry`` (tuple[TelemetryRef, ...], optional): Ordered telemetry references (`[]` when none).
     ``usage`` (RunUsage | None, optional): Usage, when known.
     """
 
     __slots__ = ()
     _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "harness", "invocation_id", "metadata", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
-    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "one"), "usage": ("RunUsage", "one")}
+    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
 
 #: Terminal status of an invocation.
 RUN_STATUS_VALUES = ("succeeded", "failed", "cancelled",)
@@ -774,7 +775,7 @@ class RunUsage(FabricMapping):
     ``cost_usd`` (float | None, optional): Cost in USD.
     ``input_tokens`` (int | None, optional): Input tokens.
     ``input_tokens_include_cache`` (bool | None, optional): Whether `input_tokens` includes cached tokens.
-    ``metadata`` (Mapping[str, Any], optional): Descriptor-declared usage extensions.
+    ``metadata`` (Mapping[str, Any], optional): Descriptor-declared usage extensions (always present, `{}` when none, as upstream).
     ``output_tokens`` (int | None, optional): Output tokens.
     ``total_tokens`` (int | None, optional): Total tokens.
     """
@@ -927,14 +928,17 @@ TELEMETRY_PROVIDER_VALUES = ("relay", "native",)
 
 
 class TelemetryRef(FabricMapping):
-    """Telemetry reference of a result.
+    """Reference to external or persisted telemetry of a result (upstream's `TelemetryRef`): `RunResult.telemetry` is an ordered list of these, `[]` when telemetry is not configured.
 
-    ``metadata`` (Mapping[str, Any], optional): Provider-specific details.
-    ``relay_enabled`` (bool): Whether Relay was enabled.
+    ``kind`` (str): Reference kind (`trace`).
+    ``metadata`` (Mapping[str, Any], optional): Provider-specific details (for Relay: `relay_enabled`).
+    ``provider`` (str): Telemetry provider (`relay`, `native`).
+    ``trace_id`` (str | None, optional): Provider trace id, when known (always present, may be null).
+    ``uri`` (str | None, optional): Location of persisted telemetry, when there is one (always present, may be null).
     """
 
     __slots__ = ()
-    _fields = frozenset({"metadata", "relay_enabled"})
+    _fields = frozenset({"kind", "metadata", "provider", "trace_id", "uri"})
 
 
 class ToolDefinitionConfig(FabricMapping):

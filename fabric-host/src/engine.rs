@@ -409,6 +409,7 @@ impl HostEntry {
             pid: u32::try_from(self.pid).ok(),
             exit: self.status.map(describe_exit),
             stderr_tail: self.sink.tail(),
+            operation_stderr: String::new(),
         }
     }
 }
@@ -1022,8 +1023,16 @@ impl Reactor {
             }
             return;
         }
-        if let Some(pending) = entry.pending.take() {
-            let _ = pending.reply.send(Ok(line));
+        if entry.pending.is_some() {
+            // A host writes its diagnostics (a traceback) to stderr before the answer on
+            // stdout: take what is already in the pipe so a failed outcome can carry it.
+            self.read_stderr(slot);
+            let Some(entry) = self.slot_entry(slot) else {
+                return;
+            };
+            if let Some(pending) = entry.pending.take() {
+                let _ = pending.reply.send(Ok(line));
+            }
             return;
         }
         if entry.latched.is_none() {

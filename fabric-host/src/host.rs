@@ -236,6 +236,7 @@ impl Host {
                 diagnostics: Diagnostics::default(),
             }
         })?;
+        let stderr_mark = self.sink.mark();
         let spin =
             u128::from(self.last_round_trip_us.load(AtomicOrdering::Relaxed)) < SPIN.as_micros();
         let began = Instant::now();
@@ -248,6 +249,7 @@ impl Host {
                 operation: operation.to_owned(),
                 stage,
                 began,
+                stderr_mark,
                 pending,
             }),
             Err(error) => Err(self.settle(Err(error)).expect_err("error stays an error")),
@@ -337,6 +339,8 @@ pub struct HostCall<'a> {
     operation: String,
     stage: Stage,
     began: Instant,
+    /// Stderr position when the request was sent (what follows belongs to this operation).
+    stderr_mark: u64,
     pending: PendingReply,
 }
 
@@ -349,7 +353,30 @@ impl HostCall<'_> {
             .last_round_trip_us
             .store(micros, AtomicOrdering::Relaxed);
         let result = line.and_then(|line| parse_response(&line, &self.operation, self.stage));
-        self.host.settle(result)
+        match result {
+            // A failed outcome keeps its cause: the host's pid and redacted stderr.
+            Err(HostError::Lifecycle {
+                stage,
+                code,
+                message,
+                retryable,
+                metadata,
+                ..
+            }) => Err(HostError::Lifecycle {
+                stage,
+                code,
+                message,
+                retryable,
+                metadata,
+                diagnostics: Box::new(Diagnostics {
+                    pid: Some(self.host.pid),
+                    exit: None,
+                    stderr_tail: self.host.sink.tail(),
+                    operation_stderr: self.host.sink.since(self.stderr_mark),
+                }),
+            }),
+            other => self.host.settle(other),
+        }
     }
 }
 
@@ -440,6 +467,7 @@ fn lifecycle_failure(mut error: Map<String, Value>, stage: Stage) -> HostError {
         message,
         retryable,
         metadata,
+        diagnostics: Box::default(),
     }
 }
 

@@ -11,6 +11,12 @@ convention as the Rust `fabric.scripted` adapter:
 - `sleep_ms: N`                      -> wait N ms before answering
 - `usage: {...}`                     -> returned as AgentUsage
 - `crash: true`                      -> exit at once without answering
+
+Request extensions (`request.extensions`, from a caller's `overrides`; the descriptor declares
+their `run_request` schema) are echoed back as `output["extensions"]` when present.
+
+The `require_env` setting names an environment variable `start` needs (like a model-provider
+credential): when it is unset, `start` raises `RuntimeError`, the way real harnesses fail.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ CRASH_EXIT_CODE = 70
 DEFAULT_HISTORY_LIMIT = 64
 MAX_HISTORY_LIMIT = 100_000
 MAX_SLEEP_MS = 600_000
-_SETTINGS_KEYS = frozenset({"prefix", "history_limit"})
+_SETTINGS_KEYS = frozenset({"prefix", "history_limit", "require_env"})
 _DIRECTIVE_KEYS = frozenset({"fail", "raise", "sleep_ms", "usage", "crash"})
 _USAGE_KEYS = frozenset(
     {
@@ -59,7 +65,7 @@ def _is_int(value: Any, minimum: int, maximum: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= maximum
 
 
-def _parse_settings(settings: Mapping[str, Any]) -> tuple[str, int]:
+def _parse_settings(settings: Mapping[str, Any]) -> tuple[str, int, str | None]:
     unknown = sorted(set(settings) - _SETTINGS_KEYS)
     if unknown:
         raise _Invalid(f"harness.settings.{unknown[0]}: unexpected field")
@@ -69,7 +75,10 @@ def _parse_settings(settings: Mapping[str, Any]) -> tuple[str, int]:
     limit = settings.get("history_limit", DEFAULT_HISTORY_LIMIT)
     if not _is_int(limit, 1, MAX_HISTORY_LIMIT):
         raise _Invalid(f"harness.settings.history_limit: must be an integer in 1..={MAX_HISTORY_LIMIT}")
-    return prefix, limit
+    require_env = settings.get("require_env")
+    if require_env is not None and (not isinstance(require_env, str) or not require_env.strip()):
+        raise _Invalid("harness.settings.require_env: must be a non-blank string")
+    return prefix, limit, require_env
 
 
 def _error_spec(value: Any, path: str) -> tuple[str, str, bool]:
@@ -149,11 +158,15 @@ class EchoRuntime:
         config: AgentConfig = payload["config"]
         settings = config.harness.settings if config.harness is not None else {}
         try:
-            self._prefix, limit = _parse_settings(settings)
+            self._prefix, limit, require_env = _parse_settings(settings)
         except _Invalid as error:
             raise lifecycle.LifecycleError(
                 "invalid_settings", str(error), metadata={"path": str(error).split(":", 1)[0]}
             ) from None
+        if require_env is not None and not os.environ.get(require_env):
+            # An unexpected exception: lifecycle.serve reports `lifecycle_adapter_start_failed`
+            # and prints the traceback to stderr.
+            raise RuntimeError(f"the model-provider credential env var {require_env!r} is not set")
         self._history = collections.deque(maxlen=limit)
         system = config.instructions.system if config.instructions is not None else None
         if system is not None:
@@ -199,6 +212,8 @@ class EchoRuntime:
             "previous_input": self._history[-1] if self._history else None,
             "metadata": metadata,
         }
+        if request.extensions:
+            output["extensions"] = dict(request.extensions)
         self._history.append(text)
         return AgentRunResult(status=AgentRunStatus.SUCCEEDED, output=output, usage=usage)
 

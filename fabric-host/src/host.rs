@@ -282,11 +282,12 @@ impl Host {
             }
             _ => None,
         };
+        let mark = self.sink.mark();
         match self.engine.stop(self.key, line, policy) {
             Ok(outcome) => StopReport {
                 response: outcome
                     .response
-                    .map(|line| parse_response(&line, "stop", Stage::Stop)),
+                    .map(|line| self.with_cause(parse_response(&line, "stop", Stage::Stop), mark)),
                 exit: outcome.exit,
                 escalation: outcome.escalation,
                 exited_before: outcome.exited_before,
@@ -303,6 +304,34 @@ impl Host {
                 elapsed: Duration::ZERO,
                 error: Some(error),
             },
+        }
+    }
+
+    /// A failed outcome keeps its cause: the host's pid, its redacted stderr tail and what
+    /// it wrote to stderr since `mark` (the operation's own diagnostics).
+    fn with_cause(&self, result: Result<Value, HostError>, mark: u64) -> Result<Value, HostError> {
+        match result {
+            Err(HostError::Lifecycle {
+                stage,
+                code,
+                message,
+                retryable,
+                metadata,
+                ..
+            }) => Err(HostError::Lifecycle {
+                stage,
+                code,
+                message,
+                retryable,
+                metadata,
+                diagnostics: Box::new(Diagnostics {
+                    pid: Some(self.pid),
+                    exit: None,
+                    stderr_tail: self.sink.tail(),
+                    operation_stderr: self.sink.since(mark),
+                }),
+            }),
+            other => other,
         }
     }
 
@@ -353,30 +382,8 @@ impl HostCall<'_> {
             .last_round_trip_us
             .store(micros, AtomicOrdering::Relaxed);
         let result = line.and_then(|line| parse_response(&line, &self.operation, self.stage));
-        match result {
-            // A failed outcome keeps its cause: the host's pid and redacted stderr.
-            Err(HostError::Lifecycle {
-                stage,
-                code,
-                message,
-                retryable,
-                metadata,
-                ..
-            }) => Err(HostError::Lifecycle {
-                stage,
-                code,
-                message,
-                retryable,
-                metadata,
-                diagnostics: Box::new(Diagnostics {
-                    pid: Some(self.host.pid),
-                    exit: None,
-                    stderr_tail: self.host.sink.tail(),
-                    operation_stderr: self.host.sink.since(self.stderr_mark),
-                }),
-            }),
-            other => self.host.settle(other),
-        }
+        let result = self.host.with_cause(result, self.stderr_mark);
+        self.host.settle(result)
     }
 }
 

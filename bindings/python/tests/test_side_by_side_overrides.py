@@ -6,8 +6,8 @@
 - no ``run_request`` schema / a schema violation / an undeclared key: the same error class
   and stage, the same ``request.extensions[.<key>]`` path in the message;
 - unknown top-level RunRequest keys are dropped by both;
-- an adapter raising at ``start`` (``require_env``): both messages end with the same cause
-  line (the traceback's last line);
+- an adapter raising at ``start`` (``require_env``) or at ``invoke`` (``exception``
+  directive): both messages end with the same cause line (the traceback's last line);
 - a failed AgentRunResult that consumed tokens keeps its usage in both.
 
 Runs in a neutral working directory (not a git checkout). Skips only when
@@ -104,6 +104,9 @@ async def main():
         out["failed_with_usage"] = await attempt(runtime.invoke(request=RunRequest(input="x", context={
             "scripted": {"fail": {"code": "echo_failure", "message": "failed after spending tokens"},
                          "usage": {"input_tokens": 5, "output_tokens": 7, "total_tokens": 12}}})))
+    async with await fabric.start_runtime(schema) as runtime:
+        out["invoke_exception"] = await attempt(runtime.invoke(request=RunRequest(input="x", context={
+            "scripted": {"exception": "the model endpoint refused the request"}})))
     out["start_failure_run"] = await attempt(fabric.run(config(with_schema, require_env="FABRIC_SBS_UNSET_KEY"), input="x"))
     out["start_failure_runtime"] = await attempt(fabric.start_runtime(config(with_schema, require_env="FABRIC_SBS_UNSET_KEY")))
     print(json.dumps(out, sort_keys=True))
@@ -198,12 +201,15 @@ def test_rejected_overrides_fail_the_same_way(both) -> None:
         assert mine == theirs, key
 
 
-def test_start_failures_end_with_the_adapters_cause(both) -> None:
+def test_start_and_invoke_failures_end_with_the_adapters_cause(both) -> None:
     upstream, ours = both
     cause = "RuntimeError: the model-provider credential env var 'FABRIC_SBS_UNSET_KEY' is not set"
     for key in ("start_failure_run", "start_failure_runtime"):
         assert ours[key]["error"]["last_line"] == cause, ours[key]
         assert ours[key] == upstream[key], key
+    invoke_cause = "RuntimeError: the model endpoint refused the request"
+    assert ours["invoke_exception"]["error"]["last_line"] == invoke_cause, ours["invoke_exception"]
+    assert ours["invoke_exception"] == upstream["invoke_exception"]
 
 
 def test_failed_results_keep_their_usage(both) -> None:

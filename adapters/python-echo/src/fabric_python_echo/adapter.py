@@ -8,6 +8,8 @@ convention as the Rust `fabric.scripted` adapter:
 
 - `fail: {code, message, retryable?}` -> a failed AgentRunResult with that error
 - `raise: {code, message}`           -> a lifecycle failure (the runtime is then latched)
+- `exception: "text"`                -> raise `RuntimeError(text)` (an unexpected exception:
+                                        `lifecycle_adapter_invoke_failed`, traceback on stderr)
 - `sleep_ms: N`                      -> wait N ms before answering
 - `usage: {...}`                     -> returned as AgentUsage
 - `crash: true`                      -> exit at once without answering
@@ -44,7 +46,7 @@ DEFAULT_HISTORY_LIMIT = 64
 MAX_HISTORY_LIMIT = 100_000
 MAX_SLEEP_MS = 600_000
 _SETTINGS_KEYS = frozenset({"prefix", "history_limit", "require_env"})
-_DIRECTIVE_KEYS = frozenset({"fail", "raise", "sleep_ms", "usage", "crash"})
+_DIRECTIVE_KEYS = frozenset({"fail", "raise", "exception", "sleep_ms", "usage", "crash"})
 _USAGE_KEYS = frozenset(
     {
         "input_tokens",
@@ -116,6 +118,8 @@ def _directives(request: AgentRunRequest) -> dict[str, Any]:
         raise _Invalid(f"scripted.sleep_ms: must be an integer in 0..={MAX_SLEEP_MS}")
     if "crash" in merged and not isinstance(merged["crash"], bool):
         raise _Invalid("scripted.crash: must be a boolean")
+    if "exception" in merged and not isinstance(merged["exception"], str):
+        raise _Invalid("scripted.exception: must be a string")
     if "usage" in merged:
         usage = merged["usage"]
         if not isinstance(usage, Mapping) or set(usage) - _USAGE_KEYS:
@@ -189,6 +193,8 @@ class EchoRuntime:
             print("fabric.python-echo: crash directive; exiting without an answer", file=sys.stderr)
             sys.stderr.flush()
             os._exit(CRASH_EXIT_CODE)
+        if "exception" in directives:
+            raise RuntimeError(directives["exception"])
         if "raise" in directives:
             code, message, retryable = directives["raise"]
             raise lifecycle.LifecycleError(code, message, retryable=retryable)

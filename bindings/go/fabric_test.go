@@ -481,3 +481,33 @@ func TestEnvironmentHostsRuntimesUntilReleased(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Request overrides reach the adapter as request.extensions (upstream 0.5.0 semantics),
+// checked against the scripted adapter's run_request schema.
+func TestRequestOverridesBecomeExtensions(t *testing.T) {
+	f := newFabric(t)
+	ctx := context.Background()
+	config := scriptedConfig(t, "overrides", map[string]any{"replies": []any{"zero", "one"}})
+	result, err := f.Run(ctx, config, fabric.RunRequest{Input: "x", Overrides: map[string]any{"temperature": 0.5, "reply_index": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var output struct {
+		Response string
+		Metadata map[string]any
+	}
+	if err := json.Unmarshal(result.Output, &output); err != nil {
+		t.Fatal(err)
+	}
+	if output.Response != "one" || output.Metadata["temperature"] != 0.5 {
+		t.Fatalf("overrides did not reach the adapter: %v", result.Output)
+	}
+	_, err = f.Run(ctx, config, fabric.RunRequest{Input: "x", Overrides: map[string]any{"temperature": "s3cret"}})
+	var runtimeErr *fabric.RuntimeError
+	if !errors.As(err, &runtimeErr) || runtimeErr.Code != "request_extension_invalid" || runtimeErr.Stage != "invoke" {
+		t.Fatalf("want *RuntimeError request_extension_invalid at invoke, got %T %v", err, err)
+	}
+	if runtimeErr.Metadata["path"] != "request.extensions.temperature" || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("path or value: %v %v", runtimeErr.Metadata, err)
+	}
+}

@@ -56,11 +56,40 @@ fn invalid(code: &str, message: String, path: &Path) -> ErrorInfo {
     ErrorInfo::new(Stage::Config, code, message).with_metadata("file", path.display().to_string())
 }
 
-/// A JSON value as a request: an object is a RunRequest, anything else is its input.
-fn request_from(value: Value) -> Result<RunRequest, String> {
+/// Why a JSON object is not a RunRequest: a value-free reason and the field path
+/// (`request.overrides`).
+struct RequestProblem {
+    reason: String,
+    path: Option<String>,
+}
+
+/// A JSON value as a request: an object is a RunRequest (unknown keys are dropped, as
+/// upstream does), anything else is its input.
+fn request_from(value: Value) -> Result<RunRequest, RequestProblem> {
     match value {
-        Value::Object(_) => serde_json::from_value(value).map_err(|e| e.to_string()),
+        Value::Object(_) => RunRequest::from_value(value).map_err(|error| {
+            let info = ErrorInfo::from(error);
+            let path = info
+                .metadata
+                .get("path")
+                .and_then(Value::as_str)
+                .map(|path| format!("request.{path}"));
+            RequestProblem {
+                reason: info.message,
+                path,
+            }
+        }),
         other => Ok(RunRequest::new(other)),
+    }
+}
+
+impl RequestProblem {
+    fn into_error(self, message: String, file: &Path) -> ErrorInfo {
+        let info = invalid("invalid_request", message, file);
+        match self.path {
+            Some(path) => info.with_metadata("path", path),
+            None => info,
+        }
     }
 }
 
@@ -89,12 +118,13 @@ fn read_request(path: &Path) -> Result<RunRequest, ErrorInfo> {
             path,
         ));
     }
-    request_from(value).map_err(|reason| {
-        invalid(
-            "invalid_request",
-            format!("request `{}` is not a RunRequest: {reason}", path.display()),
-            path,
-        )
+    request_from(value).map_err(|problem| {
+        let message = format!(
+            "request `{}` is not a RunRequest: {}",
+            path.display(),
+            problem.reason
+        );
+        problem.into_error(message, path)
     })
 }
 
@@ -121,7 +151,17 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
             .with_metadata("line", number)
         };
         let value: Value = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
-        requests.push(request_from(value).map_err(bad)?);
+        let request = request_from(value).map_err(|problem| {
+            let message = format!(
+                "inputs `{}` line {number}: {}",
+                path.display(),
+                problem.reason
+            );
+            problem
+                .into_error(message, path)
+                .with_metadata("line", number)
+        })?;
+        requests.push(request);
     }
     Ok(requests)
 }

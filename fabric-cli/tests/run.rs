@@ -110,6 +110,48 @@ fn request_file_and_failed_result_exit_1() {
 }
 
 #[test]
+fn request_overrides_reach_the_adapter_as_extensions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(dir.path(), json!({"replies": ["zero", "one"]}));
+    let write = |name: &str, request: Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, request.to_string()).expect("request");
+        path.to_string_lossy().into_owned()
+    };
+    let ok = write(
+        "ok.json",
+        json!({"input": "x", "overrides": {"temperature": 0.5, "reply_index": 1}, "ignored_key": 1}),
+    );
+    let output = fabric(&["run", &config, "--request", &ok]);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let result = stdout_json(&output);
+    assert_eq!(result["output"]["response"], "one");
+    assert_eq!(result["output"]["metadata"]["temperature"], 0.5);
+
+    let bad = write(
+        "bad.json",
+        json!({"input": "x", "overrides": {"temperature": "s3cret-sentinel"}}),
+    );
+    let output = fabric(&["run", &config, "--request", &bad]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    let error = stdout_json(&output);
+    assert_eq!(error["error"]["code"], "request_extension_invalid");
+    assert_eq!(error["error"]["stage"], "invoke");
+    assert_eq!(
+        error["error"]["metadata"]["path"],
+        "request.extensions.temperature"
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("s3cret-sentinel"));
+
+    let shape = write("shape.json", json!({"input": "x", "overrides": [1]}));
+    let output = fabric(&["run", &config, "--request", &shape]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    let error = stdout_json(&output);
+    assert_eq!(error["error"]["code"], "invalid_request");
+    assert_eq!(error["error"]["metadata"]["path"], "request.overrides");
+}
+
+#[test]
 fn config_errors_exit_2() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bad = dir.path().join("bad.json");

@@ -391,13 +391,19 @@ pub const CODES: &[ErrorCode] = &[
         "request_overrides_unsupported",
         Some(S::Invoke),
         O::Host,
-        "the request carries overrides this runtime cannot apply",
+        "retired (never emitted): request overrides now reach the adapter as request.extensions",
     ),
     code(
         "request_extensions_unsupported",
         Some(S::Invoke),
         O::Host,
-        "the request carries extensions the adapter does not declare",
+        "the request carries overrides but the adapter declares no run_request extension schema",
+    ),
+    code(
+        "request_extension_invalid",
+        Some(S::Invoke),
+        O::Host,
+        "the request's overrides violate the adapter's run_request extension schema",
     ),
     code(
         "invalid_request",

@@ -780,7 +780,18 @@ fn run_request_decoding_and_request_id() {
     }))
     .unwrap();
     request.validate().unwrap();
-    assert_eq!(request.extensions["x_ext"], json!(true));
+    // Unknown top-level keys are dropped, as upstream 0.5.0 does (they never reach the
+    // adapter); adapter extensions travel in `overrides`.
+    assert_eq!(
+        serde_json::to_value(&request).unwrap().get("x_ext"),
+        None,
+        "unknown keys are dropped"
+    );
+    let error = RunRequest::from_value(json!({"overrides": 5})).unwrap_err();
+    assert_eq!(
+        (error.code(), error.path()),
+        ("invalid_type", Some("overrides"))
+    );
     assert_eq!(RunRequest::from_json_str("{}").unwrap().input, json!(""));
     let blank = RunRequest::from_value(json!({"input": "hi", "request_id": " "})).unwrap();
     let error = blank.validate().unwrap_err();

@@ -81,7 +81,10 @@ fn null_out(stage: Stage, param: &'static str) -> FfiError {
 /// returns the RunResult.
 ///
 /// `request_json`: a RunRequest (`{"input": ...}`; `request_id`, `context`, `overrides`
-/// optional); NULL means an empty input. `options_json`: NULL or a CallOptions object
+/// optional; other keys are dropped); NULL means an empty input. `overrides` reach the
+/// adapter as `request.extensions` after the check against the descriptor's
+/// `extension_schemas.run_request` (`request_extensions_unsupported` /
+/// `request_extension_invalid`, `FABRIC_STATUS_RUNTIME`, `metadata.path`). `options_json`: NULL or a CallOptions object
 /// (`base_dir`, default the current directory; `expected_descriptor_sha256`, checked before
 /// anything starts: a mismatch is `descriptor_mismatch`, stage `plan`). The runtime is
 /// stopped even when the invocation fails; a stop that cannot end the host
@@ -179,7 +182,10 @@ pub unsafe extern "C" fn fabric_runtime_start(
 /// it from another thread during this call is safe (the call keeps it alive).
 /// Errors: `FABRIC_STATUS_STATE` (busy, stopped or failed runtime),
 /// `FABRIC_STATUS_CONFIG` (invalid request, `env_name_changed`), `FABRIC_STATUS_RUNTIME`
-/// (`host_crashed`, `protocol_error`, `timeout`, ...: the runtime is then terminal),
+/// (`host_crashed`, `protocol_error`, `timeout`, ...: the runtime is then terminal;
+/// `request_extensions_unsupported` / `request_extension_invalid` for `overrides` the
+/// adapter does not declare or that violate its schema: not terminal; an adapter's failed
+/// outcome keeps its code, with its stderr cause appended to the message),
 /// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`, invalid UTF-8, handle 0, stale, unknown
 /// or of another kind).
 /// Blocking: yes — until the adapter answered (bounded by `runtime.timeout_seconds` plus a

@@ -7,6 +7,7 @@ use fabric_config::error::ConfigError;
 use fabric_config::plan::RunPlan;
 use fabric_config::{CallOptions, ErrorInfo, FabricConfig, RunRequest, Stage};
 use fabric_host::{Environment, ErrorClass, Fabric, HostError, RunOptions, Runtime};
+use serde_json::Value;
 
 use crate::boundary::opt_str_arg;
 use crate::error::FfiError;
@@ -77,6 +78,10 @@ fn request_error(stage: Stage, error: ConfigError) -> FfiError {
             let mut info = ErrorInfo::from(other);
             info.stage = stage;
             info.message = format!("request: {}", info.message);
+            // Paths are rooted at the request document: `request.overrides`.
+            if let Some(Value::String(path)) = info.metadata.get_mut("path") {
+                *path = format!("request.{path}");
+            }
             info
         }
     };
@@ -123,6 +128,16 @@ pub(crate) fn plan_config(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_errors_name_the_path_under_request() {
+        let error = parse_request(Stage::Invoke, r#"{"input": "x", "overrides": [1]}"#)
+            .expect_err("overrides must be an object");
+        assert_eq!(error.status, FabricStatus::Config);
+        assert_eq!(error.info.metadata["path"], "request.overrides");
+        // Unknown top-level keys are dropped, as upstream does.
+        assert!(parse_request(Stage::Invoke, r#"{"input": "x", "priority": 1}"#).is_ok());
+    }
 
     #[test]
     fn resource_errors_get_their_own_statuses() {

@@ -409,6 +409,7 @@ impl HostEntry {
             pid: u32::try_from(self.pid).ok(),
             exit: self.status.map(describe_exit),
             stderr_tail: self.sink.tail(),
+            operation_stderr: String::new(),
         }
     }
 }
@@ -1013,10 +1014,11 @@ impl Reactor {
     fn route_line(&mut self, slot: usize, line: Vec<u8>) {
         if self
             .slot_entry(slot)
-            .is_some_and(|e| e.pending.is_some() && e.stopping.is_none())
+            .is_some_and(|e| e.pending.is_some() || e.stopping.is_some())
         {
-            // What the host wrote to stderr before its answer belongs to this operation
-            // (per-invocation `stderr.txt`): read it before completing.
+            // A host writes its diagnostics (a traceback) to stderr before its answer on
+            // stdout: read what is already in the pipe before completing, so the
+            // per-invocation `stderr.txt` and a failed outcome's cause both carry it.
             self.read_stderr(slot);
         }
         let Some(entry) = self.slot_entry(slot) else {

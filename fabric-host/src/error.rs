@@ -54,6 +54,9 @@ pub struct Diagnostics {
     pub exit: Option<String>,
     /// The last bytes of the host's stderr with environment values replaced by `***`.
     pub stderr_tail: String,
+    /// What the host wrote to stderr during the failed operation (redacted, bounded);
+    /// appended to a lifecycle failure's message as `; diagnostics: ...`, as upstream does.
+    pub operation_stderr: String,
 }
 
 impl Diagnostics {
@@ -139,6 +142,9 @@ pub enum HostError {
         retryable: bool,
         /// The adapter's metadata.
         metadata: Map<String, Value>,
+        /// The host's pid and redacted stderr (the tail, and what it printed during this
+        /// operation: for an unexpected exception, the traceback). Boxed: errors stay small.
+        diagnostics: Box<Diagnostics>,
     },
     /// The host could not be terminated even by `SIGKILL` within the stop bound.
     #[error("adapter host did not terminate within {timeout_ms} ms")]
@@ -172,7 +178,7 @@ pub enum HostError {
         /// Stage.
         stage: Stage,
         /// Stable code (`adapter_kind_unsupported`, `adapter_runner_invalid`,
-        /// `environment_provider_unsupported`, `request_overrides_unsupported`).
+        /// `environment_provider_unsupported`).
         code: &'static str,
         /// Safe message naming the adapter/field.
         message: String,
@@ -183,6 +189,29 @@ pub enum HostError {
         /// Stage.
         stage: Stage,
         /// JSON path of the offending field.
+        path: String,
+        /// What is wrong (never the value).
+        reason: String,
+    },
+    /// The request carries `overrides` (adapter extensions) but the descriptor declares no
+    /// `extension_schemas.run_request` (upstream: a runtime error at stage invoke).
+    #[error(
+        "adapter `{adapter_id}` cannot implement configuration at `request.extensions`: the adapter descriptor does not declare an extension schema for run_request"
+    )]
+    RequestExtensionsUndeclared {
+        /// Stage (`invoke`).
+        stage: Stage,
+        /// The adapter.
+        adapter_id: String,
+    },
+    /// The request's `overrides` violate the descriptor's `extension_schemas.run_request`.
+    #[error("invalid adapter extension for adapter `{adapter_id}` at `{path}`: {reason}")]
+    RequestExtensionInvalid {
+        /// Stage (`invoke`).
+        stage: Stage,
+        /// The adapter.
+        adapter_id: String,
+        /// Dotted path (`request.extensions.<key>...`).
         path: String,
         /// What is wrong (never the value).
         reason: String,
@@ -293,8 +322,11 @@ pub const CODES: &[&str] = &[
     "adapter_kind_unsupported",
     "adapter_runner_invalid",
     "environment_provider_unsupported",
+    // Retired (issue 15): overrides now reach the adapter as `request.extensions`. Never
+    // emitted; kept so the code is never reused.
     "request_overrides_unsupported",
     "request_extensions_unsupported",
+    "request_extension_invalid",
     "invalid_request",
     "env_name_unset",
     "env_name_changed",
@@ -324,6 +356,8 @@ macro_rules! with_stage {
             | HostError::RuntimeFailed { $stage, .. }
             | HostError::Capability { $stage, .. }
             | HostError::InvalidRequest { $stage, .. }
+            | HostError::RequestExtensionsUndeclared { $stage, .. }
+            | HostError::RequestExtensionInvalid { $stage, .. }
             | HostError::EnvNameUnset { $stage, .. }
             | HostError::EnvNameChanged { $stage, .. }
             | HostError::InvalidAgentRunResult { $stage, .. }
@@ -355,6 +389,8 @@ impl HostError {
             HostError::Plan { info, .. } => &info.code,
             HostError::Capability { code, .. } => code,
             HostError::InvalidRequest { .. } => "invalid_request",
+            HostError::RequestExtensionsUndeclared { .. } => "request_extensions_unsupported",
+            HostError::RequestExtensionInvalid { .. } => "request_extension_invalid",
             HostError::EnvNameUnset { .. } => "env_name_unset",
             HostError::EnvNameChanged { .. } => "env_name_changed",
             HostError::InvalidAgentRunResult { .. } => "invalid_agent_run_result",
@@ -418,6 +454,7 @@ impl HostError {
             | HostError::Timeout { diagnostics, .. }
             | HostError::HostIo { diagnostics, .. }
             | HostError::TerminationFailed { diagnostics, .. } => Some(diagnostics),
+            HostError::Lifecycle { diagnostics, .. } => Some(diagnostics),
             _ => None,
         }
     }
@@ -448,6 +485,29 @@ impl From<fabric_config::error::ConfigError> for HostError {
             info: Box::new(ErrorInfo::from(error)),
             class: ErrorClass::Config,
         }
+    }
+}
+
+/// Characters of an operation's stderr kept in a lifecycle failure's message (the end is
+/// kept: a traceback's last line names the cause).
+const MESSAGE_DIAGNOSTICS_CHARS: usize = 2048;
+
+/// `message` followed by `; diagnostics: <stderr>` (trimmed, bounded) when there is any.
+fn with_cause(message: String, stderr: &str) -> String {
+    let stderr = stderr.trim();
+    if stderr.is_empty() {
+        return message;
+    }
+    let mut start = stderr.len().saturating_sub(MESSAGE_DIAGNOSTICS_CHARS);
+    while !stderr.is_char_boundary(start) {
+        start += 1;
+    }
+    let kept = &stderr[start..];
+    let marker = if start > 0 { "..." } else { "" };
+    if message.trim().is_empty() {
+        format!("diagnostics: {marker}{kept}")
+    } else {
+        format!("{message}; diagnostics: {marker}{kept}")
     }
 }
 
@@ -482,18 +542,34 @@ impl From<HostError> for ErrorInfo {
                 message,
                 retryable,
                 metadata,
+                diagnostics,
                 ..
             } => {
-                // Keep the adapter's own message and metadata verbatim.
-                info.message = message;
+                // The adapter's own message and metadata, then (as upstream does) what the
+                // host printed during the operation, so the cause (a traceback's last line)
+                // ends the message. Host diagnostics keys never replace the adapter's.
+                info.message = with_cause(message, &diagnostics.operation_stderr);
                 info.retryable = retryable;
-                info.metadata.extend(metadata);
+                for (key, value) in metadata {
+                    info.metadata.insert(key, value);
+                }
             }
             HostError::RuntimeFailed { cause, .. } => {
                 info.metadata.insert("cause".into(), cause.into());
             }
             HostError::InvalidRequest { path, .. } => {
                 info.metadata.insert("path".into(), path.into());
+            }
+            HostError::RequestExtensionsUndeclared { adapter_id, .. } => {
+                info.metadata
+                    .insert("path".into(), "request.extensions".into());
+                info.metadata.insert("adapter_id".into(), adapter_id.into());
+            }
+            HostError::RequestExtensionInvalid {
+                adapter_id, path, ..
+            } => {
+                info.metadata.insert("path".into(), path.into());
+                info.metadata.insert("adapter_id".into(), adapter_id.into());
             }
             HostError::EnvNameUnset { name, .. } | HostError::EnvNameChanged { name, .. } => {
                 info.metadata

@@ -7,6 +7,7 @@ use fabric_config::Stage;
 use fabric_config::agent::AgentRunResult;
 use fabric_config::config::Extensions;
 use fabric_config::descriptor::{AdapterDescriptor, ExtensionPoint};
+use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use serde_json::{Map, Value};
 
@@ -33,6 +34,7 @@ fn compile(descriptor: &AdapterDescriptor, point: ExtensionPoint) -> Option<Vali
 }
 
 /// Where a value failed its schema: a dotted path under `prefix` and a value-free reason.
+/// An undeclared key (`additionalProperties: false`) is named in the path, as upstream does.
 fn check(
     validator: Option<&Validator>,
     extensions: &Extensions,
@@ -57,7 +59,7 @@ fn check(
         Ok(()) => Ok(()),
         Err(error) => {
             let pointer = error.instance_path().as_str().to_owned();
-            let dotted = pointer
+            let mut dotted = pointer
                 .split('/')
                 .filter(|segment| !segment.is_empty())
                 .fold(prefix.to_owned(), |mut path, segment| {
@@ -65,6 +67,16 @@ fn check(
                     path.push_str(&segment.replace("~1", "/").replace("~0", "~"));
                     path
                 });
+            if let ValidationErrorKind::AdditionalProperties { unexpected } = error.kind()
+                && let Some(key) = unexpected.first()
+            {
+                dotted.push('.');
+                dotted.push_str(key);
+                return Err((
+                    dotted,
+                    "is not declared by the adapter extension schema".to_owned(),
+                ));
+            }
             Err((dotted, error.masked().to_string()))
         }
     }
@@ -85,21 +97,20 @@ impl ExtensionSchemas {
         }
     }
 
-    /// Request extensions: an undeclared point is a capability error, a schema violation
-    /// an invalid request.
+    /// Request extensions (a request's `overrides`), as upstream 0.5.0 checks them: without
+    /// a declared `run_request` schema `request_extensions_unsupported`, a schema violation
+    /// `request_extension_invalid` naming `request.extensions.<key>` (both runtime errors at
+    /// stage invoke, like upstream's `FabricRuntimeError`). Never the value.
     pub(crate) fn check_request(&self, extensions: &Extensions) -> Result<(), HostError> {
         match check(self.run_request.as_ref(), extensions, "request.extensions") {
             Ok(()) => Ok(()),
-            Err((path, _)) if self.run_request.is_none() => Err(HostError::Capability {
+            Err(_) if self.run_request.is_none() => Err(HostError::RequestExtensionsUndeclared {
                 stage: Stage::Invoke,
-                code: "request_extensions_unsupported",
-                message: format!(
-                    "adapter `{}` declares no `run_request` extension schema, so `{path}` cannot be sent",
-                    self.adapter_id
-                ),
+                adapter_id: self.adapter_id.clone(),
             }),
-            Err((path, reason)) => Err(HostError::InvalidRequest {
+            Err((path, reason)) => Err(HostError::RequestExtensionInvalid {
                 stage: Stage::Invoke,
+                adapter_id: self.adapter_id.clone(),
                 path,
                 reason,
             }),
@@ -157,14 +168,24 @@ mod tests {
     }
 
     #[test]
-    fn undeclared_request_extensions_are_a_capability_error() {
+    fn undeclared_request_extensions_are_a_runtime_error() {
         let schemas = ExtensionSchemas::new(Some(&descriptor(json!({}))));
         assert!(schemas.check_request(&Extensions::new()).is_ok());
         let error = schemas
             .check_request(&extensions(json!({"priority": 1})))
             .expect_err("undeclared");
         assert_eq!(error.code(), "request_extensions_unsupported");
-        assert_eq!(error.class(), crate::ErrorClass::Capability);
+        // Upstream raises FabricRuntimeError at stage invoke.
+        assert_eq!(error.class(), crate::ErrorClass::Runtime);
+        assert_eq!(error.stage(), Stage::Invoke);
+        let info = fabric_config::ErrorInfo::from(error);
+        assert_eq!(info.metadata["path"], "request.extensions");
+        assert!(
+            info.message
+                .contains("cannot implement configuration at `request.extensions`"),
+            "{}",
+            info.message
+        );
     }
 
     #[test]
@@ -181,14 +202,22 @@ mod tests {
         let error = schemas
             .check_request(&extensions(json!({"priority": "s3cret-value"})))
             .expect_err("wrong type");
-        assert_eq!(error.code(), "invalid_request");
+        assert_eq!(error.code(), "request_extension_invalid");
+        assert_eq!(error.class(), crate::ErrorClass::Runtime);
         let info = fabric_config::ErrorInfo::from(error);
         assert_eq!(info.metadata["path"], "request.extensions.priority");
+        assert!(info.message.starts_with("invalid adapter extension"));
         assert!(
             !serde_json::to_string(&info)
                 .expect("json")
                 .contains("s3cret-value")
         );
+        // An undeclared key is named in the path.
+        let error = schemas
+            .check_request(&extensions(json!({"s3cret-key-ok": 1})))
+            .expect_err("undeclared key");
+        let info = fabric_config::ErrorInfo::from(error);
+        assert_eq!(info.metadata["path"], "request.extensions.s3cret-key-ok");
     }
 
     #[test]

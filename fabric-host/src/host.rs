@@ -246,6 +246,7 @@ impl Host {
                 diagnostics: Diagnostics::default(),
             }
         })?;
+        let stderr_mark = self.sink.mark();
         let spin =
             u128::from(self.last_round_trip_us.load(AtomicOrdering::Relaxed)) < SPIN.as_micros();
         let began = Instant::now();
@@ -258,6 +259,7 @@ impl Host {
                 operation: operation.to_owned(),
                 stage,
                 began,
+                stderr_mark,
                 pending,
             }),
             Err(error) => Err(self.settle(Err(error)).expect_err("error stays an error")),
@@ -290,11 +292,12 @@ impl Host {
             }
             _ => None,
         };
+        let mark = self.sink.mark();
         match self.engine.stop(self.key, line, policy) {
             Ok(outcome) => StopReport {
                 response: outcome
                     .response
-                    .map(|line| parse_response(&line, "stop", Stage::Stop)),
+                    .map(|line| self.with_cause(parse_response(&line, "stop", Stage::Stop), mark)),
                 exit: outcome.exit,
                 escalation: outcome.escalation,
                 exited_before: outcome.exited_before,
@@ -311,6 +314,34 @@ impl Host {
                 elapsed: Duration::ZERO,
                 error: Some(error),
             },
+        }
+    }
+
+    /// A failed outcome keeps its cause: the host's pid, its redacted stderr tail and what
+    /// it wrote to stderr since `mark` (the operation's own diagnostics).
+    fn with_cause(&self, result: Result<Value, HostError>, mark: u64) -> Result<Value, HostError> {
+        match result {
+            Err(HostError::Lifecycle {
+                stage,
+                code,
+                message,
+                retryable,
+                metadata,
+                ..
+            }) => Err(HostError::Lifecycle {
+                stage,
+                code,
+                message,
+                retryable,
+                metadata,
+                diagnostics: Box::new(Diagnostics {
+                    pid: Some(self.pid),
+                    exit: None,
+                    stderr_tail: self.sink.tail(),
+                    operation_stderr: self.sink.since(mark),
+                }),
+            }),
+            other => other,
         }
     }
 
@@ -347,6 +378,8 @@ pub struct HostCall<'a> {
     operation: String,
     stage: Stage,
     began: Instant,
+    /// Stderr position when the request was sent (what follows belongs to this operation).
+    stderr_mark: u64,
     pending: PendingReply,
 }
 
@@ -359,6 +392,7 @@ impl HostCall<'_> {
             .last_round_trip_us
             .store(micros, AtomicOrdering::Relaxed);
         let result = line.and_then(|line| parse_response(&line, &self.operation, self.stage));
+        let result = self.host.with_cause(result, self.stderr_mark);
         self.host.settle(result)
     }
 }
@@ -450,6 +484,7 @@ fn lifecycle_failure(mut error: Map<String, Value>, stage: Stage) -> HostError {
         message,
         retryable,
         metadata,
+        diagnostics: Box::default(),
     }
 }
 

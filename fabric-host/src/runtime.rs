@@ -8,7 +8,7 @@ use fabric_config::agent::{
     AgentRunRequest, ArtifactManifest, InvokePayload, RunStatus, RuntimeContext,
     RuntimeTelemetryContext, StartPayload, StopPayload,
 };
-use fabric_config::config::JsonObject;
+use fabric_config::config::{Extensions, JsonObject};
 use fabric_config::handles::{RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 use fabric_config::plan::RunPlan;
 use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult, TelemetryRef};
@@ -407,7 +407,8 @@ impl Runtime {
     /// Runs one invocation and returns its normalized result.
     ///
     /// Errors: `runtime_busy` / `runtime_stopped` / `runtime_failed` (state errors);
-    /// `env_name_changed`; `request_overrides_unsupported`; host failures (`host_crashed`,
+    /// `env_name_changed`; `request_extensions_unsupported` / `request_extension_invalid`
+    /// (overrides the adapter does not declare or that violate its schema); host failures (`host_crashed`,
     /// `protocol_error`, `timeout`, ... — the runtime is then terminal); an adapter's
     /// lifecycle failure keeps the adapter's code; `invalid_agent_run_result`.
     pub fn invoke(&self, request: RunRequest) -> Result<RunResult, HostError> {
@@ -453,14 +454,10 @@ impl Runtime {
     }
 
     fn invoke_inner(&self, request: RunRequest) -> Result<RunResult, HostError> {
-        if request.overrides.as_ref().is_some_and(|o| !o.is_empty()) {
-            return Err(HostError::Capability {
-                stage: Stage::Invoke,
-                code: "request_overrides_unsupported",
-                message: "request.overrides cannot change a started runtime's configuration".into(),
-            });
-        }
-        self.extensions.check_request(&request.extensions)?;
+        // Upstream 0.5.0: `overrides` become the adapter's `request.extensions`, checked
+        // against the descriptor's `run_request` schema first.
+        let extensions: Extensions = request.overrides.unwrap_or_default();
+        self.extensions.check_request(&extensions)?;
         self.environment.check_forwarded(Stage::Invoke)?;
         let invocation_id = ids::new_id("invocation");
         let request_id = request
@@ -483,7 +480,7 @@ impl Runtime {
                 input: request.input,
                 relay_session_root: request.relay_session_root,
                 context: request.context,
-                extensions: request.extensions,
+                extensions,
             },
         };
         let ids_meta = || -> JsonObject {
@@ -889,6 +886,7 @@ mod tests {
             message: "Adapter failed during lifecycle stop".into(),
             retryable: false,
             metadata: Default::default(),
+            diagnostics: Default::default(),
         }));
         let problem = summarize_stop(&failed, false).problem.expect("problem");
         assert_eq!(problem.code, "lifecycle_adapter_stop_failed");

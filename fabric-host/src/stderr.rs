@@ -26,6 +26,8 @@ struct SinkState {
     file: Option<File>,
     file_bytes: u64,
     secrets: Vec<String>,
+    /// Redacted bytes emitted to the tail so far (positions for [`StderrSink::since`]).
+    emitted: u64,
     /// Per-invocation copy of the redacted lines (`stderr.txt`), when capturing.
     capture: Option<Capture>,
 }
@@ -55,6 +57,7 @@ impl StderrSink {
                 file_bytes: 0,
                 secrets,
                 capture: None,
+                emitted: 0,
             }),
         }
     }
@@ -113,6 +116,30 @@ impl StderrSink {
         text[start..].to_owned()
     }
 
+    /// A position in the stream: what is written after it is returned by [`Self::since`].
+    pub(crate) fn mark(&self) -> u64 {
+        self.lock().emitted
+    }
+
+    /// The redacted stderr written after `mark` (including a pending partial line), at most
+    /// the last [`TAIL_BYTES`]: what the host printed during one operation.
+    pub(crate) fn since(&self, mark: u64) -> String {
+        let state = self.lock();
+        let new = usize::try_from(state.emitted.saturating_sub(mark)).unwrap_or(usize::MAX);
+        let skip = state.tail.len().saturating_sub(new);
+        let mut bytes: Vec<u8> = state.tail.iter().skip(skip).copied().collect();
+        bytes.extend_from_slice(&state.partial);
+        let text = redact(&String::from_utf8_lossy(&bytes), &state.secrets);
+        if text.len() <= TAIL_BYTES {
+            return text;
+        }
+        let mut start = text.len() - TAIL_BYTES;
+        while !text.is_char_boundary(start) {
+            start += 1;
+        }
+        text[start..].to_owned()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, SinkState> {
         // A poisoned sink only ever holds bytes; keep using it.
         self.state
@@ -151,6 +178,7 @@ impl SinkState {
             capture.bytes.extend_from_slice(&line.as_bytes()[..take]);
             capture.dropped += (line.len() - take) as u64;
         }
+        self.emitted += line.len() as u64;
         for &b in line.as_bytes() {
             if self.tail.len() == TAIL_BYTES {
                 self.tail.pop_front();
@@ -203,6 +231,23 @@ mod tests {
         assert!(sink.take_capture().is_none());
         sink.push(b"after\n");
         assert!(sink.tail().ends_with("after\n"));
+    }
+
+    #[test]
+    fn since_returns_only_what_followed_the_mark() {
+        let sink = StderrSink::new(None, vec!["k3y".into()]);
+        sink.push(b"earlier noise\n");
+        let mark = sink.mark();
+        assert_eq!(sink.since(mark), "");
+        sink.push(b"Traceback\nRuntimeError: k3y missing\npartial");
+        assert_eq!(
+            sink.since(mark),
+            "Traceback\nRuntimeError: *** missing\npartial"
+        );
+        for _ in 0..2000 {
+            sink.push(b"0123456789\n");
+        }
+        assert!(sink.since(mark).len() <= TAIL_BYTES);
     }
 
     #[test]

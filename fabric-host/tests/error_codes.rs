@@ -161,6 +161,7 @@ fn adapter_lifecycle_failures_keep_the_adapter_code() {
         message: "Adapter config does not match its typed contract".into(),
         retryable: true,
         metadata: Map::new(),
+        diagnostics: Default::default(),
     };
     assert_eq!(error.code(), "lifecycle_invalid_config");
     assert_eq!(error.class(), ErrorClass::Runtime);

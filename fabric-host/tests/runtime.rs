@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fabric_config::agent::RunStatus;
-use fabric_config::{RunRequest, RunResult, Stage};
+use fabric_config::{ErrorInfo, RunRequest, RunResult, Stage};
 use fabric_host::{Fabric, HostError, RunOptions, Runtime, RuntimeState};
 use serde_json::{Value, json};
 use support::{assert_group_gone, mode, scripted_config};
@@ -437,6 +437,69 @@ fn failed_start_keeps_the_adapter_code_and_leaves_nothing() {
 }
 
 #[test]
+fn lifecycle_failures_keep_the_adapters_stderr_cause() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(
+        "cause",
+        json!({}),
+        json!({"environment": {"env": {"CAUSE_TOKEN": "s3cret-cause-value"}}}),
+    );
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options(dir.path()))
+        .expect("start");
+    // Output from an earlier operation is not part of this failure's cause.
+    runtime
+        .invoke(request_with("x", json!({"stderr": "earlier noise"})))
+        .expect("noise");
+    let error = runtime
+        .invoke(request_with(
+            "x",
+            json!({
+                "stderr": "Traceback (most recent call last):\nRuntimeError: key s3cret-cause-value rejected",
+                "raise": {"code": "lifecycle_adapter_invoke_failed", "message": "Adapter failed during lifecycle invoke"}
+            }),
+        ))
+        .expect_err("raise");
+    assert_eq!(error.code(), "lifecycle_adapter_invoke_failed");
+    let info = ErrorInfo::from(error);
+    assert_eq!(info.stage, Stage::Invoke);
+    assert!(
+        info.message.starts_with(
+            "Adapter failed during lifecycle invoke; diagnostics: Traceback (most recent call last):"
+        ),
+        "{}",
+        info.message
+    );
+    assert!(
+        info.message.ends_with("RuntimeError: key *** rejected"),
+        "{}",
+        info.message
+    );
+    assert!(!info.message.contains("earlier noise"), "{}", info.message);
+    let tail = info.metadata["stderr_tail"].as_str().expect("stderr_tail");
+    assert!(tail.contains("RuntimeError: key *** rejected"), "{tail}");
+    assert!(info.metadata["host_pid"].as_u64().is_some());
+    assert!(
+        !serde_json::to_string(&info)
+            .unwrap()
+            .contains("s3cret-cause-value")
+    );
+    runtime.stop();
+    // A failed outcome without stderr keeps the adapter's message as is.
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options(dir.path()))
+        .expect("start");
+    let error = runtime
+        .invoke(request_with(
+            "x",
+            json!({"raise": {"code": "scripted_boom", "message": "boom"}}),
+        ))
+        .expect_err("raise");
+    assert_eq!(ErrorInfo::from(error).message, "boom");
+    runtime.stop();
+}
+
+#[test]
 fn plan_errors_are_config_class() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = scripted_config("bad", json!({}), json!({}));
@@ -494,18 +557,50 @@ fn prepared_environment_hosts_several_runtimes_and_release_keeps_files() {
 }
 
 #[test]
-fn request_overrides_are_rejected() {
+fn request_overrides_reach_the_adapter_as_validated_extensions() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let config = scripted_config("overrides", json!({}), json!({}));
+    let config = scripted_config("overrides", json!({"replies": ["zero", "one"]}), json!({}));
     let runtime = Fabric::new()
         .start_runtime(&config, &options(dir.path()))
         .expect("start");
-    let mut request = RunRequest::new("x");
-    request.overrides = Some([("models".to_owned(), json!({}))].into_iter().collect());
-    let error = runtime.invoke(request).expect_err("overrides");
-    assert_eq!(error.code(), "request_overrides_unsupported");
-    assert_eq!(error.class(), fabric_host::ErrorClass::Capability);
-    // Not terminal.
+    let with = |overrides: Value| {
+        let mut request = RunRequest::new("x");
+        request.overrides = Some(serde_json::from_value(overrides).expect("object"));
+        request
+    };
+    // Declared by the scripted adapter's `extension_schemas.run_request`.
+    let result = runtime
+        .invoke(with(json!({"temperature": 0.25, "reply_index": 1})))
+        .expect("invoke");
+    assert_eq!(result.output["response"], "one");
+    assert_eq!(result.output["metadata"]["temperature"], 0.25);
+    assert_eq!(result.output["metadata"]["reply_index"], 1);
+    // An empty object sends nothing.
+    let result = runtime.invoke(with(json!({}))).expect("empty");
+    assert_eq!(result.output["response"], "zero");
+    // A schema violation names the key, never the value, and is a runtime error.
+    let error = runtime
+        .invoke(with(json!({"temperature": "s3cret-sentinel"})))
+        .expect_err("violation");
+    assert_eq!(error.code(), "request_extension_invalid");
+    assert_eq!(error.class(), fabric_host::ErrorClass::Runtime);
+    let info = ErrorInfo::from(error);
+    assert_eq!(info.stage, Stage::Invoke);
+    assert_eq!(info.metadata["path"], "request.extensions.temperature");
+    assert!(
+        !serde_json::to_string(&info)
+            .unwrap()
+            .contains("s3cret-sentinel")
+    );
+    let error = runtime
+        .invoke(with(json!({"priority": 1})))
+        .expect_err("undeclared key");
+    assert_eq!(
+        ErrorInfo::from(error).metadata["path"],
+        "request.extensions.priority"
+    );
+    // Unlike upstream (which latches the runtime failed), a rejected request leaves the
+    // runtime usable: the adapter never saw it.
     runtime
         .invoke(RunRequest::new("fine"))
         .expect("still usable");

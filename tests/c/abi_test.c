@@ -193,7 +193,7 @@ static void test_run(void) {
            fabric_run(config_json, "{\"input\":\"x\",\"request_id\":\"request-c-1\"}", options, &out));
     EXPECT(FABRIC_STATUS_OK, "\"status\":\"succeeded\"", "run with a NULL request (empty input)",
            fabric_run(config_json, NULL, options, &out));
-    EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"context\"", "run with a request of the wrong shape",
+    EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"request.context\"", "run with a request of the wrong shape",
            fabric_run(config_json, "{\"input\":\"x\",\"context\":5}", options, &out));
     EXPECT(FABRIC_STATUS_CONFIG, "request is not valid JSON", "run with a non-JSON request",
            fabric_run(config_json, "{not json", options, &out));
@@ -212,9 +212,16 @@ static void test_runtime(void) {
            fabric_runtime_invoke(rt, "{\"input\":\"first\"}", &out));
     EXPECT(FABRIC_STATUS_OK, "turn 2: first", "second invoke sees runtime state",
            fabric_runtime_invoke(rt, "{\"input\":\"second\"}", &out));
+    /* overrides reach the adapter as request.extensions, checked against its run_request schema */
+    EXPECT(FABRIC_STATUS_OK, "\"temperature\":0.5", "overrides reach the adapter",
+           fabric_runtime_invoke(rt, "{\"input\":\"o\",\"overrides\":{\"temperature\":0.5}}", &out));
+    EXPECT(FABRIC_STATUS_RUNTIME, "request.extensions.temperature", "overrides violating the schema",
+           fabric_runtime_invoke(rt, "{\"input\":\"o\",\"overrides\":{\"temperature\":9}}", &out));
+    EXPECT(FABRIC_STATUS_CONFIG, "request.overrides", "overrides must be an object",
+           fabric_runtime_invoke(rt, "{\"input\":\"o\",\"overrides\":[1]}", &out));
     EXPECT(FABRIC_STATUS_OK, "\"state\":\"idle\"", "status of an idle runtime",
            fabric_runtime_status(rt, &out));
-    EXPECT(FABRIC_STATUS_OK, "\"invocations\":2", "status counts invocations",
+    EXPECT(FABRIC_STATUS_OK, "\"invocations\":4", "status counts invocations",
            fabric_runtime_status(rt, &out));
     EXPECT(FABRIC_STATUS_OK, "runtime_stop", "stop returns stop events",
            fabric_runtime_stop(rt, &out));

@@ -211,3 +211,20 @@ def test_two_runtimes_are_isolated():
     finally:
         a.kill()
         b.kill()
+
+
+def test_request_extensions_are_echoed(host):
+    started(host)
+    message = invoke_msg("R1", "x")
+    message["payload"]["request"]["extensions"] = {"tone": "formal", "limits": {"max_chars": 3}}
+    output = result_of(host.request(message))["output"]
+    assert output["extensions"] == {"tone": "formal", "limits": {"max_chars": 3}}
+    assert "extensions" not in result_of(host.request(invoke_msg("R1", "y")))["output"]
+
+
+def test_require_env_unset_fails_start_like_a_real_harness(host):
+    os.environ.pop("FABRIC_ECHO_TEST_UNSET", None)
+    response = host.request(start_msg(settings={"require_env": "FABRIC_ECHO_TEST_UNSET"}))
+    # An unexpected exception: upstream's lifecycle.serve reports it with its own code.
+    assert code_of(response) == "lifecycle_adapter_start_failed"
+    host.wait()  # the host exits after a failed start

@@ -116,8 +116,22 @@ impl ScriptedRuntime {
                 return Step::Answer(Ok(failed_result(&error, None, Vec::new())));
             }
         };
+        let extensions = match RequestExtensions::parse(&request.extensions) {
+            Ok(extensions) => extensions,
+            Err(message) => {
+                let error = ErrorSpec {
+                    code: "scripted_invalid_extension".into(),
+                    message,
+                    retryable: false,
+                };
+                return Step::Answer(Ok(failed_result(&error, None, Vec::new())));
+            }
+        };
         let mut meta = Map::new();
         meta.insert("adapter_id".into(), ADAPTER_ID.into());
+        if let Some(temperature) = extensions.temperature {
+            meta.insert("temperature".into(), temperature.into());
+        }
 
         if let Some(text) = &directives.stderr {
             eprintln!("{text}");
@@ -196,7 +210,7 @@ impl ScriptedRuntime {
         }
 
         let input = input_text(&request.input);
-        let reply = match self.pick_reply() {
+        let reply = match self.pick_reply(extensions.reply_index) {
             Ok(reply) => reply,
             Err(error) => {
                 return Step::Answer(Ok(failed_result(
@@ -286,9 +300,26 @@ impl ScriptedRuntime {
         Step::Answer(Ok(Value::Object(result)))
     }
 
-    /// The next scripted reply and its index, `None` to echo.
-    fn pick_reply(&mut self) -> Result<Option<(usize, Reply)>, ErrorSpec> {
+    /// The next scripted reply and its index, `None` to echo. `chosen` (the request
+    /// extension `reply_index`) picks a reply without moving the cursor.
+    fn pick_reply(&mut self, chosen: Option<u64>) -> Result<Option<(usize, Reply)>, ErrorSpec> {
         let replies = &self.settings.replies;
+        if let Some(chosen) = chosen {
+            let found = usize::try_from(chosen)
+                .ok()
+                .and_then(|index| replies.get(index).map(|reply| (index, reply.clone())));
+            return match found {
+                Some(found) => Ok(Some(found)),
+                None => Err(ErrorSpec {
+                    code: "scripted_reply_index_out_of_range".into(),
+                    message: format!(
+                        "request.extensions.reply_index: there are {} scripted replies",
+                        replies.len()
+                    ),
+                    retryable: false,
+                }),
+            };
+        }
         if replies.is_empty() {
             return Ok(None);
         }
@@ -524,6 +555,44 @@ fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
     options.open(path)?.write_all(bytes)
 }
 
+/// Request extensions this adapter declares (`extension_schemas.run_request` in its
+/// descriptor; the core validates them first, this re-checks what it relies on).
+#[derive(Debug, Default, PartialEq)]
+struct RequestExtensions {
+    /// Per-request sampling temperature, reported in `output.metadata.temperature`.
+    temperature: Option<f64>,
+    /// Use this scripted reply (0-based) instead of the next one.
+    reply_index: Option<u64>,
+}
+
+impl RequestExtensions {
+    fn parse(extensions: &Map<String, Value>) -> Result<RequestExtensions, String> {
+        let mut out = RequestExtensions::default();
+        for (key, value) in extensions {
+            match key.as_str() {
+                "temperature" => match value.as_f64() {
+                    Some(t) if (0.0..=2.0).contains(&t) => out.temperature = Some(t),
+                    _ => {
+                        return Err(
+                            "request.extensions.temperature: must be a number in 0..=2".into()
+                        );
+                    }
+                },
+                "reply_index" => match value.as_u64() {
+                    Some(index) => out.reply_index = Some(index),
+                    None => {
+                        return Err(
+                            "request.extensions.reply_index: must be a non-negative integer".into(),
+                        );
+                    }
+                },
+                other => return Err(format!("request.extensions.{other}: not declared")),
+            }
+        }
+        Ok(out)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -565,18 +634,40 @@ mod tests {
     #[test]
     fn replies_cycle_fail_or_echo() {
         let mut rt = runtime(json!({"replies": ["a", "b"], "when_exhausted": "fail"}));
-        assert_eq!(rt.pick_reply().unwrap().unwrap().0, 0);
-        assert_eq!(rt.pick_reply().unwrap().unwrap().0, 1);
+        assert_eq!(rt.pick_reply(None).unwrap().unwrap().0, 0);
+        assert_eq!(rt.pick_reply(None).unwrap().unwrap().0, 1);
         assert_eq!(
-            rt.pick_reply().unwrap_err().code,
+            rt.pick_reply(None).unwrap_err().code,
             "scripted_replies_exhausted"
         );
         let mut rt = runtime(json!({"replies": ["a"]}));
-        assert_eq!(rt.pick_reply().unwrap().unwrap().0, 0);
-        assert_eq!(rt.pick_reply().unwrap().unwrap().0, 0);
+        assert_eq!(rt.pick_reply(None).unwrap().unwrap().0, 0);
+        assert_eq!(rt.pick_reply(None).unwrap().unwrap().0, 0);
         let mut rt = runtime(json!({"replies": ["a"], "when_exhausted": "echo"}));
-        assert!(rt.pick_reply().unwrap().is_some());
-        assert!(rt.pick_reply().unwrap().is_none());
+        assert!(rt.pick_reply(None).unwrap().is_some());
+        assert!(rt.pick_reply(None).unwrap().is_none());
+    }
+
+    #[test]
+    fn reply_index_extension_picks_without_moving_the_cursor() {
+        let mut rt = runtime(json!({"replies": ["a", "b", "c"]}));
+        assert_eq!(rt.pick_reply(Some(2)).unwrap().unwrap().0, 2);
+        assert_eq!(rt.pick_reply(None).unwrap().unwrap().0, 0);
+        assert_eq!(
+            rt.pick_reply(Some(3)).unwrap_err().code,
+            "scripted_reply_index_out_of_range"
+        );
+        let parsed = |v: Value| RequestExtensions::parse(v.as_object().unwrap());
+        assert_eq!(
+            parsed(json!({"temperature": 0.5, "reply_index": 1})).unwrap(),
+            RequestExtensions {
+                temperature: Some(0.5),
+                reply_index: Some(1)
+            }
+        );
+        assert!(parsed(json!({"temperature": 3})).is_err());
+        assert!(parsed(json!({"reply_index": -1})).is_err());
+        assert!(parsed(json!({"other": 1})).is_err());
     }
 
     #[test]

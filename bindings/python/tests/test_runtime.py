@@ -179,6 +179,62 @@ def test_runtime_overrides_merge_below_request_overrides(config) -> None:
     asyncio.run(main())
 
 
+def test_overrides_reach_the_scripted_adapter_as_extensions(config) -> None:
+    from fabric_core import FabricRuntimeError
+
+    async def main() -> None:
+        fabric = Fabric()
+        runtime = await fabric.start_runtime(config, overrides={"temperature": 0.5})
+        try:
+            result = await runtime.invoke(input="x")
+            assert result.output["metadata"]["temperature"] == 0.5
+            result = await runtime.invoke(request=RunRequest(input="x", overrides={"temperature": 1.5}))
+            assert result.output["metadata"]["temperature"] == 1.5
+            with pytest.raises(FabricRuntimeError) as caught:
+                await runtime.invoke(request=RunRequest(input="x", overrides={"temperature": "s3cret"}))
+            error = caught.value
+            assert (error.code, error.stage) == ("request_extension_invalid", "invoke")
+            assert error.details["path"] == "request.extensions.temperature"
+            assert "s3cret" not in str(error)
+            # Like upstream's SDK, a FabricRuntimeError marks the Runtime object failed.
+            with pytest.raises(FabricStateError):
+                await runtime.invoke(input="after")
+        finally:
+            await runtime.stop()
+        with pytest.raises(FabricRuntimeError) as caught:
+            await fabric.run(config, request=RunRequest(input="x", overrides={"priority": 1}))
+        assert caught.value.code == "request_extension_invalid"
+        assert caught.value.details["path"] == "request.extensions.priority"
+
+    asyncio.run(main())
+
+
+def test_adapter_start_failure_keeps_its_cause(monkeypatch) -> None:
+    from fcsupport import ECHO_DIR, echo_adapter_importable, echo_config_mapping
+
+    from fabric_core import FabricConfig, FabricRuntimeError
+
+    if not echo_adapter_importable():
+        pytest.skip("fabric_python_echo / nemo_fabric_adapters are not importable here")
+    mapping = echo_config_mapping()
+    mapping["harness"]["settings"]["require_env"] = "FABRIC_TEST_UNSET_CREDENTIAL"
+    monkeypatch.delenv("FABRIC_TEST_UNSET_CREDENTIAL", raising=False)
+    # The host imports this checkout's adapter (an installed copy may be older).
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ECHO_DIR / "src"), os.environ.get("PYTHONPATH")])))
+
+    async def main() -> None:
+        with pytest.raises(FabricRuntimeError) as caught:
+            await Fabric().start_runtime(FabricConfig.from_mapping(mapping))
+        error = caught.value
+        assert (error.code, error.stage) == ("lifecycle_adapter_start_failed", "start")
+        cause = "RuntimeError: the model-provider credential env var 'FABRIC_TEST_UNSET_CREDENTIAL' is not set"
+        assert str(error).strip().splitlines()[-1].endswith(cause), str(error)
+        assert cause in error.details["stderr_tail"]
+        assert isinstance(error.details["host_pid"], int)
+
+    asyncio.run(main())
+
+
 def test_environment_lifecycle(config) -> None:
     async def main() -> None:
         fabric = Fabric()

@@ -8,9 +8,17 @@ convention as the Rust `fabric.scripted` adapter:
 
 - `fail: {code, message, retryable?}` -> a failed AgentRunResult with that error
 - `raise: {code, message}`           -> a lifecycle failure (the runtime is then latched)
+- `exception: "text"`                -> raise `RuntimeError(text)` (an unexpected exception:
+                                        `lifecycle_adapter_invoke_failed`, traceback on stderr)
 - `sleep_ms: N`                      -> wait N ms before answering
 - `usage: {...}`                     -> returned as AgentUsage
 - `crash: true`                      -> exit at once without answering
+
+Request extensions (`request.extensions`, from a caller's `overrides`; the descriptor declares
+their `run_request` schema) are echoed back as `output["extensions"]` when present.
+
+The `require_env` setting names an environment variable `start` needs (like a model-provider
+credential): when it is unset, `start` raises `RuntimeError`, the way real harnesses fail.
 """
 
 from __future__ import annotations
@@ -37,8 +45,8 @@ CRASH_EXIT_CODE = 70
 DEFAULT_HISTORY_LIMIT = 64
 MAX_HISTORY_LIMIT = 100_000
 MAX_SLEEP_MS = 600_000
-_SETTINGS_KEYS = frozenset({"prefix", "history_limit"})
-_DIRECTIVE_KEYS = frozenset({"fail", "raise", "sleep_ms", "usage", "crash"})
+_SETTINGS_KEYS = frozenset({"prefix", "history_limit", "require_env"})
+_DIRECTIVE_KEYS = frozenset({"fail", "raise", "exception", "sleep_ms", "usage", "crash"})
 _USAGE_KEYS = frozenset(
     {
         "input_tokens",
@@ -59,7 +67,7 @@ def _is_int(value: Any, minimum: int, maximum: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and minimum <= value <= maximum
 
 
-def _parse_settings(settings: Mapping[str, Any]) -> tuple[str, int]:
+def _parse_settings(settings: Mapping[str, Any]) -> tuple[str, int, str | None]:
     unknown = sorted(set(settings) - _SETTINGS_KEYS)
     if unknown:
         raise _Invalid(f"harness.settings.{unknown[0]}: unexpected field")
@@ -69,7 +77,10 @@ def _parse_settings(settings: Mapping[str, Any]) -> tuple[str, int]:
     limit = settings.get("history_limit", DEFAULT_HISTORY_LIMIT)
     if not _is_int(limit, 1, MAX_HISTORY_LIMIT):
         raise _Invalid(f"harness.settings.history_limit: must be an integer in 1..={MAX_HISTORY_LIMIT}")
-    return prefix, limit
+    require_env = settings.get("require_env")
+    if require_env is not None and (not isinstance(require_env, str) or not require_env.strip()):
+        raise _Invalid("harness.settings.require_env: must be a non-blank string")
+    return prefix, limit, require_env
 
 
 def _error_spec(value: Any, path: str) -> tuple[str, str, bool]:
@@ -107,6 +118,8 @@ def _directives(request: AgentRunRequest) -> dict[str, Any]:
         raise _Invalid(f"scripted.sleep_ms: must be an integer in 0..={MAX_SLEEP_MS}")
     if "crash" in merged and not isinstance(merged["crash"], bool):
         raise _Invalid("scripted.crash: must be a boolean")
+    if "exception" in merged and not isinstance(merged["exception"], str):
+        raise _Invalid("scripted.exception: must be a string")
     if "usage" in merged:
         usage = merged["usage"]
         if not isinstance(usage, Mapping) or set(usage) - _USAGE_KEYS:
@@ -149,11 +162,15 @@ class EchoRuntime:
         config: AgentConfig = payload["config"]
         settings = config.harness.settings if config.harness is not None else {}
         try:
-            self._prefix, limit = _parse_settings(settings)
+            self._prefix, limit, require_env = _parse_settings(settings)
         except _Invalid as error:
             raise lifecycle.LifecycleError(
                 "invalid_settings", str(error), metadata={"path": str(error).split(":", 1)[0]}
             ) from None
+        if require_env is not None and not os.environ.get(require_env):
+            # An unexpected exception: lifecycle.serve reports `lifecycle_adapter_start_failed`
+            # and prints the traceback to stderr.
+            raise RuntimeError(f"the model-provider credential env var {require_env!r} is not set")
         self._history = collections.deque(maxlen=limit)
         system = config.instructions.system if config.instructions is not None else None
         if system is not None:
@@ -176,6 +193,8 @@ class EchoRuntime:
             print("fabric.python-echo: crash directive; exiting without an answer", file=sys.stderr)
             sys.stderr.flush()
             os._exit(CRASH_EXIT_CODE)
+        if "exception" in directives:
+            raise RuntimeError(directives["exception"])
         if "raise" in directives:
             code, message, retryable = directives["raise"]
             raise lifecycle.LifecycleError(code, message, retryable=retryable)
@@ -199,6 +218,8 @@ class EchoRuntime:
             "previous_input": self._history[-1] if self._history else None,
             "metadata": metadata,
         }
+        if request.extensions:
+            output["extensions"] = dict(request.extensions)
         self._history.append(text)
         return AgentRunResult(status=AgentRunStatus.SUCCEEDED, output=output, usage=usage)
 

@@ -156,6 +156,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "null_handle": (None, False, "state", "abi"),
     "protocol_error": (None, False, None, "host"),
     "relay_opentelemetry_without_destination": ("config", False, None, "config"),
+    "request_extension_invalid": ("invoke", False, None, "host"),
     "request_extensions_unsupported": ("invoke", False, None, "host"),
     "request_overrides_unsupported": ("invoke", False, None, "host"),
     "request_read_failed": ("config", False, None, "cli"),

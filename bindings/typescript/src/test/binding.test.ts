@@ -173,6 +173,22 @@ test("a crashed host is a FabricRuntimeError with code and stage; the runtime is
   await assert.rejects(runtime.invoke({ input: "again" }), FabricStateError);
 });
 
+test("request overrides reach the adapter as request.extensions, checked against its schema", async () => {
+  const config = scriptedConfig("overrides", { replies: ["zero", "one"] });
+  const result = await fabric.run(config, { request: { input: "x", overrides: { temperature: 0.5, reply_index: 1 } } });
+  const output = result.output as { response: string; metadata: Record<string, unknown> };
+  assert.equal(output.response, "one");
+  assert.equal(output.metadata.temperature, 0.5);
+  await assert.rejects(fabric.run(config, { request: { input: "x", overrides: { temperature: "s3cret" } } }), (error: unknown) => {
+    assert.ok(error instanceof FabricRuntimeError, String(error));
+    assert.equal(error.code, "request_extension_invalid");
+    assert.equal(error.stage, "invoke");
+    assert.equal(error.details.path, "request.extensions.temperature");
+    assert.ok(!String(error.message).includes("s3cret"));
+    return true;
+  });
+});
+
 test("input and request are mutually exclusive", async () => {
   await assert.rejects(fabric.run(scriptedConfig("exclusive"), { input: 1, request: { input: 2 } }), FabricConfigError);
 });

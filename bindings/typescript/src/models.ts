@@ -111,7 +111,7 @@ export interface FabricConfig {
     [key: string]: JsonValue | undefined;
   } | null;
   workflow?: JsonObject | null;
-  discovery?: { local_paths?: string[] } | null;
+  discovery?: { local_paths?: string[]; [key: string]: JsonValue | undefined } | null;
   runtime?: {
     timeout_seconds?: number | null;
     max_turns?: number | null;

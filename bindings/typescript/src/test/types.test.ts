@@ -63,7 +63,7 @@ const harnessConfig: Shape<Harness> = {
   fields: { adapter_id: "required", resolution: "optional", settings: "optional" },
   open: true,
 };
-const discovery: Shape<Discovery> = { fields: { local_paths: "optional" }, open: false };
+const discovery: Shape<Discovery> = { fields: { local_paths: "optional" }, open: true };
 const runtimeConfig: Shape<Runtime> = {
   fields: {
     timeout_seconds: "optional",

@@ -57,3 +57,15 @@ def echo_adapter_importable() -> bool:
     except ImportError:
         return False
     return True
+
+
+def interpreter() -> str:
+    """The venv with upstream nemo-fabric 0.5.0 and fabric-python-echo (``FABRIC_TEST_PYTHON``);
+    fails in CI when it is not set, skips elsewhere."""
+
+    python = os.environ.get("FABRIC_TEST_PYTHON")
+    if not python:
+        if os.environ.get("CI"):
+            pytest.fail("FABRIC_TEST_PYTHON must be set in CI (venv with nemo-fabric 0.5.0)")
+        pytest.skip("FABRIC_TEST_PYTHON is not set (a venv with nemo-fabric 0.5.0 and fabric-python-echo)")
+    return python

@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from fcsupport import ECHO_DIR, REPO
+from fcsupport import ECHO_DIR, REPO, interpreter
 
 SCRIPT = r'''
 import asyncio, json, sys
@@ -46,15 +46,6 @@ KNOWN = {
     "system_stats",
     "resource_snapshot",
 }
-
-
-def interpreter() -> str:
-    python = os.environ.get("FABRIC_TEST_PYTHON")
-    if not python:
-        if os.environ.get("CI"):
-            pytest.fail("FABRIC_TEST_PYTHON must be set in CI (venv with nemo-fabric 0.5.0)")
-        pytest.skip("FABRIC_TEST_PYTHON is not set (a venv with nemo-fabric 0.5.0 and fabric-python-echo)")
-    return python
 
 
 def run(python: str, module: str) -> dict:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from fcsupport import ECHO_DIR, REPO
+from fcsupport import ECHO_DIR, REPO, interpreter
 
 NOISY_MODULE = r'''
 import sys
@@ -101,15 +101,6 @@ async def main():
 
 asyncio.run(main())
 '''
-
-
-def interpreter() -> str:
-    python = os.environ.get("FABRIC_TEST_PYTHON")
-    if not python:
-        if os.environ.get("CI"):
-            pytest.fail("FABRIC_TEST_PYTHON must be set in CI (venv with nemo-fabric 0.5.0)")
-        pytest.skip("FABRIC_TEST_PYTHON is not set (a venv with nemo-fabric 0.5.0 and fabric-python-echo)")
-    return python
 
 
 def git(cwd: Path, *args: str) -> None:

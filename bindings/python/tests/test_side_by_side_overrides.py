@@ -22,7 +22,7 @@ import subprocess
 
 import pytest
 
-from fcsupport import ECHO_DIR, REPO
+from fcsupport import ECHO_DIR, REPO, interpreter
 
 SCRIPT = r'''
 import asyncio, json, re, sys
@@ -114,15 +114,6 @@ async def main():
 
 asyncio.run(main())
 '''
-
-
-def interpreter() -> str:
-    python = os.environ.get("FABRIC_TEST_PYTHON")
-    if not python:
-        if os.environ.get("CI"):
-            pytest.fail("FABRIC_TEST_PYTHON must be set in CI (venv with nemo-fabric 0.5.0)")
-        pytest.skip("FABRIC_TEST_PYTHON is not set (a venv with nemo-fabric 0.5.0 and fabric-python-echo)")
-    return python
 
 
 def run_script(python: str, module: str, workdir, with_schema, without_schema) -> dict:

@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 
-import pytest
 
 from fcsupport import ECHO_DIR, REPO, interpreter
 

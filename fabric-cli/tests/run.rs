@@ -38,6 +38,12 @@ fn readme_main_job_runs_without_credentials() {
             .starts_with("runtime-")
     );
     assert_eq!(result["usage"]["total_tokens"], 18);
+    // One result shape on every surface, as upstream 0.5.0 maps it: without an artifact
+    // root the manifest is `{"artifacts": [], "root": null}`, telemetry a (here empty)
+    // list, usage and error metadata objects always present.
+    assert_eq!(result["artifacts"], json!({"artifacts": [], "root": null}));
+    assert_eq!(result["telemetry"], json!([]));
+    assert_eq!(result["usage"]["metadata"], json!({}));
     let kinds: Vec<&str> = result["events"]
         .as_array()
         .expect("events")
@@ -104,6 +110,7 @@ fn request_file_and_failed_result_exit_1() {
     assert_eq!(output.status.code(), Some(1), "{output:?}");
     let result = stdout_json(&output);
     assert_eq!(result["status"], "failed");
+    assert!(result["error"]["metadata"].is_object(), "{result}");
     assert_eq!(result["request_id"], "req-cli-1");
     assert_eq!(result["error"]["code"], "tool_failed");
     assert_eq!(result["error"]["stage"], "invoke");

@@ -134,6 +134,7 @@ def variants(adapter_id: str, descriptor: dict | None = None) -> list[tuple[str,
         ("model_provider_upper", {"harness": harness, "models": {"default": model(provider="OpenAI")}}),
         ("instructions_default_mode", {"harness": harness, "instructions": {"system": {"content": "x"}}}),
         ("relay_without_provider", {"harness": harness, "relay": {"project": "p"}}),
+        ("relay_project_only", {"harness": harness, "telemetry": {"providers": {"relay": {}}}, "relay": {"project": "p"}}),
         ("relay_two_observability", {"harness": harness, "models": m, "telemetry": {"providers": {"relay": {}}}, "relay": {"observability": {"atif": {"enabled": True}}, "components": [{"kind": "observability", "config": {"atif": {"enabled": True}}}]}}),
         ("relay_component", {"harness": harness, "telemetry": {"providers": {"relay": {}}}, "relay": {"components": [{"kind": "custom", "config": {"a": 1}}]}}),
         # issue 15 item 4: integral floats are integers (2.5 is not), as upstream's pydantic.

@@ -592,7 +592,9 @@ fn telemetry_plan(
         relay_output_dir: relay
             .and_then(|relay| relay.output_dir.as_deref())
             .map(|dir| resolve_string(base_dir, dir)),
-        relay_config: relay.map(|_| relay_config(config)),
+        relay_config: relay
+            .map(|_| relay_config(config))
+            .filter(|value| !value.is_null()),
         native_config: telemetry
             .providers
             .get("native")
@@ -606,11 +608,20 @@ fn telemetry_plan(
 /// (observability `version` 4, `enable_full_payloads` false, ATIF `agent_name`,
 /// `filename_template` and the resolved model label filled when absent), then
 /// `relay.components` (`enabled` defaults to true), `policy` (Relay's defaults
-/// `warn`/`warn`/`error` filled) and `plugins` as given.
+/// `warn`/`warn`/`error` filled) and `plugins` as given (the spec forwards dynamic plugins
+/// even without static components; upstream 0.5.0 drops them). A Relay block that
+/// configures none of these has no Relay config (`null`), as upstream.
 pub(crate) fn relay_config(config: &FabricConfig) -> Value {
     let Some(relay) = &config.relay else {
         return Value::Null;
     };
+    if relay.observability.is_none()
+        && relay.components.is_empty()
+        && relay.policy.is_none()
+        && relay.plugins.is_none()
+    {
+        return Value::Null;
+    }
     let mut components = Vec::new();
     if let Some(observability) = &relay.observability {
         let mut block = serde_json::to_value(observability).unwrap_or_else(|_| json!({}));

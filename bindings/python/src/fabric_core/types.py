@@ -123,26 +123,16 @@ class RunResult(_g.RunResult):
     @classmethod
     def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
         # Shapes of other Fabric versions are accepted: a bare artifact list, and telemetry
-        # as one reference or a list (read as a tuple of references).
+        # as one reference (read as a one-item tuple) or absent.
         artifacts = data.get("artifacts")
         if not isinstance(artifacts, Mapping):
             data["artifacts"] = {"artifacts": artifacts or []}
         telemetry = data.get("telemetry")
-        if isinstance(telemetry, Mapping):
-            data["telemetry"] = (TelemetryRef._wrap(telemetry),)
-        elif telemetry is None:
-            data["telemetry"] = ()
-        else:
-            data["telemetry"] = tuple(
-                TelemetryRef._wrap(item) if isinstance(item, Mapping) else item for item in telemetry
-            )
+        data["telemetry"] = [telemetry] if isinstance(telemetry, Mapping) else telemetry or []
         data.setdefault("events", [])
         data.setdefault("error", None)
         data.setdefault("usage", None)
-        saved = data["telemetry"]
-        data["telemetry"] = None
         data = super()._normalize(_empty_metadata(data))
-        data["telemetry"] = saved
         output = data.get("output")
         if isinstance(output, Mapping):
             data["output"] = RunOutput._wrap(output)

@@ -18,7 +18,7 @@
 //! When stderr is a terminal, a one-line human summary per result goes to stderr, and
 //! `--inputs` shows a progress line (done/total, rate, failures).
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
@@ -286,9 +286,7 @@ fn run_checked(
 }
 
 fn print_line(value: &Value) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
-    let _ = out.flush();
+    crate::output::print_line(&value.to_string());
 }
 
 fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptions) -> ExitCode {
@@ -334,6 +332,10 @@ fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptio
                     bar.set_message(format!("{rate:.1}/s · {failures} failed"));
                 }
                 print_line(&serde_json::to_value(&result).unwrap_or(Value::Null));
+                if crate::output::stdout_closed() {
+                    // The reader went away (`| head -1`): stop invoking, stop the runtime.
+                    break;
+                }
             }
             Err(error) => {
                 exit = exit_for(&error);

@@ -18,7 +18,7 @@ pub fn run(args: Args) -> ExitCode {
     match args.name {
         None => {
             for (name, _) in schema::all() {
-                println!("{name}");
+                crate::output::print_line(name);
             }
             ExitCode::from(EXIT_OK)
         }
@@ -26,7 +26,7 @@ pub fn run(args: Args) -> ExitCode {
             let wanted = name.strip_suffix(".schema.json").unwrap_or(&name);
             match schema::get(wanted) {
                 Some(value) => {
-                    print!("{}", schema::to_file_text(&value));
+                    crate::output::print_line(schema::to_file_text(&value).trim_end_matches('\n'));
                     ExitCode::from(EXIT_OK)
                 }
                 None => {

@@ -1,6 +1,8 @@
 //! Shared output helpers: JSON on stdout, stable exit codes.
 
+use std::io::Write;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use fabric_config::ErrorInfo;
 use fabric_host::{ErrorClass, HostError};
@@ -23,12 +25,33 @@ pub fn exit_for(error: &HostError) -> u8 {
     }
 }
 
+/// Set once a write to stdout failed (a closed pipe: `fabric plan x.json | head -1`).
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether stdout was closed by its reader; long commands stop producing output (and stop
+/// their runtimes) instead of writing into the void.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Writes `text` and a newline to stdout. A closed pipe is not an error (no panic, no
+/// message): later writes are skipped, as ripgrep and fd do.
+pub fn print_line(text: &str) {
+    if stdout_closed() {
+        return;
+    }
+    let mut stdout = std::io::stdout().lock();
+    if writeln!(stdout, "{text}")
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Prints a JSON value (pretty) on stdout.
 pub fn print_json(value: &Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).expect("a JSON value always serializes")
-    );
+    print_line(&serde_json::to_string_pretty(value).expect("a JSON value always serializes"));
 }
 
 /// Prints `{"error": {"code", "stage", "message", "path"}}` on stdout and returns `exit`.

@@ -266,3 +266,58 @@ fn upstream_style_python_adapter_runs_unchanged() {
     assert_eq!(results[0]["adapter_kind"], "python");
     assert_eq!(results[0]["runtime_id"], results[1]["runtime_id"]);
 }
+
+/// `fabric … | head -1`: the reader closes the pipe after one line. The command neither
+/// panics nor prints to stderr, and `--inputs` stops invoking and stops its runtime.
+#[test]
+fn closed_stdout_pipe_is_quiet() {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+
+    support::ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(dir.path(), json!({}));
+    let inputs = dir.path().join("inputs.jsonl");
+    let lines: Vec<String> = (0..200)
+        .map(|i| json!(format!("input {i}")).to_string())
+        .collect();
+    std::fs::write(&inputs, lines.join("\n")).expect("inputs");
+    let commands = [
+        vec!["run", hello().leak(), "--input", "Hello"],
+        vec!["schema", "sdk/run-result"],
+        vec![
+            "run",
+            config.clone().leak(),
+            "--inputs",
+            inputs.to_str().expect("utf8"),
+        ],
+    ];
+    for (index, args) in commands.iter().enumerate() {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_fabric"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn fabric");
+        let stdout = child.stdout.take().expect("stdout");
+        if index == 2 {
+            // Read one JSONL result, then close the pipe while results keep coming.
+            let mut first = String::new();
+            BufReader::new(stdout)
+                .read_line(&mut first)
+                .expect("first line");
+            assert!(first.starts_with('{'), "{args:?}: {first}");
+        } else {
+            // Closed before the command writes anything: its first write fails (EPIPE).
+            drop(stdout);
+        }
+        let output = child.wait_with_output().expect("wait");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert!(
+            output.status.code().is_some(),
+            "{args:?}: killed by a signal"
+        );
+        assert!(output.status.code() != Some(101), "{args:?}: {stderr}");
+    }
+}

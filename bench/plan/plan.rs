@@ -102,7 +102,7 @@ fn main() {
     let config = FabricConfig::from_value(bench_config()).expect("config");
     let explicit = PlanOptions {
         discovery: Some(DiscoveryOptions::default()),
-        expected_descriptor_sha256: None,
+        ..PlanOptions::default()
     };
     fabric_plan::plan(&config, &dir, &explicit).expect("plan");
 

@@ -268,6 +268,10 @@ type CallOptions struct {
 	BaseDir string `json:"base_dir,omitempty"`
 	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
+	// PythonInterpreter: The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
+	PythonInterpreter string `json:"python_interpreter,omitempty"`
+	// PythonPrefix: The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
+	PythonPrefix string `json:"python_prefix,omitempty"`
 }
 
 // CapabilityKind: Capability kind a route applies to.
@@ -499,10 +503,11 @@ type DescriptorSource string
 
 // DescriptorSource values.
 const (
-	DescriptorSourceExplicitLocal    DescriptorSource = "explicit_local"
-	DescriptorSourceEnvPath          DescriptorSource = "env_path"
-	DescriptorSourceInstalledPackage DescriptorSource = "installed_package"
-	DescriptorSourceBundled          DescriptorSource = "bundled"
+	DescriptorSourceExplicitLocal     DescriptorSource = "explicit_local"
+	DescriptorSourceEnvPath           DescriptorSource = "env_path"
+	DescriptorSourceInterpreterPrefix DescriptorSource = "interpreter_prefix"
+	DescriptorSourceInstalledPackage  DescriptorSource = "installed_package"
+	DescriptorSourceBundled           DescriptorSource = "bundled"
 )
 
 // DoctorCheck: One preflight finding.

@@ -42,6 +42,18 @@ pub struct CallOptions {
     /// selects no adapter and ignores it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_descriptor_sha256: Option<String>,
+    /// The calling Python interpreter's installation prefix (its `sysconfig` `data` path,
+    /// `sys.prefix` in a virtual environment), searched for
+    /// `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance
+    /// source `interpreter_prefix`). The Python binding always sends it, so adapters
+    /// installed in the interpreter's environment are found when it is not activated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_prefix: Option<String>,
+    /// The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts
+    /// unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on
+    /// `PATH`. The Python binding always sends it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub python_interpreter: Option<String>,
 }
 
 impl CallOptions {
@@ -107,6 +119,15 @@ mod tests {
                 .unwrap();
         assert_eq!(full.base_dir.as_deref(), Some("/w"));
         assert_eq!(full.expected_descriptor_sha256.as_deref(), Some("ab"));
+        let python = CallOptions::from_json_str(
+            r#"{"python_prefix": "/venv", "python_interpreter": "/venv/bin/python"}"#,
+        )
+        .unwrap();
+        assert_eq!(python.python_prefix.as_deref(), Some("/venv"));
+        assert_eq!(
+            python.python_interpreter.as_deref(),
+            Some("/venv/bin/python")
+        );
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub enum DescriptorSource {
     ExplicitLocal,
     /// A directory or file listed in `FABRIC_ADAPTER_PATH`.
     EnvPath,
+    /// `share/nemo-fabric/{adapters,targets}` under the calling Python interpreter's prefix
+    /// (`CallOptions.python_prefix`, sent by the Python binding).
+    InterpreterPrefix,
     /// `share/nemo-fabric/{adapters,targets}` under an installed Python prefix.
     InstalledPackage,
     /// Adapters bundled with this build (lowest precedence).
@@ -94,6 +97,7 @@ impl DescriptorSource {
         match self {
             DescriptorSource::ExplicitLocal => "explicit_local",
             DescriptorSource::EnvPath => "env_path",
+            DescriptorSource::InterpreterPrefix => "interpreter_prefix",
             DescriptorSource::InstalledPackage => "installed_package",
             DescriptorSource::Bundled => "bundled",
         }

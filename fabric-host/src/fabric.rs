@@ -40,16 +40,27 @@ impl RunOptions {
         }
     }
 
-    /// Options from a C ABI options object: `base_dir` and `expected_descriptor_sha256`;
-    /// runtime timeouts and discovery keep their defaults.
+    /// Options from a C ABI options object: `base_dir`, `expected_descriptor_sha256`, the
+    /// calling interpreter's prefix (a discovery source) and executable (the fallback
+    /// interpreter of `python` adapters); runtime timeouts keep their defaults.
     pub fn from_call_options(options: &CallOptions) -> RunOptions {
+        let path = |value: &Option<String>| {
+            value
+                .as_deref()
+                .filter(|text| !text.is_empty())
+                .map(PathBuf::from)
+        };
         RunOptions {
             base_dir: options.base_dir.as_ref().map(PathBuf::from),
             plan: PlanOptions {
                 expected_descriptor_sha256: options.expected_descriptor_sha256.clone(),
+                python_prefix: path(&options.python_prefix),
                 ..PlanOptions::default()
             },
-            ..RunOptions::default()
+            runtime: RuntimeOptions {
+                caller_python: path(&options.python_interpreter),
+                ..RuntimeOptions::default()
+            },
         }
     }
 
@@ -338,8 +349,16 @@ mod tests {
         let options = RunOptions::from_call_options(&CallOptions {
             base_dir: Some("examples/hello".into()),
             expected_descriptor_sha256: Some("ab".into()),
+            python_prefix: Some("/venv".into()),
+            python_interpreter: Some("/venv/bin/python".into()),
         });
         assert_eq!(options.base_dir, Some(PathBuf::from("examples/hello")));
+        assert_eq!(options.plan.python_prefix, Some(PathBuf::from("/venv")));
+        assert_eq!(
+            options.runtime.caller_python,
+            Some(PathBuf::from("/venv/bin/python"))
+        );
+        assert!(options.runtime.python_interpreter.is_none());
         assert_eq!(
             options.plan.expected_descriptor_sha256.as_deref(),
             Some("ab")
@@ -348,6 +367,8 @@ mod tests {
         let defaults = RunOptions::from_call_options(&CallOptions::default());
         assert!(defaults.base_dir.is_none());
         assert!(defaults.plan.expected_descriptor_sha256.is_none());
+        assert!(defaults.plan.python_prefix.is_none());
+        assert!(defaults.runtime.caller_python.is_none());
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Host launch rules: which program runs an adapter, with which environment.
 //!
-//! - `python` kind: `<interpreter> -m <runner.module>`; the interpreter is `$ADAPTER_PYTHON`,
+//! - `python` kind: `<interpreter> -m <runner.module>`; the interpreter is
+//!   `RuntimeOptions::python_interpreter`, else `$ADAPTER_PYTHON`, else the calling
+//!   interpreter (`RuntimeOptions::caller_python`, from `CallOptions.python_interpreter`),
 //!   else `$VIRTUAL_ENV/bin/python`, else `python3` on `PATH`.
 //! - `process` kind: `<runner.command> [runner.script resolved against the descriptor's
 //!   directory] [runner.args...]`.
@@ -48,10 +50,15 @@ fn runner_invalid(adapter_id: &str, reason: &str) -> HostError {
     }
 }
 
-/// The Python interpreter for `python` adapters.
-pub(crate) fn python_interpreter() -> OsString {
+/// The Python interpreter for `python` adapters when none is configured: `$ADAPTER_PYTHON`,
+/// else `caller` (the calling interpreter), else `$VIRTUAL_ENV/bin/python`, else `python3`
+/// on `PATH`.
+pub(crate) fn python_interpreter(caller: Option<&Path>) -> OsString {
     if let Some(python) = std::env::var_os("ADAPTER_PYTHON").filter(|v| !v.is_empty()) {
         return python;
+    }
+    if let Some(caller) = caller.filter(|path| !path.as_os_str().is_empty()) {
+        return caller.as_os_str().to_owned();
     }
     if let Some(venv) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
         let candidate = PathBuf::from(venv).join("bin/python");
@@ -65,9 +72,12 @@ pub(crate) fn python_interpreter() -> OsString {
 }
 
 /// Resolves the host command of the plan's adapter.
+/// `python` is the configured interpreter, `caller_python` the calling one (see
+/// [`python_interpreter`]).
 pub(crate) fn command_for(
     plan: &RunPlan,
     python: Option<&Path>,
+    caller_python: Option<&Path>,
 ) -> Result<LaunchCommand, HostError> {
     let Some(resolved) = plan.adapter_descriptor.as_ref() else {
         return Err(HostError::Capability {
@@ -96,7 +106,10 @@ pub(crate) fn command_for(
                 }
             };
             Ok(LaunchCommand {
-                program: python.map_or_else(python_interpreter, |p| p.as_os_str().to_owned()),
+                program: python.map_or_else(
+                    || python_interpreter(caller_python),
+                    |p| p.as_os_str().to_owned(),
+                ),
                 args: vec!["-m".into(), module.into()],
             })
         }

@@ -49,8 +49,13 @@ pub struct RuntimeOptions {
     /// Longest accepted protocol line. Default 16 MiB.
     pub max_line_bytes: usize,
     /// Interpreter for `python` adapters. Default (`None`): `$ADAPTER_PYTHON`, else
-    /// `$VIRTUAL_ENV/bin/python`, else `python3` on `PATH`.
+    /// [`caller_python`](Self::caller_python), else `$VIRTUAL_ENV/bin/python`, else `python3`
+    /// on `PATH`.
     pub python_interpreter: Option<PathBuf>,
+    /// The calling Python interpreter (`CallOptions.python_interpreter`, sent by the Python
+    /// binding): used for `python` adapters when neither `python_interpreter` nor
+    /// `$ADAPTER_PYTHON` is set. Default `None`.
+    pub caller_python: Option<PathBuf>,
 }
 
 impl Default for RuntimeOptions {
@@ -61,6 +66,7 @@ impl Default for RuntimeOptions {
             stop_policy: StopPolicy::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             python_interpreter: None,
+            caller_python: None,
         }
     }
 }
@@ -141,7 +147,11 @@ impl Runtime {
             });
         }
         environment.check_forwarded(Stage::Start)?;
-        let command = launch::command_for(plan, options.python_interpreter.as_deref())?;
+        let command = launch::command_for(
+            plan,
+            options.python_interpreter.as_deref(),
+            options.caller_python.as_deref(),
+        )?;
         let runtime_id = ids::new_id("runtime");
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
         let mut spec = launch::host_spec(

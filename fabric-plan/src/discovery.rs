@@ -6,11 +6,16 @@
 //!    each entry is a descriptor file (`*.fabric-adapter.json` / `*.fabric-target.json`) or a
 //!    directory searched recursively. A missing entry is an error.
 //! 2. `env_path` — `FABRIC_ADAPTER_PATH`, colon-separated files or directories.
-//! 3. `installed_package` — `<prefix>/share/nemo-fabric/{adapters,targets}/**` for each
+//! 3. `interpreter_prefix` — `<prefix>/share/nemo-fabric/{adapters,targets}/**` for the
+//!    calling Python interpreter's prefix (`CallOptions.python_prefix`; the Python binding
+//!    sends `sysconfig.get_path("data")`), so an adapter installed in the caller's virtual
+//!    environment is found without activating it, as upstream's SDK does.
+//! 4. `installed_package` — `<prefix>/share/nemo-fabric/{adapters,targets}/**` for each
 //!    prefix: `$VIRTUAL_ENV`, the prefix of the Python interpreter (`$ADAPTER_PYTHON`, else
 //!    `python3` on `PATH`; prefix = the parent of its `bin/` directory, no process is
-//!    spawned), then `/usr/local`.
-//! 4. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set; otherwise the first `adapters/`
+//!    spawned), then `/usr/local`. A prefix already searched as `interpreter_prefix` is
+//!    skipped.
+//! 5. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set; otherwise the first `adapters/`
 //!    directory found next to the running executable or in one of its first five ancestor
 //!    directories (for a cargo build, `target/debug/fabric` finds `<repo>/adapters`);
 //!    otherwise the `adapters/` directory of the checkout this crate was built from, when it
@@ -51,6 +56,9 @@ pub struct DiscoveryOptions {
     pub local_paths: Vec<PathBuf>,
     /// `FABRIC_ADAPTER_PATH` entries.
     pub env_paths: Vec<PathBuf>,
+    /// The calling interpreter's prefix (`CallOptions.python_prefix`); searched before
+    /// `installed_prefixes`, with provenance source `interpreter_prefix`.
+    pub interpreter_prefix: Option<PathBuf>,
     /// Installed prefixes; `<prefix>/share/nemo-fabric/{adapters,targets}` are searched.
     pub installed_prefixes: Vec<PathBuf>,
     /// Bundled adapters directory.
@@ -69,6 +77,7 @@ impl DiscoveryOptions {
             env_paths: std::env::var_os(ADAPTER_PATH_ENV)
                 .map(|value| split_path_list(&value))
                 .unwrap_or_default(),
+            interpreter_prefix: None,
             installed_prefixes: installed_prefixes(),
             bundled_root: bundled_root(),
         }
@@ -83,12 +92,24 @@ impl DiscoveryOptions {
     }
 
     fn levels(&self) -> Vec<(DescriptorSource, Vec<(PathBuf, bool)>)> {
-        let mut installed = Vec::new();
-        for prefix in &self.installed_prefixes {
+        let share_dirs = |prefix: &Path| {
             let share = prefix.join("share").join("nemo-fabric");
-            installed.push((share.join("adapters"), false));
-            installed.push((share.join("targets"), false));
-        }
+            [
+                (share.join("adapters"), false),
+                (share.join("targets"), false),
+            ]
+        };
+        let interpreter: Vec<(PathBuf, bool)> = self
+            .interpreter_prefix
+            .iter()
+            .flat_map(|prefix| share_dirs(prefix))
+            .collect();
+        let installed: Vec<(PathBuf, bool)> = self
+            .installed_prefixes
+            .iter()
+            .filter(|prefix| self.interpreter_prefix.as_ref() != Some(*prefix))
+            .flat_map(|prefix| share_dirs(prefix))
+            .collect();
         vec![
             (
                 DescriptorSource::ExplicitLocal,
@@ -98,6 +119,7 @@ impl DiscoveryOptions {
                 DescriptorSource::EnvPath,
                 self.env_paths.iter().map(|p| (p.clone(), false)).collect(),
             ),
+            (DescriptorSource::InterpreterPrefix, interpreter),
             (DescriptorSource::InstalledPackage, installed),
             (
                 DescriptorSource::Bundled,

@@ -37,6 +37,10 @@ pub struct PlanOptions {
     /// (adapter descriptor, plus the target descriptor when a workflow target is selected)
     /// equals this value.
     pub expected_descriptor_sha256: Option<String>,
+    /// The calling Python interpreter's prefix (`CallOptions.python_prefix`): a discovery
+    /// source of its own (`interpreter_prefix`), searched before the installed prefixes.
+    /// Used only when the discovery options do not set one.
+    pub python_prefix: Option<PathBuf>,
 }
 
 /// Descriptors selected for a config.
@@ -86,7 +90,7 @@ pub(crate) fn discovery_options(
         .as_ref()
         .map(|discovery| discovery.local_paths.as_slice())
         .unwrap_or_default();
-    match &options.discovery {
+    let mut discovery = match &options.discovery {
         None => DiscoveryOptions::from_env(local, base_dir),
         Some(given) => {
             let mut merged = given.clone();
@@ -98,7 +102,11 @@ pub(crate) fn discovery_options(
             merged.local_paths = paths;
             merged
         }
+    };
+    if discovery.interpreter_prefix.is_none() {
+        discovery.interpreter_prefix = options.python_prefix.clone();
     }
+    discovery
 }
 
 /// Config rules that are independent of any descriptor (fabric-config's `validate_all`).

@@ -114,7 +114,7 @@ impl World {
 fn options() -> PlanOptions {
     PlanOptions {
         discovery: Some(DiscoveryOptions::default()),
-        expected_descriptor_sha256: None,
+        ..PlanOptions::default()
     }
 }
 
@@ -899,12 +899,13 @@ fn discovery_precedence_merging_and_ambiguity() {
     let sources = DiscoveryOptions {
         local_paths: Vec::new(),
         env_paths: vec![root.join("env")],
+        interpreter_prefix: None,
         installed_prefixes: vec![root.join("prefix")],
         bundled_root: Some(root.join("catalog")),
     };
     let opts = PlanOptions {
         discovery: Some(sources.clone()),
-        expected_descriptor_sha256: None,
+        ..PlanOptions::default()
     };
     let no_local = world.config(json!({"harness": {"adapter_id": "nvidia.fabric.claude"}, "discovery": {"local_paths": []}}));
     let plan = fabric_plan::plan(&no_local, root, &opts).expect("env path");
@@ -922,19 +923,37 @@ fn discovery_precedence_merging_and_ambiguity() {
             env_paths: Vec::new(),
             ..sources.clone()
         }),
-        expected_descriptor_sha256: None,
+        ..PlanOptions::default()
     };
     let plan = fabric_plan::plan(&no_local, root, &installed_only).expect("installed");
     assert_eq!(
         plan.adapter_descriptor.as_ref().expect("a").provenance[0].source,
         DescriptorSource::InstalledPackage
     );
+    // The calling interpreter's prefix (CallOptions.python_prefix) beats the installed ones.
+    write(
+        "caller/share/nemo-fabric/adapters/claude",
+        "claude.fabric-adapter.json",
+        &changed,
+    );
+    let from_caller = PlanOptions {
+        python_prefix: Some(root.join("caller")),
+        ..installed_only.clone()
+    };
+    let plan = fabric_plan::plan(&no_local, root, &from_caller).expect("interpreter prefix");
+    let provenance = &plan.adapter_descriptor.as_ref().expect("a").provenance[0];
+    assert_eq!(provenance.source, DescriptorSource::InterpreterPrefix);
+    assert!(
+        provenance.path.contains("/caller/share/"),
+        "{}",
+        provenance.path
+    );
     let bundled_only = PlanOptions {
         discovery: Some(DiscoveryOptions {
             bundled_root: Some(root.join("catalog")),
             ..DiscoveryOptions::default()
         }),
-        expected_descriptor_sha256: None,
+        ..PlanOptions::default()
     };
     let plan = fabric_plan::plan(&no_local, root, &bundled_only).expect("bundled");
     assert_eq!(

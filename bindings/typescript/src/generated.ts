@@ -264,6 +264,10 @@ export interface CallOptions {
   base_dir?: string | null;
   /** Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it. */
   expected_descriptor_sha256?: string | null;
+  /** The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it. */
+  python_interpreter?: string | null;
+  /** The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated. */
+  python_prefix?: string | null;
 }
 
 /** Capability kind a route applies to. */
@@ -456,7 +460,7 @@ export interface DescriptorProvenance {
 }
 
 /** Where a descriptor was discovered, in precedence order. */
-export type DescriptorSource = "explicit_local" | "env_path" | "installed_package" | "bundled";
+export type DescriptorSource = "explicit_local" | "env_path" | "interpreter_prefix" | "installed_package" | "bundled";
 
 /** One preflight finding. */
 export interface DoctorCheck {

@@ -263,10 +263,12 @@ class CallOptions(FabricMapping):
 
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
+    ``python_interpreter`` (str | None, optional): The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
+    ``python_prefix`` (str | None, optional): The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "expected_descriptor_sha256"})
+    _fields = frozenset({"base_dir", "expected_descriptor_sha256", "python_interpreter", "python_prefix"})
 
 #: Capability kind a route applies to.
 CAPABILITY_KIND_VALUES = ("tools", "skills", "mcp",)
@@ -455,7 +457,7 @@ class DescriptorProvenance(FabricMapping):
     _fields = frozenset({"path", "root", "source"})
 
 #: Where a descriptor was discovered, in precedence order.
-DESCRIPTOR_SOURCE_VALUES = ("explicit_local", "env_path", "installed_package", "bundled",)
+DESCRIPTOR_SOURCE_VALUES = ("explicit_local", "env_path", "interpreter_prefix", "installed_package", "bundled",)
 
 
 class DoctorCheck(FabricMapping):

@@ -8,6 +8,8 @@ import contextvars
 import functools
 import json
 import os
+import sys
+import sysconfig
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -46,9 +48,15 @@ def options_arg(
     *, base_dir: str | os.PathLike[str] | None = None, expected_descriptor_sha256: str | None = None
 ) -> bytes:
     """The ``options_json`` argument of the planning calls (schema ``sdk/call-options``);
-    the core enforces every option."""
+    the core enforces every option.
 
-    options: dict[str, Any] = {}
+    Every options object carries the running interpreter: its prefix (``python_prefix``, a
+    discovery source: ``<prefix>/share/nemo-fabric/{adapters,targets}``, as upstream's SDK
+    searches) and its executable (``python_interpreter``, which runs ``python``-kind adapters
+    unless ``ADAPTER_PYTHON`` is set), so adapters installed in a virtual environment work
+    when that environment's interpreter is run without activating it."""
+
+    options: dict[str, Any] = dict(_interpreter_options())
     if base_dir is not None:
         text = os.fspath(base_dir)
         if "\x00" in text:
@@ -57,6 +65,16 @@ def options_arg(
     if expected_descriptor_sha256 is not None:
         options["expected_descriptor_sha256"] = expected_descriptor_sha256
     return dumps(options)
+
+
+def _interpreter_options() -> dict[str, str]:
+    options: dict[str, str] = {}
+    prefix = sysconfig.get_path("data") or sys.prefix
+    if prefix and "\x00" not in prefix:
+        options["python_prefix"] = prefix
+    if sys.executable and "\x00" not in sys.executable:
+        options["python_interpreter"] = sys.executable
+    return options
 
 
 def json_mapping(value: Mapping[str, Any] | None, name: str) -> dict[str, Any]:

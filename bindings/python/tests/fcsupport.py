@@ -69,3 +69,11 @@ def interpreter() -> str:
             pytest.fail("FABRIC_TEST_PYTHON must be set in CI (venv with nemo-fabric 0.5.0)")
         pytest.skip("FABRIC_TEST_PYTHON is not set (a venv with nemo-fabric 0.5.0 and fabric-python-echo)")
     return python
+
+
+def binding_paths() -> list[str]:
+    """``PYTHONPATH`` entries a child process needs to import the ``fabric_core`` under test:
+    the source tree in development mode (``FABRIC_CORE_LIB`` names the library), else none
+    (the installed package, which bundles its library)."""
+
+    return [str(REPO / "bindings" / "python" / "src")] if os.environ.get("FABRIC_CORE_LIB") else []

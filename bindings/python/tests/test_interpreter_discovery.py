@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from fcsupport import ECHO_DIR, REPO
+from fcsupport import ECHO_DIR, binding_paths
 
 SCRIPT = r'''
 import asyncio, json, sys
@@ -131,7 +131,8 @@ def _run(python: Path, module: str, adapter: str, mode: str, tmp_path: Path) -> 
     }
     if module == "fabric_core":
         # The binding and library under test (not a discovery source).
-        env["PYTHONPATH"] = str(REPO / "bindings" / "python" / "src")
+        if binding_paths():
+            env["PYTHONPATH"] = os.pathsep.join(binding_paths())
         if os.environ.get("FABRIC_CORE_LIB"):
             env["FABRIC_CORE_LIB"] = os.environ["FABRIC_CORE_LIB"]
     result = subprocess.run(

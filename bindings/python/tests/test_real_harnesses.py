@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from fcsupport import REPO
+from fcsupport import binding_paths
 
 MINI_SWE_AGENT = "nvidia.fabric.mini-swe-agent"
 DEEPAGENTS = "nvidia.fabric.langchain.deepagents"
@@ -235,7 +235,7 @@ def run_sdk(python: str, module: str, config: dict[str, Any], task: str, workdir
     )
     if module == "fabric_core":
         env["PYTHONPATH"] = os.pathsep.join(
-            p for p in (str(REPO / "bindings" / "python" / "src"), os.environ.get("PYTHONPATH")) if p
+            p for p in (*binding_paths(), os.environ.get("PYTHONPATH")) if p
         )
         if os.environ.get("FABRIC_CORE_LIB"):
             env["FABRIC_CORE_LIB"] = os.environ["FABRIC_CORE_LIB"]

@@ -22,7 +22,7 @@ import subprocess
 
 import pytest
 
-from fcsupport import ECHO_DIR, REPO, interpreter
+from fcsupport import ECHO_DIR, binding_paths, interpreter
 
 SCRIPT = r'''
 import asyncio, json, re, sys
@@ -121,8 +121,8 @@ def run_script(python: str, module: str, workdir, with_schema, without_schema) -
     env["ADAPTER_PYTHON"] = python
     env.pop("VIRTUAL_ENV", None)
     env.pop("FABRIC_SBS_UNSET_KEY", None)
-    # This checkout's adapter and binding first (the venv may hold an older install).
-    paths = [str(ECHO_DIR / "src"), str(REPO / "bindings" / "python" / "src"), env.get("PYTHONPATH")]
+    # This checkout's adapter (and, in development mode, binding) first.
+    paths = [str(ECHO_DIR / "src"), *binding_paths(), env.get("PYTHONPATH")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     result = subprocess.run(
         [python, "-c", SCRIPT.replace("MODULE", module), str(with_schema), str(without_schema)],

@@ -124,14 +124,21 @@ pub enum ConfigRule {
     EnvNameBlank,
     /// A name appears in both `environment.env` and `environment.env_names`.
     EnvNamesConflict,
-    /// An `environment.env_names` entry is not `[A-Za-z_][A-Za-z0-9_]*`.
+    /// An `environment.env` key or `environment.env_names` entry is not
+    /// `[A-Za-z_][A-Za-z0-9_]*`.
     EnvNameInvalid,
+    /// `environment.env` or `environment.env_names` names a variable the core sets itself
+    /// ([`RESERVED_ENV_NAMES`](crate::validate::RESERVED_ENV_NAMES)).
+    EnvNameReserved,
     /// A model role name is blank.
     ModelRoleBlank,
     /// A model provider is blank, untrimmed or not lowercase.
     ModelProviderInvalid,
     /// A model's `model`, `api_key_env` or `base_url` is blank.
     ModelFieldBlank,
+    /// A model `base_url` or a network MCP server `url` is not an absolute URL, or contains
+    /// whitespace or control characters.
+    UrlInvalid,
     /// `top_p` is outside `[0, 1]`.
     TopPOutOfRange,
     /// `temperature` is not finite.
@@ -205,9 +212,11 @@ impl ConfigRule {
         ConfigRule::EnvNameBlank,
         ConfigRule::EnvNamesConflict,
         ConfigRule::EnvNameInvalid,
+        ConfigRule::EnvNameReserved,
         ConfigRule::ModelRoleBlank,
         ConfigRule::ModelProviderInvalid,
         ConfigRule::ModelFieldBlank,
+        ConfigRule::UrlInvalid,
         ConfigRule::TopPOutOfRange,
         ConfigRule::TemperatureNotFinite,
         ConfigRule::MaxTokensZero,
@@ -252,9 +261,11 @@ impl ConfigRule {
             ConfigRule::EnvNameBlank => "blank_env_name",
             ConfigRule::EnvNamesConflict => "env_names_conflict",
             ConfigRule::EnvNameInvalid => "invalid_env_name",
+            ConfigRule::EnvNameReserved => "env_name_reserved",
             ConfigRule::ModelRoleBlank => "blank_model_role",
             ConfigRule::ModelProviderInvalid => "invalid_model_provider",
             ConfigRule::ModelFieldBlank => "blank_model_field",
+            ConfigRule::UrlInvalid => "invalid_url",
             ConfigRule::TopPOutOfRange => "top_p_out_of_range",
             ConfigRule::TemperatureNotFinite => "temperature_not_finite",
             ConfigRule::MaxTokensZero => "max_tokens_zero",
@@ -308,13 +319,19 @@ impl ConfigRule {
                 "a variable cannot be listed in environment.env_names and also set in environment.env"
             }
             ConfigRule::EnvNameInvalid => {
-                "environment.env_names entries must match [A-Za-z_][A-Za-z0-9_]*"
+                "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"
+            }
+            ConfigRule::EnvNameReserved => {
+                "FABRIC_HOME, FABRIC_RUNTIME_ID and FABRIC_ARTIFACTS are set by the core and cannot be set or forwarded by config"
             }
             ConfigRule::ModelRoleBlank => "model role names must not be blank",
             ConfigRule::ModelProviderInvalid => {
                 "model provider must be a non-blank, trimmed, lowercase identifier"
             }
             ConfigRule::ModelFieldBlank => "model fields must be non-blank strings",
+            ConfigRule::UrlInvalid => {
+                "must be an absolute URL without whitespace or control characters"
+            }
             ConfigRule::TopPOutOfRange => "top_p must be between 0 and 1",
             ConfigRule::TemperatureNotFinite => "temperature must be a finite number",
             ConfigRule::MaxTokensZero => "max_tokens must be at least 1",

@@ -412,6 +412,12 @@ pub const CODES: &[ErrorCode] = &[
         "a RunRequest is missing, malformed or invalid",
     ),
     code(
+        "request_too_large",
+        None,
+        O::Host,
+        "an encoded request exceeds the protocol line limit; it was not sent and the runtime is untouched",
+    ),
+    code(
         "env_name_unset",
         None,
         O::Host,

@@ -189,6 +189,12 @@ pub enum ConfigRule {
     SamplingIntervalZero,
     /// `system_stats.sampling.max_samples` is 0.
     SamplingMaxSamplesZero,
+    /// `system_stats.sampling.interval_ms` is between 1 and
+    /// [`MIN_SAMPLING_INTERVAL_MS`](crate::config::MIN_SAMPLING_INTERVAL_MS) - 1.
+    SamplingIntervalTooSmall,
+    /// `system_stats.sampling.max_samples` is above
+    /// [`MAX_SAMPLING_MAX_SAMPLES`](crate::config::MAX_SAMPLING_MAX_SAMPLES).
+    SamplingMaxSamplesTooLarge,
     /// `relay.observability.version` (or an observability component's `config.version`) is not 4.
     RelayObservabilityVersion,
     /// Enabled Relay OpenTelemetry without an endpoint or file sink.
@@ -242,6 +248,8 @@ impl ConfigRule {
         ConfigRule::SystemStatsGroupUnknown,
         ConfigRule::SamplingIntervalZero,
         ConfigRule::SamplingMaxSamplesZero,
+        ConfigRule::SamplingIntervalTooSmall,
+        ConfigRule::SamplingMaxSamplesTooLarge,
         ConfigRule::RelayObservabilityVersion,
         ConfigRule::RelayOpenTelemetryNoDestination,
         ConfigRule::TelemetryProviderUnknown,
@@ -291,6 +299,8 @@ impl ConfigRule {
             ConfigRule::SystemStatsGroupUnknown => "system_stats_group_unknown",
             ConfigRule::SamplingIntervalZero => "system_stats_interval_zero",
             ConfigRule::SamplingMaxSamplesZero => "system_stats_max_samples_zero",
+            ConfigRule::SamplingIntervalTooSmall => "system_stats_interval_too_small",
+            ConfigRule::SamplingMaxSamplesTooLarge => "system_stats_max_samples_too_large",
             ConfigRule::RelayObservabilityVersion => "unsupported_relay_observability_version",
             ConfigRule::RelayOpenTelemetryNoDestination => {
                 "relay_opentelemetry_without_destination"
@@ -375,6 +385,10 @@ impl ConfigRule {
             }
             ConfigRule::SamplingIntervalZero => "sampling interval_ms must be at least 1",
             ConfigRule::SamplingMaxSamplesZero => "sampling max_samples must be at least 1",
+            ConfigRule::SamplingIntervalTooSmall => "sampling interval_ms must be at least 10",
+            ConfigRule::SamplingMaxSamplesTooLarge => {
+                "sampling max_samples must be at most 100000 (the retention cap)"
+            }
             ConfigRule::RelayObservabilityVersion => {
                 "NeMo Fabric requires Relay observability config version 4"
             }

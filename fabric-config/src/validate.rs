@@ -9,8 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::config::{
-    FabricConfig, McpAuthentication, McpTransport, OAuthTokenEndpointAuthMethod, SCHEMA_VERSION,
-    SystemStatsSetting, TelemetryProvider,
+    FabricConfig, MAX_SAMPLING_MAX_SAMPLES, MIN_SAMPLING_INTERVAL_MS, McpAuthentication,
+    McpTransport, OAuthTokenEndpointAuthMethod, SCHEMA_VERSION, SystemStatsSetting,
+    TelemetryProvider,
 };
 use crate::error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind};
 
@@ -528,17 +529,21 @@ impl FabricConfig {
             }
         }
         if let Some(sampling) = &stats.sampling {
-            if sampling.interval_ms == 0 {
-                out.push(finding(
-                    ConfigRule::SamplingIntervalZero,
-                    "system_stats.sampling.interval_ms",
-                ));
+            let interval = match sampling.interval_ms {
+                0 => Some(ConfigRule::SamplingIntervalZero),
+                ms if ms < MIN_SAMPLING_INTERVAL_MS => Some(ConfigRule::SamplingIntervalTooSmall),
+                _ => None,
+            };
+            if let Some(rule) = interval {
+                out.push(finding(rule, "system_stats.sampling.interval_ms"));
             }
-            if sampling.max_samples == 0 {
-                out.push(finding(
-                    ConfigRule::SamplingMaxSamplesZero,
-                    "system_stats.sampling.max_samples",
-                ));
+            let samples = match sampling.max_samples {
+                0 => Some(ConfigRule::SamplingMaxSamplesZero),
+                n if n > MAX_SAMPLING_MAX_SAMPLES => Some(ConfigRule::SamplingMaxSamplesTooLarge),
+                _ => None,
+            };
+            if let Some(rule) = samples {
+                out.push(finding(rule, "system_stats.sampling.max_samples"));
             }
         }
     }

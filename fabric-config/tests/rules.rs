@@ -536,6 +536,23 @@ fn system_stats() {
         "system_stats_max_samples_zero",
         "system_stats.sampling.max_samples",
     );
+    // issue 21 item 7: a floor on the cadence and a hard retention cap.
+    accepted(json!({"system_stats": {"sampling": {"interval_ms": 10, "max_samples": 100_000}}}));
+    rejected(
+        json!({"system_stats": {"sampling": {"interval_ms": 1}}}),
+        "system_stats_interval_too_small",
+        "system_stats.sampling.interval_ms",
+    );
+    rejected(
+        json!({"system_stats": {"sampling": {"max_samples": 100_001}}}),
+        "system_stats_max_samples_too_large",
+        "system_stats.sampling.max_samples",
+    );
+    rejected(
+        json!({"system_stats": {"sampling": {"max_samples": u64::MAX}}}),
+        "system_stats_max_samples_too_large",
+        "system_stats.sampling.max_samples",
+    );
     rejected(
         json!({"system_stats": {"sampling": {"interval_ms": 10, "cadence": 3}}}),
         "unknown_field",

@@ -94,6 +94,9 @@ pub struct Host {
     pid: u32,
     started_at: SystemTime,
     sink: Arc<StderrSink>,
+    /// The protocol line cap, applied to requests too (a host that echoes a longer request
+    /// would break the protocol and make the runtime terminal).
+    max_line: usize,
     terminal: Mutex<Option<HostError>>,
     /// Microseconds the last request took (0 before the first): decides whether waiting
     /// polls briefly before sleeping.
@@ -152,6 +155,7 @@ impl Host {
             None
         };
         let sink = Arc::new(StderrSink::new(log, spec.secrets.clone()));
+        let max_line = spec.max_line_bytes.max(1);
         let key = engine
             .add(HostInit {
                 child,
@@ -160,7 +164,7 @@ impl Host {
                 stderr: pipe::Receiver::from(stderr),
                 pidfd,
                 sink: Arc::clone(&sink),
-                max_line: spec.max_line_bytes.max(1),
+                max_line,
             })
             .map_err(|reason| HostError::EngineUnavailable {
                 stage: Stage::Start,
@@ -172,6 +176,7 @@ impl Host {
             pid,
             started_at: SystemTime::now(),
             sink,
+            max_line,
             terminal: Mutex::new(None),
             last_round_trip_us: AtomicU64::new(0),
         })
@@ -246,6 +251,15 @@ impl Host {
                 diagnostics: Diagnostics::default(),
             }
         })?;
+        // The line plus its newline must fit the cap; nothing is sent otherwise and the
+        // host stays usable.
+        if line.len() >= self.max_line {
+            return Err(HostError::RequestTooLarge {
+                stage,
+                request_bytes: line.len() + 1,
+                limit_bytes: self.max_line,
+            });
+        }
         let stderr_mark = self.sink.mark();
         let spin =
             u128::from(self.last_round_trip_us.load(AtomicOrdering::Relaxed)) < SPIN.as_micros();

@@ -1,0 +1,109 @@
+//! Size limits through the Rust view of the ABI, with the scripted adapter (issue 21 item 7):
+//! an invoke request whose encoded line exceeds the 16 MiB protocol line cap is refused
+//! before it is sent (`request_too_large`), and the runtime stays usable.
+
+use std::ffi::{CStr, CString, c_char};
+use std::path::{Path, PathBuf};
+use std::sync::Once;
+
+use fabric_ffi::{
+    FabricStatus, fabric_runtime_free, fabric_runtime_invoke, fabric_runtime_start,
+    fabric_runtime_stop,
+};
+use serde_json::{Value, json};
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("workspace root")
+        .to_path_buf()
+}
+
+fn build_scripted() {
+    static BUILD: Once = Once::new();
+    BUILD.call_once(|| {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-q", "-p", "fabric-adapter-scripted"])
+            .current_dir(repo_root())
+            .status()
+            .expect("cargo build");
+        assert!(status.success());
+    });
+}
+
+fn config() -> CString {
+    build_scripted();
+    let descriptor = repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
+    let config = json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "ffi-limits"},
+        "harness": {"adapter_id": "fabric.scripted"},
+        "discovery": {"local_paths": [descriptor.to_str().expect("utf8")]}
+    });
+    CString::new(config.to_string()).expect("cstring")
+}
+
+/// Calls `f` with an out slot; returns the status and the decoded JSON (freed).
+fn call(f: impl FnOnce(*mut *mut c_char) -> i32) -> (i32, Value) {
+    let mut out: *mut c_char = std::ptr::null_mut();
+    let status = f(&mut out);
+    assert!(!out.is_null(), "out written (status {status})");
+    // SAFETY: written by the library, freed once below.
+    let text = unsafe { CStr::from_ptr(out) }
+        .to_str()
+        .expect("utf8")
+        .to_owned();
+    // SAFETY: as above.
+    unsafe { fabric_ffi::fabric_string_free(out) };
+    (status, serde_json::from_str(&text).expect("json"))
+}
+
+fn invoke(rt: u64, request: &Value) -> (i32, Value) {
+    let request = CString::new(request.to_string()).expect("cstring");
+    // SAFETY: valid string and slot.
+    call(|out| unsafe { fabric_runtime_invoke(rt, request.as_ptr(), out) })
+}
+
+#[test]
+fn oversized_invoke_is_refused_before_sending_and_the_runtime_survives() {
+    let config = config();
+    let mut rt = 0u64;
+    // SAFETY: valid strings and slots.
+    let (status, info) = call(|out| unsafe {
+        fabric_runtime_start(config.as_ptr(), std::ptr::null(), &mut rt, out)
+    });
+    assert_eq!(status, FabricStatus::Ok as i32, "{info}");
+
+    // The scripted adapter echoes its input: sent, the echo would exceed the line cap and
+    // make the runtime terminal.
+    let big = "x".repeat(fabric_host::DEFAULT_MAX_LINE_BYTES + 1);
+    let (status, error) = invoke(rt, &json!({"input": big}));
+    drop(big);
+    assert_eq!(status, FabricStatus::Config as i32, "{}", error["code"]);
+    assert_eq!(error["code"], "request_too_large");
+    assert_eq!(error["stage"], "invoke");
+    assert_eq!(
+        error["metadata"]["limit_bytes"],
+        fabric_host::DEFAULT_MAX_LINE_BYTES
+    );
+    assert!(
+        error["metadata"]["request_bytes"].as_u64().expect("size")
+            > fabric_host::DEFAULT_MAX_LINE_BYTES as u64
+    );
+    let message = error["message"].as_str().expect("message");
+    assert!(
+        message.len() < 400 && !message.contains("xxxx"),
+        "{message}"
+    );
+
+    // Untouched: the next invoke succeeds on the same runtime.
+    let (status, result) = invoke(rt, &json!({"input": "small"}));
+    assert_eq!(status, FabricStatus::Ok as i32, "{result}");
+    assert_eq!(result["status"], "succeeded", "{result}");
+
+    // SAFETY: valid handle and slot.
+    let (status, stopped) = call(|out| unsafe { fabric_runtime_stop(rt, out) });
+    assert_eq!(status, FabricStatus::Ok as i32, "{stopped}");
+    fabric_runtime_free(rt);
+}

@@ -273,6 +273,8 @@ type CallOptions struct {
 	BaseDir string `json:"base_dir,omitempty"`
 	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
+	// StartTimeoutSeconds: How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
+	StartTimeoutSeconds *float64 `json:"start_timeout_seconds,omitempty"`
 }
 
 // CapabilityKind: Capability kind a route applies to.

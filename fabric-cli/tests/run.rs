@@ -223,6 +223,40 @@ fn start_failure_exits_3() {
     assert_eq!(error["error"]["stage"], "start");
 }
 
+/// Issue 21 item 8: `--start-timeout` bounds the host's answer to `start`, and the error
+/// reports the timeout that applied.
+#[test]
+fn start_timeout_is_configurable_and_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(dir.path(), json!({"start_delay_ms": 20_000}));
+    let began = std::time::Instant::now();
+    let output = fabric(&["run", &config, "--input", "x", "--start-timeout", "0.5"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(15),
+        "bounded by the option"
+    );
+    let error = &stdout_json(&output)["error"];
+    assert_eq!(error["code"], "timeout", "{error}");
+    assert_eq!(error["stage"], "start");
+    assert_eq!(error["metadata"]["timeout_ms"], 500);
+    assert!(
+        error["message"]
+            .as_str()
+            .expect("message")
+            .contains("500 ms"),
+        "{error}"
+    );
+
+    for bad in ["0", "-1", "NaN", "inf"] {
+        let output = fabric(&["run", &config, "--input", "x", "--start-timeout", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {output:?}");
+        let error = &stdout_json(&output)["error"];
+        assert_eq!(error["code"], "invalid_timeout_seconds", "{bad}");
+        assert_eq!(error["path"], "--start-timeout", "{bad}");
+    }
+}
+
 fn python_path() -> std::ffi::OsString {
     let src = repo_root().join("adapters/python-echo/src");
     let mut paths = vec![src];

@@ -1,6 +1,7 @@
-//! Size limits through the Rust view of the ABI, with the scripted adapter (issue 21 item 7):
-//! an invoke request whose encoded line exceeds the 16 MiB protocol line cap is refused
-//! before it is sent (`request_too_large`), and the runtime stays usable.
+//! Limits through the Rust view of the ABI, with the scripted adapter: an invoke request
+//! whose encoded line exceeds the 16 MiB protocol line cap is refused before it is sent
+//! (`request_too_large`) and the runtime stays usable (issue 21 item 7); the start timeout
+//! is an option (`start_timeout_seconds`) and the error reports it (item 8).
 
 use std::ffi::{CStr, CString, c_char};
 use std::path::{Path, PathBuf};
@@ -33,12 +34,16 @@ fn build_scripted() {
 }
 
 fn config() -> CString {
+    config_with(json!({}))
+}
+
+fn config_with(settings: Value) -> CString {
     build_scripted();
     let descriptor = repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
     let config = json!({
         "schema_version": "fabric.agent/v1alpha1",
         "metadata": {"name": "ffi-limits"},
-        "harness": {"adapter_id": "fabric.scripted"},
+        "harness": {"adapter_id": "fabric.scripted", "settings": settings},
         "discovery": {"local_paths": [descriptor.to_str().expect("utf8")]}
     });
     CString::new(config.to_string()).expect("cstring")
@@ -106,4 +111,33 @@ fn oversized_invoke_is_refused_before_sending_and_the_runtime_survives() {
     let (status, stopped) = call(|out| unsafe { fabric_runtime_stop(rt, out) });
     assert_eq!(status, FabricStatus::Ok as i32, "{stopped}");
     fabric_runtime_free(rt);
+}
+
+#[test]
+fn start_timeout_option_bounds_start_and_is_reported() {
+    let config = config_with(json!({"start_delay_ms": 20_000}));
+    let options = CString::new(json!({"start_timeout_seconds": 0.5}).to_string()).expect("cstring");
+    let mut rt = 0u64;
+    let began = std::time::Instant::now();
+    // SAFETY: valid strings and slots.
+    let (status, error) = call(|out| unsafe {
+        fabric_runtime_start(config.as_ptr(), options.as_ptr(), &mut rt, out)
+    });
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(15),
+        "bounded by the option"
+    );
+    assert_eq!(status, FabricStatus::Runtime as i32, "{error}");
+    assert_eq!(rt, 0, "no handle on failure");
+    assert_eq!(error["code"], "timeout");
+    assert_eq!(error["stage"], "start");
+    assert_eq!(error["metadata"]["timeout_ms"], 500);
+
+    let bad = CString::new(json!({"start_timeout_seconds": 0}).to_string()).expect("cstring");
+    // SAFETY: valid strings and slots.
+    let (status, error) =
+        call(|out| unsafe { fabric_runtime_start(config.as_ptr(), bad.as_ptr(), &mut rt, out) });
+    assert_eq!(status, FabricStatus::Config as i32, "{error}");
+    assert_eq!(error["code"], "invalid_timeout_seconds");
+    assert_eq!(error["metadata"]["path"], "options.start_timeout_seconds");
 }

@@ -40,16 +40,20 @@ impl RunOptions {
         }
     }
 
-    /// Options from a C ABI options object: `base_dir` and `expected_descriptor_sha256`;
-    /// runtime timeouts and discovery keep their defaults.
+    /// Options from a C ABI options object: `base_dir`, `expected_descriptor_sha256` and
+    /// `start_timeout_seconds`; other timeouts and discovery keep their defaults.
     pub fn from_call_options(options: &CallOptions) -> RunOptions {
+        let mut runtime = RuntimeOptions::default();
+        if let Some(timeout) = options.start_timeout() {
+            runtime.host_timeout = timeout;
+        }
         RunOptions {
             base_dir: options.base_dir.as_ref().map(PathBuf::from),
+            runtime,
             plan: PlanOptions {
                 expected_descriptor_sha256: options.expected_descriptor_sha256.clone(),
                 ..PlanOptions::default()
             },
-            ..RunOptions::default()
         }
     }
 
@@ -323,6 +327,7 @@ pub(crate) fn fold_stop(
 mod tests {
     use super::*;
     use fabric_config::ErrorInfo;
+    use std::time::Duration;
 
     fn succeeded() -> RunResult {
         serde_json::from_value(serde_json::json!({
@@ -338,7 +343,9 @@ mod tests {
         let options = RunOptions::from_call_options(&CallOptions {
             base_dir: Some("examples/hello".into()),
             expected_descriptor_sha256: Some("ab".into()),
+            start_timeout_seconds: Some(0.5),
         });
+        assert_eq!(options.runtime.host_timeout, Duration::from_millis(500));
         assert_eq!(options.base_dir, Some(PathBuf::from("examples/hello")));
         assert_eq!(
             options.plan.expected_descriptor_sha256.as_deref(),
@@ -346,6 +353,7 @@ mod tests {
         );
         assert!(options.plan.discovery.is_none());
         let defaults = RunOptions::from_call_options(&CallOptions::default());
+        assert_eq!(defaults.runtime.host_timeout, Duration::from_secs(90));
         assert!(defaults.base_dir.is_none());
         assert!(defaults.plan.expected_descriptor_sha256.is_none());
     }

@@ -269,6 +269,8 @@ export interface CallOptions {
   base_dir?: string | null;
   /** Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it. */
   expected_descriptor_sha256?: string | null;
+  /** How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it. */
+  start_timeout_seconds?: number | null;
 }
 
 /** Capability kind a route applies to. */

@@ -5,8 +5,6 @@
 //! exactly one response line; [`Host::stop`] ends the whole process group within a bound.
 
 use std::ffi::OsString;
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -39,6 +37,10 @@ pub struct HostSpec {
     pub cwd: PathBuf,
     /// Where the host's stderr is appended (created 0600). `None`: tail only.
     pub stderr_log: Option<PathBuf>,
+    /// Size of one stderr log segment; the log is a two-segment ring (`<log>` and
+    /// `<log>.1`), so at most twice this is kept, newest output first. Default
+    /// [`DEFAULT_STDERR_LOG_BYTES`](crate::DEFAULT_STDERR_LOG_BYTES) (1 MiB).
+    pub stderr_log_bytes: u64,
     /// Values replaced by `***` in the stderr log and tail (environment values).
     pub secrets: Vec<String>,
     /// Longest accepted protocol line. Default [`DEFAULT_MAX_LINE_BYTES`].
@@ -57,6 +59,7 @@ impl HostSpec {
             env: Vec::new(),
             cwd: PathBuf::from("."),
             stderr_log: None,
+            stderr_log_bytes: crate::stderr::DEFAULT_STDERR_LOG_BYTES,
             secrets: Vec::new(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             use_pidfd: true,
@@ -119,11 +122,7 @@ impl Host {
         };
         let log = match &spec.stderr_log {
             Some(path) => Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .mode(0o600)
-                    .open(path)
+                crate::stderr::LogRing::open(path, spec.stderr_log_bytes)
                     .map_err(|error| launch_error(format!("stderr log: {error}")))?,
             ),
             None => None,

@@ -195,6 +195,7 @@ var ReasonCodes = []string{
 	"children_lists_unavailable",
 	"host_exited",
 	"late_samples_discarded",
+	"path_outside_base_dir",
 	"platform_unsupported",
 	"proc_unavailable",
 	"process_hidden",

@@ -672,6 +672,11 @@ pub const CODES: &[ErrorCode] = &[
     ),
     // reasons and diagnostics inside results
     reason(
+        "path_outside_base_dir",
+        O::Plan,
+        "doctor: a skills, workspace or artifacts path resolves outside the base directory (a warning)",
+    ),
+    reason(
         "provenance_reports_malformed",
         O::Config,
         "supplied provenance reports are not the documented shape",

@@ -205,6 +205,7 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "children_lists_unavailable",
   "host_exited",
   "late_samples_discarded",
+  "path_outside_base_dir",
   "platform_unsupported",
   "proc_unavailable",
   "process_hidden",

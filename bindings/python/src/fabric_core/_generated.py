@@ -200,6 +200,7 @@ REASON_CODES: frozenset[str] = frozenset({
     "children_lists_unavailable",
     "host_exited",
     "late_samples_discarded",
+    "path_outside_base_dir",
     "platform_unsupported",
     "proc_unavailable",
     "process_hidden",

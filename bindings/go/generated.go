@@ -276,6 +276,8 @@ type CallOptions struct {
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
 	// StartTimeoutSeconds: How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
 	StartTimeoutSeconds *float64 `json:"start_timeout_seconds,omitempty"`
+	// StderrLogBytes: Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
+	StderrLogBytes *uint64 `json:"stderr_log_bytes,omitempty"`
 }
 
 // CapabilityKind: Capability kind a route applies to.

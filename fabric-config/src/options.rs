@@ -51,6 +51,17 @@ pub struct CallOptions {
     /// start; the other calls ignore it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_timeout_seconds: Option<f64>,
+    /// Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME,
+    /// often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output,
+    /// so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run,
+    /// runtime start and environment start.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::number::option_u64_integral"
+    )]
+    #[schemars(range(min = 1))]
+    pub stderr_log_bytes: Option<u64>,
 }
 
 /// Largest start timeout honoured, in seconds (longer values are clamped).
@@ -79,8 +90,16 @@ impl CallOptions {
     }
 
     /// Checks the values: `start_timeout_seconds` must be a finite number above 0
-    /// (`invalid_timeout_seconds` at `options.start_timeout_seconds`).
+    /// (`invalid_timeout_seconds` at `options.start_timeout_seconds`); `stderr_log_bytes`
+    /// at least 1 (`invalid_value`).
     pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.stderr_log_bytes == Some(0) {
+            return Err(ConfigError::Decode {
+                kind: DecodeErrorKind::InvalidValue,
+                path: format!("{}.stderr_log_bytes", CallOptions::PATH),
+                message: "must be at least 1".to_owned(),
+            });
+        }
         if let Some(seconds) = self.start_timeout_seconds {
             if !(seconds.is_finite() && seconds > 0.0) {
                 return Err(ConfigError::Invalid(ConfigFinding {
@@ -179,6 +198,17 @@ mod tests {
         let wrong_type =
             CallOptions::from_json_str(r#"{"start_timeout_seconds": "90"}"#).unwrap_err();
         assert_eq!(wrong_type.code(), "invalid_type");
+    }
+
+    #[test]
+    fn stderr_log_bytes_is_at_least_one() {
+        let options = CallOptions::from_json_str(r#"{"stderr_log_bytes": 4096}"#).unwrap();
+        assert_eq!(options.stderr_log_bytes, Some(4096));
+        for bad in ["0", "-1", "1.5"] {
+            let error = CallOptions::from_json_str(&format!(r#"{{"stderr_log_bytes": {bad}}}"#))
+                .unwrap_err();
+            assert_eq!(error.path(), Some("options.stderr_log_bytes"), "{bad}");
+        }
     }
 
     #[test]

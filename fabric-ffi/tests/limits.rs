@@ -141,3 +141,24 @@ fn start_timeout_option_bounds_start_and_is_reported() {
     assert_eq!(error["code"], "invalid_timeout_seconds");
     assert_eq!(error["metadata"]["path"], "options.start_timeout_seconds");
 }
+
+#[test]
+fn stderr_log_bytes_option_is_checked() {
+    let config = config();
+    let mut rt = 0u64;
+    let bad = CString::new(json!({"stderr_log_bytes": 0}).to_string()).expect("cstring");
+    // SAFETY: valid strings and slots.
+    let (status, error) =
+        call(|out| unsafe { fabric_runtime_start(config.as_ptr(), bad.as_ptr(), &mut rt, out) });
+    assert_eq!(status, FabricStatus::Config as i32, "{error}");
+    assert_eq!(error["metadata"]["path"], "options.stderr_log_bytes");
+    let small = CString::new(json!({"stderr_log_bytes": 512}).to_string()).expect("cstring");
+    // SAFETY: valid strings and slots.
+    let (status, info) =
+        call(|out| unsafe { fabric_runtime_start(config.as_ptr(), small.as_ptr(), &mut rt, out) });
+    assert_eq!(status, FabricStatus::Ok as i32, "{info}");
+    // SAFETY: valid handle and slot.
+    let (status, _) = call(|out| unsafe { fabric_runtime_stop(rt, out) });
+    assert_eq!(status, FabricStatus::Ok as i32);
+    fabric_runtime_free(rt);
+}

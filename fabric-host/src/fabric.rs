@@ -40,12 +40,16 @@ impl RunOptions {
         }
     }
 
-    /// Options from a C ABI options object: `base_dir`, `expected_descriptor_sha256` and
-    /// `start_timeout_seconds`; other timeouts and discovery keep their defaults.
+    /// Options from a C ABI options object: `base_dir`, `expected_descriptor_sha256`,
+    /// `start_timeout_seconds` and `stderr_log_bytes`; other timeouts and discovery keep their
+    /// defaults.
     pub fn from_call_options(options: &CallOptions) -> RunOptions {
         let mut runtime = RuntimeOptions::default();
         if let Some(timeout) = options.start_timeout() {
             runtime.host_timeout = timeout;
+        }
+        if let Some(bytes) = options.stderr_log_bytes {
+            runtime.stderr_log_bytes = bytes.max(1);
         }
         RunOptions {
             base_dir: options.base_dir.as_ref().map(PathBuf::from),
@@ -344,8 +348,10 @@ mod tests {
             base_dir: Some("examples/hello".into()),
             expected_descriptor_sha256: Some("ab".into()),
             start_timeout_seconds: Some(0.5),
+            stderr_log_bytes: Some(4096),
         });
         assert_eq!(options.runtime.host_timeout, Duration::from_millis(500));
+        assert_eq!(options.runtime.stderr_log_bytes, 4096);
         assert_eq!(options.base_dir, Some(PathBuf::from("examples/hello")));
         assert_eq!(
             options.plan.expected_descriptor_sha256.as_deref(),

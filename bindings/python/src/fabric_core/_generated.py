@@ -270,10 +270,11 @@ class CallOptions(FabricMapping):
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
     ``start_timeout_seconds`` (float | None, optional): How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
+    ``stderr_log_bytes`` (int | None, optional): Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "expected_descriptor_sha256", "start_timeout_seconds"})
+    _fields = frozenset({"base_dir", "expected_descriptor_sha256", "start_timeout_seconds", "stderr_log_bytes"})
 
 #: Capability kind a route applies to.
 CAPABILITY_KIND_VALUES = ("tools", "skills", "mcp",)

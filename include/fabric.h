@@ -51,7 +51,8 @@ enum FabricStatus
   // No resource reader exists for this adapter kind, provider or operating system
   // (Python `ResourceObservationUnsupportedError`).
   FABRIC_STATUS_RESOURCE_UNSUPPORTED = 6,
-  // A NULL pointer, invalid UTF-8, malformed argument JSON, or an unknown, released or
+  // A NULL pointer, invalid UTF-8 (the C call itself is malformed; a JSON argument that
+  // is not JSON is `Config`), or an unknown, released or
   // wrong-kind handle.
   FABRIC_STATUS_INVALID_ARGUMENT = 7,
   // A bug inside the library, including a caught panic (`code` = `internal_panic`).
@@ -119,9 +120,9 @@ void fabric_string_free(char *s);
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 // released with `fabric_string_free`.
 // Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation, an unknown or mistyped
-// option; `metadata.path` names the field, `options.<key>` for options),
-// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8,
-// `options_json` that is not JSON: `invalid_json`).
+// option; `metadata.path` names the field, `options.<key>` for options; a JSON argument
+// that is not JSON: `invalid_json`, `metadata.argument`),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
 // Blocking: no (pure computation). Thread-safe.
 //
 // # Safety
@@ -140,10 +141,10 @@ int32_t fabric_validate(const char *config_json, const char *options_json, char 
 //
 // Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
 // ErrorInfo) is owned by the caller and released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (invalid config or options, adapter not found or
-// ambiguous, `descriptor_mismatch`), `FABRIC_STATUS_CAPABILITY` (the adapter does not
-// accept a configured field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
-// `out`, invalid UTF-8, `options_json` that is not JSON).
+// Errors: `FABRIC_STATUS_CONFIG` (invalid config or options, either not JSON, adapter not
+// found or ambiguous, `descriptor_mismatch`), `FABRIC_STATUS_CAPABILITY` (the adapter does
+// not accept a configured field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
+// `out`, invalid UTF-8).
 // Blocking: reads descriptor files; no processes. Thread-safe.
 //
 // # Safety
@@ -161,8 +162,8 @@ int32_t fabric_plan(const char *config_json, const char *options_json, char **ou
 // Ownership: inputs are borrowed for the call only; `*out` (the DoctorReport JSON or an
 // ErrorInfo) is owned by the caller and released with `fabric_string_free`.
 // Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape, an
-// unknown or mistyped option), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
-// `out`, invalid UTF-8, `options_json` that is not JSON).
+// unknown or mistyped option, options that are not JSON), `FABRIC_STATUS_INVALID_ARGUMENT`
+// (NULL `config_json` or `out`, invalid UTF-8).
 // Blocking: yes — inspects files, binaries on PATH and environment variables. Thread-safe.
 //
 // # Safety
@@ -181,10 +182,10 @@ int32_t fabric_doctor(const char *config_json, const char *options_json, char **
 //
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 // released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (invalid config or descriptor, unconfirmable request),
-// `FABRIC_STATUS_CAPABILITY` (a configured field the adapter does not accept),
-// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8, a
-// descriptor argument that is not JSON).
+// Errors: `FABRIC_STATUS_CONFIG` (invalid config or descriptor, either not JSON,
+// unconfirmable request), `FABRIC_STATUS_CAPABILITY` (a configured field the adapter does
+// not accept), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid
+// UTF-8).
 // Blocking: no (pure computation). Thread-safe.
 //
 // # Safety
@@ -226,10 +227,10 @@ int32_t fabric_runtime_resource_snapshot(fabric_runtime runtime, char **out);
 //
 // Ownership: `request_json` is borrowed for the call only; `*out` is owned by the caller
 // and released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (a request that breaks the CheckRequest rules: code
-// `invalid_check_request`, `metadata.path`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-// `request_json`/`out`, invalid UTF-8, not JSON; a nonzero environment handle that is
-// stale, unknown or of another kind).
+// Errors: `FABRIC_STATUS_CONFIG` (a request that is not JSON: `invalid_json`; one that
+// breaks the CheckRequest rules: code `invalid_check_request`, `metadata.path`),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json`/`out`, invalid UTF-8; a nonzero
+// environment handle that is stale, unknown or of another kind).
 // Blocking: yes — at most the request's timeout. Thread-safe; works while an invocation
 // of the runtime is in progress.
 //
@@ -257,7 +258,8 @@ int32_t fabric_check(fabric_environment environment, const char *request_json, c
 // Errors: `FABRIC_STATUS_CONFIG` (config, options, plan or request),
 // `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (start/invoke failed without a
 // result, e.g. `host_crashed`, `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-// `config_json`/`out`, invalid UTF-8, `options_json` that is not JSON).
+// `config_json`/`out`, invalid UTF-8). A JSON argument that is not JSON is
+// `FABRIC_STATUS_CONFIG` (`invalid_json`, `metadata.argument`).
 // Blocking: yes — for the adapter host's start, the invocation and stop (bounded by the
 // config's `runtime.timeout_seconds` and the core's host timeouts). Thread-safe; calls on
 // different threads run concurrently.
@@ -283,8 +285,8 @@ int32_t fabric_run(const char *config_json, const char *request_json, const char
 // its host).
 // Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, `descriptor_mismatch`),
 // `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (launch or adapter start failed),
-// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`runtime_out`/`out`, invalid UTF-8,
-// `options_json` that is not JSON).
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`runtime_out`/`out`, invalid UTF-8).
+// A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG` (`invalid_json`).
 // Blocking: yes — until the adapter host answered `start` (bounded by the host timeout).
 // Thread-safe.
 //
@@ -305,7 +307,8 @@ int32_t fabric_runtime_start(const char *config_json, const char *options_json, 
 // and released with `fabric_string_free`. The runtime stays owned by the caller; freeing
 // it from another thread during this call is safe (the call keeps it alive).
 // Errors: `FABRIC_STATUS_STATE` (busy, stopped or failed runtime),
-// `FABRIC_STATUS_CONFIG` (invalid request, `env_name_changed`), `FABRIC_STATUS_RUNTIME`
+// `FABRIC_STATUS_CONFIG` (invalid request or not JSON, `request_too_large`: refused before
+// sending, runtime untouched; `env_name_changed`), `FABRIC_STATUS_RUNTIME`
 // (`host_crashed`, `protocol_error`, `timeout`, ...: the runtime is then terminal;
 // `request_extensions_unsupported` / `request_extension_invalid` for `overrides` the
 // adapter does not declare or that violate its schema: not terminal; an adapter's failed
@@ -378,7 +381,8 @@ int32_t fabric_runtime_free(fabric_runtime runtime);
 // Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`),
 // `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
 // system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
-// invalid UTF-8, `options_json` that is not JSON).
+// invalid UTF-8). A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG`
+// (`invalid_json`).
 // Blocking: yes — file system work only. Thread-safe.
 //
 // # Safety

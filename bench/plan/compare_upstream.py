@@ -41,6 +41,22 @@ KNOWN_DIFFERENCES = {
     "mcp_server_empty_name",
     # Upstream 0.5.0 accepts CR/LF inside MCP header values; DESIGN §12 rejects them.
     "mcp_header_crlf",
+    # Upstream 0.5.0 passes any `environment.env` key to the adapter host; a key containing
+    # `=` then adds a second `FABRIC_HOME` (or `LD_PRELOAD`, ...) entry to its environment.
+    # Issue 21 item 6: keys follow the env-name rule (`invalid_env_name`).
+    "env_key_with_equals",
+    # Upstream 0.5.0 lets config set or forward the variables the core sets itself
+    # (FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS); issue 21 item 6 rejects them
+    # (`env_name_reserved`). Other FABRIC_* names stay valid (`env_other_fabric_name`).
+    "env_reserved_fabric_home",
+    "env_names_reserved_runtime_id",
+    # Upstream 0.5.0 accepts any string as `models.*.base_url` and a network MCP `url`;
+    # issue 21 item 6 parses them as absolute URLs and rejects CR/LF (`invalid_url`). MCP
+    # variants only disagree for adapters upstream plans MCP for.
+    "model_base_url_not_url",
+    "model_base_url_crlf",
+    "mcp_url_not_url",
+    "mcp_url_crlf",
 }
 
 
@@ -151,6 +167,15 @@ def variants(adapter_id: str, descriptor: dict | None = None) -> list[tuple[str,
         ("telemetry_unknown_key", {"harness": harness, "telemetry": {"providers": {"relay": {"zzz_unknown": 1}}, "zzz_unknown": 1}}),
         ("relay_unknown_key", {"harness": harness, "models": m, "telemetry": {"providers": {"relay": {}}}, "relay": {"projct": "p", "observability": {"atif": {"enabled": True}}}}),
         ("mcp_headers_on_stdio", {"harness": harness, "mcp": {"servers": {"gh": {"transport": "stdio", "url": "gh", "custom_headers": {"A": "b"}}}}}),
+        # issue 21 item 6: env keys, variables the core sets, URLs.
+        ("env_key_with_equals", {"harness": harness, "environment": {"env": {"FABRIC_HOME=/tmp/x": "1"}}}),
+        ("env_reserved_fabric_home", {"harness": harness, "environment": {"env": {"FABRIC_HOME": "/tmp/x"}}}),
+        ("env_names_reserved_runtime_id", {"harness": harness, "environment": {"env_names": ["FABRIC_RUNTIME_ID"]}}),
+        ("env_other_fabric_name", {"harness": harness, "environment": {"env": {"FABRIC_LOG_LEVEL": "debug"}}}),
+        ("model_base_url_not_url", {"harness": harness, "models": {"default": model(base_url="integrate.api.nvidia.com/v1")}}),
+        ("model_base_url_crlf", {"harness": harness, "models": {"default": model(base_url="https://x/v1\r\nX-A: b")}}),
+        ("mcp_url_not_url", {"harness": harness, "mcp": {"servers": {"web": {"transport": "streamable-http", "url": "mcp.example.com/mcp"}}}}),
+        ("mcp_url_crlf", {"harness": harness, "mcp": {"servers": {"web": {"transport": "sse", "url": "https://x/\r\nsse"}}}}),
     ]
     valid = valid_setting(settings_schema)
     if valid is not None:

@@ -94,6 +94,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"descriptor_unsupported_contract":         {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor names a contract version this core does not speak"},
 	"engine_unavailable":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the core's reactor thread is not running"},
 	"env_name_changed":                        {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable changed after start"},
+	"env_name_reserved":                       {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "FABRIC_HOME, FABRIC_RUNTIME_ID and FABRIC_ARTIFACTS are set by the core and cannot be set or forwarded by config"},
 	"env_name_unset":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable is not set"},
 	"env_names_conflict":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
@@ -115,7 +116,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_argument":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "an argument cannot be passed to the native library (NUL byte, wrong type)"},
 	"invalid_check_request":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "health", Summary: "a CheckRequest is malformed or names an unknown level"},
 	"invalid_config_type":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a config value has the wrong type for its field"},
-	"invalid_env_name":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment.env_names entries must match [A-Za-z_][A-Za-z0-9_]*"},
+	"invalid_env_name":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"},
 	"invalid_header_name":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header names must be RFC 7230 tokens"},
 	"invalid_header_value":                    {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header values must not contain CR, LF, NUL or other control characters"},
 	"invalid_json":                            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
@@ -126,6 +127,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_request":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a RunRequest is missing, malformed or invalid"},
 	"invalid_timeout_seconds":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "timeout_seconds must be a finite number greater than 0"},
 	"invalid_type":                            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"invalid_url":                             {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "must be an absolute URL without whitespace or control characters"},
 	"invalid_utf8":                            {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a string argument is not UTF-8"},
 	"invalid_value":                           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
 	"lifecycle_adapter_invoke_failed":         {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle invoke"},
@@ -155,6 +157,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"request_extensions_unsupported":          {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the request carries overrides but the adapter declares no run_request extension schema"},
 	"request_overrides_unsupported":           {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "retired (never emitted): request overrides now reach the adapter as request.extensions"},
 	"request_read_failed":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the --request file cannot be read"},
+	"request_too_large":                       {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an encoded request exceeds the protocol line limit; it was not sent and the runtime is untouched"},
 	"resource_observation_unavailable":        {Stage: "", Retryable: false, ClassOverride: "", Origin: "stats", Summary: "a resource observation could not be read now"},
 	"resource_observation_unsupported":        {Stage: "", Retryable: false, ClassOverride: "", Origin: "stats", Summary: "no resource reader exists for this runtime"},
 	"runtime_busy":                            {Stage: "invoke", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "an invocation is already running on this runtime"},
@@ -164,7 +167,9 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"system_stats_collect_empty":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect must not be empty; use system_stats: null to disable stats"},
 	"system_stats_group_duplicate":            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect lists a group twice"},
 	"system_stats_group_unknown":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure"},
+	"system_stats_interval_too_small":         {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling interval_ms must be at least 10"},
 	"system_stats_interval_zero":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling interval_ms must be at least 1"},
+	"system_stats_max_samples_too_large":      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling max_samples must be at most 100000 (the retention cap)"},
 	"system_stats_max_samples_zero":           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "sampling max_samples must be at least 1"},
 	"target_mismatch":                         {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the workflow target does not fit the adapter"},
 	"target_not_found":                        {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "no descriptor was discovered for the selected workflow target"},
@@ -190,6 +195,7 @@ var ReasonCodes = []string{
 	"children_lists_unavailable",
 	"host_exited",
 	"late_samples_discarded",
+	"path_outside_base_dir",
 	"platform_unsupported",
 	"proc_unavailable",
 	"process_hidden",
@@ -272,6 +278,10 @@ type CallOptions struct {
 	PythonInterpreter string `json:"python_interpreter,omitempty"`
 	// PythonPrefix: The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
 	PythonPrefix string `json:"python_prefix,omitempty"`
+	// StartTimeoutSeconds: How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
+	StartTimeoutSeconds *float64 `json:"start_timeout_seconds,omitempty"`
+	// StderrLogBytes: Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
+	StderrLogBytes *uint64 `json:"stderr_log_bytes,omitempty"`
 }
 
 // CapabilityKind: Capability kind a route applies to.

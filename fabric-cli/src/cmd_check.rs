@@ -9,9 +9,9 @@ use std::process::ExitCode;
 
 use fabric_config::health::{CheckRequest, HealthLevel};
 use fabric_config::{ErrorInfo, Stage};
-use fabric_host::{Fabric, RunOptions};
+use fabric_host::Fabric;
 
-use crate::common::{base_dir, parse_level, read_config};
+use crate::common::{parse_level, read_config, runtime_options};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json};
 
 /// Arguments of `fabric check`.
@@ -25,6 +25,9 @@ pub struct Args {
     /// The whole check's budget in seconds (default 3; positive, at most 86400).
     #[arg(long)]
     pub timeout: Option<f64>,
+    /// Seconds the adapter host may take to answer `start` (default 90).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub start_timeout: Option<f64>,
 }
 
 /// Runs `fabric check`.
@@ -43,7 +46,10 @@ pub fn run(args: Args) -> ExitCode {
         }
         return print_error(&info, EXIT_INVALID);
     }
-    let options = RunOptions::with_base_dir(base_dir(&args.config));
+    let options = match runtime_options(&args.config, args.start_timeout) {
+        Ok(options) => options,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
     let fabric = Fabric::new();
     let runtime = match fabric.start_runtime(&config, &options) {
         Ok(runtime) => runtime,

@@ -29,7 +29,7 @@ use fabric_config::{ErrorInfo, FabricConfig, RunRequest, RunResult, Stage};
 use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
 
-use crate::common::{base_dir, parse_level, read_config};
+use crate::common::{parse_level, read_config, runtime_options};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json};
 
 /// Arguments of `fabric run`.
@@ -50,6 +50,9 @@ pub struct Args {
     /// the CheckReport is printed under `check`, and the invocation runs only when it passed.
     #[arg(long, value_parser = parse_level, conflicts_with = "inputs")]
     pub check_level: Option<HealthLevel>,
+    /// Seconds the adapter host may take to answer `start` (default 90).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
+    pub start_timeout: Option<f64>,
 }
 
 fn invalid(code: &str, message: String, path: &Path) -> ErrorInfo {
@@ -214,7 +217,10 @@ pub fn run(args: Args) -> ExitCode {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
-    let options = RunOptions::with_base_dir(base_dir(&args.config));
+    let options = match runtime_options(&args.config, args.start_timeout) {
+        Ok(options) => options,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
     if let Some(path) = &args.inputs {
         return match read_inputs(path) {
             Ok(requests) => run_many(&config, requests, &options),

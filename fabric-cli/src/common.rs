@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use fabric_config::health::HealthLevel;
-use fabric_config::{ErrorInfo, FabricConfig, Stage};
+use fabric_config::{CallOptions, ErrorInfo, FabricConfig, Stage};
+use fabric_host::RunOptions;
 
 /// What [`read_config`] checks beyond decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +66,31 @@ pub fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
         Some(dir) => dir.clone(),
         None => config_dir(&args.config),
     }
+}
+
+/// The options of a command that starts a runtime: `--base-dir` (else the config file's
+/// directory) and `--start-timeout` (seconds; the C ABI's `start_timeout_seconds`, same
+/// rule: a finite number above 0, else `invalid_timeout_seconds` at `--start-timeout`).
+pub fn runtime_options(
+    args: &crate::ConfigArgs,
+    start_timeout: Option<f64>,
+) -> Result<RunOptions, ErrorInfo> {
+    let call = CallOptions {
+        start_timeout_seconds: start_timeout,
+        ..CallOptions::default()
+    };
+    call.validate().map_err(|error| {
+        let info = ErrorInfo::from(error);
+        ErrorInfo::new(
+            Stage::Config,
+            info.code,
+            "`--start-timeout`: must be a finite number of seconds greater than 0",
+        )
+        .with_metadata("path", "--start-timeout")
+    })?;
+    let mut options = RunOptions::from_call_options(&call);
+    options.base_dir = Some(base_dir(args));
+    Ok(options)
 }
 
 /// Parses `live`, `active` or `ready` (`fabric check --level`, `fabric run --check-level`).

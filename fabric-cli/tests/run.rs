@@ -223,6 +223,40 @@ fn start_failure_exits_3() {
     assert_eq!(error["error"]["stage"], "start");
 }
 
+/// Issue 21 item 8: `--start-timeout` bounds the host's answer to `start`, and the error
+/// reports the timeout that applied.
+#[test]
+fn start_timeout_is_configurable_and_reported() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(dir.path(), json!({"start_delay_ms": 20_000}));
+    let began = std::time::Instant::now();
+    let output = fabric(&["run", &config, "--input", "x", "--start-timeout", "0.5"]);
+    assert_eq!(output.status.code(), Some(3), "{output:?}");
+    assert!(
+        began.elapsed() < std::time::Duration::from_secs(15),
+        "bounded by the option"
+    );
+    let error = &stdout_json(&output)["error"];
+    assert_eq!(error["code"], "timeout", "{error}");
+    assert_eq!(error["stage"], "start");
+    assert_eq!(error["metadata"]["timeout_ms"], 500);
+    assert!(
+        error["message"]
+            .as_str()
+            .expect("message")
+            .contains("500 ms"),
+        "{error}"
+    );
+
+    for bad in ["0", "-1", "NaN", "inf"] {
+        let output = fabric(&["run", &config, "--input", "x", "--start-timeout", bad]);
+        assert_eq!(output.status.code(), Some(2), "{bad}: {output:?}");
+        let error = &stdout_json(&output)["error"];
+        assert_eq!(error["code"], "invalid_timeout_seconds", "{bad}");
+        assert_eq!(error["path"], "--start-timeout", "{bad}");
+    }
+}
+
 fn python_path() -> std::ffi::OsString {
     let src = repo_root().join("adapters/python-echo/src");
     let mut paths = vec![src];
@@ -320,4 +354,47 @@ fn closed_stdout_pipe_is_quiet() {
         );
         assert!(output.status.code() != Some(101), "{args:?}: {stderr}");
     }
+}
+
+/// Issue 21 item 10: hosts run with umask 077, whatever the caller's umask, so directories
+/// and files the adapter creates are not world-listable or world-readable.
+#[test]
+fn adapter_created_files_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config_path = scripted_config(dir.path(), json!({}));
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).expect("config"))
+            .expect("json");
+    config["environment"] = json!({"workspace": "ws"});
+    std::fs::write(&config_path, config.to_string()).expect("config");
+    std::fs::create_dir(dir.path().join("ws")).expect("ws");
+    let request = dir.path().join("request.json");
+    std::fs::write(
+        &request,
+        json!({"input": "x", "context": {"scripted": {"write_files": {"made/file.txt": "x"}}}})
+            .to_string(),
+    )
+    .expect("request");
+    // A permissive caller umask must not reach the adapter host.
+    let output = Command::new("sh")
+        .arg("-c")
+        .arg("umask 022; exec \"$0\" run \"$1\" --request \"$2\"")
+        .arg(env!("CARGO_BIN_EXE_fabric"))
+        .arg(&config_path)
+        .arg(&request)
+        .output()
+        .expect("run fabric");
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let mode = |path: &Path| {
+        std::fs::metadata(path)
+            .expect("metadata")
+            .permissions()
+            .mode()
+            & 0o777
+    };
+    let made = dir.path().join("ws/made");
+    assert_eq!(mode(&made), 0o700, "adapter-created directory");
+    assert_eq!(mode(&made.join("file.txt")), 0o600, "adapter-created file");
 }

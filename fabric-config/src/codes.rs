@@ -412,6 +412,12 @@ pub const CODES: &[ErrorCode] = &[
         "a RunRequest is missing, malformed or invalid",
     ),
     code(
+        "request_too_large",
+        None,
+        O::Host,
+        "an encoded request exceeds the protocol line limit; it was not sent and the runtime is untouched",
+    ),
+    code(
         "env_name_unset",
         None,
         O::Host,
@@ -665,6 +671,11 @@ pub const CODES: &[ErrorCode] = &[
         "the adapter claims OpenAI streaming but does not implement it",
     ),
     // reasons and diagnostics inside results
+    reason(
+        "path_outside_base_dir",
+        O::Plan,
+        "doctor: a skills, workspace or artifacts path resolves outside the base directory (a warning)",
+    ),
     reason(
         "provenance_reports_malformed",
         O::Config,

@@ -1165,6 +1165,13 @@ fn default_interval_ms() -> u64 {
     1000
 }
 
+/// Smallest accepted `system_stats.sampling.interval_ms` (a floor on sampling CPU cost).
+pub const MIN_SAMPLING_INTERVAL_MS: u64 = 10;
+
+/// Largest accepted `system_stats.sampling.max_samples`: the hard retention cap of one
+/// invocation's sampled series (memory stays bounded whatever the config says).
+pub const MAX_SAMPLING_MAX_SAMPLES: u64 = 100_000;
+
 fn default_max_samples() -> u64 {
     10_000
 }
@@ -1173,14 +1180,14 @@ fn default_max_samples() -> u64 {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SystemStatsSamplingConfig {
-    /// Sampling interval in milliseconds (>= 1, default 1000).
+    /// Sampling interval in milliseconds (>= 10, default 1000).
     #[serde(default = "default_interval_ms")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 10))]
     #[serde(deserialize_with = "crate::number::u64_integral")]
     pub interval_ms: u64,
-    /// Maximum retained intermediate samples (>= 1, default 10000).
+    /// Maximum retained intermediate samples (1 to 100000, default 10000).
     #[serde(default = "default_max_samples")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 100_000))]
     #[serde(deserialize_with = "crate::number::u64_integral")]
     pub max_samples: u64,
 }

@@ -124,14 +124,21 @@ pub enum ConfigRule {
     EnvNameBlank,
     /// A name appears in both `environment.env` and `environment.env_names`.
     EnvNamesConflict,
-    /// An `environment.env_names` entry is not `[A-Za-z_][A-Za-z0-9_]*`.
+    /// An `environment.env` key or `environment.env_names` entry is not
+    /// `[A-Za-z_][A-Za-z0-9_]*`.
     EnvNameInvalid,
+    /// `environment.env` or `environment.env_names` names a variable the core sets itself
+    /// ([`RESERVED_ENV_NAMES`](crate::validate::RESERVED_ENV_NAMES)).
+    EnvNameReserved,
     /// A model role name is blank.
     ModelRoleBlank,
     /// A model provider is blank, untrimmed or not lowercase.
     ModelProviderInvalid,
     /// A model's `model`, `api_key_env` or `base_url` is blank.
     ModelFieldBlank,
+    /// A model `base_url` or a network MCP server `url` is not an absolute URL, or contains
+    /// whitespace or control characters.
+    UrlInvalid,
     /// `top_p` is outside `[0, 1]`.
     TopPOutOfRange,
     /// `temperature` is not finite.
@@ -182,6 +189,12 @@ pub enum ConfigRule {
     SamplingIntervalZero,
     /// `system_stats.sampling.max_samples` is 0.
     SamplingMaxSamplesZero,
+    /// `system_stats.sampling.interval_ms` is between 1 and
+    /// [`MIN_SAMPLING_INTERVAL_MS`](crate::config::MIN_SAMPLING_INTERVAL_MS) - 1.
+    SamplingIntervalTooSmall,
+    /// `system_stats.sampling.max_samples` is above
+    /// [`MAX_SAMPLING_MAX_SAMPLES`](crate::config::MAX_SAMPLING_MAX_SAMPLES).
+    SamplingMaxSamplesTooLarge,
     /// `relay.observability.version` (or an observability component's `config.version`) is not 4.
     RelayObservabilityVersion,
     /// Enabled Relay OpenTelemetry without an endpoint or file sink.
@@ -205,9 +218,11 @@ impl ConfigRule {
         ConfigRule::EnvNameBlank,
         ConfigRule::EnvNamesConflict,
         ConfigRule::EnvNameInvalid,
+        ConfigRule::EnvNameReserved,
         ConfigRule::ModelRoleBlank,
         ConfigRule::ModelProviderInvalid,
         ConfigRule::ModelFieldBlank,
+        ConfigRule::UrlInvalid,
         ConfigRule::TopPOutOfRange,
         ConfigRule::TemperatureNotFinite,
         ConfigRule::MaxTokensZero,
@@ -233,6 +248,8 @@ impl ConfigRule {
         ConfigRule::SystemStatsGroupUnknown,
         ConfigRule::SamplingIntervalZero,
         ConfigRule::SamplingMaxSamplesZero,
+        ConfigRule::SamplingIntervalTooSmall,
+        ConfigRule::SamplingMaxSamplesTooLarge,
         ConfigRule::RelayObservabilityVersion,
         ConfigRule::RelayOpenTelemetryNoDestination,
         ConfigRule::TelemetryProviderUnknown,
@@ -252,9 +269,11 @@ impl ConfigRule {
             ConfigRule::EnvNameBlank => "blank_env_name",
             ConfigRule::EnvNamesConflict => "env_names_conflict",
             ConfigRule::EnvNameInvalid => "invalid_env_name",
+            ConfigRule::EnvNameReserved => "env_name_reserved",
             ConfigRule::ModelRoleBlank => "blank_model_role",
             ConfigRule::ModelProviderInvalid => "invalid_model_provider",
             ConfigRule::ModelFieldBlank => "blank_model_field",
+            ConfigRule::UrlInvalid => "invalid_url",
             ConfigRule::TopPOutOfRange => "top_p_out_of_range",
             ConfigRule::TemperatureNotFinite => "temperature_not_finite",
             ConfigRule::MaxTokensZero => "max_tokens_zero",
@@ -280,6 +299,8 @@ impl ConfigRule {
             ConfigRule::SystemStatsGroupUnknown => "system_stats_group_unknown",
             ConfigRule::SamplingIntervalZero => "system_stats_interval_zero",
             ConfigRule::SamplingMaxSamplesZero => "system_stats_max_samples_zero",
+            ConfigRule::SamplingIntervalTooSmall => "system_stats_interval_too_small",
+            ConfigRule::SamplingMaxSamplesTooLarge => "system_stats_max_samples_too_large",
             ConfigRule::RelayObservabilityVersion => "unsupported_relay_observability_version",
             ConfigRule::RelayOpenTelemetryNoDestination => {
                 "relay_opentelemetry_without_destination"
@@ -308,13 +329,19 @@ impl ConfigRule {
                 "a variable cannot be listed in environment.env_names and also set in environment.env"
             }
             ConfigRule::EnvNameInvalid => {
-                "environment.env_names entries must match [A-Za-z_][A-Za-z0-9_]*"
+                "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"
+            }
+            ConfigRule::EnvNameReserved => {
+                "FABRIC_HOME, FABRIC_RUNTIME_ID and FABRIC_ARTIFACTS are set by the core and cannot be set or forwarded by config"
             }
             ConfigRule::ModelRoleBlank => "model role names must not be blank",
             ConfigRule::ModelProviderInvalid => {
                 "model provider must be a non-blank, trimmed, lowercase identifier"
             }
             ConfigRule::ModelFieldBlank => "model fields must be non-blank strings",
+            ConfigRule::UrlInvalid => {
+                "must be an absolute URL without whitespace or control characters"
+            }
             ConfigRule::TopPOutOfRange => "top_p must be between 0 and 1",
             ConfigRule::TemperatureNotFinite => "temperature must be a finite number",
             ConfigRule::MaxTokensZero => "max_tokens must be at least 1",
@@ -358,6 +385,10 @@ impl ConfigRule {
             }
             ConfigRule::SamplingIntervalZero => "sampling interval_ms must be at least 1",
             ConfigRule::SamplingMaxSamplesZero => "sampling max_samples must be at least 1",
+            ConfigRule::SamplingIntervalTooSmall => "sampling interval_ms must be at least 10",
+            ConfigRule::SamplingMaxSamplesTooLarge => {
+                "sampling max_samples must be at most 100000 (the retention cap)"
+            }
             ConfigRule::RelayObservabilityVersion => {
                 "NeMo Fabric requires Relay observability config version 4"
             }

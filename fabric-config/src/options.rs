@@ -22,11 +22,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::error::{ConfigError, ConfigFinding, DecodeErrorKind};
+use std::time::Duration;
+
+use crate::error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind};
 use crate::validate::{decode_error, decode_json_str};
 
 /// Options of one call (the `options_json` argument of the C ABI).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CallOptions {
     /// Directory anchoring the config's relative paths (skills, workspace, artifacts,
@@ -54,7 +56,28 @@ pub struct CallOptions {
     /// `PATH`. The Python binding always sends it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python_interpreter: Option<String>,
+    /// How long an adapter host may take to answer `start`, in seconds (a finite number
+    /// above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A
+    /// host that does not answer in time fails the start with `timeout` (stage `start`,
+    /// `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment
+    /// start; the other calls ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_timeout_seconds: Option<f64>,
+    /// Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME,
+    /// often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output,
+    /// so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run,
+    /// runtime start and environment start.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::number::option_u64_integral"
+    )]
+    #[schemars(range(min = 1))]
+    pub stderr_log_bytes: Option<u64>,
 }
+
+/// Largest start timeout honoured, in seconds (longer values are clamped).
+const MAX_TIMEOUT_SECONDS: f64 = 1.0e9;
 
 impl CallOptions {
     /// The JSON path prefix of every error about an options document.
@@ -71,9 +94,41 @@ impl CallOptions {
                 message: "options must be a JSON object".to_owned(),
             });
         }
-        serde_path_to_error::deserialize(value)
+        let options: CallOptions = serde_path_to_error::deserialize(value)
             .map_err(decode_error)
-            .map_err(under_options)
+            .map_err(under_options)?;
+        options.validate()?;
+        Ok(options)
+    }
+
+    /// Checks the values: `start_timeout_seconds` must be a finite number above 0
+    /// (`invalid_timeout_seconds` at `options.start_timeout_seconds`); `stderr_log_bytes`
+    /// at least 1 (`invalid_value`).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.stderr_log_bytes == Some(0) {
+            return Err(ConfigError::Decode {
+                kind: DecodeErrorKind::InvalidValue,
+                path: format!("{}.stderr_log_bytes", CallOptions::PATH),
+                message: "must be at least 1".to_owned(),
+            });
+        }
+        if let Some(seconds) = self.start_timeout_seconds {
+            if !(seconds.is_finite() && seconds > 0.0) {
+                return Err(ConfigError::Invalid(ConfigFinding {
+                    rule: ConfigRule::TimeoutSecondsInvalid,
+                    path: format!("{}.start_timeout_seconds", CallOptions::PATH),
+                    detail: None,
+                }));
+            }
+        }
+        Ok(())
+    }
+
+    /// `start_timeout_seconds` as a duration (clamped to 10^9 s), when set and valid.
+    pub fn start_timeout(&self) -> Option<Duration> {
+        self.start_timeout_seconds
+            .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
+            .map(|seconds| Duration::from_secs_f64(seconds.min(MAX_TIMEOUT_SECONDS)))
     }
 }
 
@@ -142,6 +197,39 @@ mod tests {
         assert_eq!(not_object.path(), Some("options"));
         let syntax = CallOptions::from_json_str("{nope").unwrap_err();
         assert_eq!(syntax.code(), "invalid_json");
+    }
+
+    #[test]
+    fn start_timeout_is_a_positive_finite_number() {
+        let options = CallOptions::from_json_str(r#"{"start_timeout_seconds": 0.25}"#).unwrap();
+        assert_eq!(options.start_timeout(), Some(Duration::from_millis(250)));
+        assert_eq!(CallOptions::default().start_timeout(), None);
+        let huge = CallOptions::from_json_str(r#"{"start_timeout_seconds": 1e300}"#).unwrap();
+        assert_eq!(
+            huge.start_timeout(),
+            Some(Duration::from_secs(1_000_000_000))
+        );
+        for bad in ["0", "-1", "0.0"] {
+            let error =
+                CallOptions::from_json_str(&format!(r#"{{"start_timeout_seconds": {bad}}}"#))
+                    .unwrap_err();
+            assert_eq!(error.code(), "invalid_timeout_seconds", "{bad}");
+            assert_eq!(error.path(), Some("options.start_timeout_seconds"));
+        }
+        let wrong_type =
+            CallOptions::from_json_str(r#"{"start_timeout_seconds": "90"}"#).unwrap_err();
+        assert_eq!(wrong_type.code(), "invalid_type");
+    }
+
+    #[test]
+    fn stderr_log_bytes_is_at_least_one() {
+        let options = CallOptions::from_json_str(r#"{"stderr_log_bytes": 4096}"#).unwrap();
+        assert_eq!(options.stderr_log_bytes, Some(4096));
+        for bad in ["0", "-1", "1.5"] {
+            let error = CallOptions::from_json_str(&format!(r#"{{"stderr_log_bytes": {bad}}}"#))
+                .unwrap_err();
+            assert_eq!(error.path(), Some("options.stderr_log_bytes"), "{bad}");
+        }
     }
 
     #[test]

@@ -9,8 +9,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::Value;
 
 use crate::config::{
-    FabricConfig, McpAuthentication, McpTransport, OAuthTokenEndpointAuthMethod, SCHEMA_VERSION,
-    SystemStatsSetting, TelemetryProvider,
+    FabricConfig, MAX_SAMPLING_MAX_SAMPLES, MIN_SAMPLING_INTERVAL_MS, McpAuthentication,
+    McpTransport, OAuthTokenEndpointAuthMethod, SCHEMA_VERSION, SystemStatsSetting,
+    TelemetryProvider,
 };
 use crate::error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind};
 
@@ -300,17 +301,21 @@ impl FabricConfig {
             return;
         };
         for name in environment.env.keys() {
+            let path = join_key("environment.env", name);
             if is_blank(name) {
-                out.push(finding(
-                    ConfigRule::EnvNameBlank,
-                    join_key("environment.env", name),
-                ));
+                out.push(finding(ConfigRule::EnvNameBlank, path));
+            } else if !is_env_name(name) {
+                out.push(finding(ConfigRule::EnvNameInvalid, path));
+            } else if is_reserved_env_name(name) {
+                out.push(finding(ConfigRule::EnvNameReserved, path));
             }
         }
         for (index, name) in environment.env_names.iter().enumerate() {
             let path = join_index("environment.env_names", index);
             if !is_env_name(name) {
                 out.push(finding(ConfigRule::EnvNameInvalid, path));
+            } else if is_reserved_env_name(name) {
+                out.push(finding(ConfigRule::EnvNameReserved, path));
             } else if environment.env.contains_key(name) {
                 out.push(finding_with(
                     ConfigRule::EnvNamesConflict,
@@ -349,6 +354,11 @@ impl FabricConfig {
             ] {
                 if value.as_deref().is_some_and(is_blank) {
                     out.push(finding(ConfigRule::ModelFieldBlank, join_key(&base, field)));
+                }
+            }
+            if let Some(url) = model.base_url.as_deref().filter(|url| !is_blank(url)) {
+                if !is_url(url) {
+                    out.push(finding(ConfigRule::UrlInvalid, join_key(&base, "base_url")));
                 }
             }
             if let Some(top_p) = model.top_p {
@@ -446,10 +456,13 @@ impl FabricConfig {
             if is_blank(name) {
                 out.push(finding(ConfigRule::McpServerNameBlank, base.clone()));
             }
+            let stdio = server.transport == McpTransport::Stdio;
             if is_blank(&server.url) {
                 out.push(finding(ConfigRule::McpUrlBlank, join_key(&base, "url")));
+            } else if !stdio && !is_url(&server.url) {
+                // A stdio server's `url` is the command to run, not a URL.
+                out.push(finding(ConfigRule::UrlInvalid, join_key(&base, "url")));
             }
-            let stdio = server.transport == McpTransport::Stdio;
             if stdio && server.authentication.is_some() {
                 out.push(finding(
                     ConfigRule::McpStdioAuthentication,
@@ -516,17 +529,21 @@ impl FabricConfig {
             }
         }
         if let Some(sampling) = &stats.sampling {
-            if sampling.interval_ms == 0 {
-                out.push(finding(
-                    ConfigRule::SamplingIntervalZero,
-                    "system_stats.sampling.interval_ms",
-                ));
+            let interval = match sampling.interval_ms {
+                0 => Some(ConfigRule::SamplingIntervalZero),
+                ms if ms < MIN_SAMPLING_INTERVAL_MS => Some(ConfigRule::SamplingIntervalTooSmall),
+                _ => None,
+            };
+            if let Some(rule) = interval {
+                out.push(finding(rule, "system_stats.sampling.interval_ms"));
             }
-            if sampling.max_samples == 0 {
-                out.push(finding(
-                    ConfigRule::SamplingMaxSamplesZero,
-                    "system_stats.sampling.max_samples",
-                ));
+            let samples = match sampling.max_samples {
+                0 => Some(ConfigRule::SamplingMaxSamplesZero),
+                n if n > MAX_SAMPLING_MAX_SAMPLES => Some(ConfigRule::SamplingMaxSamplesTooLarge),
+                _ => None,
+            };
+            if let Some(rule) = samples {
+                out.push(finding(rule, "system_stats.sampling.max_samples"));
             }
         }
     }
@@ -600,6 +617,25 @@ impl FabricConfig {
 
 fn is_blank(value: &str) -> bool {
     value.trim().is_empty()
+}
+
+/// Variables the core sets for every adapter host; config can neither set nor forward them.
+pub const RESERVED_ENV_NAMES: &[&str] = &["FABRIC_HOME", "FABRIC_RUNTIME_ID", "FABRIC_ARTIFACTS"];
+
+/// True when `name` is one of [`RESERVED_ENV_NAMES`].
+pub fn is_reserved_env_name(name: &str) -> bool {
+    RESERVED_ENV_NAMES.contains(&name)
+}
+
+/// True when `value` contains no whitespace or control characters (the URL parser would
+/// silently strip tabs and newlines) and parses as an absolute URL (`url` crate, WHATWG
+/// rules). A value with a `${NAME}` placeholder (expanded by the adapter, as in upstream's
+/// examples) is only checked for whitespace and control characters.
+pub fn is_url(value: &str) -> bool {
+    if value.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return false;
+    }
+    value.contains("${") || url::Url::parse(value).is_ok_and(|url| !url.cannot_be_a_base())
 }
 
 /// True for `[A-Za-z_][A-Za-z0-9_]*`.

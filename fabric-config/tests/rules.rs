@@ -161,6 +161,78 @@ fn env_and_env_names() {
 }
 
 #[test]
+fn env_keys_follow_the_env_name_rule() {
+    // A key containing `=` would otherwise override a variable the core sets
+    // (`FABRIC_HOME=/tmp/x` + value becomes a second FABRIC_HOME entry).
+    rejected(
+        json!({"environment": {"env": {"FABRIC_HOME=/tmp/x": "y"}}}),
+        "invalid_env_name",
+        "environment.env.FABRIC_HOME=/tmp/x",
+    );
+    rejected(
+        json!({"environment": {"env": {"LD_PRELOAD\0": "y"}}}),
+        "invalid_env_name",
+        "environment.env[\"LD_PRELOAD\\u0000\"]",
+    );
+    accepted(json!({"environment": {"env": {"_A1": "x", "FABRIC_LOG": "1"}}}));
+}
+
+#[test]
+fn env_names_reserved_by_the_core() {
+    for name in ["FABRIC_HOME", "FABRIC_RUNTIME_ID", "FABRIC_ARTIFACTS"] {
+        rejected(
+            json!({"environment": {"env": {name: "x"}}}),
+            "env_name_reserved",
+            &format!("environment.env.{name}"),
+        );
+        rejected(
+            json!({"environment": {"env_names": ["A", name]}}),
+            "env_name_reserved",
+            "environment.env_names[1]",
+        );
+    }
+}
+
+#[test]
+fn urls_are_parsed() {
+    let model = |url: &str| json!({"models": {"default": {"provider": "openai", "model": "m", "base_url": url}}});
+    accepted(model("http://127.0.0.1:9/v1"));
+    accepted(model("https://integrate.api.nvidia.com/v1"));
+    for bad in [
+        "not a url",
+        "integrate.api.nvidia.com/v1",
+        "https://x/v1\r\nX-Injected: 1",
+        "https://x/\tv1",
+        "mailto:someone",
+    ] {
+        rejected(model(bad), "invalid_url", "models.default.base_url");
+    }
+    let server = |transport: &str, url: &str| json!({"mcp": {"servers": {"web": {"transport": transport, "url": url}}}});
+    accepted(server("sse", "https://mcp.example.com/sse"));
+    accepted(server("streamable-http", "http://localhost:8080/mcp"));
+    // A stdio server's url is the command to run.
+    accepted(server("stdio", "gh-mcp"));
+    // Placeholders are expanded by the adapter (upstream's examples use them).
+    accepted(server("streamable-http", "${GITHUB_MCP_URL}"));
+    accepted(model("https://${NIM_HOST}/v1"));
+    rejected(
+        server("streamable-http", "${GITHUB_MCP_URL}\r\n"),
+        "invalid_url",
+        "mcp.servers.web.url",
+    );
+    rejected(
+        server("streamable-http", "mcp.example.com/mcp"),
+        "invalid_url",
+        "mcp.servers.web.url",
+    );
+    rejected(
+        server("sse", "https://mcp.example.com/\nsse"),
+        "invalid_url",
+        "mcp.servers.web.url",
+    );
+}
+
+#[test]
 fn models() {
     accepted(
         json!({"models": {"default": {"provider": "nvidia", "model": "m", "top_p": 0.0, "temperature": 0.2, "max_tokens": 1}}}),
@@ -462,6 +534,23 @@ fn system_stats() {
     rejected(
         json!({"system_stats": {"sampling": {"interval_ms": 10, "max_samples": 0}}}),
         "system_stats_max_samples_zero",
+        "system_stats.sampling.max_samples",
+    );
+    // issue 21 item 7: a floor on the cadence and a hard retention cap.
+    accepted(json!({"system_stats": {"sampling": {"interval_ms": 10, "max_samples": 100_000}}}));
+    rejected(
+        json!({"system_stats": {"sampling": {"interval_ms": 1}}}),
+        "system_stats_interval_too_small",
+        "system_stats.sampling.interval_ms",
+    );
+    rejected(
+        json!({"system_stats": {"sampling": {"max_samples": 100_001}}}),
+        "system_stats_max_samples_too_large",
+        "system_stats.sampling.max_samples",
+    );
+    rejected(
+        json!({"system_stats": {"sampling": {"max_samples": u64::MAX}}}),
+        "system_stats_max_samples_too_large",
         "system_stats.sampling.max_samples",
     );
     rejected(

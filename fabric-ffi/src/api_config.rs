@@ -7,7 +7,6 @@ use fabric_config::Stage;
 use serde_json::Value;
 
 use crate::boundary::{ffi_boundary, json_arg, opt_str_arg, str_arg, to_json};
-use crate::error::FfiError;
 use crate::objects::{options_arg, parse_config, plan_config};
 
 /// Validates a config and returns its canonical JSON.
@@ -22,9 +21,9 @@ use crate::objects::{options_arg, parse_config, plan_config};
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 /// released with `fabric_string_free`.
 /// Errors: `FABRIC_STATUS_CONFIG` (decode error or rule violation, an unknown or mistyped
-/// option; `metadata.path` names the field, `options.<key>` for options),
-/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8,
-/// `options_json` that is not JSON: `invalid_json`).
+/// option; `metadata.path` names the field, `options.<key>` for options; a JSON argument
+/// that is not JSON: `invalid_json`, `metadata.argument`),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8).
 /// Blocking: no (pure computation). Thread-safe.
 ///
 /// # Safety
@@ -61,10 +60,10 @@ pub unsafe extern "C" fn fabric_validate(
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
 /// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (invalid config or options, adapter not found or
-/// ambiguous, `descriptor_mismatch`), `FABRIC_STATUS_CAPABILITY` (the adapter does not
-/// accept a configured field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
-/// `out`, invalid UTF-8, `options_json` that is not JSON).
+/// Errors: `FABRIC_STATUS_CONFIG` (invalid config or options, either not JSON, adapter not
+/// found or ambiguous, `descriptor_mismatch`), `FABRIC_STATUS_CAPABILITY` (the adapter does
+/// not accept a configured field), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
+/// `out`, invalid UTF-8).
 /// Blocking: reads descriptor files; no processes. Thread-safe.
 ///
 /// # Safety
@@ -97,8 +96,8 @@ pub unsafe extern "C" fn fabric_plan(
 /// Ownership: inputs are borrowed for the call only; `*out` (the DoctorReport JSON or an
 /// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
 /// Errors: `FABRIC_STATUS_CONFIG` (the config is not decodable JSON of the right shape, an
-/// unknown or mistyped option), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or
-/// `out`, invalid UTF-8, `options_json` that is not JSON).
+/// unknown or mistyped option, options that are not JSON), `FABRIC_STATUS_INVALID_ARGUMENT`
+/// (NULL `config_json` or `out`, invalid UTF-8).
 /// Blocking: yes — inspects files, binaries on PATH and environment variables. Thread-safe.
 ///
 /// # Safety
@@ -116,11 +115,8 @@ pub unsafe extern "C" fn fabric_doctor(
         let config = unsafe { str_arg(stage, "config_json", config_json) }?;
         // SAFETY: forwarded from this function's contract.
         let options = unsafe { options_arg(options_json) }?;
-        let config = fabric_config::FabricConfig::from_json_str(config).map_err(|error| {
-            let mut info = fabric_config::ErrorInfo::from(error);
-            info.stage = Stage::Config;
-            FfiError::new(crate::status::FabricStatus::Config, info)
-        })?;
+        let config = fabric_config::FabricConfig::from_json_str(config)
+            .map_err(|error| crate::objects::config_error(Stage::Config, error))?;
         let report = fabric_host::Fabric::new().doctor(
             &config,
             &fabric_host::RunOptions::from_call_options(&options),
@@ -140,10 +136,10 @@ pub unsafe extern "C" fn fabric_doctor(
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller and
 /// released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (invalid config or descriptor, unconfirmable request),
-/// `FABRIC_STATUS_CAPABILITY` (a configured field the adapter does not accept),
-/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid UTF-8, a
-/// descriptor argument that is not JSON).
+/// Errors: `FABRIC_STATUS_CONFIG` (invalid config or descriptor, either not JSON,
+/// unconfirmable request), `FABRIC_STATUS_CAPABILITY` (a configured field the adapter does
+/// not accept), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json` or `out`, invalid
+/// UTF-8).
 /// Blocking: no (pure computation). Thread-safe.
 ///
 /// # Safety

@@ -57,10 +57,10 @@ pub unsafe extern "C" fn fabric_runtime_resource_snapshot(
 ///
 /// Ownership: `request_json` is borrowed for the call only; `*out` is owned by the caller
 /// and released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (a request that breaks the CheckRequest rules: code
-/// `invalid_check_request`, `metadata.path`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-/// `request_json`/`out`, invalid UTF-8, not JSON; a nonzero environment handle that is
-/// stale, unknown or of another kind).
+/// Errors: `FABRIC_STATUS_CONFIG` (a request that is not JSON: `invalid_json`; one that
+/// breaks the CheckRequest rules: code `invalid_check_request`, `metadata.path`),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json`/`out`, invalid UTF-8; a nonzero
+/// environment handle that is stale, unknown or of another kind).
 /// Blocking: yes — at most the request's timeout. Thread-safe; works while an invocation
 /// of the runtime is in progress.
 ///
@@ -94,7 +94,7 @@ pub unsafe extern "C" fn fabric_check(
     })
 }
 
-/// Decodes a CheckRequest: not JSON → invalid argument; JSON that is not a CheckRequest
+/// Decodes a CheckRequest: not JSON → `invalid_json` (config); JSON that is not a CheckRequest
 /// (unknown field, wrong type) → config error naming the field, never echoing values.
 fn parse_check_request(text: &str) -> Result<CheckRequest, FfiError> {
     let value: serde_json::Value = serde_json::from_str(text)

@@ -96,7 +96,8 @@ fn null_out(stage: Stage, param: &'static str) -> FfiError {
 /// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan or request),
 /// `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (start/invoke failed without a
 /// result, e.g. `host_crashed`, `timeout`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-/// `config_json`/`out`, invalid UTF-8, `options_json` that is not JSON).
+/// `config_json`/`out`, invalid UTF-8). A JSON argument that is not JSON is
+/// `FABRIC_STATUS_CONFIG` (`invalid_json`, `metadata.argument`).
 /// Blocking: yes — for the adapter host's start, the invocation and stop (bounded by the
 /// config's `runtime.timeout_seconds` and the core's host timeouts). Thread-safe; calls on
 /// different threads run concurrently.
@@ -142,8 +143,8 @@ pub unsafe extern "C" fn fabric_run(
 /// its host).
 /// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, `descriptor_mismatch`),
 /// `FABRIC_STATUS_CAPABILITY`, `FABRIC_STATUS_RUNTIME` (launch or adapter start failed),
-/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`runtime_out`/`out`, invalid UTF-8,
-/// `options_json` that is not JSON).
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`runtime_out`/`out`, invalid UTF-8).
+/// A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG` (`invalid_json`).
 /// Blocking: yes — until the adapter host answered `start` (bounded by the host timeout).
 /// Thread-safe.
 ///
@@ -181,7 +182,8 @@ pub unsafe extern "C" fn fabric_runtime_start(
 /// and released with `fabric_string_free`. The runtime stays owned by the caller; freeing
 /// it from another thread during this call is safe (the call keeps it alive).
 /// Errors: `FABRIC_STATUS_STATE` (busy, stopped or failed runtime),
-/// `FABRIC_STATUS_CONFIG` (invalid request, `env_name_changed`), `FABRIC_STATUS_RUNTIME`
+/// `FABRIC_STATUS_CONFIG` (invalid request or not JSON, `request_too_large`: refused before
+/// sending, runtime untouched; `env_name_changed`), `FABRIC_STATUS_RUNTIME`
 /// (`host_crashed`, `protocol_error`, `timeout`, ...: the runtime is then terminal;
 /// `request_extensions_unsupported` / `request_extension_invalid` for `overrides` the
 /// adapter does not declare or that violate its schema: not terminal; an adapter's failed
@@ -298,7 +300,8 @@ pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
 /// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`),
 /// `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
 /// system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
-/// invalid UTF-8, `options_json` that is not JSON).
+/// invalid UTF-8). A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG`
+/// (`invalid_json`).
 /// Blocking: yes — file system work only. Thread-safe.
 ///
 /// # Safety

@@ -236,6 +236,7 @@ mod tests {
         let err = json_arg::<serde_json::Value>(Stage::Invoke, "request_json", "{\"k\": sekrit")
             .unwrap_err();
         assert_eq!(err.info.code, "invalid_json");
+        assert_eq!(err.status, crate::status::FabricStatus::Config);
         assert!(!err.info.message.contains("sekrit"));
     }
 }

@@ -43,7 +43,9 @@ impl FfiError {
         )
     }
 
-    /// A string argument that is not the JSON it must be. Names the parameter and position;
+    /// A document argument that is not JSON (syntax error, trailing data, nesting deeper
+    /// than 128 levels): `FABRIC_STATUS_CONFIG`, code `invalid_json` — the one rule for every
+    /// JSON argument of every entry point (docs/abi.md). Names the parameter and position;
     /// never echoes the input.
     pub(crate) fn invalid_json(
         stage: Stage,
@@ -61,7 +63,7 @@ impl FfiError {
         column: usize,
     ) -> Self {
         FfiError::new(
-            FabricStatus::InvalidArgument,
+            FabricStatus::Config,
             ErrorInfo::new(
                 stage,
                 "invalid_json",

@@ -48,11 +48,19 @@ impl From<fabric_plan::PlanError> for FfiError {
 
 /// Decodes and validates a config; the first violation is the error (reported at `stage`).
 pub(crate) fn parse_config(stage: Stage, text: &str) -> Result<FabricConfig, FfiError> {
-    FabricConfig::parse(text).map_err(|error| {
-        let mut info = ErrorInfo::from(error);
-        info.stage = stage;
-        FfiError::new(FabricStatus::Config, info)
-    })
+    FabricConfig::parse(text).map_err(|error| config_error(stage, error))
+}
+
+/// A `config_json` that does not decode or validate: `CONFIG` at `stage`; text that is not
+/// JSON names the argument like every other JSON argument.
+pub(crate) fn config_error(stage: Stage, error: ConfigError) -> FfiError {
+    let not_json = matches!(error, ConfigError::InvalidJson { .. });
+    let mut info = ErrorInfo::from(error);
+    info.stage = stage;
+    if not_json {
+        info = info.with_metadata("argument", "config_json");
+    }
+    FfiError::new(FabricStatus::Config, info)
 }
 
 /// Decodes and checks a RunRequest; errors name the JSON path, never the value.
@@ -89,8 +97,8 @@ fn request_error(stage: Stage, error: ConfigError) -> FfiError {
 }
 
 /// Reads the optional `options_json` argument (NULL → the defaults): a
-/// [`CallOptions`] object. Not JSON → `INVALID_ARGUMENT` (`invalid_json`); an unknown key or
-/// a value of the wrong type → `CONFIG` naming the field (`options.<key>`).
+/// [`CallOptions`] object. Not JSON → `CONFIG` (`invalid_json`, `metadata.argument`); an
+/// unknown key or a value of the wrong type → `CONFIG` naming the field (`options.<key>`).
 ///
 /// # Safety
 /// `ptr` must be NULL or a NUL-terminated string valid for the duration of the call.

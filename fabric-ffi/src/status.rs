@@ -29,7 +29,8 @@ pub enum FabricStatus {
     /// No resource reader exists for this adapter kind, provider or operating system
     /// (Python `ResourceObservationUnsupportedError`).
     ResourceUnsupported = 6,
-    /// A NULL pointer, invalid UTF-8, malformed argument JSON, or an unknown, released or
+    /// A NULL pointer, invalid UTF-8 (the C call itself is malformed; a JSON argument that
+    /// is not JSON is `Config`), or an unknown, released or
     /// wrong-kind handle.
     InvalidArgument = 7,
     /// A bug inside the library, including a caught panic (`code` = `internal_panic`).

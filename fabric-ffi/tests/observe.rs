@@ -146,7 +146,7 @@ fn check_reports_and_request_errors() {
     let bad = CString::new("[").expect("cstring");
     // SAFETY: valid string and slot.
     let (status, error) = call(|out| unsafe { fabric_check(0, bad.as_ptr(), out) });
-    assert_eq!(status, FabricStatus::InvalidArgument as i32);
+    assert_eq!(status, FabricStatus::Config as i32);
     assert_eq!(error["code"], "invalid_json");
     // SAFETY: NULL request is reported.
     let (status, error) = call(|out| unsafe { fabric_check(0, std::ptr::null(), out) });

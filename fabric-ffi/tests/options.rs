@@ -166,10 +166,10 @@ fn unknown_option_key_is_a_config_error_naming_the_field() {
 }
 
 #[test]
-fn options_that_are_not_json_are_an_invalid_argument() {
+fn options_that_are_not_json_are_a_config_error_naming_the_argument() {
     let bad = CString::new("{\"base_dir\": sekrit").expect("cstring");
     let (status, error) = plan(Some(&bad));
-    assert_eq!(status, FabricStatus::InvalidArgument as i32, "{error}");
+    assert_eq!(status, FabricStatus::Config as i32, "{error}");
     assert_eq!(error["code"], "invalid_json");
     assert_eq!(error["metadata"]["argument"], "options_json");
     assert!(!error.to_string().contains("sekrit"), "{error}");

@@ -183,6 +183,20 @@ pub enum HostError {
         /// Safe message naming the adapter/field.
         message: String,
     },
+    /// The encoded request line would exceed the protocol line cap; it was not sent and the
+    /// runtime is untouched.
+    #[error(
+        "the {} request is {request_bytes} bytes encoded, above the {limit_bytes}-byte protocol line limit; it was not sent",
+        stage.as_str()
+    )]
+    RequestTooLarge {
+        /// Stage of the refused operation.
+        stage: Stage,
+        /// Size of the encoded line, newline included.
+        request_bytes: usize,
+        /// The line cap (`RuntimeOptions::max_line_bytes`).
+        limit_bytes: usize,
+    },
     /// A request or option is invalid.
     #[error("invalid request at `{path}`: {reason}")]
     InvalidRequest {
@@ -328,6 +342,7 @@ pub const CODES: &[&str] = &[
     "request_extensions_unsupported",
     "request_extension_invalid",
     "invalid_request",
+    "request_too_large",
     "env_name_unset",
     "env_name_changed",
     "invalid_agent_run_result",
@@ -356,6 +371,7 @@ macro_rules! with_stage {
             | HostError::RuntimeFailed { $stage, .. }
             | HostError::Capability { $stage, .. }
             | HostError::InvalidRequest { $stage, .. }
+            | HostError::RequestTooLarge { $stage, .. }
             | HostError::RequestExtensionsUndeclared { $stage, .. }
             | HostError::RequestExtensionInvalid { $stage, .. }
             | HostError::EnvNameUnset { $stage, .. }
@@ -389,6 +405,7 @@ impl HostError {
             HostError::Plan { info, .. } => &info.code,
             HostError::Capability { code, .. } => code,
             HostError::InvalidRequest { .. } => "invalid_request",
+            HostError::RequestTooLarge { .. } => "request_too_large",
             HostError::RequestExtensionsUndeclared { .. } => "request_extensions_unsupported",
             HostError::RequestExtensionInvalid { .. } => "request_extension_invalid",
             HostError::EnvNameUnset { .. } => "env_name_unset",
@@ -416,7 +433,9 @@ impl HostError {
             | HostError::EnvironmentReleased { .. } => ErrorClass::State,
             HostError::Plan { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
-            HostError::InvalidRequest { .. } => ErrorClass::Config,
+            HostError::InvalidRequest { .. } | HostError::RequestTooLarge { .. } => {
+                ErrorClass::Config
+            }
             HostError::Resource {
                 source: fabric_stats::StatsError::Unsupported { .. },
                 ..
@@ -559,6 +578,16 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::InvalidRequest { path, .. } => {
                 info.metadata.insert("path".into(), path.into());
+            }
+            HostError::RequestTooLarge {
+                request_bytes,
+                limit_bytes,
+                ..
+            } => {
+                info.metadata
+                    .insert("request_bytes".into(), request_bytes.into());
+                info.metadata
+                    .insert("limit_bytes".into(), limit_bytes.into());
             }
             HostError::RequestExtensionsUndeclared { adapter_id, .. } => {
                 info.metadata

@@ -42,7 +42,8 @@ impl RunOptions {
 
     /// Options from a C ABI options object: `base_dir`, `expected_descriptor_sha256`, the
     /// calling interpreter's prefix (a discovery source) and executable (the fallback
-    /// interpreter of `python` adapters); runtime timeouts keep their defaults.
+    /// interpreter of `python` adapters), `start_timeout_seconds` and `stderr_log_bytes`;
+    /// other timeouts keep their defaults.
     pub fn from_call_options(options: &CallOptions) -> RunOptions {
         let path = |value: &Option<String>| {
             value
@@ -50,16 +51,23 @@ impl RunOptions {
                 .filter(|text| !text.is_empty())
                 .map(PathBuf::from)
         };
+        let mut runtime = RuntimeOptions {
+            caller_python: path(&options.python_interpreter),
+            ..RuntimeOptions::default()
+        };
+        if let Some(timeout) = options.start_timeout() {
+            runtime.host_timeout = timeout;
+        }
+        if let Some(bytes) = options.stderr_log_bytes {
+            runtime.stderr_log_bytes = bytes.max(1);
+        }
         RunOptions {
             base_dir: options.base_dir.as_ref().map(PathBuf::from),
+            runtime,
             plan: PlanOptions {
                 expected_descriptor_sha256: options.expected_descriptor_sha256.clone(),
                 python_prefix: path(&options.python_prefix),
                 ..PlanOptions::default()
-            },
-            runtime: RuntimeOptions {
-                caller_python: path(&options.python_interpreter),
-                ..RuntimeOptions::default()
             },
         }
     }
@@ -334,6 +342,7 @@ pub(crate) fn fold_stop(
 mod tests {
     use super::*;
     use fabric_config::ErrorInfo;
+    use std::time::Duration;
 
     fn succeeded() -> RunResult {
         serde_json::from_value(serde_json::json!({
@@ -351,7 +360,11 @@ mod tests {
             expected_descriptor_sha256: Some("ab".into()),
             python_prefix: Some("/venv".into()),
             python_interpreter: Some("/venv/bin/python".into()),
+            start_timeout_seconds: Some(0.5),
+            stderr_log_bytes: Some(4096),
         });
+        assert_eq!(options.runtime.host_timeout, Duration::from_millis(500));
+        assert_eq!(options.runtime.stderr_log_bytes, 4096);
         assert_eq!(options.base_dir, Some(PathBuf::from("examples/hello")));
         assert_eq!(options.plan.python_prefix, Some(PathBuf::from("/venv")));
         assert_eq!(
@@ -365,6 +378,7 @@ mod tests {
         );
         assert!(options.plan.discovery.is_none());
         let defaults = RunOptions::from_call_options(&CallOptions::default());
+        assert_eq!(defaults.runtime.host_timeout, Duration::from_secs(90));
         assert!(defaults.base_dir.is_none());
         assert!(defaults.plan.expected_descriptor_sha256.is_none());
         assert!(defaults.plan.python_prefix.is_none());

@@ -5,8 +5,6 @@
 //! exactly one response line; [`Host::stop`] ends the whole process group within a bound.
 
 use std::ffi::OsString;
-use std::fs::OpenOptions;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -39,6 +37,10 @@ pub struct HostSpec {
     pub cwd: PathBuf,
     /// Where the host's stderr is appended (created 0600). `None`: tail only.
     pub stderr_log: Option<PathBuf>,
+    /// Size of one stderr log segment; the log is a two-segment ring (`<log>` and
+    /// `<log>.1`), so at most twice this is kept, newest output first. Default
+    /// [`DEFAULT_STDERR_LOG_BYTES`](crate::DEFAULT_STDERR_LOG_BYTES) (1 MiB).
+    pub stderr_log_bytes: u64,
     /// Values replaced by `***` in the stderr log and tail (environment values).
     pub secrets: Vec<String>,
     /// Longest accepted protocol line. Default [`DEFAULT_MAX_LINE_BYTES`].
@@ -57,6 +59,7 @@ impl HostSpec {
             env: Vec::new(),
             cwd: PathBuf::from("."),
             stderr_log: None,
+            stderr_log_bytes: crate::stderr::DEFAULT_STDERR_LOG_BYTES,
             secrets: Vec::new(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             use_pidfd: true,
@@ -94,6 +97,9 @@ pub struct Host {
     pid: u32,
     started_at: SystemTime,
     sink: Arc<StderrSink>,
+    /// The protocol line cap, applied to requests too (a host that echoes a longer request
+    /// would break the protocol and make the runtime terminal).
+    max_line: usize,
     terminal: Mutex<Option<HostError>>,
     /// Microseconds the last request took (0 before the first): decides whether waiting
     /// polls briefly before sleeping.
@@ -116,11 +122,7 @@ impl Host {
         };
         let log = match &spec.stderr_log {
             Some(path) => Some(
-                OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .mode(0o600)
-                    .open(path)
+                crate::stderr::LogRing::open(path, spec.stderr_log_bytes)
                     .map_err(|error| launch_error(format!("stderr log: {error}")))?,
             ),
             None => None,
@@ -152,6 +154,7 @@ impl Host {
             None
         };
         let sink = Arc::new(StderrSink::new(log, spec.secrets.clone()));
+        let max_line = spec.max_line_bytes.max(1);
         let key = engine
             .add(HostInit {
                 child,
@@ -160,7 +163,7 @@ impl Host {
                 stderr: pipe::Receiver::from(stderr),
                 pidfd,
                 sink: Arc::clone(&sink),
-                max_line: spec.max_line_bytes.max(1),
+                max_line,
             })
             .map_err(|reason| HostError::EngineUnavailable {
                 stage: Stage::Start,
@@ -172,6 +175,7 @@ impl Host {
             pid,
             started_at: SystemTime::now(),
             sink,
+            max_line,
             terminal: Mutex::new(None),
             last_round_trip_us: AtomicU64::new(0),
         })
@@ -246,6 +250,15 @@ impl Host {
                 diagnostics: Diagnostics::default(),
             }
         })?;
+        // The line plus its newline must fit the cap; nothing is sent otherwise and the
+        // host stays usable.
+        if line.len() >= self.max_line {
+            return Err(HostError::RequestTooLarge {
+                stage,
+                request_bytes: line.len() + 1,
+                limit_bytes: self.max_line,
+            });
+        }
         let stderr_mark = self.sink.mark();
         let spin =
             u128::from(self.last_round_trip_us.load(AtomicOrdering::Relaxed)) < SPIN.as_micros();

@@ -78,3 +78,4 @@ pub use fabric::{Fabric, RunOptions};
 pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions};
+pub use stderr::DEFAULT_STDERR_LOG_BYTES;

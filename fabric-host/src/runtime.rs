@@ -48,6 +48,9 @@ pub struct RuntimeOptions {
     pub stop_policy: StopPolicy,
     /// Longest accepted protocol line. Default 16 MiB.
     pub max_line_bytes: usize,
+    /// Size of one `host.stderr.log` segment in FABRIC_HOME; two are kept (`.1` is the
+    /// older), so the log holds at most twice this, newest output first. Default 1 MiB.
+    pub stderr_log_bytes: u64,
     /// Interpreter for `python` adapters. Default (`None`): `$ADAPTER_PYTHON`, else
     /// [`caller_python`](Self::caller_python), else `$VIRTUAL_ENV/bin/python`, else `python3`
     /// on `PATH`.
@@ -65,6 +68,7 @@ impl Default for RuntimeOptions {
             invoke_margin: Duration::ZERO,
             stop_policy: StopPolicy::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            stderr_log_bytes: crate::stderr::DEFAULT_STDERR_LOG_BYTES,
             python_interpreter: None,
             caller_python: None,
         }
@@ -164,6 +168,7 @@ impl Runtime {
             options.max_line_bytes,
         );
         spec.stderr_log = Some(home.stderr_log());
+        spec.stderr_log_bytes = options.stderr_log_bytes;
         let host = match Host::launch(spec) {
             Ok(host) => host,
             Err(error) => {

@@ -1,16 +1,82 @@
-//! Host stderr: a redacted log file (`host.stderr.log`) and a bounded tail for errors.
+//! Host stderr: a redacted log file (`host.stderr.log`, a two-segment ring) and a bounded
+//! tail for errors.
 
 use std::collections::VecDeque;
-use std::fs::File;
-use std::io::Write;
+use std::ffi::OsString;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Bytes of stderr kept for error diagnostics.
 pub(crate) const TAIL_BYTES: usize = 8 * 1024;
 /// A partial line longer than this is flushed (redacted) without waiting for `\n`.
 const PARTIAL_LINE_BYTES: usize = 4 * 1024;
-/// The log file stops growing after this many bytes (a note is written once).
-const LOG_FILE_CAP: u64 = 64 * 1024 * 1024;
+/// Default size of one `host.stderr.log` segment (at most two are kept: 2 MiB per runtime,
+/// in FABRIC_HOME, which is RAM when it lives in `/dev/shm`).
+pub const DEFAULT_STDERR_LOG_BYTES: u64 = 1024 * 1024;
+
+/// The redacted stderr log as a two-segment ring: when `host.stderr.log` would grow past
+/// `segment_bytes`, it is renamed to `host.stderr.log.1` (replacing the older segment) and
+/// a new one is started. At most `2 × segment_bytes` are kept and the newest output always
+/// is (the tail is what explains a failure).
+#[derive(Debug)]
+pub(crate) struct LogRing {
+    file: File,
+    path: PathBuf,
+    segment_bytes: u64,
+    written: u64,
+}
+
+impl LogRing {
+    /// Opens (appending, created 0600, never through a symlink) the log at `path`.
+    pub(crate) fn open(path: &Path, segment_bytes: u64) -> io::Result<LogRing> {
+        let file = open_log(path, false)?;
+        let written = file.metadata()?.len();
+        Ok(LogRing {
+            file,
+            path: path.to_path_buf(),
+            segment_bytes: segment_bytes.max(1),
+            written,
+        })
+    }
+
+    /// The older segment's path: `<log>.1`.
+    pub(crate) fn previous_segment(path: &Path) -> PathBuf {
+        let mut name = OsString::from(path.as_os_str());
+        name.push(".1");
+        PathBuf::from(name)
+    }
+
+    fn write(&mut self, line: &[u8]) -> io::Result<()> {
+        // A single line longer than a segment keeps its end.
+        let cap = usize::try_from(self.segment_bytes).unwrap_or(usize::MAX);
+        let line = &line[line.len().saturating_sub(cap)..];
+        if self.written > 0 && self.written + line.len() as u64 > self.segment_bytes {
+            std::fs::rename(&self.path, LogRing::previous_segment(&self.path))?;
+            self.file = open_log(&self.path, true)?;
+            self.written = 0;
+        }
+        self.file.write_all(line)?;
+        self.written += line.len() as u64;
+        Ok(())
+    }
+}
+
+fn open_log(path: &Path, truncate: bool) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    if truncate {
+        options.write(true).truncate(true);
+    } else {
+        options.append(true);
+    }
+    options
+        .create(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+}
 
 /// Collects one host's stderr. Shared between the reactor (writer) and the host handle
 /// (reads the tail when it builds an error).
@@ -23,8 +89,7 @@ pub(crate) struct StderrSink {
 struct SinkState {
     tail: VecDeque<u8>,
     partial: Vec<u8>,
-    file: Option<File>,
-    file_bytes: u64,
+    log: Option<LogRing>,
     secrets: Vec<String>,
     /// Redacted bytes emitted to the tail so far (positions for [`StderrSink::since`]).
     emitted: u64,
@@ -44,7 +109,7 @@ pub(crate) struct Capture {
 
 impl StderrSink {
     /// `secrets`: values replaced by `***` (empty strings are ignored).
-    pub(crate) fn new(file: Option<File>, secrets: Vec<String>) -> StderrSink {
+    pub(crate) fn new(log: Option<LogRing>, secrets: Vec<String>) -> StderrSink {
         let mut secrets: Vec<String> = secrets.into_iter().filter(|s| !s.is_empty()).collect();
         // Longest first so a secret containing another one is replaced whole.
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -53,8 +118,7 @@ impl StderrSink {
             state: Mutex::new(SinkState {
                 tail: VecDeque::new(),
                 partial: Vec::new(),
-                file,
-                file_bytes: 0,
+                log,
                 secrets,
                 capture: None,
                 emitted: 0,
@@ -158,18 +222,10 @@ impl SinkState {
         if self.partial.capacity() > 2 * PARTIAL_LINE_BYTES {
             self.partial = Vec::new();
         }
-        if let Some(file) = &mut self.file {
-            if self.file_bytes < LOG_FILE_CAP {
-                // Disk errors only lose diagnostics; the host keeps running.
-                if file.write_all(line.as_bytes()).is_err() {
-                    self.file = None;
-                }
-                self.file_bytes += line.len() as u64;
-                if self.file_bytes >= LOG_FILE_CAP
-                    && let Some(file) = &mut self.file
-                {
-                    let _ = file.write_all(b"\n[fabric: host.stderr.log size cap reached]\n");
-                }
+        if let Some(log) = &mut self.log {
+            // Disk errors only lose diagnostics; the host keeps running.
+            if log.write(line.as_bytes()).is_err() {
+                self.log = None;
             }
         }
         if let Some(capture) = &mut self.capture {
@@ -254,11 +310,41 @@ mod tests {
     fn log_file_is_redacted() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("host.stderr.log");
-        let file = File::create(&path).expect("create");
-        let sink = StderrSink::new(Some(file), vec!["hunter2".into()]);
+        let log = LogRing::open(&path, DEFAULT_STDERR_LOG_BYTES).expect("open");
+        let sink = StderrSink::new(Some(log), vec!["hunter2".into()]);
         sink.push(b"pw=hunter2\nno newline hunter2");
         sink.flush();
         let text = std::fs::read_to_string(&path).expect("read");
         assert_eq!(text, "pw=***\nno newline ***");
+    }
+
+    #[test]
+    fn log_is_a_two_segment_ring_keeping_the_tail() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("host.stderr.log");
+        let log = LogRing::open(&path, 1000).expect("open");
+        let sink = StderrSink::new(Some(log), vec!["hunter2".into()]);
+        for i in 0..10_000 {
+            sink.push(format!("line {i} pw=hunter2\n").as_bytes());
+        }
+        sink.push(&[b'x'; 5000]);
+        sink.push(b"\nlast line\n");
+        sink.flush();
+        let current = std::fs::read_to_string(&path).expect("current");
+        let previous = std::fs::read_to_string(LogRing::previous_segment(&path)).expect("previous");
+        assert!(current.len() <= 1000 && previous.len() <= 1000);
+        assert!(current.ends_with("last line\n"), "{current}");
+        assert!(
+            previous.ends_with(&"x".repeat(10)),
+            "an overlong line keeps its end"
+        );
+        assert!(!current.contains("hunter2") && !previous.contains("hunter2"));
+        // The segments are private and are not followed through symlinks.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let link = dir.path().join("link.log");
+        std::os::unix::fs::symlink(&path, &link).expect("symlink");
+        assert!(LogRing::open(&link, 1000).is_err());
     }
 }

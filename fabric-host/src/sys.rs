@@ -13,16 +13,22 @@ pub(crate) const SIGTERM: i32 = libc::SIGTERM;
 /// `SIGKILL`.
 pub(crate) const SIGKILL: i32 = libc::SIGKILL;
 
+/// The file mode creation mask of every adapter host: files and directories the adapter
+/// creates (artifacts, workspace files) are private to the user unless it widens them.
+pub(crate) const HOST_UMASK: u32 = 0o077;
+
 /// Makes the spawned child call `setsid()` before `exec`, so it leads its own session and
-/// process group (pgid = its pid) and has no controlling terminal.
+/// process group (pgid = its pid) and has no controlling terminal, and set its umask to
+/// [`HOST_UMASK`] (this process's own umask is left alone).
 pub(crate) fn spawn_in_new_session(command: &mut Command) {
-    // SAFETY: the closure runs in the forked child before exec; it only calls `setsid`,
-    // which is async-signal-safe, touches no Rust-managed state and allocates nothing.
+    // SAFETY: the closure runs in the forked child before exec; it only calls `setsid` and
+    // `umask`, which are async-signal-safe, touch no Rust-managed state and allocate nothing.
     unsafe {
         command.pre_exec(|| {
             if libc::setsid() == -1 {
                 return Err(io::Error::last_os_error());
             }
+            libc::umask(HOST_UMASK as libc::mode_t);
             Ok(())
         });
     }

@@ -169,6 +169,40 @@ fn stderr_tail_is_redacted() {
     assert_eq!(mode, 0o600);
 }
 
+/// Issue 21 item 7: the stderr log is a small ring (two segments of
+/// `HostSpec::stderr_log_bytes`), not 64 MiB of RAM in /dev/shm, and keeps the newest lines.
+#[test]
+fn stderr_log_is_a_bounded_ring_keeping_the_tail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("host.stderr.log");
+    let mut spec = HostSpec::new("sh");
+    spec.args = vec![
+        "-c".into(),
+        "yes 'stderr noise, padded to be long enough' | head -n 40000 >&2; echo last-line >&2"
+            .into(),
+    ];
+    spec.env = std::env::vars_os().collect();
+    spec.cwd = std::env::temp_dir();
+    spec.stderr_log = Some(log.clone());
+    spec.stderr_log_bytes = 64 * 1024;
+    assert_eq!(
+        HostSpec::new("x").stderr_log_bytes,
+        fabric_host::DEFAULT_STDERR_LOG_BYTES
+    );
+    let host = Host::launch(spec).expect("launch");
+    // The host exits by itself after ~1.6 MB of stderr; stop reaps it and drains stderr.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !host.stderr_tail().contains("last-line") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop(&host);
+    let current = std::fs::read_to_string(&log).expect("log");
+    let previous = std::fs::metadata(dir.path().join("host.stderr.log.1")).expect("segment");
+    assert!(current.len() <= 64 * 1024, "{}", current.len());
+    assert!(previous.len() <= 64 * 1024);
+    assert!(current.ends_with("last-line\n"), "the tail is kept");
+}
+
 #[test]
 fn eof_mid_invoke_is_host_crashed() {
     let host = Host::launch(spec("eof_invoke", &[])).expect("launch");

@@ -1,6 +1,6 @@
 //! `doctor`: every preflight finding as a check, without starting anything.
 
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
 
 use fabric_config::FabricConfig;
 use fabric_config::config::McpAuthentication;
@@ -165,6 +165,7 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
         )),
     }
     environment(config, &base_dir, &mut checks);
+    paths_outside_base(config, &base_dir, &mut checks);
     for key in config.tolerated_unknown_keys() {
         let mut item = check(
             "config.unknown_key",
@@ -294,6 +295,82 @@ fn requirements(
             format!("required plugin hook `{hook}` cannot be verified before start"),
         ));
     }
+}
+
+/// Paths the adapter reads or writes (skills, workspace, artifact roots) stay the author's
+/// choice, but one that resolves outside the base directory — `..`, an absolute path, or a
+/// symlink leading out — is worth a second look: one `path_outside_base_dir` warning each.
+/// Discovery paths (where the core looks for descriptors) are not checked.
+fn paths_outside_base(config: &FabricConfig, base_dir: &Path, checks: &mut Vec<DoctorCheck>) {
+    let mut paths: Vec<(String, &str)> = Vec::new();
+    if let Some(skills) = &config.skills {
+        for (index, entry) in skills.paths.iter().enumerate() {
+            paths.push((format!("skills.paths[{index}]"), entry));
+        }
+    }
+    if let Some(environment) = config
+        .environment
+        .as_ref()
+        .filter(|e| e.provider == "local")
+    {
+        if let Some(workspace) = &environment.workspace {
+            paths.push(("environment.workspace".to_owned(), workspace));
+        }
+        if let Some(artifacts) = &environment.artifacts {
+            paths.push(("environment.artifacts".to_owned(), artifacts));
+        }
+    }
+    if let Some(artifacts) = &config.runtime.artifacts {
+        paths.push(("runtime.artifacts".to_owned(), artifacts));
+    }
+    let base = real_path(base_dir);
+    for (field, entry) in paths {
+        if entry.trim().is_empty() || real_path(&resolve_path(base_dir, entry)).starts_with(&base) {
+            continue;
+        }
+        let mut item = check(
+            "config.path",
+            DoctorStatus::Warn,
+            "path_outside_base_dir",
+            format!("`{field}` resolves outside the base directory"),
+        );
+        item.path = Some(field);
+        checks.push(item);
+    }
+}
+
+/// The path with symlinks resolved as far as it exists, and `.`/`..` collapsed lexically
+/// for the part that does not exist yet.
+fn real_path(path: &Path) -> PathBuf {
+    let mut existing = path.to_path_buf();
+    let mut rest = Vec::new();
+    let resolved = loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            break real;
+        }
+        match (existing.file_name(), existing.parent()) {
+            (Some(name), Some(parent)) => {
+                rest.push(name.to_owned());
+                existing = parent.to_path_buf();
+            }
+            _ => break existing,
+        }
+    };
+    let mut out = resolved;
+    for component in rest.iter().rev() {
+        out.push(component);
+    }
+    let mut normal = PathBuf::new();
+    for component in out.components() {
+        match component {
+            Component::ParentDir => {
+                normal.pop();
+            }
+            Component::CurDir => {}
+            other => normal.push(other.as_os_str()),
+        }
+    }
+    normal
 }
 
 fn environment(config: &FabricConfig, base_dir: &Path, checks: &mut Vec<DoctorCheck>) {

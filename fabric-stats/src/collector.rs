@@ -211,12 +211,17 @@ impl StatsCollector {
         });
         let sampling = config.sampling.as_ref().map(|sampling| {
             let cadence = Duration::from_millis(sampling.interval_ms.max(1));
+            // Validation enforces the cap on configs; this keeps memory bounded for a
+            // config built in code without validation.
+            let max_samples = sampling
+                .max_samples
+                .min(fabric_config::config::MAX_SAMPLING_MAX_SAMPLES);
             let series = Arc::new(Mutex::new(Series::new(
                 cadence,
-                sampling.max_samples,
+                max_samples,
                 self.proc.clock_ticks(),
             )));
-            (cadence, sampling.max_samples, series)
+            (cadence, max_samples, series)
         });
 
         let series_start = Instant::now();

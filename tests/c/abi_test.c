@@ -134,7 +134,7 @@ static void test_plan_doctor_inspect(void) {
            fabric_doctor(config_json, options, &out));
     EXPECT(FABRIC_STATUS_OK, "\"skills\":false", "inspect without a descriptor: false claims",
            fabric_inspect(config_json, NULL, NULL, &out));
-    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "descriptor_json", "inspect with a non-JSON descriptor",
+    EXPECT(FABRIC_STATUS_CONFIG, "descriptor_json", "inspect with a non-JSON descriptor",
            fabric_inspect(config_json, "{nope", NULL, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "plan with NULL config",
            fabric_plan(NULL, options, &out));
@@ -178,9 +178,9 @@ static void test_options(void) {
            fabric_validate(config_json, "{\"base_dir\":\".\",\"bogus\":1}", &out));
     EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"options.base_dir\"", "mistyped option names the field",
            fabric_run(config_json, NULL, "{\"base_dir\":5}", &out));
-    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "\"code\":\"invalid_json\"", "options that are not JSON",
+    EXPECT(FABRIC_STATUS_CONFIG, "\"code\":\"invalid_json\"", "options that are not JSON",
            fabric_plan(config_json, "{nope", &out));
-    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "options_json", "invalid_json names the argument",
+    EXPECT(FABRIC_STATUS_CONFIG, "options_json", "invalid_json names the argument",
            fabric_runtime_start(config_json, "{nope", &rt, &out));
     EXPECT(FABRIC_STATUS_OK, "\"adapter_id\":\"fabric.scripted\"", "empty options are the defaults",
            fabric_plan(config_json, "{}", &out));
@@ -426,7 +426,7 @@ static void test_observe(void) {
            fabric_check(0, "{\"scope\":\"runtime\"}", &out));
     EXPECT(FABRIC_STATUS_CONFIG, "invalid_check_request", "check request with an unknown field",
            fabric_check(0, "{\"scope\":\"server\",\"bogus\":1}", &out));
-    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "invalid_json", "check request that is not JSON",
+    EXPECT(FABRIC_STATUS_CONFIG, "invalid_json", "check request that is not JSON",
            fabric_check(0, "{", &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "check with a NULL request",
            fabric_check(0, NULL, &out));

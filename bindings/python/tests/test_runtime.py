@@ -374,3 +374,27 @@ def test_unclean_stop_is_reported_and_the_runtime_still_ends(scripted) -> None:
         await runtime.stop()  # no-op now
 
     asyncio.run(main())
+
+
+def test_start_timeout_is_an_option_and_is_reported(scripted) -> None:
+    """Issue 21 item 8: the start timeout is configurable and the error reports it."""
+
+    from fabric_core import FabricConfigError, FabricRuntimeError
+
+    config = scripted(start_delay_ms=20_000)
+
+    async def main() -> None:
+        began = time.monotonic()
+        with pytest.raises(FabricRuntimeError) as info:
+            await Fabric().start_runtime(config, start_timeout_seconds=0.5)
+        assert time.monotonic() - began < 15
+        assert (info.value.code, info.value.stage) == ("timeout", "start")
+        assert info.value.details["timeout_ms"] == 500
+        with pytest.raises(FabricRuntimeError) as info:
+            await Fabric().run(config, input="x", start_timeout_seconds=0.5)
+        assert info.value.details["timeout_ms"] == 500
+        with pytest.raises(FabricConfigError) as info:
+            await Fabric().start_runtime(config, start_timeout_seconds=0)
+        assert info.value.code == "invalid_timeout_seconds"
+
+    asyncio.run(main())

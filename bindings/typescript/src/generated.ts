@@ -104,6 +104,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   descriptor_unsupported_contract: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "a descriptor names a contract version this core does not speak" },
   engine_unavailable: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the core's reactor thread is not running" },
   env_name_changed: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "a forwarded environment variable changed after start" },
+  env_name_reserved: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "FABRIC_HOME, FABRIC_RUNTIME_ID and FABRIC_ARTIFACTS are set by the core and cannot be set or forwarded by config" },
   env_name_unset: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a forwarded environment variable is not set" },
   env_names_conflict: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a variable cannot be listed in environment.env_names and also set in environment.env" },
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },
@@ -125,7 +126,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_argument: { stage: null, retryable: false, classOverride: null, origin: "binding", summary: "an argument cannot be passed to the native library (NUL byte, wrong type)" },
   invalid_check_request: { stage: "config", retryable: false, classOverride: null, origin: "health", summary: "a CheckRequest is malformed or names an unknown level" },
   invalid_config_type: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "a config value has the wrong type for its field" },
-  invalid_env_name: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "environment.env_names entries must match [A-Za-z_][A-Za-z0-9_]*" },
+  invalid_env_name: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*" },
   invalid_header_name: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "HTTP header names must be RFC 7230 tokens" },
   invalid_header_value: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "HTTP header values must not contain CR, LF, NUL or other control characters" },
   invalid_json: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "the config is not the JSON its schema describes" },
@@ -136,6 +137,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_request: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a RunRequest is missing, malformed or invalid" },
   invalid_timeout_seconds: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "timeout_seconds must be a finite number greater than 0" },
   invalid_type: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "the config is not the JSON its schema describes" },
+  invalid_url: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "must be an absolute URL without whitespace or control characters" },
   invalid_utf8: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "a string argument is not UTF-8" },
   invalid_value: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "the config is not the JSON its schema describes" },
   lifecycle_adapter_invoke_failed: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter failed during lifecycle invoke" },
@@ -165,6 +167,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   request_extensions_unsupported: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the request carries overrides but the adapter declares no run_request extension schema" },
   request_overrides_unsupported: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "retired (never emitted): request overrides now reach the adapter as request.extensions" },
   request_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "the --request file cannot be read" },
+  request_too_large: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "an encoded request exceeds the protocol line limit; it was not sent and the runtime is untouched" },
   resource_observation_unavailable: { stage: null, retryable: false, classOverride: null, origin: "stats", summary: "a resource observation could not be read now" },
   resource_observation_unsupported: { stage: null, retryable: false, classOverride: null, origin: "stats", summary: "no resource reader exists for this runtime" },
   runtime_busy: { stage: "invoke", retryable: false, classOverride: "state", origin: "host", summary: "an invocation is already running on this runtime" },
@@ -174,7 +177,9 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   system_stats_collect_empty: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect must not be empty; use system_stats: null to disable stats" },
   system_stats_group_duplicate: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect lists a group twice" },
   system_stats_group_unknown: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure" },
+  system_stats_interval_too_small: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "sampling interval_ms must be at least 10" },
   system_stats_interval_zero: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "sampling interval_ms must be at least 1" },
+  system_stats_max_samples_too_large: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "sampling max_samples must be at most 100000 (the retention cap)" },
   system_stats_max_samples_zero: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "sampling max_samples must be at least 1" },
   target_mismatch: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the workflow target does not fit the adapter" },
   target_not_found: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "no descriptor was discovered for the selected workflow target" },
@@ -200,6 +205,7 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "children_lists_unavailable",
   "host_exited",
   "late_samples_discarded",
+  "path_outside_base_dir",
   "platform_unsupported",
   "proc_unavailable",
   "process_hidden",
@@ -268,6 +274,10 @@ export interface CallOptions {
   python_interpreter?: string | null;
   /** The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated. */
   python_prefix?: string | null;
+  /** How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it. */
+  start_timeout_seconds?: number | null;
+  /** Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start. */
+  stderr_log_bytes?: number | null;
 }
 
 /** Capability kind a route applies to. */

@@ -99,6 +99,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "descriptor_unsupported_contract": ("plan", False, None, "plan"),
     "engine_unavailable": (None, False, None, "host"),
     "env_name_changed": ("invoke", False, None, "host"),
+    "env_name_reserved": ("config", False, None, "config"),
     "env_name_unset": (None, False, None, "host"),
     "env_names_conflict": ("config", False, None, "config"),
     "environment_provider_unsupported": ("prepare", False, None, "host"),
@@ -131,6 +132,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_request": (None, False, None, "host"),
     "invalid_timeout_seconds": ("config", False, None, "config"),
     "invalid_type": ("config", False, None, "config"),
+    "invalid_url": ("config", False, None, "config"),
     "invalid_utf8": (None, False, None, "abi"),
     "invalid_value": ("config", False, None, "config"),
     "lifecycle_adapter_invoke_failed": ("invoke", False, None, "adapter"),
@@ -160,6 +162,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "request_extensions_unsupported": ("invoke", False, None, "host"),
     "request_overrides_unsupported": ("invoke", False, None, "host"),
     "request_read_failed": ("config", False, None, "cli"),
+    "request_too_large": (None, False, None, "host"),
     "resource_observation_unavailable": (None, False, None, "stats"),
     "resource_observation_unsupported": (None, False, None, "stats"),
     "runtime_busy": ("invoke", False, "state", "host"),
@@ -169,7 +172,9 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "system_stats_collect_empty": ("config", False, None, "config"),
     "system_stats_group_duplicate": ("config", False, None, "config"),
     "system_stats_group_unknown": ("config", False, None, "config"),
+    "system_stats_interval_too_small": ("config", False, None, "config"),
     "system_stats_interval_zero": ("config", False, None, "config"),
+    "system_stats_max_samples_too_large": ("config", False, None, "config"),
     "system_stats_max_samples_zero": ("config", False, None, "config"),
     "target_mismatch": ("plan", False, None, "plan"),
     "target_not_found": ("plan", False, None, "plan"),
@@ -195,6 +200,7 @@ REASON_CODES: frozenset[str] = frozenset({
     "children_lists_unavailable",
     "host_exited",
     "late_samples_discarded",
+    "path_outside_base_dir",
     "platform_unsupported",
     "proc_unavailable",
     "process_hidden",
@@ -265,10 +271,12 @@ class CallOptions(FabricMapping):
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
     ``python_interpreter`` (str | None, optional): The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
     ``python_prefix`` (str | None, optional): The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
+    ``start_timeout_seconds`` (float | None, optional): How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
+    ``stderr_log_bytes`` (int | None, optional): Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "expected_descriptor_sha256", "python_interpreter", "python_prefix"})
+    _fields = frozenset({"base_dir", "expected_descriptor_sha256", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes"})
 
 #: Capability kind a route applies to.
 CAPABILITY_KIND_VALUES = ("tools", "skills", "mcp",)

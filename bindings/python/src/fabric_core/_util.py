@@ -45,7 +45,10 @@ def dumps(value: Any) -> bytes:
 
 
 def options_arg(
-    *, base_dir: str | os.PathLike[str] | None = None, expected_descriptor_sha256: str | None = None
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    expected_descriptor_sha256: str | None = None,
+    start_timeout_seconds: float | None = None,
 ) -> bytes:
     """The ``options_json`` argument of the planning calls (schema ``sdk/call-options``);
     the core enforces every option.
@@ -64,6 +67,8 @@ def options_arg(
         options["base_dir"] = text
     if expected_descriptor_sha256 is not None:
         options["expected_descriptor_sha256"] = expected_descriptor_sha256
+    if start_timeout_seconds is not None:
+        options["start_timeout_seconds"] = start_timeout_seconds
     return dumps(options)
 
 

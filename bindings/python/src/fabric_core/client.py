@@ -90,17 +90,23 @@ class Fabric:
         input: Any = None,
         request: RunRequest | None = None,
         expected_descriptor_sha256: str | None = None,
+        start_timeout_seconds: float | None = None,
     ) -> RunResult:
         """Start a runtime, invoke it once, stop it, and return the ``RunResult``.
 
         ``input`` and ``request`` are mutually exclusive (neither = empty input). The
         runtime is stopped even when the invocation fails; a stop failure after a
         successful turn is reported in the result (``error.stage == "stop"``).
+        ``start_timeout_seconds`` bounds the adapter host's answer to ``start`` (default 90).
         """
 
         library = self._lib()
         payload = config_json(config)
-        options = options_arg(base_dir=base_dir, expected_descriptor_sha256=expected_descriptor_sha256)
+        options = options_arg(
+            base_dir=base_dir,
+            expected_descriptor_sha256=expected_descriptor_sha256,
+            start_timeout_seconds=start_timeout_seconds,
+        )
         request_bytes = dumps(request_payload(input=input, request=request))
         text = await call_blocking(
             lambda: library.fabric_run(payload, request_bytes, options, _ffi.out_slot())
@@ -114,16 +120,23 @@ class Fabric:
         base_dir: PathArg = None,
         overrides: Mapping[str, Any] | None = None,
         expected_descriptor_sha256: str | None = None,
+        start_timeout_seconds: float | None = None,
     ) -> Runtime:
         """Start a stateful runtime for ordered invocations.
 
         Use the returned ``Runtime`` as an async context manager. ``overrides`` apply to
-        every invocation below the request's own overrides.
+        every invocation below the request's own overrides. ``start_timeout_seconds``
+        bounds the adapter host's answer to ``start`` (default 90; a timeout raises
+        ``FabricRuntimeError`` with ``code == "timeout"`` and ``details["timeout_ms"]``).
         """
 
         library = self._lib()
         payload = config_json(config)
-        options = options_arg(base_dir=base_dir, expected_descriptor_sha256=expected_descriptor_sha256)
+        options = options_arg(
+            base_dir=base_dir,
+            expected_descriptor_sha256=expected_descriptor_sha256,
+            start_timeout_seconds=start_timeout_seconds,
+        )
         runtime_overrides = json_mapping(overrides, "runtime overrides")
 
         def start() -> tuple[int, str]:
@@ -160,8 +173,10 @@ class Fabric:
         *,
         base_dir: PathArg = None,
         overrides: Mapping[str, Any] | None = None,
+        start_timeout_seconds: float | None = None,
     ) -> Runtime:
-        """Start a runtime inside a prepared environment."""
+        """Start a runtime inside a prepared environment (``start_timeout_seconds`` as
+        :meth:`start_runtime`)."""
 
         if not isinstance(environment, EnvironmentHandle):
             raise FabricConfigError(
@@ -173,7 +188,7 @@ class Fabric:
             )
         library = self._lib()
         payload = config_json(config)
-        options = options_arg(base_dir=base_dir)
+        options = options_arg(base_dir=base_dir, start_timeout_seconds=start_timeout_seconds)
         runtime_overrides = json_mapping(overrides, "runtime overrides")
         env_handle = environment.native_handle
 

@@ -3,65 +3,23 @@
 //! (`request_too_large`) and the runtime stays usable (issue 21 item 7); the start timeout
 //! is an option (`start_timeout_seconds`) and the error reports it (item 8).
 
-use std::ffi::{CStr, CString, c_char};
-use std::path::{Path, PathBuf};
-use std::sync::Once;
+mod support;
+
+use std::ffi::CString;
 
 use fabric_ffi::{
     FabricStatus, fabric_runtime_free, fabric_runtime_invoke, fabric_runtime_start,
     fabric_runtime_stop,
 };
 use serde_json::{Value, json};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn build_scripted() {
-    static BUILD: Once = Once::new();
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "fabric-adapter-scripted"])
-            .current_dir(repo_root())
-            .status()
-            .expect("cargo build");
-        assert!(status.success());
-    });
-}
+use support::{call, scripted_config};
 
 fn config() -> CString {
     config_with(json!({}))
 }
 
 fn config_with(settings: Value) -> CString {
-    build_scripted();
-    let descriptor = repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
-    let config = json!({
-        "schema_version": "fabric.agent/v1alpha1",
-        "metadata": {"name": "ffi-limits"},
-        "harness": {"adapter_id": "fabric.scripted", "settings": settings},
-        "discovery": {"local_paths": [descriptor.to_str().expect("utf8")]}
-    });
-    CString::new(config.to_string()).expect("cstring")
-}
-
-/// Calls `f` with an out slot; returns the status and the decoded JSON (freed).
-fn call(f: impl FnOnce(*mut *mut c_char) -> i32) -> (i32, Value) {
-    let mut out: *mut c_char = std::ptr::null_mut();
-    let status = f(&mut out);
-    assert!(!out.is_null(), "out written (status {status})");
-    // SAFETY: written by the library, freed once below.
-    let text = unsafe { CStr::from_ptr(out) }
-        .to_str()
-        .expect("utf8")
-        .to_owned();
-    // SAFETY: as above.
-    unsafe { fabric_ffi::fabric_string_free(out) };
-    (status, serde_json::from_str(&text).expect("json"))
+    scripted_config("ffi-limits", settings)
 }
 
 fn invoke(rt: u64, request: &Value) -> (i32, Value) {

@@ -1,9 +1,9 @@
 //! `fabric_runtime_resource_snapshot` and `fabric_check` through the Rust view of the ABI,
 //! with the scripted adapter.
 
-use std::ffi::{CStr, CString, c_char};
-use std::path::{Path, PathBuf};
-use std::sync::Once;
+mod support;
+
+use std::ffi::CString;
 
 use fabric_ffi::{
     FabricStatus, fabric_check, fabric_environment_free, fabric_environment_prepare,
@@ -11,52 +11,10 @@ use fabric_ffi::{
     fabric_runtime_resource_snapshot, fabric_runtime_start, fabric_runtime_stop,
 };
 use serde_json::{Value, json};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn build_scripted() {
-    static BUILD: Once = Once::new();
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "fabric-adapter-scripted"])
-            .current_dir(repo_root())
-            .status()
-            .expect("cargo build");
-        assert!(status.success());
-    });
-}
+use support::{call, scripted_config};
 
 fn config(settings: Value) -> CString {
-    build_scripted();
-    let descriptor = repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
-    let config = json!({
-        "schema_version": "fabric.agent/v1alpha1",
-        "metadata": {"name": "ffi-observe"},
-        "harness": {"adapter_id": "fabric.scripted", "settings": settings},
-        "discovery": {"local_paths": [descriptor.to_str().expect("utf8")]}
-    });
-    CString::new(config.to_string()).expect("cstring")
-}
-
-/// Calls `f` with an out slot; returns the status and the decoded JSON (freed).
-fn call(f: impl FnOnce(*mut *mut c_char) -> i32) -> (i32, Value) {
-    let mut out: *mut c_char = std::ptr::null_mut();
-    let status = f(&mut out);
-    assert!(!out.is_null(), "out written (status {status})");
-    // SAFETY: written by the library, freed once below.
-    let text = unsafe { CStr::from_ptr(out) }
-        .to_str()
-        .expect("utf8")
-        .to_owned();
-    // SAFETY: as above.
-    unsafe { fabric_ffi::fabric_string_free(out) };
-    (status, serde_json::from_str(&text).expect("json"))
+    scripted_config("ffi-observe", settings)
 }
 
 fn start(settings: Value) -> (u64, String) {

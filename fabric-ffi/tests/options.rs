@@ -2,21 +2,16 @@
 //! anchors discovery, `expected_descriptor_sha256` is enforced by the core, keys are
 //! strict. Planning only: no adapter process is started.
 
-use std::ffi::{CStr, CString, c_char};
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::ffi::CString;
 
 use fabric_ffi::{
     FabricStatus, fabric_doctor, fabric_environment_prepare, fabric_plan, fabric_run,
     fabric_runtime_start, fabric_validate,
 };
 use serde_json::{Value, json};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
+use support::{call, repo_root};
 
 /// A scripted-adapter config whose discovery path is relative to the repository root.
 fn config() -> CString {
@@ -35,21 +30,6 @@ fn options(value: Value) -> CString {
 
 fn root_str() -> String {
     repo_root().to_str().expect("utf8 root").to_owned()
-}
-
-/// Calls `f` with an out slot; returns the status and the decoded JSON (freed).
-fn call(f: impl FnOnce(*mut *mut c_char) -> i32) -> (i32, Value) {
-    let mut out: *mut c_char = std::ptr::null_mut();
-    let status = f(&mut out);
-    assert!(!out.is_null(), "out written (status {status})");
-    // SAFETY: written by the library, freed once below.
-    let text = unsafe { CStr::from_ptr(out) }
-        .to_str()
-        .expect("utf8")
-        .to_owned();
-    // SAFETY: as above.
-    unsafe { fabric_ffi::fabric_string_free(out) };
-    (status, serde_json::from_str(&text).expect("json"))
 }
 
 fn plan(options: Option<&CString>) -> (i32, Value) {

@@ -5,9 +5,9 @@
 //! `FABRIC_STATUS_INVALID_ARGUMENT` stays for a malformed C call: NULL, invalid UTF-8,
 //! bad handles.
 
-use std::ffi::{CStr, CString, c_char};
-use std::path::{Path, PathBuf};
-use std::sync::Once;
+mod support;
+
+use std::ffi::CString;
 
 use fabric_ffi::{
     FabricStatus, fabric_check, fabric_doctor, fabric_environment_free, fabric_environment_prepare,
@@ -15,56 +15,16 @@ use fabric_ffi::{
     fabric_runtime_invoke, fabric_runtime_start, fabric_runtime_stop, fabric_validate,
 };
 use serde_json::{Value, json};
-
-fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("workspace root")
-        .to_path_buf()
-}
-
-fn build_scripted() {
-    static BUILD: Once = Once::new();
-    BUILD.call_once(|| {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        let status = std::process::Command::new(cargo)
-            .args(["build", "-q", "-p", "fabric-adapter-scripted"])
-            .current_dir(repo_root())
-            .status()
-            .expect("cargo build");
-        assert!(status.success());
-    });
-}
+use support::{build_scripted, call_maybe, scripted_config_value};
 
 fn config_value() -> Value {
-    let descriptor = repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
-    json!({
-        "schema_version": "fabric.agent/v1alpha1",
-        "metadata": {"name": "ffi-statuses"},
-        "harness": {"adapter_id": "fabric.scripted"},
-        "discovery": {"local_paths": [descriptor.to_str().expect("utf8")]}
-    })
+    let mut config = scripted_config_value("ffi-statuses", json!({}));
+    config["harness"] = json!({"adapter_id": "fabric.scripted"});
+    config
 }
 
 fn cstring(text: &str) -> CString {
     CString::new(text).expect("cstring")
-}
-
-/// Calls `f` with an out slot; returns the status and the decoded JSON (freed).
-fn call(f: impl FnOnce(*mut *mut c_char) -> i32) -> (i32, Value) {
-    let mut out: *mut c_char = std::ptr::null_mut();
-    let status = f(&mut out);
-    if out.is_null() {
-        return (status, Value::Null);
-    }
-    // SAFETY: written by the library, freed once below.
-    let text = unsafe { CStr::from_ptr(out) }
-        .to_str()
-        .expect("utf8")
-        .to_owned();
-    // SAFETY: as above.
-    unsafe { fabric_ffi::fabric_string_free(out) };
-    (status, serde_json::from_str(&text).expect("json"))
 }
 
 const SENTINEL: &str = "S3CR3T-NOT-JSON";
@@ -127,13 +87,13 @@ fn every_json_argument_of_every_entry_point_follows_one_rule() {
     // A live runtime and environment for the entry points that take a handle.
     let mut rt = 0u64;
     // SAFETY: valid strings and slots.
-    let (status, info) = call(|out| unsafe {
+    let (status, info) = call_maybe(|out| unsafe {
         fabric_runtime_start(config.as_ptr(), options.as_ptr(), &mut rt, out)
     });
     assert_eq!(status, 0, "{info}");
     let mut env = 0u64;
     // SAFETY: valid strings and slots.
-    let (status, info) = call(|out| unsafe {
+    let (status, info) = call_maybe(|out| unsafe {
         fabric_environment_prepare(config.as_ptr(), options.as_ptr(), &mut env, out)
     });
     assert_eq!(status, 0, "{info}");
@@ -163,32 +123,33 @@ fn every_json_argument_of_every_entry_point_follows_one_rule() {
             // SAFETY (every call below): valid NUL-terminated strings and out slots.
             if argument == "config_json" || argument == "options_json" {
                 let (c, o) = (pick("config_json"), pick("options_json"));
-                let (s, e) = call(|out| unsafe { fabric_validate(c, o, out) });
+                let (s, e) = call_maybe(|out| unsafe { fabric_validate(c, o, out) });
                 results.push(("fabric_validate", s, e));
-                let (s, e) = call(|out| unsafe { fabric_plan(c, o, out) });
+                let (s, e) = call_maybe(|out| unsafe { fabric_plan(c, o, out) });
                 results.push(("fabric_plan", s, e));
-                let (s, e) = call(|out| unsafe { fabric_doctor(c, o, out) });
+                let (s, e) = call_maybe(|out| unsafe { fabric_doctor(c, o, out) });
                 results.push(("fabric_doctor", s, e));
-                let (s, e) = call(|out| unsafe { fabric_run(c, request.as_ptr(), o, out) });
+                let (s, e) = call_maybe(|out| unsafe { fabric_run(c, request.as_ptr(), o, out) });
                 results.push(("fabric_run", s, e));
                 let mut none = 0u64;
-                let (s, e) = call(|out| unsafe { fabric_runtime_start(c, o, &mut none, out) });
+                let (s, e) =
+                    call_maybe(|out| unsafe { fabric_runtime_start(c, o, &mut none, out) });
                 assert_eq!(none, 0);
                 results.push(("fabric_runtime_start", s, e));
                 let mut none = 0u64;
                 let (s, e) =
-                    call(|out| unsafe { fabric_environment_prepare(c, o, &mut none, out) });
+                    call_maybe(|out| unsafe { fabric_environment_prepare(c, o, &mut none, out) });
                 assert_eq!(none, 0);
                 results.push(("fabric_environment_prepare", s, e));
                 let mut none = 0u64;
-                let (s, e) = call(|out| unsafe {
+                let (s, e) = call_maybe(|out| unsafe {
                     fabric_environment_start_runtime(env, c, o, &mut none, out)
                 });
                 assert_eq!(none, 0);
                 results.push(("fabric_environment_start_runtime", s, e));
             }
             if argument == "config_json" {
-                let (s, e) = call(|out| unsafe {
+                let (s, e) = call_maybe(|out| unsafe {
                     fabric_inspect(bad.as_ptr(), std::ptr::null(), std::ptr::null(), out)
                 });
                 results.push(("fabric_inspect", s, e));
@@ -199,19 +160,21 @@ fn every_json_argument_of_every_entry_point_follows_one_rule() {
                 } else {
                     (std::ptr::null(), bad.as_ptr())
                 };
-                let (s, e) = call(|out| unsafe { fabric_inspect(config.as_ptr(), d, t, out) });
+                let (s, e) =
+                    call_maybe(|out| unsafe { fabric_inspect(config.as_ptr(), d, t, out) });
                 results.push(("fabric_inspect", s, e));
             }
             if argument == "request_json" {
-                let (s, e) = call(|out| unsafe {
+                let (s, e) = call_maybe(|out| unsafe {
                     fabric_run(config.as_ptr(), bad.as_ptr(), options.as_ptr(), out)
                 });
                 results.push(("fabric_run", s, e));
-                let (s, e) = call(|out| unsafe { fabric_runtime_invoke(rt, bad.as_ptr(), out) });
+                let (s, e) =
+                    call_maybe(|out| unsafe { fabric_runtime_invoke(rt, bad.as_ptr(), out) });
                 results.push(("fabric_runtime_invoke", s, e));
-                let (s, e) = call(|out| unsafe { fabric_check(0, bad.as_ptr(), out) });
+                let (s, e) = call_maybe(|out| unsafe { fabric_check(0, bad.as_ptr(), out) });
                 results.push(("fabric_check", s, e));
-                let (s, e) = call(|out| unsafe { fabric_check(env, bad.as_ptr(), out) });
+                let (s, e) = call_maybe(|out| unsafe { fabric_check(env, bad.as_ptr(), out) });
                 results.push(("fabric_check(environment)", s, e));
             }
             for (entry, status, error) in results {
@@ -225,10 +188,11 @@ fn every_json_argument_of_every_entry_point_follows_one_rule() {
 
     // The runtime was never touched by the refused calls.
     // SAFETY: valid handle, string and slot.
-    let (status, result) = call(|out| unsafe { fabric_runtime_invoke(rt, request.as_ptr(), out) });
+    let (status, result) =
+        call_maybe(|out| unsafe { fabric_runtime_invoke(rt, request.as_ptr(), out) });
     assert_eq!(status, 0, "{result}");
     // SAFETY: valid handle and slot.
-    let (status, _) = call(|out| unsafe { fabric_runtime_stop(rt, out) });
+    let (status, _) = call_maybe(|out| unsafe { fabric_runtime_stop(rt, out) });
     assert_eq!(status, 0);
     assert_eq!(fabric_runtime_free(rt), 0);
     assert_eq!(fabric_environment_free(env), 0);

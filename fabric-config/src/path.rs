@@ -76,8 +76,8 @@ mod tests {
             PathBuf::from("/srv/job/ws/../work")
         );
         assert_eq!(
-            resolve("/srv/job", "../shared"),
-            PathBuf::from("/srv/job/../shared")
+            resolve("/srv/job", "../common"),
+            PathBuf::from("/srv/job/../common")
         );
         assert_eq!(resolve("/srv/job/..", "x"), PathBuf::from("/srv/job/../x"));
     }

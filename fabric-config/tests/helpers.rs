@@ -135,7 +135,7 @@ fn resolve_paths_anchors_relative_paths_at_base_dir() {
         "metadata": {"name": "paths"},
         "harness": {"adapter_id": "nvidia.fabric.hermes"},
         "discovery": {"local_paths": ["./adapters", "/opt/adapters"]},
-        "skills": {"paths": ["./skills/code-review", "skills/../shared"]},
+        "skills": {"paths": ["./skills/code-review", "skills/../common"]},
         "runtime": {"artifacts": "artifacts"},
         "environment": {"workspace": ".", "artifacts": "./out/env"},
         "relay": {"output_dir": "./artifacts/relay"},
@@ -150,7 +150,7 @@ fn resolve_paths_anchors_relative_paths_at_base_dir() {
     );
     assert_eq!(
         canonical["skills"]["paths"],
-        json!(["/srv/job/skills/code-review", "/srv/job/skills/../shared"])
+        json!(["/srv/job/skills/code-review", "/srv/job/skills/../common"])
     );
     assert_eq!(canonical["runtime"]["artifacts"], "/srv/job/artifacts");
     assert_eq!(canonical["environment"]["workspace"], "/srv/job");

@@ -72,7 +72,9 @@ def options_arg(
     return dumps(options)
 
 
+@functools.lru_cache(maxsize=1)
 def _interpreter_options() -> dict[str, str]:
+    # The running interpreter does not change: computed once, copied by each caller.
     options: dict[str, str] = {}
     prefix = sysconfig.get_path("data") or sys.prefix
     if prefix and "\x00" not in prefix:

@@ -211,9 +211,5 @@ fn failed(at: &InvocationDir<'_>, file: &str, reason: &str) -> FabricEvent {
     details.insert("code".into(), COLLECT_FAILED.into());
     details.insert("file".into(), file.into());
     details.insert("reason".into(), reason.into());
-    event(
-        "artifact_collect_failed",
-        format!("could not collect {file}"),
-        details,
-    )
+    event(COLLECT_FAILED, format!("could not collect {file}"), details)
 }

@@ -76,8 +76,9 @@ impl Diagnostics {
 /// Every failure of hosting.
 ///
 /// Each variant carries its `stage`; [`HostError::code`] is the stable code. Messages name
-/// programs, fields and variables, never environment values or stderr content (that goes,
-/// redacted, to `metadata.stderr_tail` of the [`ErrorInfo`]).
+/// programs, fields and variables, never environment values. Stderr content goes, redacted,
+/// to `metadata.stderr_tail` of the [`ErrorInfo`]; only a lifecycle failure's message ends
+/// with the (redacted, bounded) stderr of its operation, as upstream's does.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum HostError {
@@ -517,12 +518,8 @@ fn with_cause(message: String, stderr: &str) -> String {
     if stderr.is_empty() {
         return message;
     }
-    let mut start = stderr.len().saturating_sub(MESSAGE_DIAGNOSTICS_CHARS);
-    while !stderr.is_char_boundary(start) {
-        start += 1;
-    }
-    let kept = &stderr[start..];
-    let marker = if start > 0 { "..." } else { "" };
+    let kept = crate::stderr::keep_end(stderr, MESSAGE_DIAGNOSTICS_CHARS);
+    let marker = if kept.len() < stderr.len() { "..." } else { "" };
     if message.trim().is_empty() {
         format!("diagnostics: {marker}{kept}")
     } else {
@@ -569,9 +566,7 @@ impl From<HostError> for ErrorInfo {
                 // ends the message. Host diagnostics keys never replace the adapter's.
                 info.message = with_cause(message, &diagnostics.operation_stderr);
                 info.retryable = retryable;
-                for (key, value) in metadata {
-                    info.metadata.insert(key, value);
-                }
+                info.metadata.extend(metadata);
             }
             HostError::RuntimeFailed { cause, .. } => {
                 info.metadata.insert("cause".into(), cause.into());

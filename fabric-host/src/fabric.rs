@@ -59,7 +59,7 @@ impl RunOptions {
             runtime.host_timeout = timeout;
         }
         if let Some(bytes) = options.stderr_log_bytes {
-            runtime.stderr_log_bytes = bytes.max(1);
+            runtime.stderr_log_bytes = bytes;
         }
         RunOptions {
             base_dir: options.base_dir.as_ref().map(PathBuf::from),

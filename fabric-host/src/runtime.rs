@@ -535,6 +535,7 @@ impl Runtime {
             Ok(call) => call,
             Err(error) => {
                 drop(stats.map(fabric_stats::InvocationStats::finish));
+                drop(self.host.take_stderr_capture());
                 return Err(error);
             }
         };
@@ -547,12 +548,14 @@ impl Runtime {
         });
         let output = call.wait();
         let finished = stats.map(fabric_stats::InvocationStats::finish);
+        // Ended on every path, so a failed invocation leaves no capture running.
+        let stderr_capture = self.host.take_stderr_capture();
         let output = output?;
         // A record that could not be written fails the invocation after the host answered
         // (the runtime stays usable).
         let (invocation_dir, record_path) = record?;
-        let stderr_capture = self.host.take_stderr_capture();
         let agent = result::decode_agent_result(output)?;
+        self.extensions.check_result(&agent)?;
         let at = InvocationDir {
             dir: &invocation_dir,
             reference: format!(".fabric/{}/{invocation_id}", self.runtime_id),
@@ -561,7 +564,6 @@ impl Runtime {
         let logs = self
             .collector
             .logs(&at, &agent.output, stderr_capture, &mut events);
-        self.extensions.check_result(&agent)?;
         let mut status = agent.status;
         let mut error = agent.error.map(result::adapter_error);
         let usage = result::normalize_usage(agent.usage);

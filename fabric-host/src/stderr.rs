@@ -165,19 +165,7 @@ impl StderrSink {
 
     /// The redacted tail, including a pending partial line.
     pub(crate) fn tail(&self) -> String {
-        let state = self.lock();
-        let mut bytes: Vec<u8> = state.tail.iter().copied().collect();
-        bytes.extend_from_slice(&state.partial);
-        let text = redact(&String::from_utf8_lossy(&bytes), &state.secrets);
-        // Keep at most TAIL_BYTES, cut at a char boundary.
-        if text.len() <= TAIL_BYTES {
-            return text;
-        }
-        let mut start = text.len() - TAIL_BYTES;
-        while !text.is_char_boundary(start) {
-            start += 1;
-        }
-        text[start..].to_owned()
+        self.since(0)
     }
 
     /// A position in the stream: what is written after it is returned by [`Self::since`].
@@ -194,14 +182,7 @@ impl StderrSink {
         let mut bytes: Vec<u8> = state.tail.iter().skip(skip).copied().collect();
         bytes.extend_from_slice(&state.partial);
         let text = redact(&String::from_utf8_lossy(&bytes), &state.secrets);
-        if text.len() <= TAIL_BYTES {
-            return text;
-        }
-        let mut start = text.len() - TAIL_BYTES;
-        while !text.is_char_boundary(start) {
-            start += 1;
-        }
-        text[start..].to_owned()
+        keep_end(&text, TAIL_BYTES).to_owned()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, SinkState> {
@@ -245,6 +226,15 @@ impl SinkState {
 }
 
 /// Replaces every occurrence of each secret with `***`.
+/// The last at most `max` bytes of `text`, cut at a char boundary.
+pub(crate) fn keep_end(text: &str, max: usize) -> &str {
+    let mut start = text.len().saturating_sub(max);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
 pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_owned();
     for secret in secrets {

@@ -334,7 +334,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn porcelain_v2_becomes_short_status() {
+    fn parses_porcelain_v2_entries() {
         let raw = b"# branch.oid 0123abcd\0# branch.head main\0\
 1 .M N... 100644 100644 100644 aaa aaa a.txt\0\
 1 D. N... 100644 000000 000000 bbb 000 sub/b.txt\0\

@@ -70,18 +70,20 @@ struct RequestProblem {
 /// upstream does), anything else is its input.
 fn request_from(value: Value) -> Result<RunRequest, RequestProblem> {
     match value {
-        Value::Object(_) => RunRequest::from_value(value).map_err(|error| {
-            let info = ErrorInfo::from(error);
-            let path = info
-                .metadata
-                .get("path")
-                .and_then(Value::as_str)
-                .map(|path| format!("request.{path}"));
-            RequestProblem {
-                reason: info.message,
-                path,
-            }
-        }),
+        Value::Object(_) => RunRequest::from_value(value)
+            .and_then(|request| request.validate().map(|()| request))
+            .map_err(|error| {
+                let info = ErrorInfo::from(error);
+                let path = info
+                    .metadata
+                    .get("path")
+                    .and_then(Value::as_str)
+                    .map(|path| format!("request.{path}"));
+                RequestProblem {
+                    reason: info.message,
+                    path,
+                }
+            }),
         other => Ok(RunRequest::new(other)),
     }
 }

@@ -188,6 +188,17 @@ fn config_errors_exit_2() {
     assert_eq!(error["error"]["code"], "invalid_request");
     assert_eq!(error["error"]["metadata"]["line"], 2);
 
+    // A request file is held to the same rules as a request through the C ABI.
+    let blank_id = dir.path().join("blank-id.json");
+    std::fs::write(
+        &blank_id,
+        json!({"input": "x", "request_id": "  "}).to_string(),
+    )
+    .expect("write");
+    let output = fabric(&["run", &config, "--request", &blank_id.to_string_lossy()]);
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
+    assert_eq!(stdout_json(&output)["error"]["path"], "request.request_id");
+
     let output = fabric(&["run", &config]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
 }

@@ -42,30 +42,32 @@ pub fn go_name(name: &str) -> String {
         .collect()
 }
 
-/// `gofmt` over generated text, when the Go toolchain is installed (else unchanged).
-pub fn gofmt(text: String) -> String {
+/// `gofmt` over generated text. Fails when `gofmt` is not installed: the committed file is
+/// gofmt'd, so unformatted output would read as drift.
+pub fn gofmt(text: String) -> Result<String, String> {
     use std::io::Write as _;
     use std::process::{Command, Stdio};
-    let Ok(mut child) = Command::new("gofmt")
+    let mut child = Command::new("gofmt")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-    else {
-        return text;
-    };
+        .map_err(|error| format!("gofmt is needed to write {PATH} (install Go): {error}"))?;
     if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(text.as_bytes());
+        stdin
+            .write_all(text.as_bytes())
+            .map_err(|error| format!("gofmt: {error}"))?;
     }
-    match child.wait_with_output() {
-        Ok(output) if output.status.success() => String::from_utf8(output.stdout).unwrap_or(text),
-        _ => text,
+    let output = child
+        .wait_with_output()
+        .map_err(|error| format!("gofmt: {error}"))?;
+    if !output.status.success() {
+        return Err(format!(
+            "gofmt rejected the generated Go: {}",
+            String::from_utf8_lossy(&output.stderr)
+        ));
     }
-}
-
-/// `runtime_id` → `RuntimeID`, `host_pid` → `HostPID`.
-pub fn field_name(name: &str) -> String {
-    go_name(name)
+    String::from_utf8(output.stdout).map_err(|error| format!("gofmt: {error}"))
 }
 
 fn go_str(text: &str) -> String {
@@ -185,7 +187,7 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
                     let _ = writeln!(
                         out,
                         "\t{type_name}{} {type_name} = {}",
-                        field_name(value),
+                        go_name(value),
                         go_str(value)
                     );
                 }
@@ -202,7 +204,7 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
                 comment(&mut out, "", &type_name, description);
                 let _ = writeln!(out, "type {type_name} struct {{");
                 for field in fields {
-                    let member = field_name(&field.name);
+                    let member = go_name(&field.name);
                     comment(&mut out, "\t", &member, &field.description);
                     let ty = go_type(&field.ty, !field.required && !field.defaulted, boundary);
                     let omit = if field.required { "" } else { ",omitempty" };

@@ -42,7 +42,7 @@ pub fn generate() -> Result<Vec<(&'static str, String)>, String> {
     Ok(vec![
         (python::PATH, python::render(&boundary, &registry)),
         (typescript::PATH, typescript::render(&boundary, &registry)),
-        (go::PATH, go::gofmt(go::render(&boundary, &registry))),
+        (go::PATH, go::gofmt(go::render(&boundary, &registry))?),
         (markdown::PATH, markdown::render(&registry)),
     ])
 }

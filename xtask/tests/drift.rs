@@ -63,3 +63,15 @@ fn every_crate_code_list_is_registered() {
         }
     }
 }
+
+#[test]
+fn every_error_class_has_binding_names() {
+    for class in fabric_config::codes::ErrorClass::ALL {
+        assert!(
+            xtask::registry::CLASS_NAMES
+                .iter()
+                .any(|(key, _, _)| *key == class.as_str()),
+            "{class:?} has no exception names in xtask::registry::CLASS_NAMES"
+        );
+    }
+}

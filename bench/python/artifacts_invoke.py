@@ -7,7 +7,7 @@ the CPU time per invoke (caller process + reaped children, i.e. git; the adapter
 not reaped during the loop and is the same program on both sides).
 
     FABRIC_CORE_LIB=$PWD/target/debug/libfabric_ffi.so PYTHONPATH=bindings/python/src \
-      /work/main/.venv/bin/python bench/python/artifacts_invoke.py [--workspace DIR] [--rounds 3]
+      .venv/bin/python bench/python/artifacts_invoke.py [--workspace DIR] [--rounds 3]
 
 Without --workspace a temporary clone-like checkout is made with a few modified and
 untracked files (dirty, as a checkout under development is). --no-root measures without an

@@ -115,22 +115,6 @@ class FabricMapping(Mapping[str, Any]):
 
     @classmethod
     def _normalize(cls, data: dict[str, Any]) -> dict[str, Any]:
-        for key, (name, shape) in cls._nested.items():
-            value = data.get(key)
-            model = MODELS[name]
-            if shape == "one":
-                if isinstance(value, Mapping):
-                    data[key] = model._wrap(value)
-            elif shape == "list":
-                if isinstance(value, (list, tuple)):
-                    data[key] = tuple(
-                        model._wrap(item) if isinstance(item, Mapping) else item for item in value
-                    )
-            elif isinstance(value, Mapping):
-                data[key] = {
-                    name: model._wrap(item) if isinstance(item, Mapping) else item
-                    for name, item in value.items()
-                }
         return data
 
     def __getitem__(self, key: str) -> Any:
@@ -138,7 +122,11 @@ class FabricMapping(Mapping[str, Any]):
         try:
             return views[key]
         except KeyError:
-            view = _freeze(self._data[key])
+            value = self._data[key]
+            nested = self._nested.get(key)
+            # Nested models are decoded on first access, like every other view: a result's
+            # deep members (system stats, plans) cost nothing until they are read.
+            view = _freeze(value) if nested is None else _nested_view(value, *nested)
             views[key] = view
             return view
 
@@ -190,6 +178,19 @@ class FabricMapping(Mapping[str, Any]):
         """Same as ``to_mapping()``."""
 
         return self.to_mapping()
+
+
+def _nested_view(value: Any, name: str, shape: str) -> Any:
+    model = MODELS[name]
+    if shape == "one":
+        return model._wrap(value) if isinstance(value, Mapping) else _freeze(value)
+    if shape == "list" and isinstance(value, (list, tuple)):
+        return tuple(model._wrap(item) if isinstance(item, Mapping) else _freeze(item) for item in value)
+    if shape == "map" and isinstance(value, Mapping):
+        return MappingProxyType(
+            {key: model._wrap(item) if isinstance(item, Mapping) else _freeze(item) for key, item in value.items()}
+        )
+    return _freeze(value)
 
 
 #: Model name -> the class that decodes it (the behaviour subclass once registered).

@@ -161,7 +161,7 @@ pub fn inspect(
 /// descriptor's relay provider declares the `atif` output. A requested but unconfirmable ATIF
 /// output fails.
 fn relay_atif(config: &FabricConfig, adapter_id: &str, declared: bool) -> Result<bool, PlanError> {
-    let relay = planner::relay_config(config);
+    let relay = crate::relay::relay_config(config);
     let observability: Vec<&Value> = relay
         .get("components")
         .and_then(Value::as_array)

@@ -54,6 +54,7 @@ pub mod fingerprint;
 mod inspect;
 pub mod load;
 mod planner;
+mod relay;
 mod schema;
 
 pub use discovery::{Catalog, Discovered, DiscoveryOptions};

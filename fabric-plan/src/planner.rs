@@ -18,9 +18,9 @@ use fabric_config::plan::{
     CapabilityKind, CapabilityPlan, CapabilityRoute, CapabilityTarget, EnvironmentPlan,
     ResolvedAdapterDescriptor, ResolvedTargetDescriptor, RunPlan, TelemetryPlan, ToolsPlan,
 };
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 
-use crate::compat::{Checker, legacy_model_field, selected_model};
+use crate::compat::{Checker, legacy_model_field};
 use crate::discovery::{self, Discovered, DiscoveryOptions};
 use crate::error::{DescriptorOrigin, PlanError};
 use crate::fingerprint;
@@ -563,14 +563,6 @@ fn environment_plan(config: &FabricConfig, base_dir: &Path) -> Option<Environmen
     })
 }
 
-/// The ATIF model label: `default`, else the only model, else `"unknown"`.
-pub(crate) fn atif_model_label(config: &FabricConfig) -> String {
-    match selected_model(config) {
-        Ok(Some((_, model))) => model.model.clone(),
-        _ => "unknown".to_owned(),
-    }
-}
-
 fn telemetry_plan(
     config: &FabricConfig,
     adapter: &LoadedAdapter,
@@ -601,7 +593,7 @@ fn telemetry_plan(
             .and_then(|relay| relay.output_dir.as_deref())
             .map(|dir| resolve_string(base_dir, dir)),
         relay_config: relay
-            .map(|_| relay_config(config))
+            .map(|_| crate::relay::relay_config(config))
             .filter(|value| !value.is_null()),
         native_config: telemetry
             .providers
@@ -609,67 +601,4 @@ fn telemetry_plan(
             .and_then(|native| native.config.clone()),
         adapter_outputs: outputs.into_iter().collect(),
     })
-}
-
-/// The Relay plugin configuration handed to the adapter's Relay integration, as upstream 0.5.0
-/// builds it: version 1, the `relay.observability` block as one `observability` component
-/// (observability `version` 4, `enable_full_payloads` false, ATIF `agent_name`,
-/// `filename_template` and the resolved model label filled when absent), then
-/// `relay.components` (`enabled` defaults to true), `policy` (Relay's defaults
-/// `warn`/`warn`/`error` filled) and `plugins` as given (the spec forwards dynamic plugins
-/// even without static components; upstream 0.5.0 drops them). A Relay block that
-/// configures none of these has no Relay config (`null`), as upstream.
-pub(crate) fn relay_config(config: &FabricConfig) -> Value {
-    let Some(relay) = &config.relay else {
-        return Value::Null;
-    };
-    if relay.observability.is_none()
-        && relay.components.is_empty()
-        && relay.policy.is_none()
-        && relay.plugins.is_none()
-    {
-        return Value::Null;
-    }
-    let mut components = Vec::new();
-    if let Some(observability) = &relay.observability {
-        let mut block = serde_json::to_value(observability).unwrap_or_else(|_| json!({}));
-        if let Some(object) = block.as_object_mut() {
-            object.entry("version").or_insert(json!(4));
-            object.entry("enable_full_payloads").or_insert(json!(false));
-            if let Some(atif) = object.get_mut("atif").and_then(Value::as_object_mut) {
-                atif.entry("agent_name").or_insert(json!("NeMo Relay"));
-                atif.entry("filename_template")
-                    .or_insert(json!("nemo-relay-atif-{session_id}.json"));
-                atif.entry("model_name")
-                    .or_insert(json!(atif_model_label(config)));
-            }
-        }
-        components.push(json!({"kind": "observability", "enabled": true, "config": block}));
-    }
-    for component in &relay.components {
-        let mut value = serde_json::to_value(component).unwrap_or(Value::Null);
-        if let Some(object) = value.as_object_mut() {
-            object.entry("enabled").or_insert(json!(true));
-        }
-        components.push(value);
-    }
-    let mut out = Map::new();
-    out.insert("version".to_owned(), json!(1));
-    out.insert("components".to_owned(), Value::Array(components));
-    if let Some(policy) = &relay.policy {
-        let mut value = serde_json::to_value(policy).unwrap_or(Value::Null);
-        if let Some(object) = value.as_object_mut() {
-            object.entry("unknown_component").or_insert(json!("warn"));
-            object.entry("unknown_field").or_insert(json!("warn"));
-            object.entry("unsupported_value").or_insert(json!("error"));
-        }
-        out.insert("policy".to_owned(), value);
-    }
-    if let Some(plugins) = &relay.plugins {
-        out.insert(
-            "plugins".to_owned(),
-            serde_json::to_value(plugins).unwrap_or(Value::Null),
-        );
-    }
-    Value::Object(out)
 }

@@ -10,7 +10,9 @@
 //! The working directory is the environment's workspace. The environment is this
 //! process's, plus `environment.env`, the resolved `environment.env_names`, `FABRIC_HOME`,
 //! `FABRIC_RUNTIME_ID`, `FABRIC_ARTIFACTS` (when an artifact root is configured),
-//! `PYTHONUNBUFFERED=1` and `PYTHONDONTWRITEBYTECODE=1`.
+//! `FABRIC_RELAY_ENABLED`/`FABRIC_RELAY_CONFIG_PATH` (when the runtime wrote a Relay config;
+//! inherited values are removed otherwise), `PYTHONUNBUFFERED=1` and
+//! `PYTHONDONTWRITEBYTECODE=1`.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -187,6 +189,8 @@ pub(crate) struct HostEnv<'a> {
     pub environment: &'a Environment,
     pub fabric_home: &'a Path,
     pub runtime_id: &'a str,
+    /// The runtime's telemetry variables (`FABRIC_RELAY_*`).
+    pub telemetry: &'a [(&'a str, &'a str)],
 }
 
 /// Builds the full [`HostSpec`].
@@ -208,6 +212,11 @@ pub(crate) fn host_spec(
     match env.environment.artifact_root() {
         Some(root) => set("FABRIC_ARTIFACTS", root.as_os_str().to_owned()),
         None => vars.retain(|(k, _)| k != "FABRIC_ARTIFACTS"),
+    }
+    // A caller's own Relay variables never reach a host whose runtime did not set them.
+    vars.retain(|(k, _)| k != "FABRIC_RELAY_ENABLED" && k != "FABRIC_RELAY_CONFIG_PATH");
+    for (key, value) in env.telemetry {
+        vars.push(((*key).into(), (*value).into()));
     }
     let mut set = |key: &str, value: &str| {
         vars.retain(|(k, _)| k != key);

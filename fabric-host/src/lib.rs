@@ -69,6 +69,7 @@ mod runtime;
 mod stderr;
 #[allow(unsafe_code)]
 mod sys;
+mod telemetry;
 mod workspace;
 
 pub use engine::{EngineStats, Escalation, StopPolicy, engine_stats};

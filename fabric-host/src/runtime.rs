@@ -5,13 +5,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use fabric_config::agent::{
-    AgentRunRequest, ArtifactManifest, InvokePayload, RunStatus, RuntimeContext,
-    RuntimeTelemetryContext, StartPayload, StopPayload,
+    AgentRunRequest, ArtifactManifest, ArtifactRef, InvokePayload, RunStatus, RuntimeContext,
+    StartPayload, StopPayload,
 };
 use fabric_config::config::{Extensions, JsonObject};
 use fabric_config::handles::{RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 use fabric_config::plan::RunPlan;
-use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult, TelemetryRef};
+use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult};
 use fabric_config::{ErrorInfo, RunRequest, Stage};
 use serde_json::{Value, json};
 
@@ -26,6 +26,7 @@ use crate::ids;
 use crate::launch::{self, HostEnv};
 use crate::live::{self, Live};
 use crate::result::{self, event, meta};
+use crate::telemetry::{self, RelayIdentity, RelayLocation, RuntimeTelemetry};
 use fabric_config::config::SystemStatsSetting;
 use fabric_config::stats::RuntimeResourceSnapshot;
 use fabric_stats::{ArtifactLocation, InvocationIds, StatsTarget};
@@ -129,7 +130,7 @@ pub struct Runtime {
     timeout: Duration,
     options: RuntimeOptions,
     started_at_millis: u64,
-    telemetry: Option<RuntimeTelemetryContext>,
+    telemetry: RuntimeTelemetry,
     extensions: ExtensionSchemas,
     system_stats: SystemStatsSetting,
     live: Arc<Live>,
@@ -157,34 +158,7 @@ impl Runtime {
             options.caller_python.as_deref(),
         )?;
         let runtime_id = ids::new_id("runtime");
-        let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
-        let mut spec = launch::host_spec(
-            &command,
-            &HostEnv {
-                environment: &environment,
-                fabric_home: home.path(),
-                runtime_id: &runtime_id,
-            },
-            options.max_line_bytes,
-        );
-        spec.stderr_log = Some(home.stderr_log());
-        spec.stderr_log_bytes = options.stderr_log_bytes;
-        let host = match Host::launch(spec) {
-            Ok(host) => host,
-            Err(error) => {
-                home.remove_if_temporary();
-                return Err(error);
-            }
-        };
-        let telemetry = plan
-            .telemetry_plan
-            .as_ref()
-            .map(|t| RuntimeTelemetryContext {
-                relay_enabled: t.relay_enabled,
-                config_path: None,
-                env: Default::default(),
-                metadata: Default::default(),
-            });
+        let start_id = ids::new_id("runtime-start");
         let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
         let identity = Identity {
             agent_name: plan.agent_name.clone(),
@@ -200,6 +174,43 @@ impl Runtime {
             ),
             adapter_kind: descriptor.map_or(AdapterKind::Process, |d| result_kind(d.adapter_kind)),
             adapter_id: descriptor.map(|d| d.adapter_id.clone()),
+        };
+        let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
+        // Written before the launch: the host's environment names the Relay config.
+        let telemetry = RuntimeTelemetry::prepare(
+            plan.telemetry_plan.as_ref(),
+            &RelayIdentity {
+                agent_name: &identity.agent_name,
+                harness: &identity.harness,
+                adapter_id: identity.adapter_id.as_deref(),
+                runtime_id: &runtime_id,
+            },
+            &RelayLocation {
+                home: home.path(),
+                artifact_root: environment.artifact_root(),
+                start_id: &start_id,
+            },
+        )
+        .inspect_err(|_| home.remove_if_temporary())?;
+        let telemetry_env: Vec<(&str, &str)> = telemetry.host_env().collect();
+        let mut spec = launch::host_spec(
+            &command,
+            &HostEnv {
+                environment: &environment,
+                fabric_home: home.path(),
+                runtime_id: &runtime_id,
+                telemetry: &telemetry_env,
+            },
+            options.max_line_bytes,
+        );
+        spec.stderr_log = Some(home.stderr_log());
+        spec.stderr_log_bytes = options.stderr_log_bytes;
+        let host = match Host::launch(spec) {
+            Ok(host) => host,
+            Err(error) => {
+                home.remove_if_temporary();
+                return Err(error);
+            }
         };
         let timeout_seconds = plan
             .config
@@ -242,11 +253,7 @@ impl Runtime {
             agent_name: plan.agent_name.clone(),
             base_dir: plan.base_dir.clone(),
             config: plan.agent_config.clone(),
-            runtime_context: runtime.context(
-                ids::new_id("runtime-start"),
-                ids::new_id("runtime-start-request"),
-                None,
-            ),
+            runtime_context: runtime.context(start_id, ids::new_id("runtime-start-request"), None),
             capability_plan: serde_json::to_value(&plan.capability_plan).ok(),
             telemetry_plan: plan
                 .telemetry_plan
@@ -412,9 +419,9 @@ impl Runtime {
                     .environment
                     .artifact_root()
                     .map(|r| r.to_string_lossy().into_owned()),
-                artifacts: Vec::new(),
+                artifacts: self.telemetry.context_artifacts(),
             },
-            telemetry: self.telemetry.clone(),
+            telemetry: self.telemetry.context().cloned(),
             deadline_millis,
         }
     }
@@ -568,6 +575,13 @@ impl Runtime {
         let mut error = agent.error.map(result::adapter_error);
         let usage = result::normalize_usage(agent.usage);
         let root = self.environment.artifact_root();
+        // As upstream: the Relay config, logs, the adapter's artifacts, its Relay artifacts.
+        let logs: Vec<ArtifactRef> = self
+            .telemetry
+            .manifest_artifacts()
+            .into_iter()
+            .chain(logs)
+            .collect();
         let mut artifacts = match result::artifact_refs(agent.artifacts, root) {
             Ok(refs) => logs.into_iter().chain(refs).collect(),
             Err(rejection) => {
@@ -591,6 +605,10 @@ impl Runtime {
                 logs
             }
         };
+        let relay = telemetry::relay_artifacts(&agent.output, root, self.home.root(), &artifacts);
+        // Relay entries are the adapter's files: they never make a temporary home the root.
+        let relay_entries = artifacts.len()..artifacts.len() + relay.len();
+        artifacts.extend(relay);
         // resource_snapshot: the after-observation when the process group was read, else
         // one independent reading now.
         let (system_stats, resource_snapshot) = match finished {
@@ -609,9 +627,11 @@ impl Runtime {
             }
             None => (None, self.resource_snapshot().ok()),
         };
-        let manifest_root = root
-            .map(Path::to_path_buf)
-            .or_else(|| (!artifacts.is_empty()).then(|| self.home.root().to_path_buf()));
+        let manifest_root = root.map(Path::to_path_buf).or_else(|| {
+            // Core files in a temporary home are listed relative to it.
+            let core_files = artifacts.len() > relay_entries.len();
+            core_files.then(|| self.home.root().to_path_buf())
+        });
         let mut end_meta = ids_meta();
         end_meta.insert("status".into(), status.as_str().into());
         events.push(event(
@@ -662,11 +682,7 @@ impl Runtime {
                 artifacts,
             },
             events,
-            telemetry: self
-                .telemetry
-                .iter()
-                .map(|t| TelemetryRef::from_relay(t.relay_enabled, &t.metadata))
-                .collect(),
+            telemetry: self.telemetry.references(),
             metadata,
             system_stats,
             resource_snapshot,

@@ -12,6 +12,10 @@ the stub must receive the same sequence of model requests from both.
   harness submits.
 - deepagents (LangChain ``ChatOpenAI``): the stub answers with a plain assistant message.
 
+Each also runs with NeMo Relay enabled (``nemo-relay`` comes with the ``[full]`` extras): the
+adapters load the Relay config the core writes and report Relay's ATOF/ATIF files, and both
+cores must list the same relay artifacts and telemetry references.
+
 The adapters find their descriptors in the venv's ``share/nemo-fabric/adapters`` (their
 installed location); the configs follow the catalog descriptors (``models.default`` with an
 ``openai`` provider, ``base_url`` at the stub and a dummy ``api_key_env``). Runs happen in a
@@ -264,6 +268,8 @@ _VOLATILE_KEYS = {
 }
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _RUN_ID = re.compile(r"\b(lc_)?run-[0-9a-zA-Z-]+")
+# Fabric ids in paths (upstream `runtime-<millis>-<pid>-<n>`, ours `runtime-<hex>`).
+_FABRIC_IDS = re.compile(r"\b(runtime-start|runtime|invocation)-[0-9a-f][0-9a-f-]*")
 
 
 def normalized(value: Any, workdir: Path) -> Any:
@@ -279,6 +285,7 @@ def normalized(value: Any, workdir: Path) -> Any:
     if isinstance(value, str):
         text = value.replace(str(workdir), "<workdir>")
         text = _UUID.sub("<uuid>", text)
+        text = _FABRIC_IDS.sub(lambda m: f"<{m.group(1)}>", text)
         return _RUN_ID.sub("<run-id>", text)
     return value
 
@@ -298,9 +305,18 @@ def workdir(tmp_path: Path) -> Path:
     return work
 
 
-def side_by_side(python: str, adapter_id: str, reply: Callable, task: str, workdir: Path) -> tuple[dict, dict, list, list]:
+def side_by_side(
+    python: str,
+    adapter_id: str,
+    reply: Callable,
+    task: str,
+    workdir: Path,
+    configure: Callable[[dict[str, Any]], None] | None = None,
+) -> tuple[dict, dict, list, list]:
     with StubModel(reply) as stub:
         config = config_for(adapter_id, stub.base_url)
+        if configure is not None:
+            configure(config)
         upstream = run_sdk(python, "nemo_fabric", config, task, workdir)
         upstream_requests = stub.take()
         ours = run_sdk(python, "fabric_core", config, task, workdir)
@@ -335,3 +351,89 @@ def test_deepagents_runs_the_same_under_both(python: str, workdir: Path) -> None
     )
     assert_same(upstream, ours, upstream_requests, our_requests, workdir)
     assert FINAL_TEXT in json.dumps(ours["output"])
+
+
+# -- with NeMo Relay enabled ---------------------------------------------------------------
+#
+# The adapters load the Relay config the core writes (``FABRIC_RELAY_CONFIG_PATH``), run the
+# turn inside Relay scopes (``nemo-relay``, from the adapters' ``[full]`` extras) and report
+# the ATOF/ATIF files Relay wrote as ``output.relay_artifacts``. Both cores must list the
+# same artifacts (``relay_config`` and the reported ``relay_atof``/``relay_atif``) and the
+# same telemetry reference.
+
+
+def enable_relay(workdir: Path) -> Callable[[dict[str, Any]], None]:
+    def configure(config: dict[str, Any]) -> None:
+        # Deep Agents' Relay middleware is one more LangGraph superstep: 4 is too few
+        # (upstream fails with `deepagents_recursion_limit_reached` too).
+        config["runtime"]["max_turns"] = 8
+        config["environment"] = {"artifacts": str(workdir / "artifacts")}
+        config["telemetry"] = {"providers": {"relay": {}}}
+        config["relay"] = {
+            "project": "real-harness",
+            "observability": {"atif": {"enabled": True}, "atof": {"enabled": True, "sinks": [{"type": "file"}]}},
+        }
+
+    return configure
+
+
+def relay_view(run: dict[str, Any], workdir: Path) -> dict[str, Any]:
+    """The manifest (paths relative to the root; upstream lists absolute paths) and the
+    telemetry references, with ids and the working directory replaced."""
+
+    root = run["artifacts"]["root"]
+    artifacts = []
+    for artifact in run["artifacts"]["artifacts"]:
+        path = artifact["path"]
+        artifacts.append(
+            {
+                "name": artifact["name"],
+                "kind": artifact["kind"],
+                "media_type": artifact.get("media_type"),
+                "path": path[len(root) + 1 :] if path.startswith(root + "/") else path,
+            }
+        )
+    telemetry = [
+        {key: ref.get(key) for key in ("provider", "kind", "uri", "trace_id", "metadata")}
+        for ref in run["telemetry"]
+    ]
+    return normalized({"artifacts": artifacts, "telemetry": telemetry}, workdir)
+
+
+def assert_relay_same(upstream: dict, ours: dict, workdir: Path) -> None:
+    mine, theirs = relay_view(ours, workdir), relay_view(upstream, workdir)
+    assert mine["artifacts"] == theirs["artifacts"]
+    assert mine["telemetry"] == theirs["telemetry"]
+    names = [a["name"] for a in mine["artifacts"]]
+    assert names[0] == "relay_config" and {"relay_atof", "relay_atif"} <= set(names), names
+    root = Path(ours["artifacts"]["root"])
+    for artifact in ours["artifacts"]["artifacts"]:
+        if artifact["kind"] in ("atif", "atof", "telemetry_config"):
+            data = (root / artifact["path"]).read_bytes()
+            assert data.strip(), artifact
+            if artifact["kind"] == "atif":
+                assert isinstance(json.loads(data), dict)
+    reference = ours["telemetry"][0]
+    assert reference["provider"] == "relay" and reference["metadata"]["relay_project"] == "real-harness"
+    assert (root / reference["metadata"]["relay_config_path"]).is_file()
+
+
+def test_mini_swe_agent_with_relay_runs_the_same_under_both(python: str, workdir: Path) -> None:
+    _installed(python, "mini-swe-agent", "minisweagent")
+    _installed(python, "mini-swe-agent", "nemo_relay")
+    upstream, ours, upstream_requests, our_requests = side_by_side(
+        python, MINI_SWE_AGENT, mini_swe_agent_reply, "Say that you are done.", workdir, enable_relay(workdir)
+    )
+    assert_same(upstream, ours, upstream_requests, our_requests, workdir)
+    assert_relay_same(upstream, ours, workdir)
+    assert ours["output"]["telemetry"]["emitter"] == "mini-swe-agent.subclass/nemo_relay"
+
+
+def test_deepagents_with_relay_runs_the_same_under_both(python: str, workdir: Path) -> None:
+    _installed(python, "deepagents", "deepagents")
+    _installed(python, "deepagents", "nemo_relay")
+    upstream, ours, upstream_requests, our_requests = side_by_side(
+        python, DEEPAGENTS, plain_reply, "Say hello.", workdir, enable_relay(workdir)
+    )
+    assert_same(upstream, ours, upstream_requests, our_requests, workdir)
+    assert_relay_same(upstream, ours, workdir)

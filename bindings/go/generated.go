@@ -1133,7 +1133,7 @@ const (
 type TelemetryRef struct {
 	// Kind: Reference kind (`trace`).
 	Kind string `json:"kind"`
-	// Metadata: Provider-specific details (for Relay: `relay_enabled`).
+	// Metadata: Provider-specific details. For Relay: `relay_enabled`, `telemetry_providers`, `adapter_outputs`, `relay_project`, `relay_output_dir`, `relay_config` (the plan's Relay plugin config) and `relay_config_path` (the written `relay-config.json`), each when known.
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Provider: Telemetry provider (`relay`, `native`).
 	Provider string `json:"provider"`

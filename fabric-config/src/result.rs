@@ -70,7 +70,10 @@ pub struct TelemetryRef {
     /// Provider trace id, when known (always present, may be null).
     #[serde(default)]
     pub trace_id: Option<String>,
-    /// Provider-specific details (for Relay: `relay_enabled`).
+    /// Provider-specific details. For Relay: `relay_enabled`, `telemetry_providers`,
+    /// `adapter_outputs`, `relay_project`, `relay_output_dir`, `relay_config` (the plan's Relay
+    /// plugin config) and `relay_config_path` (the written `relay-config.json`), each when
+    /// known.
     #[serde(default)]
     pub metadata: JsonObject,
 }

@@ -982,7 +982,7 @@ export type TelemetryProvider = "relay" | "native";
 export interface TelemetryRef {
   /** Reference kind (`trace`). */
   kind: string;
-  /** Provider-specific details (for Relay: `relay_enabled`). */
+  /** Provider-specific details. For Relay: `relay_enabled`, `telemetry_providers`, `adapter_outputs`, `relay_project`, `relay_output_dir`, `relay_config` (the plan's Relay plugin config) and `relay_config_path` (the written `relay-config.json`), each when known. */
   metadata?: JsonObject;
   /** Telemetry provider (`relay`, `native`). */
   provider: string;

@@ -942,7 +942,7 @@ class TelemetryRef(FabricMapping):
     """Reference to external or persisted telemetry of a result (upstream's `TelemetryRef`): `RunResult.telemetry` is an ordered list of these, `[]` when telemetry is not configured.
 
     ``kind`` (str): Reference kind (`trace`).
-    ``metadata`` (Mapping[str, Any], optional): Provider-specific details (for Relay: `relay_enabled`).
+    ``metadata`` (Mapping[str, Any], optional): Provider-specific details. For Relay: `relay_enabled`, `telemetry_providers`, `adapter_outputs`, `relay_project`, `relay_output_dir`, `relay_config` (the plan's Relay plugin config) and `relay_config_path` (the written `relay-config.json`), each when known.
     ``provider`` (str): Telemetry provider (`relay`, `native`).
     ``trace_id`` (str | None, optional): Provider trace id, when known (always present, may be null).
     ``uri`` (str | None, optional): Location of persisted telemetry, when there is one (always present, may be null).

@@ -201,6 +201,19 @@ pub enum ConfigRule {
     RelayOpenTelemetryNoDestination,
     /// A `telemetry.providers` key other than `relay` or `native`.
     TelemetryProviderUnknown,
+    /// External collector: no `nemo-fabric-stream` sink in an enabled `relay.observability.atof`.
+    RelayStreamSinkMissing,
+    /// External collector: more than one sink is named `nemo-fabric-stream`.
+    RelayStreamSinkDuplicate,
+    /// External collector: the `nemo-fabric-stream` sink is not a `stream` sink.
+    RelayStreamSinkNotStream,
+    /// External collector: the `nemo-fabric-stream` sink's transport is not `ndjson`.
+    RelayStreamSinkTransport,
+    /// External collector: the sink URL is not http(s) with a host and without credentials,
+    /// query or fragment.
+    RelayStreamSinkUrl,
+    /// External collector: a `header_env` variable of the sink is not set.
+    RelayStreamHeaderEnvUnset,
     /// `RunRequest.request_id` is present but blank.
     RequestIdBlank,
 }
@@ -253,6 +266,12 @@ impl ConfigRule {
         ConfigRule::RelayObservabilityVersion,
         ConfigRule::RelayOpenTelemetryNoDestination,
         ConfigRule::TelemetryProviderUnknown,
+        ConfigRule::RelayStreamSinkMissing,
+        ConfigRule::RelayStreamSinkDuplicate,
+        ConfigRule::RelayStreamSinkNotStream,
+        ConfigRule::RelayStreamSinkTransport,
+        ConfigRule::RelayStreamSinkUrl,
+        ConfigRule::RelayStreamHeaderEnvUnset,
         ConfigRule::RequestIdBlank,
     ];
 
@@ -306,6 +325,12 @@ impl ConfigRule {
                 "relay_opentelemetry_without_destination"
             }
             ConfigRule::TelemetryProviderUnknown => "unknown_telemetry_provider",
+            ConfigRule::RelayStreamSinkMissing => "relay_stream_sink_missing",
+            ConfigRule::RelayStreamSinkDuplicate => "relay_stream_sink_duplicate",
+            ConfigRule::RelayStreamSinkNotStream => "relay_stream_sink_not_stream",
+            ConfigRule::RelayStreamSinkTransport => "relay_stream_sink_transport",
+            ConfigRule::RelayStreamSinkUrl => "relay_stream_sink_url",
+            ConfigRule::RelayStreamHeaderEnvUnset => "relay_stream_header_env_unset",
             ConfigRule::RequestIdBlank => "blank_request_id",
         }
     }
@@ -397,6 +422,26 @@ impl ConfigRule {
             }
             ConfigRule::TelemetryProviderUnknown => {
                 "unknown telemetry provider; expected relay or native"
+            }
+            ConfigRule::RelayStreamSinkMissing => {
+                "external collector streaming requires one nemo-fabric-stream sink in enabled \
+                 relay.observability.atof"
+            }
+            ConfigRule::RelayStreamSinkDuplicate => {
+                "Relay streaming requires exactly one nemo-fabric-stream sink"
+            }
+            ConfigRule::RelayStreamSinkNotStream => {
+                "Relay sink nemo-fabric-stream must be a stream sink"
+            }
+            ConfigRule::RelayStreamSinkTransport => {
+                "Relay sink nemo-fabric-stream must use the ndjson transport with a collector"
+            }
+            ConfigRule::RelayStreamSinkUrl => {
+                "Relay sink nemo-fabric-stream must use an http(s) URL without credentials, \
+                 query, or fragment"
+            }
+            ConfigRule::RelayStreamHeaderEnvUnset => {
+                "Relay sink nemo-fabric-stream header_env names an unset environment variable"
             }
             ConfigRule::RequestIdBlank => "request_id must be non-blank when present",
         }

@@ -53,6 +53,7 @@ pub mod request;
 pub mod result;
 pub mod schema;
 pub mod stats;
+pub mod streaming;
 pub mod tolerated;
 pub mod validate;
 

@@ -99,3 +99,33 @@ fn run_lists_relay_artifacts_and_the_telemetry_reference() {
         true
     );
 }
+
+/// The example of docs/telemetry.md (`examples/relay/`) lists what the document shows.
+#[test]
+fn the_documented_example_lists_relay_artifacts() {
+    let example = repo_root().join("examples/relay");
+    let out = example.join("out");
+    let _ = std::fs::remove_dir_all(&out);
+    let output = fabric(&[
+        "run",
+        example.join("fabric.json").to_str().expect("utf-8"),
+        "--request",
+        example.join("request.json").to_str().expect("utf-8"),
+    ]);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let result = stdout_json(&output);
+    assert_eq!(result["output"]["response"], "Traced.");
+    let names: Vec<&str> = result["artifacts"]["artifacts"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .filter_map(|a| a["name"].as_str())
+        .filter(|name| name.starts_with("relay_"))
+        .collect();
+    assert_eq!(names, ["relay_config", "relay_atif"]);
+    assert_eq!(
+        result["telemetry"][0]["metadata"]["relay_project"],
+        "relay-example"
+    );
+}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -43,3 +44,14 @@ def test_readme_example_prints_the_documented_output(scripted_built) -> None:
 def test_docs_python_examples_run(scripted_built, index: int) -> None:
     code = blocks(REPO / "docs" / "python.md", "python")[index]
     run_example(code)
+
+
+def test_docs_telemetry_python_example_prints_the_documented_output(scripted_built) -> None:
+    doc = REPO / "docs" / "telemetry.md"
+    (code,) = blocks(doc, "python")
+    (expected,) = blocks(doc, "text")
+    out = REPO / "examples" / "relay" / "out"
+    try:
+        assert run_example(code) == expected
+    finally:
+        shutil.rmtree(out, ignore_errors=True)

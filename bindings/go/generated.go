@@ -94,7 +94,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"descriptor_unsupported_contract":         {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "a descriptor names a contract version this core does not speak"},
 	"engine_unavailable":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the core's reactor thread is not running"},
 	"env_name_changed":                        {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable changed after start"},
-	"env_name_reserved":                       {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "FABRIC_HOME, FABRIC_RUNTIME_ID and FABRIC_ARTIFACTS are set by the core and cannot be set or forwarded by config"},
+	"env_name_reserved":                       {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config"},
 	"env_name_unset":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable is not set"},
 	"env_names_conflict":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},

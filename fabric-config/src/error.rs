@@ -357,7 +357,7 @@ impl ConfigRule {
                 "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"
             }
             ConfigRule::EnvNameReserved => {
-                "FABRIC_HOME, FABRIC_RUNTIME_ID and FABRIC_ARTIFACTS are set by the core and cannot be set or forwarded by config"
+                "FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config"
             }
             ConfigRule::ModelRoleBlank => "model role names must not be blank",
             ConfigRule::ModelProviderInvalid => {

@@ -619,8 +619,15 @@ fn is_blank(value: &str) -> bool {
     value.trim().is_empty()
 }
 
-/// Variables the core sets for every adapter host; config can neither set nor forward them.
-pub const RESERVED_ENV_NAMES: &[&str] = &["FABRIC_HOME", "FABRIC_RUNTIME_ID", "FABRIC_ARTIFACTS"];
+/// Variables the core sets (or, for the Relay pair, clears) for every adapter host; config can
+/// neither set nor forward them.
+pub const RESERVED_ENV_NAMES: &[&str] = &[
+    "FABRIC_HOME",
+    "FABRIC_RUNTIME_ID",
+    "FABRIC_ARTIFACTS",
+    "FABRIC_RELAY_ENABLED",
+    "FABRIC_RELAY_CONFIG_PATH",
+];
 
 /// True when `name` is one of [`RESERVED_ENV_NAMES`].
 pub fn is_reserved_env_name(name: &str) -> bool {

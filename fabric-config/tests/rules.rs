@@ -179,7 +179,13 @@ fn env_keys_follow_the_env_name_rule() {
 
 #[test]
 fn env_names_reserved_by_the_core() {
-    for name in ["FABRIC_HOME", "FABRIC_RUNTIME_ID", "FABRIC_ARTIFACTS"] {
+    for name in [
+        "FABRIC_HOME",
+        "FABRIC_RUNTIME_ID",
+        "FABRIC_ARTIFACTS",
+        "FABRIC_RELAY_ENABLED",
+        "FABRIC_RELAY_CONFIG_PATH",
+    ] {
         rejected(
             json!({"environment": {"env": {name: "x"}}}),
             "env_name_reserved",

@@ -104,7 +104,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   descriptor_unsupported_contract: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "a descriptor names a contract version this core does not speak" },
   engine_unavailable: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the core's reactor thread is not running" },
   env_name_changed: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "a forwarded environment variable changed after start" },
-  env_name_reserved: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "FABRIC_HOME, FABRIC_RUNTIME_ID and FABRIC_ARTIFACTS are set by the core and cannot be set or forwarded by config" },
+  env_name_reserved: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config" },
   env_name_unset: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a forwarded environment variable is not set" },
   env_names_conflict: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "a variable cannot be listed in environment.env_names and also set in environment.env" },
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },

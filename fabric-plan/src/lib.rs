@@ -46,6 +46,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bundled;
 mod compat;
 pub mod discovery;
 mod doctor;

@@ -15,6 +15,7 @@ mod cmd_run;
 mod cmd_schema;
 mod cmd_validate;
 mod common;
+mod human;
 mod output;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.

@@ -167,12 +167,12 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
     environment(config, &base_dir, &mut checks);
     paths_outside_base(config, &base_dir, &mut checks);
     for key in config.tolerated_unknown_keys() {
-        let mut item = check(
-            "config.unknown_key",
-            DoctorStatus::Warn,
-            "unknown_key_tolerated",
-            key.message(),
-        );
+        let (name, code) = if key.extension {
+            ("config.extension_key", "extension_key_near_field")
+        } else {
+            ("config.unknown_key", "unknown_key_tolerated")
+        };
+        let mut item = check(name, DoctorStatus::Warn, code, key.message());
         if let Some(suggestion) = &key.suggestion {
             item.metadata
                 .insert("suggestion".to_owned(), suggestion.clone().into());

@@ -52,7 +52,9 @@ pub struct Args {
     /// RunRequest JSON file for one invocation.
     #[arg(long, conflicts_with = "inputs")]
     pub request: Option<PathBuf>,
-    /// JSON-lines file: one runtime, one invocation per line, one RunResult per output line.
+    /// JSON-lines file: one runtime, one invocation per non-empty line (a RunRequest object,
+    /// or any other JSON value as the input). Piped: one RunResult JSON per line; on a
+    /// terminal: one summary line per input and a progress bar.
     #[arg(long)]
     pub inputs: Option<PathBuf>,
     /// Health-check the runtime at this level (live, active, ready) before the invocation;

@@ -292,20 +292,25 @@ fn inspect_with_and_without_descriptor() {
         (Some(true), Some(true))
     );
 
+    // Without --descriptor: the descriptor discovery finds, never a guessed profile.
     let output = fabric(&["inspect", config.to_str().expect("utf8")], dir.path());
-    assert_eq!(output.status.code(), Some(0));
-    assert_eq!(
-        stdout_json(&output),
-        json!({"adapter_id": "nvidia.fabric.claude", "skills": false, "mcp": false, "atif": false})
-    );
-    let skills = write_config(
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert_eq!(stdout_json(&output), profile);
+    let nowhere = write_config(
         dir.path(),
-        "skills",
-        json!({"harness": {"adapter_id": "nvidia.fabric.claude"}, "skills": {"paths": ["s"]}}),
+        "nowhere",
+        json!({"harness": {"adapter_id": "test.nowhere"}}),
     );
-    let output = fabric(&["inspect", skills.to_str().expect("utf8")], dir.path());
+    let output = fabric(&["inspect", nowhere.to_str().expect("utf8")], dir.path());
     assert_eq!(output.status.code(), Some(2));
-    assert_eq!(stdout_json(&output)["error"]["path"], json!("skills"));
+    let error = &stdout_json(&output)["error"];
+    assert_eq!(error["code"], "adapter_not_found");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("capabilities are unknown") && m.contains("--descriptor")),
+        "{error}"
+    );
 
     // Workflow: the target descriptor is required and changes the fingerprint.
     let target = dir.path().join("descriptors/coding.fabric-target.json");

@@ -268,3 +268,39 @@ fn validate_suggests_the_field_an_extension_key_nearly_spells() {
     assert_eq!(check["metadata"]["suggestion"], "max_turns");
     assert_eq!(check["path"], "runtime.max_turn");
 }
+
+#[test]
+fn help_texts_say_what_the_commands_do() {
+    let help = fabric(&["help"]);
+    assert_eq!(help.status.code(), Some(0), "{help:?}");
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert!(
+        text.contains("Exit codes: 0 ok; 1 a failed outcome"),
+        "{text}"
+    );
+
+    let doctor = String::from_utf8_lossy(&fabric(&["help", "doctor"]).stdout).into_owned();
+    assert!(
+        doctor.contains("exit 0 when no check failed (warnings allowed), 1 when one did, 2 when"),
+        "{doctor}"
+    );
+    assert!(
+        doctor.contains("--base-dir") && doctor.contains("Default: the config file's directory"),
+        "{doctor}"
+    );
+    let validate = String::from_utf8_lossy(&fabric(&["validate", "--help"]).stdout).into_owned();
+    assert!(
+        validate.contains("Default: print them as written"),
+        "{validate}"
+    );
+    let run = String::from_utf8_lossy(&fabric(&["run", "--help"]).stdout).into_owned();
+    assert!(
+        run.contains("--json") && run.contains("readable on a terminal"),
+        "{run}"
+    );
+    let inspect = String::from_utf8_lossy(&fabric(&["inspect", "--help"]).stdout).into_owned();
+    assert!(
+        inspect.contains("the descriptor discovery finds"),
+        "{inspect}"
+    );
+}

@@ -195,7 +195,41 @@ fn doctor_exit_codes() {
         "pass",
         json!({"harness": {"adapter_id": "nvidia.fabric.claude", "resolution": "preinstalled"}, "environment": {"workspace": "ws"}}),
     );
+    // The catalog adapter's module is not installed here: doctor's import check fails (1)
+    // unless the interpreter that would run it finds the module (a stand-in that does).
     let output = fabric(&["doctor", passing.to_str().expect("utf8")], dir.path());
+    let report = stdout_json(&output);
+    let failed: Vec<&Value> = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|check| check["status"] == "fail")
+        .collect();
+    assert!(
+        failed
+            .iter()
+            .all(|check| check["code"] == "python_module_missing"),
+        "{report}"
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(if failed.is_empty() { 0 } else { 1 })
+    );
+    let python = dir.path().join("python-that-finds-everything");
+    std::fs::write(&python, "#!/bin/sh\nexit 0\n").expect("write");
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let output = Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(["doctor", passing.to_str().expect("utf8")])
+        .current_dir(dir.path())
+        .env_remove("FABRIC_ADAPTER_PATH")
+        .env(
+            "FABRIC_BUNDLED_ADAPTERS",
+            dir.path().join("no-bundled-adapters"),
+        )
+        .env("ADAPTER_PYTHON", &python)
+        .output()
+        .expect("run fabric");
     let report = stdout_json(&output);
     assert_eq!(output.status.code(), Some(0), "{report}");
     assert_ne!(report["status"], json!("fail"));

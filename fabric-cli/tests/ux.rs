@@ -304,3 +304,67 @@ fn help_texts_say_what_the_commands_do() {
         "{inspect}"
     );
 }
+
+/// `doctor` asks the interpreter that would run a python adapter whether it can import the
+/// adapter's module (a bounded child process, only under doctor).
+#[test]
+fn doctor_flags_a_python_adapter_module_the_interpreter_cannot_import() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let python = std::env::var("FABRIC_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    let write = |name: &str, module: &str| {
+        let descriptor = json!({
+            "contract_version": "fabric.adapter/v1alpha2",
+            "adapter_id": format!("test.{name}"),
+            "adapter_kind": "python",
+            "runner": {"module": module}
+        });
+        std::fs::write(
+            dir.path().join(format!("{name}.fabric-adapter.json")),
+            descriptor.to_string(),
+        )
+        .expect("descriptor");
+        let config = dir.path().join(format!("{name}.json"));
+        let body = json!({
+            "schema_version": "fabric.agent/v1alpha1",
+            "metadata": {"name": name},
+            "harness": {"adapter_id": format!("test.{name}")},
+            "discovery": {"local_paths": [format!("{name}.fabric-adapter.json")]}
+        });
+        std::fs::write(&config, body.to_string()).expect("config");
+        config.to_string_lossy().into_owned()
+    };
+    let doctor = |config: &str| {
+        let output = Command::new(env!("CARGO_BIN_EXE_fabric"))
+            .args(["doctor", config])
+            .env("ADAPTER_PYTHON", &python)
+            .env("PYTHONPATH", repo_root().join("adapters/python-echo/src"))
+            .output()
+            .expect("run fabric");
+        let report = stdout_json(&output);
+        let check = report["checks"]
+            .as_array()
+            .expect("checks")
+            .iter()
+            .find(|check| check["name"] == "requirement.python_module")
+            .cloned()
+            .unwrap_or_else(|| panic!("{report}"));
+        (output.status.code(), check)
+    };
+
+    let (code, check) = doctor(&write("missing", "fabric_test_module_that_does_not_exist"));
+    assert_eq!(code, Some(1), "{check}");
+    assert_eq!(check["status"], "fail");
+    assert_eq!(check["code"], "python_module_missing");
+    assert_eq!(check["path"], "runner.module");
+    let message = check["message"].as_str().expect("message");
+    assert!(
+        message.contains("cannot import module `fabric_test_module_that_does_not_exist`")
+            && message.contains("No module named fabric_test_module_that_does_not_exist")
+            && message.contains("set ADAPTER_PYTHON"),
+        "{message}"
+    );
+
+    let (code, check) = doctor(&write("echo", "fabric_python_echo"));
+    assert_eq!(check["status"], "pass", "{check}");
+    assert_eq!(code, Some(0), "{check}");
+}

@@ -55,6 +55,7 @@ pub mod fingerprint;
 mod inspect;
 pub mod load;
 mod planner;
+mod python_check;
 mod schema;
 
 pub use discovery::{Catalog, Discovered, DiscoveryOptions};
@@ -67,3 +68,4 @@ pub use load::{
     load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor,
 };
 pub use planner::{PlanOptions, plan};
+pub use python_check::{IMPORT_CHECK_TIMEOUT, python_interpreter};

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
-# Prepares a fresh machine for scripts/test.sh and the benchmarks: valgrind (the C ABI test runs
-# under it), a Python venv in .venv with upstream NeMo Fabric 0.5.0 and its adapter catalog (the
+# Prepares a fresh machine for scripts/test.sh and the benchmarks: valgrind, script and
+# pkg-config, a Python venv in .venv with upstream NeMo Fabric 0.5.0 and its adapter catalog (the
 # test oracles, see tests/upstream/oracle.py), pytest, the Python echo adapter and our Python
 # binding; npm packages of the TypeScript binding. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v valgrind >/dev/null 2>&1; then
+# valgrind: the C ABI test runs under it; script (bsdutils): the CLI's terminal tests run
+# `fabric` on a pseudo-terminal; pkg-config: the Go binding and the C SDK's quickstart.
+missing=()
+command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
+command -v script >/dev/null 2>&1 || missing+=(bsdutils)
+command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+if [ ${#missing[@]} -gt 0 ]; then
   apt-get update
-  apt-get install -y --no-install-recommends valgrind
+  apt-get install -y --no-install-recommends "${missing[@]}"
 fi
 
 if [ ! -x .venv/bin/python ]; then

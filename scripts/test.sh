@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test suite of the repository: Rust (workspace), C ABI, Python, TypeScript, Go.
+# Runs every test suite of the repository: Rust (workspace), C ABI, Python, TypeScript, Go;
+# then builds the shipped artifacts (scripts/package.sh, one `dist` profile build) and installs
+# and runs each outside the checkout (scripts/test-dist.sh).
 # Expects the environment prepared by scripts/setup.sh (the Python venv in .venv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,3 +43,9 @@ step "TypeScript echo adapter (tsc + node --test)"
 
 step "Go binding (go vet + go test -race)"
 bash bindings/go/test.sh
+
+step "package dist/ (one dist-profile build)"
+bash scripts/package.sh
+
+step "install each artifact outside the checkout and run its quickstart"
+bash scripts/test-dist.sh

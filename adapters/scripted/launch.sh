@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runner script for fabric.scripted (descriptor: runner {"command": "sh", "script": "launch.sh"}).
 # Finds the cargo-built binary without forking and execs it, so the host process is the
-# adapter itself. Order: $FABRIC_ADAPTER_SCRIPTED_BIN; the newer of
+# adapter itself. Order: $FABRIC_ADAPTER_SCRIPTED_BIN; fabric-adapter-scripted next to this
+# script (the packaged layout, scripts/package.sh); the newer of
 # ${CARGO_TARGET_DIR:-<repo>/target}/{debug,release}/fabric-adapter-scripted;
 # `fabric-adapter-scripted` on PATH (e.g. after `cargo install --path adapters/scripted`).
 if [ -n "${FABRIC_ADAPTER_SCRIPTED_BIN:-}" ]; then
@@ -11,6 +12,9 @@ case "$0" in
     */*) here=${0%/*} ;;
     *) here=. ;;
 esac
+if [ -x "$here/fabric-adapter-scripted" ]; then
+    exec "$here/fabric-adapter-scripted" "$@"
+fi
 target=${CARGO_TARGET_DIR:-$here/../../target}
 best=
 for candidate in "$target/debug/fabric-adapter-scripted" "$target/release/fabric-adapter-scripted"; do

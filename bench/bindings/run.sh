@@ -16,7 +16,7 @@ mkdir -p bench/results
 out=bench/results/bindings.jsonl
 : > "$out"
 
-(cd bindings/go && go run ./examples/bench -n "$n" -warmup "$warmup") | tee -a "$out"
+(cd bindings/go && PKG_CONFIG_PATH=$(bash dev-pkgconfig.sh) go run ./examples/bench -n "$n" -warmup "$warmup") | tee -a "$out"
 
 if [ ! -f bindings/typescript/dist/index.js ]; then
   (cd bindings/typescript && npm run --silent build)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"fabric"
+	fabric "github.com/NVIDIA/fabric-core/bindings/go"
 )
 
 func scriptedDescriptor(t testing.TB) string {

@@ -1,3 +1,3 @@
-module fabric
+module github.com/NVIDIA/fabric-core/bindings/go
 
 go 1.22

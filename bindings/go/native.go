@@ -1,9 +1,9 @@
 package fabric
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../../include
-#cgo linux LDFLAGS: ${SRCDIR}/../../target/debug/libfabric_ffi.a -lgcc_s -lutil -lrt -lpthread -lm -ldl -lc
-#cgo darwin LDFLAGS: ${SRCDIR}/../../target/debug/libfabric_ffi.a -framework Security -framework CoreFoundation -liconv -lm
+// The C SDK's fabric.pc (scripts/package.sh) gives the header and the library; in this
+// repository, bindings/go/dev-pkgconfig.sh writes one for the debug build (test.sh uses it).
+#cgo pkg-config: fabric
 #include <stdlib.h>
 #include "fabric.h"
 

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"fabric"
+	fabric "github.com/NVIDIA/fabric-core/bindings/go"
 )
 
 // The request and config models are written by hand; their JSON names must exist in the

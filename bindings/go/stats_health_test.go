@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"fabric"
+	fabric "github.com/NVIDIA/fabric-core/bindings/go"
 )
 
 const mib = 1024 * 1024

@@ -6,16 +6,19 @@
 //!   rule violations included; exit 0 when no check failed, 1 when one did, 2 when the config
 //!   file cannot be read or decoded.
 //! - `fabric inspect CONFIG [--descriptor FILE] [--target-descriptor FILE]`: the capability
-//!   profile JSON; exit 2 when admission fails.
+//!   profile JSON; exit 2 when admission fails. Without `--descriptor` (or
+//!   `--target-descriptor`) the descriptors are found as `plan` finds them, so the profile
+//!   always comes from a real descriptor; none found is `adapter_not_found` (exit 2).
 //! - `fabric adapters [--config CONFIG]`: every discovered adapter and target with id, kind,
 //!   source, path and fingerprint; exit 2 when CONFIG cannot be read, decoded or validated.
 //!
 //! The base directory defaults to the config file's directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use fabric_config::{ErrorInfo, Stage};
+use fabric_config::descriptor::{AdapterDescriptor, TargetDescriptor};
+use fabric_config::{ErrorInfo, FabricConfig, Stage};
 use fabric_plan::{DiscoveryOptions, PlanError, PlanOptions};
 use serde_json::{Value, json};
 
@@ -32,10 +35,12 @@ pub type DoctorArgs = crate::ConfigArgs;
 pub struct InspectArgs {
     #[command(flatten)]
     pub config: crate::ConfigArgs,
-    /// Adapter descriptor JSON file; omit for the no-descriptor profile.
+    /// Adapter descriptor JSON file. Default: the descriptor discovery finds for the config's
+    /// adapter (as `plan` does).
     #[arg(long)]
     pub descriptor: Option<PathBuf>,
-    /// Target descriptor JSON file for a registered workflow.
+    /// Target descriptor JSON file for a registered workflow. Default: the one discovery
+    /// finds for `workflow.target_id`.
     #[arg(long)]
     pub target_descriptor: Option<PathBuf>,
 }
@@ -107,13 +112,78 @@ pub fn inspect(args: InspectArgs) -> ExitCode {
         Ok(target) => target,
         Err(error) => return print_error(&plan_error(&error), EXIT_INVALID),
     };
-    match fabric_plan::inspect(&config, descriptor.as_ref(), target.as_ref()) {
+    let (descriptor, target) = match descriptor {
+        Some(descriptor) => (descriptor, target),
+        None => match discovered(&config, &base_dir(&args.config), target) {
+            Ok(found) => found,
+            Err(info) => return print_error(&info, EXIT_INVALID),
+        },
+    };
+    match fabric_plan::inspect(&config, Some(&descriptor), target.as_ref()) {
         Ok(profile) => {
             print_json(&to_json(&profile));
             ExitCode::from(EXIT_OK)
         }
         Err(error) => print_error(&plan_error(&error), EXIT_INVALID),
     }
+}
+
+/// The adapter descriptor (and, for a workflow without `--target-descriptor`, the target
+/// descriptor) that discovery finds for `config`, as planning would.
+fn discovered(
+    config: &FabricConfig,
+    base: &Path,
+    target: Option<TargetDescriptor>,
+) -> Result<(AdapterDescriptor, Option<TargetDescriptor>), ErrorInfo> {
+    let local = config
+        .discovery
+        .as_ref()
+        .map(|discovery| discovery.local_paths.clone())
+        .unwrap_or_default();
+    let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let catalog = fabric_plan::discovery::discover_all(&DiscoveryOptions::from_env(&local, &base))
+        .map_err(|error| plan_error(&error))?;
+    let target = match (&config.workflow, target) {
+        (Some(workflow), None) => {
+            let found = catalog.targets.get(&workflow.target_id).ok_or_else(|| {
+                not_found(
+                    "target_not_found",
+                    "target",
+                    &workflow.target_id,
+                    "--target-descriptor",
+                )
+            })?;
+            Some(found.loaded.descriptor.clone())
+        }
+        (_, target) => target,
+    };
+    let adapter_id = match (&config.harness, &target) {
+        (Some(harness), _) => harness.adapter_id.clone(),
+        (None, Some(target)) => target.adapter_id.clone(),
+        (None, None) => {
+            return Err(ErrorInfo::new(
+                Stage::Plan,
+                "config_invalid",
+                "the config selects neither `harness.adapter_id` nor `workflow.target_id`",
+            ));
+        }
+    };
+    let found = catalog
+        .adapters
+        .get(&adapter_id)
+        .ok_or_else(|| not_found("adapter_not_found", "adapter", &adapter_id, "--descriptor"))?;
+    Ok((found.loaded.descriptor.clone(), target))
+}
+
+fn not_found(code: &str, what: &str, id: &str, flag: &str) -> ErrorInfo {
+    ErrorInfo::new(
+        Stage::Plan,
+        code,
+        format!(
+            "discovery found no {what} descriptor for `{id}`, so its capabilities are unknown; \
+             pass {flag} FILE (`fabric adapters` lists what discovery finds)"
+        ),
+    )
 }
 
 pub fn adapters(args: AdaptersArgs) -> ExitCode {

@@ -5,7 +5,13 @@
 //!   once, stop it, print the RunResult JSON (pretty).
 //! - `--inputs FILE.jsonl`: one runtime, one invocation per non-empty line in order, one
 //!   compact RunResult JSON per output line. A line holding a JSON object is a RunRequest;
-//!   any other JSON value (for example a string) is the request's `input`.
+//!   any other JSON value (for example a string) is the request's `input`. A file without a
+//!   request is an error.
+//!
+//! Output: JSON as above when stdout is not a terminal or with `--json`; on a terminal
+//! without `--json`, a readable result instead (status, response, usage, time, artifact
+//! paths, the error with a hint) and, for `--inputs`, one summary line per input under a
+//! progress bar.
 //!
 //! - `--check-level LEVEL` (one invocation): health-check the new runtime first; the
 //!   CheckReport is added to the printed RunResult under `check`. When the check does not
@@ -14,9 +20,6 @@
 //! Exit codes: 0 every result succeeded; 1 a result failed or was cancelled; 2 invalid
 //! config, request or input file (`{"error": {...}}` on stdout, nothing started); 3 the
 //! runtime failed before a result (`{"error": {...}}` on stdout).
-//!
-//! When stderr is a terminal, a one-line human summary per result goes to stderr, and
-//! `--inputs` shows a progress line (done/total, rate, failures).
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -25,12 +28,18 @@ use std::time::Instant;
 
 use fabric_config::agent::RunStatus;
 use fabric_config::health::HealthLevel;
-use fabric_config::{ErrorInfo, FabricConfig, RunRequest, RunResult, Stage};
+use fabric_config::{ErrorInfo, FabricConfig, RunRequest, Stage};
 use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
 
 use crate::common::{parse_level, read_config, runtime_options};
-use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json};
+use crate::human;
+use crate::output::{
+    EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json, print_line,
+};
+
+/// What a `--inputs` line must hold (said by every line error).
+const INPUTS_LINE: &str = "each non-empty line must be one JSON value: a RunRequest object, or any other value (such as a string) used as the input";
 
 /// Arguments of `fabric run`.
 #[derive(Debug, clap::Args)]
@@ -43,7 +52,9 @@ pub struct Args {
     /// RunRequest JSON file for one invocation.
     #[arg(long, conflicts_with = "inputs")]
     pub request: Option<PathBuf>,
-    /// JSON-lines file: one runtime, one invocation per line, one RunResult per output line.
+    /// JSON-lines file: one runtime, one invocation per non-empty line (a RunRequest object,
+    /// or any other JSON value as the input). Piped: one RunResult JSON per line; on a
+    /// terminal: one summary line per input and a progress bar.
     #[arg(long)]
     pub inputs: Option<PathBuf>,
     /// Health-check the runtime at this level (live, active, ready) before the invocation;
@@ -53,6 +64,39 @@ pub struct Args {
     /// Seconds the adapter host may take to answer `start` (default 90).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub start_timeout: Option<f64>,
+    /// Print the full RunResult JSON even on a terminal (piped output is always JSON).
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// JSON on stdout (piped, or `--json`).
+    Json,
+    /// Readable text on a terminal.
+    Human,
+}
+
+impl Style {
+    fn of(args: &Args) -> Style {
+        if !args.json && std::io::stdout().is_terminal() {
+            Style::Human
+        } else {
+            Style::Json
+        }
+    }
+
+    /// Prints an error before any result and returns `exit`.
+    fn error(self, info: &ErrorInfo, exit: u8) -> ExitCode {
+        match self {
+            Style::Json => print_error(info, exit),
+            Style::Human => {
+                print_line(&human::error(info));
+                ExitCode::from(exit)
+            }
+        }
+    }
 }
 
 fn invalid(code: &str, message: String, path: &Path) -> ErrorInfo {
@@ -150,15 +194,23 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
         let bad = |reason: String| {
             invalid(
                 "invalid_request",
-                format!("inputs `{}` line {number}: {reason}", path.display()),
+                format!(
+                    "inputs `{}` line {number}: {reason}; {INPUTS_LINE}",
+                    path.display()
+                ),
                 path,
             )
             .with_metadata("line", number)
         };
-        let value: Value = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
+        let value: Value = serde_json::from_str(line).map_err(|error| {
+            let reason = error.to_string();
+            let reason = reason.split(" at line ").next().unwrap_or(&reason);
+            bad(format!("not JSON: {reason} (column {})", error.column()))
+                .with_metadata("column", error.column())
+        })?;
         let request = request_from(value).map_err(|problem| {
             let message = format!(
-                "inputs `{}` line {number}: {}",
+                "inputs `{}` line {number}: {}; {INPUTS_LINE}",
                 path.display(),
                 problem.reason
             );
@@ -167,6 +219,16 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
                 .with_metadata("line", number)
         })?;
         requests.push(request);
+    }
+    if requests.is_empty() {
+        return Err(invalid(
+            "invalid_request",
+            format!(
+                "inputs `{}` holds no request; {INPUTS_LINE}",
+                path.display()
+            ),
+            path,
+        ));
     }
     Ok(requests)
 }
@@ -178,62 +240,28 @@ fn exit_for_status(status: RunStatus) -> u8 {
     }
 }
 
-/// A one-line human summary of a result (stderr, terminals only).
-fn summary(result: &RunResult, elapsed_ms: u128) -> String {
-    let mut line = format!(
-        "{} {} · {} · {} ms",
-        match result.status {
-            RunStatus::Succeeded => "✓",
-            _ => "✗",
-        },
-        result.status.as_str(),
-        result.invocation_id,
-        elapsed_ms
-    );
-    if let Some(error) = &result.error {
-        line.push_str(&format!(
-            " · {} [{}]: {}",
-            error.stage.as_str(),
-            error.code,
-            error.message
-        ));
-    }
-    if let Some(usage) = &result.usage {
-        let count = |v: Option<u64>| v.map_or("?".to_owned(), |v| v.to_string());
-        line.push_str(&format!(
-            " · tokens in {} out {}",
-            count(usage.input_tokens),
-            count(usage.output_tokens)
-        ));
-    }
-    if let Some(response) = result.output.get("response").and_then(Value::as_str) {
-        let short: String = response.chars().take(120).collect();
-        line.push_str(&format!("\n  {short}"));
-    }
-    line
-}
-
 /// Runs `fabric run`.
 pub fn run(args: Args) -> ExitCode {
+    let style = Style::of(&args);
     let config = match read_config(&args.config.config, Stage::Config) {
         Ok(config) => config,
-        Err(info) => return print_error(&info, EXIT_INVALID),
+        Err(info) => return style.error(&info, EXIT_INVALID),
     };
     let options = match runtime_options(&args.config, args.start_timeout) {
         Ok(options) => options,
-        Err(info) => return print_error(&info, EXIT_INVALID),
+        Err(info) => return style.error(&info, EXIT_INVALID),
     };
     if let Some(path) = &args.inputs {
         return match read_inputs(path) {
-            Ok(requests) => run_many(&config, requests, &options),
-            Err(info) => print_error(&info, EXIT_INVALID),
+            Ok(requests) => run_many(&config, requests, &options, style),
+            Err(info) => style.error(&info, EXIT_INVALID),
         };
     }
     let request = match (&args.input, &args.request) {
         (Some(text), _) => RunRequest::new(text.as_str()),
         (None, Some(path)) => match read_request(path) {
             Ok(request) => request,
-            Err(info) => return print_error(&info, EXIT_INVALID),
+            Err(info) => return style.error(&info, EXIT_INVALID),
         },
         (None, None) => {
             let info = ErrorInfo::new(
@@ -241,24 +269,24 @@ pub fn run(args: Args) -> ExitCode {
                 "invalid_request",
                 "one of --input, --request or --inputs is required",
             );
-            return print_error(&info, EXIT_INVALID);
+            return style.error(&info, EXIT_INVALID);
         }
     };
     if let Some(level) = args.check_level {
-        return run_checked(&config, request, &options, level);
+        return run_checked(&config, request, &options, level, style);
     }
     let began = Instant::now();
     match Fabric::new().run(&config, request, &options) {
         Ok(result) => {
-            if std::io::stderr().is_terminal() {
-                eprintln!("{}", summary(&result, began.elapsed().as_millis()));
+            match style {
+                Style::Human => print_line(&human::result(&result, began.elapsed().as_millis())),
+                Style::Json => print_json(&serde_json::to_value(&result).unwrap_or(Value::Null)),
             }
-            print_json(&serde_json::to_value(&result).unwrap_or(Value::Null));
             ExitCode::from(exit_for_status(result.status))
         }
         Err(error) => {
             let exit = exit_for(&error);
-            print_error(&ErrorInfo::from(error), exit)
+            style.error(&ErrorInfo::from(error), exit)
         }
     }
 }
@@ -270,62 +298,83 @@ fn run_checked(
     request: RunRequest,
     options: &RunOptions,
     level: HealthLevel,
+    style: Style,
 ) -> ExitCode {
     let began = Instant::now();
-    match Fabric::new().run_checked(config, request, options, level, None) {
-        Ok((report, Some(result))) => {
-            if std::io::stderr().is_terminal() {
-                eprintln!("{}", summary(&result, began.elapsed().as_millis()));
-            }
-            let mut value = serde_json::to_value(&result).unwrap_or(Value::Null);
-            value["check"] = serde_json::to_value(&report).unwrap_or(Value::Null);
-            print_json(&value);
-            ExitCode::from(exit_for_status(result.status))
-        }
-        Ok((report, None)) => {
-            print_json(&json!({ "check": report }));
-            ExitCode::from(EXIT_FAILED)
-        }
+    let checked = Fabric::new().run_checked(config, request, options, level, None);
+    let (report, result) = match checked {
+        Ok(outcome) => outcome,
         Err(error) => {
             let exit = exit_for(&error);
-            print_error(&ErrorInfo::from(error), exit)
+            return style.error(&ErrorInfo::from(error), exit);
+        }
+    };
+    let exit = result
+        .as_ref()
+        .map_or(EXIT_FAILED, |result| exit_for_status(result.status));
+    match style {
+        Style::Human => {
+            let passed = if result.is_some() {
+                "passed"
+            } else {
+                "did not pass; nothing was invoked"
+            };
+            print_line(&format!(
+                "health check at level {}: {passed}",
+                level.as_str()
+            ));
+            if let Some(result) = &result {
+                print_line(&human::result(result, began.elapsed().as_millis()));
+            }
+        }
+        Style::Json => {
+            let mut value = match &result {
+                Some(result) => serde_json::to_value(result).unwrap_or(Value::Null),
+                None => json!({}),
+            };
+            value["check"] = serde_json::to_value(&report).unwrap_or(Value::Null);
+            print_json(&value);
         }
     }
+    ExitCode::from(exit)
 }
 
-fn print_line(value: &Value) {
-    crate::output::print_line(&value.to_string());
+/// The `--inputs` progress bar (terminals only), drawn on stdout with the summary lines.
+fn progress_bar(total: usize) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(total as u64),
+        indicatif::ProgressDrawTarget::stdout(),
+    );
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} [{bar:30}] {pos}/{len} inputs · {msg} · {elapsed}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+        .progress_chars("=> "),
+    );
+    bar.set_message("0 failed");
+    bar.enable_steady_tick(std::time::Duration::from_millis(200));
+    bar
 }
 
-fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptions) -> ExitCode {
+fn run_many(
+    config: &FabricConfig,
+    requests: Vec<RunRequest>,
+    options: &RunOptions,
+    style: Style,
+) -> ExitCode {
     let fabric = Fabric::new();
     let runtime = match fabric.start_runtime(config, options) {
         Ok(runtime) => runtime,
         Err(error) => {
             let exit = exit_for(&error);
-            return print_error(&ErrorInfo::from(error), exit);
+            return style.error(&ErrorInfo::from(error), exit);
         }
     };
-    let terminal = std::io::stderr().is_terminal();
-    let total = requests.len() as u64;
-    let progress = if terminal {
-        let bar = indicatif::ProgressBar::new(total);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{spinner} {pos}/{len} invocations · {msg} [{elapsed_precise}]",
-            )
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-        );
-        bar.set_message("0 failed");
-        bar.enable_steady_tick(std::time::Duration::from_millis(200));
-        Some(bar)
-    } else {
-        None
-    };
+    let progress = (style == Style::Human).then(|| progress_bar(requests.len()));
     let mut failures = 0u64;
     let mut exit = EXIT_OK;
-    let started = Instant::now();
-    for request in requests {
+    for (index, request) in requests.into_iter().enumerate() {
         let began = Instant::now();
         match runtime.invoke(request) {
             Ok(result) => {
@@ -333,13 +382,19 @@ fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptio
                     failures += 1;
                     exit = EXIT_FAILED;
                 }
-                if let Some(bar) = &progress {
-                    bar.println(summary(&result, began.elapsed().as_millis()));
-                    bar.inc(1);
-                    let rate = bar.position() as f64 / started.elapsed().as_secs_f64().max(1e-9);
-                    bar.set_message(format!("{rate:.1}/s · {failures} failed"));
+                match &progress {
+                    Some(bar) => {
+                        let elapsed = began.elapsed().as_millis();
+                        bar.println(human::result_line(index + 1, &result, elapsed));
+                        bar.inc(1);
+                        bar.set_message(format!("{failures} failed"));
+                    }
+                    None => print_line(
+                        &serde_json::to_value(&result)
+                            .unwrap_or(Value::Null)
+                            .to_string(),
+                    ),
                 }
-                print_line(&serde_json::to_value(&result).unwrap_or(Value::Null));
                 if crate::output::stdout_closed() {
                     // The reader went away (`| head -1`): stop invoking, stop the runtime.
                     break;
@@ -348,15 +403,10 @@ fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptio
             Err(error) => {
                 exit = exit_for(&error);
                 let info = ErrorInfo::from(error);
-                if let Some(bar) = &progress {
-                    bar.println(format!(
-                        "✗ {} [{}]: {}",
-                        info.stage.as_str(),
-                        info.code,
-                        info.message
-                    ));
+                match &progress {
+                    Some(bar) => bar.println(human::error(&info)),
+                    None => print_line(&json!({ "error": error_body(&info) }).to_string()),
                 }
-                print_line(&json!({ "error": error_body(&info) }));
                 break;
             }
         }
@@ -366,14 +416,14 @@ fn run_many(config: &FabricConfig, requests: Vec<RunRequest>, options: &RunOptio
     }
     let stopped = runtime.stop();
     if let Some(error) = &stopped.error
-        && terminal
+        && style == Style::Human
     {
-        eprintln!(
+        print_line(&format!(
             "stop: {} [{}]: {}",
             error.stage.as_str(),
             error.code,
             error.message
-        );
+        ));
     }
     ExitCode::from(exit)
 }

@@ -8,6 +8,7 @@
 //! Relative paths are printed as written unless `--base-dir` is given, in which case they are
 //! anchored at that directory (skills, workspace, artifacts, discovery paths, relay output).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fabric_config::Stage;
@@ -16,7 +17,15 @@ use crate::common::read_config;
 use crate::output::{EXIT_INVALID, EXIT_OK, print_error, print_json};
 
 /// Arguments of `fabric validate`.
-pub type Args = crate::ConfigArgs;
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Path to a FabricConfig JSON file.
+    pub config: PathBuf,
+    /// Anchor the printed config's relative paths at this directory. Default: print them as
+    /// written.
+    #[arg(long)]
+    pub base_dir: Option<PathBuf>,
+}
 
 /// Runs `fabric validate`.
 pub fn run(args: Args) -> ExitCode {

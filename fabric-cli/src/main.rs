@@ -2,7 +2,8 @@
 //!
 //! Exit codes for every command: 0 ok, 1 failed outcome, 2 invalid input or config,
 //! 3 runtime failure before a result. Machine-readable JSON goes to stdout; errors are
-//! printed as `{"error": {"code", "stage", "message", "path"}}` on stdout as well.
+//! printed as `{"error": {"code", "stage", "message", "path"}}` on stdout as well. `run` on a
+//! terminal prints readable text instead (see cmd_run.rs); `--json` keeps JSON.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -15,11 +16,17 @@ mod cmd_run;
 mod cmd_schema;
 mod cmd_validate;
 mod common;
+mod human;
 mod output;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.
 #[derive(Debug, Parser)]
-#[command(name = "fabric", version, about)]
+#[command(
+    name = "fabric",
+    version,
+    about = "Configure, plan, run and observe NeMo Fabric agent harnesses.",
+    after_help = "Exit codes: 0 ok; 1 a failed outcome (failed result, failed check); 2 invalid input or config; 3 a runtime failure before a result.\nOutput: JSON on stdout (errors as {\"error\": {...}}); `fabric run` prints a readable result instead when stdout is a terminal (`--json` keeps JSON)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,19 +34,23 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Validate a FabricConfig JSON file and print its canonical form.
+    /// Validate a FabricConfig JSON file and print its canonical form (warnings on stderr).
     Validate(cmd_validate::Args),
     /// Print a generated JSON Schema (without NAME: list the available schemas).
     Schema(cmd_schema::Args),
     /// Resolve the adapter and print the RunPlan JSON.
     Plan(cmd_plan::PlanArgs),
-    /// Run every preflight check without starting anything; exit 0 only when all pass.
+    /// Run every preflight check without starting anything and print the DoctorReport JSON;
+    /// exit 0 when no check failed (warnings allowed), 1 when one did, 2 when the config
+    /// file cannot be read or decoded.
     Doctor(cmd_plan::DoctorArgs),
-    /// Report the capability profile of a config against a supplied descriptor.
+    /// Report the capability profile of a config against its adapter's descriptor (the one
+    /// discovery finds, or `--descriptor`).
     Inspect(cmd_plan::InspectArgs),
     /// List discovered adapters with id, kind, source path and fingerprint.
     Adapters(cmd_plan::AdaptersArgs),
-    /// Start a runtime, invoke it, stop it and print the RunResult JSON.
+    /// Start a runtime, invoke it, stop it and print the result: readable on a terminal, the
+    /// RunResult JSON when piped or with `--json`.
     Run(cmd_run::Args),
     /// Start a runtime, health-check it, print the CheckReport JSON and stop it.
     Check(cmd_check::Args),
@@ -50,8 +61,8 @@ enum Command {
 pub struct ConfigArgs {
     /// Path to a FabricConfig JSON file.
     pub config: PathBuf,
-    /// Directory that anchors relative paths. Default: the config file's directory; `validate`
-    /// resolves paths only when this is given (it otherwise prints them as written).
+    /// Directory that anchors the config's relative paths (skills, workspace, artifacts,
+    /// discovery). Default: the config file's directory.
     #[arg(long)]
     pub base_dir: Option<PathBuf>,
 }

@@ -522,12 +522,15 @@ impl DecodeErrorKind {
 #[non_exhaustive]
 pub enum ConfigError {
     /// The input is not JSON (or not a single JSON value).
-    #[error("config is not valid JSON (line {line}, column {column})")]
+    #[error("config is not valid JSON: {reason} (line {line}, column {column})")]
     InvalidJson {
         /// 1-based line.
         line: usize,
         /// 1-based column.
         column: usize,
+        /// What is wrong there (`trailing comma`, `EOF while parsing an object`); syntax
+        /// reasons never quote the input.
+        reason: String,
     },
     /// The JSON does not have the shape of the vocabulary.
     #[error("`{path}`: {message}")]
@@ -590,7 +593,7 @@ impl From<ConfigError> for ErrorInfo {
     fn from(error: ConfigError) -> Self {
         let mut info = ErrorInfo::new(Stage::Config, error.code(), error.to_string());
         match &error {
-            ConfigError::InvalidJson { line, column } => {
+            ConfigError::InvalidJson { line, column, .. } => {
                 info = info
                     .with_metadata("line", *line as u64)
                     .with_metadata("column", *column as u64);

@@ -11,7 +11,7 @@ impl Visitor<'_> for Integral {
     type Value = u64;
 
     fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.write_str("u64")
+        formatter.write_str("a non-negative integer")
     }
 
     fn visit_u64<E: Error>(self, value: u64) -> Result<u64, E> {
@@ -46,7 +46,7 @@ pub(crate) fn option_u64_integral<'de, D: Deserializer<'de>>(
         type Value = Option<u64>;
 
         fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            formatter.write_str("u64")
+            formatter.write_str("a non-negative integer")
         }
 
         fn visit_none<E: Error>(self) -> Result<Option<u64>, E> {

@@ -94,6 +94,39 @@ fn strip_position(message: &str, line: usize) -> &str {
     }
 }
 
+/// A JSON syntax error with its reason and position.
+fn syntax_error(error: &serde_json::Error) -> ConfigError {
+    let full = error.to_string();
+    ConfigError::InvalidJson {
+        line: error.line(),
+        column: error.column(),
+        reason: strip_position(&full, error.line()).to_owned(),
+    }
+}
+
+/// serde's `expected` texts in the user's words: no Rust type names (`u64`, `struct X`).
+fn plain_expected(expected: &str) -> String {
+    let plain = match expected {
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a non-negative integer",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
+        "f32" | "f64" => "a number",
+        "a sequence" => "an array",
+        "a map" => "an object",
+        "unit" => "null",
+        "option" => "a value or null",
+        "char" | "a character" => "a single character",
+        "a borrowed string" => "a string",
+        "variant identifier" | "field identifier" => "a known name",
+        other if other.starts_with("struct ") || other.starts_with("internally tagged enum ") => {
+            "an object"
+        }
+        other if other.starts_with("enum ") => "one of the known values",
+        other if other.starts_with("a tuple of size ") => "an array",
+        other => other,
+    };
+    plain.to_owned()
+}
+
 fn backticked(message: &str) -> Option<&str> {
     let start = message.find('`')? + 1;
     let end = start + message[start..].find('`')?;
@@ -137,12 +170,7 @@ pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>)
     let inner = error.into_inner();
     match inner.classify() {
         serde_json::error::Category::Data => {}
-        _ => {
-            return ConfigError::InvalidJson {
-                line: inner.line(),
-                column: inner.column(),
-            };
-        }
+        _ => return syntax_error(&inner),
     }
     let full = inner.to_string();
     let message = strip_position(&full, inner.line());
@@ -185,7 +213,10 @@ pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>)
         (DecodeErrorKind::InvalidValue, "invalid value")
     };
     let message = match expected_part(message) {
-        Some(expected) => format!("{what}; expected {}", redact_literals(expected)),
+        Some(expected) => format!(
+            "{what}; expected {}",
+            redact_literals(&plain_expected(expected))
+        ),
         None => redact_literals(message),
     };
     ConfigError::Decode {
@@ -202,12 +233,7 @@ pub(crate) fn decode_json_str<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ConfigError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
-    deserializer
-        .end()
-        .map_err(|error| ConfigError::InvalidJson {
-            line: error.line(),
-            column: error.column(),
-        })?;
+    deserializer.end().map_err(|error| syntax_error(&error))?;
     Ok(value)
 }
 

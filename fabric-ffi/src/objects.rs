@@ -74,10 +74,14 @@ pub(crate) fn parse_request(stage: Stage, text: &str) -> Result<RunRequest, FfiE
 
 fn request_error(stage: Stage, error: ConfigError) -> FfiError {
     let info = match error {
-        ConfigError::InvalidJson { line, column } => ErrorInfo::new(
+        ConfigError::InvalidJson {
+            line,
+            column,
+            reason,
+        } => ErrorInfo::new(
             stage,
             "invalid_json",
-            format!("request is not valid JSON (line {line}, column {column})"),
+            format!("request is not valid JSON: {reason} (line {line}, column {column})"),
         )
         .with_metadata("argument", "request_json")
         .with_metadata("line", line as u64)
@@ -110,7 +114,7 @@ pub(crate) unsafe fn options_arg(ptr: *const c_char) -> Result<CallOptions, FfiE
         return Ok(CallOptions::default());
     };
     CallOptions::from_json_str(text).map_err(|error| match error {
-        ConfigError::InvalidJson { line, column } => {
+        ConfigError::InvalidJson { line, column, .. } => {
             FfiError::invalid_json_at(stage, PARAM, line, column)
         }
         other => {

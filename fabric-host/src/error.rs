@@ -77,8 +77,9 @@ impl Diagnostics {
 ///
 /// Each variant carries its `stage`; [`HostError::code`] is the stable code. Messages name
 /// programs, fields and variables, never environment values. Stderr content goes, redacted,
-/// to `metadata.stderr_tail` of the [`ErrorInfo`]; only a lifecycle failure's message ends
-/// with the (redacted, bounded) stderr of its operation, as upstream's does.
+/// to `metadata.stderr_tail` of the [`ErrorInfo`]; a lifecycle failure's message ends with the
+/// (redacted, bounded) stderr of its operation, as upstream's does, and a crashed host's with
+/// the last line of its stderr.
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum HostError {
@@ -102,8 +103,10 @@ pub enum HostError {
         /// Safe diagnostics.
         diagnostics: Diagnostics,
     },
-    /// The host exited or closed its stdout while an operation was pending; terminal.
-    #[error("adapter host exited during {}", stage.as_str())]
+    /// The host exited or closed its stdout while an operation was pending; terminal. The
+    /// message ends with the last line the host wrote to stderr (redacted, bounded), which
+    /// usually names the cause, and a hint when that is a missing Python module.
+    #[error("adapter host exited during {}{}", stage.as_str(), crash_cause(diagnostics))]
     HostCrashed {
         /// Stage of the pending operation.
         stage: Stage,
@@ -525,6 +528,31 @@ fn with_cause(message: String, stderr: &str) -> String {
     } else {
         format!("{message}; diagnostics: {marker}{kept}")
     }
+}
+
+/// Characters of a crashed host's last stderr line kept in the message.
+const CRASH_CAUSE_CHARS: usize = 300;
+
+/// `: <last non-empty stderr line>` (bounded), plus a hint for a Python module that the
+/// interpreter could not import; empty without stderr.
+fn crash_cause(diagnostics: &Diagnostics) -> String {
+    let Some(line) = diagnostics
+        .stderr_tail
+        .lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty())
+    else {
+        return String::new();
+    };
+    let kept = crate::stderr::keep_end(line, CRASH_CAUSE_CHARS);
+    let marker = if kept.len() < line.len() { "..." } else { "" };
+    let hint = if line.contains("No module named") {
+        " (activate the virtual environment the adapter is installed in, or set ADAPTER_PYTHON \
+         to its python)"
+    } else {
+        ""
+    };
+    format!(": {marker}{kept}{hint}")
 }
 
 impl From<HostError> for ErrorInfo {

@@ -67,6 +67,7 @@ impl RunOptions {
             plan: PlanOptions {
                 expected_descriptor_sha256: options.expected_descriptor_sha256.clone(),
                 python_prefix: path(&options.python_prefix),
+                python_interpreter: path(&options.python_interpreter),
                 ..PlanOptions::default()
             },
         }

@@ -54,23 +54,9 @@ fn runner_invalid(adapter_id: &str, reason: &str) -> HostError {
 
 /// The Python interpreter for `python` adapters when none is configured: `$ADAPTER_PYTHON`,
 /// else `caller` (the calling interpreter), else `$VIRTUAL_ENV/bin/python`, else `python3`
-/// on `PATH`.
+/// on `PATH` (one rule with `doctor`'s import check: [`fabric_plan::python_interpreter`]).
 pub(crate) fn python_interpreter(caller: Option<&Path>) -> OsString {
-    if let Some(python) = std::env::var_os("ADAPTER_PYTHON").filter(|v| !v.is_empty()) {
-        return python;
-    }
-    if let Some(caller) = caller.filter(|path| !path.as_os_str().is_empty()) {
-        return caller.as_os_str().to_owned();
-    }
-    if let Some(venv) = std::env::var_os("VIRTUAL_ENV").filter(|v| !v.is_empty()) {
-        let candidate = PathBuf::from(venv).join("bin/python");
-        if candidate.is_file() {
-            return candidate.into_os_string();
-        }
-    }
-    fabric_plan::discovery::find_on_path("python3")
-        .map(PathBuf::into_os_string)
-        .unwrap_or_else(|| OsString::from("python3"))
+    fabric_plan::python_interpreter(caller)
 }
 
 /// Resolves the host command of the plan's adapter.

@@ -15,12 +15,10 @@
 //!    `python3` on `PATH`; prefix = the parent of its `bin/` directory, no process is
 //!    spawned), then `/usr/local`. A prefix already searched as `interpreter_prefix` is
 //!    skipped.
-//! 5. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set; otherwise the first `adapters/`
-//!    directory found next to the running executable or in one of its first five ancestor
-//!    directories (for a cargo build, `target/debug/fabric` finds `<repo>/adapters`);
-//!    otherwise the `adapters/` directory of the checkout this crate was built from, when it
-//!    still exists (so a binding that loads the library into `python` or `node` finds the
-//!    repository's reference adapters too).
+//! 5. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set; otherwise `adapters/` or
+//!    `share/nemo-fabric/adapters/` next to the loaded core library or the running executable
+//!    (or in one of their five parent directories); otherwise, in development builds, the
+//!    checkout's `adapters/` (rule and examples in `bundled.rs`).
 //!
 //! The first source that has a record for the requested id wins. Within that source,
 //! records whose normalized descriptors are identical are merged (each file is listed in
@@ -37,6 +35,7 @@ use std::time::SystemTime;
 use fabric_config::path::resolve_path;
 use fabric_config::plan::{DescriptorProvenance, DescriptorSource};
 
+pub use crate::bundled::bundled_root;
 use crate::error::PlanError;
 use crate::load::{self, DescriptorFileKind, LoadedAdapter, LoadedTarget};
 
@@ -182,24 +181,6 @@ fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path)
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-}
-
-/// The bundled adapters directory (see the module docs for the rule).
-pub fn bundled_root() -> Option<PathBuf> {
-    if let Some(root) = std::env::var_os(BUNDLED_ADAPTERS_ENV).filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(root));
-    }
-    let next_to_exe = std::env::current_exe().ok().and_then(|exe| {
-        exe.parent()?
-            .ancestors()
-            .take(6)
-            .map(|dir| dir.join("adapters"))
-            .find(|candidate| candidate.is_dir())
-    });
-    next_to_exe.or_else(|| {
-        let checkout = Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters");
-        checkout.is_dir().then_some(checkout)
-    })
 }
 
 /// One discovered descriptor with every identical record's provenance.

@@ -13,7 +13,7 @@ use crate::discovery::find_on_path;
 use crate::error::PlanError;
 use crate::planner::{self, PlanOptions};
 
-fn check(name: &str, status: DoctorStatus, code: &str, message: String) -> DoctorCheck {
+pub(crate) fn check(name: &str, status: DoctorStatus, code: &str, message: String) -> DoctorCheck {
     DoctorCheck {
         name: name.to_owned(),
         status,
@@ -142,6 +142,12 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
                 }
             }
             requirements(config, adapter, descriptor_root.as_deref(), &mut checks);
+            checks.extend(crate::python_check::module_check(
+                config,
+                adapter.descriptor.adapter_kind,
+                &adapter.descriptor.runner,
+                options.python_interpreter.as_deref(),
+            ));
         }
         Err(error) => checks.push(from_error("adapter_descriptor", error)),
     }
@@ -167,12 +173,12 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
     environment(config, &base_dir, &mut checks);
     paths_outside_base(config, &base_dir, &mut checks);
     for key in config.tolerated_unknown_keys() {
-        let mut item = check(
-            "config.unknown_key",
-            DoctorStatus::Warn,
-            "unknown_key_tolerated",
-            key.message(),
-        );
+        let (name, code) = if key.extension {
+            ("config.extension_key", "extension_key_near_field")
+        } else {
+            ("config.unknown_key", "unknown_key_tolerated")
+        };
+        let mut item = check(name, DoctorStatus::Warn, code, key.message());
         if let Some(suggestion) = &key.suggestion {
             item.metadata
                 .insert("suggestion".to_owned(), suggestion.clone().into());

@@ -46,6 +46,7 @@
 
 #![forbid(unsafe_code)]
 
+mod bundled;
 mod compat;
 pub mod discovery;
 mod doctor;
@@ -54,6 +55,7 @@ pub mod fingerprint;
 mod inspect;
 pub mod load;
 mod planner;
+mod python_check;
 mod relay;
 mod schema;
 
@@ -67,3 +69,4 @@ pub use load::{
     load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor,
 };
 pub use planner::{PlanOptions, plan};
+pub use python_check::{IMPORT_CHECK_TIMEOUT, python_interpreter};

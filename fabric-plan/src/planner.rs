@@ -41,6 +41,10 @@ pub struct PlanOptions {
     /// source of its own (`interpreter_prefix`), searched before the installed prefixes.
     /// Used only when the discovery options do not set one.
     pub python_prefix: Option<PathBuf>,
+    /// The calling Python interpreter (`CallOptions.python_interpreter`): the interpreter
+    /// `doctor`'s import check asks, after `$ADAPTER_PYTHON` (see
+    /// [`crate::python_interpreter`]).
+    pub python_interpreter: Option<PathBuf>,
 }
 
 /// Descriptors selected for a config.

@@ -1120,7 +1120,35 @@ fn doctor_collects_every_finding_without_stopping() {
                                       "environment": {"workspace": "ws"}}),
     );
     let report = doctor_with(&passing, world.base(), &options());
+    // The catalog's adapter modules are usually not installed where the tests run: the import
+    // check asks the interpreter that would run the host, and the only failure may be that.
+    assert!(
+        report
+            .checks
+            .iter()
+            .filter(|check| check.status == DoctorStatus::Fail)
+            .all(|check| check.name == "requirement.python_module"
+                && check.code == "python_module_missing"),
+        "{report:?}"
+    );
+    // An interpreter that finds the module (a stand-in answering "found"): a passing report.
+    let python = world.base().join("python-that-finds-everything");
+    std::fs::write(&python, "#!/bin/sh\nexit 0\n").expect("write");
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let finds = PlanOptions {
+        python_interpreter: Some(python),
+        ..options()
+    };
+    let report = doctor_with(&passing, world.base(), &finds);
     assert!(report.passed(), "{report:?}");
+    assert!(
+        report
+            .checks
+            .iter()
+            .any(|check| check.name == "requirement.python_module" && check.code == "ok"),
+        "{report:?}"
+    );
     // An unresolvable adapter is a failed check, not an early return.
     let report = doctor_with(
         &world.config(json!({"harness": {"adapter_id": "nope"}})),

@@ -206,13 +206,67 @@ export function cString(value: string, what: string): string {
   return value;
 }
 
-/** Where the library is looked for: `$FABRIC_CORE_LIB`, then `<repo>/target/debug`. */
+/** The prebuild directory name for this process, `<platform>-<arch>` (the koffi/napi convention). */
+export function platformKey(platform: string = process.platform, arch: string = process.arch): string {
+  return `${platform}-${arch}`;
+}
+
+/** Where {@link resolveLibrary} looks; the defaults describe this process and package. */
+export interface LibrarySearch {
+  /** `$FABRIC_CORE_LIB`: a library path that overrides every other place. */
+  override?: string | undefined;
+  platform?: string;
+  arch?: string;
+  /** The package directory (holding `dist/` and, when packed, `prebuilds/`). */
+  packageRoot?: string;
+}
+
+/** The library to load, or why there is none (`problem`, with `path` the place expected). */
+export interface LibraryLocation {
+  path: string;
+  problem?: string;
+}
+
+/**
+ * Finds the native library: `$FABRIC_CORE_LIB`; else the package's
+ * `prebuilds/<platform>-<arch>/libfabric_ffi.{so,dylib}` (scripts/package.sh puts the build
+ * platform's there); else, in a checkout, `<repo>/target/debug`.
+ */
+export function resolveLibrary(search: LibrarySearch = {}): LibraryLocation {
+  const override = "override" in search ? search.override : process.env.FABRIC_CORE_LIB;
+  if (override) {
+    const file = path.resolve(override);
+    return fs.existsSync(file) ? { path: file } : { path: file, problem: `native library not found at ${file} (FABRIC_CORE_LIB)` };
+  }
+  const platform = search.platform ?? process.platform;
+  const key = platformKey(platform, search.arch ?? process.arch);
+  const name = platform === "darwin" ? "libfabric_ffi.dylib" : "libfabric_ffi.so";
+  // __dirname is <package>/dist.
+  const packageRoot = search.packageRoot ?? path.resolve(__dirname, "..");
+  const prebuilds = path.join(packageRoot, "prebuilds");
+  const prebuilt = path.join(prebuilds, key, name);
+  if (fs.existsSync(prebuilt)) return { path: prebuilt };
+  // In the repository, the package sits at <repo>/bindings/typescript.
+  const repo = path.resolve(packageRoot, "..", "..");
+  if (fs.existsSync(path.join(repo, "fabric-ffi", "Cargo.toml"))) {
+    const built = path.join(repo, "target", "debug", name);
+    return fs.existsSync(built)
+      ? { path: built }
+      : { path: built, problem: `native library not found at ${built}; build it with 'cargo build -p fabric-ffi' or set FABRIC_CORE_LIB` };
+  }
+  const shipped = fs.existsSync(prebuilds) ? fs.readdirSync(prebuilds).sort() : [];
+  const has = shipped.length > 0 ? `it has prebuilds for ${shipped.join(", ")} only` : "it has no prebuilds";
+  return {
+    path: prebuilt,
+    problem:
+      `this fabric-core package has no native library for ${key} (${has}, in ${prebuilds}); ` +
+      `install the package built for ${key} or set FABRIC_CORE_LIB to a libfabric_ffi built for it`,
+  };
+}
+
+/** The native library this process loads (see {@link resolveLibrary}); it may not exist. */
 export function libraryPath(): string {
-  const fromEnv = process.env.FABRIC_CORE_LIB;
-  if (fromEnv) return path.resolve(fromEnv);
-  const name = process.platform === "darwin" ? "libfabric_ffi.dylib" : "libfabric_ffi.so";
-  // __dirname is <repo>/bindings/typescript/dist.
-  return path.resolve(__dirname, "..", "..", "..", "target", "debug", name);
+  return resolveLibrary().path;
 }
 
 let loaded: NativeLibrary | undefined;
@@ -222,13 +276,10 @@ let loadError: FabricNativeUnavailableError | undefined;
 export function nativeLibrary(): NativeLibrary {
   if (loaded) return loaded;
   if (loadError) throw loadError;
-  const file = libraryPath();
+  const { path: file, problem } = resolveLibrary();
   try {
-    if (!fs.existsSync(file)) {
-      throw new FabricNativeUnavailableError(
-        `native library not found at ${file}; build it with 'cargo build -p fabric-ffi' or set FABRIC_CORE_LIB`,
-        { code: "native_library_missing", stage: "config" },
-      );
+    if (problem !== undefined) {
+      throw new FabricNativeUnavailableError(problem, { code: "native_library_missing", stage: "config" });
     }
     loaded = new NativeLibrary(file);
     return loaded;

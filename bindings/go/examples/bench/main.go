@@ -15,7 +15,7 @@ import (
 	"sort"
 	"time"
 
-	"fabric"
+	fabric "github.com/NVIDIA/fabric-core/bindings/go"
 )
 
 func main() {

@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"fabric"
+	fabric "github.com/NVIDIA/fabric-core/bindings/go"
 )
 
 func main() {

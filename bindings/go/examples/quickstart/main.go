@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"fabric"
+	fabric "github.com/NVIDIA/fabric-core/bindings/go"
 )
 
 func main() {

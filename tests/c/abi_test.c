@@ -446,6 +446,78 @@ static void test_observe(void) {
            fabric_runtime_resource_snapshot(0, &out));
 }
 
+/* A native OpenAI stream pulled through fabric_stream_*: chunks, END, the separate result,
+ * TIMEOUT, one active turn, close, and misuse (next after free, double free, NULL). */
+static void test_stream(void) {
+    fabric_runtime rt = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: runtime start",
+           fabric_runtime_start(config_json, options, &rt, &out));
+    fabric_stream st = 0;
+    EXPECT(FABRIC_STATUS_OK, "\"kind\":\"openai.chat_completions.chunk/v1\"", "stream: start",
+           fabric_runtime_invoke_openai_stream(
+               rt, "{\"input\":\"streaming\",\"context\":{\"scripted\":{\"sleep_ms\":300},"
+                   "\"scripted_stream\":{\"chunk_chars\":3}}}",
+               &st, &out));
+    CHECK(st != 0 && st <= 9007199254740991ULL, "stream handle is a nonzero id");
+    EXPECT(FABRIC_STATUS_STATE, "runtime_busy", "stream: a second turn is a state error",
+           fabric_runtime_invoke(rt, "{\"input\":\"x\"}", &out));
+    char *out = NULL;
+    CHECK(fabric_stream_next(st, 50, &out) == FABRIC_STATUS_TIMEOUT && out == NULL,
+          "stream: TIMEOUT while the adapter sleeps, out stays NULL");
+    int chunks = 0;
+    int32_t status;
+    for (;;) {
+        out = NULL;
+        status = fabric_stream_next(st, 10000, &out);
+        if (status != FABRIC_STATUS_OK) {
+            break;
+        }
+        CHECK(strstr(out, "\"chat.completion.chunk\"") != NULL, "stream: item is a chunk");
+        chunks++;
+        fabric_string_free(out);
+    }
+    CHECK(status == FABRIC_STATUS_END && out == NULL, "stream: END after the last chunk");
+    CHECK(chunks == 5, "stream: \"echo: streaming\" in chunks of 3 characters");
+    EXPECT(FABRIC_STATUS_OK, "echo: streaming", "stream: separate result",
+           fabric_stream_result(st, &out));
+    CHECK(fabric_stream_next(st, 0, &out) == FABRIC_STATUS_END, "stream: END again");
+    CHECK(fabric_stream_close(st) == FABRIC_STATUS_OK, "stream: close");
+    CHECK(fabric_stream_close(st) == FABRIC_STATUS_OK, "stream: close is idempotent");
+    CHECK(fabric_stream_next(st, 0, &out) == FABRIC_STATUS_END, "stream: next after close is END");
+    EXPECT(FABRIC_STATUS_OK, "\"state\":\"idle\"", "stream: runtime idle again",
+           fabric_runtime_status(rt, &out));
+
+    /* Early close: unread chunks are dropped, the turn is not cancelled. */
+    fabric_stream early = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: second stream",
+           fabric_runtime_invoke_openai_stream(rt, "{\"input\":\"abcdefghij\"}", &early, &out));
+    CHECK(fabric_stream_close(early) == FABRIC_STATUS_OK, "stream: early close");
+    EXPECT(FABRIC_STATUS_OK, "\"response\":\"turn 2: streaming\"", "stream: result after early close",
+           fabric_stream_result(early, &out));
+    CHECK(fabric_stream_free(early) == FABRIC_STATUS_OK, "stream: free");
+
+    /* misuse */
+    CHECK(fabric_stream_free(st) == FABRIC_STATUS_OK, "stream: free the first");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "stream: next after free",
+           fabric_stream_next(st, 0, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "stream: result after free",
+           fabric_stream_result(st, &out));
+    CHECK(fabric_stream_free(st) == FABRIC_STATUS_INVALID_ARGUMENT, "stream: double free is a status");
+    CHECK(fabric_stream_close(st) == FABRIC_STATUS_INVALID_ARGUMENT, "stream: close after free");
+    CHECK(fabric_stream_free(0) == FABRIC_STATUS_OK, "stream: free(0) is a no-op");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_handle", "stream: next on handle 0",
+           fabric_stream_next(0, 0, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "wrong_handle_kind", "stream: a runtime is not a stream",
+           fabric_stream_next(rt, 0, &out));
+    CHECK(fabric_stream_next(st, 0, NULL) == FABRIC_STATUS_INVALID_ARGUMENT, "stream: NULL out");
+    fabric_stream none = 0;
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stream_out", "stream: NULL stream_out",
+           fabric_runtime_invoke_openai_stream(rt, NULL, NULL, &out));
+    CHECK(none == 0, "stream: no handle written on error");
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: stop", fabric_runtime_stop(rt, &out));
+    CHECK(fabric_runtime_free(rt) == FABRIC_STATUS_OK, "stream: free runtime");
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) {
         root = argv[1];
@@ -462,6 +534,7 @@ int main(int argc, char **argv) {
     test_environment();
     test_concurrent_invokes();
     test_observe();
+    test_stream();
     printf("abi_test: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

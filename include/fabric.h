@@ -486,6 +486,27 @@ int32_t fabric_runtime_invoke_openai_stream(fabric_runtime runtime, const char *
 // `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_stream_next(fabric_stream stream, int64_t timeout_ms, char **out);
 
+// Pulls every ready item of a stream at once: one call (and one wake-up) for a burst.
+//
+// Returns `FABRIC_STATUS_OK` with a JSON array of 1 to `max_items` items in `*out` (`0`:
+// no limit beyond the stream's queue bound of 1,024 items / 16 MiB), in order, each
+// exactly as `fabric_stream_next` returns it; `FABRIC_STATUS_END` and
+// `FABRIC_STATUS_TIMEOUT` (`*out` NULL) and errors as `fabric_stream_next`, after waiting
+// up to `timeout_ms` for the first item. A zero `timeout_ms` never blocks: with nothing
+// ready it returns `FABRIC_STATUS_TIMEOUT` until the stream has been finished (by a pull
+// with a nonzero timeout, `fabric_stream_result` or `fabric_stream_close`), so a
+// consumer that polls with 0 must wait with a nonzero timeout when the poll is empty.
+// This lets a caller drain ready items on its own thread and do only the waits elsewhere.
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: as `fabric_stream_next`.
+// Blocking: only when no item is ready — up to `timeout_ms`. Thread-safe; items are
+// handed out once, in order.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_stream_next_batch(fabric_stream stream, int64_t timeout_ms, uint32_t max_items, char **out);
+
 // Waits for the stream's invocation and returns its RunResult (unread items are dropped
 // first). May be called more than once (same answer).
 //

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fabric_config::Stage;
-use fabric_host::StreamNext;
+use fabric_host::{StreamBatch, StreamNext};
 
 use crate::api_runtime::{register, request_or_default};
 use crate::boundary::{ffi_boundary, opt_str_arg, run_with_status, to_json};
@@ -117,6 +117,63 @@ pub unsafe extern "C" fn fabric_stream_next(
     unsafe { run_with_status(stage, out, body) }
 }
 
+/// Pulls every ready item of a stream at once: one call (and one wake-up) for a burst.
+///
+/// Returns `FABRIC_STATUS_OK` with a JSON array of 1 to `max_items` items in `*out` (`0`:
+/// no limit beyond the stream's queue bound of 1,024 items / 16 MiB), in order, each
+/// exactly as `fabric_stream_next` returns it; `FABRIC_STATUS_END` and
+/// `FABRIC_STATUS_TIMEOUT` (`*out` NULL) and errors as `fabric_stream_next`, after waiting
+/// up to `timeout_ms` for the first item. A zero `timeout_ms` never blocks: with nothing
+/// ready it returns `FABRIC_STATUS_TIMEOUT` until the stream has been finished (by a pull
+/// with a nonzero timeout, `fabric_stream_result` or `fabric_stream_close`), so a
+/// consumer that polls with 0 must wait with a nonzero timeout when the poll is empty.
+/// This lets a caller drain ready items on its own thread and do only the waits elsewhere.
+///
+/// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+/// Errors: as `fabric_stream_next`.
+/// Blocking: only when no item is ready — up to `timeout_ms`. Thread-safe; items are
+/// handed out once, in order.
+///
+/// # Safety
+/// `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_stream_next_batch(
+    stream: fabric_stream,
+    timeout_ms: i64,
+    max_items: u32,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    let body = || {
+        let object = registry::get::<StreamObject>(stage, "stream", stream)?;
+        let timeout = u64::try_from(timeout_ms).ok().map(Duration::from_millis);
+        let max = usize::try_from(max_items).unwrap_or(usize::MAX);
+        Ok(match object.stream.next_batch(max, timeout)? {
+            StreamBatch::Items(items) => (FabricStatus::Ok, Some(json_array(&items))),
+            StreamBatch::End => (FabricStatus::End, None),
+            StreamBatch::Timeout => (FabricStatus::Timeout, None),
+        })
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { run_with_status(stage, out, body) }
+}
+
+/// `[item,item,...]`: the items are JSON documents already, so they are joined, not
+/// re-encoded.
+fn json_array(items: &[String]) -> String {
+    let bytes = items.iter().map(|item| item.len() + 1).sum::<usize>() + 2;
+    let mut out = String::with_capacity(bytes);
+    out.push('[');
+    for (index, item) in items.iter().enumerate() {
+        if index > 0 {
+            out.push(',');
+        }
+        out.push_str(item);
+    }
+    out.push(']');
+    out
+}
+
 /// Waits for the stream's invocation and returns its RunResult (unread items are dropped
 /// first). May be called more than once (same answer).
 ///
@@ -183,4 +240,21 @@ pub extern "C" fn fabric_stream_free(stream: fabric_stream) -> i32 {
         drop(removed);
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_array;
+
+    #[test]
+    fn batches_are_json_arrays_of_the_items() {
+        let items = vec![r#"{"a":1}"#.to_owned(), r#"{"b":[2]}"#.to_owned()];
+        let text = json_array(&items);
+        let parsed: Vec<serde_json::Value> = serde_json::from_str(&text).expect("array");
+        assert_eq!(
+            parsed,
+            vec![serde_json::json!({"a":1}), serde_json::json!({"b":[2]})]
+        );
+        assert_eq!(json_array(&[]), "[]");
+    }
 }

@@ -80,4 +80,4 @@ pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, Run
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions};
 pub use stderr::DEFAULT_STDERR_LOG_BYTES;
-pub use stream::{COMPLETION_WAIT, OpenAiStream, PullStream, StreamNext};
+pub use stream::{COMPLETION_WAIT, OpenAiStream, PullStream, StreamBatch, StreamNext};

@@ -11,7 +11,7 @@ use std::time::Duration;
 use fabric_config::agent::RunStatus;
 use fabric_config::stream::OpenAiChunk;
 use fabric_config::{ErrorInfo, RunRequest, Stage};
-use fabric_host::{Fabric, PullStream, RunOptions, Runtime, RuntimeState, StreamNext};
+use fabric_host::{Fabric, PullStream, RunOptions, Runtime, RuntimeState, StreamBatch, StreamNext};
 use serde_json::{Value, json};
 use support::scripted_config;
 
@@ -87,6 +87,50 @@ fn chunks_then_a_separate_result() {
     if let Ok(record) = record {
         assert!(record.contains("\"token\": \"***\""), "{record}");
     }
+    runtime.stop();
+}
+
+#[test]
+fn batches_take_every_ready_item_and_a_zero_timeout_never_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = runtime(dir.path(), json!({"chunk_chars": 1}));
+    let stream = runtime
+        .invoke_openai_stream(RunRequest::new("hi"))
+        .expect("stream");
+    let mut text = String::new();
+    let mut batches = 0;
+    loop {
+        // Drain what is ready without waiting; wait (and finish) only when nothing is.
+        let batch = match stream.next_batch(0, Some(Duration::ZERO)).expect("poll") {
+            StreamBatch::Timeout => stream
+                .next_batch(16, Some(Duration::from_secs(30)))
+                .expect("wait"),
+            other => other,
+        };
+        match batch {
+            StreamBatch::Items(items) => {
+                assert!(!items.is_empty());
+                batches += 1;
+                for item in items {
+                    let value: Value = serde_json::from_str(&item).expect("chunk JSON");
+                    text.push_str(&OpenAiChunk::check(&value).expect("chunk").text());
+                }
+            }
+            StreamBatch::End => break,
+            StreamBatch::Timeout => panic!("no item within 30 s"),
+        }
+    }
+    assert_eq!(text, "The quick brown fox jumps over the lazy dog.");
+    assert!(batches <= text.len(), "{batches} batches");
+    // Finished: a zero-timeout pull reports the end, the result is the reply.
+    assert_eq!(
+        stream.next_batch(0, Some(Duration::ZERO)).unwrap(),
+        StreamBatch::End
+    );
+    assert_eq!(
+        stream.result().expect("result").output["response"],
+        text.as_str()
+    );
     runtime.stop();
 }
 

@@ -496,6 +496,41 @@ static void test_stream(void) {
            fabric_stream_result(early, &out));
     CHECK(fabric_stream_free(early) == FABRIC_STATUS_OK, "stream: free");
 
+    /* Batches: poll with 0 on this thread, wait with a timeout only when nothing is ready. */
+    fabric_stream batch = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: batch stream",
+           fabric_runtime_invoke_openai_stream(
+               rt, "{\"input\":\"batched\",\"context\":{\"scripted_stream\":{\"chunk_chars\":1}}}",
+               &batch, &out));
+    int items = 0;
+    for (;;) {
+        out = NULL;
+        status = fabric_stream_next_batch(batch, 0, 0, &out);
+        if (status == FABRIC_STATUS_TIMEOUT) {
+            CHECK(out == NULL, "batch: TIMEOUT leaves out NULL");
+            status = fabric_stream_next_batch(batch, 10000, 4, &out);
+        }
+        if (status != FABRIC_STATUS_OK) {
+            break;
+        }
+        size_t len = strlen(out);
+        CHECK(len >= 2 && out[0] == '[' && out[len - 1] == ']', "batch: a JSON array");
+        for (const char *at = out; (at = strstr(at, "\"chat.completion.chunk\"")) != NULL; at++) {
+            items++;
+        }
+        fabric_string_free(out);
+    }
+    CHECK(status == FABRIC_STATUS_END && out == NULL, "batch: END after the last batch");
+    CHECK(items > 1, "batch: every chunk arrived");
+    CHECK(fabric_stream_next_batch(batch, 0, 0, &out) == FABRIC_STATUS_END, "batch: END again");
+    EXPECT(FABRIC_STATUS_OK, "\"status\":\"succeeded\"", "batch: result",
+           fabric_stream_result(batch, &out));
+    CHECK(fabric_stream_free(batch) == FABRIC_STATUS_OK, "batch: free");
+    CHECK(fabric_stream_next_batch(batch, 0, 0, NULL) == FABRIC_STATUS_INVALID_ARGUMENT,
+          "batch: NULL out");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "batch: after free",
+           fabric_stream_next_batch(batch, 0, 0, &out));
+
     /* misuse */
     CHECK(fabric_stream_free(st) == FABRIC_STATUS_OK, "stream: free the first");
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "stream: next after free",

@@ -48,6 +48,18 @@ pub enum StreamNext {
     Timeout,
 }
 
+/// What one batch pull returned ([`PullStream::next_batch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StreamBatch {
+    /// One or more items (JSON documents), in order.
+    Items(Vec<String>),
+    /// No more items.
+    End,
+    /// No item arrived within the timeout (a zero timeout: none was ready, or the stream
+    /// still has to be finished by a waiting pull).
+    Timeout,
+}
+
 /// A stream of JSON documents with a separate terminal result. Every method may be called
 /// from any thread; `close` wakes a blocked `next`.
 pub trait PullStream: Send + Sync + std::fmt::Debug {
@@ -56,6 +68,12 @@ pub trait PullStream: Send + Sync + std::fmt::Debug {
     /// The next item, waiting at most `timeout` (`None`: until one arrives or the stream
     /// ends). Errors end the stream (a later call returns the same error).
     fn next(&self, timeout: Option<Duration>) -> Result<StreamNext, HostError>;
+    /// Every ready item, at most `max` (`0`: no limit beyond the queue's bound), after
+    /// waiting for the first one as [`PullStream::next`] does. A zero `timeout` never
+    /// blocks: it returns ready items, [`StreamBatch::End`] (or the stream's error) once the
+    /// stream is finished, else [`StreamBatch::Timeout`] — finishing the stream (waiting for
+    /// the invocation) is left to a pull with a nonzero timeout, `result` or `close`.
+    fn next_batch(&self, max: usize, timeout: Option<Duration>) -> Result<StreamBatch, HostError>;
     /// Drops unread items, waits for the invocation, and returns its RunResult.
     fn result(&self) -> Result<RunResult, HostError>;
     /// Drops unread items and waits for the invocation without cancelling it; later
@@ -332,6 +350,45 @@ impl OpenAiStream {
         done
     }
 
+    /// Takes up to `max` ready items (none once closed) without waiting.
+    fn take_ready(&self, max: usize) -> Vec<String> {
+        let mut state = self.shared.lock();
+        if state.closed {
+            return Vec::new();
+        }
+        let count = state.queue.len().min(max);
+        let items: Vec<String> = state.queue.drain(..count).collect();
+        let bytes: usize = items.iter().map(String::len).sum();
+        state.queued_bytes = state.queued_bytes.saturating_sub(bytes);
+        let resume = state.paused && !state.full();
+        if resume {
+            state.paused = false;
+        }
+        drop(state);
+        self.resume_if_paused(resume);
+        items
+    }
+
+    /// A zero-timeout pull with nothing ready: the end once the stream is finished (never
+    /// waits for another thread that is finishing it), else a timeout.
+    fn poll_end(&self) -> Result<StreamBatch, HostError> {
+        let finalized = match self.finish.try_lock() {
+            Ok(finish) => finish.finalized.clone(),
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => {
+                poisoned.into_inner().finalized.clone()
+            }
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        };
+        let closed = self.shared.lock().closed;
+        match finalized {
+            Some(done) => match done.stream_error {
+                Some(error) if !closed => Err(error),
+                _ => Ok(StreamBatch::End),
+            },
+            None => Ok(StreamBatch::Timeout),
+        }
+    }
+
     /// Finalizes and turns the stream's error (if any) into `next`'s answer.
     fn end(&self) -> Result<StreamNext, HostError> {
         match self.finalize().stream_error {
@@ -404,6 +461,23 @@ impl PullStream for OpenAiStream {
             }
             drop(self.shared.wait_until(state, wake_at));
         }
+    }
+
+    fn next_batch(&self, max: usize, timeout: Option<Duration>) -> Result<StreamBatch, HostError> {
+        let max = if max == 0 { usize::MAX } else { max };
+        let mut items = self.take_ready(max);
+        if items.is_empty() {
+            if timeout == Some(Duration::ZERO) {
+                return self.poll_end();
+            }
+            match self.next(timeout)? {
+                StreamNext::Item(item) => items.push(item),
+                StreamNext::End => return Ok(StreamBatch::End),
+                StreamNext::Timeout => return Ok(StreamBatch::Timeout),
+            }
+            items.extend(self.take_ready(max - 1));
+        }
+        Ok(StreamBatch::Items(items))
     }
 
     fn result(&self) -> Result<RunResult, HostError> {

@@ -201,7 +201,8 @@ pub unsafe extern "C" fn fabric_stream_result(stream: fabric_stream, out: *mut *
 
 /// Closes a stream: unread items are dropped and the invocation is waited for — never
 /// cancelled — so the runtime is free again when this returns. A `fabric_stream_next`
-/// blocked on another thread returns `FABRIC_STATUS_END`; later ones too. Idempotent; the
+/// blocked on another thread returns `FABRIC_STATUS_END` at once (it does not wait for the
+/// invocation; this call does); later ones too. Idempotent; the
 /// result stays readable with `fabric_stream_result`.
 ///
 /// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a handle that is 0,

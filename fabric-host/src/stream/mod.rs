@@ -372,6 +372,9 @@ impl OpenAiStream {
     /// A zero-timeout pull with nothing ready: the end once the stream is finished (never
     /// waits for another thread that is finishing it), else a timeout.
     fn poll_end(&self) -> Result<StreamBatch, HostError> {
+        if self.shared.lock().closed {
+            return Ok(StreamBatch::End);
+        }
         let finalized = match self.finish.try_lock() {
             Ok(finish) => finish.finalized.clone(),
             Err(std::sync::TryLockError::Poisoned(poisoned)) => {
@@ -379,12 +382,9 @@ impl OpenAiStream {
             }
             Err(std::sync::TryLockError::WouldBlock) => None,
         };
-        let closed = self.shared.lock().closed;
-        match finalized {
-            Some(done) => match done.stream_error {
-                Some(error) if !closed => Err(error),
-                _ => Ok(StreamBatch::End),
-            },
+        match finalized.map(|done| done.stream_error) {
+            Some(Some(error)) => Err(error),
+            Some(None) => Ok(StreamBatch::End),
             None => Ok(StreamBatch::Timeout),
         }
     }
@@ -408,8 +408,7 @@ impl PullStream for OpenAiStream {
         loop {
             let mut state = self.shared.lock();
             if state.closed {
-                drop(state);
-                self.finalize();
+                // The closing thread finishes the stream; a consumer it woke returns now.
                 return Ok(StreamNext::End);
             }
             if let Some(item) = state.queue.pop_front() {

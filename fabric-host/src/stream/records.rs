@@ -2,6 +2,7 @@
 //! sequence and chunk checks (upstream's order and answers). Pure code.
 
 use fabric_config::stream::{OPENAI_STREAM_RECORD_LIMIT, OpenAiChunk, OpenAiStreamRecord};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::http::{Fault, TOO_LARGE};
@@ -99,7 +100,8 @@ impl Records {
         }
         self.expected += 1;
         let kind = text("type");
-        let shape = serde_json::from_value::<OpenAiStreamRecord>(value.clone());
+        // Decoded from a borrow: no copy of the record per line.
+        let shape = OpenAiStreamRecord::deserialize(&value);
         match kind {
             Some("chunk") => {
                 let Ok(OpenAiStreamRecord {

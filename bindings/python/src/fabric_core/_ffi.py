@@ -131,6 +131,11 @@ class Library:
             next_fn.argtypes = [u64, c_int64, out]
             next_fn.restype = c_int32
         self._stream_next = next_fn
+        batch_fn = getattr(lib, "fabric_stream_next_batch", None)
+        if batch_fn is not None:
+            batch_fn.argtypes = [u64, c_int64, c_uint32, out]
+            batch_fn.restype = c_int32
+        self._stream_next_batch = batch_fn
 
     def stream_next(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
         """Pull one stream item: ``(STATUS_OK, json)``, ``(STATUS_END, None)`` or
@@ -144,6 +149,24 @@ class Library:
             )
         slot = c_void_p()
         status = self._stream_next(handle, timeout_ms, ctypes.byref(slot))
+        text = self.take_string(slot)
+        if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
+            return status, text
+        raise error_from_status(status, text)
+
+    def stream_next_batch(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
+        """Pull every ready stream item: ``(STATUS_OK, json_array)``, ``(STATUS_END, None)``
+        or ``(STATUS_TIMEOUT, None)``; an error status raises its SDK exception. A zero
+        timeout never blocks (TIMEOUT until a waiting pull finished the stream)."""
+
+        if self._stream_next_batch is None:
+            raise FabricNativeUnavailableError(
+                f"native library {self.path} does not export fabric_stream_next_batch",
+                stage="config",
+                code="native_symbol_missing",
+            )
+        slot = c_void_p()
+        status = self._stream_next_batch(handle, timeout_ms, 0, ctypes.byref(slot))
         text = self.take_string(slot)
         if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
             return status, text

@@ -1,9 +1,10 @@
 """``OpenAIInvokeStream``: native OpenAI chunks of one invocation, pulled from the core.
 
 The core owns the authenticated loopback listener the adapter writes to; this module only
-pulls items with ``fabric_stream_next``. A ready item is taken without a thread hop; when
-none is ready the wait runs in a worker thread (the GIL is released) and ``aclose()`` or a
-cancelled consumer wakes it by closing the stream. Closing never cancels the invocation.
+pulls items with ``fabric_stream_next_batch``. Every ready item is taken at once without a
+thread hop (a zero timeout never blocks); only when none is ready does the wait run in a
+worker thread (the GIL is released), and ``aclose()`` or a cancelled consumer wakes it by
+closing the stream. Closing never cancels the invocation.
 """
 
 from __future__ import annotations
@@ -50,6 +51,8 @@ class OpenAIInvokeStream:
         self._result: RunResult | None = None
         self._error: BaseException | None = None
         self._closer: asyncio.Future[Any] | None = None
+        self._batch: list[Any] = []
+        self._position = 0
         self._finalizer = weakref.finalize(self, _backstop, library, handle)
 
     @property
@@ -74,36 +77,49 @@ class OpenAIInvokeStream:
         return self
 
     async def __anext__(self) -> dict[str, Any]:
-        if self._finished or not self._finalizer.alive:
-            await self._await_closer()
-            raise StopAsyncIteration
-        library, handle = self._library, self._handle
-        try:
-            # A ready chunk is taken right here; only an empty queue costs a thread hop.
-            status, text = library.stream_next(handle, 0)
-            if status == _ffi.STATUS_TIMEOUT:
-                worker = to_thread(lambda: library.stream_next(handle, -1))
-                try:
-                    status, text = await asyncio.shield(worker)
-                except asyncio.CancelledError:
-                    # The consumer went away: close (wakes the worker), never cancel the turn.
-                    self._close_in_background()
-                    raise
-        except FabricRuntimeError as error:
-            self._fail(error)
-            raise
-        if status == _ffi.STATUS_OK and text is not None:
-            return json.loads(text)
-        self._finished = True
-        raise StopAsyncIteration
+        while True:
+            if self._position < len(self._batch):
+                item = self._batch[self._position]
+                self._position += 1
+                return item
+            if self._finished or not self._finalizer.alive:
+                await self._await_closer()
+                raise StopAsyncIteration
+            library, handle = self._library, self._handle
+            try:
+                # Every ready chunk is taken right here; only an empty queue costs a hop.
+                status, text = library.stream_next_batch(handle, 0)
+                if status == _ffi.STATUS_TIMEOUT:
+                    worker = to_thread(lambda: library.stream_next_batch(handle, -1))
+                    try:
+                        status, text = await asyncio.shield(worker)
+                    except asyncio.CancelledError:
+                        # The consumer went away: close (wakes the worker), never cancel the turn.
+                        self._close_in_background()
+                        raise
+            except FabricRuntimeError as error:
+                self._fail(error)
+                raise
+            if self._finished:
+                continue
+            if status == _ffi.STATUS_OK and text is not None:
+                self._batch = json.loads(text)
+                self._position = 0
+            elif status == _ffi.STATUS_END:
+                self._finished = True
 
     def _fail(self, error: BaseException) -> None:
         self._finished = True
         self._error = error
         self._runtime._stream_failed()
 
-    def _close_in_background(self) -> None:
+    def _drop_unread(self) -> None:
         self._finished = True
+        self._batch = []
+        self._position = 0
+
+    def _close_in_background(self) -> None:
+        self._drop_unread()
         if self._closer is None and self._finalizer.alive:
             library, handle = self._library, self._handle
             self._closer = to_thread(lambda: library.fabric_stream_close(handle))
@@ -126,7 +142,7 @@ class OpenAIInvokeStream:
         if self._result is not None:
             return self._result
         await self._await_closer()
-        self._finished = True
+        self._drop_unread()
         library, handle = self._library, self._handle
         try:
             text = await to_thread(lambda: library.fabric_stream_result(handle, _ffi.out_slot()))
@@ -141,7 +157,7 @@ class OpenAIInvokeStream:
     async def aclose(self) -> None:
         """Drop unread chunks and wait for the invocation without cancelling it. Idempotent."""
 
-        self._finished = True
+        self._drop_unread()
         if self._closer is None and self._finalizer.alive:
             library, handle = self._library, self._handle
             self._closer = to_thread(lambda: library.fabric_stream_close(handle))

@@ -16,6 +16,7 @@ mod cmd_schema;
 mod cmd_validate;
 mod common;
 mod output;
+mod stream;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.
 #[derive(Debug, Parser)]

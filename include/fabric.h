@@ -507,6 +507,30 @@ int32_t fabric_stream_next(fabric_stream stream, int64_t timeout_ms, char **out)
 // `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_stream_next_batch(fabric_stream stream, int64_t timeout_ms, uint32_t max_items, char **out);
 
+// A file descriptor that becomes readable when pulling again is worth it, so an event loop
+// can wait for a stream without a thread (POSIX only).
+//
+// Protocol: drain the descriptor (read until `EAGAIN`), then call
+// `fabric_stream_next_batch(stream, 0, ...)`; on `FABRIC_STATUS_TIMEOUT` wait until the
+// descriptor is readable, drain it and pull with a zero timeout again. The descriptor
+// becomes readable after a zero-timeout pull that timed out when an item arrives, the stream
+// ends, fails or is closed, or when only a waiting pull can finish it — so when a
+// zero-timeout pull right after a wake-up still returns `FABRIC_STATUS_TIMEOUT`, finish with
+// a waiting pull (`timeout_ms` nonzero) on a worker thread. Repeated calls return the same
+// descriptor.
+//
+// Ownership: the descriptor belongs to the stream and stays open until `fabric_stream_free`;
+// the caller only polls and reads it — never closes it, and stops watching it before the
+// free. `*out` is NULL on success, else the ErrorInfo (caller frees it).
+// Errors: `FABRIC_STATUS_RUNTIME` (`engine_unavailable`: no socket pair),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle).
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+// writing one `char *`.
+int32_t fabric_stream_ready_fd(fabric_stream stream, int32_t *fd_out, char **out);
+
 // Waits for the stream's invocation and returns its RunResult (unread items are dropped
 // first). May be called more than once (same answer).
 //

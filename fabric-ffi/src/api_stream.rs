@@ -158,6 +158,50 @@ pub unsafe extern "C" fn fabric_stream_next_batch(
     unsafe { run_with_status(stage, out, body) }
 }
 
+/// A file descriptor that becomes readable when pulling again is worth it, so an event loop
+/// can wait for a stream without a thread (POSIX only).
+///
+/// Protocol: drain the descriptor (read until `EAGAIN`), then call
+/// `fabric_stream_next_batch(stream, 0, ...)`; on `FABRIC_STATUS_TIMEOUT` wait until the
+/// descriptor is readable, drain it and pull with a zero timeout again. The descriptor
+/// becomes readable after a zero-timeout pull that timed out when an item arrives, the stream
+/// ends, fails or is closed, or when only a waiting pull can finish it — so when a
+/// zero-timeout pull right after a wake-up still returns `FABRIC_STATUS_TIMEOUT`, finish with
+/// a waiting pull (`timeout_ms` nonzero) on a worker thread. Repeated calls return the same
+/// descriptor.
+///
+/// Ownership: the descriptor belongs to the stream and stays open until `fabric_stream_free`;
+/// the caller only polls and reads it — never closes it, and stops watching it before the
+/// free. `*out` is NULL on success, else the ErrorInfo (caller frees it).
+/// Errors: `FABRIC_STATUS_RUNTIME` (`engine_unavailable`: no socket pair),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle).
+/// Blocking: no. Thread-safe.
+///
+/// # Safety
+/// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+/// writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_stream_ready_fd(
+    stream: fabric_stream,
+    fd_out: *mut i32,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    let body = || {
+        if fd_out.is_null() {
+            return Err(FfiError::null_argument(stage, "fd_out"));
+        }
+        let object = registry::get::<StreamObject>(stage, "stream", stream)?;
+        let fd = object.stream.ready_fd()?;
+        // SAFETY: `fd_out` was checked non-NULL above and is valid for one write per this
+        // function's contract.
+        unsafe { fd_out.write(fd) };
+        Ok((FabricStatus::Ok, None))
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { run_with_status(stage, out, body) }
+}
+
 /// `[item,item,...]`: the items are JSON documents already, so they are joined, not
 /// re-encoded.
 fn json_array(items: &[String]) -> String {

@@ -16,8 +16,10 @@
 
 #include "fabric.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -530,6 +532,60 @@ static void test_stream(void) {
           "batch: NULL out");
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "batch: after free",
            fabric_stream_next_batch(batch, 0, 0, &out));
+
+    /* The readiness descriptor: drain, poll with 0, wait for the descriptor on TIMEOUT;
+     * a wake-up that still times out finishes with a waiting pull. */
+    fabric_stream ready = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "ready: stream",
+           fabric_runtime_invoke_openai_stream(
+               rt, "{\"input\":\"ready\",\"context\":{\"scripted_stream\":{\"chunk_chars\":2,\"delay_ms\":2}}}",
+               &ready, &out));
+    int32_t fd = -1;
+    out = NULL;
+    CHECK(fabric_stream_ready_fd(ready, &fd, &out) == FABRIC_STATUS_OK && fd >= 0 && out == NULL,
+          "ready: a descriptor");
+    int32_t again = -1;
+    CHECK(fabric_stream_ready_fd(ready, &again, &out) == FABRIC_STATUS_OK && again == fd,
+          "ready: the same descriptor again");
+    int ready_items = 0, waits = 0, finishing = 0;
+    char sink[64];
+    for (;;) {
+        while (read(fd, sink, sizeof sink) > 0) {
+        }
+        out = NULL;
+        status = fabric_stream_next_batch(ready, 0, 0, &out);
+        if (status == FABRIC_STATUS_TIMEOUT) {
+            struct pollfd watch = {.fd = fd, .events = POLLIN, .revents = 0};
+            CHECK(poll(&watch, 1, 10000) == 1, "ready: the descriptor wakes the consumer");
+            waits++;
+            while (read(fd, sink, sizeof sink) > 0) {
+            }
+            status = fabric_stream_next_batch(ready, 0, 0, &out);
+            if (status == FABRIC_STATUS_TIMEOUT) {
+                finishing++;
+                status = fabric_stream_next_batch(ready, 10000, 0, &out);
+            }
+        }
+        if (status != FABRIC_STATUS_OK) {
+            break;
+        }
+        for (const char *at = out; (at = strstr(at, "\"chat.completion.chunk\"")) != NULL; at++) {
+            ready_items++;
+        }
+        fabric_string_free(out);
+    }
+    CHECK(status == FABRIC_STATUS_END, "ready: END");
+    CHECK(ready_items == 8, "ready: \"turn 4: batched\" in chunks of 2 characters");
+    CHECK(waits > 0, "ready: waited on the descriptor");
+    CHECK(finishing <= 1, "ready: at most one waiting pull (to finish)");
+    EXPECT(FABRIC_STATUS_OK, "\"response\":\"turn 4: batched\"", "ready: result",
+           fabric_stream_result(ready, &out));
+    CHECK(fabric_stream_ready_fd(ready, NULL, &out) == FABRIC_STATUS_INVALID_ARGUMENT,
+          "ready: NULL fd_out");
+    fabric_string_free(out);
+    CHECK(fabric_stream_free(ready) == FABRIC_STATUS_OK, "ready: free");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "ready: after free",
+           fabric_stream_ready_fd(ready, &fd, &out));
 
     /* misuse */
     CHECK(fabric_stream_free(st) == FABRIC_STATUS_OK, "stream: free the first");

@@ -173,3 +173,31 @@ def test_same_chunks_as_upstream_with_python_echo(scripted_built) -> None:
     assert ours["response"] == "echo: a streamed reply of several chunks"
     assert len(ours["chunks"]) == 3
     assert ours == upstream
+
+
+def test_chunks_arrive_through_the_readiness_descriptor_without_worker_waits(scripted, monkeypatch) -> None:
+    from fabric_core import _ffi
+
+    waits: list[int] = []
+    pull = _ffi.Library.stream_next_batch
+
+    def counted(self, handle: int, timeout_ms: int):
+        if timeout_ms != 0:
+            waits.append(timeout_ms)
+        return pull(self, handle, timeout_ms)
+
+    monkeypatch.setattr(_ffi.Library, "stream_next_batch", counted)
+
+    async def main() -> None:
+        config = streaming(scripted, chunk_chars=4, delay_ms=3)
+        async with await Fabric().start_runtime(config) as runtime:
+            stream = runtime.invoke_openai_stream(input="hi")
+            assert stream._ready_fd is not None
+            chunks = [chunk async for chunk in stream]
+            assert text_of(chunks) == REPLY
+            # Every chunk came through the event loop; a worker waited at most once, to
+            # finish the stream (the adapter's answer).
+            assert len(waits) <= 1, waits
+            assert (await stream.result()).status == "succeeded"
+
+    asyncio.run(main())

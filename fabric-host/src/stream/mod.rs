@@ -74,6 +74,12 @@ pub trait PullStream: Send + Sync + std::fmt::Debug {
     /// stream is finished, else [`StreamBatch::Timeout`] — finishing the stream (waiting for
     /// the invocation) is left to a pull with a nonzero timeout, `result` or `close`.
     fn next_batch(&self, max: usize, timeout: Option<Duration>) -> Result<StreamBatch, HostError>;
+    /// A descriptor that becomes readable when a zero-timeout [`PullStream::next_batch`]
+    /// that returned [`StreamBatch::Timeout`] is worth repeating: an item arrived, the stream
+    /// ended or failed, or it needs a waiting pull to finish (a zero-timeout pull then still
+    /// times out). Owned by the stream (valid until it is dropped); the caller only polls it
+    /// and reads (drains) it. Lets an event loop wait for items without a thread.
+    fn ready_fd(&self) -> Result<std::os::fd::RawFd, HostError>;
     /// Drops unread items, waits for the invocation, and returns its RunResult.
     fn result(&self) -> Result<RunResult, HostError>;
     /// Drops unread items and waits for the invocation without cancelling it; later
@@ -93,6 +99,8 @@ pub struct OpenAiStream {
     listener: ListenerKey,
     info: StreamInfo,
     finish: Mutex<Finish>,
+    /// The read end of the readiness socket, once asked for ([`PullStream::ready_fd`]).
+    ready: std::sync::OnceLock<std::os::unix::net::UnixStream>,
 }
 
 #[derive(Debug)]
@@ -224,6 +232,7 @@ impl Runtime {
                 outcome: None,
                 finalized: None,
             }),
+            ready: std::sync::OnceLock::new(),
         })
     }
 }
@@ -385,7 +394,16 @@ impl OpenAiStream {
         match finalized.map(|done| done.stream_error) {
             Some(Some(error)) => Err(error),
             Some(None) => Ok(StreamBatch::End),
-            None => Ok(StreamBatch::Timeout),
+            None => {
+                let state = self.shared.lock();
+                let finishing = state.ended || state.completed || state.answered;
+                drop(state);
+                if finishing {
+                    // Only a waiting pull can finish the stream: say so on the socket.
+                    self.shared.signal_now();
+                }
+                Ok(StreamBatch::Timeout)
+            }
         }
     }
 
@@ -464,9 +482,17 @@ impl PullStream for OpenAiStream {
 
     fn next_batch(&self, max: usize, timeout: Option<Duration>) -> Result<StreamBatch, HostError> {
         let max = if max == 0 { usize::MAX } else { max };
+        let poll = timeout == Some(Duration::ZERO);
+        if poll {
+            self.shared.arm();
+        }
         let mut items = self.take_ready(max);
+        if poll && !items.is_empty() {
+            // The consumer comes back for more: no signal until it finds the queue empty.
+            self.shared.disarm();
+        }
         if items.is_empty() {
-            if timeout == Some(Duration::ZERO) {
+            if poll {
                 return self.poll_end();
             }
             match self.next(timeout)? {
@@ -477,6 +503,25 @@ impl PullStream for OpenAiStream {
             items.extend(self.take_ready(max - 1));
         }
         Ok(StreamBatch::Items(items))
+    }
+
+    fn ready_fd(&self) -> Result<std::os::fd::RawFd, HostError> {
+        use std::os::fd::AsRawFd;
+        if let Some(reader) = self.ready.get() {
+            return Ok(reader.as_raw_fd());
+        }
+        let unavailable = |error: std::io::Error| HostError::EngineUnavailable {
+            stage: Stage::Invoke,
+            reason: format!("cannot create the stream's readiness socket: {error}"),
+        };
+        let (reader, writer) = std::os::unix::net::UnixStream::pair().map_err(unavailable)?;
+        reader.set_nonblocking(true).map_err(unavailable)?;
+        writer.set_nonblocking(true).map_err(unavailable)?;
+        // A second caller racing this one keeps the first pair.
+        if self.ready.set(reader).is_ok() {
+            self.shared.set_signal(writer);
+        }
+        Ok(self.ready.get().map(AsRawFd::as_raw_fd).unwrap_or(-1))
     }
 
     fn result(&self) -> Result<RunResult, HostError> {

@@ -2,7 +2,10 @@
 //! share: the bounded item queue, how the transport ended, whether the host answered.
 
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::io::Write;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::Instant;
 
 /// Most items queued before the listener stops reading (backpressure on the adapter).
@@ -63,11 +66,17 @@ impl State {
     }
 }
 
-/// The shared state and the condition variable its changes are announced on.
+/// The shared state and the condition variable its changes are announced on; and, once a
+/// consumer asked for it, the readiness socket a change is also announced on (one byte, only
+/// while a consumer is armed: see [`Shared::arm`]).
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     state: Mutex<State>,
     changed: Condvar,
+    /// The write end of the readiness socket pair (non-blocking).
+    signal: OnceLock<UnixStream>,
+    /// A zero-timeout pull found nothing: the next change writes one byte.
+    armed: AtomicBool,
 }
 
 impl Shared {
@@ -75,9 +84,37 @@ impl Shared {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Wakes every waiting consumer.
+    /// Wakes every waiting consumer, and the readiness socket when armed.
     pub(crate) fn notify(&self) {
         self.changed.notify_all();
+        if self.armed.swap(false, Ordering::SeqCst) {
+            self.signal_now();
+        }
+    }
+
+    /// Makes the readiness socket readable (a full buffer is readable already).
+    pub(crate) fn signal_now(&self) {
+        if let Some(mut writer) = self.signal.get() {
+            let _ = writer.write(&[1]);
+        }
+    }
+
+    /// Arms the readiness socket before a zero-timeout pull looks at the state, so a change
+    /// after the look is never missed. No-op without a socket.
+    pub(crate) fn arm(&self) {
+        if self.signal.get().is_some() {
+            self.armed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Cancels [`Shared::arm`] (a pull found items).
+    pub(crate) fn disarm(&self) {
+        self.armed.store(false, Ordering::SeqCst);
+    }
+
+    /// Installs the write end of the readiness socket (once).
+    pub(crate) fn set_signal(&self, writer: UnixStream) -> bool {
+        self.signal.set(writer).is_ok()
     }
 
     /// Waits for a change until `deadline` (spurious wake-ups are the caller's loop's job).

@@ -136,6 +136,11 @@ class Library:
             batch_fn.argtypes = [u64, c_int64, c_uint32, out]
             batch_fn.restype = c_int32
         self._stream_next_batch = batch_fn
+        ready_fn = getattr(lib, "fabric_stream_ready_fd", None)
+        if ready_fn is not None:
+            ready_fn.argtypes = [u64, POINTER(c_int32), out]
+            ready_fn.restype = c_int32
+        self._stream_ready_fd = ready_fn
 
     def stream_next(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
         """Pull one stream item: ``(STATUS_OK, json)``, ``(STATUS_END, None)`` or
@@ -171,6 +176,18 @@ class Library:
         if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
             return status, text
         raise error_from_status(status, text)
+
+    def stream_ready_fd(self, handle: int) -> int | None:
+        """The stream's readiness descriptor (owned by the stream; never closed here), or
+        ``None`` when the library or the platform has none."""
+
+        if self._stream_ready_fd is None:
+            return None
+        fd = c_int32(-1)
+        slot = c_void_p()
+        status = self._stream_ready_fd(handle, ctypes.byref(fd), ctypes.byref(slot))
+        self.take_string(slot)
+        return fd.value if status == STATUS_OK and fd.value >= 0 else None
 
     def _declare(self, name: str, argtypes: list[Any]) -> None:
         function = getattr(self._lib, name, None)

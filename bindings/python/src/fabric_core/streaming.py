@@ -1,16 +1,19 @@
 """``OpenAIInvokeStream``: native OpenAI chunks of one invocation, pulled from the core.
 
 The core owns the authenticated loopback listener the adapter writes to; this module only
-pulls items with ``fabric_stream_next_batch``. Every ready item is taken at once without a
-thread hop (a zero timeout never blocks); only when none is ready does the wait run in a
-worker thread (the GIL is released), and ``aclose()`` or a cancelled consumer wakes it by
-closing the stream. Closing never cancels the invocation.
+pulls items with ``fabric_stream_next_batch``. Every ready item is taken at once on the
+event loop's thread (a zero timeout never blocks). When none is ready the loop waits on the
+stream's readiness descriptor (``fabric_stream_ready_fd``, watched with ``add_reader``), so
+items arrive without a thread hop; only finishing the stream (waiting for the turn's answer)
+runs in a worker thread (the GIL is released), which ``aclose()`` or a cancelled consumer
+wakes by closing the stream. Closing never cancels the invocation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +56,7 @@ class OpenAIInvokeStream:
         self._closer: asyncio.Future[Any] | None = None
         self._batch: list[Any] = []
         self._position = 0
+        self._ready_fd = library.stream_ready_fd(handle)
         self._finalizer = weakref.finalize(self, _backstop, library, handle)
 
     @property
@@ -87,9 +91,26 @@ class OpenAIInvokeStream:
                 raise StopAsyncIteration
             library, handle = self._library, self._handle
             try:
-                # Every ready chunk is taken right here; only an empty queue costs a hop.
+                # Every ready chunk is taken right here, on the loop's thread.
                 status, text = library.stream_next_batch(handle, 0)
+                # Wait for the readiness descriptor; a wake-up that finds nothing twice in a
+                # row (a stale byte, then the core asking for a waiting pull) falls through.
+                wakes = 0
+                while status == _ffi.STATUS_TIMEOUT and self._ready_fd is not None and wakes < 2:
+                    try:
+                        woken = await self._readable()
+                    except asyncio.CancelledError:
+                        self._close_in_background()
+                        raise
+                    if self._finished or not woken:
+                        break
+                    wakes += 1
+                    self._drain()
+                    status, text = library.stream_next_batch(handle, 0)
+                if self._finished:
+                    continue
                 if status == _ffi.STATUS_TIMEOUT:
+                    # Nothing ready after a wake-up: only a waiting pull finishes the stream.
                     worker = to_thread(lambda: library.stream_next_batch(handle, -1))
                     try:
                         status, text = await asyncio.shield(worker)
@@ -107,6 +128,40 @@ class OpenAIInvokeStream:
                 self._position = 0
             elif status == _ffi.STATUS_END:
                 self._finished = True
+
+    def _drain(self) -> None:
+        """Empties the readiness descriptor (it is non-blocking)."""
+
+        if self._ready_fd is not None:
+            try:
+                os.read(self._ready_fd, 4096)
+            except (BlockingIOError, InterruptedError):
+                pass
+
+    async def _readable(self) -> bool:
+        """Waits until the readiness descriptor is readable (watched only while waiting, so
+        the descriptor is never watched after the stream is freed); ``False`` when the loop
+        cannot watch descriptors."""
+
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        fd = self._ready_fd
+        try:
+            loop.add_reader(fd, wake)
+        except NotImplementedError:
+            # An event loop without add_reader (Windows' proactor): wait in a worker.
+            self._ready_fd = None
+            return False
+        try:
+            await ready
+        finally:
+            loop.remove_reader(fd)
+        return True
 
     def _fail(self, error: BaseException) -> None:
         self._finished = True

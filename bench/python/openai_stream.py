@@ -3,7 +3,8 @@ our Python binding vs upstream 0.5.0's Python SDK, with the same python-echo ada
 emits through upstream's common lifecycle writer). One run each, in fresh processes; CPU
 time of the consuming process beside the wall time.
 
-    FABRIC_CORE_LIB=$PWD/target/debug/libfabric_ffi.so \
+    cargo build --release -p fabric-ffi
+    FABRIC_CORE_LIB=$PWD/target/release/libfabric_ffi.so \
       PYTHONPATH=bindings/python/src:adapters/python-echo/src \
       .venv/bin/python bench/python/openai_stream.py [--chunks 2000]
 """

@@ -76,6 +76,9 @@ typedef uint64_t fabric_runtime;
 // An environment handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_environment;
 
+// A pull-stream handle: a nonzero integer id (0 is never a valid handle).
+typedef uint64_t fabric_stream;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -431,6 +434,146 @@ int32_t fabric_environment_release(fabric_environment environment, char **out);
 // Blocking: no. Thread-safe.
 // Safety: safe to call with any value (ids are looked up, never dereferenced).
 int32_t fabric_environment_free(fabric_environment environment);
+
+// Starts one invocation that streams native OpenAI Chat Completions chunks.
+//
+// `request_json`: a RunRequest, as for `fabric_runtime_invoke` (NULL: an empty input). On
+// success `*stream_out` receives a nonzero stream handle and `*out` the stream's identity
+// (`kind` = `"openai.chat_completions.chunk/v1"`, `runtime_id`, `invocation_id`,
+// `request_id`, `handle`). Pull the chunks with `fabric_stream_next`, then read the
+// RunResult with `fabric_stream_result`. The runtime is busy until the stream is read to
+// its end, its result is read, or it is closed: another invocation or stream on it is
+// `FABRIC_STATUS_STATE` (`runtime_busy`).
+//
+// Ownership: `request_json` is borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the stream handle is owned by the caller and released with
+// `fabric_stream_free`. The stream keeps its runtime alive (freeing the runtime handle
+// first is allowed).
+// Errors: `FABRIC_STATUS_CAPABILITY` (`openai_streaming_unavailable`: the adapter does not
+// claim streaming; the runtime is untouched), `FABRIC_STATUS_STATE` (`runtime_busy`,
+// `runtime_stopped`, `runtime_failed`), `FABRIC_STATUS_CONFIG` (invalid request),
+// `FABRIC_STATUS_RUNTIME` (the invocation could not be sent),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `stream_out`/`out`, invalid UTF-8, bad runtime
+// handle). Failures of the invocation itself are reported by the stream.
+// Blocking: no (the invocation runs in the adapter host). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `stream_out` must be NULL or valid for writing one `fabric_stream`; `out` must be
+// NULL or valid for writing one `char *`.
+int32_t fabric_runtime_invoke_openai_stream(fabric_runtime runtime, const char *request_json, fabric_stream *stream_out, char **out);
+
+// Pulls the next item of a stream.
+//
+// Returns `FABRIC_STATUS_OK` with the item's JSON in `*out` (for an OpenAI stream one
+// `chat.completion.chunk` object, exactly as the adapter emitted it);
+// `FABRIC_STATUS_END` when the stream has no more items (also after
+// `fabric_stream_close`); `FABRIC_STATUS_TIMEOUT` when no item arrived within
+// `timeout_ms` (`0` polls, a negative value waits without limit). `*out` is NULL for END
+// and TIMEOUT. An error ends the stream: `FABRIC_STATUS_RUNTIME` with
+// `openai_stream_protocol_error` (stage `invoke`; the adapter broke the transport and the
+// runtime is failed; `metadata.http_status` is the listener's answer) or, when the adapter
+// dropped its connection, the invocation's own error; later calls report it again.
+// Failures of the invocation are otherwise reported by `fabric_stream_result`.
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: as above, and `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, freed,
+// unknown or of another kind).
+// Blocking: yes — up to `timeout_ms`; `fabric_stream_close` from another thread wakes it.
+// Thread-safe; items are handed out once, in order, to whichever thread pulls.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_stream_next(fabric_stream stream, int64_t timeout_ms, char **out);
+
+// Pulls every ready item of a stream at once: one call (and one wake-up) for a burst.
+//
+// Returns `FABRIC_STATUS_OK` with a JSON array of 1 to `max_items` items in `*out` (`0`:
+// no limit beyond the stream's queue bound of 1,024 items / 16 MiB), in order, each
+// exactly as `fabric_stream_next` returns it; `FABRIC_STATUS_END` and
+// `FABRIC_STATUS_TIMEOUT` (`*out` NULL) and errors as `fabric_stream_next`, after waiting
+// up to `timeout_ms` for the first item. A zero `timeout_ms` never blocks: with nothing
+// ready it returns `FABRIC_STATUS_TIMEOUT` until the stream has been finished (by a pull
+// with a nonzero timeout, `fabric_stream_result` or `fabric_stream_close`), so a
+// consumer that polls with 0 must wait with a nonzero timeout when the poll is empty.
+// This lets a caller drain ready items on its own thread and do only the waits elsewhere.
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: as `fabric_stream_next`.
+// Blocking: only when no item is ready — up to `timeout_ms`. Thread-safe; items are
+// handed out once, in order.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_stream_next_batch(fabric_stream stream, int64_t timeout_ms, uint32_t max_items, char **out);
+
+// A file descriptor that becomes readable when pulling again is worth it, so an event loop
+// can wait for a stream without a thread (POSIX only).
+//
+// Protocol: drain the descriptor (read until `EAGAIN`), then call
+// `fabric_stream_next_batch(stream, 0, ...)`; on `FABRIC_STATUS_TIMEOUT` wait until the
+// descriptor is readable, drain it and pull with a zero timeout again. The descriptor
+// becomes readable after a zero-timeout pull that timed out when an item arrives, the stream
+// ends, fails or is closed, or when only a waiting pull can finish it — so when a
+// zero-timeout pull right after a wake-up still returns `FABRIC_STATUS_TIMEOUT`, finish with
+// a waiting pull (`timeout_ms` nonzero) on a worker thread. Repeated calls return the same
+// descriptor.
+//
+// Ownership: the descriptor belongs to the stream and stays open until `fabric_stream_free`;
+// the caller only polls and reads it — never closes it, and stops watching it before the
+// free. `*out` is NULL on success, else the ErrorInfo (caller frees it).
+// Errors: `FABRIC_STATUS_RUNTIME` (`engine_unavailable`: no socket pair),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle).
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+// writing one `char *`.
+int32_t fabric_stream_ready_fd(fabric_stream stream, int32_t *fd_out, char **out);
+
+// Waits for the stream's invocation and returns its RunResult (unread items are dropped
+// first). May be called more than once (same answer).
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: `FABRIC_STATUS_RUNTIME` (`openai_stream_protocol_error`, or the invocation's
+// failure: `lifecycle_openai_stream_unsupported` — the adapter claims streaming without
+// implementing it; the runtime is failed —, `lifecycle_stream_transport_failed`,
+// `host_crashed`, `timeout`, ...), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; bad
+// handle). A harness failure is a result with `"status": "failed"` and
+// `FABRIC_STATUS_OK`.
+// Blocking: yes — until the adapter answered (bounded by `runtime.timeout_seconds`) and
+// the stream's connection completed (at most 10 s more). Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_stream_result(fabric_stream stream, char **out);
+
+// Closes a stream: unread items are dropped and the invocation is waited for — never
+// cancelled — so the runtime is free again when this returns. A `fabric_stream_next`
+// blocked on another thread returns `FABRIC_STATUS_END` at once (it does not wait for the
+// invocation; this call does); later ones too. Idempotent; the
+// result stays readable with `fabric_stream_result`.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a handle that is 0,
+// freed, unknown or of another kind.
+// Errors: see above (no `out`).
+// Blocking: yes — until the invocation answered and the connection completed.
+// Thread-safe. Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_stream_close(fabric_stream stream);
+
+// Releases a stream handle. A stream that was not closed is closed first (which waits for
+// its invocation, never cancels it). The id is never reused.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale (already
+// freed), unknown or wrong-kind handle; `fabric_stream_free(0)` is a no-op returning
+// `FABRIC_STATUS_OK`.
+//
+// Ownership: consumes the handle. A call running on another thread keeps the stream alive
+// until it returns.
+// Errors: see above (no `out`).
+// Blocking: only when the stream was not closed (see `fabric_stream_close`). Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_stream_free(fabric_stream stream);
 
 #ifdef __cplusplus
 }  // extern "C"

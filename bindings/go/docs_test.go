@@ -57,3 +57,26 @@ func TestHealthExampleRuns(t *testing.T) {
 		t.Fatalf("got:\n%s", out)
 	}
 }
+
+func TestStreamExampleRuns(t *testing.T) {
+	scriptedDescriptor(t)
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "go.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	example, err := os.ReadFile(filepath.Join("examples", "stream", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), strings.TrimSpace(string(example))) {
+		t.Fatal("docs/go.md must contain examples/stream/main.go verbatim")
+	}
+	out, err := exec.Command("go", "run", "./examples/stream").CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "streaming: true\nStreaming, one small piece at a time.\n7 chunks, succeeded\nfirst: Stream\nwhole: Streaming, one small piece at a time.\n"
+	if string(out) != want {
+		t.Fatalf("got:\n%s", out)
+	}
+}

@@ -134,9 +134,13 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"lifecycle_adapter_start_failed":          {Stage: "start", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle start"},
 	"lifecycle_adapter_stop_failed":           {Stage: "stop", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle stop"},
 	"lifecycle_error":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter reported a failure without a code"},
+	"lifecycle_invalid_openai_stream_event":   {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter emitted a chunk that breaks the chunk rules"},
 	"lifecycle_invalid_request":               {Stage: "", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter could not decode a lifecycle request"},
-	"lifecycle_openai_stream_unsupported":     {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter claims OpenAI streaming but does not implement it"},
+	"lifecycle_invalid_stream_sink":           {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter rejected the OpenAI stream sink of the request"},
+	"lifecycle_openai_stream_event_too_large": {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter emitted a chunk whose record exceeds 1 MiB"},
+	"lifecycle_openai_stream_unsupported":     {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter claims OpenAI streaming but does not implement it; the runtime is failed"},
 	"lifecycle_runtime_not_started":           {Stage: "", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter was invoked before start"},
+	"lifecycle_stream_transport_failed":       {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter could not connect to, write to or finish the OpenAI stream listener"},
 	"max_tokens_zero":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "max_tokens must be at least 1"},
 	"max_turns_out_of_range":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "max_turns must be between 1 and 4294967295"},
 	"mcp_env_requires_stdio":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "env is only valid for stdio MCP servers"},
@@ -151,6 +155,8 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"native_symbol_missing":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library lacks a required symbol"},
 	"null_argument":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a required pointer argument is NULL"},
 	"null_handle":                             {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is 0"},
+	"openai_stream_protocol_error":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed"},
+	"openai_streaming_unavailable":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the selected adapter does not claim native OpenAI streaming; the runtime is untouched"},
 	"protocol_error":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host broke the lifecycle protocol"},
 	"relay_opentelemetry_without_destination": {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "enabled Relay OpenTelemetry requires at least one endpoint or file sink"},
 	"relay_stream_header_env_unset":           {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "Relay sink nemo-fabric-stream header_env names an unset environment variable"},
@@ -818,6 +824,48 @@ const (
 	ObservationStatusNotCollected ObservationStatus = "not_collected"
 )
 
+// OpenAiChunk: One `chat.completion.chunk` (OpenAI Chat Completions streaming), as the adapter emitted it. Members beyond the checked ones are kept.
+type OpenAiChunk struct {
+	// Choices: Choice deltas (may be empty).
+	Choices []OpenAiChunkChoice `json:"choices"`
+	// Created: Unix time in seconds (unsigned 64-bit).
+	Created uint64 `json:"created"`
+	// ID: Completion id: a string with a non-whitespace character.
+	ID string `json:"id"`
+	// Model: Model name: a string with a non-whitespace character.
+	Model string `json:"model"`
+	// Object: Always `chat.completion.chunk`.
+	Object string `json:"object"`
+	// Usage: Usage object or null.
+	Usage map[string]any `json:"usage,omitempty"`
+}
+
+// OpenAiChunkChoice: One choice of an [`OpenAiChunk`].
+type OpenAiChunkChoice struct {
+	// Delta: The increment.
+	Delta OpenAiChunkDelta `json:"delta"`
+	// FinishReason: Why generation stopped, or null.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Index: Choice index (unsigned 32-bit).
+	Index uint32 `json:"index"`
+	// Logprobs: Log probabilities object or null.
+	Logprobs map[string]any `json:"logprobs,omitempty"`
+}
+
+// OpenAiChunkDelta: The increment of one choice.
+type OpenAiChunkDelta struct {
+	// Content: Text increment, or null.
+	Content string `json:"content,omitempty"`
+	// FunctionCall: Legacy function call increment (object), or null.
+	FunctionCall map[string]any `json:"function_call,omitempty"`
+	// Refusal: Refusal increment, or null.
+	Refusal string `json:"refusal,omitempty"`
+	// Role: Role, or null.
+	Role string `json:"role,omitempty"`
+	// ToolCalls: Tool call increments (objects), or null.
+	ToolCalls []map[string]any `json:"tool_calls,omitempty"`
+}
+
 // ResolutionStrategy: Adapter install or availability strategy.
 type ResolutionStrategy string
 
@@ -980,6 +1028,8 @@ type RuntimeInfo struct {
 	RuntimeID string `json:"runtime_id"`
 	// ServiceID: Service id, when the runtime uses a shared service.
 	ServiceID string `json:"service_id,omitempty"`
+	// SupportsOpenaiStreaming: Whether the selected adapter implements native OpenAI streaming (the plan's `capabilities.streaming` and the descriptor's claim).
+	SupportsOpenaiStreaming bool `json:"supports_openai_streaming,omitempty"`
 }
 
 // RuntimeResourceSnapshot: One reading of a runtime's process tree: the local adapter host and its descendants.  ```json {"runtime_id": "runtime-1", "started_at": "2026-10-21T09:00:00.000Z",  "observed_at": "2026-10-21T09:01:08.000Z", "resident_memory_bytes": 83886080,  "process_count": 1, "cpu_time_seconds": 14.5} ```
@@ -1096,6 +1146,28 @@ type StatsDiagnostic struct {
 	// Message: Human-readable, secret-free description.
 	Message string `json:"message"`
 }
+
+// StreamInfo: Identity of an open pull stream (`fabric_runtime_invoke_openai_stream`'s `*out`).
+type StreamInfo struct {
+	// Handle: The C ABI handle of this stream, when it was returned through the ABI.
+	Handle *uint64 `json:"handle,omitempty"`
+	// InvocationID: Invocation id (the terminal RunResult carries the same).
+	InvocationID string `json:"invocation_id"`
+	// Kind: What the stream's items are.
+	Kind StreamKind `json:"kind"`
+	// RequestID: Request id.
+	RequestID string `json:"request_id"`
+	// RuntimeID: Runtime id.
+	RuntimeID string `json:"runtime_id"`
+}
+
+// StreamKind: What the items of a pull stream are.
+type StreamKind string
+
+// StreamKind values.
+const (
+	StreamKindOpenaiChatCompletionsChunkV1 StreamKind = "openai.chat_completions.chunk/v1"
+)
 
 // SystemStatsGroup: A metric group of invocation system stats.
 type SystemStatsGroup string

@@ -94,6 +94,10 @@ type RunRequest struct {
 	Overrides        map[string]any `json:"overrides,omitempty"`
 }
 
+// Chunk is one native OpenAI `chat.completion.chunk` of an [OpenAIStream] (the generated
+// [OpenAiChunk]).
+type Chunk = OpenAiChunk
+
 // Health levels, check scopes and outcomes.
 const (
 	LevelLive   = "live"

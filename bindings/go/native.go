@@ -260,3 +260,37 @@ func nativeEnvironmentRelease(environment uint64) nativeResult {
 func nativeEnvironmentFree(environment uint64) {
 	C.fabric_environment_free(C.fabric_environment(environment))
 }
+
+func nativeInvokeOpenAIStream(runtime uint64, request string) nativeResult {
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	var handle C.fabric_stream
+	var out *C.char
+	status := C.fabric_runtime_invoke_openai_stream(C.fabric_runtime(runtime), cRequest, &handle, &out)
+	return finish(status, out, uint64(handle))
+}
+
+// nativeStreamNextBatch pulls every ready item (a JSON array in text); timeoutMs 0 never
+// blocks, a negative value waits without limit.
+func nativeStreamNextBatch(stream uint64, timeoutMs int64) nativeResult {
+	var out *C.char
+	status := C.fabric_stream_next_batch(C.fabric_stream(stream), C.int64_t(timeoutMs), 0, &out)
+	return finish(status, out, 0)
+}
+
+func nativeStreamResult(stream uint64) nativeResult {
+	var out *C.char
+	status := C.fabric_stream_result(C.fabric_stream(stream), &out)
+	return finish(status, out, 0)
+}
+
+func nativeStreamClose(stream uint64) {
+	C.fabric_stream_close(C.fabric_stream(stream))
+}
+
+func nativeStreamFree(stream uint64) {
+	C.fabric_stream_free(C.fabric_stream(stream))
+}

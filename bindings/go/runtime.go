@@ -29,10 +29,13 @@ type Runtime struct {
 	stopErr    error
 
 	closeOnce sync.Once
+
+	// streams are the OpenAI streams whose handles are not freed yet.
+	streams map[*OpenAIStream]struct{}
 }
 
 func newRuntime(handle uint64, info RuntimeInfo) *Runtime {
-	r := &Runtime{Info: info, handle: handle, stopDone: make(chan struct{})}
+	r := &Runtime{Info: info, handle: handle, stopDone: make(chan struct{}), streams: map[*OpenAIStream]struct{}{}}
 	runtime.SetFinalizer(r, func(dropped *Runtime) { nativeFree(dropped.handle) })
 	return r
 }
@@ -158,14 +161,22 @@ func (r *Runtime) ResourceSnapshot(ctx context.Context) (*RuntimeResourceSnapsho
 	return snapshot, nil
 }
 
-// Stop stops the runtime once; every call returns the same result. If ctx is done
-// first, Stop returns ctx.Err() and the stop completes in the background.
+// Stop stops the runtime once; every call returns the same result. An open OpenAIStream is
+// closed first (its turn runs to its end). If ctx is done first, Stop returns ctx.Err()
+// and the stop completes in the background.
 func (r *Runtime) Stop(ctx context.Context) (*RuntimeStopResult, error) {
 	r.stopOnce.Do(func() {
 		r.mu.Lock()
 		r.stopStarted = true
+		streams := make([]*OpenAIStream, 0, len(r.streams))
+		for s := range r.streams {
+			streams = append(streams, s)
+		}
 		r.mu.Unlock()
 		go func() {
+			for _, s := range streams {
+				s.finishForStop()
+			}
 			result := nativeStop(r.handle)
 			stop := &RuntimeStopResult{}
 			r.stopErr = decodeInto(result, stop)

@@ -17,6 +17,8 @@
 //!   CheckReport is added to the printed RunResult under `check`. When the check does not
 //!   pass, nothing is invoked and only `{"check": report}` is printed (exit 1).
 //!
+//! - `--stream` (one invocation): native OpenAI streaming, see `stream.rs`.
+//!
 //! Exit codes: 0 every result succeeded; 1 a result failed or was cancelled; 2 invalid
 //! config, request or input file (`{"error": {...}}` on stdout, nothing started); 3 the
 //! runtime failed before a result (`{"error": {...}}` on stdout).
@@ -61,6 +63,10 @@ pub struct Args {
     /// the CheckReport is printed under `check`, and the invocation runs only when it passed.
     #[arg(long, value_parser = parse_level, conflicts_with = "inputs")]
     pub check_level: Option<HealthLevel>,
+    /// Stream the reply (native OpenAI streaming): the assistant text as it arrives on a
+    /// terminal, one JSON line per chunk when piped, then the result.
+    #[arg(long, conflicts_with_all = ["inputs", "check_level"])]
+    pub stream: bool,
     /// Seconds the adapter host may take to answer `start` (default 90).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub start_timeout: Option<f64>,
@@ -272,6 +278,9 @@ pub fn run(args: Args) -> ExitCode {
             return style.error(&info, EXIT_INVALID);
         }
     };
+    if args.stream {
+        return crate::stream::run_stream(&config, request, &options, args.json);
+    }
     if let Some(level) = args.check_level {
         return run_checked(&config, request, &options, level, style);
     }

@@ -18,6 +18,7 @@ mod cmd_validate;
 mod common;
 mod human;
 mod output;
+mod stream;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.
 #[derive(Debug, Parser)]

@@ -56,6 +56,12 @@ pub fn print_json(value: &Value) {
 
 /// Prints `{"error": {"code", "stage", "message", "path"}}` on stdout and returns `exit`.
 pub fn print_error(error: &ErrorInfo, exit: u8) -> ExitCode {
+    print_json(&error_value(error));
+    ExitCode::from(exit)
+}
+
+/// `{"error": {"code", "stage", "message", "path", "metadata"?}}`.
+pub fn error_value(error: &ErrorInfo) -> Value {
     let mut body = json!({
         "code": error.code,
         "stage": error.stage.as_str(),
@@ -65,6 +71,5 @@ pub fn print_error(error: &ErrorInfo, exit: u8) -> ExitCode {
     if !error.metadata.is_empty() {
         body["metadata"] = Value::Object(error.metadata.clone());
     }
-    print_json(&json!({ "error": body }));
-    ExitCode::from(exit)
+    json!({ "error": body })
 }

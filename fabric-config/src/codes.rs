@@ -452,6 +452,19 @@ pub const CODES: &[ErrorCode] = &[
         O::Host,
         "the adapter reported a failure without a code",
     ),
+    code(
+        "openai_streaming_unavailable",
+        Some(S::Invoke),
+        O::Host,
+        "the selected adapter does not claim native OpenAI streaming; the runtime is untouched",
+    ),
+    code(
+        "openai_stream_protocol_error",
+        Some(S::Invoke),
+        O::Host,
+        "the adapter broke the OpenAI stream transport (framing, authentication, sequence, \
+         identity, chunk shape, missing end record); the runtime is failed",
+    ),
     // fabric-stats
     code(
         "resource_observation_unavailable",
@@ -661,7 +674,31 @@ pub const CODES: &[ErrorCode] = &[
         "lifecycle_openai_stream_unsupported",
         Some(S::Invoke),
         O::Adapter,
-        "the adapter claims OpenAI streaming but does not implement it",
+        "the adapter claims OpenAI streaming but does not implement it; the runtime is failed",
+    ),
+    code(
+        "lifecycle_stream_transport_failed",
+        Some(S::Invoke),
+        O::Adapter,
+        "the adapter could not connect to, write to or finish the OpenAI stream listener",
+    ),
+    code(
+        "lifecycle_invalid_stream_sink",
+        Some(S::Invoke),
+        O::Adapter,
+        "the adapter rejected the OpenAI stream sink of the request",
+    ),
+    code(
+        "lifecycle_invalid_openai_stream_event",
+        Some(S::Invoke),
+        O::Adapter,
+        "the adapter emitted a chunk that breaks the chunk rules",
+    ),
+    code(
+        "lifecycle_openai_stream_event_too_large",
+        Some(S::Invoke),
+        O::Adapter,
+        "the adapter emitted a chunk whose record exceeds 1 MiB",
     ),
     // reasons and diagnostics inside results
     reason(

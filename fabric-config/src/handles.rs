@@ -91,6 +91,10 @@ pub struct RuntimeInfo {
     pub host_pid: u32,
     /// The runtime's FABRIC_HOME directory.
     pub fabric_home: String,
+    /// Whether the selected adapter implements native OpenAI streaming (the plan's
+    /// `capabilities.streaming` and the descriptor's claim).
+    #[serde(default)]
+    pub supports_openai_streaming: bool,
     /// The C ABI handle of this runtime, when it was returned through the ABI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handle: Option<u64>,

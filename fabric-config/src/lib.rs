@@ -7,7 +7,8 @@
 //! (ErrorInfo, ConfigError), `options` (CallOptions, the C ABI's options object), `validate`
 //! (decoding with paths, rules), `canonical` (canonical JSON), `edit` (SDK-style helpers),
 //! `path` (the base_dir rule for relative paths), `handles` (runtime and environment
-//! identities), `codes` (the error registry), `schema` (generated JSON Schemas).
+//! identities), `stream` (pull-stream items and the OpenAI stream wire), `codes` (the error
+//! registry), `schema` (generated JSON Schemas).
 //!
 //! ```
 //! use fabric_config::{ErrorInfo, FabricConfig};
@@ -53,6 +54,7 @@ pub mod request;
 pub mod result;
 pub mod schema;
 pub mod stats;
+pub mod stream;
 pub mod streaming;
 pub mod tolerated;
 pub mod validate;

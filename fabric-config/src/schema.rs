@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::{
     agent, config, descriptor, error, handles, health, options, plan, request, result, stats,
+    stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -53,6 +54,8 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/check-request", schema::<health::CheckRequest>()),
         ("sdk/check-report", schema::<health::CheckReport>()),
         ("sdk/call-options", schema::<options::CallOptions>()),
+        ("sdk/stream-info", schema::<stream::StreamInfo>()),
+        ("sdk/openai-chunk", schema::<stream::OpenAiChunk>()),
         (
             "adapter-contract/adapter-descriptor",
             schema::<descriptor::AdapterDescriptor>(),
@@ -96,6 +99,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
         (
             "adapter-contract/lifecycle-stop-payload",
             schema::<agent::StopPayload>(),
+        ),
+        (
+            "adapter-contract/openai-stream-sink",
+            schema::<stream::OpenAiStreamSink>(),
+        ),
+        (
+            "adapter-contract/openai-stream-record",
+            schema::<stream::OpenAiStreamRecord>(),
         ),
     ]
 }

@@ -24,10 +24,17 @@ fn register_runtime(
     // SAFETY: `runtime_out` was checked non-NULL by the caller of this helper and is
     // valid for one write per the entry point's contract.
     unsafe {
-        register(stage, RuntimeObject { runtime }, runtime_out, |id| {
-            info.handle = Some(id);
-            to_json(stage, &info)
-        })
+        register(
+            stage,
+            RuntimeObject {
+                runtime: Arc::new(runtime),
+            },
+            runtime_out,
+            |id| {
+                info.handle = Some(id);
+                to_json(stage, &info)
+            },
+        )
     }
 }
 
@@ -37,7 +44,7 @@ fn register_runtime(
 ///
 /// # Safety
 /// `handle_out` must be non-NULL and valid for writing one `u64`.
-unsafe fn register<T: Kind>(
+pub(crate) unsafe fn register<T: Kind>(
     stage: Stage,
     object: T,
     handle_out: *mut u64,
@@ -66,7 +73,9 @@ unsafe fn plan_args(
 }
 
 /// The request of `request_json` (already read), or an empty one when it was NULL.
-fn request_or_default(request: Option<&str>) -> Result<fabric_config::RunRequest, FfiError> {
+pub(crate) fn request_or_default(
+    request: Option<&str>,
+) -> Result<fabric_config::RunRequest, FfiError> {
     match request {
         Some(text) => parse_request(Stage::Config, text),
         None => Ok(fabric_config::RunRequest::default()),

@@ -62,6 +62,35 @@ where
     status.code()
 }
 
+/// As [`run_with_out`] for pull streams: the body returns the status with an optional
+/// document (`END` and `TIMEOUT` leave `*out` NULL).
+///
+/// # Safety
+/// `out` must be NULL or valid for writing one `*mut c_char`.
+pub(crate) unsafe fn run_with_status<F>(stage: Stage, out: *mut *mut c_char, body: F) -> i32
+where
+    F: FnOnce() -> Result<(FabricStatus, Option<String>), FfiError>,
+{
+    if out.is_null() {
+        return FabricStatus::InvalidArgument.code();
+    }
+    // SAFETY: `out` is non-NULL and valid for writes per this function's contract.
+    unsafe { out.write(ptr::null_mut()) };
+    let outcome = match catch_unwind(AssertUnwindSafe(body)) {
+        Ok(outcome) => outcome,
+        Err(_payload) => Err(FfiError::internal_panic(stage)),
+    };
+    let (status, json) = match outcome {
+        Ok((status, json)) => (status, json),
+        Err(error) => (error.status, Some(error_json(&error.info))),
+    };
+    if let Some(json) = json {
+        // SAFETY: as above; the caller releases the string with `fabric_string_free`.
+        unsafe { out.write(into_c_string(json)) };
+    }
+    status.code()
+}
+
 /// See [`ffi_boundary!`] (the form without `out`).
 pub(crate) fn run_status<F>(stage: Stage, body: F) -> i32
 where

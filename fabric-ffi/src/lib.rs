@@ -5,7 +5,8 @@
 //! ErrorInfo (`stage`, `code`, `message`, `retryable`, `metadata`) otherwise. Strings the
 //! library returns are released only with [`fabric_string_free`]. Inputs are NUL-terminated
 //! UTF-8 JSON strings; NULL pointers and invalid UTF-8 are `INVALID_ARGUMENT`, never a crash.
-//! Runtimes and environments are integer handles (`fabric_runtime`, `fabric_environment`):
+//! Runtimes, environments and streams are integer handles (`fabric_runtime`,
+//! `fabric_environment`, `fabric_stream`):
 //! nonzero, never reused, at most 2^53 − 1, released with their `_free` function; a stale,
 //! unknown or wrong-kind id is `INVALID_ARGUMENT`. Every entry point catches panics and is
 //! thread-safe; blocking calls may be made from any thread. See `docs/abi.md`.
@@ -39,10 +40,12 @@ mod status;
 mod api_config;
 mod api_observe;
 mod api_runtime;
+mod api_stream;
 
 pub use api_config::*;
 pub use api_observe::*;
 pub use api_runtime::*;
+pub use api_stream::*;
 pub use status::FabricStatus;
 
 use std::ffi::{CString, c_char};
@@ -76,6 +79,9 @@ pub type fabric_runtime = u64;
 
 /// An environment handle: a nonzero integer id (0 is never a valid handle).
 pub type fabric_environment = u64;
+
+/// A pull-stream handle: a nonzero integer id (0 is never a valid handle).
+pub type fabric_stream = u64;
 
 /// Returns the library version (for example `"0.1.0"`).
 ///

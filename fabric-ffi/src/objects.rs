@@ -6,7 +6,7 @@ use std::sync::Arc;
 use fabric_config::error::ConfigError;
 use fabric_config::plan::RunPlan;
 use fabric_config::{CallOptions, ErrorInfo, FabricConfig, RunRequest, Stage};
-use fabric_host::{Environment, ErrorClass, Fabric, HostError, RunOptions, Runtime};
+use fabric_host::{Environment, ErrorClass, Fabric, HostError, PullStream, RunOptions, Runtime};
 use serde_json::Value;
 
 use crate::boundary::opt_str_arg;
@@ -17,7 +17,15 @@ use crate::status::FabricStatus;
 /// terminates and reaps its host process (the core's `Runtime` drop).
 #[derive(Debug)]
 pub(crate) struct RuntimeObject {
-    pub(crate) runtime: Runtime,
+    /// Shared with the runtime's open streams (a stream keeps its runtime alive).
+    pub(crate) runtime: Arc<Runtime>,
+}
+
+/// An open pull stream (registered under a `fabric_stream` id). Dropping the last reference
+/// closes it: unread items are dropped and the invocation is waited for, never cancelled.
+#[derive(Debug)]
+pub(crate) struct StreamObject {
+    pub(crate) stream: Box<dyn PullStream>,
 }
 
 /// A prepared environment (registered under a `fabric_environment` id).

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use fabric_config::Stage;
 
 use crate::error::FfiError;
-use crate::objects::{EnvironmentObject, RuntimeObject};
+use crate::objects::{EnvironmentObject, RuntimeObject, StreamObject};
 
 /// Largest id ever issued: 2^53 − 1, exactly representable as a JavaScript number.
 pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
@@ -20,6 +20,7 @@ pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
 pub(crate) enum Object {
     Runtime(Arc<RuntimeObject>),
     Environment(Arc<EnvironmentObject>),
+    Stream(Arc<StreamObject>),
     #[cfg(test)]
     Probe(Arc<tests::Probe>),
 }
@@ -29,6 +30,7 @@ impl Object {
         match self {
             Object::Runtime(_) => "runtime",
             Object::Environment(_) => "environment",
+            Object::Stream(_) => "stream",
             #[cfg(test)]
             Object::Probe(_) => "probe",
         }
@@ -63,6 +65,19 @@ impl Kind for EnvironmentObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Environment(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for StreamObject {
+    const NAME: &'static str = "stream";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Stream(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Stream(value) => Some(value),
             _ => None,
         }
     }
@@ -254,6 +269,7 @@ pub(crate) mod tests {
         fn assert_send_sync<T: Send + Sync>() {}
         assert_send_sync::<RuntimeObject>();
         assert_send_sync::<EnvironmentObject>();
+        assert_send_sync::<StreamObject>();
         assert_send_sync::<Object>();
     }
 

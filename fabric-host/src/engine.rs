@@ -134,6 +134,34 @@ pub(crate) struct HostInit {
 
 type Reply<T> = SyncSender<T>;
 
+/// A hook the reactor calls right after a request's answer (or terminal error) was sent to
+/// its waiting caller.
+pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
+
+/// Where a request's answer goes: the caller's channel, then the optional hook.
+struct Responder {
+    channel: Reply<Result<Vec<u8>, HostError>>,
+    notify: Option<Notify>,
+}
+
+impl Responder {
+    fn send(self, answer: Result<Vec<u8>, HostError>) -> Result<(), ()> {
+        let sent = self.channel.send(answer).map_err(|_| ());
+        if let Some(notify) = self.notify {
+            notify();
+        }
+        sent
+    }
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Responder")
+            .field("notify", &self.notify.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
 #[derive(Debug)]
 enum Cmd {
     Add {
@@ -146,8 +174,10 @@ enum Cmd {
         stage: Stage,
         timeout: Duration,
         spin: bool,
-        reply: Reply<Result<Vec<u8>, HostError>>,
+        reply: Responder,
     },
+    /// A stream listener command (see `stream::listener`).
+    Stream(crate::stream::Command),
     Stop {
         key: HostKey,
         line: Option<Vec<u8>>,
@@ -304,15 +334,16 @@ impl Engine {
         stage: Stage,
         timeout: Duration,
         spin: bool,
+        notify: Option<Notify>,
     ) -> Result<PendingReply, HostError> {
-        let (reply, wait) = mpsc::sync_channel(1);
+        let (channel, wait) = mpsc::sync_channel(1);
         self.send(Cmd::Request {
             key,
             line,
             stage,
             timeout,
             spin,
-            reply,
+            reply: Responder { channel, notify },
         })
         .map_err(|reason| HostError::EngineUnavailable { stage, reason })?;
         Ok(PendingReply { stage, spin, wait })
@@ -342,6 +373,11 @@ impl Engine {
             .map_err(|_| unavailable("the reactor thread has exited".into()))
     }
 
+    /// Sends a stream listener command.
+    pub(crate) fn stream(&self, command: crate::stream::Command) -> Result<(), String> {
+        self.send(Cmd::Stream(command))
+    }
+
     /// Forgets a host; if it still runs it is stopped (gracefully when `line` is a `stop`
     /// request) and reaped in the background.
     pub(crate) fn release(&self, key: HostKey, line: Option<Vec<u8>>) {
@@ -353,7 +389,7 @@ impl Engine {
 struct Pending {
     stage: Stage,
     timeout: Duration,
-    reply: Reply<Result<Vec<u8>, HostError>>,
+    reply: Responder,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -456,6 +492,8 @@ struct Reactor {
     /// After sending a request for a lone waiting caller, poll without sleeping until
     /// then (see [`SPIN`]).
     spin_until: Option<Instant>,
+    /// Loopback listeners of streaming invocations.
+    streams: crate::stream::Listeners,
 }
 
 fn token(slot: usize, kind: usize) -> Token {
@@ -480,6 +518,7 @@ impl Reactor {
             graveyard: Vec::new(),
             last_housekeeping: Instant::now(),
             spin_until: None,
+            streams: crate::stream::Listeners::default(),
         }
     }
 
@@ -499,8 +538,13 @@ impl Reactor {
                 if event.token() == WAKER {
                     continue;
                 }
+                if crate::stream::owns(event.token()) {
+                    self.streams.on_ready(self.poll.registry(), event.token());
+                    continue;
+                }
                 again.push(event.token());
             }
+            self.streams.run_again(self.poll.registry());
             again.sort_unstable_by_key(|t| t.0);
             again.dedup();
             for token in again {
@@ -514,6 +558,7 @@ impl Reactor {
                 }
             }
             self.fire_timers();
+            self.streams.fire(self.poll.registry(), Instant::now());
             if self.last_housekeeping.elapsed() >= MAX_POLL {
                 self.housekeeping();
             }
@@ -521,10 +566,18 @@ impl Reactor {
     }
 
     fn poll_timeout(&mut self) -> Duration {
-        if !self.again.is_empty() {
+        if !self.again.is_empty() || self.streams.has_work() {
             return Duration::ZERO;
         }
         let now = Instant::now();
+        let timeout = self.host_poll_timeout(now);
+        match self.streams.next_deadline() {
+            Some(at) => timeout.min(at.saturating_duration_since(now)),
+            None => timeout,
+        }
+    }
+
+    fn host_poll_timeout(&mut self, now: Instant) -> Duration {
         // A lone caller waits for a fast host: stay awake briefly instead of paying a
         // wake-up for the response. Never with several callers (the hosts need the CPU).
         if let Some(until) = self.spin_until {
@@ -595,6 +648,7 @@ impl Reactor {
                 reply,
             } => self.begin_stop(key, line, policy, Some(reply)),
             Cmd::Release { key, line } => self.release(key, line),
+            Cmd::Stream(command) => self.streams.command(self.poll.registry(), command),
             Cmd::Stats { reply } => {
                 let _ = reply.send(EngineStats {
                     hosts: self.slots.iter().filter(|s| s.is_some()).count(),
@@ -686,7 +740,7 @@ impl Reactor {
         mut line: Vec<u8>,
         stage: Stage,
         timeout: Duration,
-        reply: Reply<Result<Vec<u8>, HostError>>,
+        reply: Responder,
     ) {
         let Some(entry) = self.entry(key) else {
             let _ = reply.send(Err(HostError::RuntimeStopped { stage }));

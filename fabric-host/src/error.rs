@@ -296,6 +296,25 @@ pub enum HostError {
         /// Code of the failure that made the runtime terminal.
         cause: String,
     },
+    /// A stream owns the runtime's invocation (`runtime_busy`, a state error).
+    #[error(
+        "a streaming invocation is active; read it to the end or close it before starting another turn"
+    )]
+    StreamActive {
+        /// Stage of the attempted operation.
+        stage: Stage,
+    },
+    /// The adapter broke the OpenAI stream transport (`openai_stream_protocol_error`); the
+    /// runtime is failed.
+    #[error("{message}")]
+    StreamProtocol {
+        /// Stage (`invoke`).
+        stage: Stage,
+        /// Safe message naming the broken rule (never a value).
+        message: String,
+        /// The HTTP status the listener answered, if it answered.
+        http_status: Option<u16>,
+    },
     /// Reading the adapter host's process tree failed (`resource_observation_unavailable`
     /// or `resource_observation_unsupported`, with the reader's `metadata.reason`).
     #[error("{source}")]
@@ -354,6 +373,8 @@ pub const CODES: &[&str] = &[
     "environment_released",
     "resource_observation_unavailable",
     "resource_observation_unsupported",
+    "openai_streaming_unavailable",
+    "openai_stream_protocol_error",
 ];
 
 /// Matches a `HostError` (or a reference to one) on where its stage lives: `$on_stage` with
@@ -385,7 +406,9 @@ macro_rules! with_stage {
             | HostError::EnvironmentReleased { $stage, .. }
             | HostError::Resource { $stage, .. }
             | HostError::ResourceRuntimeStopped { $stage, .. }
-            | HostError::ResourceKindUnsupported { $stage, .. } => $on_stage,
+            | HostError::ResourceKindUnsupported { $stage, .. }
+            | HostError::StreamActive { $stage, .. }
+            | HostError::StreamProtocol { $stage, .. } => $on_stage,
             HostError::Plan { $info, .. } => $on_info,
         }
     };
@@ -420,6 +443,8 @@ impl HostError {
             HostError::Resource { source, .. } => source.code(),
             HostError::ResourceRuntimeStopped { .. } => "resource_observation_unavailable",
             HostError::ResourceKindUnsupported { .. } => "resource_observation_unsupported",
+            HostError::StreamActive { .. } => "runtime_busy",
+            HostError::StreamProtocol { .. } => "openai_stream_protocol_error",
         }
     }
 
@@ -434,6 +459,7 @@ impl HostError {
             HostError::RuntimeBusy { .. }
             | HostError::RuntimeStopped { .. }
             | HostError::RuntimeFailed { .. }
+            | HostError::StreamActive { .. }
             | HostError::EnvironmentReleased { .. } => ErrorClass::State,
             HostError::Plan { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
@@ -635,6 +661,12 @@ impl From<HostError> for ErrorInfo {
                 info.metadata
                     .insert("reason".into(), "runtime_stopped".into());
                 info.metadata.insert("runtime_id".into(), runtime_id.into());
+            }
+            HostError::StreamProtocol {
+                http_status: Some(status),
+                ..
+            } => {
+                info.metadata.insert("http_status".into(), status.into());
             }
             HostError::ResourceKindUnsupported { adapter_kind, .. } => {
                 info.metadata

@@ -317,6 +317,17 @@ impl Fabric {
     }
 }
 
+impl Runtime {
+    /// Stops the runtime and folds the stop into `result` as [`Fabric::run`] does (its
+    /// events are appended; a stop that could not end the host fails a succeeded result,
+    /// another stop problem goes to `metadata.stop_error`). For callers that drive one
+    /// turn themselves, e.g. a stream, and report it like `run()`.
+    pub fn stop_into(&self, result: &mut RunResult) {
+        let (stop, summary) = self.stop_inner();
+        fold_stop(result, stop.events, summary);
+    }
+}
+
 /// Adds the stop's events to a `run()` result. A stop that could not end the host within
 /// the bound fails a succeeded result (`stop`/`timeout`); any other stop problem keeps the
 /// status and is reported in `metadata.stop_error`.

@@ -16,7 +16,9 @@ use mio::unix::pipe;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::engine::{Engine, Escalation, HostInit, HostKey, PendingReply, SPIN, StopPolicy};
+use crate::engine::{
+    Engine, Escalation, HostInit, HostKey, Notify, PendingReply, SPIN, StopPolicy,
+};
 use crate::error::{Diagnostics, HostError, ProtocolViolation};
 use crate::stderr::StderrSink;
 use crate::sys;
@@ -235,6 +237,20 @@ impl Host {
         stage: Stage,
         timeout: Duration,
     ) -> Result<HostCall<'_>, HostError> {
+        self.begin_notify(operation, payload, stage, timeout, None)
+    }
+
+    /// As [`Host::begin`]; `notify` (if any) runs on the reactor thread right after the
+    /// answer (or a terminal error) became available, so a caller can wait for several
+    /// things at once.
+    pub(crate) fn begin_notify<T: Serialize + ?Sized>(
+        &self,
+        operation: &str,
+        payload: &T,
+        stage: Stage,
+        timeout: Duration,
+        notify: Option<Notify>,
+    ) -> Result<HostCall<'_>, HostError> {
         if let Some(error) = self.lock_terminal().clone() {
             return Err(error.at_stage(stage));
         }
@@ -265,7 +281,7 @@ impl Host {
         let began = Instant::now();
         let pending = self
             .engine
-            .request_begin(self.key, line, stage, timeout, spin);
+            .request_begin(self.key, line, stage, timeout, spin, notify);
         match pending {
             Ok(pending) => Ok(HostCall {
                 host: self,
@@ -399,14 +415,42 @@ pub struct HostCall<'a> {
 impl HostCall<'_> {
     /// Waits for the response (same results as [`Host::call`]).
     pub fn wait(self) -> Result<Value, HostError> {
-        let line = self.pending.wait();
-        let micros = u64::try_from(self.began.elapsed().as_micros()).unwrap_or(u64::MAX);
-        self.host
-            .last_round_trip_us
+        let host = self.host;
+        host.finish(self.detach())
+    }
+
+    /// The call without its borrow of the host (collected later with [`Host::finish`]).
+    pub(crate) fn detach(self) -> DetachedCall {
+        DetachedCall {
+            operation: self.operation,
+            stage: self.stage,
+            began: self.began,
+            stderr_mark: self.stderr_mark,
+            pending: self.pending,
+        }
+    }
+}
+
+/// A [`HostCall`] detached from its host (see [`HostCall::detach`]).
+#[derive(Debug)]
+pub(crate) struct DetachedCall {
+    operation: String,
+    stage: Stage,
+    began: Instant,
+    stderr_mark: u64,
+    pending: PendingReply,
+}
+
+impl Host {
+    /// Waits for the response of a detached call of this host.
+    pub(crate) fn finish(&self, call: DetachedCall) -> Result<Value, HostError> {
+        let line = call.pending.wait();
+        let micros = u64::try_from(call.began.elapsed().as_micros()).unwrap_or(u64::MAX);
+        self.last_round_trip_us
             .store(micros, AtomicOrdering::Relaxed);
-        let result = line.and_then(|line| parse_response(&line, &self.operation, self.stage));
-        let result = self.host.with_cause(result, self.stderr_mark);
-        self.host.settle(result)
+        let result = line.and_then(|line| parse_response(&line, &call.operation, call.stage));
+        let result = self.with_cause(result, call.stderr_mark);
+        self.settle(result)
     }
 }
 

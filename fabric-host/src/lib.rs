@@ -67,6 +67,7 @@ pub mod procfs;
 mod result;
 mod runtime;
 mod stderr;
+mod stream;
 #[allow(unsafe_code)]
 mod sys;
 mod telemetry;
@@ -80,3 +81,4 @@ pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, Run
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions};
 pub use stderr::DEFAULT_STDERR_LOG_BYTES;
+pub use stream::{COMPLETION_WAIT, OpenAiStream, PullStream, StreamBatch, StreamNext};

@@ -1,35 +1,35 @@
 //! Runtimes: one started adapter host, ordered invocations, stop.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use fabric_config::agent::{
-    AgentRunRequest, ArtifactManifest, ArtifactRef, InvokePayload, RunStatus, RuntimeContext,
-    StartPayload, StopPayload,
-};
-use fabric_config::config::{Extensions, JsonObject};
+use fabric_config::agent::{ArtifactManifest, RuntimeContext, StartPayload, StopPayload};
+use fabric_config::config::SystemStatsSetting;
 use fabric_config::handles::{RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 use fabric_config::plan::RunPlan;
 use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult};
+use fabric_config::stats::RuntimeResourceSnapshot;
 use fabric_config::{ErrorInfo, RunRequest, Stage};
+use fabric_stats::StatsTarget;
 use serde_json::{Value, json};
 
-use crate::collect::{self, Collector, InvocationDir};
+use crate::collect::Collector;
 use crate::engine::{Escalation, StopPolicy};
 use crate::environment::Environment;
 use crate::error::HostError;
 use crate::extensions::ExtensionSchemas;
-use crate::home::{FabricHome, private_file};
+use crate::home::FabricHome;
 use crate::host::{DEFAULT_MAX_LINE_BYTES, Host, StopReport};
 use crate::ids;
 use crate::launch::{self, HostEnv};
 use crate::live::{self, Live};
-use crate::result::{self, event, meta};
-use crate::telemetry::{self, RelayIdentity, RelayLocation, RuntimeTelemetry};
-use fabric_config::config::SystemStatsSetting;
-use fabric_config::stats::RuntimeResourceSnapshot;
-use fabric_stats::{ArtifactLocation, InvocationIds, StatsTarget};
+use crate::result::{event, meta};
+use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
+
+mod invocation;
+
+pub(crate) use invocation::{Started, StreamSend};
 
 /// Default invocation timeout when `runtime.timeout_seconds` is not set.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 3600.0;
@@ -88,6 +88,8 @@ enum Phase {
 struct State {
     phase: Phase,
     busy: bool,
+    /// The busy invocation belongs to a stream (until the stream is finished).
+    streaming: bool,
     invocations: u64,
     /// Events that belong to the next result (runtime_start before the first invocation).
     carry: Vec<FabricEvent>,
@@ -133,6 +135,8 @@ pub struct Runtime {
     telemetry: RuntimeTelemetry,
     extensions: ExtensionSchemas,
     system_stats: SystemStatsSetting,
+    /// The plan's capability and the descriptor both claim native OpenAI streaming.
+    supports_openai_streaming: bool,
     live: Arc<Live>,
     /// Core-collected artifacts (logs, workspace patch).
     collector: Collector,
@@ -239,10 +243,13 @@ impl Runtime {
             telemetry,
             extensions: ExtensionSchemas::new(descriptor),
             system_stats: plan.config.system_stats.clone(),
+            supports_openai_streaming: plan.capabilities.streaming
+                && descriptor.is_some_and(|d| d.capabilities.streaming),
             live,
             state: Mutex::new(State {
                 phase: Phase::Running,
                 busy: false,
+                streaming: false,
                 invocations: 0,
                 carry: Vec::new(),
                 stop_result: None,
@@ -291,6 +298,13 @@ impl Runtime {
         runtime.lock().carry.push(start_event);
         live::register(&runtime.live);
         Ok(runtime)
+    }
+
+    /// Whether the selected adapter implements native OpenAI streaming (the plan's
+    /// `capabilities.streaming` and the descriptor's claim): what
+    /// [`Runtime::invoke_openai_stream`] needs.
+    pub fn supports_openai_streaming(&self) -> bool {
+        self.supports_openai_streaming
     }
 
     /// The runtime id (`runtime-…`).
@@ -374,6 +388,7 @@ impl Runtime {
             environment: self.environment.info(),
             host_pid: self.host.pid(),
             fabric_home: self.home.path().to_string_lossy().into_owned(),
+            supports_openai_streaming: self.supports_openai_streaming,
             handle: None,
         }
     }
@@ -434,36 +449,50 @@ impl Runtime {
     /// `protocol_error`, `timeout`, ... — the runtime is then terminal); an adapter's
     /// lifecycle failure keeps the adapter's code; `invalid_agent_run_result`.
     pub fn invoke(&self, request: RunRequest) -> Result<RunResult, HostError> {
-        {
-            let mut state = self.lock();
-            match &state.phase {
-                Phase::Running => {}
-                Phase::Failed(cause) => {
-                    return Err(HostError::RuntimeFailed {
-                        stage: Stage::Invoke,
-                        cause: cause.clone(),
-                    });
-                }
-                Phase::Stopping | Phase::Stopped => {
-                    return Err(HostError::RuntimeStopped {
-                        stage: Stage::Invoke,
-                    });
-                }
-            }
-            if state.busy {
-                return Err(HostError::RuntimeBusy {
-                    stage: Stage::Invoke,
+        self.claim(Stage::Invoke, false)?;
+        let outcome = self.invoke_inner(request);
+        self.settle(&outcome, None);
+        outcome
+    }
+
+    /// Marks the runtime busy for one invocation (`streaming`: a stream owns it until the
+    /// stream is finished), or reports why it cannot invoke.
+    pub(crate) fn claim(&self, stage: Stage, streaming: bool) -> Result<(), HostError> {
+        let mut state = self.lock();
+        match &state.phase {
+            Phase::Running => {}
+            Phase::Failed(cause) => {
+                return Err(HostError::RuntimeFailed {
+                    stage,
+                    cause: cause.clone(),
                 });
             }
-            state.busy = true;
-            state.invocations += 1;
-            self.live.set_busy(true);
+            Phase::Stopping | Phase::Stopped => {
+                return Err(HostError::RuntimeStopped { stage });
+            }
         }
-        let outcome = self.invoke_inner(request);
+        if state.busy {
+            return Err(if state.streaming {
+                HostError::StreamActive { stage }
+            } else {
+                HostError::RuntimeBusy { stage }
+            });
+        }
+        state.busy = true;
+        state.streaming = streaming;
+        state.invocations += 1;
+        self.live.set_busy(true);
+        Ok(())
+    }
+
+    /// Ends the invocation [`Runtime::claim`] began: a terminal host error (or `failure`,
+    /// the code of a stream failure) makes the runtime terminal.
+    pub(crate) fn settle(&self, outcome: &Result<RunResult, HostError>, failure: Option<&str>) {
         let mut state = self.lock();
         state.busy = false;
+        state.streaming = false;
         self.live.set_busy(false);
-        match &outcome {
+        match outcome {
             Err(error) if error.is_terminal() => {
                 if matches!(state.phase, Phase::Running) {
                     state.phase = Phase::Failed(error.code().to_owned());
@@ -472,229 +501,17 @@ impl Runtime {
             Ok(_) => state.carry.clear(),
             Err(_) => {}
         }
-        outcome
+        if let Some(code) = failure
+            && matches!(state.phase, Phase::Running)
+        {
+            state.phase = Phase::Failed(code.to_owned());
+        }
     }
 
     fn invoke_inner(&self, request: RunRequest) -> Result<RunResult, HostError> {
-        // Upstream 0.5.0: `overrides` become the adapter's `request.extensions`, checked
-        // against the descriptor's `run_request` schema first.
-        let extensions: Extensions = request.overrides.unwrap_or_default();
-        self.extensions.check_request(&extensions)?;
-        self.environment.check_forwarded(Stage::Invoke)?;
-        let invocation_id = ids::new_id("invocation");
-        let request_id = request
-            .request_id
-            .clone()
-            .filter(|id| !id.is_empty())
-            .unwrap_or_else(|| ids::new_id("request"));
-        let started_millis = ids::now_millis();
-        let timeout_millis = u64::try_from(self.timeout.as_millis()).unwrap_or(u64::MAX);
-        let deadline = started_millis
-            .saturating_add(timeout_millis)
-            .saturating_sub(DEADLINE_HEADROOM_MILLIS);
-        let mut payload = InvokePayload {
-            runtime_context: self.context(
-                invocation_id.clone(),
-                request_id.clone(),
-                Some(deadline),
-            ),
-            request: AgentRunRequest {
-                input: request.input,
-                relay_session_root: request.relay_session_root,
-                context: request.context,
-                extensions,
-            },
-        };
-        let ids_meta = || -> JsonObject {
-            meta([
-                ("runtime_id", self.runtime_id.clone().into()),
-                ("invocation_id", invocation_id.clone().into()),
-                ("request_id", request_id.clone().into()),
-            ])
-        };
-        let mut events: Vec<FabricEvent> = self.lock().carry.clone();
-        events.push(event(
-            "invocation_start",
-            format!("invoking adapter host for {}", self.identity.harness),
-            ids_meta(),
-        ));
-        // Invocation stats: before-observation right before sending, after-observation
-        // right after the reply, on every path (samples survive a protocol failure).
-        let stats = live::collector().begin(
-            &self.system_stats,
-            &self.stats_target(),
-            &InvocationIds {
-                invocation_id: invocation_id.clone(),
-                request_id: request_id.clone(),
-            },
-            Some(self.stats_location(&invocation_id)),
-        );
-        if self.collector.enabled() {
-            self.host.begin_stderr_capture(collect::LOG_CAP);
-        }
-        let call = self.host.begin(
-            "invoke",
-            &payload,
-            Stage::Invoke,
-            self.timeout.saturating_add(self.options.invoke_margin),
-        );
-        let call = match call {
-            Ok(call) => call,
-            Err(error) => {
-                drop(stats.map(fabric_stats::InvocationStats::finish));
-                drop(self.host.take_stderr_capture());
-                return Err(error);
-            }
-        };
-        // While the host works: save the invocation record with environment values redacted.
-        result::redact_context(&mut payload.runtime_context);
-        let record = self.home.invocation_dir(&invocation_id).and_then(|dir| {
-            let path = dir.join("adapter-invocation.json");
-            let bytes = serde_json::to_vec_pretty(&payload).unwrap_or_default();
-            private_file(&path, &bytes, Stage::Invoke).map(|()| (dir, path))
-        });
-        let output = call.wait();
-        let finished = stats.map(fabric_stats::InvocationStats::finish);
-        // Ended on every path, so a failed invocation leaves no capture running.
-        let stderr_capture = self.host.take_stderr_capture();
-        let output = output?;
-        // A record that could not be written fails the invocation after the host answered
-        // (the runtime stays usable).
-        let (invocation_dir, record_path) = record?;
-        let agent = result::decode_agent_result(output)?;
-        self.extensions.check_result(&agent)?;
-        let at = InvocationDir {
-            dir: &invocation_dir,
-            reference: format!(".fabric/{}/{invocation_id}", self.runtime_id),
-            ids: ids_meta(),
-        };
-        let logs = self
-            .collector
-            .logs(&at, &agent.output, stderr_capture, &mut events);
-        let mut status = agent.status;
-        let mut error = agent.error.map(result::adapter_error);
-        let usage = result::normalize_usage(agent.usage);
-        let root = self.environment.artifact_root();
-        // As upstream: the Relay config, logs, the adapter's artifacts, its Relay artifacts.
-        let logs: Vec<ArtifactRef> = self
-            .telemetry
-            .manifest_artifacts()
-            .into_iter()
-            .chain(logs)
-            .collect();
-        let mut artifacts = match result::artifact_refs(agent.artifacts, root) {
-            Ok(refs) => logs.into_iter().chain(refs).collect(),
-            Err(rejection) => {
-                let info = ErrorInfo::new(
-                    Stage::Artifact,
-                    "artifact_rejected",
-                    format!(
-                        "artifact `{}` rejected: {}",
-                        rejection.name, rejection.reason
-                    ),
-                )
-                .with_metadata("artifact", rejection.name.clone());
-                let mut details = ids_meta();
-                details.insert("code".into(), "artifact_rejected".into());
-                details.insert("artifact".into(), rejection.name.into());
-                events.push(event("artifact_rejected", info.message.clone(), details));
-                if error.is_none() {
-                    status = RunStatus::Failed;
-                    error = Some(info);
-                }
-                logs
-            }
-        };
-        let relay = telemetry::relay_artifacts(&agent.output, root, self.home.root(), &artifacts);
-        // Relay entries are the adapter's files: they never make a temporary home the root.
-        let relay_entries = artifacts.len()..artifacts.len() + relay.len();
-        artifacts.extend(relay);
-        // resource_snapshot: the after-observation when the process group was read, else
-        // one independent reading now.
-        let (system_stats, resource_snapshot) = match finished {
-            Some(finished) => {
-                artifacts.extend(finished.artifacts);
-                let reused = finished
-                    .stats
-                    .collected_groups
-                    .contains(&fabric_config::config::SystemStatsGroup::Process)
-                    .then(|| finished.stats.after.snapshot.clone());
-                let snapshot = match reused {
-                    Some(snapshot) => snapshot,
-                    None => self.resource_snapshot().ok(),
-                };
-                (Some(finished.stats), snapshot)
-            }
-            None => (None, self.resource_snapshot().ok()),
-        };
-        let manifest_root = root.map(Path::to_path_buf).or_else(|| {
-            // Core files in a temporary home are listed relative to it.
-            let core_files = artifacts.len() > relay_entries.len();
-            core_files.then(|| self.home.root().to_path_buf())
-        });
-        let mut end_meta = ids_meta();
-        end_meta.insert("status".into(), status.as_str().into());
-        events.push(event(
-            "invocation_end",
-            format!("adapter host completed with status {}", status.as_str()),
-            end_meta,
-        ));
-        // After invocation_end, as upstream: git runs here, in the caller's thread.
-        artifacts.extend(self.collector.workspace(&at, &mut events));
-        if let Some(error) = &error {
-            let mut details = ids_meta();
-            details.insert("code".into(), error.code.clone().into());
-            details.insert("stage".into(), error.stage.as_str().into());
-            events.push(event(
-                "invocation_failed",
-                format!("invocation failed with {}", error.code),
-                details,
-            ));
-        }
-        let metadata = meta([
-            ("adapter_runner", "persistent_local_host".into()),
-            ("environment_provider", "local".into()),
-            (
-                "fabric_home",
-                invocation_dir.to_string_lossy().into_owned().into(),
-            ),
-            (
-                "fabric_invocation",
-                record_path.to_string_lossy().into_owned().into(),
-            ),
-            ("host_command", self.host_command.clone().into()),
-            ("host_pid", self.host.pid().into()),
-        ]);
-        Ok(RunResult {
-            agent_name: self.identity.agent_name.clone(),
-            harness: self.identity.harness.clone(),
-            adapter_kind: self.identity.adapter_kind,
-            adapter_id: self.identity.adapter_id.clone(),
-            runtime_id: self.runtime_id.clone(),
-            invocation_id,
-            request_id,
-            status,
-            output: agent.output,
-            error,
-            usage,
-            artifacts: ArtifactManifest {
-                root: manifest_root.map(|r| r.to_string_lossy().into_owned()),
-                artifacts,
-            },
-            events,
-            telemetry: self.telemetry.references(),
-            metadata,
-            system_stats,
-            resource_snapshot,
-        })
-    }
-
-    /// Where the stats files of an invocation go: next to `adapter-invocation.json`.
-    fn stats_location(&self, invocation_id: &str) -> ArtifactLocation {
-        ArtifactLocation {
-            dir: self.home.path().join(invocation_id),
-            reference_dir: format!(".fabric/{}/{invocation_id}", self.runtime_id),
-        }
+        let ids = Self::invocation_ids(&request);
+        let started = self.begin_invocation(request, ids, None)?;
+        self.finish_invocation(started)
     }
 
     /// Stops the runtime: `stop` request, grace, then SIGTERM/SIGKILL to the host's whole

@@ -16,8 +16,10 @@
 
 #include "fabric.h"
 
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -446,6 +448,167 @@ static void test_observe(void) {
            fabric_runtime_resource_snapshot(0, &out));
 }
 
+/* A native OpenAI stream pulled through fabric_stream_*: chunks, END, the separate result,
+ * TIMEOUT, one active turn, close, and misuse (next after free, double free, NULL). */
+static void test_stream(void) {
+    fabric_runtime rt = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: runtime start",
+           fabric_runtime_start(config_json, options, &rt, &out));
+    fabric_stream st = 0;
+    EXPECT(FABRIC_STATUS_OK, "\"kind\":\"openai.chat_completions.chunk/v1\"", "stream: start",
+           fabric_runtime_invoke_openai_stream(
+               rt, "{\"input\":\"streaming\",\"context\":{\"scripted\":{\"sleep_ms\":300},"
+                   "\"scripted_stream\":{\"chunk_chars\":3}}}",
+               &st, &out));
+    CHECK(st != 0 && st <= 9007199254740991ULL, "stream handle is a nonzero id");
+    EXPECT(FABRIC_STATUS_STATE, "runtime_busy", "stream: a second turn is a state error",
+           fabric_runtime_invoke(rt, "{\"input\":\"x\"}", &out));
+    char *out = NULL;
+    CHECK(fabric_stream_next(st, 50, &out) == FABRIC_STATUS_TIMEOUT && out == NULL,
+          "stream: TIMEOUT while the adapter sleeps, out stays NULL");
+    int chunks = 0;
+    int32_t status;
+    for (;;) {
+        out = NULL;
+        status = fabric_stream_next(st, 10000, &out);
+        if (status != FABRIC_STATUS_OK) {
+            break;
+        }
+        CHECK(strstr(out, "\"chat.completion.chunk\"") != NULL, "stream: item is a chunk");
+        chunks++;
+        fabric_string_free(out);
+    }
+    CHECK(status == FABRIC_STATUS_END && out == NULL, "stream: END after the last chunk");
+    CHECK(chunks == 5, "stream: \"echo: streaming\" in chunks of 3 characters");
+    EXPECT(FABRIC_STATUS_OK, "echo: streaming", "stream: separate result",
+           fabric_stream_result(st, &out));
+    CHECK(fabric_stream_next(st, 0, &out) == FABRIC_STATUS_END, "stream: END again");
+    CHECK(fabric_stream_close(st) == FABRIC_STATUS_OK, "stream: close");
+    CHECK(fabric_stream_close(st) == FABRIC_STATUS_OK, "stream: close is idempotent");
+    CHECK(fabric_stream_next(st, 0, &out) == FABRIC_STATUS_END, "stream: next after close is END");
+    EXPECT(FABRIC_STATUS_OK, "\"state\":\"idle\"", "stream: runtime idle again",
+           fabric_runtime_status(rt, &out));
+
+    /* Early close: unread chunks are dropped, the turn is not cancelled. */
+    fabric_stream early = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: second stream",
+           fabric_runtime_invoke_openai_stream(rt, "{\"input\":\"abcdefghij\"}", &early, &out));
+    CHECK(fabric_stream_close(early) == FABRIC_STATUS_OK, "stream: early close");
+    EXPECT(FABRIC_STATUS_OK, "\"response\":\"turn 2: streaming\"", "stream: result after early close",
+           fabric_stream_result(early, &out));
+    CHECK(fabric_stream_free(early) == FABRIC_STATUS_OK, "stream: free");
+
+    /* Batches: poll with 0 on this thread, wait with a timeout only when nothing is ready. */
+    fabric_stream batch = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: batch stream",
+           fabric_runtime_invoke_openai_stream(
+               rt, "{\"input\":\"batched\",\"context\":{\"scripted_stream\":{\"chunk_chars\":1}}}",
+               &batch, &out));
+    int items = 0;
+    for (;;) {
+        out = NULL;
+        status = fabric_stream_next_batch(batch, 0, 0, &out);
+        if (status == FABRIC_STATUS_TIMEOUT) {
+            CHECK(out == NULL, "batch: TIMEOUT leaves out NULL");
+            status = fabric_stream_next_batch(batch, 10000, 4, &out);
+        }
+        if (status != FABRIC_STATUS_OK) {
+            break;
+        }
+        size_t len = strlen(out);
+        CHECK(len >= 2 && out[0] == '[' && out[len - 1] == ']', "batch: a JSON array");
+        for (const char *at = out; (at = strstr(at, "\"chat.completion.chunk\"")) != NULL; at++) {
+            items++;
+        }
+        fabric_string_free(out);
+    }
+    CHECK(status == FABRIC_STATUS_END && out == NULL, "batch: END after the last batch");
+    CHECK(items > 1, "batch: every chunk arrived");
+    CHECK(fabric_stream_next_batch(batch, 0, 0, &out) == FABRIC_STATUS_END, "batch: END again");
+    EXPECT(FABRIC_STATUS_OK, "\"status\":\"succeeded\"", "batch: result",
+           fabric_stream_result(batch, &out));
+    CHECK(fabric_stream_free(batch) == FABRIC_STATUS_OK, "batch: free");
+    CHECK(fabric_stream_next_batch(batch, 0, 0, NULL) == FABRIC_STATUS_INVALID_ARGUMENT,
+          "batch: NULL out");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "batch: after free",
+           fabric_stream_next_batch(batch, 0, 0, &out));
+
+    /* The readiness descriptor: drain, poll with 0, wait for the descriptor on TIMEOUT;
+     * a wake-up that still times out finishes with a waiting pull. */
+    fabric_stream ready = 0;
+    EXPECT(FABRIC_STATUS_OK, NULL, "ready: stream",
+           fabric_runtime_invoke_openai_stream(
+               rt, "{\"input\":\"ready\",\"context\":{\"scripted_stream\":{\"chunk_chars\":2,\"delay_ms\":2}}}",
+               &ready, &out));
+    int32_t fd = -1;
+    out = NULL;
+    CHECK(fabric_stream_ready_fd(ready, &fd, &out) == FABRIC_STATUS_OK && fd >= 0 && out == NULL,
+          "ready: a descriptor");
+    int32_t again = -1;
+    CHECK(fabric_stream_ready_fd(ready, &again, &out) == FABRIC_STATUS_OK && again == fd,
+          "ready: the same descriptor again");
+    int ready_items = 0, waits = 0, finishing = 0;
+    char sink[64];
+    for (;;) {
+        while (read(fd, sink, sizeof sink) > 0) {
+        }
+        out = NULL;
+        status = fabric_stream_next_batch(ready, 0, 0, &out);
+        if (status == FABRIC_STATUS_TIMEOUT) {
+            struct pollfd watch = {.fd = fd, .events = POLLIN, .revents = 0};
+            CHECK(poll(&watch, 1, 10000) == 1, "ready: the descriptor wakes the consumer");
+            waits++;
+            while (read(fd, sink, sizeof sink) > 0) {
+            }
+            status = fabric_stream_next_batch(ready, 0, 0, &out);
+            if (status == FABRIC_STATUS_TIMEOUT) {
+                finishing++;
+                status = fabric_stream_next_batch(ready, 10000, 0, &out);
+            }
+        }
+        if (status != FABRIC_STATUS_OK) {
+            break;
+        }
+        for (const char *at = out; (at = strstr(at, "\"chat.completion.chunk\"")) != NULL; at++) {
+            ready_items++;
+        }
+        fabric_string_free(out);
+    }
+    CHECK(status == FABRIC_STATUS_END, "ready: END");
+    CHECK(ready_items == 8, "ready: \"turn 4: batched\" in chunks of 2 characters");
+    CHECK(waits > 0, "ready: waited on the descriptor");
+    CHECK(finishing <= 1, "ready: at most one waiting pull (to finish)");
+    EXPECT(FABRIC_STATUS_OK, "\"response\":\"turn 4: batched\"", "ready: result",
+           fabric_stream_result(ready, &out));
+    CHECK(fabric_stream_ready_fd(ready, NULL, &out) == FABRIC_STATUS_INVALID_ARGUMENT,
+          "ready: NULL fd_out");
+    fabric_string_free(out);
+    CHECK(fabric_stream_free(ready) == FABRIC_STATUS_OK, "ready: free");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "ready: after free",
+           fabric_stream_ready_fd(ready, &fd, &out));
+
+    /* misuse */
+    CHECK(fabric_stream_free(st) == FABRIC_STATUS_OK, "stream: free the first");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "stream: next after free",
+           fabric_stream_next(st, 0, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "stream: result after free",
+           fabric_stream_result(st, &out));
+    CHECK(fabric_stream_free(st) == FABRIC_STATUS_INVALID_ARGUMENT, "stream: double free is a status");
+    CHECK(fabric_stream_close(st) == FABRIC_STATUS_INVALID_ARGUMENT, "stream: close after free");
+    CHECK(fabric_stream_free(0) == FABRIC_STATUS_OK, "stream: free(0) is a no-op");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_handle", "stream: next on handle 0",
+           fabric_stream_next(0, 0, &out));
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "wrong_handle_kind", "stream: a runtime is not a stream",
+           fabric_stream_next(rt, 0, &out));
+    CHECK(fabric_stream_next(st, 0, NULL) == FABRIC_STATUS_INVALID_ARGUMENT, "stream: NULL out");
+    fabric_stream none = 0;
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stream_out", "stream: NULL stream_out",
+           fabric_runtime_invoke_openai_stream(rt, NULL, NULL, &out));
+    CHECK(none == 0, "stream: no handle written on error");
+    EXPECT(FABRIC_STATUS_OK, NULL, "stream: stop", fabric_runtime_stop(rt, &out));
+    CHECK(fabric_runtime_free(rt) == FABRIC_STATUS_OK, "stream: free runtime");
+}
+
 int main(int argc, char **argv) {
     if (argc > 1) {
         root = argv[1];
@@ -462,6 +625,7 @@ int main(int argc, char **argv) {
     test_environment();
     test_concurrent_invokes();
     test_observe();
+    test_stream();
     printf("abi_test: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -22,6 +22,8 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/runtime-resource-snapshot",
     "sdk/invocation-system-stats",
     "sdk/check-report",
+    "sdk/stream-info",
+    "sdk/openai-chunk",
 ];
 
 /// Documents the bindings pass through as plain JSON objects (configs and descriptors are
@@ -312,7 +314,7 @@ fn base(kind: &str, object: &serde_json::Map<String, Value>) -> Ty {
 
 /// `snake_case` or `Name_suffix` → `PascalCase` (`Measurement_uint64` → `MeasurementUint64`).
 pub fn pascal(name: &str) -> String {
-    name.split(['_', '-', '.', ' '])
+    name.split(['_', '-', '.', ' ', '/'])
         .filter(|part| !part.is_empty())
         .map(|part| {
             let mut chars = part.chars();

@@ -15,6 +15,7 @@ use crate::contract::{AgentConfig, AgentRunRequest, RuntimeContext};
 use crate::health::{self, Health};
 use crate::runtime::{ScriptedRuntime, Step};
 use crate::settings::ProtocolFault;
+use crate::stream;
 use crate::wire::{self, LifecycleError};
 
 /// Exit status when a `crash` directive ends the process without answering.
@@ -214,12 +215,41 @@ impl Host {
                 "an earlier invocation failed inside the adapter; the runtime accepts no more",
             ));
         }
-        if operation == "invoke_openai_stream" {
-            return fail(LifecycleError::new(
-                "lifecycle_openai_stream_unsupported",
-                "fabric.scripted does not implement OpenAI streaming",
-            ));
-        }
+        let streaming = if operation == "invoke_openai_stream" {
+            let context = payload
+                .get("request")
+                .and_then(|r| r.get("context"))
+                .and_then(|c| c.get("scripted_stream"));
+            let settings = match context {
+                None => runtime.settings.stream.clone(),
+                Some(value) => match runtime
+                    .settings
+                    .stream
+                    .clone()
+                    .merged(value, "request.context.scripted_stream")
+                {
+                    Ok(settings) => settings,
+                    Err(invalid) => {
+                        return fail(LifecycleError::new(
+                            "lifecycle_invalid_request",
+                            invalid.to_string(),
+                        ));
+                    }
+                },
+            };
+            if !settings.implemented {
+                return fail(LifecycleError::new(
+                    "lifecycle_openai_stream_unsupported",
+                    "Adapter runtime does not implement OpenAI streaming",
+                ));
+            }
+            match stream::sink(&payload) {
+                Ok(sink) => Some((sink, settings)),
+                Err(error) => return fail(error),
+            }
+        } else {
+            None
+        };
         let typed = (
             payload.get("request").map(AgentRunRequest::deserialize),
             payload
@@ -233,7 +263,24 @@ impl Host {
             ));
         };
         match runtime.invoke(&request, &context) {
-            Step::Answer(Ok(result)) => line(wire::succeeded(operation, &result), false),
+            Step::Answer(Ok(mut result)) => {
+                if let Some((sink, settings)) = streaming {
+                    let text = result
+                        .pointer("/output/response")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned();
+                    match stream::stream(&sink, &settings, &text) {
+                        Ok(extra) => {
+                            if let Some(Value::Object(output)) = result.get_mut("output") {
+                                output.extend(extra);
+                            }
+                        }
+                        Err(error) => return fail(error),
+                    }
+                }
+                line(wire::succeeded(operation, &result), false)
+            }
             Step::Answer(Err(error)) => {
                 self.failed = true;
                 self.health.update(|h| h.failed = true);

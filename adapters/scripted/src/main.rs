@@ -15,6 +15,7 @@ mod host;
 mod load;
 mod runtime;
 mod settings;
+mod stream;
 mod wire;
 
 fn main() {

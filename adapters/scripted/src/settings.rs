@@ -79,6 +79,8 @@ pub struct Settings {
     pub start_fail: Option<ErrorSpec>,
     pub ignore_stop: bool,
     pub health: HealthSettings,
+    /// Native OpenAI streaming (`harness.settings.stream`).
+    pub stream: crate::stream::StreamSettings,
 }
 
 impl Default for Settings {
@@ -91,6 +93,7 @@ impl Default for Settings {
             start_fail: None,
             ignore_stop: false,
             health: HealthSettings::default(),
+            stream: crate::stream::StreamSettings::default(),
         }
     }
 }
@@ -106,6 +109,7 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "start_fail",
     "ignore_stop",
     "health",
+    "stream",
 ];
 pub const HEALTH_LEVELS: &[&str] = &["live", "active", "ready"];
 
@@ -149,6 +153,9 @@ impl Settings {
         }
         if let Some(v) = settings.get("ignore_stop") {
             out.ignore_stop = boolean(v, &format!("{base}.ignore_stop"))?;
+        }
+        if let Some(v) = settings.get("stream") {
+            out.stream = out.stream.merged(v, &format!("{base}.stream"))?;
         }
         if let Some(v) = settings.get("health") {
             let path = format!("{base}.health");

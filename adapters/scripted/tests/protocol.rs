@@ -542,14 +542,34 @@ fn crash_exits_without_answering() {
 }
 
 #[test]
-fn openai_stream_is_unsupported() {
-    let mut a = started(json!({}));
+fn openai_stream_can_be_switched_off() {
+    let mut a = started(json!({"harness": {"settings": {"stream": {"implemented": false}}}}));
     let mut msg = invoke_msg("R1", json!("x"), json!({}));
     msg["operation"] = json!("invoke_openai_stream");
     let r = a.request(msg);
     assert_eq!(r["operation"], "invoke_openai_stream");
     assert_eq!(lifecycle_code(&r), "lifecycle_openai_stream_unsupported");
     assert_eq!(r["outcome"]["error"]["stage"], "invoke");
+}
+
+#[test]
+fn openai_stream_without_a_sink_is_refused() {
+    let mut a = started(json!({}));
+    let mut msg = invoke_msg("R1", json!("x"), json!({}));
+    msg["operation"] = json!("invoke_openai_stream");
+    let r = a.request(msg.clone());
+    assert_eq!(lifecycle_code(&r), "lifecycle_invalid_stream_sink");
+    msg["payload"]["stream"] = json!({"protocol_version": "fabric.openai_stream/v1alpha1",
+        "profile": "openai.chat_completions.chunk/v1", "host": "127.0.0.1", "port": 1,
+        "token": "t", "runtime_id": "R1", "invocation_id": "other", "request_id": "x"});
+    let r = a.request(msg);
+    assert_eq!(lifecycle_code(&r), "lifecycle_invalid_stream_sink");
+    assert!(
+        r["outcome"]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("identity")
+    );
 }
 
 #[test]

@@ -12,6 +12,11 @@
  * - `crash: true` — exit the host process with status 3 without answering;
  * - `sleep_ms: n` — wait n milliseconds (without blocking the event loop) before answering.
  *
+ * Native OpenAI streaming (`invoke_openai_stream`, through `serve()`): the turn runs exactly
+ * as `invoke`, then a string response is emitted as `chat.completion.chunk`s of
+ * `request.context.scripted_stream.chunk_chars` characters (default 16; the first chunk
+ * carries `role: "assistant"`) before the result is returned.
+ *
  * Health (`check`): all three levels; `live` passes while the host runs, `active` and
  * `ready` once `start()` succeeded and until `stop()`. `harness.settings.health` can make
  * one level fail (`{"fail": "ready"}` → `failed/echo_forced_failure`) or stall until the
@@ -28,6 +33,7 @@ import {
   type AgentRunResult,
   type JsonObject,
   type JsonValue,
+  type OpenAIChunkEmitter,
   type RuntimeContext,
   type StartPayload,
 } from "fabric-core/adapter";
@@ -50,6 +56,23 @@ function errorDirective(value: unknown, path: string): ErrorDirective {
     throw new LifecycleError("echo_invalid_directive", `${path}.retryable must be a boolean`);
   }
   return { code: value.code, message: value.message, retryable: value.retryable as boolean | undefined };
+}
+
+const DEFAULT_CHUNK_CHARS = 16;
+const MAX_CHUNK_CHARS = 1_000_000;
+
+/** `request.context.scripted_stream.chunk_chars`, checked. */
+function chunkChars(context: unknown): number {
+  const options = isObject(context) ? context.scripted_stream : undefined;
+  if (options === undefined) return DEFAULT_CHUNK_CHARS;
+  const value = isObject(options) ? (options.chunk_chars ?? DEFAULT_CHUNK_CHARS) : null;
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_CHUNK_CHARS) {
+    throw new LifecycleError(
+      "echo_invalid_directive",
+      `request.context.scripted_stream.chunk_chars must be an integer in 1..${MAX_CHUNK_CHARS}`,
+    );
+  }
+  return value;
 }
 
 const LEVELS: readonly string[] = ["live", "active", "ready"];
@@ -128,6 +151,28 @@ export class EchoRuntime implements AdapterRuntime {
     };
     this.previousInput = input;
     return { status: "succeeded", output };
+  }
+
+  async invokeOpenAIStream(request: AgentRunRequest, context: RuntimeContext, emit: OpenAIChunkEmitter): Promise<AgentRunResult> {
+    const size = chunkChars(request.context);
+    const result = await this.invoke(request, context);
+    const response = isObject(result.output) ? result.output.response : undefined;
+    const text = typeof response === "string" ? response : "";
+    const created = Math.floor(Date.now() / 1000);
+    // Code points, so a chunk never splits a surrogate pair.
+    const characters = Array.from(text);
+    for (let start = 0; start < characters.length; start += size) {
+      const delta: { content: string; role?: string } = { content: characters.slice(start, start + size).join("") };
+      if (start === 0) delta.role = "assistant";
+      await emit({
+        id: `chatcmpl-${context.invocation_id}`,
+        object: "chat.completion.chunk",
+        created,
+        model: "fabric.typescript-echo",
+        choices: [{ index: 0, delta, finish_reason: null }],
+      });
+    }
+    return result;
   }
 
   async check(level: HealthLevel, options: HealthCheckOptions): Promise<HealthCheckResult> {

@@ -25,7 +25,7 @@ def test_plan(config) -> None:
     assert isinstance(plan, RunPlan)
     assert plan.adapter_id == "fabric.scripted"
     assert plan.agent_name == "pytest-scripted"
-    assert plan.capabilities.streaming is False
+    assert plan.capabilities.streaming is True  # the scripted adapter streams (OpenAI chunks)
     assert plan.fabric_config().harness.adapter_id == "fabric.scripted"
     assert len(plan["descriptor_sha256"]) == 64
     assert plan.to_mapping()["config"]["metadata"] == {"name": "pytest-scripted"}

@@ -7,7 +7,7 @@
  * const first = await runtime.invoke({ input: "hello" });
  * ```
  */
-import { FabricConfigError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
+import { FabricCapabilityError, FabricConfigError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
 import type {
   CheckReport,
   CheckRequest,
@@ -22,9 +22,12 @@ import type {
   RuntimeStatusInfo,
   RuntimeStopResult,
   JsonValue,
+  StreamInfo,
 } from "./models";
 import type { CallOptions as NativeCallOptions } from "./generated";
 import { cString, nativeLibrary, type NativeLibrary } from "./native";
+import { abortable, parse } from "./util";
+import { OpenAIInvokeStream, type StreamOwner } from "./stream";
 
 export interface CallOptions {
   /** Anchors relative paths of the config; default the current directory. */
@@ -71,49 +74,6 @@ function requestText(options: InvokeOptions): string {
   }
   const request: RunRequest = options.request ?? { input: options.input === undefined ? null : options.input };
   return cString(JSON.stringify(request), "request");
-}
-
-/**
- * Resolves like `work`, or rejects with `signal.reason` once `signal` aborts. An
- * abandoned outcome is passed to `abandon` when it arrives (and never reported as an
- * unhandled rejection).
- */
-function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined, abandon?: (value: T) => void): Promise<T> {
-  if (!signal) return work;
-  return new Promise<T>((resolve, reject) => {
-    let settled = false;
-    const onAbort = () => {
-      if (settled) return;
-      settled = true;
-      reject(signal.reason);
-      work.then((value) => abandon?.(value), () => undefined);
-    };
-    if (signal.aborted) {
-      onAbort();
-      return;
-    }
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        if (!settled) {
-          settled = true;
-          resolve(value);
-        }
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        if (!settled) {
-          settled = true;
-          reject(error);
-        }
-      },
-    );
-  });
-}
-
-function parse<T>(text: string | null): T {
-  return (text === null ? null : JSON.parse(text)) as T;
 }
 
 /** Entry point: plan, doctor, run and start runtimes. Cheap to create. */
@@ -339,6 +299,23 @@ export class Runtime implements AsyncDisposable {
   private finalStatus: RuntimeStatusInfo | null = null;
   /** An invocation whose caller stopped waiting (AbortSignal) and that is still running. */
   private orphan: Promise<void> | null = null;
+  /** Streams whose handles are not freed yet. */
+  private readonly streams = new Set<OpenAIInvokeStream>();
+  private readonly streamOwner: StreamOwner = {
+    streamFailed: () => {
+      this.stateValue = "failed";
+    },
+    streamClosing: (closing) => {
+      const settled = closing.catch(() => undefined);
+      this.orphan = settled;
+      void settled.then(() => {
+        if (this.orphan === settled) this.orphan = null;
+      });
+    },
+    streamFreed: (stream) => {
+      this.streams.delete(stream);
+    },
+  };
 
   /** @internal Created by {@link Fabric.startRuntime}. */
   constructor(library: NativeLibrary, handle: number, info: RuntimeInfo) {
@@ -409,6 +386,48 @@ export class Runtime implements AsyncDisposable {
     return parse(await abortable(work, options.signal));
   }
 
+  /**
+   * Whether the selected adapter implements native OpenAI streaming (the plan's
+   * `capabilities.streaming` and the descriptor's claim): what
+   * {@link Runtime.invokeOpenAIStream} needs.
+   */
+  get supportsOpenAIStreaming(): boolean {
+    return this.info.supports_openai_streaming === true;
+  }
+
+  /**
+   * Starts one turn that streams native OpenAI `chat.completion.chunk` objects; see
+   * {@link OpenAIInvokeStream}. Resolves once the invocation was sent to the adapter.
+   *
+   * Rejects with FabricCapabilityError (`openai_streaming_unavailable`) when the adapter
+   * does not claim streaming, FabricStateError (`runtime_busy`) while another turn or
+   * stream is active, FabricConfigError for an invalid request. With `signal`, an abort
+   * before the stream exists rejects at once; afterwards it closes the stream (its
+   * iteration rejects with `signal.reason`) without cancelling the turn.
+   */
+  async invokeOpenAIStream(options: InvokeOptions = {}): Promise<OpenAIInvokeStream> {
+    this.live("invoke");
+    const request = requestText(options);
+    options.signal?.throwIfAborted();
+    const orphan = this.orphan;
+    if (orphan) await abortable(orphan, options.signal);
+    const handle = this.live("invoke");
+    const library = this.library;
+    const work = library.callWithHandle("fabric_runtime_invoke_openai_stream", [handle, request]).catch((error: unknown) => {
+      if (!(error instanceof FabricStateError || error instanceof FabricConfigError || error instanceof FabricCapabilityError)) {
+        this.stateValue = "failed";
+      }
+      throw error;
+    });
+    // A stream that starts after its caller gave up is closed and freed (the turn runs on).
+    const started = await abortable(work, options.signal, (late) => {
+      library.callStatus("fabric_stream_free", late.handle).catch(() => undefined);
+    });
+    const stream = new OpenAIInvokeStream(library, this.streamOwner, started.handle, parse<StreamInfo>(started.text), options.signal);
+    this.streams.add(stream);
+    return stream;
+  }
+
   /** The core's view of this runtime (state, invocations, host pid). */
   async status(): Promise<RuntimeStatusInfo> {
     if (this.handle === 0) {
@@ -437,11 +456,28 @@ export class Runtime implements AsyncDisposable {
     return parse(await this.library.call("fabric_runtime_resource_snapshot", [this.handle]));
   }
 
-  /** Stops the runtime once (later calls resolve with the same result) and frees its handle. */
+  /**
+   * Stops the runtime once (later calls resolve with the same result) and frees its handle.
+   * Rejects with FabricStateError (`runtime_busy`) while a stream is open: read it to its
+   * end, or await its `result()` or `close()` first.
+   */
   stop(): Promise<RuntimeStopResult> {
     if (this.stopping === null) {
+      const streams = [...this.streams];
+      if (streams.some((stream) => !stream.finished)) {
+        return Promise.reject(
+          new FabricStateError("cannot stop while a streaming invocation is active; consume it or await its result() or close()", {
+            stage: "stop",
+            code: "runtime_busy",
+          }),
+        );
+      }
       const handle = this.handle;
-      this.stopping = this.library.call("fabric_runtime_stop", [handle]).then(async (text) => {
+      const settled = Promise.all(streams.map((stream) => stream.settled()));
+      this.stopping = settled.then(() => {
+        for (const stream of streams) stream.free();
+        return this.library.call("fabric_runtime_stop", [handle]);
+      }).then(async (text) => {
         this.stopResult = parse<RuntimeStopResult>(text);
         this.stateValue = "stopped";
         // Keep the core's final view (state `stopped`, invocations, ...) for status().

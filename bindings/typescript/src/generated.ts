@@ -144,9 +144,13 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   lifecycle_adapter_start_failed: { stage: "start", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter failed during lifecycle start" },
   lifecycle_adapter_stop_failed: { stage: "stop", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter failed during lifecycle stop" },
   lifecycle_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the adapter reported a failure without a code" },
+  lifecycle_invalid_openai_stream_event: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter emitted a chunk that breaks the chunk rules" },
   lifecycle_invalid_request: { stage: null, retryable: false, classOverride: null, origin: "adapter", summary: "the adapter could not decode a lifecycle request" },
-  lifecycle_openai_stream_unsupported: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter claims OpenAI streaming but does not implement it" },
+  lifecycle_invalid_stream_sink: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter rejected the OpenAI stream sink of the request" },
+  lifecycle_openai_stream_event_too_large: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter emitted a chunk whose record exceeds 1 MiB" },
+  lifecycle_openai_stream_unsupported: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter claims OpenAI streaming but does not implement it; the runtime is failed" },
   lifecycle_runtime_not_started: { stage: null, retryable: false, classOverride: null, origin: "adapter", summary: "the adapter was invoked before start" },
+  lifecycle_stream_transport_failed: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter could not connect to, write to or finish the OpenAI stream listener" },
   max_tokens_zero: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "max_tokens must be at least 1" },
   max_turns_out_of_range: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "max_turns must be between 1 and 4294967295" },
   mcp_env_requires_stdio: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "env is only valid for stdio MCP servers" },
@@ -161,6 +165,8 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   native_symbol_missing: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library lacks a required symbol" },
   null_argument: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "a required pointer argument is NULL" },
   null_handle: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument is 0" },
+  openai_stream_protocol_error: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed" },
+  openai_streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the selected adapter does not claim native OpenAI streaming; the runtime is untouched" },
   protocol_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the adapter host broke the lifecycle protocol" },
   relay_opentelemetry_without_destination: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "enabled Relay OpenTelemetry requires at least one endpoint or file sink" },
   relay_stream_header_env_unset: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "Relay sink nemo-fabric-stream header_env names an unset environment variable" },
@@ -720,6 +726,48 @@ export interface Observation {
 /** Availability of one observation or measurement. */
 export type ObservationStatus = "available" | "unavailable" | "unsupported" | "not_collected";
 
+/** One `chat.completion.chunk` (OpenAI Chat Completions streaming), as the adapter emitted it. Members beyond the checked ones are kept. */
+export interface OpenAiChunk {
+  /** Choice deltas (may be empty). */
+  choices: OpenAiChunkChoice[];
+  /** Unix time in seconds (unsigned 64-bit). */
+  created: number;
+  /** Completion id: a string with a non-whitespace character. */
+  id: string;
+  /** Model name: a string with a non-whitespace character. */
+  model: string;
+  /** Always `chat.completion.chunk`. */
+  object: string;
+  /** Usage object or null. */
+  usage?: JsonObject | null;
+}
+
+/** One choice of an [`OpenAiChunk`]. */
+export interface OpenAiChunkChoice {
+  /** The increment. */
+  delta: OpenAiChunkDelta;
+  /** Why generation stopped, or null. */
+  finish_reason?: string | null;
+  /** Choice index (unsigned 32-bit). */
+  index: number;
+  /** Log probabilities object or null. */
+  logprobs?: JsonObject | null;
+}
+
+/** The increment of one choice. */
+export interface OpenAiChunkDelta {
+  /** Text increment, or null. */
+  content?: string | null;
+  /** Legacy function call increment (object), or null. */
+  function_call?: JsonObject | null;
+  /** Refusal increment, or null. */
+  refusal?: string | null;
+  /** Role, or null. */
+  role?: string | null;
+  /** Tool call increments (objects), or null. */
+  tool_calls?: JsonObject[] | null;
+}
+
 /** Adapter install or availability strategy. */
 export type ResolutionStrategy = "preinstalled" | "image_provided" | "pip_uv" | "npm" | "source" | "service" | "native_plugin";
 
@@ -864,6 +912,8 @@ export interface RuntimeInfo {
   runtime_id: string;
   /** Service id, when the runtime uses a shared service. */
   service_id?: string | null;
+  /** Whether the selected adapter implements native OpenAI streaming (the plan's `capabilities.streaming` and the descriptor's claim). */
+  supports_openai_streaming?: boolean;
 }
 
 /** One reading of a runtime's process tree: the local adapter host and its descendants.  ```json {"runtime_id": "runtime-1", "started_at": "2026-10-21T09:00:00.000Z",  "observed_at": "2026-10-21T09:01:08.000Z", "resident_memory_bytes": 83886080,  "process_count": 1, "cpu_time_seconds": 14.5} ``` */
@@ -959,6 +1009,23 @@ export interface StatsDiagnostic {
   /** Human-readable, secret-free description. */
   message: string;
 }
+
+/** Identity of an open pull stream (`fabric_runtime_invoke_openai_stream`'s `*out`). */
+export interface StreamInfo {
+  /** The C ABI handle of this stream, when it was returned through the ABI. */
+  handle?: number | null;
+  /** Invocation id (the terminal RunResult carries the same). */
+  invocation_id: string;
+  /** What the stream's items are. */
+  kind: StreamKind;
+  /** Request id. */
+  request_id: string;
+  /** Runtime id. */
+  runtime_id: string;
+}
+
+/** What the items of a pull stream are. */
+export type StreamKind = "openai.chat_completions.chunk/v1";
 
 /** A metric group of invocation system stats. */
 export type SystemStatsGroup = "process" | "cgroup.cpu" | "cgroup.memory" | "cgroup.pressure";

@@ -113,6 +113,17 @@ export class NativeLibrary {
       "int32_t fabric_runtime_resource_snapshot(uint64_t runtime, _Out_ void **out)",
     );
     optional("fabric_check", "int32_t fabric_check(uint64_t environment, const char *request_json, _Out_ void **out)");
+    optional(
+      "fabric_runtime_invoke_openai_stream",
+      "int32_t fabric_runtime_invoke_openai_stream(uint64_t runtime, const char *request_json, _Out_ uint64_t *stream_out, _Out_ void **out)",
+    );
+    optional(
+      "fabric_stream_next_batch",
+      "int32_t fabric_stream_next_batch(uint64_t stream, int64_t timeout_ms, uint32_t max_items, _Out_ void **out)",
+    );
+    optional("fabric_stream_result", "int32_t fabric_stream_result(uint64_t stream, _Out_ void **out)");
+    optional("fabric_stream_close", "int32_t fabric_stream_close(uint64_t stream)");
+    optional("fabric_stream_free", "int32_t fabric_stream_free(uint64_t stream)");
     this.environmentFree = lib.func("int32_t fabric_environment_free(uint64_t environment)") as (handle: number) => number;
     this.runtimeFree = lib.func("int32_t fabric_runtime_free(uint64_t runtime)") as (handle: number) => number;
   }
@@ -133,13 +144,13 @@ export class NativeLibrary {
     return text;
   }
 
+  private missingSymbol(name: string): FabricNativeUnavailableError {
+    return new FabricNativeUnavailableError(`${this.path} does not export ${name}`, { code: "native_symbol_missing", stage: "config" });
+  }
+
   /** Calls `name(...args, &out)` on a worker thread; resolves with the `*out` text. */
   call(name: string, args: unknown[]): Promise<string | null> {
-    if (this.missing.has(name)) {
-      return Promise.reject(
-        new FabricNativeUnavailableError(`${this.path} does not export ${name}`, { code: "native_symbol_missing", stage: "config" }),
-      );
-    }
+    if (this.missing.has(name)) return Promise.reject(this.missingSymbol(name));
     const fn = this.functions[name] as NativeFunction;
     const out: unknown[] = [null];
     return this.callAsync(fn, args, out, (status) => this.settle(status, out[0]));
@@ -150,6 +161,7 @@ export class NativeLibrary {
    * `fabric_environment_start_runtime`): `name(...args, &handle, &out)` on a worker thread.
    */
   callWithHandle(name: string, args: unknown[]): Promise<{ handle: number; text: string | null }> {
+    if (this.missing.has(name)) return Promise.reject(this.missingSymbol(name));
     const fn = this.functions[name] as NativeFunction;
     const handleOut: unknown[] = [0];
     const out: unknown[] = [null];
@@ -184,10 +196,51 @@ export class NativeLibrary {
     });
   }
 
+  /**
+   * `fabric_stream_next_batch(stream, 0, 0, &out)` on the calling thread: never blocks (the
+   * core returns TIMEOUT rather than waiting or finishing the stream). Resolves the status
+   * (OK with a JSON array text, END, TIMEOUT); an error status throws its SDK error.
+   */
+  streamPoll(stream: number): StreamPull {
+    if (this.missing.has("fabric_stream_next_batch")) throw this.missingSymbol("fabric_stream_next_batch");
+    const fn = this.functions.fabric_stream_next_batch as NativeFunction;
+    const out: unknown[] = [null];
+    return this.pulled(fn(stream, 0, 0, out), out[0]);
+  }
+
+  /** `fabric_stream_next_batch(stream, timeout_ms, 0, &out)` on a worker thread (waits). */
+  streamWait(stream: number, timeoutMs: number): Promise<StreamPull> {
+    if (this.missing.has("fabric_stream_next_batch")) return Promise.reject(this.missingSymbol("fabric_stream_next_batch"));
+    const fn = this.functions.fabric_stream_next_batch as NativeFunction;
+    const out: unknown[] = [null];
+    return this.callAsync(fn, [stream, timeoutMs, 0], out, (status) => this.pulled(status, out[0]));
+  }
+
+  private pulled(status: number, pointer: unknown): StreamPull {
+    const text = this.take(pointer);
+    if (status === Status.OK || status === Status.END || status === Status.TIMEOUT) return { status, text };
+    throw errorFromStatus(status, text);
+  }
+
+  /** `name(handle)` without `*out` (`fabric_stream_close`, `fabric_stream_free`) on a worker thread. */
+  callStatus(name: string, handle: number): Promise<number> {
+    if (this.missing.has(name)) return Promise.reject(this.missingSymbol(name));
+    const fn = this.functions[name] as NativeFunction;
+    return new Promise((resolve, reject) => {
+      fn.async(handle, (error: unknown, status: number) => (error ? reject(error) : resolve(status)));
+    });
+  }
+
   /** `fabric_runtime_start` on a worker thread: resolves with the handle and identity JSON. */
   startRuntime(configJson: string, optionsJson: string): Promise<{ handle: number; text: string | null }> {
     return this.callWithHandle("fabric_runtime_start", [configJson, optionsJson]);
   }
+}
+
+/** One `fabric_stream_next_batch` answer: OK (a JSON array of items), END or TIMEOUT. */
+export interface StreamPull {
+  status: number;
+  text: string | null;
 }
 
 function toHandle(value: unknown): number {

@@ -14,6 +14,11 @@ convention as the Rust `fabric.scripted` adapter:
 - `usage: {...}`                     -> returned as AgentUsage
 - `crash: true`                      -> exit at once without answering
 
+Native OpenAI streaming (`invoke_openai_stream`, served by upstream's common host): the turn
+runs exactly as `invoke`, then its response text is emitted as `chat.completion.chunk`s of
+`request.context["scripted_stream"]["chunk_chars"]` characters (default 16) before the
+result is returned.
+
 Request extensions (`request.extensions`, from a caller's `overrides`; the descriptor declares
 their `run_request` schema) are echoed back as `output["extensions"]` when present.
 
@@ -28,7 +33,8 @@ import collections
 import json
 import os
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from nemo_fabric_adapter_contract.models import AgentConfig
@@ -45,6 +51,8 @@ CRASH_EXIT_CODE = 70
 DEFAULT_HISTORY_LIMIT = 64
 MAX_HISTORY_LIMIT = 100_000
 MAX_SLEEP_MS = 600_000
+DEFAULT_CHUNK_CHARS = 16
+MAX_CHUNK_CHARS = 1_000_000
 _SETTINGS_KEYS = frozenset({"prefix", "history_limit", "require_env"})
 _DIRECTIVE_KEYS = frozenset({"fail", "raise", "exception", "sleep_ms", "usage", "crash"})
 _USAGE_KEYS = frozenset(
@@ -222,6 +230,38 @@ class EchoRuntime:
             output["extensions"] = dict(request.extensions)
         self._history.append(text)
         return AgentRunResult(status=AgentRunStatus.SUCCEEDED, output=output, usage=usage)
+
+    async def invoke_openai_stream(
+        self,
+        request: AgentRunRequest,
+        context: RuntimeContext,
+        emit: Callable[[Mapping[str, Any]], Awaitable[None]],
+    ) -> AgentRunResult:
+        options = request.context.get("scripted_stream") or {}
+        chunk_chars = options.get("chunk_chars", DEFAULT_CHUNK_CHARS) if isinstance(options, Mapping) else None
+        if not _is_int(chunk_chars, 1, MAX_CHUNK_CHARS):
+            raise lifecycle.LifecycleError(
+                "scripted_invalid_directive",
+                f"scripted_stream.chunk_chars: must be an integer in 1..={MAX_CHUNK_CHARS}",
+            )
+        result = await self.invoke(request, context)
+        output = result.output
+        text = output.get("response") if isinstance(output, Mapping) else None
+        created = int(time.time())
+        for start in range(0, len(text or ""), chunk_chars):
+            delta: dict[str, Any] = {"content": text[start : start + chunk_chars]}
+            if start == 0:
+                delta["role"] = "assistant"
+            await emit(
+                {
+                    "id": f"chatcmpl-{context.invocation_id}",
+                    "object": "chat.completion.chunk",
+                    "created": created,
+                    "model": ADAPTER_ID,
+                    "choices": [{"index": 0, "delta": delta, "finish_reason": None}],
+                }
+            )
+        return result
 
     async def stop(self) -> None:
         self._history.clear()

@@ -128,3 +128,28 @@ test("the core checks the echo adapter's health through the Node binding, also d
     assert.deepEqual([report.outcome, report.reason], ["failed", "echo_forced_failure"]);
   }
 });
+
+test("the echo adapter streams native OpenAI chunks through serve() (Node binding)", { skip: missing(libraryPath()) }, async () => {
+  const fabric = new Fabric();
+  await using runtime = await fabric.startRuntime(config("stream", { prefix: "> " }));
+  assert.equal(runtime.supportsOpenAIStreaming, true);
+  const stream = await runtime.invokeOpenAIStream({
+    request: { input: "streamed reply", context: { scripted_stream: { chunk_chars: 4 } } },
+  });
+  const chunks = [];
+  for await (const chunk of stream) chunks.push(chunk);
+  const text = chunks.map((chunk) => chunk.choices[0]?.delta.content ?? "").join("");
+  assert.equal(text, "> streamed reply");
+  assert.equal(chunks.length, Math.ceil(text.length / 4));
+  assert.equal(chunks[0]?.choices[0]?.delta.role, "assistant");
+  assert.ok(chunks.every((chunk) => chunk.model === "fabric.typescript-echo" && chunk.id === `chatcmpl-${stream.invocationId}`));
+  const result = await stream.result();
+  assert.equal(output(result).response, "> streamed reply");
+  assert.equal(result.invocation_id, stream.invocationId);
+  // The streamed turn counts like any other.
+  assert.equal(output(await runtime.invoke({ input: "next" })).turn, 2);
+  // A bad directive fails the streamed turn with the adapter's code.
+  const bad = await runtime.invokeOpenAIStream({ request: { input: "x", context: { scripted_stream: { chunk_chars: 0 } } } });
+  for await (const _chunk of bad) void _chunk;
+  await assert.rejects(bad.result(), (error: unknown) => error instanceof FabricRuntimeError && error.code === "echo_invalid_directive");
+});

@@ -68,6 +68,7 @@ from fabric_core.models import (
     WorkflowConfig,
 )
 from fabric_core.runtime import Runtime, RuntimeStatus
+from fabric_core.streaming import OpenAIInvokeStream
 from fabric_core.types import (
     AdapterCapabilityProfile,
     AdapterInfo,
@@ -162,6 +163,7 @@ __all__ = [
     "RunRequest",
     "RunResult",
     "RunUsage",
+    "OpenAIInvokeStream",
     "Runtime",
     "RuntimeCapabilities",
     "RuntimeConfig",

@@ -14,7 +14,7 @@ import glob
 import json
 import os
 import threading
-from ctypes import POINTER, c_char_p, c_int32, c_uint32, c_uint64, c_void_p
+from ctypes import POINTER, c_char_p, c_int32, c_int64, c_uint32, c_uint64, c_void_p
 from typing import Any
 
 from fabric_core import _generated, errors
@@ -120,6 +120,74 @@ class Library:
         )
         self._declare("fabric_environment_release", [u64, out])
         self._declare_free("fabric_environment_free")
+        self._declare(
+            "fabric_runtime_invoke_openai_stream", [u64, c_char_p, POINTER(u64), out]
+        )
+        self._declare("fabric_stream_result", [u64, out])
+        self._declare_free("fabric_stream_close")
+        self._declare_free("fabric_stream_free")
+        next_fn = getattr(lib, "fabric_stream_next", None)
+        if next_fn is not None:
+            next_fn.argtypes = [u64, c_int64, out]
+            next_fn.restype = c_int32
+        self._stream_next = next_fn
+        batch_fn = getattr(lib, "fabric_stream_next_batch", None)
+        if batch_fn is not None:
+            batch_fn.argtypes = [u64, c_int64, c_uint32, out]
+            batch_fn.restype = c_int32
+        self._stream_next_batch = batch_fn
+        ready_fn = getattr(lib, "fabric_stream_ready_fd", None)
+        if ready_fn is not None:
+            ready_fn.argtypes = [u64, POINTER(c_int32), out]
+            ready_fn.restype = c_int32
+        self._stream_ready_fd = ready_fn
+
+    def stream_next(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
+        """Pull one stream item: ``(STATUS_OK, json)``, ``(STATUS_END, None)`` or
+        ``(STATUS_TIMEOUT, None)``; an error status raises its SDK exception."""
+
+        if self._stream_next is None:
+            raise FabricNativeUnavailableError(
+                f"native library {self.path} does not export fabric_stream_next",
+                stage="config",
+                code="native_symbol_missing",
+            )
+        slot = c_void_p()
+        status = self._stream_next(handle, timeout_ms, ctypes.byref(slot))
+        text = self.take_string(slot)
+        if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
+            return status, text
+        raise error_from_status(status, text)
+
+    def stream_next_batch(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
+        """Pull every ready stream item: ``(STATUS_OK, json_array)``, ``(STATUS_END, None)``
+        or ``(STATUS_TIMEOUT, None)``; an error status raises its SDK exception. A zero
+        timeout never blocks (TIMEOUT until a waiting pull finished the stream)."""
+
+        if self._stream_next_batch is None:
+            raise FabricNativeUnavailableError(
+                f"native library {self.path} does not export fabric_stream_next_batch",
+                stage="config",
+                code="native_symbol_missing",
+            )
+        slot = c_void_p()
+        status = self._stream_next_batch(handle, timeout_ms, 0, ctypes.byref(slot))
+        text = self.take_string(slot)
+        if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
+            return status, text
+        raise error_from_status(status, text)
+
+    def stream_ready_fd(self, handle: int) -> int | None:
+        """The stream's readiness descriptor (owned by the stream; never closed here), or
+        ``None`` when the library or the platform has none."""
+
+        if self._stream_ready_fd is None:
+            return None
+        fd = c_int32(-1)
+        slot = c_void_p()
+        status = self._stream_ready_fd(handle, ctypes.byref(fd), ctypes.byref(slot))
+        self.take_string(slot)
+        return fd.value if status == STATUS_OK and fd.value >= 0 else None
 
     def _declare(self, name: str, argtypes: list[Any]) -> None:
         function = getattr(self._lib, name, None)

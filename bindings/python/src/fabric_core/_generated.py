@@ -139,9 +139,13 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "lifecycle_adapter_start_failed": ("start", False, None, "adapter"),
     "lifecycle_adapter_stop_failed": ("stop", False, None, "adapter"),
     "lifecycle_error": (None, False, None, "host"),
+    "lifecycle_invalid_openai_stream_event": ("invoke", False, None, "adapter"),
     "lifecycle_invalid_request": (None, False, None, "adapter"),
+    "lifecycle_invalid_stream_sink": ("invoke", False, None, "adapter"),
+    "lifecycle_openai_stream_event_too_large": ("invoke", False, None, "adapter"),
     "lifecycle_openai_stream_unsupported": ("invoke", False, None, "adapter"),
     "lifecycle_runtime_not_started": (None, False, None, "adapter"),
+    "lifecycle_stream_transport_failed": ("invoke", False, None, "adapter"),
     "max_tokens_zero": (None, False, None, "config"),
     "max_turns_out_of_range": (None, False, None, "config"),
     "mcp_env_requires_stdio": (None, False, None, "config"),
@@ -156,6 +160,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "native_symbol_missing": ("config", False, None, "binding"),
     "null_argument": (None, False, None, "abi"),
     "null_handle": (None, False, "state", "abi"),
+    "openai_stream_protocol_error": ("invoke", False, None, "host"),
+    "openai_streaming_unavailable": ("invoke", False, None, "host"),
     "protocol_error": (None, False, None, "host"),
     "relay_opentelemetry_without_destination": (None, False, None, "config"),
     "relay_stream_header_env_unset": (None, False, None, "config"),
@@ -704,6 +710,50 @@ class Observation(FabricMapping):
 #: Availability of one observation or measurement.
 OBSERVATION_STATUS_VALUES = ("available", "unavailable", "unsupported", "not_collected",)
 
+
+class OpenAiChunk(FabricMapping):
+    """One `chat.completion.chunk` (OpenAI Chat Completions streaming), as the adapter emitted it. Members beyond the checked ones are kept.
+
+    ``choices`` (tuple[OpenAiChunkChoice, ...]): Choice deltas (may be empty).
+    ``created`` (int): Unix time in seconds (unsigned 64-bit).
+    ``id`` (str): Completion id: a string with a non-whitespace character.
+    ``model`` (str): Model name: a string with a non-whitespace character.
+    ``object`` (str): Always `chat.completion.chunk`.
+    ``usage`` (Mapping[str, Any] | None, optional): Usage object or null.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"choices", "created", "id", "model", "object", "usage"})
+    _nested = {"choices": ("OpenAiChunkChoice", "list")}
+
+
+class OpenAiChunkChoice(FabricMapping):
+    """One choice of an [`OpenAiChunk`].
+
+    ``delta`` (OpenAiChunkDelta): The increment.
+    ``finish_reason`` (str | None, optional): Why generation stopped, or null.
+    ``index`` (int): Choice index (unsigned 32-bit).
+    ``logprobs`` (Mapping[str, Any] | None, optional): Log probabilities object or null.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"delta", "finish_reason", "index", "logprobs"})
+    _nested = {"delta": ("OpenAiChunkDelta", "one")}
+
+
+class OpenAiChunkDelta(FabricMapping):
+    """The increment of one choice.
+
+    ``content`` (str | None, optional): Text increment, or null.
+    ``function_call`` (Mapping[str, Any] | None, optional): Legacy function call increment (object), or null.
+    ``refusal`` (str | None, optional): Refusal increment, or null.
+    ``role`` (str | None, optional): Role, or null.
+    ``tool_calls`` (tuple[Mapping[str, Any], ...] | None, optional): Tool call increments (objects), or null.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"content", "function_call", "refusal", "role", "tool_calls"})
+
 #: Adapter install or availability strategy.
 RESOLUTION_STRATEGY_VALUES = ("preinstalled", "image_provided", "pip_uv", "npm", "source", "service", "native_plugin",)
 
@@ -828,10 +878,11 @@ class RuntimeInfo(FabricMapping):
     ``host_pid`` (int): Adapter host process id (also its process-group id).
     ``runtime_id`` (str): Runtime id (`runtime-…`).
     ``service_id`` (str | None, optional): Service id, when the runtime uses a shared service.
+    ``supports_openai_streaming`` (bool, optional): Whether the selected adapter implements native OpenAI streaming (the plan's `capabilities.streaming` and the descriptor's claim).
     """
 
     __slots__ = ()
-    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "environment", "fabric_home", "handle", "harness", "host_pid", "runtime_id", "service_id"})
+    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "environment", "fabric_home", "handle", "harness", "host_pid", "runtime_id", "service_id", "supports_openai_streaming"})
     _nested = {"environment": ("EnvironmentInfo", "one")}
 
 
@@ -920,6 +971,23 @@ class StatsDiagnostic(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"code", "count", "message"})
+
+
+class StreamInfo(FabricMapping):
+    """Identity of an open pull stream (`fabric_runtime_invoke_openai_stream`'s `*out`).
+
+    ``handle`` (int | None, optional): The C ABI handle of this stream, when it was returned through the ABI.
+    ``invocation_id`` (str): Invocation id (the terminal RunResult carries the same).
+    ``kind`` (str): What the stream's items are.
+    ``request_id`` (str): Request id.
+    ``runtime_id`` (str): Runtime id.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"handle", "invocation_id", "kind", "request_id", "runtime_id"})
+
+#: What the items of a pull stream are.
+STREAM_KIND_VALUES = ("openai.chat_completions.chunk/v1",)
 
 #: A metric group of invocation system stats.
 SYSTEM_STATS_GROUP_VALUES = ("process", "cgroup.cpu", "cgroup.memory", "cgroup.pressure",)
@@ -1013,6 +1081,9 @@ for _model in (
     Measurement_double,
     Measurement_uint64,
     Observation,
+    OpenAiChunk,
+    OpenAiChunkChoice,
+    OpenAiChunkDelta,
     ResolvedAdapterDescriptor,
     ResolvedTargetDescriptor,
     RunPlan,
@@ -1025,6 +1096,7 @@ for _model in (
     RuntimeStopResult,
     SampledStats,
     StatsDiagnostic,
+    StreamInfo,
     TelemetryPlan,
     TelemetryRef,
     ToolDefinitionConfig,

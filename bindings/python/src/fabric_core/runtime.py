@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import weakref
 from collections.abc import Mapping
@@ -17,7 +18,9 @@ from fabric_core.errors import (
     FabricStateError,
     ResourceObservationUnavailableError,
 )
+from fabric_core.errors import FabricCapabilityError
 from fabric_core.models import RunRequest
+from fabric_core.streaming import OpenAIInvokeStream
 from fabric_core.types import (
     RunResult,
     RuntimeHandle,
@@ -83,6 +86,7 @@ class Runtime:
         self._invocations: list[dict[str, Any]] = []
         self._messages: list[Any] = []
         self._stop_result: Any = None
+        self._stream: OpenAIInvokeStream | None = None
         self._finalizer = weakref.finalize(self, _backstop, library, handle)
 
     @property
@@ -133,7 +137,75 @@ class Runtime:
 
         return self._stop_result
 
+    @property
+    def supports_openai_streaming(self) -> bool:
+        """Whether the selected adapter implements native OpenAI streaming (the plan's
+        ``capabilities.streaming`` and the descriptor's claim)."""
+
+        return bool(self._info.get("supports_openai_streaming"))
+
+    def invoke_openai_stream(
+        self, *, input: Any = None, request: RunRequest | None = None
+    ) -> OpenAIInvokeStream:
+        """Start one turn and stream its native OpenAI ``chat.completion.chunk`` mappings.
+
+        Synchronous: the invocation starts in the adapter host at once. Iterate the stream
+        with ``async for``; ``await stream.result()`` returns the separate ``RunResult``.
+
+        Raises ``FabricCapabilityError`` (``openai_streaming_unavailable``) when the adapter
+        does not claim streaming, ``FabricStateError`` when another turn or stream is
+        active, ``FabricConfigError`` for an invalid request.
+        """
+
+        if not self.supports_openai_streaming:
+            raise FabricCapabilityError(
+                "the selected adapter does not support native OpenAI streaming",
+                stage="invoke",
+                code="openai_streaming_unavailable",
+                details={"capability": "streaming"},
+            )
+        self._ensure_invocable()
+        if self._orphan is not None and not self._orphan.done():
+            raise FabricStateError(
+                "the previous streaming invocation is still closing; await it first",
+                stage="invoke",
+                code="runtime_busy",
+            )
+        self._release_stream()
+        payload = request_payload(input=input, request=request, overrides=self._overrides)
+        handle = ctypes.c_uint64(0)
+        text = self._library.fabric_runtime_invoke_openai_stream(
+            self._handle, dumps(payload), ctypes.byref(handle), _ffi.out_slot()
+        )
+        stream = OpenAIInvokeStream(self, self._library, handle.value, json.loads(text))
+        self._stream = stream
+        return stream
+
+    def _active_stream(self) -> OpenAIInvokeStream | None:
+        stream = self._stream
+        return stream if stream is not None and not stream.finished else None
+
+    def _release_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None and stream.finished and (stream._closer is None or stream._closer.done()):
+            stream._free()
+        elif stream is not None:
+            self._stream = stream
+
+    def _stream_failed(self) -> None:
+        self._status = RuntimeStatus.FAILED
+
+    def _adopt_orphan(self, future: asyncio.Future[Any]) -> None:
+        self._orphan = future
+
     def _ensure_invocable(self) -> None:
+        if self._active_stream() is not None:
+            raise FabricStateError(
+                "a streaming invocation is active; fully consume it or call "
+                "`await stream.aclose()` before starting another turn",
+                stage="invoke",
+                code="runtime_busy",
+            )
         if self._status is not RuntimeStatus.ACTIVE:
             raise FabricStateError(
                 f"cannot invoke a {self._status.value} runtime",
@@ -274,6 +346,13 @@ class Runtime:
 
         if self._status is RuntimeStatus.STOPPED:
             return
+        if self._active_stream() is not None:
+            raise FabricStateError(
+                "cannot stop while a streaming invocation is active; consume the stream or "
+                "await `stream.result()` or `stream.aclose()`",
+                stage="stop",
+                code="runtime_busy",
+            )
         if self._invoking:
             raise FabricStateError(
                 "cannot stop while a turn is in flight", stage="stop", code="runtime_busy"
@@ -285,6 +364,9 @@ class Runtime:
         self._closing = True
         try:
             await self._drain_orphan()
+            if self._stream is not None:
+                await self._stream.aclose()
+                self._release_stream()
             library, handle = self._library, self._handle
             try:
                 text = await self._native(

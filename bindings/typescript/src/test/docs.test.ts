@@ -42,3 +42,21 @@ test("docs/typescript.md shows the health example verbatim, and it runs", () => 
     "check: passed live,active,ready",
   ]);
 });
+
+test("docs/typescript.md shows the streaming example verbatim, and it runs", () => {
+  const doc = fs.readFileSync(DOC, "utf8");
+  const example = fs.readFileSync(path.join(PACKAGE, "src", "examples", "stream.ts"), "utf8");
+  assert.ok(doc.includes(example.trim()), "docs/typescript.md must contain src/examples/stream.ts");
+  const child = spawnSync(process.execPath, [path.join(__dirname, "..", "examples", "stream.js")], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  assert.equal(child.status, 0, child.stderr);
+  assert.deepEqual(child.stdout.trim().split("\n"), [
+    "streaming: true",
+    "Streaming, one small piece at a time.",
+    "7 chunks, succeeded",
+    "first: Stream",
+    "whole: Streaming, one small piece at a time.",
+  ]);
+});

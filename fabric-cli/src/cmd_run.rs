@@ -64,7 +64,7 @@ pub struct Args {
     #[arg(long, value_parser = parse_level, conflicts_with = "inputs")]
     pub check_level: Option<HealthLevel>,
     /// Stream the reply (native OpenAI streaming): the assistant text as it arrives on a
-    /// terminal, one JSON line per chunk when piped, then the result.
+    /// terminal, one JSON line per chunk when piped or with --json, then the result.
     #[arg(long, conflicts_with_all = ["inputs", "check_level"])]
     pub stream: bool,
     /// Seconds the adapter host may take to answer `start` (default 90).

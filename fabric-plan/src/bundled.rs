@@ -1,11 +1,16 @@
 //! The `bundled` discovery source: the reference adapters shipped with the core itself.
 //!
-//! Rule, first match wins: `$FABRIC_BUNDLED_ADAPTERS`; else, for the file holding this code
-//! (the `libfabric_ffi` shared library a binding loaded, or the executable it is linked into)
-//! and then the running executable, the first of its directory and that directory's five
-//! parents holding `adapters/` or `share/nemo-fabric/adapters/`; else (development builds
-//! only, not the `dist` profile) the `adapters/` directory of the checkout the crate was built
-//! from, when it still exists.
+//! Rule, first match wins: `$FABRIC_BUNDLED_ADAPTERS`; else (development builds only, not the
+//! `dist` profile) the `adapters/` directory of the checkout the crate was built from, when it
+//! still exists; else, for the file holding this code (the `libfabric_ffi` shared library a
+//! binding loaded, or the executable it is linked into) and then the running executable, the
+//! first of its directory and that directory's five parents holding `adapters/` or
+//! `share/nemo-fabric/adapters/`.
+//!
+//! A development build belongs to its checkout: installed into a virtual environment (as
+//! `scripts/setup.sh` installs the Python binding), the upward walk from `site-packages`
+//! would otherwise stop at the environment's `share/nemo-fabric/adapters`, which holds the
+//! adapters of other packages (found by the `interpreter_prefix` source anyway).
 //!
 //! So a cargo build at `target/debug/fabric` finds `<repo>/adapters`, an installed C SDK at
 //! `<prefix>/lib/libfabric_ffi.so` or CLI at `<prefix>/bin/fabric` finds
@@ -25,8 +30,11 @@ pub fn bundled_root() -> Option<PathBuf> {
     if let Some(root) = std::env::var_os(BUNDLED_ADAPTERS_ENV).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(root));
     }
+    if let Some(checkout) = checkout_adapters() {
+        return Some(checkout);
+    }
     let anchors = anchors();
-    let shipped = anchors.iter().find_map(|anchor| {
+    anchors.iter().find_map(|anchor| {
         anchor.ancestors().take(PARENTS + 1).find_map(|dir| {
             [
                 dir.join("adapters"),
@@ -35,8 +43,7 @@ pub fn bundled_root() -> Option<PathBuf> {
             .into_iter()
             .find(|candidate| candidate.is_dir())
         })
-    });
-    shipped.or_else(checkout_adapters)
+    })
 }
 
 #[cfg(not(fabric_dist))]

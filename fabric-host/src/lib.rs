@@ -52,6 +52,7 @@
 
 #![deny(unsafe_code)]
 
+mod cleanup;
 mod collect;
 mod engine;
 mod environment;
@@ -66,11 +67,13 @@ mod live;
 pub mod procfs;
 mod result;
 mod runtime;
+mod spawner;
 mod stderr;
 #[allow(unsafe_code)]
 mod sys;
 mod workspace;
 
+pub use cleanup::{ShutdownReport, kill_all_hosts, shutdown};
 pub use engine::{EngineStats, Escalation, StopPolicy, engine_stats};
 pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};

@@ -7,7 +7,9 @@
 //! final name is never unlocked while its owner lives. A process that dies (even by
 //! `kill -9`) drops its locks with its descriptors; the first temporary home created by any
 //! later core on the machine sweeps `<base>`: every `fabric-runtime-*` (or staging) directory
-//! owned by this user whose lock can be taken is removed.
+//! owned by this user whose lock can be taken is removed, after `SIGKILL` to every process of
+//! this user still carrying that runtime's `FABRIC_RUNTIME_ID` in its environment (what the
+//! dead owner's host left running: its children outlive the host's death signal).
 
 use std::collections::HashSet;
 use std::fs::{self, DirBuilder, File, OpenOptions};
@@ -108,11 +110,36 @@ pub(crate) fn sweep(base: &Path) -> Vec<PathBuf> {
         else {
             continue;
         };
-        if sys::try_lock_exclusive(&lock).unwrap_or(false) && fs::remove_dir_all(&path).is_ok() {
+        if !sys::try_lock_exclusive(&lock).unwrap_or(false) {
+            continue;
+        }
+        if let Some(runtime_id) = name.strip_prefix("fabric-") {
+            kill_leftovers(runtime_id);
+        }
+        if fs::remove_dir_all(&path).is_ok() {
             removed.push(path);
         }
     }
     removed
+}
+
+/// `SIGKILL` to every process of this user whose environment says it belongs to
+/// `runtime_id` (`FABRIC_RUNTIME_ID`, set for every host and inherited by its children),
+/// when it is still the process that was read (same start time).
+fn kill_leftovers(runtime_id: &str) {
+    let proc_root = Path::new("/proc");
+    let entry = format!("FABRIC_RUNTIME_ID={runtime_id}");
+    let me = std::process::id();
+    for stat in crate::procfs::with_env_entry(proc_root, &entry) {
+        let same = crate::procfs::read_stat(proc_root, stat.pid)
+            .is_some_and(|now| now.start_time == stat.start_time);
+        if same
+            && stat.pid != me
+            && let Ok(pid) = i32::try_from(stat.pid)
+        {
+            let _ = sys::signal_process(pid, sys::SIGKILL);
+        }
+    }
 }
 
 static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from fcsupport import REPO
+from fcsupport import binding_paths
 from test_runtime import process_gone
 
 TESTS = Path(__file__).resolve().parent
@@ -41,6 +41,14 @@ asyncio.run(main())
 """
 
 
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except FileNotFoundError:
+        return False
+
+
 def _children(pid: int) -> list[int]:
     found: list[int] = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -54,9 +62,7 @@ def _children(pid: int) -> list[int]:
 def _program(mode: str, runtime_dir: Path) -> subprocess.Popen[str]:
     env = dict(os.environ)
     env["XDG_RUNTIME_DIR"] = str(runtime_dir)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(TESTS), str(REPO / "bindings" / "python" / "src"), env.get("PYTHONPATH", "")]
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), *binding_paths()])
     return subprocess.Popen(
         [sys.executable, "-c", PROGRAM, mode],
         env=env,
@@ -85,17 +91,20 @@ def test_host_dies_with_a_killed_program_and_the_next_core_sweeps_its_home(
     assert root.parent == tmp_path and root.name.startswith("fabric-runtime-")
     try:
         assert process_gone(pid, timeout=5.0), f"host {pid} outlived its killed program"
-    finally:
-        # The host's own children are the host's to end (it died by SIGKILL): not covered.
-        for leftover in [pid, *children]:
-            if not process_gone(leftover, timeout=0.0):
-                os.kill(leftover, 9)
-    assert root.is_dir(), "a killed program cannot remove its home"
+        assert root.is_dir(), "a killed program cannot remove its home"
+        # The host's child outlives the host's death signal (re-parented to PID 1) ...
+        assert _alive(children[0])
 
-    # The next core on the machine (another program) sweeps the stale home and keeps its own.
-    second = _program("stop", tmp_path)
-    out, _ = second.communicate(timeout=60)
-    assert second.returncode == 0
-    assert json.loads(out.splitlines()[0])["pid"] != pid
-    assert not root.exists(), "the stale home of a dead owner was not swept"
-    assert list(tmp_path.iterdir()) == []
+        # ... until the next core on the machine (another program) sweeps the stale home:
+        # it ends what still carries the dead runtime's id, removes the home, keeps its own.
+        second = _program("stop", tmp_path)
+        out, _ = second.communicate(timeout=60)
+        assert second.returncode == 0
+        assert json.loads(out.splitlines()[0])["pid"] != pid
+        assert not root.exists(), "the stale home of a dead owner was not swept"
+        assert list(tmp_path.iterdir()) == []
+        assert process_gone(children[0], timeout=5.0), "the dead host's child was not ended"
+    finally:
+        for leftover in [pid, *children]:
+            if _alive(leftover):
+                os.kill(leftover, 9)

@@ -130,10 +130,13 @@ fn kill_leftovers(runtime_id: &str) {
     let proc_root = Path::new("/proc");
     let entry = format!("FABRIC_RUNTIME_ID={runtime_id}");
     let me = std::process::id();
+    let uid = sys::effective_uid();
     for stat in crate::procfs::with_env_entry(proc_root, &entry) {
+        let ours = fs::metadata(proc_root.join(stat.pid.to_string())).is_ok_and(|m| m.uid() == uid);
         let same = crate::procfs::read_stat(proc_root, stat.pid)
             .is_some_and(|now| now.start_time == stat.start_time);
-        if same
+        if ours
+            && same
             && stat.pid != me
             && let Ok(pid) = i32::try_from(stat.pid)
         {

@@ -54,16 +54,17 @@ pub(crate) fn create_locked_root(base: &Path, name: &str) -> std::io::Result<(Pa
         let _ = fs::remove_dir_all(&staging);
     }
     let (root, lock) = locked?;
-    lock_registry().insert(root.clone());
+    live_roots().insert(root.clone());
     Ok((root, lock))
 }
 
 /// Forgets a root that its home removed.
 pub(crate) fn forget_root(root: &Path) {
-    lock_registry().remove(root);
+    live_roots().remove(root);
 }
 
-fn lock_registry() -> std::sync::MutexGuard<'static, HashSet<PathBuf>> {
+/// The temporary roots this process owns (what [`shutdown`] removes).
+fn live_roots() -> std::sync::MutexGuard<'static, HashSet<PathBuf>> {
     static ROOTS: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     ROOTS
         .get_or_init(|| Mutex::new(HashSet::new()))
@@ -187,7 +188,7 @@ pub fn shutdown(policy: StopPolicy) -> ShutdownReport {
             std::thread::sleep(Duration::from_millis(5));
         }
     }
-    let roots: Vec<PathBuf> = lock_registry().drain().collect();
+    let roots: Vec<PathBuf> = live_roots().drain().collect();
     let homes_removed = roots
         .iter()
         .filter(|root| fs::remove_dir_all(root).is_ok())

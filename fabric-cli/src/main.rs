@@ -1,9 +1,11 @@
 //! The `fabric` command-line tool.
 //!
 //! Exit codes for every command: 0 ok, 1 failed outcome, 2 invalid input or config,
-//! 3 runtime failure before a result. Machine-readable JSON goes to stdout; errors are
-//! printed as `{"error": {"code", "stage", "message", "path"}}` on stdout as well. `run` on a
-//! terminal prints readable text instead (see cmd_run.rs); `--json` keeps JSON.
+//! 3 runtime failure before a result; `run` and `check` exit 130 on `SIGINT` and 143 on
+//! `SIGTERM` after stopping their runtimes (see `interrupt.rs`). Machine-readable JSON goes
+//! to stdout; errors are printed as `{"error": {"code", "stage", "message", "path"}}` on
+//! stdout as well. `run` on a terminal prints readable text instead (see cmd_run.rs);
+//! `--json` keeps JSON.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -17,6 +19,7 @@ mod cmd_schema;
 mod cmd_validate;
 mod common;
 mod human;
+mod interrupt;
 mod output;
 mod stream;
 
@@ -77,7 +80,13 @@ fn main() -> ExitCode {
         Command::Doctor(args) => cmd_plan::doctor(args),
         Command::Inspect(args) => cmd_plan::inspect(args),
         Command::Adapters(args) => cmd_plan::adapters(args),
-        Command::Run(args) => cmd_run::run(args),
-        Command::Check(args) => cmd_check::run(args),
+        Command::Run(args) => {
+            interrupt::install();
+            interrupt::finish(cmd_run::run(args))
+        }
+        Command::Check(args) => {
+            interrupt::install();
+            interrupt::finish(cmd_check::run(args))
+        }
     }
 }

@@ -191,6 +191,16 @@ enum Cmd {
     Stats {
         reply: Reply<EngineStats>,
     },
+    /// Process shutdown: stop every host (and every host added later) with `policy`.
+    StopAll {
+        policy: StopPolicy,
+    },
+    /// SIGKILL to every host group and its recorded escaped descendants, at once.
+    KillAll,
+    /// How many host leaders have not exited yet.
+    Running {
+        reply: Reply<usize>,
+    },
 }
 
 /// Counters of the process-wide reactor (for monitoring and tests).
@@ -383,6 +393,31 @@ impl Engine {
     pub(crate) fn release(&self, key: HostKey, line: Option<Vec<u8>>) {
         let _ = self.send(Cmd::Release { key, line });
     }
+
+    /// The engine when it was started, without starting it.
+    pub(crate) fn running() -> Option<&'static Engine> {
+        ENGINE.get().and_then(|engine| engine.as_ref().ok())
+    }
+
+    /// Starts stopping every host without a `stop` request (stdin closed, `SIGTERM` to the
+    /// group at once, `SIGKILL` after `policy.term_wait`); hosts added later are stopped
+    /// as soon as they arrive. For process shutdown (`cleanup::shutdown`).
+    pub(crate) fn stop_all(&self, policy: StopPolicy) -> Result<(), String> {
+        self.send(Cmd::StopAll { policy })
+    }
+
+    /// `SIGKILL` to every host's process group and recorded escaped descendants.
+    pub(crate) fn kill_all(&self) -> Result<(), String> {
+        self.send(Cmd::KillAll)
+    }
+
+    /// How many host leaders have not exited yet.
+    pub(crate) fn running_hosts(&self) -> Result<usize, String> {
+        let (reply, wait) = mpsc::sync_channel(1);
+        self.send(Cmd::Running { reply })?;
+        wait.recv()
+            .map_err(|_| "the reactor thread has exited".to_owned())
+    }
 }
 
 #[derive(Debug)]
@@ -494,6 +529,8 @@ struct Reactor {
     spin_until: Option<Instant>,
     /// Loopback listeners of streaming invocations.
     streams: crate::stream::Listeners,
+    /// Set by `StopAll`: the process is shutting down and every host is stopped with it.
+    shutdown: Option<StopPolicy>,
 }
 
 fn token(slot: usize, kind: usize) -> Token {
@@ -519,6 +556,7 @@ impl Reactor {
             last_housekeeping: Instant::now(),
             spin_until: None,
             streams: crate::stream::Listeners::default(),
+            shutdown: None,
         }
     }
 
@@ -626,6 +664,9 @@ impl Reactor {
         match cmd {
             Cmd::Add { init, reply } => {
                 let result = self.add(*init);
+                if let (Ok(key), Some(policy)) = (&result, self.shutdown) {
+                    self.begin_stop(*key, None, policy, None);
+                }
                 let _ = reply.send(result);
             }
             Cmd::Request {
@@ -656,6 +697,49 @@ impl Reactor {
                     unreaped: self.graveyard.len(),
                 });
             }
+            Cmd::StopAll { policy } => self.stop_all(policy),
+            Cmd::KillAll => self.kill_all(),
+            Cmd::Running { reply } => {
+                let running = self.slots.iter().flatten().filter(|e| !e.exited).count();
+                let _ = reply.send(running);
+            }
+        }
+    }
+
+    fn live_keys(&self) -> Vec<HostKey> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(slot, entry)| match entry {
+                Some(entry) if !entry.exited => Some(HostKey {
+                    slot,
+                    generation: entry.generation,
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn stop_all(&mut self, policy: StopPolicy) {
+        self.shutdown = Some(policy);
+        for key in self.live_keys() {
+            // A host already stopping keeps its stop (and its bound).
+            self.begin_stop(key, None, policy, None);
+        }
+    }
+
+    fn kill_all(&mut self) {
+        for key in self.live_keys() {
+            let Some(entry) = self.entry(key) else {
+                continue;
+            };
+            if entry.escaped.is_empty()
+                && let Ok(pid) = u32::try_from(entry.pid)
+            {
+                entry.escaped = procfs::descendants(Path::new("/proc"), pid);
+            }
+            let _ = sys::signal_group(entry.pid, sys::SIGKILL);
+            kill_escaped(&entry.escaped);
         }
     }
 

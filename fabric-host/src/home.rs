@@ -21,6 +21,8 @@ pub(crate) struct FabricHome {
     root: PathBuf,
     home: PathBuf,
     temporary: bool,
+    /// The owner lock of a temporary root (`cleanup.rs`): held while this home exists.
+    _lock: Option<fs::File>,
 }
 
 fn fs_error(stage: Stage, path: &Path, error: &std::io::Error) -> HostError {
@@ -81,22 +83,22 @@ impl FabricHome {
         runtime_id: &str,
         artifact_root: Option<&Path>,
     ) -> Result<FabricHome, HostError> {
-        let (root, temporary) = match artifact_root {
+        let (root, temporary, lock) = match artifact_root {
             Some(root) => {
                 DirBuilder::new()
                     .recursive(true)
                     .mode(0o700)
                     .create(root)
                     .map_err(|e| fs_error(Stage::Start, root, &e))?;
-                (root.to_path_buf(), false)
+                (root.to_path_buf(), false, None)
             }
             None => {
-                let root = temporary_base().join(format!("fabric-{runtime_id}"));
-                DirBuilder::new()
-                    .mode(0o700)
-                    .create(&root)
-                    .map_err(|e| fs_error(Stage::Start, &root, &e))?;
-                (root, true)
+                let base = temporary_base();
+                crate::cleanup::sweep_once(&base);
+                let name = format!("fabric-{runtime_id}");
+                let (root, lock) = crate::cleanup::create_locked_root(&base, &name)
+                    .map_err(|e| fs_error(Stage::Start, &base.join(&name), &e))?;
+                (root, true, Some(lock))
             }
         };
         let dot = root.join(".fabric");
@@ -107,6 +109,7 @@ impl FabricHome {
             root,
             home,
             temporary,
+            _lock: lock,
         })
     }
 
@@ -146,6 +149,7 @@ impl FabricHome {
     pub(crate) fn remove_if_temporary(&self) {
         if self.temporary {
             let _ = fs::remove_dir_all(&self.root);
+            crate::cleanup::forget_root(&self.root);
         }
     }
 }

@@ -139,9 +139,14 @@ impl Host {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         sys::spawn_in_new_session(&mut command);
-        let mut child = command
-            .spawn()
-            .map_err(|error| launch_error(error.to_string()))?;
+        if crate::cleanup::shutting_down() {
+            return Err(HostError::EngineUnavailable {
+                stage: Stage::Start,
+                reason: "the process is shutting down".into(),
+            });
+        }
+        let mut child =
+            crate::spawner::spawn(command).map_err(|error| launch_error(error.to_string()))?;
         let pid = child.id();
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())

@@ -52,6 +52,7 @@
 
 #![deny(unsafe_code)]
 
+mod cleanup;
 mod collect;
 mod engine;
 mod environment;
@@ -66,6 +67,7 @@ mod live;
 pub mod procfs;
 mod result;
 mod runtime;
+mod spawner;
 mod stderr;
 mod stream;
 #[allow(unsafe_code)]
@@ -73,6 +75,7 @@ mod sys;
 mod telemetry;
 mod workspace;
 
+pub use cleanup::{ShutdownReport, kill_all_hosts, shutdown};
 pub use engine::{EngineStats, Escalation, StopPolicy, engine_stats};
 pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};

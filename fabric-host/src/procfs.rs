@@ -35,6 +35,22 @@ pub fn group_members(root: &Path, pgid: u32) -> Vec<ProcStat> {
         .collect()
 }
 
+/// Live processes under `root` whose environment holds exactly `entry` (`KEY=value`), read
+/// from `/proc/<pid>/environ` (readable for this user's processes only). Each is returned
+/// with its stat as read before the environment, so a caller can check that a pid was not
+/// reused before signalling it.
+pub fn with_env_entry(root: &Path, entry: &str) -> Vec<ProcStat> {
+    let needle = entry.as_bytes();
+    all_processes(root)
+        .into_iter()
+        .filter(|stat| !stat.is_exited())
+        .filter(|stat| {
+            fs::read(root.join(stat.pid.to_string()).join("environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|item| item == needle))
+        })
+        .collect()
+}
+
 /// Every live descendant of `pid` (children, grandchildren, ...), read from
 /// `/proc/<pid>/task/<tid>/children`, falling back to a parent scan of every process.
 pub fn descendants(root: &Path, pid: u32) -> Vec<ProcStat> {
@@ -116,5 +132,20 @@ mod tests {
             .map(|s| s.pid)
             .collect();
         assert_eq!(members.len(), 2);
+        fs::write(
+            dir.path().join("11/environ"),
+            b"A=1\0FABRIC_RUNTIME_ID=runtime-x\0",
+        )
+        .expect("write");
+        fs::write(
+            dir.path().join("12/environ"),
+            b"FABRIC_RUNTIME_ID=runtime-xy\0",
+        )
+        .expect("write");
+        let found: Vec<u32> = with_env_entry(dir.path(), "FABRIC_RUNTIME_ID=runtime-x")
+            .iter()
+            .map(|s| s.pid)
+            .collect();
+        assert_eq!(found, vec![11]);
     }
 }

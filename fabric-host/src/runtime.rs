@@ -616,6 +616,9 @@ impl Drop for Runtime {
             self.host
                 .stop_in_background(&json!({ "runtime_id": self.runtime_id }));
         }
+        // Nothing reads this runtime's stats any more: close the cached descriptors now
+        // (not when the cache budget would evict them).
+        live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
     }
 }

@@ -126,6 +126,30 @@ fn thread_cpu_ns() -> Option<u64> {
     Some(ticks * 10_000_000)
 }
 
+/// Starts `n` processes the way a daemonizing tool leaves them behind: a shell that
+/// ignores `SIGTERM` starts `setsid sleep` in the background and exits, so each `sleep` is
+/// an orphan (re-parented away from this process), in a session and process group of its
+/// own, and ignores `SIGTERM`. Nothing of this process tracks them. Returns their pids.
+pub fn spawn_orphans(n: u64) -> std::io::Result<Vec<u32>> {
+    let mut pids = Vec::new();
+    for _ in 0..n {
+        let output = Command::new("sh")
+            .args([
+                "-c",
+                "trap '' TERM; setsid sleep 86400 </dev/null >/dev/null 2>&1 & echo $!",
+            ])
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()?;
+        let pid = String::from_utf8_lossy(&output.stdout)
+            .trim()
+            .parse::<u32>()
+            .map_err(|_| std::io::Error::other("the shell did not report the orphan's pid"))?;
+        pids.push(pid);
+    }
+    Ok(pids)
+}
+
 /// Spawns `n` long `sleep` children with null stdio (stdout stays reserved for the protocol).
 pub fn spawn_sleepers(children: &mut Vec<Child>, n: u64) -> std::io::Result<Vec<u32>> {
     let mut pids = Vec::new();

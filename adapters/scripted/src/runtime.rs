@@ -144,6 +144,21 @@ impl ScriptedRuntime {
                 Err(error) => return Step::Answer(Ok(failed_result(&error, None, Vec::new()))),
             }
         }
+        if directives.spawn_orphans > 0 {
+            match load::spawn_orphans(directives.spawn_orphans) {
+                Ok(pids) => {
+                    meta.insert("orphans".into(), json!(pids));
+                }
+                Err(_) => {
+                    let error = ErrorSpec {
+                        code: "scripted_spawn_failed".into(),
+                        message: "could not spawn the requested orphans".into(),
+                        retryable: false,
+                    };
+                    return Step::Answer(Ok(failed_result(&error, None, Vec::new())));
+                }
+            }
+        }
         if directives.spawn_children > 0 {
             match load::spawn_sleepers(&mut self.children, directives.spawn_children) {
                 Ok(pids) => {

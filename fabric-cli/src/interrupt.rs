@@ -1,0 +1,76 @@
+//! `SIGINT` / `SIGTERM` for commands that start runtimes (`run`, `check`).
+//!
+//! The first signal stops every runtime of the process (stdin closed, `SIGTERM` to each host
+//! group, `SIGKILL` after [`TERM_WAIT`], bounded by [`TERM_WAIT`] + [`KILL_WAIT`]), removes
+//! the temporary FABRIC_HOMEs and exits 128 + the signal (130 for `SIGINT`, 143 for
+//! `SIGTERM`); a second signal meanwhile `SIGKILL`s every host group at once. One line on
+//! stderr says so (`fabric: SIGINT: stopping runtimes ...`). Signals are
+//! received on a thread of their own (`signal-hook`'s self-pipe), so the command's thread
+//! keeps running until the shutdown ends the process.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+use fabric_host::StopPolicy;
+use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::iterator::Signals;
+
+/// Wait after `SIGTERM` before `SIGKILL`.
+pub const TERM_WAIT: Duration = Duration::from_secs(2);
+/// Wait after `SIGKILL` before giving up on a host.
+pub const KILL_WAIT: Duration = Duration::from_secs(1);
+
+/// The first signal received (0: none).
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// Starts handling `SIGINT` and `SIGTERM` (call before anything starts a runtime). When
+/// the handler cannot be installed the default actions stay.
+pub fn install() {
+    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("fabric-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                if RECEIVED
+                    .compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+                {
+                    let _ = std::thread::Builder::new()
+                        .name("fabric-shutdown".into())
+                        .spawn(move || shut_down(signal));
+                } else {
+                    fabric_host::kill_all_hosts();
+                }
+            }
+        });
+    drop(spawned);
+}
+
+fn shut_down(signal: i32) -> ! {
+    let name = if signal == SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    };
+    eprintln!("fabric: {name}: stopping runtimes (signal again to kill them now)");
+    fabric_host::shutdown(StopPolicy {
+        grace: Duration::ZERO,
+        term_wait: TERM_WAIT,
+        kill_wait: KILL_WAIT,
+    });
+    std::process::exit(128 + signal)
+}
+
+/// The command's exit code, unless a signal arrived: then the shutdown thread ends the
+/// process (with 128 + the signal) and this never returns.
+pub fn finish(code: ExitCode) -> ExitCode {
+    if RECEIVED.load(Ordering::SeqCst) == 0 {
+        return code;
+    }
+    loop {
+        std::thread::park();
+    }
+}

@@ -55,7 +55,7 @@ pub mod result;
 pub mod schema;
 pub mod stats;
 pub mod stream;
-pub mod streaming;
+pub mod relay_collector;
 pub mod tolerated;
 pub mod validate;
 

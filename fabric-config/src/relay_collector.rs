@@ -4,7 +4,7 @@
 //!
 //! ```
 //! use fabric_config::FabricConfig;
-//! use fabric_config::streaming::check_external_collector;
+//! use fabric_config::relay_collector::check_external_collector;
 //!
 //! let config = FabricConfig::from_json_str(r#"{
 //!     "schema_version": "fabric.agent/v1alpha1",

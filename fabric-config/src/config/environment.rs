@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+#[cfg(doc)]
+use super::FabricConfig;
 use super::{Extensions, JsonObject, default_provider};
 
 /// Where NeMo Fabric control code runs relative to the environment.

@@ -6,6 +6,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+#[cfg(doc)]
+use super::FabricConfig;
 use super::{Extensions, JsonObject};
 
 /// NeMo Relay integration. Unknown keys at this level are tolerated, with a warning; the subtrees

@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Extensions;
+#[cfg(doc)]
+use super::FabricConfig;
 
 /// Telemetry provider name (closed set).
 #[derive(

@@ -1,8 +1,8 @@
 //! The process-wide reactor: one thread running `mio::Poll` over every host's pipes.
 //!
 //! Callers never touch the reactor's state. They send a [`Cmd`] over a channel, wake the
-//! reactor through its [`Waker`](mio::Waker) (`Token(0)`), and block on a one-shot reply
-//! channel. Tokens of host sources come from a slab: `1 + slot * 4 + kind`.
+//! reactor through its [`Waker`] (`Token(0)`), and block on a one-shot reply channel.
+//! Tokens of host sources come from a slab: `1 + slot * 4 + kind`.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -15,6 +15,8 @@ use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
 
 use fabric_config::Stage;
+#[cfg(doc)]
+use mio::Waker;
 use mio::unix::pipe;
 use mio::{Poll, Token};
 

@@ -50,12 +50,12 @@ mod number;
 pub mod options;
 pub mod path;
 pub mod plan;
+pub mod relay_collector;
 pub mod request;
 pub mod result;
 pub mod schema;
 pub mod stats;
 pub mod stream;
-pub mod relay_collector;
 pub mod tolerated;
 pub mod validate;
 

@@ -173,11 +173,16 @@ impl Fabric {
         options: &RuntimeOptions,
     ) -> Result<RunResult, HostError> {
         let runtime = self.start_runtime_plan(plan, options)?;
-        let outcome = runtime.invoke(request);
-        let (stop, summary) = runtime.stop_inner();
-        let mut result = outcome?;
-        fold_stop(&mut result, stop.events, summary);
-        Ok(result)
+        match runtime.invoke(request) {
+            Ok(mut result) => {
+                runtime.stop_into(&mut result);
+                Ok(result)
+            }
+            Err(error) => {
+                runtime.stop();
+                Err(error)
+            }
+        }
     }
 
     /// Starts a runtime of `plan` in a new local environment.

@@ -21,7 +21,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q pytest "nemo-fabric==0.5.0" \
+.venv/bin/python -m pip install -q pytest "nemo-fabric[streaming]==0.5.0" \
   "nemo-fabric-adapter-catalog==0.5.0" "nemo-fabric-adapters-common==0.5.0"
 # Upstream's own harness adapters, for running real harnesses under both cores (about 1.5 min;
 # their descriptors land in .venv/share/nemo-fabric/adapters, which upstream always searches).

@@ -11,6 +11,7 @@ use std::io::{BufRead, Write};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::atof;
 use crate::contract::{AgentConfig, AgentRunRequest, RuntimeContext};
 use crate::health::{self, Health};
 use crate::runtime::{ScriptedRuntime, Step};
@@ -160,8 +161,16 @@ impl Host {
                 return line(wire::failed("start", &error), true);
             }
         };
+        let atof_sink = match relay_stream_sink(&payload) {
+            Ok(sink) => sink,
+            Err(message) => {
+                let error = LifecycleError::new("scripted_relay_config_invalid", message);
+                return line(wire::failed("start", &error), true);
+            }
+        };
         match ScriptedRuntime::start(runtime_id, &config) {
-            Ok(runtime) => {
+            Ok(mut runtime) => {
+                runtime.atof_sink = atof_sink;
                 let levels = &runtime.settings.health;
                 let (fail, stall) = (
                     levels.fail.as_deref().and_then(health::level),
@@ -262,7 +271,61 @@ impl Host {
                 "invocation does not match the typed adapter contract",
             ));
         };
-        match runtime.invoke(&request, &context) {
+        let atof_settings = match request.context.get("scripted_atof") {
+            None => runtime.settings.atof.clone(),
+            Some(value) => match runtime
+                .settings
+                .atof
+                .clone()
+                .merged(value, "request.context.scripted_atof")
+            {
+                Ok(settings) => settings,
+                Err(invalid) => {
+                    return fail(LifecycleError::new(
+                        "lifecycle_invalid_request",
+                        invalid.to_string(),
+                    ));
+                }
+            },
+        };
+        let emission = match &runtime.atof_sink {
+            Some(sink) if atof_settings.enabled => {
+                let ids = atof::Ids {
+                    runtime_id: &context.runtime_id,
+                    invocation_id: &context.invocation_id,
+                    request_id: &context.request_id,
+                };
+                Some(atof::Emission::begin(
+                    sink,
+                    &atof_settings,
+                    ids,
+                    &request.input,
+                ))
+            }
+            _ => None,
+        };
+        let step = runtime.invoke(&request, &context);
+        let step = match (step, emission) {
+            (Step::Answer(Ok(mut result)), Some(emission)) => {
+                let response = result
+                    .pointer("/output/response")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let succeeded = result.get("status").and_then(Value::as_str) == Some("succeeded");
+                let report = emission.finish(succeeded, &response);
+                if let Some(Value::Object(output)) = result.get_mut("output") {
+                    output.insert("atof".into(), report);
+                }
+                Step::Answer(Ok(result))
+            }
+            (Step::Answer(Err(error)), Some(emission)) => {
+                emission.finish(false, "");
+                Step::Answer(Err(error))
+            }
+            (step, _) => step,
+        };
+        match step {
             Step::Answer(Ok(mut result)) => {
                 if let Some((sink, settings)) = streaming {
                     let text = result
@@ -289,6 +352,35 @@ impl Host {
             Step::Crash => Reply::Crash,
             Step::Fault(fault, oversized_bytes) => fault_reply(fault, oversized_bytes),
         }
+    }
+}
+
+/// The Relay config's `nemo-fabric-stream` sink when Relay is enabled: the config file is
+/// `runtime_context.telemetry.config_path`, else `FABRIC_RELAY_CONFIG_PATH` (with
+/// `FABRIC_RELAY_ENABLED=true`). No config file: no sink.
+fn relay_stream_sink(payload: &Map<String, Value>) -> Result<Option<atof::Sink>, String> {
+    let telemetry = payload
+        .get("runtime_context")
+        .and_then(|c| c.get("telemetry"))
+        .filter(|t| t.is_object());
+    let path = match telemetry {
+        Some(telemetry) => {
+            if telemetry.get("relay_enabled").and_then(Value::as_bool) != Some(true) {
+                return Ok(None);
+            }
+            match telemetry.get("config_path").and_then(Value::as_str) {
+                Some(path) => Some(path.to_owned()),
+                None => std::env::var("FABRIC_RELAY_CONFIG_PATH").ok(),
+            }
+        }
+        None if std::env::var("FABRIC_RELAY_ENABLED").as_deref() == Ok("true") => {
+            std::env::var("FABRIC_RELAY_CONFIG_PATH").ok()
+        }
+        None => None,
+    };
+    match path.filter(|p| !p.is_empty()) {
+        Some(path) => atof::sink_from_file(std::path::Path::new(&path)),
+        None => Ok(None),
     }
 }
 

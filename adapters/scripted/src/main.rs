@@ -9,6 +9,7 @@
 
 #![forbid(unsafe_code)]
 
+mod atof;
 mod contract;
 mod health;
 mod host;

@@ -36,6 +36,8 @@ struct Turn {
 pub struct ScriptedRuntime {
     pub runtime_id: String,
     pub settings: Settings,
+    /// The Relay config's `nemo-fabric-stream` sink, when it has one (set after start).
+    pub atof_sink: Option<crate::atof::Sink>,
     max_turns: Option<u32>,
     system: Option<(String, InstructionMode)>,
     models: Map<String, Value>,
@@ -85,6 +87,7 @@ impl ScriptedRuntime {
             system,
             models,
             settings,
+            atof_sink: None,
             turn: 0,
             next_reply: 0,
             history: VecDeque::new(),

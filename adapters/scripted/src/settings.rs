@@ -81,6 +81,8 @@ pub struct Settings {
     pub health: HealthSettings,
     /// Native OpenAI streaming (`harness.settings.stream`).
     pub stream: crate::stream::StreamSettings,
+    /// Relay ATOF records (`harness.settings.atof`).
+    pub atof: crate::atof::AtofSettings,
 }
 
 impl Default for Settings {
@@ -94,6 +96,7 @@ impl Default for Settings {
             ignore_stop: false,
             health: HealthSettings::default(),
             stream: crate::stream::StreamSettings::default(),
+            atof: crate::atof::AtofSettings::default(),
         }
     }
 }
@@ -110,6 +113,7 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "ignore_stop",
     "health",
     "stream",
+    "atof",
 ];
 pub const HEALTH_LEVELS: &[&str] = &["live", "active", "ready"];
 
@@ -156,6 +160,9 @@ impl Settings {
         }
         if let Some(v) = settings.get("stream") {
             out.stream = out.stream.merged(v, &format!("{base}.stream"))?;
+        }
+        if let Some(v) = settings.get("atof") {
+            out.atof = out.atof.merged(v, &format!("{base}.atof"))?;
         }
         if let Some(v) = settings.get("health") {
             let path = format!("{base}.health");

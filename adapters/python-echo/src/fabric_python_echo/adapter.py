@@ -22,6 +22,11 @@ result is returned.
 Request extensions (`request.extensions`, from a caller's `overrides`; the descriptor declares
 their `run_request` schema) are echoed back as `output["extensions"]` when present.
 
+NeMo Relay (only when the runtime has Relay enabled and the core wrote a Relay config; see
+`relay.py`): each invocation runs in one root Relay scope carrying the Fabric correlation ids,
+with one mark per echoed chunk (`chunk_chars` as above); Relay file-sink outputs are listed in
+`output["relay_artifacts"]`.
+
 The `require_env` setting names an environment variable `start` needs (like a model-provider
 credential): when it is unset, `start` raises `RuntimeError`, the way real harnesses fail.
 """
@@ -45,6 +50,8 @@ from nemo_fabric_adapter_contract.models import AgentRunStatus
 from nemo_fabric_adapter_contract.models import AgentUsage
 from nemo_fabric_adapter_contract.models import RuntimeContext
 from nemo_fabric_adapters.common import lifecycle
+
+from fabric_python_echo.relay import EchoRelay
 
 ADAPTER_ID = "fabric.python-echo"
 CRASH_EXIT_CODE = 70
@@ -142,6 +149,17 @@ def _directives(request: AgentRunRequest) -> dict[str, Any]:
     return merged
 
 
+def _chunk_chars(request: AgentRunRequest) -> int:
+    options = request.context.get("scripted_stream") or {}
+    chunk_chars = options.get("chunk_chars", DEFAULT_CHUNK_CHARS) if isinstance(options, Mapping) else None
+    if not _is_int(chunk_chars, 1, MAX_CHUNK_CHARS):
+        raise lifecycle.LifecycleError(
+            "scripted_invalid_directive",
+            f"scripted_stream.chunk_chars: must be an integer in 1..={MAX_CHUNK_CHARS}",
+        )
+    return chunk_chars
+
+
 def input_text(value: Any) -> str:
     """A string as is; an object's `text`/`input`/`prompt`/`message`; otherwise compact JSON."""
     if isinstance(value, str):
@@ -165,6 +183,7 @@ class EchoRuntime:
         self._history: collections.deque[str] = collections.deque(maxlen=DEFAULT_HISTORY_LIMIT)
         self._turn = 0
         self._system: dict[str, str] | None = None
+        self._relay: EchoRelay | None = None
 
     async def start(self, payload: dict[str, Any]) -> None:
         config: AgentConfig = payload["config"]
@@ -180,12 +199,27 @@ class EchoRuntime:
             # and prints the traceback to stderr.
             raise RuntimeError(f"the model-provider credential env var {require_env!r} is not set")
         self._history = collections.deque(maxlen=limit)
+        self._relay = EchoRelay.from_start(payload)
         system = config.instructions.system if config.instructions is not None else None
         if system is not None:
             self._system = {"content": system.content, "mode": system.mode}
         return None
 
     async def invoke(self, request: AgentRunRequest, context: RuntimeContext) -> AgentRunResult:
+        if self._relay is None:
+            return await self._invoke(request, context)
+        chunk_chars = _chunk_chars(request)
+        async with self._relay.invocation(request, context) as mark:
+            result = await self._invoke(request, context)
+            text = result.output.get("response") if isinstance(result.output, Mapping) else None
+            for start in range(0, len(text or ""), chunk_chars):
+                mark(text[start : start + chunk_chars])
+        artifacts = self._relay.artifacts()
+        if artifacts and isinstance(result.output, dict):
+            result.output["relay_artifacts"] = artifacts
+        return result
+
+    async def _invoke(self, request: AgentRunRequest, context: RuntimeContext) -> AgentRunResult:
         self._turn += 1
         try:
             directives = _directives(request)
@@ -237,13 +271,7 @@ class EchoRuntime:
         context: RuntimeContext,
         emit: Callable[[Mapping[str, Any]], Awaitable[None]],
     ) -> AgentRunResult:
-        options = request.context.get("scripted_stream") or {}
-        chunk_chars = options.get("chunk_chars", DEFAULT_CHUNK_CHARS) if isinstance(options, Mapping) else None
-        if not _is_int(chunk_chars, 1, MAX_CHUNK_CHARS):
-            raise lifecycle.LifecycleError(
-                "scripted_invalid_directive",
-                f"scripted_stream.chunk_chars: must be an integer in 1..={MAX_CHUNK_CHARS}",
-            )
+        chunk_chars = _chunk_chars(request)
         result = await self.invoke(request, context)
         output = result.output
         text = output.get("response") if isinstance(output, Mapping) else None

@@ -28,7 +28,18 @@ from typing import Any
 
 import pytest
 
-from fcsupport import ECHO_DIR, SCRIPTED_DIR, interpreter
+from fcsupport import ECHO_DIR, SCRIPTED_DIR, binding_paths, interpreter
+
+# The shared collector's bearer token; adapters and SDK clients send it through the sink's
+# header_env (the variable holds the whole header value).
+TOKEN = "atof-test-token-0123456789abcdef0123456789"
+TOKEN_ENV = {"ATOF_SINK_AUTH": f"Bearer {TOKEN}"}
+SINK_HEADER_ENV = {"Authorization": "ATOF_SINK_AUTH"}
+
+# SDKs whose ``start_runtime(..., streaming=True)`` / ``invoke_stream`` these cases run under.
+# Ours joins once the core's embedded collector is in this build (issue 14 item 2); the
+# standalone-collector case below is upstream-specific (ours routes by request id there too).
+STREAMING_SDKS = ["nemo_fabric"]
 
 SCRIPT = r'''
 import asyncio, json, sys
@@ -72,6 +83,48 @@ asyncio.run(main())
 '''
 
 
+# The collector's control API driven by the test itself (register, invoke, deregister,
+# drain), so the same case runs under an SDK without ``invoke_stream``: what it checks is
+# that the core hands the adapter the sink (with its header_env) and the request id.
+MANUAL = r'''
+import asyncio, json, os, sys, urllib.error, urllib.request
+from MODULE import Fabric, FabricConfig, RunRequest
+
+spec = json.loads(sys.argv[1])
+
+
+def call(method, path, body=None):
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"Authorization": os.environ["ATOF_SINK_AUTH"], "Content-Type": "application/json"}
+    request = urllib.request.Request(spec["collector"] + path, data=data, method=method, headers=headers)
+    with urllib.request.urlopen(request, timeout=60) as answer:
+        return answer.read()
+
+
+async def main():
+    config = FabricConfig.from_mapping(spec["config"]).enable_relay()
+    out = []
+    async with await Fabric().start_runtime(config) as runtime:
+        for request in spec["requests"]:
+            rid = request["request_id"]
+            call("POST", "/v1/register", {"request_id": rid})
+            result = (await runtime.invoke(request=RunRequest(**request))).to_mapping()
+            call("DELETE", "/v1/deregister-request/%s?remove_queue=false" % rid)
+            try:
+                body = call("GET", "/v1/stream/" + rid).decode()
+            except urllib.error.HTTPError as error:
+                if error.code != 404:  # 404: deregistered with nothing queued
+                    raise
+                body = ""
+            records = [json.loads(line) for line in body.splitlines() if line.strip()]
+            out.append({"records": records, "status": result["status"], "output": result["output"]})
+    print(json.dumps(out))
+
+
+asyncio.run(main())
+'''
+
+
 def scripted(base: Path, name: str, atof: dict[str, Any], sink_url: str | None = None) -> dict[str, Any]:
     config: dict[str, Any] = {
         "schema_version": "fabric.agent/v1alpha1",
@@ -83,7 +136,8 @@ def scripted(base: Path, name: str, atof: dict[str, Any], sink_url: str | None =
     }
     if sink_url is not None:
         config["relay"] = {"observability": {"atof": {"enabled": True, "sinks": [
-            {"type": "stream", "name": "nemo-fabric-stream", "url": sink_url, "transport": "ndjson"}]}}}
+            {"type": "stream", "name": "nemo-fabric-stream", "url": sink_url, "transport": "ndjson",
+             "header_env": SINK_HEADER_ENV}]}}}
     return config
 
 
@@ -97,16 +151,16 @@ def echo(base: Path) -> dict[str, Any]:
     }
 
 
-def run(module: str, base: Path, spec: dict[str, Any]) -> list[list[dict[str, Any]]]:
+def run(module: str, base: Path, spec: dict[str, Any], script: str = SCRIPT) -> Any:
     python = interpreter()
-    env = dict(os.environ)
+    env = dict(os.environ, **TOKEN_ENV)
     env["ADAPTER_PYTHON"] = python
     # The python-echo adapter under test is this checkout's (the venv may hold another copy).
-    paths = [str(ECHO_DIR / "src"), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
+    paths = [str(ECHO_DIR / "src"), *binding_paths(), *[p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]]
     env["PYTHONPATH"] = os.pathsep.join(str(Path(p).resolve()) for p in paths)
     env.pop("VIRTUAL_ENV", None)
     result = subprocess.run(
-        [python, "-c", SCRIPT.replace("MODULE", module), json.dumps(spec)],
+        [python, "-c", script.replace("MODULE", module), json.dumps(spec)],
         cwd=base, env=env, capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, f"{module} failed:\n{result.stderr}"
@@ -134,10 +188,11 @@ def scripted_built() -> None:
         pytest.fail("build the scripted adapter first (cargo build -p fabric-adapter-scripted)")
 
 
-def test_scripted_records_stream_in_order_while_the_invocation_runs(tmp_path, scripted_built):
+@pytest.mark.parametrize("sdk", STREAMING_SDKS)
+def test_scripted_records_stream_in_order_while_the_invocation_runs(tmp_path, scripted_built, sdk):
     spec = {"configs": [scripted(tmp_path, "a", {"marks": 3, "delay_ms": 300})],
             "rounds": [[[0, {"input": "hi", "request_id": "request-slow-1"}]]]}
-    [[item]] = run("nemo_fabric", tmp_path, spec)
+    [[item]] = run(sdk, tmp_path, spec)
     assert item["status"] == "succeeded"
     check_scope(item["records"], "request-slow-1", 3)
     assert [m["data"]["index"] for m in item["records"][1:-1]] == [0, 1, 2]
@@ -148,20 +203,22 @@ def test_scripted_records_stream_in_order_while_the_invocation_runs(tmp_path, sc
     assert item["output"]["atof"] == {"sent": 5, "http_statuses": [200]}
 
 
-def test_two_runtimes_stream_concurrently_each_its_own_records(tmp_path, scripted_built):
+@pytest.mark.parametrize("sdk", STREAMING_SDKS)
+def test_two_runtimes_stream_concurrently_each_its_own_records(tmp_path, scripted_built, sdk):
     spec = {"configs": [scripted(tmp_path, "a", {"marks": 4, "delay_ms": 20}),
                         scripted(tmp_path, "b", {"marks": 2, "delay_ms": 30})],
             "rounds": [[[0, {"input": "one", "request_id": "request-a-1"}],
                         [1, {"input": "two", "request_id": "request-b-1"}]]]}
-    [[a, b]] = run("nemo_fabric", tmp_path, spec)
+    [[a, b]] = run(sdk, tmp_path, spec)
     check_scope(a["records"], "request-a-1", 4)
     check_scope(b["records"], "request-b-1", 2)
 
 
-def test_an_oversize_record_is_refused_and_the_rest_delivered(tmp_path, scripted_built):
+@pytest.mark.parametrize("sdk", STREAMING_SDKS)
+def test_an_oversize_record_is_refused_and_the_rest_delivered(tmp_path, scripted_built, sdk):
     spec = {"configs": [scripted(tmp_path, "a", {"marks": 3, "fault": "oversize"})],
             "rounds": [[[0, {"input": "hi", "request_id": "request-big-1"}]]]}
-    [[item]] = run("nemo_fabric", tmp_path, spec)
+    [[item]] = run(sdk, tmp_path, spec)
     assert item["status"] == "succeeded"
     check_scope(item["records"], "request-big-1", 2)
     assert [m["data"]["index"] for m in item["records"][1:-1]] == [1, 2]
@@ -184,15 +241,19 @@ def test_the_embedded_collector_hands_uncorrelated_records_to_its_one_request(tm
 
 @pytest.fixture
 def shared_collector():
-    """Upstream's collector as a shared service on a free loopback port; stopped by pid."""
+    """Upstream's collector as a shared service on a free loopback port, publishing and control
+    both behind ``TOKEN``; stopped by pid."""
 
     python = interpreter()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
+    env = dict(os.environ, ATOF_COLLECTOR_TOKEN=TOKEN)
     process = subprocess.Popen(
-        [python, "-m", "nemo_fabric_collector", "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [python, "-W", "ignore", "-m", "nemo_fabric_collector", "--host", "127.0.0.1", "--port", str(port),
+         "--log-level", "warning", "--publish-token-env", "ATOF_COLLECTOR_TOKEN",
+         "--control-token-env", "ATOF_COLLECTOR_TOKEN"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -218,7 +279,8 @@ def shared_collector():
             process.wait()
 
 
-def test_a_shared_collector_routes_by_request_id_and_drops_the_uncorrelated(tmp_path, scripted_built, shared_collector):
+@pytest.mark.parametrize("sdk", STREAMING_SDKS)
+def test_a_shared_collector_routes_by_request_id_and_drops_the_uncorrelated(tmp_path, scripted_built, shared_collector, sdk):
     spec = {"external": True,
             "configs": [scripted(tmp_path, "a", {"marks": 3, "delay_ms": 20}, shared_collector),
                         scripted(tmp_path, "b", {"marks": 2, "delay_ms": 30}, shared_collector)],
@@ -228,7 +290,7 @@ def test_a_shared_collector_routes_by_request_id_and_drops_the_uncorrelated(tmp_
                              "context": {"scripted_atof": {"fault": "wrong_request_id"}}}],
                         [1, {"input": "n", "request_id": "request-b-2",
                              "context": {"scripted_atof": {"fault": "no_correlation"}}}]]]}
-    [[a, b], [wrong, none]] = run("nemo_fabric", tmp_path, spec)
+    [[a, b], [wrong, none]] = run(sdk, tmp_path, spec)
     check_scope(a["records"], "request-a-1", 3)
     check_scope(b["records"], "request-b-1", 2)
     # Posted and accepted, but routed to nobody.
@@ -238,12 +300,13 @@ def test_a_shared_collector_routes_by_request_id_and_drops_the_uncorrelated(tmp_
         assert item["records"] == []
 
 
-def test_python_echo_marks_each_echoed_chunk(tmp_path):
+@pytest.mark.parametrize("sdk", STREAMING_SDKS)
+def test_python_echo_marks_each_echoed_chunk(tmp_path, sdk):
     text = "hello world, this is a longer echo"
     spec = {"configs": [echo(tmp_path)],
             "rounds": [[[0, {"input": text, "request_id": "request-echo-1",
                              "context": {"scripted_stream": {"chunk_chars": 8}}}]]]}
-    [[item]] = run("nemo_fabric", tmp_path, spec)
+    [[item]] = run(sdk, tmp_path, spec)
     assert item["status"] == "succeeded"
     records = item["records"]
     check_scope(records, "request-echo-1", 5)
@@ -253,3 +316,26 @@ def test_python_echo_marks_each_echoed_chunk(tmp_path):
     assert start["metadata"]["nemo_fabric_runtime_id"].startswith("runtime-")
     assert "".join(m["data"]["text"] for m in records[1:-1]) == text
     assert item["output"]["response"] == text
+
+
+@pytest.mark.parametrize("module", ["nemo_fabric", "fabric_core"])
+def test_the_core_hands_the_adapter_the_sink_and_the_request_id(tmp_path, scripted_built, shared_collector, module):
+    """Under upstream's core and ours: the Relay config the core writes names the shared
+    collector's sink with its header_env, the adapter has the variable, and the records of each
+    request reach that request's queue (and only those)."""
+
+    spec = {"collector": shared_collector,
+            # Without streaming=True the SDK leaves the sink as configured: the full ATOF URL.
+            "config": scripted(tmp_path, "m", {"marks": 2}, shared_collector + "/v1/atof"),
+            "requests": [{"input": "one", "request_id": "request-m-1"},
+                         {"input": "two", "request_id": "request-m-2",
+                          "context": {"scripted_atof": {"fault": "wrong_request_id"}}},
+                         {"input": "three", "request_id": "request-m-3",
+                          "context": {"scripted_atof": {"fault": "bad_token"}}}]}
+    ok, wrong, unauthorized = run(module, tmp_path, spec, MANUAL)
+    assert ok["status"] == "succeeded"
+    check_scope(ok["records"], "request-m-1", 2)
+    assert ok["records"][-1]["data"] == {"response": "one"}
+    assert ok["output"]["atof"] == {"sent": 4, "http_statuses": [200]}
+    assert wrong["records"] == [] and wrong["output"]["atof"]["http_statuses"] == [200]
+    assert unauthorized["records"] == [] and unauthorized["output"]["atof"]["http_statuses"] == [401]

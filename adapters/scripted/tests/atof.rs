@@ -103,8 +103,12 @@ fn serve_one(stream: TcpStream, tx: &Sender<Post>) {
 }
 
 fn relay_config(dir: &Path, port: u16) -> String {
+    relay_config_with(dir, port, "ndjson")
+}
+
+fn relay_config_with(dir: &Path, port: u16, transport: &str) -> String {
     let path = dir.join("relay-config.json");
-    let sink = json!({"type": "stream", "name": "nemo-fabric-stream", "transport": "ndjson",
+    let sink = json!({"type": "stream", "name": "nemo-fabric-stream", "transport": transport,
         "url": format!("http://127.0.0.1:{port}/v1/atof"),
         "header_env": {"Authorization": "ATOF_TEST_TOKEN"}});
     let config = json!({"schema_version": "fabric.relay/v1alpha1", "relay": {"enabled": true,
@@ -329,4 +333,30 @@ fn an_unreadable_relay_config_fails_start() {
         answer["outcome"]["error"]["code"],
         "scripted_relay_config_invalid"
     );
+}
+
+#[test]
+fn http_post_sends_one_request_per_record() {
+    let (port, posts) = stub_collector();
+    let dir = tempfile::tempdir().unwrap();
+    let path = relay_config_with(dir.path(), port, "http_post");
+    let (mut adapter, answer) = Adapter::start(Some(&path), json!({"atof": {"marks": 2}}));
+    assert_eq!(answer["outcome"]["status"], "succeeded", "{answer}");
+    let output = adapter.invoke(json!({}));
+    assert_eq!(output["atof"], json!({"sent": 4, "http_statuses": [200]}));
+    let received: Vec<Post> = (0..4)
+        .map(|_| posts.recv_timeout(DEADLINE).unwrap())
+        .collect();
+    for post in &received {
+        assert_eq!(post.records.len(), 1);
+        assert_eq!(post.headers["content-type"], "application/json");
+        assert!(post.headers.contains_key("content-length"));
+        assert_eq!(post.headers["authorization"], "Bearer sentinel-token-7");
+    }
+    // Sent one after another: the stub saw them in order.
+    let kinds: Vec<_> = received
+        .iter()
+        .map(|p| p.records[0]["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["scope", "mark", "mark", "scope"]);
 }

@@ -9,7 +9,9 @@
 //! per chunk, written as it is produced (`delay_ms` apart: a slow producer). Transport
 //! `http_post`: one POST per record. The sink's `headers` are sent as they are and its
 //! `header_env` headers with the values of the named variables (an unset variable sends
-//! no header). Only `http://` URLs:
+//! no header). The sink's `timeout_millis` is not applied: a write blocked by collector
+//! backpressure waits up to 60 s (`IO_TIMEOUT`), longer than the collectors' 30 s
+//! per-record limit, so a stalled consumer is seen at the collector. Only `http://` URLs:
 //! this adapter is a test double for loopback collectors and has no TLS client.
 //!
 //! Faults (`fault`): `oversize` (the first mark is padded past 1 MiB and sent in a POST of

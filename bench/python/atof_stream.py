@@ -151,25 +151,37 @@ def main() -> None:
     parser.add_argument("--stall-payload", type=int, default=64 * 1024)
     parser.add_argument("--stall-seconds", type=float, default=5.0)
     parser.add_argument("--sides", default="upstream,ours")
+    parser.add_argument("--modes", default="throughput,stalled")
     args = parser.parse_args()
     names = {"upstream": ("upstream nemo_fabric 0.5.0", "nemo_fabric"), "ours": ("fabric_core (ours)", "fabric_core")}
     sides = [names[s] for s in args.sides.split(",")]
-    results = {mode: [(name, run(module, mode, args)) for name, module in sides]
+    modes = args.modes.split(",")
+    results = {mode: [(name, run(module, mode, args)) for name, module in sides] if mode in modes else []
                for mode in ("throughput", "stalled")}
 
+    if results["throughput"]:
+        print_throughput(args, results["throughput"])
+    if results["stalled"]:
+        print_stalled(args, results["stalled"])
+
+
+def print_throughput(args: argparse.Namespace, rows: list) -> None:
     print(f"throughput: {args.records} marks (+ scope start/end), one invocation")
     print(f"{'':28} {'records':>8} {'first ms':>9} {'records/s':>10} {'total ms':>9} {'CPU ms':>8}")
-    for name, row in results["throughput"]:
+    for name, row in rows:
         if "error" in row:
             print(f"{name:28} failed: {row['error']}")
             continue
         print(f"{name:28} {row['records']:>8} {row['first_record_ms']:>9.2f} {row['records_per_s']:>10.0f} "
               f"{row['total_ms']:>9.1f} {row['cpu_ms']:>8.1f}")
     print()
+
+
+def print_stalled(args: argparse.Namespace, rows: list) -> None:
     print(f"stalled consumer: {args.stall_records} marks x {args.stall_payload} B, "
           f"not read for {args.stall_seconds:g} s, then drained")
     print(f"{'':28} {'posted MiB':>10} {'base MiB':>9} {'stall +MiB':>10} {'drain +MiB':>10} {'delivered':>10}")
-    for name, row in results["stalled"]:
+    for name, row in rows:
         if "error" in row:
             print(f"{name:28} failed: {row['error']}")
             continue

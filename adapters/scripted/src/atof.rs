@@ -21,7 +21,7 @@
 //! with a wrong value). Telemetry never fails the turn: what happened is reported in `output.atof`.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpStream;
+use std::net::{TcpStream, ToSocketAddrs};
 use std::path::Path;
 use std::time::Duration;
 
@@ -32,6 +32,7 @@ use crate::settings::Invalid;
 /// The sink name a collector owns.
 pub const STREAM_SINK: &str = "nemo-fabric-stream";
 const IO_TIMEOUT: Duration = Duration::from_secs(60);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_DELAY_MS: u64 = 600_000;
 const MAX_MARKS: u64 = 10_000_000;
 const MAX_PAYLOAD_BYTES: u64 = 4 * 1024 * 1024;
@@ -439,7 +440,12 @@ struct Connection {
 impl Connection {
     /// Connects and sends the request head: chunked when `length` is `None`.
     fn open(sink: &Sink, settings: &AtofSettings, length: Option<usize>) -> Result<Connection, ()> {
-        let stream = TcpStream::connect((sink.host.as_str(), sink.port)).map_err(|_| ())?;
+        let address = (sink.host.as_str(), sink.port)
+            .to_socket_addrs()
+            .map_err(|_| ())?
+            .next()
+            .ok_or(())?;
+        let stream = TcpStream::connect_timeout(&address, CONNECT_TIMEOUT).map_err(|_| ())?;
         stream.set_read_timeout(Some(IO_TIMEOUT)).map_err(|_| ())?;
         stream.set_write_timeout(Some(IO_TIMEOUT)).map_err(|_| ())?;
         let _ = stream.set_nodelay(true);

@@ -360,3 +360,18 @@ fn http_post_sends_one_request_per_record() {
         .collect();
     assert_eq!(kinds, ["scope", "mark", "mark", "scope"]);
 }
+
+#[test]
+fn an_unreachable_sink_is_reported_and_the_turn_succeeds() {
+    let port = {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap().port()
+    };
+    let (_dir, mut adapter) = started(port, json!({"atof": {"marks": 2}}));
+    let output = adapter.invoke(json!({}));
+    assert_eq!(output["response"], "hi");
+    assert_eq!(
+        output["atof"],
+        json!({"sent": 0, "http_statuses": [], "error": "could not connect to the ATOF sink"})
+    );
+}

@@ -140,6 +140,7 @@ def run(module: str, mode: str, args: argparse.Namespace) -> dict:
             cwd=workdir, env=env, capture_output=True, text=True, timeout=900,
         )
     if result.returncode != 0:
+        sys.stderr.write(f"--- {module} {mode} failed:\n{result.stderr}\n")
         return {"error": (result.stderr.strip().splitlines() or ["failed"])[-1]}
     return json.loads(result.stdout.strip().splitlines()[-1])
 

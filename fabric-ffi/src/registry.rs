@@ -11,6 +11,7 @@ use fabric_config::Stage;
 
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, StreamObject};
+use crate::operation::OperationObject;
 
 /// Largest id ever issued: 2^53 − 1, exactly representable as a JavaScript number.
 pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
@@ -21,6 +22,7 @@ pub(crate) enum Object {
     Runtime(Arc<RuntimeObject>),
     Environment(Arc<EnvironmentObject>),
     Stream(Arc<StreamObject>),
+    Operation(Arc<OperationObject>),
     #[cfg(test)]
     Probe(Arc<tests::Probe>),
 }
@@ -31,6 +33,7 @@ impl Object {
             Object::Runtime(_) => "runtime",
             Object::Environment(_) => "environment",
             Object::Stream(_) => "stream",
+            Object::Operation(_) => "operation",
             #[cfg(test)]
             Object::Probe(_) => "probe",
         }
@@ -78,6 +81,19 @@ impl Kind for StreamObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Stream(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for OperationObject {
+    const NAME: &'static str = "operation";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Operation(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Operation(value) => Some(value),
             _ => None,
         }
     }
@@ -270,6 +286,7 @@ pub(crate) mod tests {
         assert_send_sync::<RuntimeObject>();
         assert_send_sync::<EnvironmentObject>();
         assert_send_sync::<StreamObject>();
+        assert_send_sync::<OperationObject>();
         assert_send_sync::<Object>();
     }
 

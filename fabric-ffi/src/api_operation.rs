@@ -14,21 +14,41 @@ use crate::api_runtime::request_or_default;
 use crate::boundary::{opt_str_arg, run_with_status, str_arg, to_json, write_handle};
 use crate::error::FfiError;
 use crate::objects::{RuntimeObject, options_arg, plan_config};
-use crate::operation::{Operation, OperationObject, Outcome, Taken, pool};
+use crate::operation::queue::CompletionQueue;
+use crate::operation::{Operation, OperationObject, Outcome, QueueObject, Taken, pool};
 use crate::registry;
 use crate::status::FabricStatus;
-use crate::{fabric_operation, fabric_runtime};
+use crate::{fabric_completion_queue, fabric_operation, fabric_runtime};
 
-/// Registers `operation` and writes its id (checked non-NULL by the caller).
+/// The completion queue a `_begin` call names (`0`: none).
+fn queue_arg(
+    stage: Stage,
+    queue: fabric_completion_queue,
+) -> Result<Option<Arc<QueueObject>>, FfiError> {
+    if queue == 0 {
+        return Ok(None);
+    }
+    registry::get::<QueueObject>(stage, "queue", queue).map(Some)
+}
+
+/// Registers `operation`, writes its id (checked non-NULL by the caller) and attaches it
+/// to `queue`.
 ///
 /// # Safety
 /// `operation_out` must be non-NULL and valid for writing one `u64`.
 unsafe fn register(
     stage: Stage,
     operation: Arc<Operation>,
+    queue: Option<Arc<QueueObject>>,
     operation_out: *mut fabric_operation,
 ) -> Result<(FabricStatus, Option<String>), FfiError> {
-    let id = registry::insert(stage, Arc::new(OperationObject { operation }))?;
+    let object = OperationObject {
+        operation: Arc::clone(&operation),
+    };
+    let id = registry::insert(stage, Arc::new(object))?;
+    if let Some(queue) = queue {
+        operation.watch(Arc::clone(&queue.queue), id);
+    }
     // SAFETY: per this function's contract.
     unsafe { write_handle(operation_out, id) };
     Ok((FabricStatus::Ok, None))
@@ -40,15 +60,17 @@ unsafe fn register(
 /// `operation_out` must be NULL or valid for writing one `u64`.
 unsafe fn begin_pooled(
     stage: Stage,
+    queue: fabric_completion_queue,
     operation_out: *mut fabric_operation,
     work: impl FnOnce() -> Outcome + Send + 'static,
 ) -> Result<(FabricStatus, Option<String>), FfiError> {
     if operation_out.is_null() {
         return Err(FfiError::null_argument(stage, "operation_out"));
     }
-    let operation = Operation::new(stage)?;
+    let queue = queue_arg(stage, queue)?;
+    let operation = Operation::new();
     // SAFETY: checked non-NULL above; valid per this function's contract.
-    let registered = unsafe { register(stage, Arc::clone(&operation), operation_out) }?;
+    let registered = unsafe { register(stage, Arc::clone(&operation), queue, operation_out) }?;
     pool::spawn(Box::new(move || {
         let outcome = catch_unwind(AssertUnwindSafe(work))
             .unwrap_or_else(|_| Outcome::Json(Err(FfiError::internal_panic(stage))));
@@ -60,8 +82,10 @@ unsafe fn begin_pooled(
 /// Begins one invocation on a started runtime without waiting for it: the non-blocking
 /// twin of `fabric_runtime_invoke`.
 ///
+/// `queue`: `0`, or a completion queue the operation's handle is queued on when it
+/// finishes (see `fabric_completion_queue_new`; the other `_begin` calls take it too).
 /// On success `*operation_out` receives a nonzero operation handle and `*out` is NULL;
-/// watch `fabric_operation_ready_fd`, then `fabric_operation_take` returns exactly what
+/// watch `fabric_operation_ready_fd` (or the queue), then `fabric_operation_take` returns exactly what
 /// `fabric_runtime_invoke` would have (status and RunResult or ErrorInfo). The invocation
 /// completes on the core's reactor: no thread waits for it and nothing spins.
 ///
@@ -73,7 +97,7 @@ unsafe fn begin_pooled(
 /// `runtime_failed`), `FABRIC_STATUS_CONFIG` (invalid request, `request_too_large`),
 /// `FABRIC_STATUS_RUNTIME` (a host that already failed, `engine_unavailable`: no socket
 /// pair), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `operation_out`/`out`, invalid UTF-8, bad
-/// runtime handle). Failures of the invocation itself are the outcome's.
+/// runtime or queue handle). Failures of the invocation itself are the outcome's.
 /// Blocking: no (writes the invocation record file). Thread-safe.
 ///
 /// # Safety
@@ -84,6 +108,7 @@ unsafe fn begin_pooled(
 pub unsafe extern "C" fn fabric_runtime_invoke_begin(
     runtime: fabric_runtime,
     request_json: *const c_char,
+    queue: fabric_completion_queue,
     operation_out: *mut fabric_operation,
     out: *mut *mut c_char,
 ) -> i32 {
@@ -96,13 +121,14 @@ pub unsafe extern "C" fn fabric_runtime_invoke_begin(
         // SAFETY: forwarded from this function's contract.
         let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
         let request = request_or_default(request)?;
-        let operation = Operation::new(stage)?;
+        let queue = queue_arg(stage, queue)?;
+        let operation = Operation::new();
         let pending = object
             .runtime
             .begin_invoke(request, operation.invoke_hook())?;
         operation.set_invoking(Arc::clone(&object.runtime), pending);
         // SAFETY: checked non-NULL above; valid per this function's contract.
-        unsafe { register(stage, operation, operation_out) }
+        unsafe { register(stage, operation, queue, operation_out) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }
@@ -129,6 +155,7 @@ pub unsafe extern "C" fn fabric_run_begin(
     config_json: *const c_char,
     request_json: *const c_char,
     options_json: *const c_char,
+    queue: fabric_completion_queue,
     operation_out: *mut fabric_operation,
     out: *mut *mut c_char,
 ) -> i32 {
@@ -149,7 +176,7 @@ pub unsafe extern "C" fn fabric_run_begin(
             })())
         };
         // SAFETY: forwarded from this function's contract.
-        unsafe { begin_pooled(stage, operation_out, work) }
+        unsafe { begin_pooled(stage, queue, operation_out, work) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }
@@ -171,6 +198,7 @@ pub unsafe extern "C" fn fabric_run_begin(
 pub unsafe extern "C" fn fabric_runtime_start_begin(
     config_json: *const c_char,
     options_json: *const c_char,
+    queue: fabric_completion_queue,
     operation_out: *mut fabric_operation,
     out: *mut *mut c_char,
 ) -> i32 {
@@ -189,7 +217,7 @@ pub unsafe extern "C" fn fabric_runtime_start_begin(
             })())
         };
         // SAFETY: forwarded from this function's contract.
-        unsafe { begin_pooled(stage, operation_out, work) }
+        unsafe { begin_pooled(stage, queue, operation_out, work) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }
@@ -209,6 +237,7 @@ pub unsafe extern "C" fn fabric_runtime_start_begin(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fabric_runtime_stop_begin(
     runtime: fabric_runtime,
+    queue: fabric_completion_queue,
     operation_out: *mut fabric_operation,
     out: *mut *mut c_char,
 ) -> i32 {
@@ -217,7 +246,7 @@ pub unsafe extern "C" fn fabric_runtime_stop_begin(
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         let work = move || Outcome::Json(to_json(stage, &object.runtime.stop()));
         // SAFETY: forwarded from this function's contract.
-        unsafe { begin_pooled(stage, operation_out, work) }
+        unsafe { begin_pooled(stage, queue, operation_out, work) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }
@@ -249,8 +278,9 @@ pub unsafe extern "C" fn fabric_operation_ready_fd(
             return Err(FfiError::null_argument(stage, "fd_out"));
         }
         let object = registry::get::<OperationObject>(stage, "operation", operation)?;
+        let fd = object.operation.ready_fd(stage)?;
         // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe { fd_out.write(object.operation.ready_fd()) };
+        unsafe { fd_out.write(fd) };
         Ok((FabricStatus::Ok, None))
     };
     // SAFETY: forwarded from this function's contract.
@@ -333,6 +363,126 @@ pub extern "C" fn fabric_operation_free(operation: fabric_operation) -> i32 {
     let stage = Stage::Invoke;
     crate::boundary::ffi_boundary!(stage, {
         let removed = registry::remove::<OperationObject>(stage, "operation", operation)?;
+        drop(removed);
+        Ok(())
+    })
+}
+
+/// Creates a completion queue: one descriptor for many operations. Pass its handle to the
+/// `_begin` calls (`queue`); each such operation queues its own handle when it finishes
+/// (or is cancelled). An event loop watches `fabric_completion_queue_fd` once and, when it
+/// is readable, calls `fabric_completion_queue_next` until `FABRIC_STATUS_TIMEOUT`, taking
+/// each operation it returns.
+///
+/// On success `*queue_out` receives a nonzero handle and `*out` is NULL.
+/// Ownership: the handle is owned by the caller (`fabric_completion_queue_free`).
+/// Errors: `FABRIC_STATUS_RUNTIME` (`engine_unavailable`: no socket pair),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `queue_out`/`out`).
+/// Blocking: no. Thread-safe.
+///
+/// # Safety
+/// `queue_out` must be NULL or valid for writing one `fabric_completion_queue`; `out` must be
+/// NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_completion_queue_new(
+    queue_out: *mut fabric_completion_queue,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    let body = || {
+        if queue_out.is_null() {
+            return Err(FfiError::null_argument(stage, "queue_out"));
+        }
+        let queue = QueueObject {
+            queue: Arc::new(CompletionQueue::new(stage)?),
+        };
+        let id = registry::insert(stage, Arc::new(queue))?;
+        // SAFETY: checked non-NULL above; valid per this function's contract.
+        unsafe { write_handle(queue_out, id) };
+        Ok((FabricStatus::Ok, None))
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { run_with_status(stage, out, body) }
+}
+
+/// The queue's descriptor: readable while finished operations are queued (and until the
+/// next `fabric_completion_queue_next` that empties the queue). Owned by the queue, closed
+/// once the queue is freed and every operation begun with it is gone; never close it.
+///
+/// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle). `*out` is
+/// NULL on success. Blocking: no. Thread-safe.
+///
+/// # Safety
+/// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+/// writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_completion_queue_fd(
+    queue: fabric_completion_queue,
+    fd_out: *mut i32,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    let body = || {
+        if fd_out.is_null() {
+            return Err(FfiError::null_argument(stage, "fd_out"));
+        }
+        let object = registry::get::<QueueObject>(stage, "queue", queue)?;
+        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
+        unsafe { fd_out.write(object.queue.fd()) };
+        Ok((FabricStatus::Ok, None))
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { run_with_status(stage, out, body) }
+}
+
+/// Pops the next finished operation: `FABRIC_STATUS_OK` with its handle in
+/// `*operation_out`, or `FABRIC_STATUS_TIMEOUT` when none is queued (never waits). Each
+/// operation is queued once; take it with `fabric_operation_take` (a cancelled one takes
+/// as `FABRIC_STATUS_END`). A handle freed meanwhile may still come out: ignore handles you
+/// no longer track.
+///
+/// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `operation_out`/`out`; bad handle).
+/// `*out` is NULL unless an error is reported. Blocking: no. Thread-safe.
+///
+/// # Safety
+/// `operation_out` must be NULL or valid for writing one `fabric_operation`; `out` must be
+/// NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_completion_queue_next(
+    queue: fabric_completion_queue,
+    operation_out: *mut fabric_operation,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    let body = || {
+        if operation_out.is_null() {
+            return Err(FfiError::null_argument(stage, "operation_out"));
+        }
+        let object = registry::get::<QueueObject>(stage, "queue", queue)?;
+        Ok(match object.queue.next() {
+            Some(id) => {
+                // SAFETY: checked non-NULL above; valid per this function's contract.
+                unsafe { write_handle(operation_out, id) };
+                (FabricStatus::Ok, None)
+            }
+            None => (FabricStatus::Timeout, None),
+        })
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { run_with_status(stage, out, body) }
+}
+
+/// Releases a completion queue handle. Operations begun with it keep reporting to it
+/// until they are gone; its descriptor is closed after that. The id is never reused.
+///
+/// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale, unknown or
+/// wrong-kind handle; `fabric_completion_queue_free(0)` is a no-op returning OK.
+/// Blocking: no. Thread-safe. Safety: safe to call with any value.
+#[unsafe(no_mangle)]
+pub extern "C" fn fabric_completion_queue_free(queue: fabric_completion_queue) -> i32 {
+    let stage = Stage::Invoke;
+    crate::boundary::ffi_boundary!(stage, {
+        let removed = registry::remove::<QueueObject>(stage, "queue", queue)?;
         drop(removed);
         Ok(())
     })

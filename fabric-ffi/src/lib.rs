@@ -90,6 +90,10 @@ pub type fabric_stream = u64;
 /// valid handle).
 pub type fabric_operation = u64;
 
+/// A completion queue handle (one readiness descriptor for many operations): a nonzero
+/// integer id; `0` means "no queue" where a queue is optional.
+pub type fabric_completion_queue = u64;
+
 /// Returns the library version (for example `"0.1.0"`).
 ///
 /// Ownership: the string is static; do not free it.

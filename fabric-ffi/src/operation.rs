@@ -4,20 +4,25 @@
 //! threads: an invocation on the reactor (its answer arrives through the host's pipes and a
 //! hook marks the operation ready), a run, start or stop on the completion pool (a few
 //! reusable workers, see [`pool`]). Completion makes the operation's readiness socket
-//! readable; `fabric_operation_take` then hands the outcome over without waiting.
+//! readable (created when first asked for) and queues its handle on its completion queue
+//! (if it was begun with one); `fabric_operation_take` then hands the outcome over without
+//! waiting.
 
 use std::io::Write;
 use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use fabric_config::Stage;
-use fabric_host::{HostError, Notify, PendingInvoke, Runtime};
+use fabric_host::{Notify, PendingInvoke, Runtime};
 
 use crate::error::FfiError;
 
 pub(crate) mod pool;
+pub(crate) mod queue;
+
+use queue::{CompletionQueue, socket_pair};
 
 /// What a finished operation produced, before it is handed out.
 #[derive(Debug)]
@@ -52,9 +57,13 @@ pub(crate) struct Operation {
     ready: AtomicBool,
     /// Set by cancel/free: the outcome is dropped when it arrives.
     abandoned: AtomicBool,
-    /// The caller watches `reader`; completion writes one byte to `writer`.
-    reader: UnixStream,
-    writer: UnixStream,
+    /// `(reader, writer)`, made on the first `ready_fd`: the caller watches the reader;
+    /// completion writes one byte to the writer.
+    socket: OnceLock<(UnixStream, UnixStream)>,
+    /// The completion queue this operation reports to, with its own handle.
+    queue: OnceLock<(Arc<CompletionQueue>, u64)>,
+    /// Set once the handle was queued (it is queued at most once).
+    queued: AtomicBool,
 }
 
 /// The registered handle object.
@@ -70,6 +79,12 @@ impl Drop for OperationObject {
     }
 }
 
+/// The registered completion queue object.
+#[derive(Debug)]
+pub(crate) struct QueueObject {
+    pub(crate) queue: Arc<CompletionQueue>,
+}
+
 /// What `take` hands out.
 #[derive(Debug)]
 pub(crate) enum Taken {
@@ -81,40 +96,65 @@ pub(crate) enum Taken {
 }
 
 impl Operation {
-    /// A new operation with its readiness socket pair.
-    pub(crate) fn new(stage: Stage) -> Result<Arc<Operation>, FfiError> {
-        let unavailable = |error: std::io::Error| {
-            FfiError::from(HostError::EngineUnavailable {
-                stage,
-                reason: format!("cannot create the operation's readiness socket: {error}"),
-            })
-        };
-        let (reader, writer) = UnixStream::pair().map_err(unavailable)?;
-        reader.set_nonblocking(true).map_err(unavailable)?;
-        writer.set_nonblocking(true).map_err(unavailable)?;
-        Ok(Arc::new(Operation {
+    /// A new operation (its readiness socket is made when asked for).
+    pub(crate) fn new() -> Arc<Operation> {
+        Arc::new(Operation {
             state: Mutex::new(State::Working),
             ready: AtomicBool::new(false),
             abandoned: AtomicBool::new(false),
-            reader,
-            writer,
-        }))
+            socket: OnceLock::new(),
+            queue: OnceLock::new(),
+            queued: AtomicBool::new(false),
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The descriptor the caller watches (owned by the operation).
-    pub(crate) fn ready_fd(&self) -> RawFd {
-        self.reader.as_raw_fd()
+    /// The descriptor the caller watches (owned by the operation; made on first use).
+    pub(crate) fn ready_fd(&self, stage: Stage) -> Result<RawFd, FfiError> {
+        if let Some((reader, _)) = self.socket.get() {
+            return Ok(reader.as_raw_fd());
+        }
+        let pair = socket_pair(stage, "operation")?;
+        // A racing caller keeps the first pair.
+        let _ = self.socket.set(pair);
+        let Some((reader, writer)) = self.socket.get() else {
+            return Err(FfiError::internal_panic(stage));
+        };
+        // Finished before the socket existed: readable at once.
+        if self.ready.load(Ordering::SeqCst) || self.abandoned.load(Ordering::SeqCst) {
+            let _ = (&*writer).write(&[1]);
+        }
+        Ok(reader.as_raw_fd())
+    }
+
+    /// Reports to `queue` under the handle `id` (once, right after registration). An
+    /// operation that finished already is queued at once.
+    pub(crate) fn watch(&self, queue: Arc<CompletionQueue>, id: u64) {
+        let _ = self.queue.set((queue, id));
+        if self.ready.load(Ordering::SeqCst) || self.abandoned.load(Ordering::SeqCst) {
+            self.wake();
+        }
     }
 
     fn signal(&self) {
         self.ready.store(true, Ordering::SeqCst);
-        // One byte keeps the socket readable until the operation is freed (a reader may
-        // drain it; `take` does not depend on it).
-        let _ = (&self.writer).write(&[1]);
+        self.wake();
+    }
+
+    /// Makes the socket readable (one byte keeps it so until the operation is freed; a
+    /// reader may drain it, `take` does not depend on it) and queues the handle once.
+    fn wake(&self) {
+        if let Some((_, writer)) = self.socket.get() {
+            let _ = (&*writer).write(&[1]);
+        }
+        if let Some((queue, id)) = self.queue.get()
+            && !self.queued.swap(true, Ordering::SeqCst)
+        {
+            queue.push(*id);
+        }
     }
 
     /// The hook an invocation's reactor answer runs: mark ready; an abandoned invocation
@@ -209,7 +249,7 @@ impl Operation {
         if let Some((runtime, pending)) = finish {
             pool::spawn(Box::new(move || drop(runtime.finish_invoke(*pending))));
         }
-        let _ = (&self.writer).write(&[1]);
+        self.wake();
     }
 
     /// An abandoned invocation whose answer arrived: finish it on the pool.

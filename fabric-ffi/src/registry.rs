@@ -11,7 +11,7 @@ use fabric_config::Stage;
 
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, StreamObject};
-use crate::operation::OperationObject;
+use crate::operation::{OperationObject, QueueObject};
 
 /// Largest id ever issued: 2^53 − 1, exactly representable as a JavaScript number.
 pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
@@ -23,6 +23,7 @@ pub(crate) enum Object {
     Environment(Arc<EnvironmentObject>),
     Stream(Arc<StreamObject>),
     Operation(Arc<OperationObject>),
+    Queue(Arc<QueueObject>),
     #[cfg(test)]
     Probe(Arc<tests::Probe>),
 }
@@ -34,6 +35,7 @@ impl Object {
             Object::Environment(_) => "environment",
             Object::Stream(_) => "stream",
             Object::Operation(_) => "operation",
+            Object::Queue(_) => "completion queue",
             #[cfg(test)]
             Object::Probe(_) => "probe",
         }
@@ -94,6 +96,19 @@ impl Kind for OperationObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Operation(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for QueueObject {
+    const NAME: &'static str = "completion queue";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Queue(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Queue(value) => Some(value),
             _ => None,
         }
     }
@@ -287,6 +302,7 @@ pub(crate) mod tests {
         assert_send_sync::<EnvironmentObject>();
         assert_send_sync::<StreamObject>();
         assert_send_sync::<OperationObject>();
+        assert_send_sync::<QueueObject>();
         assert_send_sync::<Object>();
     }
 

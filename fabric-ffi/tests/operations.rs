@@ -7,9 +7,11 @@ use std::ffi::CString;
 use std::time::{Duration, Instant};
 
 use fabric_ffi::{
-    FabricStatus, fabric_operation_cancel, fabric_operation_free, fabric_operation_ready_fd,
-    fabric_operation_take, fabric_run_begin, fabric_runtime_free, fabric_runtime_invoke_begin,
-    fabric_runtime_start, fabric_runtime_start_begin, fabric_runtime_status, fabric_runtime_stop,
+    FabricStatus, fabric_completion_queue_fd, fabric_completion_queue_free,
+    fabric_completion_queue_new, fabric_completion_queue_next, fabric_operation_cancel,
+    fabric_operation_free, fabric_operation_ready_fd, fabric_operation_take, fabric_run_begin,
+    fabric_runtime_free, fabric_runtime_invoke_begin, fabric_runtime_start,
+    fabric_runtime_start_begin, fabric_runtime_status, fabric_runtime_stop,
     fabric_runtime_stop_begin,
 };
 use serde_json::{Value, json};
@@ -46,10 +48,15 @@ fn request(input: &str, sleep_ms: u64) -> CString {
 
 /// Begins an invocation; returns the operation handle.
 fn begin_invoke(rt: u64, request: &CString) -> Result<u64, Value> {
+    begin_invoke_in(rt, request, 0)
+}
+
+/// Begins an invocation reporting to `queue` (0: none).
+fn begin_invoke_in(rt: u64, request: &CString, queue: u64) -> Result<u64, Value> {
     let mut op = 0u64;
     // SAFETY: valid string and slots.
     let (status, error) = call_maybe(|out| unsafe {
-        fabric_runtime_invoke_begin(rt, request.as_ptr(), &mut op, out)
+        fabric_runtime_invoke_begin(rt, request.as_ptr(), queue, &mut op, out)
     });
     if status == OK {
         assert!(error.is_null(), "no document on success: {error}");
@@ -223,7 +230,7 @@ fn start_run_and_stop_complete_without_blocking() {
     let mut op = 0u64;
     // SAFETY: valid strings and slots.
     let (status, error) = call_maybe(|out| unsafe {
-        fabric_runtime_start_begin(config.as_ptr(), std::ptr::null(), &mut op, out)
+        fabric_runtime_start_begin(config.as_ptr(), std::ptr::null(), 0, &mut op, out)
     });
     assert_eq!(status, OK, "{error}");
     wait_readable(&[ready_fd(op)]);
@@ -236,7 +243,8 @@ fn start_run_and_stop_complete_without_blocking() {
     // Stop.
     let mut op = 0u64;
     // SAFETY: valid slots.
-    let (status, error) = call_maybe(|out| unsafe { fabric_runtime_stop_begin(rt, &mut op, out) });
+    let (status, error) =
+        call_maybe(|out| unsafe { fabric_runtime_stop_begin(rt, 0, &mut op, out) });
     assert_eq!(status, OK, "{error}");
     wait_readable(&[ready_fd(op)]);
     let (status, stopped) = take(op);
@@ -259,6 +267,7 @@ fn start_run_and_stop_complete_without_blocking() {
                 config.as_ptr(),
                 request.as_ptr(),
                 std::ptr::null(),
+                0,
                 &mut op,
                 out,
             )
@@ -279,7 +288,7 @@ fn start_run_and_stop_complete_without_blocking() {
     let mut op = 0u64;
     // SAFETY: valid strings and slots.
     let (status, _) = call_maybe(|out| unsafe {
-        fabric_runtime_start_begin(config.as_ptr(), std::ptr::null(), &mut op, out)
+        fabric_runtime_start_begin(config.as_ptr(), std::ptr::null(), 0, &mut op, out)
     });
     assert_eq!(status, OK);
     assert_eq!(fabric_operation_free(op), OK);
@@ -288,5 +297,73 @@ fn start_run_and_stop_complete_without_blocking() {
         take(rt).0,
         FabricStatus::InvalidArgument as i32,
         "freed runtime id"
+    );
+}
+
+#[test]
+fn one_completion_queue_reports_many_operations() {
+    let mut queue = 0u64;
+    // SAFETY: valid slots.
+    let (status, error) = call_maybe(|out| unsafe { fabric_completion_queue_new(&mut queue, out) });
+    assert_eq!(status, OK, "{error}");
+    let mut fd = -1;
+    // SAFETY: valid slots.
+    let (status, _) = call_maybe(|out| unsafe { fabric_completion_queue_fd(queue, &mut fd, out) });
+    assert_eq!(status, OK);
+    let next = || {
+        let mut op = 0u64;
+        // SAFETY: valid slots.
+        let (status, _) =
+            call_maybe(|out| unsafe { fabric_completion_queue_next(queue, &mut op, out) });
+        (status, op)
+    };
+    assert_eq!(next().0, FabricStatus::Timeout as i32, "empty at first");
+
+    let runtimes: Vec<u64> = (0..5).map(|_| start()).collect();
+    let mut pending: std::collections::BTreeMap<u64, String> = runtimes
+        .iter()
+        .enumerate()
+        .map(|(index, &rt)| {
+            let input = format!("queued {index}");
+            let op =
+                begin_invoke_in(rt, &request(&input, 10 * index as u64), queue).expect("begin");
+            (op, input)
+        })
+        .collect();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !pending.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "queue never reported every operation"
+        );
+        wait_readable(&[fd]);
+        loop {
+            let (status, op) = next();
+            if status == FabricStatus::Timeout as i32 {
+                break;
+            }
+            assert_eq!(status, OK);
+            let input = pending.remove(&op).expect("each operation is queued once");
+            let (status, result) = take(op);
+            assert_eq!(status, OK, "{result}");
+            assert_eq!(result["output"]["response"], input.as_str());
+            assert_eq!(fabric_operation_free(op), OK);
+        }
+    }
+    // Emptied: the descriptor is not readable any more.
+    let mut poll = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd.
+    assert_eq!(unsafe { libc::poll(&mut poll, 1, 0) }, 0);
+    for rt in runtimes {
+        stop(rt);
+    }
+    assert_eq!(fabric_completion_queue_free(queue), OK);
+    assert_eq!(
+        fabric_completion_queue_free(queue),
+        FabricStatus::InvalidArgument as i32
     );
 }

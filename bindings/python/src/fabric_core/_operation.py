@@ -1,26 +1,92 @@
 """Private: native non-blocking operations awaited from the event loop.
 
-A ``fabric_..._begin`` call returns an operation handle at once; the loop watches the
-operation's readiness descriptor (``fabric_operation_ready_fd``) with ``add_reader`` and,
-when it is readable, takes the outcome (``fabric_operation_take``, which never waits) and
-frees the handle. No worker thread is involved and nothing spins: an invocation completes
-on the core's reactor. Event loops without ``add_reader`` (Windows' proactor) fall back to
-the blocking call in a worker thread.
+A ``fabric_..._begin`` call returns an operation handle at once. Each event loop owns one
+completion queue (``fabric_completion_queue_new``) whose descriptor it watches with a single
+``add_reader`` for its whole life; a finished operation queues its handle there, and the
+reader callback takes every queued outcome (``fabric_operation_take``, which never waits)
+and frees the handles. No worker thread is involved, nothing spins, and no descriptor or
+``epoll_ctl`` is spent per call: an invocation completes on the core's reactor. Event loops
+without ``add_reader`` (Windows' proactor) fall back to the blocking call in a worker.
 """
 
 from __future__ import annotations
 
 import asyncio
 import ctypes
-import select
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from fabric_core import _ffi
 from fabric_core._util import call_blocking
 
-#: ``begin(operation_out)`` makes one ``fabric_..._begin`` call (raising on its error).
-Begin = Callable[[Any], Any]
+#: ``begin(queue, operation_out)`` makes one ``fabric_..._begin`` call (raising on its error).
+Begin = Callable[[int, Any], Any]
+
+
+class _LoopQueue:
+    """One event loop's completion queue and the futures waiting on it."""
+
+    def __init__(self, library: _ffi.Library, loop: asyncio.AbstractEventLoop) -> None:
+        slot = ctypes.c_uint64(0)
+        library.fabric_completion_queue_new(ctypes.byref(slot), _ffi.out_slot())
+        self.library = library
+        self.handle = slot.value
+        self.waiting: dict[int, asyncio.Future[str]] = {}
+        fd = ctypes.c_int32(-1)
+        try:
+            library.fabric_completion_queue_fd(self.handle, ctypes.byref(fd), _ffi.out_slot())
+            loop.add_reader(fd.value, self._ready)
+        except BaseException:
+            library.fabric_completion_queue_free(self.handle)
+            raise
+        # The loop's selector closes with the loop; the queue is freed when the loop goes.
+        weakref.finalize(loop, library.fabric_completion_queue_free, self.handle)
+
+    def _ready(self) -> None:
+        library = self.library
+        while True:
+            operation = library.completion_queue_next(self.handle)
+            if operation is None:
+                return
+            future = self.waiting.pop(operation, None)
+            if future is None:
+                continue  # not ours any more
+            try:
+                status, text = library.operation_take(operation)
+            except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
+                library.fabric_operation_free(operation)
+                if not future.done():
+                    future.set_exception(error)
+                continue
+            library.fabric_operation_free(operation)
+            if future.done():
+                continue
+            if status == _ffi.STATUS_OK and text is not None:
+                future.set_result(text)
+            else:
+                future.set_exception(_ffi.error_from_status(_ffi.STATUS_INTERNAL, None))
+
+
+_queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue | None] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _queue(library: _ffi.Library, loop: asyncio.AbstractEventLoop) -> _LoopQueue | None:
+    """The loop's queue, made on first use; ``None`` when the loop cannot watch descriptors."""
+
+    try:
+        return _queues[loop]
+    except KeyError:
+        pass
+    queue: _LoopQueue | None
+    try:
+        queue = _LoopQueue(library, loop)
+    except NotImplementedError:
+        queue = None
+    _queues[loop] = queue
+    return queue
 
 
 def start(library: _ffi.Library, begin: Begin) -> asyncio.Future[str] | None:
@@ -29,58 +95,18 @@ def start(library: _ffi.Library, begin: Begin) -> asyncio.Future[str] | None:
     watch descriptors or the library has no non-blocking calls (nothing was begun then).
 
     Cancelling the awaiting task does not cancel the future: the operation completes and
-    is freed by the loop either way (await it shielded)."""
+    is taken and freed by the loop either way (await it shielded)."""
 
-    loop = asyncio.get_running_loop()
     if not library.has_operations:
         return None
+    loop = asyncio.get_running_loop()
+    queue = _queue(library, loop)
+    if queue is None:
+        return None
     slot = ctypes.c_uint64(0)
-    begin(ctypes.byref(slot))
-    handle = slot.value
+    begin(queue.handle, ctypes.byref(slot))
     future: asyncio.Future[str] = loop.create_future()
-    try:
-        fd = library.operation_ready_fd(handle)
-    except BaseException:
-        library.fabric_operation_free(handle)
-        raise
-
-    def ready() -> None:
-        try:
-            status, text = library.operation_take(handle)
-        except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
-            finish()
-            if not future.done():
-                future.set_exception(error)
-            return
-        if status == _ffi.STATUS_TIMEOUT:
-            return  # not finished: keep watching
-        finish()
-        if future.done():
-            return
-        if status == _ffi.STATUS_OK and text is not None:
-            future.set_result(text)
-        else:
-            future.set_exception(
-                _ffi.error_from_status(_ffi.STATUS_INTERNAL, None)
-            )
-
-    def finish() -> None:
-        loop.remove_reader(fd)
-        library.fabric_operation_free(handle)
-
-    try:
-        loop.add_reader(fd, ready)
-    except NotImplementedError:
-        # The operation is already running: wait for it in a worker instead.
-        def wait() -> str:
-            select.select([fd], [], [])
-            status, text = library.operation_take(handle)
-            library.fabric_operation_free(handle)
-            if status == _ffi.STATUS_OK and text is not None:
-                return text
-            raise _ffi.error_from_status(_ffi.STATUS_INTERNAL, None)
-
-        return asyncio.ensure_future(call_blocking(wait))
+    queue.waiting[slot.value] = future
     return future
 
 

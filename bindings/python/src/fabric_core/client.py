@@ -112,8 +112,8 @@ class Fabric:
         # watches the operation's readiness descriptor.
         text = await _operation.call(
             library,
-            lambda operation: library.fabric_run_begin(
-                payload, request_bytes, options, operation, _ffi.out_slot()
+            lambda queue, operation: library.fabric_run_begin(
+                payload, request_bytes, options, queue, operation, _ffi.out_slot()
             ),
             lambda: library.fabric_run(payload, request_bytes, options, _ffi.out_slot()),
         )

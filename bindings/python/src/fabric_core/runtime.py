@@ -292,8 +292,8 @@ class Runtime:
             library, handle = self._library, self._handle
             try:
                 text = await self._native_operation(
-                    lambda operation: library.fabric_runtime_invoke_begin(
-                        handle, request_bytes, operation, _ffi.out_slot()
+                    lambda queue, operation: library.fabric_runtime_invoke_begin(
+                        handle, request_bytes, queue, operation, _ffi.out_slot()
                     ),
                     lambda: library.fabric_runtime_invoke(handle, request_bytes, _ffi.out_slot()),
                 )

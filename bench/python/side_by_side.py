@@ -7,7 +7,7 @@ process per call (all its threads: ours includes the core's reactor; the adapter
 a child process and is not counted on either side).
 
     python bench/python/side_by_side.py --sdk fabric_core|nemo_fabric --phase PHASE [-n N]
-        [--stats-off] [--gap none|plan|run|sleep]
+        [--stats-off] [--gap none|plan|run|sleep] [--idle-ms MS]
 
 Phases: ``plan``; ``warm`` (a warm runtime invoked in a plain loop, or with ``--gap`` work
 between the measured invokes: the alternating-loop artifact, bench/README.md); ``cold``
@@ -62,7 +62,7 @@ def timed(samples: list[float], call: Any) -> Any:
     return value
 
 
-async def phase_warm(sdk: Any, fabric: Any, config: Any, n: int, gap: str) -> dict[str, Any]:
+async def phase_warm(fabric: Any, config: Any, n: int, gap: str, idle_ms: float) -> dict[str, Any]:
     samples: list[float] = []
     cpu_spent = 0.0
     async with await fabric.start_runtime(config) as runtime:
@@ -74,7 +74,7 @@ async def phase_warm(sdk: Any, fabric: Any, config: Any, n: int, gap: str) -> di
             elif gap == "run":
                 await fabric.run(config, input="gap")
             elif gap == "sleep":
-                await asyncio.sleep(0.06)  # about a cold run's duration, doing nothing
+                await asyncio.sleep(idle_ms / 1000)  # about a cold run's duration, doing nothing
             before = cpu()
             started = time.perf_counter()
             result = await runtime.invoke(input=f"bench {index}")
@@ -143,6 +143,7 @@ def main() -> int:
     parser.add_argument("--invokes", type=int, default=20)
     parser.add_argument("--stats-off", action="store_true")
     parser.add_argument("--gap", default="none", choices=["none", "plan", "run", "sleep"])
+    parser.add_argument("--idle-ms", type=float, default=60.0, help="the sleep gap (default 60)")
     args = parser.parse_args()
     os.environ.setdefault("ADAPTER_PYTHON", sys.executable)
     if args.phase == "startup":
@@ -160,7 +161,7 @@ def main() -> int:
                 timed(samples, lambda: fabric.plan(config))
             result = summary(samples, cpu() - before, 1e6)  # µs
         elif args.phase == "warm":
-            result = asyncio.run(phase_warm(sdk, fabric, config, args.n, args.gap))
+            result = asyncio.run(phase_warm(fabric, config, args.n, args.gap, args.idle_ms))
         elif args.phase == "cold":
             result = asyncio.run(phase_cold(fabric, config, args.n))
         else:

@@ -67,7 +67,10 @@ fn main() {
     stats_off["system_stats"] = serde_json::Value::Null;
     let fabric = Fabric::new();
     let options = RunOptions::with_base_dir(std::env::temp_dir());
-    for (name, value) in [("warm_invoke_us", base), ("warm_invoke_stats_off_us", stats_off)] {
+    for (name, value) in [
+        ("warm_invoke_us", base),
+        ("warm_invoke_stats_off_us", stats_off),
+    ] {
         let config: FabricConfig = serde_json::from_value(value).expect("bench config");
         let runtime = fabric.start_runtime(&config, &options).expect("runtime");
         for _ in 0..warmup {

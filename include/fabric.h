@@ -76,6 +76,14 @@ typedef uint64_t fabric_runtime;
 // An environment handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_environment;
 
+// A completion queue handle (one readiness descriptor for many operations): a nonzero
+// integer id; `0` means "no queue" where a queue is optional.
+typedef uint64_t fabric_completion_queue;
+
+// A non-blocking operation handle (`..._begin` calls): a nonzero integer id (0 is never a
+// valid handle).
+typedef uint64_t fabric_operation;
+
 // A pull-stream handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_stream;
 
@@ -241,6 +249,182 @@ int32_t fabric_runtime_resource_snapshot(fabric_runtime runtime, char **out);
 // `request_json` must be NULL or a NUL-terminated string valid for the duration of the
 // call; `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_check(fabric_environment environment, const char *request_json, char **out);
+
+// Begins one invocation on a started runtime without waiting for it: the non-blocking
+// twin of `fabric_runtime_invoke`.
+//
+// `queue`: `0`, or a completion queue the operation's handle is queued on when it
+// finishes (see `fabric_completion_queue_new`; the other `_begin` calls take it too).
+// On success `*operation_out` receives a nonzero operation handle and `*out` is NULL;
+// watch `fabric_operation_ready_fd` (or the queue), then `fabric_operation_take` returns exactly what
+// `fabric_runtime_invoke` would have (status and RunResult or ErrorInfo). The invocation
+// completes on the core's reactor: no thread waits for it and nothing spins.
+//
+// Ownership: `request_json` is borrowed for the call only; the operation handle is owned by
+// the caller and released with `fabric_operation_free`. The runtime is busy until the
+// outcome is taken or the operation is cancelled/freed and the host answered.
+// Errors (reported at once; no operation is created): as `fabric_runtime_invoke` before
+// anything is sent — `FABRIC_STATUS_STATE` (`runtime_busy`, `runtime_stopped`,
+// `runtime_failed`), `FABRIC_STATUS_CONFIG` (invalid request, `request_too_large`),
+// `FABRIC_STATUS_RUNTIME` (a host that already failed, `engine_unavailable`: no socket
+// pair), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `operation_out`/`out`, invalid UTF-8, bad
+// runtime or queue handle). Failures of the invocation itself are the outcome's.
+// Blocking: no (writes the invocation record file). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `operation_out` must be NULL or valid for writing one `fabric_operation`; `out`
+// must be NULL or valid for writing one `char *`.
+int32_t fabric_runtime_invoke_begin(fabric_runtime runtime, const char *request_json, fabric_completion_queue queue, fabric_operation *operation_out, char **out);
+
+// Begins a whole run (plan, start, one invocation, stop) without waiting: the
+// non-blocking twin of `fabric_run` (same arguments; the config is planned on the core's
+// completion pool, so config errors are the outcome's). `fabric_operation_take` returns
+// exactly what `fabric_run` would have.
+//
+// Ownership: inputs are borrowed for the call only (copied); the operation handle is
+// owned by the caller (`fabric_operation_free`).
+// Errors (at once): `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/
+// `operation_out`/`out`, invalid UTF-8), `FABRIC_STATUS_CONFIG` (`request_json` or
+// `options_json` invalid), `FABRIC_STATUS_RUNTIME` (`engine_unavailable`). `*out` is NULL
+// on success.
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// As `fabric_run`; `operation_out` must be NULL or valid for writing one
+// `fabric_operation`.
+int32_t fabric_run_begin(const char *config_json, const char *request_json, const char *options_json, fabric_completion_queue queue, fabric_operation *operation_out, char **out);
+
+// Begins planning a config and starting a runtime without waiting: the non-blocking twin
+// of `fabric_runtime_start`. `fabric_operation_take` returns what `fabric_runtime_start`
+// would have written to `*out`: the runtime's identity, whose `handle` is the new runtime
+// handle (issued by the take; a start that is cancelled or freed before it is taken
+// terminates its host and issues no handle).
+//
+// Ownership, errors and blocking: as `fabric_run_begin`.
+//
+// # Safety
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `operation_out` must be NULL or valid for writing one
+// `fabric_operation`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_runtime_start_begin(const char *config_json, const char *options_json, fabric_completion_queue queue, fabric_operation *operation_out, char **out);
+
+// Begins stopping a runtime without waiting: the non-blocking twin of
+// `fabric_runtime_stop`; `fabric_operation_take` returns its RuntimeStopResult. The
+// operation keeps the runtime alive (freeing the runtime handle meanwhile is allowed).
+//
+// Errors (at once): `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `operation_out`/`out`; bad
+// runtime handle), `FABRIC_STATUS_RUNTIME` (`engine_unavailable`). `*out` is NULL on
+// success. Blocking: no. Thread-safe.
+//
+// # Safety
+// `operation_out` must be NULL or valid for writing one `fabric_operation`; `out` must be
+// NULL or valid for writing one `char *`.
+int32_t fabric_runtime_stop_begin(fabric_runtime runtime, fabric_completion_queue queue, fabric_operation *operation_out, char **out);
+
+// The descriptor that becomes readable when the operation finished (or was cancelled), so
+// an event loop waits without a thread: asyncio `add_reader`, a libuv handle, Go's
+// poller. It stays readable until the operation is freed; reading (draining) it is
+// allowed and changes nothing. Repeated calls return the same descriptor.
+//
+// Ownership: the descriptor belongs to the operation and is closed by
+// `fabric_operation_free`, exactly once; the caller only polls or reads it (or a `dup` of
+// it), never closes it, and stops watching it before the free. `*out` is NULL on success.
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle).
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+// writing one `char *`.
+int32_t fabric_operation_ready_fd(fabric_operation operation, int32_t *fd_out, char **out);
+
+// Takes a finished operation's outcome. Never waits for the operation.
+//
+// Returns `FABRIC_STATUS_TIMEOUT` (`*out` NULL) while it is not finished;
+// `FABRIC_STATUS_END` (`*out` NULL) when the outcome was already taken or the operation
+// was cancelled; otherwise exactly the status and `*out` document of the blocking twin
+// (for an invocation the RunResult is built here — its files written — once the host's
+// answer is in). One take per operation hands the outcome out.
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: the outcome's; `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; bad handle).
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_operation_take(fabric_operation operation, char **out);
+
+// Abandons an operation: its outcome is dropped when it arrives and later takes return
+// `FABRIC_STATUS_END`; the readiness descriptor becomes readable. Nothing running is
+// interrupted: an invocation runs to its end (the runtime stays busy until the host
+// answered, then is free again), a run finishes and stops its runtime, a started runtime
+// is terminated. Idempotent; also after the outcome was taken.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a handle that is 0,
+// freed, unknown or of another kind.
+// Blocking: no. Thread-safe. Safety: safe to call with any value.
+int32_t fabric_operation_cancel(fabric_operation operation);
+
+// Releases an operation handle, cancelling it first when its outcome was not taken (see
+// `fabric_operation_cancel`). Its readiness descriptor is closed once the work that is
+// still running has finished (never before the handle is released); stop watching it
+// first. The id is never reused.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale, unknown or
+// wrong-kind handle; `fabric_operation_free(0)` is a no-op returning `FABRIC_STATUS_OK`.
+// Blocking: no. Thread-safe. Safety: safe to call with any value.
+int32_t fabric_operation_free(fabric_operation operation);
+
+// Creates a completion queue: one descriptor for many operations. Pass its handle to the
+// `_begin` calls (`queue`); each such operation queues its own handle when it finishes
+// (or is cancelled). An event loop watches `fabric_completion_queue_fd` once and, when it
+// is readable, calls `fabric_completion_queue_next` until `FABRIC_STATUS_TIMEOUT`, taking
+// each operation it returns.
+//
+// On success `*queue_out` receives a nonzero handle and `*out` is NULL.
+// Ownership: the handle is owned by the caller (`fabric_completion_queue_free`).
+// Errors: `FABRIC_STATUS_RUNTIME` (`engine_unavailable`: no socket pair),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `queue_out`/`out`).
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// `queue_out` must be NULL or valid for writing one `fabric_completion_queue`; `out` must be
+// NULL or valid for writing one `char *`.
+int32_t fabric_completion_queue_new(fabric_completion_queue *queue_out, char **out);
+
+// The queue's descriptor: readable while finished operations are queued (and until the
+// next `fabric_completion_queue_next` that empties the queue). Owned by the queue, closed
+// once the queue is freed and every operation begun with it is gone; never close it.
+//
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle). `*out` is
+// NULL on success. Blocking: no. Thread-safe.
+//
+// # Safety
+// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+// writing one `char *`.
+int32_t fabric_completion_queue_fd(fabric_completion_queue queue, int32_t *fd_out, char **out);
+
+// Pops the next finished operation: `FABRIC_STATUS_OK` with its handle in
+// `*operation_out`, or `FABRIC_STATUS_TIMEOUT` when none is queued (never waits). Each
+// operation is queued once; take it with `fabric_operation_take` (a cancelled one takes
+// as `FABRIC_STATUS_END`). A handle freed meanwhile may still come out: ignore handles you
+// no longer track.
+//
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `operation_out`/`out`; bad handle).
+// `*out` is NULL unless an error is reported. Blocking: no. Thread-safe.
+//
+// # Safety
+// `operation_out` must be NULL or valid for writing one `fabric_operation`; `out` must be
+// NULL or valid for writing one `char *`.
+int32_t fabric_completion_queue_next(fabric_completion_queue queue, fabric_operation *operation_out, char **out);
+
+// Releases a completion queue handle. Operations begun with it keep reporting to it
+// until they are gone; its descriptor is closed after that. The id is never reused.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale, unknown or
+// wrong-kind handle; `fabric_completion_queue_free(0)` is a no-op returning OK.
+// Blocking: no. Thread-safe. Safety: safe to call with any value.
+int32_t fabric_completion_queue_free(fabric_completion_queue queue);
 
 // Plans a config, starts a runtime, invokes it once with `request_json`, stops it, and
 // returns the RunResult.

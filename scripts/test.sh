@@ -44,6 +44,9 @@ step "TypeScript echo adapter (tsc + node --test)"
 step "Go binding (go vet + go test -race)"
 bash bindings/go/test.sh
 
+step "benchmark command, quick mode (bench/run.sh --quick: it works; nothing about time is asserted)"
+bash bench/run.sh --quick
+
 if [ "${FABRIC_SKIP_DIST:-}" = 1 ]; then
   step "SKIPPED: dist/ packaging and install tests (FABRIC_SKIP_DIST=1)"
   exit 0

@@ -10,6 +10,7 @@ const warmup = Number(process.argv[3] ?? 200);
 const descriptor = path.resolve(__dirname, "..", "..", "adapters", "scripted", "scripted.fabric-adapter.json");
 
 async function measure(call) {
+  const cpu = process.cpuUsage();
   const samples = [];
   for (let i = 0; i < n; i += 1) {
     const started = process.hrtime.bigint();
@@ -24,6 +25,7 @@ async function measure(call) {
     p90_us: samples[Math.floor((samples.length * 9) / 10)],
     mean_us: sum / samples.length,
     min_us: samples[0],
+    cpu_per_call_us: ((used) => (used.user + used.system) / n)(process.cpuUsage(cpu)),
   };
 }
 

@@ -4,10 +4,12 @@
 # target/debug/libfabric_ffi.a statically against include/fabric.h. (Installed C SDKs ship
 # their own fabric.pc; see docs/go.md.)
 #
-#   export PKG_CONFIG_PATH=$(bash bindings/go/dev-pkgconfig.sh)
+#   export PKG_CONFIG_PATH=$(bash bindings/go/dev-pkgconfig.sh)          # debug build
+#   export PKG_CONFIG_PATH=$(bash bindings/go/dev-pkgconfig.sh release)  # bench/run.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-lib=$root/target/debug/libfabric_ffi.a
+profile=${1:-debug}
+lib=$root/target/$profile/libfabric_ffi.a
 if [ ! -f "$lib" ]; then
   echo "error: $lib missing; run 'cargo build --workspace' first" >&2
   exit 2
@@ -16,11 +18,11 @@ case "$(uname -s)" in
   Darwin) system="-framework Security -framework CoreFoundation -liconv -lm" ;;
   *) system="-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc" ;;
 esac
-dir=$root/target/debug/pkgconfig
+dir=$root/target/$profile/pkgconfig
 mkdir -p "$dir"
 cat > "$dir/fabric.pc" <<PC
 Name: fabric
-Description: Fabric core C ABI (in-repository debug build, linked statically)
+Description: Fabric core C ABI (in-repository $profile build, linked statically)
 Version: $(sed -n 's/^version = "\(.*\)"/\1/p' "$root/Cargo.toml" | head -1)
 Cflags: -I$root/include
 Libs: $lib $system

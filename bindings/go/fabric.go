@@ -103,6 +103,12 @@ func await(ctx context.Context, fn func() nativeResult, abandon func(nativeResul
 	}
 	done := make(chan nativeResult, 1)
 	go func() { done <- fn() }()
+	return awaitDone(ctx, done, abandon)
+}
+
+// awaitDone waits for a result already on its way, or for ctx (abandon then gets the
+// result when it arrives).
+func awaitDone(ctx context.Context, done <-chan nativeResult, abandon func(nativeResult)) (nativeResult, error) {
 	select {
 	case result := <-done:
 		return result, nil
@@ -209,7 +215,14 @@ func (f *Fabric) Run(ctx context.Context, config any, request RunRequest, opts .
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeRun(text, req, o) }, nil)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	done := operate(
+		func(queue uint64) nativeResult { return nativeRunBegin(text, req, o, queue) },
+		func() nativeResult { return nativeRun(text, req, o) },
+	)
+	result, err := awaitDone(ctx, done, nil)
 	if err != nil {
 		return nil, err
 	}

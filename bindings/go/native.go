@@ -294,3 +294,57 @@ func nativeStreamClose(stream uint64) {
 func nativeStreamFree(stream uint64) {
 	C.fabric_stream_free(C.fabric_stream(stream))
 }
+
+// Non-blocking operations (docs/abi.md "Non-blocking calls"); see operations.go.
+
+// nativeRunBegin begins a whole run reporting to queue; handle is the operation.
+func nativeRunBegin(config, request string, o options, queue uint64) nativeResult {
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
+		var operation C.fabric_operation
+		var out *C.char
+		status := C.fabric_run_begin(cConfig, cRequest, cOptions, C.fabric_completion_queue(queue), &operation, &out)
+		return finish(status, out, uint64(operation))
+	})
+}
+
+// nativeQueueNew creates a completion queue; handle is the queue, text its descriptor.
+func nativeQueueNew() (uint64, int, error) {
+	var queue C.fabric_completion_queue
+	var out *C.char
+	status := C.fabric_completion_queue_new(&queue, &out)
+	if result := finish(status, out, 0); Status(result.status) != StatusOK {
+		_, err := result.decode()
+		return 0, -1, err
+	}
+	var fd C.int32_t
+	status = C.fabric_completion_queue_fd(queue, &fd, &out)
+	if result := finish(status, out, 0); Status(result.status) != StatusOK {
+		C.fabric_completion_queue_free(queue)
+		_, err := result.decode()
+		return 0, -1, err
+	}
+	return uint64(queue), int(fd), nil
+}
+
+// nativeQueueNext pops the next finished operation of a queue (never waits).
+func nativeQueueNext(queue uint64) (uint64, bool) {
+	var operation C.fabric_operation
+	var out *C.char
+	status := C.fabric_completion_queue_next(C.fabric_completion_queue(queue), &operation, &out)
+	take(out)
+	return uint64(operation), Status(status) == StatusOK
+}
+
+// nativeOperationTake takes a finished operation's outcome and frees its handle.
+func nativeOperationTake(operation uint64) nativeResult {
+	var out *C.char
+	status := C.fabric_operation_take(C.fabric_operation(operation), &out)
+	result := finish(status, out, 0)
+	C.fabric_operation_free(C.fabric_operation(operation))
+	return result
+}

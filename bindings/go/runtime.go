@@ -73,6 +73,9 @@ func (r *Runtime) Invoke(ctx context.Context, request RunRequest) (*RunResult, e
 			return nil, ctx.Err()
 		}
 	}
+	// The blocking call in a goroutine, not a non-blocking operation (operations.go): for a
+	// warm invocation it measured cheaper (docs/go.md, "Concurrency"); it holds one OS
+	// thread while the adapter works.
 	done := make(chan nativeResult, 1)
 	go func() { done <- nativeInvoke(r.handle, req) }()
 	var result nativeResult

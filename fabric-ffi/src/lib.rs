@@ -5,8 +5,8 @@
 //! ErrorInfo (`stage`, `code`, `message`, `retryable`, `metadata`) otherwise. Strings the
 //! library returns are released only with [`fabric_string_free`]. Inputs are NUL-terminated
 //! UTF-8 JSON strings; NULL pointers and invalid UTF-8 are `INVALID_ARGUMENT`, never a crash.
-//! Runtimes, environments and streams are integer handles (`fabric_runtime`,
-//! `fabric_environment`, `fabric_stream`):
+//! Runtimes, environments, streams and operations are integer handles (`fabric_runtime`,
+//! `fabric_environment`, `fabric_stream`, `fabric_operation`):
 //! nonzero, never reused, at most 2^53 − 1, released with their `_free` function; a stale,
 //! unknown or wrong-kind id is `INVALID_ARGUMENT`. Every entry point catches panics and is
 //! thread-safe; blocking calls may be made from any thread. See `docs/abi.md`.
@@ -34,16 +34,19 @@
 mod boundary;
 mod error;
 mod objects;
+mod operation;
 mod registry;
 mod status;
 
 mod api_config;
 mod api_observe;
+mod api_operation;
 mod api_runtime;
 mod api_stream;
 
 pub use api_config::*;
 pub use api_observe::*;
+pub use api_operation::*;
 pub use api_runtime::*;
 pub use api_stream::*;
 pub use status::FabricStatus;
@@ -82,6 +85,14 @@ pub type fabric_environment = u64;
 
 /// A pull-stream handle: a nonzero integer id (0 is never a valid handle).
 pub type fabric_stream = u64;
+
+/// A non-blocking operation handle (`..._begin` calls): a nonzero integer id (0 is never a
+/// valid handle).
+pub type fabric_operation = u64;
+
+/// A completion queue handle (one readiness descriptor for many operations): a nonzero
+/// integer id; `0` means "no queue" where a queue is optional.
+pub type fabric_completion_queue = u64;
 
 /// Returns the library version (for example `"0.1.0"`).
 ///

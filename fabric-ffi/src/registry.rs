@@ -11,6 +11,7 @@ use fabric_config::Stage;
 
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, StreamObject};
+use crate::operation::{OperationObject, QueueObject};
 
 /// Largest id ever issued: 2^53 − 1, exactly representable as a JavaScript number.
 pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
@@ -21,6 +22,8 @@ pub(crate) enum Object {
     Runtime(Arc<RuntimeObject>),
     Environment(Arc<EnvironmentObject>),
     Stream(Arc<StreamObject>),
+    Operation(Arc<OperationObject>),
+    Queue(Arc<QueueObject>),
     #[cfg(test)]
     Probe(Arc<tests::Probe>),
 }
@@ -31,6 +34,8 @@ impl Object {
             Object::Runtime(_) => "runtime",
             Object::Environment(_) => "environment",
             Object::Stream(_) => "stream",
+            Object::Operation(_) => "operation",
+            Object::Queue(_) => "completion queue",
             #[cfg(test)]
             Object::Probe(_) => "probe",
         }
@@ -78,6 +83,32 @@ impl Kind for StreamObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Stream(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for OperationObject {
+    const NAME: &'static str = "operation";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Operation(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Operation(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for QueueObject {
+    const NAME: &'static str = "completion queue";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Queue(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Queue(value) => Some(value),
             _ => None,
         }
     }
@@ -270,6 +301,8 @@ pub(crate) mod tests {
         assert_send_sync::<RuntimeObject>();
         assert_send_sync::<EnvironmentObject>();
         assert_send_sync::<StreamObject>();
+        assert_send_sync::<OperationObject>();
+        assert_send_sync::<QueueObject>();
         assert_send_sync::<Object>();
     }
 

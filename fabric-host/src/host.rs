@@ -281,8 +281,10 @@ impl Host {
             });
         }
         let stderr_mark = self.sink.mark();
-        let spin =
-            u128::from(self.last_round_trip_us.load(AtomicOrdering::Relaxed)) < SPIN.as_micros();
+        // Nobody polls for the answer of a call with a hook (it is collected once the hook
+        // ran), so neither the caller nor the reactor spins for it.
+        let spin = notify.is_none()
+            && u128::from(self.last_round_trip_us.load(AtomicOrdering::Relaxed)) < SPIN.as_micros();
         let began = Instant::now();
         let pending = self
             .engine

@@ -76,12 +76,12 @@ mod telemetry;
 mod workspace;
 
 pub use cleanup::{ShutdownReport, kill_all_hosts, shutdown};
-pub use engine::{EngineStats, Escalation, StopPolicy, engine_stats};
+pub use engine::{EngineStats, Escalation, Notify, StopPolicy, engine_stats};
 pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
 pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
-pub use runtime::{DEFAULT_TIMEOUT_SECONDS, Runtime, RuntimeOptions};
+pub use runtime::{DEFAULT_TIMEOUT_SECONDS, PendingInvoke, Runtime, RuntimeOptions};
 pub use stderr::DEFAULT_STDERR_LOG_BYTES;
 pub use stream::{COMPLETION_WAIT, OpenAiStream, PullStream, StreamBatch, StreamNext};

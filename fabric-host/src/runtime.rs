@@ -28,6 +28,9 @@ use crate::result::{event, meta};
 use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
 
 mod invocation;
+mod pending;
+
+pub use pending::PendingInvoke;
 
 pub(crate) use invocation::{Started, StreamSend};
 
@@ -510,7 +513,7 @@ impl Runtime {
 
     fn invoke_inner(&self, request: RunRequest) -> Result<RunResult, HostError> {
         let ids = Self::invocation_ids(&request);
-        let started = self.begin_invocation(request, ids, None)?;
+        let started = self.begin_invocation(request, ids, None, None)?;
         self.finish_invocation(started)
     }
 

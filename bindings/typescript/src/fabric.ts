@@ -112,7 +112,7 @@ export class Fabric {
   async run(config: FabricConfig | string, options: RunOptions = {}): Promise<RunResult> {
     const request = requestText(options);
     options.signal?.throwIfAborted();
-    const work = this.library.call("fabric_run", [configText(config), request, optionsText(options)]);
+    const work = this.library.operate("fabric_run_begin", [configText(config), request, optionsText(options)], "fabric_run");
     return parse(await abortable(work, options.signal));
   }
 
@@ -362,7 +362,7 @@ export class Runtime implements AsyncDisposable {
     const orphan = this.orphan;
     if (orphan) await abortable(orphan, options.signal);
     const handle = this.live("invoke");
-    const work = this.library.call("fabric_runtime_invoke", [handle, request]).catch((error: unknown) => {
+    const work = this.library.operate("fabric_runtime_invoke_begin", [handle, request], "fabric_runtime_invoke").catch((error: unknown) => {
       if (!(error instanceof FabricStateError || error instanceof FabricConfigError)) this.stateValue = "failed";
       throw error;
     });

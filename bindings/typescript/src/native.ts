@@ -1,12 +1,14 @@
 /**
  * Private: every C ABI symbol this package uses, declared once with koffi.
  *
- * Blocking entry points run as koffi async calls (on a worker thread) so the event loop
- * never blocks. Library strings arrive as `void *`, are decoded as UTF-8 and always
+ * `invoke` and `run` are non-blocking operations the event loop watches (see
+ * {@link NativeLibrary.operate}); other blocking entry points run as koffi async calls (on
+ * a worker thread) so the event loop never blocks. Library strings arrive as `void *`, are decoded as UTF-8 and always
  * released with `fabric_string_free` (never `koffi.free`). Handles are integer ids
  * (`uint64_t`, at most 2^53-1) and are passed around as JS numbers.
  */
 import * as fs from "node:fs";
+import * as net from "node:net";
 import * as path from "node:path";
 import type * as KoffiModule from "koffi" with { "resolution-mode": "import" };
 // koffi ships ESM types ("type": "module") and a CommonJS entry point; load the latter.
@@ -63,6 +65,9 @@ export class NativeLibrary {
   private readonly missing = new Set<string>();
   readonly runtimeFree: (handle: number) => number;
   readonly environmentFree: (handle: number) => number;
+  /** libc `dup`, when it could be loaded: the queue's descriptor is watched through a copy. */
+  private readonly dup: ((fd: number) => number) | null;
+  private queue: OperationQueue | null = null;
 
   constructor(libraryPath: string) {
     this.path = libraryPath;
@@ -124,6 +129,27 @@ export class NativeLibrary {
     optional("fabric_stream_result", "int32_t fabric_stream_result(uint64_t stream, _Out_ void **out)");
     optional("fabric_stream_close", "int32_t fabric_stream_close(uint64_t stream)");
     optional("fabric_stream_free", "int32_t fabric_stream_free(uint64_t stream)");
+    // Non-blocking operations (docs/abi.md "Non-blocking calls").
+    optional(
+      "fabric_runtime_invoke_begin",
+      "int32_t fabric_runtime_invoke_begin(uint64_t runtime, const char *request_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
+    );
+    optional(
+      "fabric_run_begin",
+      "int32_t fabric_run_begin(const char *config_json, const char *request_json, const char *options_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
+    );
+    optional("fabric_operation_take", "int32_t fabric_operation_take(uint64_t operation, _Out_ void **out)");
+    optional("fabric_operation_free", "int32_t fabric_operation_free(uint64_t operation)");
+    optional("fabric_completion_queue_new", "int32_t fabric_completion_queue_new(_Out_ uint64_t *queue_out, _Out_ void **out)");
+    optional(
+      "fabric_completion_queue_fd",
+      "int32_t fabric_completion_queue_fd(uint64_t queue, _Out_ int32_t *fd_out, _Out_ void **out)",
+    );
+    optional(
+      "fabric_completion_queue_next",
+      "int32_t fabric_completion_queue_next(uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
+    );
+    this.dup = loadDup();
     this.environmentFree = lib.func("int32_t fabric_environment_free(uint64_t environment)") as (handle: number) => number;
     this.runtimeFree = lib.func("int32_t fabric_runtime_free(uint64_t runtime)") as (handle: number) => number;
   }
@@ -231,10 +257,131 @@ export class NativeLibrary {
     });
   }
 
+  /** Whether `name` can run as a non-blocking operation watched by the event loop. */
+  canOperate(name: string): boolean {
+    return (
+      this.dup !== null &&
+      !this.missing.has(name) &&
+      !this.missing.has("fabric_operation_take") &&
+      !this.missing.has("fabric_completion_queue_next")
+    );
+  }
+
+  /**
+   * The process's completion queue, made on first use: one descriptor for every operation.
+   * libuv watches a `dup` of it through one `net.Socket` (koffi has no way to watch a
+   * descriptor, and libuv watches one only through a handle that owns it); the socket is
+   * referenced only while operations are pending, so an idle program can exit.
+   */
+  private completionQueue(): OperationQueue {
+    if (this.queue) return this.queue;
+    const queueOut: unknown[] = [0];
+    const out: unknown[] = [null];
+    this.settle((this.functions.fabric_completion_queue_new as NativeFunction)(queueOut, out), out[0]);
+    const handle = toHandle(queueOut[0]);
+    const fdOut: unknown[] = [-1];
+    const fdText: unknown[] = [null];
+    this.settle((this.functions.fabric_completion_queue_fd as NativeFunction)(handle, fdOut, fdText), fdText[0]);
+    const fd = (this.dup as (fd: number) => number)(Number(fdOut[0]));
+    if (fd < 0) throw new FabricNativeUnavailableError("dup() of the completion queue descriptor failed", { code: "engine_unavailable" });
+    // The socket owns the copy; the core's descriptor stays with the queue (never freed:
+    // it lives as long as this library object, i.e. the process).
+    const socket = new net.Socket({ fd, readable: true, writable: false });
+    const queue: OperationQueue = { handle, socket, waiting: new Map() };
+    socket.on("data", () => this.drainQueue(queue));
+    socket.on("error", (error) => {
+      for (const [, waiter] of queue.waiting) waiter.reject(error);
+      queue.waiting.clear();
+      if (this.queue === queue) this.queue = null;
+    });
+    socket.unref();
+    this.queue = queue;
+    return queue;
+  }
+
+  /** Takes every finished operation of the queue (the socket was readable). */
+  private drainQueue(queue: OperationQueue): void {
+    const next = this.functions.fabric_completion_queue_next as NativeFunction;
+    const take = this.functions.fabric_operation_take as NativeFunction;
+    const free = this.functions.fabric_operation_free as NativeFunction;
+    for (;;) {
+      const operationOut: unknown[] = [0];
+      const out: unknown[] = [null];
+      const status = next(queue.handle, operationOut, out);
+      this.take(out[0]);
+      if (status !== Status.OK) break;
+      const operation = Number(operationOut[0]);
+      const waiter = queue.waiting.get(operation);
+      if (!waiter) continue;
+      queue.waiting.delete(operation);
+      const takeOut: unknown[] = [null];
+      const taken = take(operation, takeOut);
+      free(operation);
+      try {
+        if (taken === Status.END) throw errorFromStatus(Status.INTERNAL, null);
+        waiter.resolve(this.settle(taken, takeOut[0]));
+      } catch (failure) {
+        waiter.reject(failure);
+      }
+    }
+    if (queue.waiting.size === 0) queue.socket.unref();
+  }
+
+  /**
+   * Begins `name(...args, queue, &operation, &out)` (a `fabric_..._begin` call) on this
+   * thread and resolves with the outcome's `*out` text once the core finished it: the core
+   * queues the operation on the process's completion queue, whose descriptor libuv watches,
+   * so no worker thread waits and no descriptor is spent per call. Begin errors reject at
+   * once. Falls back to `fallback` (the blocking twin on a worker thread) when the library
+   * or libc lacks a symbol.
+   */
+  operate(name: string, args: unknown[], fallback: string): Promise<string | null> {
+    if (!this.canOperate(name)) return this.call(fallback, args);
+    let queue: OperationQueue;
+    let operation: number;
+    try {
+      queue = this.completionQueue();
+      const operationOut: unknown[] = [0];
+      const out: unknown[] = [null];
+      this.settle((this.functions[name] as NativeFunction)(...args, queue.handle, operationOut, out), out[0]);
+      operation = toHandle(operationOut[0]);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return new Promise((resolve, reject) => {
+      queue.waiting.set(operation, { resolve, reject });
+      queue.socket.ref();
+    });
+  }
+
   /** `fabric_runtime_start` on a worker thread: resolves with the handle and identity JSON. */
   startRuntime(configJson: string, optionsJson: string): Promise<{ handle: number; text: string | null }> {
     return this.callWithHandle("fabric_runtime_start", [configJson, optionsJson]);
   }
+}
+
+/**
+ * libc's `dup` through koffi. koffi cannot watch a descriptor itself (it has no poll API),
+ * and libuv watches a descriptor only through a handle that owns it; a `net.Socket` on a
+ * copy of the operation's socket is that handle, and closing it never closes the core's.
+ */
+function loadDup(): ((fd: number) => number) | null {
+  const names = process.platform === "darwin" ? ["libSystem.B.dylib"] : ["libc.so.6", "libc.so"];
+  for (const name of names) {
+    try {
+      return koffi.load(name).func("int dup(int fd)") as (fd: number) => number;
+    } catch {
+      // try the next name
+    }
+  }
+  return null;
+}
+
+/** The process's completion queue and the operations waiting on it. */
+interface OperationQueue {
+  handle: number;
+  socket: net.Socket;
+  waiting: Map<number, { resolve: (text: string | null) => void; reject: (error: unknown) => void }>;
 }
 
 /** One `fabric_stream_next_batch` answer: OK (a JSON array of items), END or TIMEOUT. */

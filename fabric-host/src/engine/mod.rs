@@ -145,21 +145,31 @@ type Reply<T> = SyncSender<T>;
 
 /// A hook the reactor calls right after a request's answer (or terminal error) was sent to
 /// its waiting caller.
-pub(crate) type Notify = Arc<dyn Fn() + Send + Sync>;
+pub type Notify = Arc<dyn Fn() + Send + Sync>;
 
-/// Where a request's answer goes: the caller's channel, then the optional hook.
+/// Where a request's answer goes: the caller's channel, then the optional hook. A
+/// responder dropped without an answer (the reactor gave up on the request) still runs the
+/// hook, so a caller waiting on it learns that the channel is closed.
 struct Responder {
     channel: Reply<Result<Vec<u8>, HostError>>,
     notify: Option<Notify>,
 }
 
 impl Responder {
-    fn send(self, answer: Result<Vec<u8>, HostError>) -> Result<(), ()> {
+    fn send(mut self, answer: Result<Vec<u8>, HostError>) -> Result<(), ()> {
         let sent = self.channel.send(answer).map_err(|_| ());
-        if let Some(notify) = self.notify {
+        if let Some(notify) = self.notify.take() {
             notify();
         }
         sent
+    }
+}
+
+impl Drop for Responder {
+    fn drop(&mut self) {
+        if let Some(notify) = self.notify.take() {
+            notify();
+        }
     }
 }
 

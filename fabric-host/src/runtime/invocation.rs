@@ -38,12 +38,14 @@ impl Runtime {
     }
 
     /// Checks and sends one invocation (`invoke`, or `invoke_openai_stream` with the
-    /// stream's sink); the answer is collected by [`Runtime::finish_invocation`].
+    /// stream's sink); the answer is collected by [`Runtime::finish_invocation`]. `notify`
+    /// (plain `invoke` only; a stream brings its own) runs when the answer arrived.
     pub(crate) fn begin_invocation(
         &self,
         request: RunRequest,
         (invocation_id, request_id): (String, String),
         stream: Option<StreamSend<'_>>,
+        notify: Option<Notify>,
     ) -> Result<Started, HostError> {
         // Upstream 0.5.0: `overrides` become the adapter's `request.extensions`, checked
         // against the descriptor's `run_request` schema first.
@@ -97,7 +99,9 @@ impl Runtime {
         }
         let timeout = self.timeout.saturating_add(self.options.invoke_margin);
         let call = match &stream {
-            None => self.host.begin("invoke", &payload, Stage::Invoke, timeout),
+            None => self
+                .host
+                .begin_notify("invoke", &payload, Stage::Invoke, timeout, notify),
             Some(send) => self.host.begin_notify(
                 "invoke_openai_stream",
                 &StreamPayload {

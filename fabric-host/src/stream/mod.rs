@@ -208,6 +208,7 @@ impl Runtime {
                 sink: &sink,
                 notify,
             }),
+            None,
         );
         let started = match started {
             Ok(started) => started,

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"syscall"
 	"time"
 
 	fabric "github.com/NVIDIA/fabric-core/bindings/go"
@@ -86,7 +87,17 @@ func run(n, warmup int, descriptor string) error {
 	return nil
 }
 
+// cpuSeconds is this process's CPU time (user+sys, all threads).
+func cpuSeconds() float64 {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err != nil {
+		return 0
+	}
+	return float64(usage.Utime.Nano()+usage.Stime.Nano()) / 1e9
+}
+
 func measure(n int, call func() error) (map[string]any, error) {
+	cpu := cpuSeconds()
 	samples := make([]float64, 0, n)
 	for i := 0; i < n; i++ {
 		started := time.Now()
@@ -103,10 +114,11 @@ func measure(n int, call func() error) (map[string]any, error) {
 		sum += s
 	}
 	return map[string]any{
-		"n":         n,
-		"median_us": samples[len(samples)/2],
-		"p90_us":    samples[len(samples)*9/10],
-		"mean_us":   sum / float64(len(samples)),
-		"min_us":    samples[0],
+		"n":               n,
+		"median_us":       samples[len(samples)/2],
+		"p90_us":          samples[len(samples)*9/10],
+		"mean_us":         sum / float64(len(samples)),
+		"min_us":          samples[0],
+		"cpu_per_call_us": (cpuSeconds() - cpu) / float64(n) * 1e6,
 	}, nil
 }

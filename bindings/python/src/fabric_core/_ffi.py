@@ -141,6 +141,75 @@ class Library:
             ready_fn.argtypes = [u64, POINTER(c_int32), out]
             ready_fn.restype = c_int32
         self._stream_ready_fd = ready_fn
+        # Non-blocking operations (`fabric_..._begin`, `fabric_operation_*`).
+        self._declare("fabric_runtime_invoke_begin", [u64, c_char_p, u64, POINTER(u64), out])
+        self._declare(
+            "fabric_run_begin", [c_char_p, c_char_p, c_char_p, u64, POINTER(u64), out]
+        )
+        self._declare("fabric_runtime_start_begin", [c_char_p, c_char_p, u64, POINTER(u64), out])
+        self._declare("fabric_runtime_stop_begin", [u64, u64, POINTER(u64), out])
+        self._declare("fabric_operation_ready_fd", [u64, POINTER(c_int32), out])
+        self._declare_free("fabric_operation_cancel")
+        self._declare_free("fabric_operation_free")
+        self._declare("fabric_completion_queue_new", [POINTER(u64), out])
+        self._declare("fabric_completion_queue_fd", [u64, POINTER(c_int32), out])
+        self._declare_free("fabric_completion_queue_free")
+        take_fn = getattr(lib, "fabric_operation_take", None)
+        if take_fn is not None:
+            take_fn.argtypes = [u64, out]
+            take_fn.restype = c_int32
+        self._operation_take = take_fn
+        next_op = getattr(lib, "fabric_completion_queue_next", None)
+        if next_op is not None:
+            next_op.argtypes = [u64, POINTER(u64), out]
+            next_op.restype = c_int32
+        self._queue_next = next_op
+        #: Whether the library has the non-blocking calls.
+        self.has_operations = take_fn is not None and next_op is not None
+
+    def completion_queue_next(self, queue: int) -> int | None:
+        """The next finished operation of a completion queue, or ``None`` (never waits)."""
+
+        if self._queue_next is None:
+            raise FabricNativeUnavailableError(
+                f"native library {self.path} does not export fabric_completion_queue_next",
+                stage="config",
+                code="native_symbol_missing",
+            )
+        operation = c_uint64(0)
+        slot = c_void_p()
+        status = self._queue_next(queue, ctypes.byref(operation), ctypes.byref(slot))
+        text = self.take_string(slot)
+        if status == STATUS_OK:
+            return operation.value
+        if status == STATUS_TIMEOUT:
+            return None
+        raise error_from_status(status, text)
+
+    def operation_ready_fd(self, handle: int) -> int:
+        """The operation's readiness descriptor (owned by the operation: never closed here)."""
+
+        fd = c_int32(-1)
+        self.fabric_operation_ready_fd(handle, ctypes.byref(fd), out_slot())
+        return fd.value
+
+    def operation_take(self, handle: int) -> tuple[int, str | None]:
+        """Take an operation's outcome without waiting: ``(STATUS_OK, json)``,
+        ``(STATUS_TIMEOUT, None)`` while it runs, ``(STATUS_END, None)`` once taken or
+        cancelled; the outcome's error status raises its SDK exception."""
+
+        if self._operation_take is None:
+            raise FabricNativeUnavailableError(
+                f"native library {self.path} does not export fabric_operation_take",
+                stage="config",
+                code="native_symbol_missing",
+            )
+        slot = c_void_p()
+        status = self._operation_take(handle, ctypes.byref(slot))
+        text = self.take_string(slot)
+        if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
+            return status, text
+        raise error_from_status(status, text)
 
     def stream_next(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
         """Pull one stream item: ``(STATUS_OK, json)``, ``(STATUS_END, None)`` or

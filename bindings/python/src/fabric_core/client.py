@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from fabric_core import _ffi
+from fabric_core import _ffi, _operation
 from fabric_core._util import (
     call_blocking,
     config_json,
@@ -108,8 +108,14 @@ class Fabric:
             start_timeout_seconds=start_timeout_seconds,
         )
         request_bytes = dumps(request_payload(input=input, request=request))
-        text = await call_blocking(
-            lambda: library.fabric_run(payload, request_bytes, options, _ffi.out_slot())
+        # Without a worker thread: the core runs it on its own threads and the event loop
+        # watches the operation's readiness descriptor.
+        text = await _operation.call(
+            library,
+            lambda queue, operation: library.fabric_run_begin(
+                payload, request_bytes, options, queue, operation, _ffi.out_slot()
+            ),
+            lambda: library.fabric_run(payload, request_bytes, options, _ffi.out_slot()),
         )
         return RunResult._from_json(json.loads(text))
 

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from fabric_core import _ffi
+from fabric_core import _ffi, _operation
 from fabric_core._util import dumps, request_payload, to_thread
 from fabric_core.errors import (
     FabricError,
@@ -253,6 +253,22 @@ class Runtime:
                 self._orphan = worker
             raise
 
+    async def _native_operation(self, begin: Any, blocking: Any) -> Any:
+        """Run one non-blocking native operation from the event loop (no worker thread:
+        the loop watches its readiness descriptor); on cancellation leave it to finish as
+        an orphan. Loops that cannot watch descriptors run ``blocking`` in a worker."""
+
+        worker = _operation.start(self._library, begin)
+        if worker is None:
+            return await self._native(blocking)
+        worker.add_done_callback(_consume)
+        try:
+            return await asyncio.shield(worker)
+        except asyncio.CancelledError:
+            if not worker.done():
+                self._orphan = worker
+            raise
+
     async def invoke(self, *, input: Any = None, request: RunRequest | None = None) -> RunResult:
         """Run one turn. ``input`` and ``request`` are mutually exclusive.
 
@@ -261,8 +277,10 @@ class Runtime:
         could not produce a normalized result. A failed harness turn is a ``RunResult``
         with ``status == "failed"``, not an exception.
 
-        Cancelling the awaiting task does not corrupt the runtime: the native call
-        finishes in its worker thread and the next ``invoke()`` waits for it first.
+        The invocation runs without a worker thread: the core completes it on its reactor
+        and the event loop watches its readiness descriptor (``loop.add_reader``).
+        Cancelling the awaiting task does not corrupt the runtime: the invocation finishes
+        and the next ``invoke()`` waits for it first.
         """
 
         self._ensure_invocable()
@@ -273,8 +291,11 @@ class Runtime:
             await self._drain_orphan()
             library, handle = self._library, self._handle
             try:
-                text = await self._native(
-                    lambda: library.fabric_runtime_invoke(handle, request_bytes, _ffi.out_slot())
+                text = await self._native_operation(
+                    lambda queue, operation: library.fabric_runtime_invoke_begin(
+                        handle, request_bytes, queue, operation, _ffi.out_slot()
+                    ),
+                    lambda: library.fabric_runtime_invoke(handle, request_bytes, _ffi.out_slot()),
                 )
             except FabricStateError:
                 raise

@@ -1,0 +1,90 @@
+//! Our Rust call, the reference row of the binding-overhead comparison: warm invocations of
+//! the scripted adapter through `fabric_host::Runtime::invoke` with the very config the Go,
+//! TypeScript and Python benches of this directory use (`system_stats` at its default), plus
+//! the same with `system_stats: null` and an in-process plan of that config. One JSON line
+//! per measure, in the format of the other benches, with the CPU time (user+sys) of this
+//! process per call.
+//!
+//! `cargo bench -p fabric-host --bench bindings -- [n] [warmup]` (optimized), or
+//! `cargo test -p fabric-host --bench bindings -- [n] [warmup]` (debug; bench/run.sh --quick).
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use fabric_config::{FabricConfig, RunRequest};
+use fabric_host::{Fabric, RunOptions};
+use serde_json::json;
+
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+fn measure(measure: &str, n: usize, mut call: impl FnMut()) {
+    let cpu = cpu_seconds();
+    let mut samples: Vec<f64> = (0..n)
+        .map(|_| {
+            let began = Instant::now();
+            call();
+            began.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    let cpu_per_call_us = (cpu_seconds() - cpu) / n as f64 * 1e6;
+    samples.sort_by(f64::total_cmp);
+    let line = json!({
+        "binding": "rust",
+        "measure": measure,
+        "n": n,
+        "median_us": samples[n / 2],
+        "p90_us": samples[(n * 9 / 10).min(n - 1)],
+        "mean_us": samples.iter().sum::<f64>() / n as f64,
+        "min_us": samples[0],
+        "cpu_per_call_us": cpu_per_call_us,
+    });
+    println!("{line}");
+}
+
+fn main() {
+    // `cargo test --bench` passes harness flags; only plain numbers are ours.
+    let numbers: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|arg| arg.parse().ok())
+        .collect();
+    let n = numbers.first().copied().unwrap_or(2000).max(1);
+    let warmup = numbers.get(1).copied().unwrap_or(200);
+    let descriptor = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../adapters/scripted/scripted.fabric-adapter.json");
+    let base = json!({
+        "metadata": {"name": "bench-rust"},
+        "harness": {"adapter_id": "fabric.scripted"},
+        "discovery": {"local_paths": [descriptor]}
+    });
+    let mut stats_off = base.clone();
+    stats_off["system_stats"] = serde_json::Value::Null;
+    let fabric = Fabric::new();
+    let options = RunOptions::with_base_dir(std::env::temp_dir());
+    for (name, value) in [
+        ("warm_invoke_us", base),
+        ("warm_invoke_stats_off_us", stats_off),
+    ] {
+        let config: FabricConfig = serde_json::from_value(value).expect("bench config");
+        let runtime = fabric.start_runtime(&config, &options).expect("runtime");
+        for _ in 0..warmup {
+            runtime.invoke(RunRequest::new("ping")).expect("invoke");
+        }
+        measure(name, n, || {
+            let result = runtime.invoke(RunRequest::new("ping")).expect("invoke");
+            assert_eq!(result.status.as_str(), "succeeded");
+        });
+        runtime.stop();
+        if name == "warm_invoke_us" {
+            measure("plan_in_process_us", n, || {
+                fabric.plan(&config, &options).expect("plan");
+            });
+        }
+    }
+}

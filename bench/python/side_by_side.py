@@ -1,0 +1,174 @@
+"""One measurement of one Python SDK, in a fresh process (bench/runner.py alternates them).
+
+The same caller for both sides: this script, an asyncio loop, the SDK's public API, the
+Python echo adapter (upstream-style, on ``nemo-fabric-adapters-common``), the same config.
+Prints one JSON line: per-call wall time (median, p90) and the CPU time (user+sys) of this
+process per call (all its threads: ours includes the core's reactor; the adapter host is
+a child process and is not counted on either side).
+
+    python bench/python/side_by_side.py --sdk fabric_core|nemo_fabric --phase PHASE [-n N]
+        [--stats-off] [--gap none|plan|run|sleep] [--idle-ms MS]
+
+Phases: ``plan``; ``warm`` (a warm runtime invoked in a plain loop, or with ``--gap`` work
+between the measured invokes: the alternating-loop artifact, bench/README.md); ``cold``
+(``Fabric.run`` per call); ``fanout`` (64 runtimes x 20 invokes, invocations/s of the invoke
+phase); ``startup`` (the adapter's own start-up: a fresh interpreter importing it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def config_mapping(stats_off: bool) -> dict[str, Any]:
+    data = json.loads((REPO / "examples" / "python-echo" / "fabric.json").read_text())
+    data["discovery"] = {"local_paths": [str(REPO / "adapters" / "python-echo")]}
+    if stats_off:
+        data["system_stats"] = None
+    return data
+
+
+def summary(samples: list[float], cpu_seconds: float, unit: float) -> dict[str, Any]:
+    ordered = sorted(samples)
+    return {
+        "n": len(samples),
+        "median": statistics.median(ordered) * unit,
+        "p90": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] * unit,
+        "cpu_per_call": cpu_seconds / len(samples) * unit,
+    }
+
+
+def cpu() -> float:
+    # User+sys CPU of this process, every thread (CLOCK_PROCESS_CPUTIME_ID).
+    return time.process_time()
+
+
+def timed(samples: list[float], call: Any) -> Any:
+    started = time.perf_counter()
+    value = call()
+    samples.append(time.perf_counter() - started)
+    return value
+
+
+async def phase_warm(fabric: Any, config: Any, n: int, gap: str, idle_ms: float) -> dict[str, Any]:
+    samples: list[float] = []
+    cpu_spent = 0.0
+    async with await fabric.start_runtime(config) as runtime:
+        for _ in range(20):
+            await runtime.invoke(input="warm")
+        for index in range(n):
+            if gap == "plan":
+                fabric.plan(config)
+            elif gap == "run":
+                await fabric.run(config, input="gap")
+            elif gap == "sleep":
+                await asyncio.sleep(idle_ms / 1000)  # about a cold run's duration, doing nothing
+            before = cpu()
+            started = time.perf_counter()
+            result = await runtime.invoke(input=f"bench {index}")
+            samples.append(time.perf_counter() - started)
+            cpu_spent += cpu() - before
+            if result.status != "succeeded":
+                raise RuntimeError(f"invoke {index}: {result.status}")
+    return summary(samples, cpu_spent, 1e3)  # ms
+
+
+async def phase_cold(fabric: Any, config: Any, n: int) -> dict[str, Any]:
+    samples: list[float] = []
+    before = cpu()
+    for index in range(n):
+        started = time.perf_counter()
+        result = await fabric.run(config, input=f"cold {index}")
+        samples.append(time.perf_counter() - started)
+        if result.status != "succeeded":
+            raise RuntimeError(f"run {index}: {result.status}")
+    return summary(samples, cpu() - before, 1e3)  # ms
+
+
+async def phase_fanout(fabric: Any, config: Any, runtimes: int, invokes: int) -> dict[str, Any]:
+    started_all = [await fabric.start_runtime(config) for _ in range(runtimes)]
+    try:
+        for runtime in started_all:
+            await runtime.invoke(input="warm")
+
+        async def drive(runtime: Any) -> None:
+            for index in range(invokes):
+                result = await runtime.invoke(input=f"fan {index}")
+                if result.status != "succeeded":
+                    raise RuntimeError(f"fanout: {result.status}")
+
+        before = cpu()
+        started = time.perf_counter()
+        await asyncio.gather(*(drive(runtime) for runtime in started_all))
+        elapsed = time.perf_counter() - started
+        calls = runtimes * invokes
+        return {
+            "n": calls,
+            "invocations_per_s": calls / elapsed,
+            "cpu_per_call": (cpu() - before) / calls * 1e3,  # ms
+        }
+    finally:
+        for runtime in started_all:
+            await runtime.stop()
+
+
+def phase_startup(n: int) -> dict[str, Any]:
+    python = os.environ.get("ADAPTER_PYTHON", sys.executable)
+    samples: list[float] = []
+    for _ in range(n):
+        started = time.perf_counter()
+        subprocess.run([python, "-c", "import fabric_python_echo.adapter"], check=True)
+        samples.append(time.perf_counter() - started)
+    return summary(samples, 0.0, 1e3)  # ms
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sdk", required=True, choices=["fabric_core", "nemo_fabric"])
+    parser.add_argument("--phase", required=True, choices=["plan", "warm", "cold", "fanout", "startup"])
+    parser.add_argument("-n", type=int, default=200)
+    parser.add_argument("--runtimes", type=int, default=64)
+    parser.add_argument("--invokes", type=int, default=20)
+    parser.add_argument("--stats-off", action="store_true")
+    parser.add_argument("--gap", default="none", choices=["none", "plan", "run", "sleep"])
+    parser.add_argument("--idle-ms", type=float, default=60.0, help="the sleep gap (default 60)")
+    args = parser.parse_args()
+    os.environ.setdefault("ADAPTER_PYTHON", sys.executable)
+    if args.phase == "startup":
+        result = phase_startup(args.n)
+    else:
+        sdk = importlib.import_module(args.sdk)
+        config = sdk.FabricConfig.from_mapping(config_mapping(args.stats_off))
+        fabric = sdk.Fabric()
+        if args.phase == "plan":
+            for _ in range(20):
+                fabric.plan(config)
+            samples: list[float] = []
+            before = cpu()
+            for _ in range(args.n):
+                timed(samples, lambda: fabric.plan(config))
+            result = summary(samples, cpu() - before, 1e6)  # µs
+        elif args.phase == "warm":
+            result = asyncio.run(phase_warm(fabric, config, args.n, args.gap, args.idle_ms))
+        elif args.phase == "cold":
+            result = asyncio.run(phase_cold(fabric, config, args.n))
+        else:
+            result = asyncio.run(phase_fanout(fabric, config, args.runtimes, args.invokes))
+    print(json.dumps({"sdk": args.sdk, "phase": args.phase, "stats_off": args.stats_off, "gap": args.gap, **result}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

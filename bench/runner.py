@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""The one benchmark run behind README's performance table (bench/run.sh calls it).
+
+Every compared row has the same caller on both sides, and rounds alternate the sides in
+fresh processes started from a neutral working directory (a new temporary directory, not a
+git checkout):
+
+* Python: our binding (``fabric_core``) vs upstream's SDK (``nemo_fabric`` 0.5.0), both
+  driven by bench/python/side_by_side.py on the Python echo adapter: plan, warm invoke
+  (plain loop; after 60 ms idle; alternating with a cold run), cold run, 64 runtimes x 20
+  invokes, system stats on and off.
+* Binding overhead: warm invoke on the Rust scripted adapter through Go, Node and Python
+  vs our Rust call (bench/bindings/rust_bench.rs) with the same config.
+* Rust in-process rows (plan, warm invoke with stats off) without a ratio.
+
+Per row: the median over rounds of each round's median and p90, and the CPU time
+(user+sys) of the calling process per call. The machine (cores, load before and after) is
+printed beside the table. ``--quick`` runs few rounds and samples (CI keeps the command
+working; nothing about time is asserted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (key, label, phase, extra args, unit, better)
+PYTHON_ROWS = [
+    ("plan", "plan", "plan", [], "µs", "lower"),
+    ("warm", "warm invoke, plain loop", "warm", [], "ms", "lower"),
+    ("warm_off", "warm invoke, plain loop, system stats off", "warm", ["--stats-off"], "ms", "lower"),
+    ("warm_idle", "warm invoke after 60 ms idle", "warm", ["--gap", "sleep"], "ms", "lower"),
+    ("warm_alt", "warm invoke alternating with a cold run", "warm", ["--gap", "run"], "ms", "lower"),
+    ("cold", "cold run (`run()`: start, invoke, stop)", "cold", [], "ms", "lower"),
+    ("fanout", "{fanout} runtimes × 20 invokes, invoke phase", "fanout", [], "/s", "higher"),
+    ("fanout_off", "{fanout} runtimes × 20 invokes, system stats off", "fanout", ["--stats-off"], "/s", "higher"),
+]
+
+
+def run_json(command: list[str], cwd: str, env: dict[str, str]) -> list[dict[str, Any]]:
+    output = subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    return [json.loads(line) for line in output.stdout.splitlines() if line.startswith("{")]
+
+
+def machine() -> str:
+    load = os.getloadavg()
+    return f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
+
+
+def median(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(value: float | None, unit: str) -> str:
+    if value is None:
+        return "n/a"
+    if unit == "/s":
+        return f"{value:,.0f}/s"
+    if unit == "µs":
+        return f"{value:,.0f} µs"
+    return f"{value:,.2f} ms"
+
+
+def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
+    worker = str(ROOT / "bench/python/side_by_side.py")
+    sizes = {"plan": args.samples * 5, "warm": args.samples, "cold": max(3, args.samples // 10)}
+    rounds: dict[str, dict[str, list[dict[str, Any]]]] = {
+        key: {"fabric_core": [], "nemo_fabric": []} for key, *_ in PYTHON_ROWS
+    }
+    startup: list[float] = []
+    for index in range(args.rounds):
+        sides = ["fabric_core", "nemo_fabric"]
+        if index % 2:
+            sides.reverse()
+        for key, _label, phase, extra, _unit, _better in PYTHON_ROWS:
+            if args.quick and key in ("warm_alt", "fanout_off"):
+                continue
+            n = sizes.get(phase, 1)
+            if key == "warm_alt":
+                n = max(3, args.samples // 10)
+            size = ["--runtimes", str(args.fanout), "--invokes", "20"] if phase == "fanout" else ["-n", str(n)]
+            for sdk in sides:
+                command = [args.python, worker, "--sdk", sdk, "--phase", phase, *size, *extra]
+                rounds[key][sdk].extend(run_json(command, cwd, env))
+        startup.extend(
+            r["median"]
+            for r in run_json([args.python, worker, "--sdk", "fabric_core", "--phase", "startup", "-n", "3"], cwd, env)
+        )
+        print(f"python round {index + 1}/{args.rounds} done ({machine()})", file=sys.stderr)
+    lines = [
+        "| measure (Python: `fabric_core` vs `nemo_fabric` 0.5.0, same script, same adapter) | ours median (p90) | ours CPU/call | upstream median (p90) | upstream CPU/call | upstream ÷ ours |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    cold_ours = None
+    for key, label, phase, _extra, unit, better in PYTHON_ROWS:
+        cells = []
+        values = {}
+        for sdk in ("fabric_core", "nemo_fabric"):
+            results = rounds[key][sdk]
+            if not results:
+                cells += ["n/a", "n/a"]
+                values[sdk] = None
+                continue
+            if phase == "fanout":
+                value = median([r["invocations_per_s"] for r in results])
+                cells.append(fmt(value, unit))
+            else:
+                value = median([r["median"] for r in results])
+                p90 = median([r["p90"] for r in results])
+                cells.append(f"{fmt(value, unit)} ({fmt(p90, unit)})")
+            cpu_unit = "µs" if unit == "µs" else "ms"
+            cells.append(fmt(median([r["cpu_per_call"] for r in results]), cpu_unit))
+            values[sdk] = value
+        ours, theirs = values["fabric_core"], values["nemo_fabric"]
+        if key == "cold":
+            cold_ours = ours
+        ratio = "n/a"
+        if ours and theirs:
+            ratio = f"{(theirs / ours if better == 'lower' else ours / theirs):.1f}×"
+        label = label.format(fanout=args.fanout)
+        lines.append(f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} | {ratio} |")
+    adapter = median(startup)
+    lines.append(f"| reference: the adapter's own start-up (interpreter + imports) | {fmt(adapter, 'ms')} | | | | |")
+    if cold_ours is not None and adapter is not None:
+        lines.append(f"| cold run minus the adapter's start-up (ours) | {fmt(cold_ours - adapter, 'ms')} | | | | |")
+    return lines
+
+
+def binding_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
+    n, warmup = str(args.samples * 5), str(args.samples)
+    cargo = "test" if args.quick else "bench"
+    pkg = env.get("PKG_CONFIG_PATH_GO", "")
+    commands = {
+        "rust": ["cargo", cargo, "-q", "-p", "fabric-host", "--bench", "bindings", "--", n, warmup],
+        "go": ["go", "run", "./examples/bench", "-n", n, "-warmup", warmup],
+        "typescript": ["node", str(ROOT / "bench/bindings/ts_bench.js"), n, warmup],
+        "python": [args.python, str(ROOT / "bench/bindings/py_bench.py"), n, warmup],
+    }
+    workdirs = {"rust": str(ROOT), "go": str(ROOT / "bindings/go")}
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
+    order = list(commands)
+    for index in range(args.rounds):
+        for binding in order[index % len(order):] + order[: index % len(order)]:
+            run_env = dict(env)
+            if binding == "go":
+                run_env["PKG_CONFIG_PATH"] = pkg
+            for line in run_json(commands[binding], workdirs.get(binding, cwd), run_env):
+                results.setdefault(line["measure"], {}).setdefault(binding, []).append(line)
+        print(f"binding round {index + 1}/{args.rounds} done ({machine()})", file=sys.stderr)
+
+    def cell(measure: str, binding: str) -> tuple[float | None, str, str]:
+        lines = results.get(measure, {}).get(binding, [])
+        if not lines:
+            return None, "n/a", "n/a"
+        value = median([r["median_us"] for r in lines])
+        p90 = median([r["p90_us"] for r in lines])
+        cpu = median([r.get("cpu_per_call_us") for r in lines])
+        return value, f"{fmt(value, 'µs')} ({fmt(p90, 'µs')})", fmt(cpu, "µs")
+
+    rust, rust_text, rust_cpu = cell("warm_invoke_us", "rust")
+    lines = [
+        "| warm invoke, Rust scripted adapter, same config | median (p90) | CPU/call | over our Rust call |",
+        "| --- | ---: | ---: | ---: |",
+        f"| our Rust call (`fabric_host::Runtime::invoke`) | {rust_text} | {rust_cpu} | |",
+    ]
+    for binding, label in (("go", "Go binding"), ("typescript", "Node binding"), ("python", "Python binding")):
+        value, text, cpu = cell("warm_invoke_us", binding)
+        over = "n/a" if value is None or rust is None else f"{value - rust:+,.0f} µs"
+        lines.append(f"| {label} | {text} | {cpu} | {over} |")
+    lines += [
+        "",
+        "| Rust in-process (no upstream counterpart in this process) | median (p90) | CPU/call |",
+        "| --- | ---: | ---: |",
+    ]
+    for measure, label in (
+        ("plan_in_process_us", "plan of the scripted config"),
+        ("warm_invoke_stats_off_us", "warm invoke, Rust scripted adapter, system stats off"),
+    ):
+        _value, text, cpu = cell(measure, "rust")
+        lines.append(f"| {label} | {text} | {cpu} |")
+    return lines
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="few rounds and samples (CI)")
+    parser.add_argument("--rounds", type=int)
+    parser.add_argument("--samples", type=int)
+    parser.add_argument("--fanout", type=int, help="runtimes in the fan-out rows (default 64)")
+    parser.add_argument("--python", default=sys.executable, help="interpreter with both SDKs")
+    parser.add_argument("--profile", default="release", choices=["release", "debug"])
+    parser.add_argument("--skip-python", action="store_true")
+    parser.add_argument("--skip-bindings", action="store_true")
+    args = parser.parse_args()
+    args.rounds = args.rounds or (1 if args.quick else 5)
+    args.samples = args.samples or (10 if args.quick else 300)
+    args.fanout = args.fanout or (4 if args.quick else 64)
+    library = ROOT / "target" / args.profile / "libfabric_ffi.so"
+    env = dict(os.environ)
+    env["FABRIC_CORE_LIB"] = str(library)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(ROOT / "bindings/python/src"), str(ROOT / "adapters/python-echo/src"), env.get("PYTHONPATH", "")]
+    ).rstrip(os.pathsep)
+    env.setdefault("ADAPTER_PYTHON", args.python)
+    started = machine()
+    with tempfile.TemporaryDirectory(prefix="fabric-bench-") as cwd:
+        python = [] if args.skip_python else python_rows(args, cwd, env)
+        bindings = [] if args.skip_bindings else binding_rows(args, cwd, env)
+    mode = "--quick" if args.quick else "full"
+    print(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `bash bench/run.sh{' --quick' if args.quick else ''}` ({mode}; rounds: {args.rounds}, samples: {args.samples}, {args.profile} library)")
+    print(f"Machine: {platform.machine()} {platform.system()} {platform.release()}; {os.cpu_count()} cores; load before: {started}; after: {machine()}")
+    print()
+    for line in python:
+        print(line)
+    if python and bindings:
+        print()
+    for line in bindings:
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,11 +8,13 @@ runtime takes is given back:
 - descendant processes of this process (adapter hosts and anything they spawned),
 - threads of this process (other than the binding's executor pool, which keeps idle
   workers for reuse; its size is reported as ``pool_threads``),
-- resident memory (RSS; allowed to grow by ``--rss-slack-mib``, allocator caches),
+- resident memory (RSS; allowed to grow by ``--rss-slack-mib``: allocator caches and
+  fragmentation level off, see ``rss_kib_trace`` and ``rss_kib_after_each_round``),
 - temporary FABRIC_HOME roots (``<$XDG_RUNTIME_DIR or /dev/shm>/fabric-<runtime_id>``) of
   every runtime this run started.
 
-Phases: a warm-up (loads the library, fills thread pools), the baseline snapshot, then
+Phases: a warm-up (loads the library; two full-size concurrent rounds grow the binding's
+thread pool and the allocator's per-thread arenas towards their peak), the baseline snapshot, then
 ``--cycles`` sequential start → invoke → stop cycles, then ``--rounds`` rounds of
 ``--concurrent`` runtimes alive at once (all started, all invoked, all stopped). After
 each phase the snapshot must return to the baseline (waiting at most ``--settle`` seconds
@@ -165,10 +167,12 @@ async def main(args: argparse.Namespace) -> int:
     slack = args.rss_slack_mib * 1024
     started = time.monotonic()
 
-    # Warm-up: the library, the binding's executor threads, allocator arenas.
+    # Warm-up: the library, the binding's executor threads (full-size concurrent rounds
+    # grow the pool to its peak; idle workers stay) and the allocator arenas of those threads.
     for i in range(args.warmup):
         await cycle(fabric, config, i, runtime_ids)
-    await concurrent_round(fabric, config, min(args.concurrent, 8), runtime_ids)
+    for _ in range(2 if args.rounds else 0):
+        await concurrent_round(fabric, config, args.concurrent, runtime_ids)
     baseline = await settle(runtime_ids, snapshot(runtime_ids), 0, 0.5)
     report: dict[str, Any] = {
         "mode": "short" if args.short else "custom" if args.custom else "full",
@@ -186,11 +190,14 @@ async def main(args: argparse.Namespace) -> int:
 
     t0 = time.monotonic()
     peak = dict(baseline)
+    rss_trace = []
     for i in range(args.cycles):
         await cycle(fabric, config, i, runtime_ids)
         if i % 250 == 0:
             now = snapshot(runtime_ids)
             peak = {k: max(peak[k], now[k]) for k in peak}
+        if i % max(1, args.cycles // 10) == 0:
+            rss_trace.append(snapshot(runtime_ids)["rss_kib"])
     after_cycles = await settle(runtime_ids, baseline, slack, args.settle)
     problems += [f"after {args.cycles} cycles: {p}" for p in leaks(after_cycles, baseline, slack)]
     report["cycles"] = {
@@ -198,13 +205,15 @@ async def main(args: argparse.Namespace) -> int:
         "seconds": round(time.monotonic() - t0, 2),
         "peak": peak,
         "after": after_cycles,
+        "rss_kib_trace": rss_trace,
     }
 
     t0 = time.monotonic()
-    peaks = []
+    peaks, round_rss = [], []
     for _ in range(args.rounds):
         peaks.append(await concurrent_round(fabric, config, args.concurrent, runtime_ids))
         now = await settle(runtime_ids, baseline, slack, args.settle)
+        round_rss.append(now["rss_kib"])
         problems += [f"after a round of {args.concurrent}: {p}" for p in leaks(now, baseline, slack)]
     after_concurrent = await settle(runtime_ids, baseline, slack, args.settle)
     report["concurrent"] = {
@@ -213,6 +222,7 @@ async def main(args: argparse.Namespace) -> int:
         "seconds": round(time.monotonic() - t0, 2),
         "peak": {k: max(p[k] for p in peaks) for k in baseline} if peaks else None,
         "after": after_concurrent,
+        "rss_kib_after_each_round": round_rss,
     }
     if peaks and peaks[0]["processes"] < args.concurrent:
         problems.append(f"only {peaks[0]['processes']} host processes were alive at once")

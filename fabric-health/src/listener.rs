@@ -169,14 +169,21 @@ pub fn spawn_with(
         active: AtomicUsize::new(0),
         nonces: Mutex::new(NonceSet::default()),
     });
-    let bind_error = |source| Error::Bind { source };
+    // On a failure from here on, the bound socket file must not stay behind.
+    let forget_socket = |error: Error| {
+        if let EndpointAddr::Unix(socket) = &addr {
+            let _ = fs::remove_file(socket);
+        }
+        error
+    };
+    let bind_error = |source| forget_socket(Error::Bind { source });
     let poll = mio::Poll::new().map_err(bind_error)?;
     let waker = mio::Waker::new(poll.registry(), accept::WAKE).map_err(bind_error)?;
     let worker = Arc::clone(&shared);
     let thread = std::thread::Builder::new()
         .name("fabric-health".into())
         .spawn(move || accept::run(poll, &bound, &worker))
-        .map_err(|source| Error::Thread { source })?;
+        .map_err(|source| forget_socket(Error::Thread { source }))?;
     let mut handle = ListenerHandle {
         shared,
         thread: Some(thread),

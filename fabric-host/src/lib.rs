@@ -54,6 +54,7 @@
 
 mod cleanup;
 mod collect;
+pub mod collector;
 mod engine;
 mod environment;
 mod error;

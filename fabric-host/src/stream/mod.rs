@@ -24,6 +24,7 @@ use fabric_config::stream::{
 };
 use fabric_config::{RunRequest, RunResult, Stage};
 
+pub(crate) use http::Chunked;
 pub(crate) use listener::{Command, Listeners, owns};
 
 use crate::engine::{Engine, Notify};
@@ -238,7 +239,7 @@ impl Runtime {
 }
 
 /// 32 random bytes, hex: the listener's bearer token (never logged or recorded).
-fn new_token() -> Result<String, String> {
+pub(crate) fn new_token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|error| format!("no random token: {error}"))?;
     Ok(hex::encode(bytes))

@@ -466,6 +466,13 @@ pub const CODES: &[ErrorCode] = &[
          identity, chunk shape, missing end record); the runtime is failed",
     ),
     code(
+        "streaming_unavailable",
+        Some(S::Invoke),
+        O::Host,
+        "invoke_stream on a runtime not started with streaming (and Relay telemetry); the \
+         runtime is untouched",
+    ),
+    code(
         "collector_listen_invalid",
         Some(S::Config),
         O::Cli,

@@ -388,6 +388,7 @@ pub const CODES: &[&str] = &[
     "openai_stream_protocol_error",
     "collector_start_failed",
     "collector_request_failed",
+    "streaming_unavailable",
 ];
 
 /// Matches a `HostError` (or a reference to one) on where its stage lives: `$on_stage` with

@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -347,6 +347,21 @@ pub(crate) struct Hub {
     routes: Mutex<Routes>,
     changed: Condvar,
     publisher_blocked: AtomicBool,
+    watcher: Mutex<Watcher>,
+}
+
+/// Called after every change (an in-process consumer's readiness signal).
+#[derive(Default)]
+struct Watcher(Option<Arc<dyn Fn() + Send + Sync>>);
+
+impl std::fmt::Debug for Watcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Watcher(set)"
+        } else {
+            "Watcher(none)"
+        })
+    }
 }
 
 impl Hub {
@@ -356,6 +371,20 @@ impl Hub {
 
     pub(crate) fn notify(&self) {
         self.changed.notify_all();
+        let watcher = self
+            .watcher
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .0
+            .clone();
+        if let Some(watcher) = watcher {
+            watcher();
+        }
+    }
+
+    /// Installs the function called after every change (replacing any previous one).
+    pub(crate) fn set_watcher(&self, watcher: Option<Arc<dyn Fn() + Send + Sync>>) {
+        self.watcher.lock().unwrap_or_else(|p| p.into_inner()).0 = watcher;
     }
 
     /// A publisher waits for room in some queue.

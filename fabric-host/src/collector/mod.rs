@@ -242,6 +242,11 @@ impl RecordReader {
         }
     }
 
+    /// Calls `watcher` after every change of the collector's queues (`None`: no more).
+    pub(crate) fn set_watcher(&self, watcher: Option<Arc<dyn Fn() + Send + Sync>>) {
+        self.hub.set_watcher(watcher);
+    }
+
     /// The request id this reader consumes.
     pub fn request_id(&self) -> &str {
         &self.request_id

@@ -44,6 +44,7 @@ impl Runtime {
         request: RunRequest,
         (invocation_id, request_id): (String, String),
         stream: Option<StreamSend<'_>>,
+        answered: Option<Notify>,
     ) -> Result<Started, HostError> {
         // Upstream 0.5.0: `overrides` become the adapter's `request.extensions`, checked
         // against the descriptor's `run_request` schema first.
@@ -97,7 +98,9 @@ impl Runtime {
         }
         let timeout = self.timeout.saturating_add(self.options.invoke_margin);
         let call = match &stream {
-            None => self.host.begin("invoke", &payload, Stage::Invoke, timeout),
+            None => self
+                .host
+                .begin_notify("invoke", &payload, Stage::Invoke, timeout, answered),
             Some(send) => self.host.begin_notify(
                 "invoke_openai_stream",
                 &StreamPayload {
@@ -144,6 +147,17 @@ impl Runtime {
             record,
             call: call.detach(),
         })
+    }
+
+    /// As [`Runtime::begin_invocation`] for a plain `invoke` whose answer runs `answered`
+    /// on the reactor thread.
+    pub(crate) fn begin_invocation_notify(
+        &self,
+        request: RunRequest,
+        ids: (String, String),
+        answered: Notify,
+    ) -> Result<Started, HostError> {
+        self.begin_invocation(request, ids, None, Some(answered))
     }
 
     /// Waits for the answer of an invocation [`Runtime::begin_invocation`] sent and turns

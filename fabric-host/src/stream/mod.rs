@@ -7,6 +7,7 @@
 //! (docs/hosting.md, "Native OpenAI streaming"). The consumer side is [`PullStream`]:
 //! `next(timeout)`, `result()` and `close()`, callable from any thread.
 
+mod atof;
 mod http;
 mod listener;
 mod records;
@@ -24,6 +25,7 @@ use fabric_config::stream::{
 };
 use fabric_config::{RunRequest, RunResult, Stage};
 
+pub use atof::AtofStream;
 pub(crate) use http::Chunked;
 pub(crate) use listener::{Command, Listeners, owns};
 
@@ -209,6 +211,7 @@ impl Runtime {
                 sink: &sink,
                 notify,
             }),
+            None,
         );
         let started = match started {
             Ok(started) => started,

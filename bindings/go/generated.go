@@ -291,7 +291,7 @@ type ArtifactRef struct {
 type CallOptions struct {
 	// BaseDir: Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
 	BaseDir string `json:"base_dir,omitempty"`
-	// CompletionWaitTimeout: Runtime start with `streaming`: seconds a finished invocation's stream waits for late records before it ends (a finite number above 0; default 1).
+	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
 	CompletionWaitTimeout *float64 `json:"completion_wait_timeout,omitempty"`
 	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`

@@ -84,8 +84,10 @@ pub struct CallOptions {
     /// without `streaming: true` it is `launch_collector_requires_streaming`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_collector: Option<bool>,
-    /// Runtime start with `streaming`: seconds a finished invocation's stream waits for
-    /// late records before it ends (a finite number above 0; default 1).
+    /// Runtime start with `streaming`: seconds upstream's embedded collector waits for a
+    /// late Pi `agent_settled` marker (a finite number above 0; default 1). The core's
+    /// collector has no Pi turn-window correlation, so the value is validated and kept for
+    /// compatibility only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_wait_timeout: Option<f64>,
 }

@@ -2,11 +2,9 @@ package fabric_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -21,21 +19,8 @@ func atofConfig(t *testing.T, relay bool) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var descriptor map[string]any
-	text, err := os.ReadFile(filepath.Join(fixture, "atof.fabric-adapter.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(text, &descriptor); err != nil {
-		t.Fatal(err)
-	}
-	descriptor["runner"].(map[string]any)["args"] = []string{filepath.Join(fixture, "atof_adapter.py")}
 	dir := t.TempDir()
-	path := filepath.Join(dir, "atof.fabric-adapter.json")
-	encoded, _ := json.Marshal(descriptor)
-	if err := os.WriteFile(path, encoded, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	path := filepath.Join(fixture, "atof.fabric-adapter.json")
 	config := map[string]any{
 		"schema_version": "fabric.agent/v1alpha1",
 		"metadata":       map[string]any{"name": "go-atof"},

@@ -12,12 +12,7 @@ use support::{fabric, repo_root, stdout_json};
 
 /// A config of the ATOF test adapter in `dir` (`relay`: with Relay telemetry).
 fn config(dir: &Path, relay: bool) -> String {
-    let fixture = repo_root().join("tests/fixtures/atof-adapter");
-    let text = std::fs::read_to_string(fixture.join("atof.fabric-adapter.json")).unwrap();
-    let mut descriptor: Value = serde_json::from_str(&text).unwrap();
-    descriptor["runner"]["args"] = json!([fixture.join("atof_adapter.py")]);
-    let descriptor_path = dir.join("atof.fabric-adapter.json");
-    std::fs::write(&descriptor_path, descriptor.to_string()).unwrap();
+    let descriptor_path = repo_root().join("tests/fixtures/atof-adapter/atof.fabric-adapter.json");
     let mut config = json!({
         "schema_version": "fabric.agent/v1alpha1",
         "metadata": {"name": "atof-cli"},
@@ -111,4 +106,30 @@ fn streaming_without_relay_is_a_config_error() {
     let error = stdout_json(&output);
     assert_eq!(error["error"]["code"], "streaming_requires_relay");
     assert_eq!(error["error"]["path"], "options.streaming");
+}
+
+#[test]
+fn the_documented_example_runs() {
+    let example = repo_root().join("examples/relay-stream/fabric.json");
+    let out = repo_root().join("examples/relay-stream/out");
+    let output = fabric(&[
+        "run",
+        example.to_str().unwrap(),
+        "--input",
+        "records:2",
+        "--stream-atof",
+    ]);
+    let _ = std::fs::remove_dir_all(&out);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let text = String::from_utf8_lossy(&output.stdout);
+    let lines: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines[..4]
+        .iter()
+        .map(|r| r["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["scope", "mark", "mark", "scope"]);
+    assert_eq!(lines[4]["output"]["response"], "posted 4");
 }

@@ -14,12 +14,7 @@ use serde_json::{Value, json};
 use support::{call, call_maybe, repo_root};
 
 fn config(dir: &std::path::Path, relay: bool) -> CString {
-    let fixture = repo_root().join("tests/fixtures/atof-adapter");
-    let text = std::fs::read_to_string(fixture.join("atof.fabric-adapter.json")).unwrap();
-    let mut descriptor: Value = serde_json::from_str(&text).unwrap();
-    descriptor["runner"]["args"] = json!([fixture.join("atof_adapter.py")]);
-    let path = dir.join("atof.fabric-adapter.json");
-    std::fs::write(&path, descriptor.to_string()).unwrap();
+    let path = repo_root().join("tests/fixtures/atof-adapter/atof.fabric-adapter.json");
     let mut config = json!({
         "schema_version": "fabric.agent/v1alpha1",
         "metadata": {"name": "ffi-atof"},

@@ -31,10 +31,7 @@ TOKEN = "atof-binding-test-token-" + "0123456789abcdef" * 2
 
 def atof_config(tmp: Path, *, relay: bool = True, sink_url: str = "http://example.invalid:1",
                 header_env: dict[str, str] | None = None) -> FabricConfig:
-    descriptor = json.loads((FIXTURE / "atof.fabric-adapter.json").read_text())
-    descriptor["runner"]["args"] = [str(FIXTURE / "atof_adapter.py")]
-    path = tmp / "atof.fabric-adapter.json"
-    path.write_text(json.dumps(descriptor))
+    path = FIXTURE / "atof.fabric-adapter.json"
     mapping: dict[str, Any] = {
         "schema_version": "fabric.agent/v1alpha1",
         "metadata": {"name": "atof-binding"},

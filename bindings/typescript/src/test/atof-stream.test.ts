@@ -15,10 +15,7 @@ const FIXTURE = path.join(repoRoot, "tests", "fixtures", "atof-adapter");
 
 function atofConfig(relay: boolean): FabricConfig {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ts-atof-"));
-  const descriptor = JSON.parse(fs.readFileSync(path.join(FIXTURE, "atof.fabric-adapter.json"), "utf8"));
-  descriptor.runner.args = [path.join(FIXTURE, "atof_adapter.py")];
-  const descriptorPath = path.join(dir, "atof.fabric-adapter.json");
-  fs.writeFileSync(descriptorPath, JSON.stringify(descriptor));
+  const descriptorPath = path.join(FIXTURE, "atof.fabric-adapter.json");
   const config: Record<string, unknown> = {
     schema_version: "fabric.agent/v1alpha1",
     metadata: { name: "ts-atof" },

@@ -8,6 +8,7 @@
 //! /v1/stats` (ours: the counters). Every endpoint but `/healthz` needs the bearer token.
 //! In-process consumers read a registration's queue directly ([`Collector::attach`]).
 
+mod control;
 mod http;
 mod hub;
 mod server;

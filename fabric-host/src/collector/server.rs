@@ -15,6 +15,7 @@ use mio::{Interest, Registry, Token};
 use serde_json::Value;
 
 use super::MAX_RECORD_BYTES;
+use super::control;
 use super::http::{self, Answer, Endpoint, Framing, Request};
 use super::hub::{AttachError, Hub, Pop, Put};
 use crate::stream::Chunked;
@@ -551,7 +552,7 @@ fn answer_now(ctx: &mut Ctx<'_>, conn: &mut Conn, request: &Request) -> Option<A
             Some(Answer::json(200, &serde_json::to_value(stats).ok()?))
         }
         Endpoint::Stream(request_id) => {
-            if let Some(answer) = check_registration_token(request) {
+            if let Some(answer) = control::check_registration_token(request) {
                 return Some(answer);
             }
             if request.query("registration_token").is_some() {
@@ -574,58 +575,13 @@ fn answer_now(ctx: &mut Ctx<'_>, conn: &mut Conn, request: &Request) -> Option<A
                 }
             }
         }
-        Endpoint::Deregister(request_id) => Some(deregister(ctx, request, request_id)),
+        Endpoint::Deregister(request_id) => {
+            let (answer, changed) = control::deregister(ctx.hub, request, request_id);
+            ctx.changed |= changed;
+            Some(answer)
+        }
         Endpoint::Register | Endpoint::Atof => None,
     }
-}
-
-fn check_registration_token(request: &Request) -> Option<Answer> {
-    let token = request.query("registration_token")?;
-    (token.is_empty() || token.len() > 128 || !token.is_ascii()).then(|| {
-        Answer::detail(
-            400,
-            "registration_token must be a non-empty ASCII string up to 128 characters",
-        )
-    })
-}
-
-fn deregister(ctx: &mut Ctx<'_>, request: &Request, request_id: &str) -> Answer {
-    let remove_queue = match request.query("remove_queue").map(str::to_ascii_lowercase) {
-        None => false,
-        Some(value) if value == "1" || value == "true" => true,
-        Some(value) if value == "0" || value == "false" => false,
-        Some(_) => return Answer::detail(400, "remove_queue must be a boolean"),
-    };
-    let boundary = request.query("pi_boundary");
-    if boundary.is_some_and(|b| !["preserve", "quarantine", "release", "wait"].contains(&b)) {
-        return Answer::detail(
-            400,
-            "pi_boundary must be preserve, quarantine, release, or wait",
-        );
-    }
-    if let Some(count) = request.query("pi_turn_count") {
-        if count.is_empty() || !count.bytes().all(|b| b.is_ascii_digit()) {
-            return Answer::detail(400, "pi_turn_count must be a nonnegative integer");
-        }
-        if boundary != Some("wait") {
-            return Answer::detail(400, "pi_turn_count requires pi_boundary=wait");
-        }
-    }
-    if let Some(answer) = check_registration_token(request) {
-        return answer;
-    }
-    if request.query("registration_token").is_some() {
-        return Answer::empty(204); // no registration carries one: nothing to do
-    }
-    let mut routes = ctx.hub.lock();
-    if boundary.is_some() && routes.is_registered(request_id) {
-        return Answer::detail(409, "Pi boundary actions require the Pi correlation mode");
-    }
-    routes.deregister(request_id, remove_queue);
-    drop(routes);
-    ctx.hub.notify();
-    ctx.changed = true;
-    Answer::empty(204)
 }
 
 /// Moves body bytes from the socket input to `data`; `Err` answers a malformed body.
@@ -654,72 +610,9 @@ fn control_step(ctx: &mut Ctx<'_>, conn: &mut Conn) -> Progress {
         return Progress::Read;
     }
     let body = std::mem::take(&mut conn.data);
-    let answer = register(ctx, &body);
+    let answer = control::register(ctx.hub, &body);
     respond(conn, &answer);
     Progress::Continue
-}
-
-/// POST /v1/register, upstream's checks in upstream's order.
-fn register(ctx: &mut Ctx<'_>, body: &[u8]) -> Answer {
-    let Ok(Value::Object(payload)) = serde_json::from_slice::<Value>(body) else {
-        return Answer::detail(400, "Request body must be a JSON object");
-    };
-    let Some(request_id) = payload
-        .get("request_id")
-        .and_then(Value::as_str)
-        .filter(|id| !id.is_empty())
-    else {
-        return Answer::detail(400, "request_id must be a non-empty string");
-    };
-    let pi = "pi_turn_window";
-    let mode = payload.get("correlation_mode").filter(|v| !v.is_null());
-    if mode.is_some_and(|m| m.as_str() != Some(pi)) {
-        return Answer::detail(400, "correlation_mode is not supported");
-    }
-    let pi_mode = mode.is_some();
-    let capture = match payload.get("capture_records") {
-        None => true,
-        Some(Value::Bool(capture)) => *capture,
-        Some(_) => return Answer::detail(400, "capture_records must be a boolean"),
-    };
-    if !capture && !pi_mode {
-        return Answer::detail(
-            400,
-            "capture_records=false requires the Pi correlation mode",
-        );
-    }
-    match payload.get("registration_token") {
-        None | Some(Value::Null) => {}
-        Some(Value::String(token))
-            if !token.is_empty() && token.chars().count() <= 128 && token.is_ascii() =>
-        {
-            if !pi_mode {
-                return Answer::detail(400, "registration_token requires the Pi correlation mode");
-            }
-        }
-        Some(_) => {
-            return Answer::detail(
-                400,
-                "registration_token must be a non-empty ASCII string up to 128 characters",
-            );
-        }
-    }
-    let mut routes = ctx.hub.lock();
-    if routes.is_registered(request_id) {
-        let error = super::hub::RegisterError::Duplicate(request_id.to_owned());
-        return Answer::detail(409, &error.detail());
-    }
-    if pi_mode {
-        // The Pi turn window needs upstream's standalone (one-request) collector.
-        return Answer::detail(409, "correlation modes require a standalone collector");
-    }
-    if let Err(error) = routes.register(request_id) {
-        return Answer::detail(409, &error.detail());
-    }
-    Answer::json(
-        201,
-        &serde_json::json!({"request_id": request_id, "status": "ready"}),
-    )
 }
 
 /// POST /v1/atof: routes every complete line; a record that finds its queue full holds the

@@ -64,6 +64,8 @@ pub(crate) struct RelayStream {
     pub collector: StreamCollector,
     /// Variables only the host gets (never the context, the plan or a record).
     pub host_env: Vec<(String, String)>,
+    /// Values redacted from the host's stderr log (the token, alone and as a header).
+    pub secrets: Vec<String>,
 }
 
 fn config_error(rule: ConfigRule, path: &str) -> HostError {
@@ -105,9 +107,11 @@ pub(crate) fn prepare(
             STREAM_AUTH_ENV.to_owned(),
             format!("Bearer {}", collector.token()),
         )];
+        let secrets = vec![host_env[0].1.clone(), collector.token().to_owned()];
         let stream = RelayStream {
             collector: StreamCollector::Embedded(Arc::new(collector)),
             host_env,
+            secrets,
         };
         return Ok((stream, patched));
     }
@@ -122,6 +126,7 @@ pub(crate) fn prepare(
     let stream = RelayStream {
         collector: StreamCollector::External(external),
         host_env: Vec::new(),
+        secrets: Vec::new(),
     };
     Ok((stream, patched))
 }

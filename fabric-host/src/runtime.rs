@@ -217,7 +217,9 @@ impl Runtime {
             },
             options.max_line_bytes,
         );
-        spec.secrets.extend(relay_env.map(|(_, v)| v.clone()));
+        drop(relay_env);
+        spec.secrets
+            .extend(relay.iter().flat_map(|r| r.secrets.iter().cloned()));
         spec.stderr_log = Some(home.stderr_log());
         spec.stderr_log_bytes = options.stderr_log_bytes;
         let host = match Host::launch(spec) {

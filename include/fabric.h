@@ -647,6 +647,33 @@ int32_t fabric_environment_free(fabric_environment environment);
 // NULL or valid for writing one `char *`.
 int32_t fabric_runtime_invoke_openai_stream(fabric_runtime runtime, const char *request_json, fabric_stream *stream_out, char **out);
 
+// Starts one invocation that streams its raw NeMo Relay ATOF records.
+//
+// The runtime must have been started with the `streaming` option (CallOptions) and Relay
+// telemetry. `request_json`: a RunRequest, as for `fabric_runtime_invoke` (NULL: an empty
+// input). On success `*stream_out` receives a nonzero stream handle and `*out` the
+// stream's identity (`kind` = `"relay.atof.record"`, `runtime_id`, `invocation_id`,
+// `request_id`, `handle`). Pull the records (JSON objects, as the adapter's Relay published
+// them) with `fabric_stream_next`, then read the RunResult with `fabric_stream_result`.
+// The stream ends after the adapter host answered and every record routed to the
+// request id was delivered. The runtime is busy until the stream is read to its end, its
+// result is read, or it is closed.
+//
+// Ownership: as `fabric_runtime_invoke_openai_stream`.
+// Errors: `FABRIC_STATUS_CAPABILITY` (`streaming_unavailable`: not started with
+// `streaming`; the runtime is untouched), `FABRIC_STATUS_STATE` (`runtime_busy`,
+// `runtime_stopped`, `runtime_failed`), `FABRIC_STATUS_CONFIG` (invalid request),
+// `FABRIC_STATUS_RUNTIME` (`collector_request_failed`: the collector refused the request
+// id or the stream; the invocation could not be sent), `FABRIC_STATUS_INVALID_ARGUMENT`
+// (NULL `stream_out`/`out`, invalid UTF-8, bad runtime handle).
+// Blocking: only for an external collector's registration (HTTP). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `stream_out` must be NULL or valid for writing one `fabric_stream`; `out` must be
+// NULL or valid for writing one `char *`.
+int32_t fabric_runtime_invoke_stream(fabric_runtime runtime, const char *request_json, fabric_stream *stream_out, char **out);
+
 // Pulls the next item of a stream.
 //
 // Returns `FABRIC_STATUS_OK` with the item's JSON in `*out` (for an OpenAI stream one

@@ -35,6 +35,16 @@ if [ -d bindings/python/tests ]; then
   "$FABRIC_TEST_PYTHON" -m pytest -q bindings/python/tests adapters/python-echo/tests
 fi
 
+step "soak, short mode (bench/soak/soak.py --short: 200 cycles, 2 x 20 concurrent, through the C ABI)"
+FABRIC_CORE_LIB="$root/target/debug/libfabric_ffi.so" PYTHONPATH="$root/bindings/python/src" \
+  "$FABRIC_TEST_PYTHON" bench/soak/soak.py --short
+# The detector itself: a runtime kept running must be reported as a leak (exit 1).
+if FABRIC_CORE_LIB="$root/target/debug/libfabric_ffi.so" PYTHONPATH="$root/bindings/python/src" \
+  "$FABRIC_TEST_PYTHON" bench/soak/soak.py --cycles 0 --rounds 0 --warmup 2 --settle 1 --inject-leak >/dev/null; then
+  echo "error: soak.py --inject-leak did not report the leaked runtime" >&2
+  exit 1
+fi
+
 step "TypeScript binding (tsc + node --test)"
 (cd bindings/typescript && npm run --silent build && npm test)
 

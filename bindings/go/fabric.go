@@ -37,6 +37,9 @@ type Option func(*options)
 type options struct {
 	baseDir                  string
 	expectedDescriptorSHA256 string
+	streaming                bool
+	launchCollector          *bool
+	completionWaitTimeout    *float64
 }
 
 // WithBaseDir anchors the config's relative paths (default: the current directory).
@@ -49,10 +52,35 @@ func WithExpectedDescriptorSHA256(sha string) Option {
 	return func(o *options) { o.expectedDescriptorSHA256 = sha }
 }
 
+// WithStreaming enables NeMo Relay ATOF streaming for StartRuntime (Runtime.InvokeStream):
+// the config needs Relay telemetry (*ConfigError streaming_requires_relay). By default the
+// core runs an embedded collector; WithLaunchCollector(false) uses the external collector
+// named by the config's nemo-fabric-stream sink.
+func WithStreaming() Option { return func(o *options) { o.streaming = true } }
+
+// WithLaunchCollector chooses the embedded collector (true, the default) or an external
+// one (false) for a streaming start; without WithStreaming it is a *ConfigError
+// (launch_collector_requires_streaming).
+func WithLaunchCollector(launch bool) Option {
+	return func(o *options) { o.launchCollector = &launch }
+}
+
+// WithCompletionWaitTimeout sets completion_wait_timeout (seconds, above 0; upstream's Pi
+// completion wait, validated and kept for compatibility).
+func WithCompletionWaitTimeout(seconds float64) Option {
+	return func(o *options) { o.completionWaitTimeout = &seconds }
+}
+
 // json is the options_json argument of the planning calls (schema sdk/call-options); the
 // core enforces every option.
 func (o options) json() (string, error) {
 	native := CallOptions{BaseDir: o.baseDir, ExpectedDescriptorSHA256: o.expectedDescriptorSHA256}
+	if o.streaming {
+		streaming := true
+		native.Streaming = &streaming
+	}
+	native.LaunchCollector = o.launchCollector
+	native.CompletionWaitTimeout = o.completionWaitTimeout
 	if strings.IndexByte(o.baseDir, 0) >= 0 {
 		return "", newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_argument", Message: "base dir must not contain NUL bytes"}})
 	}

@@ -81,6 +81,10 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"blank_tool_definition_field":             {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition kind and ref must be non-blank strings"},
 	"blank_tool_definition_name":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition names must not be blank"},
 	"blank_tool_name":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool names must not be blank"},
+	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout"},
+	"collector_request_failed":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)"},
+	"collector_start_failed":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone"},
+	"collector_token_invalid":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters"},
 	"config_incompatible":                     {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the config uses a field the adapter does not accept"},
 	"config_invalid":                          {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the config breaks a planning rule"},
 	"config_read_failed":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the config file cannot be read"},
@@ -130,6 +134,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_url":                             {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "must be an absolute URL without whitespace or control characters"},
 	"invalid_utf8":                            {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a string argument is not UTF-8"},
 	"invalid_value":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
+	"launch_collector_requires_streaming":     {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "launch_collector requires streaming=True"},
 	"lifecycle_adapter_invoke_failed":         {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle invoke"},
 	"lifecycle_adapter_start_failed":          {Stage: "start", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle start"},
 	"lifecycle_adapter_stop_failed":           {Stage: "stop", Retryable: false, ClassOverride: "", Origin: "adapter", Summary: "the adapter failed during lifecycle stop"},
@@ -176,6 +181,8 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"runtime_failed":                          {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "a host failure made the runtime terminal"},
 	"runtime_stopped":                         {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the runtime was stopped"},
 	"stale_handle":                            {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument was already freed"},
+	"streaming_requires_relay":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "streaming requires Relay telemetry to be enabled"},
+	"streaming_unavailable":                   {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched"},
 	"system_stats_collect_empty":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect must not be empty; use system_stats: null to disable stats"},
 	"system_stats_group_duplicate":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect lists a group twice"},
 	"system_stats_group_unknown":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure"},
@@ -284,8 +291,12 @@ type ArtifactRef struct {
 type CallOptions struct {
 	// BaseDir: Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
 	BaseDir string `json:"base_dir,omitempty"`
+	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
+	CompletionWaitTimeout *float64 `json:"completion_wait_timeout,omitempty"`
 	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
+	// LaunchCollector: Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
+	LaunchCollector *bool `json:"launch_collector,omitempty"`
 	// PythonInterpreter: The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
 	PythonInterpreter string `json:"python_interpreter,omitempty"`
 	// PythonPrefix: The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
@@ -294,6 +305,8 @@ type CallOptions struct {
 	StartTimeoutSeconds *float64 `json:"start_timeout_seconds,omitempty"`
 	// StderrLogBytes: Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
 	StderrLogBytes *uint64 `json:"stderr_log_bytes,omitempty"`
+	// Streaming: Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the Relay configuration is left as it is. Other calls ignore it.
+	Streaming *bool `json:"streaming,omitempty"`
 }
 
 // CapabilityKind: Capability kind a route applies to.
@@ -1030,6 +1043,8 @@ type RuntimeInfo struct {
 	ServiceID string `json:"service_id,omitempty"`
 	// SupportsOpenaiStreaming: Whether the selected adapter implements native OpenAI streaming (the plan's `capabilities.streaming` and the descriptor's claim).
 	SupportsOpenaiStreaming bool `json:"supports_openai_streaming,omitempty"`
+	// SupportsStreaming: Whether `invoke_stream` (Relay ATOF records) is available: the runtime was started with `streaming` and Relay telemetry.
+	SupportsStreaming bool `json:"supports_streaming,omitempty"`
 }
 
 // RuntimeResourceSnapshot: One reading of a runtime's process tree: the local adapter host and its descendants.  ```json {"runtime_id": "runtime-1", "started_at": "2026-10-21T09:00:00.000Z",  "observed_at": "2026-10-21T09:01:08.000Z", "resident_memory_bytes": 83886080,  "process_count": 1, "cpu_time_seconds": 14.5} ```
@@ -1167,6 +1182,7 @@ type StreamKind string
 // StreamKind values.
 const (
 	StreamKindOpenaiChatCompletionsChunkV1 StreamKind = "openai.chat_completions.chunk/v1"
+	StreamKindRelayATOFRecord              StreamKind = "relay.atof.record"
 )
 
 // SystemStatsGroup: A metric group of invocation system stats.

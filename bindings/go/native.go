@@ -273,6 +273,18 @@ func nativeInvokeOpenAIStream(runtime uint64, request string) nativeResult {
 	return finish(status, out, uint64(handle))
 }
 
+func nativeInvokeStream(runtime uint64, request string) nativeResult {
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	var handle C.fabric_stream
+	var out *C.char
+	status := C.fabric_runtime_invoke_stream(C.fabric_runtime(runtime), cRequest, &handle, &out)
+	return finish(status, out, uint64(handle))
+}
+
 // nativeStreamNextBatch pulls every ready item (a JSON array in text); timeoutMs 0 never
 // blocks, a negative value waits without limit.
 func nativeStreamNextBatch(stream uint64, timeoutMs int64) nativeResult {

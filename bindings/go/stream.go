@@ -28,12 +28,14 @@ type OpenAIStream struct {
 
 	pull sync.Mutex // serializes Next
 
-	mu     sync.Mutex
-	batch  []Chunk
-	pos    int
-	ended  bool  // no more chunks will be returned
-	closed bool  // Close began
-	err    error // what Next returns once ended (io.EOF or the stream's error)
+	mu      sync.Mutex
+	batch   []Chunk
+	raw     bool // items are ATOF records (InvokeStream), kept in records
+	records []AtofRecord
+	pos     int
+	ended   bool  // no more chunks will be returned
+	closed  bool  // Close began
+	err     error // what Next returns once ended (io.EOF or the stream's error)
 
 	closeOnce sync.Once
 	closeDone chan struct{}
@@ -55,6 +57,11 @@ type OpenAIStream struct {
 // ctx.Err() — a stream that starts after ctx was done is closed and freed (its turn runs
 // to its end).
 func (r *Runtime) InvokeOpenAIStream(ctx context.Context, request RunRequest) (*OpenAIStream, error) {
+	return r.openStream(ctx, request, false)
+}
+
+// openStream starts a pull stream: native OpenAI chunks, or (raw) Relay ATOF records.
+func (r *Runtime) openStream(ctx context.Context, request RunRequest, raw bool) (*OpenAIStream, error) {
 	req, err := requestJSON(request)
 	if err != nil {
 		return nil, err
@@ -73,7 +80,11 @@ func (r *Runtime) InvokeOpenAIStream(ctx context.Context, request RunRequest) (*
 			return nil, ctx.Err()
 		}
 	}
-	result, err := await(ctx, func() nativeResult { return nativeInvokeOpenAIStream(r.handle, req) }, func(late nativeResult) {
+	invoke := nativeInvokeOpenAIStream
+	if raw {
+		invoke = nativeInvokeStream
+	}
+	result, err := await(ctx, func() nativeResult { return invoke(r.handle, req) }, func(late nativeResult) {
 		if Status(late.status) == StatusOK && late.err == nil && late.handle != 0 {
 			nativeStreamFree(late.handle) // closes first: waits for the turn, never cancels it
 		}
@@ -94,6 +105,7 @@ func (r *Runtime) InvokeOpenAIStream(ctx context.Context, request RunRequest) (*
 		Info:       info,
 		handle:     result.handle,
 		runtime:    r,
+		raw:        raw,
 		closeDone:  make(chan struct{}),
 		resultDone: make(chan struct{}),
 	}
@@ -113,15 +125,27 @@ func (r *Runtime) InvokeOpenAIStream(ctx context.Context, request RunRequest) (*
 // waits, the stream is closed in the background (the turn is not cancelled; the next
 // Invoke waits for it) and Next returns ctx.Err().
 func (s *OpenAIStream) Next(ctx context.Context) (Chunk, error) {
+	var chunk Chunk
+	err := s.advance(ctx, func() { chunk = s.batch[s.pos] })
+	return chunk, err
+}
+
+// advance makes the next item available and hands it to take (under the lock), or
+// returns the stream's end or error.
+func (s *OpenAIStream) advance(ctx context.Context, take func()) error {
 	s.pull.Lock()
 	defer s.pull.Unlock()
 	for {
 		s.mu.Lock()
-		if s.pos < len(s.batch) && !s.closed {
-			chunk := s.batch[s.pos]
+		ready := len(s.batch)
+		if s.raw {
+			ready = len(s.records)
+		}
+		if s.pos < ready && !s.closed {
+			take()
 			s.pos++
 			s.mu.Unlock()
-			return chunk, nil
+			return nil
 		}
 		if s.ended || s.closed {
 			err := s.err
@@ -129,12 +153,12 @@ func (s *OpenAIStream) Next(ctx context.Context) (Chunk, error) {
 			if err == nil {
 				err = io.EOF
 			}
-			return Chunk{}, err
+			return err
 		}
 		s.mu.Unlock()
 		if err := ctx.Err(); err != nil {
 			s.closeInBackground()
-			return Chunk{}, err
+			return err
 		}
 		result := nativeStreamNextBatch(s.handle, 0)
 		if result.err == nil && Status(result.status) == StatusTimeout {
@@ -144,7 +168,7 @@ func (s *OpenAIStream) Next(ctx context.Context) (Chunk, error) {
 			case result = <-done:
 			case <-ctx.Done():
 				s.closeInBackground() // wakes the waiting goroutine with END
-				return Chunk{}, ctx.Err()
+				return ctx.Err()
 			}
 		}
 		runtime.KeepAlive(s)
@@ -160,6 +184,14 @@ func (s *OpenAIStream) absorb(result nativeResult) {
 		return
 	}
 	switch {
+	case result.err == nil && Status(result.status) == StatusOK && s.raw:
+		var records []AtofRecord
+		if err := json.Unmarshal([]byte(result.text), &records); err != nil {
+			s.ended = true
+			s.err = &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "invalid_native_json", Message: "library returned JSON this package cannot decode: " + err.Error()}}}
+			return
+		}
+		s.records, s.pos = records, 0
 	case result.err == nil && Status(result.status) == StatusOK:
 		var batch []Chunk
 		if err := json.Unmarshal([]byte(result.text), &batch); err != nil {
@@ -191,7 +223,7 @@ func (s *OpenAIStream) startClose() {
 	s.closeOnce.Do(func() {
 		s.mu.Lock()
 		s.closed = true
-		s.batch, s.pos = nil, 0
+		s.batch, s.records, s.pos = nil, nil, 0
 		s.mu.Unlock()
 		r := s.runtime
 		r.mu.Lock()
@@ -216,7 +248,7 @@ func (s *OpenAIStream) Result(ctx context.Context) (*RunResult, error) {
 	s.resultOnce.Do(func() {
 		s.mu.Lock()
 		s.ended = true
-		s.batch, s.pos = nil, 0
+		s.batch, s.records, s.pos = nil, nil, 0
 		s.mu.Unlock()
 		go func() {
 			defer close(s.resultDone)
@@ -263,3 +295,53 @@ func (s *OpenAIStream) finishForStop() {
 // streaming (the plan's capabilities.streaming and the descriptor's claim): what
 // InvokeOpenAIStream needs.
 func (r *Runtime) SupportsOpenAIStreaming() bool { return r.Info.SupportsOpenaiStreaming }
+
+// AtofRecord is one raw NeMo Relay ATOF record, as the adapter's Relay published it.
+type AtofRecord map[string]any
+
+// InvokeStream is the raw NeMo Relay ATOF records of one invocation (Runtime.InvokeStream),
+// pulled from the core like an OpenAIStream, with the separate, authoritative RunResult
+// from Result. The stream ends (io.EOF) once the adapter host answered and the records
+// routed to the invocation's request id were delivered. Close and a done ctx behave as for
+// OpenAIStream: unread records are dropped, the turn is never cancelled.
+type InvokeStream struct {
+	// Info is what the core reported: kind "relay.atof.record", runtime, invocation and
+	// request ids.
+	Info StreamInfo
+
+	s *OpenAIStream
+}
+
+// InvokeStream starts one turn that streams the raw NeMo Relay ATOF records it publishes;
+// it returns once the invocation was sent to the adapter. The runtime must have been
+// started WithStreaming (and Relay telemetry).
+//
+// Errors: *CapabilityError (streaming_unavailable: not started with streaming; the runtime
+// is untouched), *StateError (runtime_busy, runtime_stopped), *ConfigError (invalid
+// request), *RuntimeError (collector_request_failed: the collector refused the request id),
+// or ctx.Err().
+func (r *Runtime) InvokeStream(ctx context.Context, request RunRequest) (*InvokeStream, error) {
+	s, err := r.openStream(ctx, request, true)
+	if err != nil {
+		return nil, err
+	}
+	return &InvokeStream{Info: s.Info, s: s}, nil
+}
+
+// Next returns the next record, io.EOF after the last one (and after Close), or the error
+// that ended the stream.
+func (i *InvokeStream) Next(ctx context.Context) (AtofRecord, error) {
+	var record AtofRecord
+	err := i.s.advance(ctx, func() { record = i.s.records[i.s.pos] })
+	return record, err
+}
+
+// Close drops unread records and waits for the invocation without cancelling it.
+func (i *InvokeStream) Close() error { return i.s.Close() }
+
+// Result drops unread records, waits for the invocation and returns its RunResult.
+func (i *InvokeStream) Result(ctx context.Context) (*RunResult, error) { return i.s.Result(ctx) }
+
+// SupportsStreaming reports whether InvokeStream (raw NeMo Relay ATOF records) is
+// available: the runtime was started WithStreaming and Relay telemetry.
+func (r *Runtime) SupportsStreaming() bool { return r.Info.SupportsStreaming }

@@ -67,6 +67,11 @@ pub struct Args {
     /// terminal, one JSON line per chunk when piped or with --json, then the result.
     #[arg(long, conflicts_with_all = ["inputs", "check_level"])]
     pub stream: bool,
+    /// Stream the raw NeMo Relay ATOF records of the turn (needs Relay telemetry): starts
+    /// the runtime with the embedded collector and prints one JSON line per record, then
+    /// the result as the last line.
+    #[arg(long, conflicts_with_all = ["inputs", "check_level", "stream"])]
+    pub stream_atof: bool,
     /// Seconds the adapter host may take to answer `start` (default 90).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub start_timeout: Option<f64>,
@@ -280,6 +285,11 @@ pub fn run(args: Args) -> ExitCode {
     };
     if args.stream {
         return crate::stream::run_stream(&config, request, &options, args.json);
+    }
+    if args.stream_atof {
+        let mut options = options;
+        options.runtime.relay_streaming = Some(fabric_host::RelayStreaming::default());
+        return crate::stream::run_stream_atof(&config, request, &options);
     }
     if let Some(level) = args.check_level {
         return run_checked(&config, request, &options, level, style);

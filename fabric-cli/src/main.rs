@@ -13,6 +13,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod cmd_check;
+mod cmd_collector;
 mod cmd_plan;
 mod cmd_run;
 mod cmd_schema;
@@ -58,6 +59,8 @@ enum Command {
     Run(cmd_run::Args),
     /// Start a runtime, health-check it, print the CheckReport JSON and stop it.
     Check(cmd_check::Args),
+    /// The Relay ATOF collector (`fabric collector serve --listen 127.0.0.1:PORT`).
+    Collector(cmd_collector::Args),
 }
 
 /// Arguments shared by commands that read a config file.
@@ -84,6 +87,7 @@ fn main() -> ExitCode {
             interrupt::install();
             interrupt::finish(cmd_run::run(args))
         }
+        Command::Collector(args) => cmd_collector::run(args),
         Command::Check(args) => {
             interrupt::install();
             interrupt::finish(cmd_check::run(args))

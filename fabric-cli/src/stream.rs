@@ -6,6 +6,10 @@
 //! - otherwise: one JSON line per `chat.completion.chunk`, exactly as the adapter emitted
 //!   it, then the RunResult JSON (compact) as the last line.
 //!
+//! `fabric run --stream-atof`: one invocation through Relay ATOF streaming
+//! (`invoke_stream`, the embedded collector): one JSON line per ATOF record, then the
+//! RunResult (compact) as the last line, on a terminal too.
+//!
 //! Exit codes as `fabric run`; an adapter without the streaming claim is
 //! `openai_streaming_unavailable` (exit 2) and nothing is invoked; a broken stream is
 //! `openai_stream_protocol_error` (exit 3); piped, `{"error": ...}` is the last line.
@@ -65,6 +69,48 @@ pub fn run_stream(
         }
         Mode::Lines => crate::output::print_line(&value.to_string()),
     }
+    ExitCode::from(match result.status {
+        RunStatus::Succeeded => EXIT_OK,
+        _ => EXIT_FAILED,
+    })
+}
+
+/// Runs one invocation streaming its Relay ATOF records (`options.runtime.relay_streaming`
+/// set by the caller).
+pub fn run_stream_atof(
+    config: &FabricConfig,
+    request: RunRequest,
+    options: &RunOptions,
+) -> ExitCode {
+    let mode = Mode::Lines;
+    let runtime = match Fabric::new().start_runtime(config, options) {
+        Ok(runtime) => Arc::new(runtime),
+        Err(error) => return fail(error, mode),
+    };
+    let outcome = runtime.invoke_stream(request).and_then(|stream| {
+        loop {
+            if stdout_closed() {
+                stream.close();
+                break;
+            }
+            match stream.next(None)? {
+                StreamNext::Item(item) => crate::output::print_line(&item),
+                StreamNext::End => break,
+                StreamNext::Timeout => {}
+            }
+        }
+        stream.result()
+    });
+    let mut result = match outcome {
+        Ok(result) => result,
+        Err(error) => {
+            runtime.stop();
+            return fail(error, mode);
+        }
+    };
+    runtime.stop_into(&mut result);
+    let value = serde_json::to_value(&result).unwrap_or(Value::Null);
+    crate::output::print_line(&value.to_string());
     ExitCode::from(match result.status {
         RunStatus::Succeeded => EXIT_OK,
         _ => EXIT_FAILED,

@@ -112,3 +112,22 @@ fn run_with_check_level_includes_the_report() {
     assert_eq!(printed["check"]["outcome"], "failed");
     assert!(printed.get("status").is_none(), "nothing was invoked");
 }
+
+#[test]
+fn check_passes_over_the_unix_socket_and_over_tcp() {
+    // The adapter host listens on a unix socket in its private FABRIC_HOME by default and on
+    // loopback TCP with FABRIC_HEALTH_TRANSPORT=tcp (inherited from the caller); the core
+    // reads either endpoint file.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(dir.path(), json!({}));
+    support::ensure_scripted_adapter();
+    for transport in ["unix", "tcp"] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_fabric"))
+            .args(["check", &config, "--level", "ready"])
+            .env("FABRIC_HEALTH_TRANSPORT", transport)
+            .output()
+            .expect("run fabric");
+        assert_eq!(output.status.code(), Some(0), "{transport}: {output:?}");
+        assert_eq!(stdout_json(&output)["outcome"], "passed", "{transport}");
+    }
+}

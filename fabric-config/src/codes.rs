@@ -465,6 +465,40 @@ pub const CODES: &[ErrorCode] = &[
         "the adapter broke the OpenAI stream transport (framing, authentication, sequence, \
          identity, chunk shape, missing end record); the runtime is failed",
     ),
+    code(
+        "streaming_unavailable",
+        Some(S::Invoke),
+        O::Host,
+        "invoke_stream on a runtime not started with streaming (and Relay telemetry); the \
+         runtime is untouched",
+    ),
+    code(
+        "collector_listen_invalid",
+        Some(S::Config),
+        O::Cli,
+        "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a \
+         bad --backpressure-timeout",
+    ),
+    code(
+        "collector_token_invalid",
+        Some(S::Config),
+        O::Cli,
+        "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII \
+         characters",
+    ),
+    code(
+        "collector_start_failed",
+        None,
+        O::Host,
+        "the Relay ATOF collector could not listen (address in use, not loopback) or the \
+         reactor is gone",
+    ),
+    code(
+        "collector_request_failed",
+        None,
+        O::Host,
+        "the ATOF collector refused or failed a request (registration, stream, deregistration)",
+    ),
     // fabric-stats
     code(
         "resource_observation_unavailable",

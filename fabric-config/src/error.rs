@@ -216,6 +216,10 @@ pub enum ConfigRule {
     RelayStreamHeaderEnvUnset,
     /// `RunRequest.request_id` is present but blank.
     RequestIdBlank,
+    /// `options.launch_collector` is set without `options.streaming: true`.
+    LaunchCollectorWithoutStreaming,
+    /// `options.streaming: true` for a config without the Relay telemetry provider.
+    StreamingWithoutRelay,
 }
 
 impl ConfigRule {
@@ -273,6 +277,8 @@ impl ConfigRule {
         ConfigRule::RelayStreamSinkUrl,
         ConfigRule::RelayStreamHeaderEnvUnset,
         ConfigRule::RequestIdBlank,
+        ConfigRule::LaunchCollectorWithoutStreaming,
+        ConfigRule::StreamingWithoutRelay,
     ];
 
     /// Stable snake_case code.
@@ -332,6 +338,8 @@ impl ConfigRule {
             ConfigRule::RelayStreamSinkUrl => "relay_stream_sink_url",
             ConfigRule::RelayStreamHeaderEnvUnset => "relay_stream_header_env_unset",
             ConfigRule::RequestIdBlank => "blank_request_id",
+            ConfigRule::LaunchCollectorWithoutStreaming => "launch_collector_requires_streaming",
+            ConfigRule::StreamingWithoutRelay => "streaming_requires_relay",
         }
     }
 
@@ -444,6 +452,10 @@ impl ConfigRule {
                 "Relay sink nemo-fabric-stream header_env names an unset environment variable"
             }
             ConfigRule::RequestIdBlank => "request_id must be non-blank when present",
+            ConfigRule::LaunchCollectorWithoutStreaming => {
+                "launch_collector requires streaming=True"
+            }
+            ConfigRule::StreamingWithoutRelay => "streaming requires Relay telemetry to be enabled",
         }
     }
 }

@@ -95,6 +95,10 @@ pub struct RuntimeInfo {
     /// `capabilities.streaming` and the descriptor's claim).
     #[serde(default)]
     pub supports_openai_streaming: bool,
+    /// Whether `invoke_stream` (Relay ATOF records) is available: the runtime was started
+    /// with `streaming` and Relay telemetry.
+    #[serde(default)]
+    pub supports_streaming: bool,
     /// The C ABI handle of this runtime, when it was returned through the ABI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handle: Option<u64>,

@@ -66,8 +66,17 @@ pub mod reason {
     pub const AUTHENTICATION_FAILED: &str = "authentication_failed";
     /// The health listener answered with something that is not a valid response.
     pub const INVALID_RESPONSE: &str = "invalid_response";
-    /// The health endpoint file is unreadable, malformed or not private (mode must be 0600).
+    /// The health endpoint file is unreadable, malformed or names a non-loopback host or a
+    /// relative socket path.
     pub const INVALID_ENDPOINT: &str = "invalid_endpoint";
+    /// The health endpoint file is a symbolic link (it is opened with `O_NOFOLLOW`).
+    pub const ENDPOINT_SYMLINK: &str = "endpoint_symlink";
+    /// The health endpoint file is not a regular file.
+    pub const ENDPOINT_NOT_REGULAR: &str = "endpoint_not_regular";
+    /// The health endpoint file is owned by another user.
+    pub const ENDPOINT_FOREIGN_OWNER: &str = "endpoint_foreign_owner";
+    /// The health endpoint file is readable or writable by group or others (must be 0600).
+    pub const ENDPOINT_INSECURE_MODE: &str = "endpoint_insecure_mode";
     /// The listener closed the connection without answering (it drops unauthenticated requests).
     pub const NO_RESPONSE: &str = "no_response";
     /// The adapter's probe raised or returned something unusable.

@@ -74,6 +74,22 @@ pub struct CallOptions {
     )]
     #[schemars(range(min = 1))]
     pub stderr_log_bytes: Option<u64>,
+    /// Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's
+    /// Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the
+    /// Relay configuration is left as it is. Other calls ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming: Option<bool>,
+    /// Runtime start with `streaming`: run the embedded collector (default true) or use the
+    /// external collector named by the config's `nemo-fabric-stream` sink (false). Set
+    /// without `streaming: true` it is `launch_collector_requires_streaming`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_collector: Option<bool>,
+    /// Runtime start with `streaming`: seconds upstream's embedded collector waits for a
+    /// late Pi `agent_settled` marker (a finite number above 0; default 1). The core's
+    /// collector has no Pi turn-window correlation, so the value is validated and kept for
+    /// compatibility only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_wait_timeout: Option<f64>,
 }
 
 /// Largest start timeout honoured, in seconds (longer values are clamped).
@@ -111,6 +127,22 @@ impl CallOptions {
                 path: format!("{}.stderr_log_bytes", CallOptions::PATH),
                 message: "must be at least 1".to_owned(),
             });
+        }
+        if self.launch_collector.is_some() && self.streaming != Some(true) {
+            return Err(ConfigError::Invalid(ConfigFinding {
+                rule: ConfigRule::LaunchCollectorWithoutStreaming,
+                path: format!("{}.launch_collector", CallOptions::PATH),
+                detail: None,
+            }));
+        }
+        if let Some(seconds) = self.completion_wait_timeout
+            && !(seconds.is_finite() && seconds > 0.0)
+        {
+            return Err(ConfigError::Invalid(ConfigFinding {
+                rule: ConfigRule::TimeoutSecondsInvalid,
+                path: format!("{}.completion_wait_timeout", CallOptions::PATH),
+                detail: None,
+            }));
         }
         if let Some(seconds) = self.start_timeout_seconds {
             if !(seconds.is_finite() && seconds > 0.0) {

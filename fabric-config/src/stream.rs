@@ -44,6 +44,9 @@ pub enum StreamKind {
     /// Native OpenAI Chat Completions chunks ([`OpenAiChunk`]).
     #[serde(rename = "openai.chat_completions.chunk/v1")]
     OpenAiChunk,
+    /// Raw NeMo Relay ATOF records (JSON objects, as the adapter's Relay published them).
+    #[serde(rename = "relay.atof.record")]
+    AtofRecord,
 }
 
 /// Identity of an open pull stream (`fabric_runtime_invoke_openai_stream`'s `*out`).

@@ -76,6 +76,63 @@ pub unsafe extern "C" fn fabric_runtime_invoke_openai_stream(
     })
 }
 
+/// Starts one invocation that streams its raw NeMo Relay ATOF records.
+///
+/// The runtime must have been started with the `streaming` option (CallOptions) and Relay
+/// telemetry. `request_json`: a RunRequest, as for `fabric_runtime_invoke` (NULL: an empty
+/// input). On success `*stream_out` receives a nonzero stream handle and `*out` the
+/// stream's identity (`kind` = `"relay.atof.record"`, `runtime_id`, `invocation_id`,
+/// `request_id`, `handle`). Pull the records (JSON objects, as the adapter's Relay published
+/// them) with `fabric_stream_next`, then read the RunResult with `fabric_stream_result`.
+/// The stream ends after the adapter host answered and every record routed to the
+/// request id was delivered. The runtime is busy until the stream is read to its end, its
+/// result is read, or it is closed.
+///
+/// Ownership: as `fabric_runtime_invoke_openai_stream`.
+/// Errors: `FABRIC_STATUS_CAPABILITY` (`streaming_unavailable`: not started with
+/// `streaming`; the runtime is untouched), `FABRIC_STATUS_STATE` (`runtime_busy`,
+/// `runtime_stopped`, `runtime_failed`), `FABRIC_STATUS_CONFIG` (invalid request),
+/// `FABRIC_STATUS_RUNTIME` (`collector_request_failed`: the collector refused the request
+/// id or the stream; the invocation could not be sent), `FABRIC_STATUS_INVALID_ARGUMENT`
+/// (NULL `stream_out`/`out`, invalid UTF-8, bad runtime handle).
+/// Blocking: only for an external collector's registration (HTTP). Thread-safe.
+///
+/// # Safety
+/// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+/// call; `stream_out` must be NULL or valid for writing one `fabric_stream`; `out` must be
+/// NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_runtime_invoke_stream(
+    runtime: fabric_runtime,
+    request_json: *const c_char,
+    stream_out: *mut fabric_stream,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    ffi_boundary!(stage, out, {
+        if stream_out.is_null() {
+            return Err(FfiError::null_argument(stage, "stream_out"));
+        }
+        let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
+        // SAFETY: forwarded from this function's contract.
+        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
+        let request = request_or_default(request)?;
+        let stream = object.runtime.invoke_stream(request)?;
+        let mut info = stream.info_owned();
+        let object = StreamObject {
+            stream: Box::new(stream),
+        };
+        // SAFETY: `stream_out` was checked non-NULL above and is valid for one write per
+        // this function's contract.
+        unsafe {
+            register(stage, object, stream_out, |id| {
+                info.handle = Some(id);
+                to_json(stage, &info)
+            })
+        }
+    })
+}
+
 /// Pulls the next item of a stream.
 ///
 /// Returns `FABRIC_STATUS_OK` with the item's JSON in `*out` (for an OpenAI stream one

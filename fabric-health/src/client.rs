@@ -5,9 +5,11 @@
 //! [`CheckReport`] by the deadline (plus scheduling slack): transport, authentication and
 //! decoding problems become `unknown` with a reason, never `passed`.
 
-use std::fs::File;
+use std::fs::OpenOptions;
 use std::io::Read;
-use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::net::TcpStream;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -18,8 +20,8 @@ use fabric_config::health::{
 use serde_json::{Map, Value, json};
 
 use crate::clock;
-use crate::conn::{LineError, read_line, write_all};
-use crate::wire::{self, EndpointFile, Secret};
+use crate::conn::{LineError, Stream, read_line, with_unix_path, write_all};
+use crate::wire::{self, EndpointAddr, EndpointFile, Secret};
 
 /// One health check in progress. Setters take `&mut self`.
 pub struct Check<'a> {
@@ -140,26 +142,28 @@ impl<'a> Check<'a> {
         }
         let endpoint = read_endpoint(endpoint_file, self.unavailable_reason())?;
         let secret = Secret::from_hex(&endpoint.secret).ok_or(reason::INVALID_ENDPOINT)?;
-        let host: IpAddr = endpoint
-            .host
-            .parse()
-            .map_err(|_| reason::INVALID_ENDPOINT)?;
-        if !host.is_loopback() || endpoint.port == 0 {
-            return Err(reason::INVALID_ENDPOINT);
-        }
+        let addr = endpoint.addr().ok_or(reason::INVALID_ENDPOINT)?;
         let left = self.remaining();
         if left.is_zero() {
             return Err(reason::PROBE_TIMEOUT);
         }
-        let mut stream = TcpStream::connect_timeout(&SocketAddr::new(host, endpoint.port), left)
-            .map_err(|_| {
-                if self.remaining().is_zero() {
-                    reason::PROBE_TIMEOUT
-                } else {
-                    self.unavailable_reason()
-                }
-            })?;
-        let _ = stream.set_nodelay(true);
+        let unreachable = |_| {
+            if self.remaining().is_zero() {
+                reason::PROBE_TIMEOUT
+            } else {
+                self.unavailable_reason()
+            }
+        };
+        let mut stream = match addr {
+            EndpointAddr::Tcp(addr) => {
+                let tcp = TcpStream::connect_timeout(&addr, left).map_err(unreachable)?;
+                let _ = tcp.set_nodelay(true);
+                Stream::Tcp(tcp)
+            }
+            EndpointAddr::Unix(path) => {
+                Stream::Unix(connect_unix(&path, self.deadline).map_err(unreachable)?)
+            }
+        };
 
         let nonce = hex::encode(wire::random_bytes().map_err(|_| reason::PROBE_ERROR)?);
         let budget_ms = clock::whole_ms(self.remaining()).max(1);
@@ -241,23 +245,55 @@ pub fn check_unsupported(request: &CheckRequest, activity: Option<Activity>) -> 
     check.unsupported_adapter()
 }
 
+/// Connects to a unix socket by `deadline`. A non-blocking unix connect fails with
+/// `EAGAIN` while the listener's backlog is full (instead of waiting like TCP's SYN
+/// retries), so it is retried with a short pause until the deadline.
+fn connect_unix(path: &Path, deadline: Instant) -> std::io::Result<UnixStream> {
+    let mut pause = Duration::from_micros(200);
+    loop {
+        match with_unix_path(path, |p| mio::net::UnixStream::connect(p)) {
+            Ok(stream) => {
+                let stream = UnixStream::from(stream);
+                stream.set_nonblocking(false)?;
+                return Ok(stream);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(std::io::ErrorKind::TimedOut.into());
+                }
+                std::thread::sleep(pause.min(left));
+                pause = (pause * 2).min(Duration::from_millis(10));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 fn read_endpoint(path: &Path, unavailable: &'static str) -> Result<EndpointFile, &'static str> {
-    let file = File::open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => unavailable,
-        _ => reason::INVALID_ENDPOINT,
-    })?;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // O_NOFOLLOW: a symlink planted in place of the file is refused, not followed.
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => unavailable,
+            _ if e.raw_os_error() == Some(libc::ELOOP) => reason::ENDPOINT_SYMLINK,
+            _ => reason::INVALID_ENDPOINT,
+        })?;
     let meta = file.metadata().map_err(|_| reason::INVALID_ENDPOINT)?;
+    if !meta.is_file() {
+        return Err(reason::ENDPOINT_NOT_REGULAR);
+    }
+    // The file must belong to us: `/proc/self` is owned by this process's effective uid.
+    if let Ok(me) = std::fs::metadata("/proc/self")
+        && me.uid() != meta.uid()
     {
-        use std::os::unix::fs::{MetadataExt, PermissionsExt};
-        if !meta.is_file() || meta.permissions().mode() & 0o077 != 0 {
-            return Err(reason::INVALID_ENDPOINT);
-        }
-        // The file must belong to us: `/proc/self` is owned by this process's effective uid.
-        if let Ok(me) = std::fs::metadata("/proc/self")
-            && me.uid() != meta.uid()
-        {
-            return Err(reason::INVALID_ENDPOINT);
-        }
+        return Err(reason::ENDPOINT_FOREIGN_OWNER);
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        return Err(reason::ENDPOINT_INSECURE_MODE);
     }
     let mut text = Vec::new();
     file.take(wire::MAX_ENDPOINT_FILE_BYTES + 1)
@@ -266,12 +302,7 @@ fn read_endpoint(path: &Path, unavailable: &'static str) -> Result<EndpointFile,
     if text.len() as u64 > wire::MAX_ENDPOINT_FILE_BYTES {
         return Err(reason::INVALID_ENDPOINT);
     }
-    let endpoint: EndpointFile =
-        serde_json::from_slice(&text).map_err(|_| reason::INVALID_ENDPOINT)?;
-    if endpoint.schema_version != wire::ENDPOINT_SCHEMA_VERSION {
-        return Err(reason::INVALID_ENDPOINT);
-    }
-    Ok(endpoint)
+    serde_json::from_slice(&text).map_err(|_| reason::INVALID_ENDPOINT)
 }
 
 /// Validates an authenticated response body and returns its observations.

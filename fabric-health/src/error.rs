@@ -8,8 +8,8 @@ use fabric_config::{ErrorInfo, Stage};
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Binding the loopback listener failed.
-    #[error("cannot bind the health listener on 127.0.0.1")]
+    /// Binding the listener (unix socket and loopback TCP) failed.
+    #[error("cannot bind the health listener")]
     Bind {
         /// The OS error.
         #[source]

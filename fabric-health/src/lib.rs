@@ -1,9 +1,10 @@
-//! Runtime health checks over an authenticated loopback channel.
+//! Runtime health checks over an authenticated local channel (a unix-domain socket in the
+//! private `FABRIC_HOME`, or loopback TCP).
 //!
 //! Two halves that share [`wire`]:
 //! - [`listener`] (adapter side): a Rust adapter host calls [`listener::spawn`] with its
 //!   `FABRIC_HOME` and a probe; the listener writes `health.endpoint.json` (0600) with its
-//!   port, pid and a random secret and answers HMAC-authenticated requests.
+//!   socket path (or port), pid and a random secret and answers HMAC-authenticated requests.
 //! - [`client`] (core side): [`client::Check`] reads that file, sends one request bound to a
 //!   fresh nonce and the remaining budget, verifies the answer and builds the immutable
 //!   [`CheckReport`] (`fabric.check/v1alpha1`).
@@ -38,6 +39,7 @@
 
 #![forbid(unsafe_code)]
 
+mod accept;
 pub mod client;
 mod clock;
 mod conn;

@@ -1,17 +1,25 @@
 //! The adapter side: a health listener for Rust adapter hosts.
 //!
-//! [`spawn`] binds `127.0.0.1:0` on its own thread, writes `health.endpoint.json` under
-//! `FABRIC_HOME` (atomic, 0600) and answers authenticated check requests by calling the
-//! adapter's probe for each level in order (see [`crate::wire`] for the protocol). Each
-//! connection is served on its own short-lived thread, so a stalled probe never blocks other
-//! checks; at most [`MAX_CONNECTIONS`] are served at once and further connections are closed.
-//! Unauthenticated, malformed or replayed requests are dropped without an answer.
+//! [`spawn`] listens on a unix-domain socket inside `FABRIC_HOME` (the default; the
+//! directory is private, so other users cannot even connect) or on `127.0.0.1:0`
+//! ([`Transport::Tcp`], or when the socket cannot be bound), writes `health.endpoint.json`
+//! under `FABRIC_HOME` (atomic, 0600) and answers authenticated check requests by calling
+//! the adapter's probe for each level in order (see [`crate::wire`] for the protocol).
+//!
+//! One poll thread accepts every connection and reads first lines without blocking: at most
+//! [`MAX_PENDING`] connections wait for their first line (the oldest is closed when another
+//! arrives) and each gets [`REQUEST_READ_TIMEOUT`]. Only requests that carry a valid MAC
+//! reach a worker thread ([`MAX_CONNECTIONS`] at once), so connections that never
+//! authenticate cannot take the capacity real checks need, and a stalled probe never blocks
+//! other checks. Unauthenticated, malformed or replayed requests are dropped without an
+//! answer.
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::{self, OpenOptions};
 use std::io::Write;
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::os::unix::fs::OpenOptionsExt;
+use std::net::{Ipv4Addr, TcpListener};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -22,19 +30,46 @@ use std::time::{Duration, Instant, SystemTime};
 use fabric_config::health::{CheckObservation, CheckOutcome, HealthLevel, reason};
 use serde_json::{Map, json};
 
+use crate::accept::{self, Bound};
 use crate::clock;
-use crate::conn::{read_line, write_all};
+use crate::conn::{Stream, with_unix_path, write_all};
 use crate::error::Error;
-use crate::wire::{self, EndpointFile, Secret};
+use crate::wire::{self, EndpointAddr, EndpointFile, Secret};
 
-/// Connections served at the same time; more are closed at once.
+/// Authenticated requests served at the same time (worker threads); more are closed.
+/// Unauthenticated connections never take one of these.
 pub const MAX_CONNECTIONS: usize = 32;
+/// Connections waiting for their first line; when one more arrives the oldest is closed.
+pub const MAX_PENDING: usize = 128;
 /// Time a client gets to send its request line after connecting.
-pub const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(2);
+pub const REQUEST_READ_TIMEOUT: Duration = Duration::from_secs(1);
 /// Authenticated nonces remembered for replay detection.
 pub const NONCE_MEMORY: usize = 8192;
 /// Evidence source id the listener uses for observations it makes itself.
 pub const LISTENER_SOURCE_ID: &str = "fabric:health_listener";
+/// Environment variable choosing the transport of [`spawn`]: `tcp` forces loopback TCP;
+/// unset, empty or `unix` means a unix-domain socket (TCP when it cannot be bound).
+pub const TRANSPORT_ENV: &str = "FABRIC_HEALTH_TRANSPORT";
+
+/// How the listener is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A unix-domain socket (mode 0600) inside `FABRIC_HOME`; falls back to TCP when the
+    /// socket cannot be bound (e.g. a file system without socket support).
+    Unix,
+    /// Loopback TCP on `127.0.0.1:0`.
+    Tcp,
+}
+
+impl Transport {
+    /// [`TRANSPORT_ENV`]: `tcp` → [`Transport::Tcp`], anything else → [`Transport::Unix`].
+    pub fn from_env() -> Transport {
+        match std::env::var(TRANSPORT_ENV) {
+            Ok(v) if v.eq_ignore_ascii_case("tcp") => Transport::Tcp,
+            _ => Transport::Unix,
+        }
+    }
+}
 
 /// What a probe found for one level.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,22 +136,29 @@ pub fn endpoint_path(fabric_home: &Path) -> PathBuf {
 }
 
 /// Starts a health listener for the runtime whose `FABRIC_HOME` is `fabric_home` (the
-/// directory must exist). The endpoint file is written before this returns and removed when
-/// the handle is stopped or dropped.
+/// directory must exist), on the transport [`Transport::from_env`] picks. The endpoint file
+/// is written before this returns and removed when the handle is stopped or dropped.
 pub fn spawn(fabric_home: &Path, probe: impl Probe) -> Result<ListenerHandle, Error> {
+    spawn_with(fabric_home, Transport::from_env(), probe)
+}
+
+/// [`spawn`] on an explicit transport.
+pub fn spawn_with(
+    fabric_home: &Path,
+    transport: Transport,
+    probe: impl Probe,
+) -> Result<ListenerHandle, Error> {
     let secret = Secret::random().map_err(|source| Error::Random { source })?;
-    let listener =
-        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(|source| Error::Bind { source })?;
-    let addr = listener
-        .local_addr()
-        .map_err(|source| Error::Bind { source })?;
     let pid = std::process::id();
-    let endpoint = EndpointFile {
-        schema_version: wire::ENDPOINT_SCHEMA_VERSION.to_owned(),
-        host: Ipv4Addr::LOCALHOST.to_string(),
-        port: addr.port(),
-        pid,
-        secret: secret.to_hex(),
+    let (bound, addr, endpoint) = match transport {
+        Transport::Unix => match bind_unix(fabric_home) {
+            Ok((listener, path)) => {
+                let endpoint = EndpointFile::unix(&path, pid, &secret);
+                (Bound::Unix(listener), EndpointAddr::Unix(path), endpoint)
+            }
+            Err(_) => bind_tcp(pid, &secret)?,
+        },
+        Transport::Tcp => bind_tcp(pid, &secret)?,
     };
     let path = endpoint_path(fabric_home);
     let shared = Arc::new(Shared {
@@ -127,14 +169,25 @@ pub fn spawn(fabric_home: &Path, probe: impl Probe) -> Result<ListenerHandle, Er
         active: AtomicUsize::new(0),
         nonces: Mutex::new(NonceSet::default()),
     });
+    // On a failure from here on, the bound socket file must not stay behind.
+    let forget_socket = |error: Error| {
+        if let EndpointAddr::Unix(socket) = &addr {
+            let _ = fs::remove_file(socket);
+        }
+        error
+    };
+    let bind_error = |source| forget_socket(Error::Bind { source });
+    let poll = mio::Poll::new().map_err(bind_error)?;
+    let waker = mio::Waker::new(poll.registry(), accept::WAKE).map_err(bind_error)?;
     let worker = Arc::clone(&shared);
     let thread = std::thread::Builder::new()
         .name("fabric-health".into())
-        .spawn(move || accept_loop(&listener, &worker))
-        .map_err(|source| Error::Thread { source })?;
+        .spawn(move || accept::run(poll, &bound, &worker))
+        .map_err(|source| forget_socket(Error::Thread { source }))?;
     let mut handle = ListenerHandle {
         shared,
         thread: Some(thread),
+        waker,
         addr,
         path,
         endpoint,
@@ -147,20 +200,53 @@ pub fn spawn(fabric_home: &Path, probe: impl Probe) -> Result<ListenerHandle, Er
     Ok(handle)
 }
 
+/// Binds `fabric_home/health-<random>.sock` (mode 0600).
+fn bind_unix(fabric_home: &Path) -> std::io::Result<(UnixListener, PathBuf)> {
+    let suffix = hex::encode(&wire::random_bytes()?[..8]);
+    let home = fs::canonicalize(fabric_home)?;
+    let path = home.join(format!("health-{suffix}.sock"));
+    let listener = with_unix_path(&path, |p| UnixListener::bind(p))?;
+    let done = fs::set_permissions(&path, fs::Permissions::from_mode(0o600))
+        .and_then(|()| listener.set_nonblocking(true));
+    if let Err(error) = done {
+        let _ = fs::remove_file(&path);
+        return Err(error);
+    }
+    Ok((listener, path))
+}
+
+fn bind_tcp(pid: u32, secret: &Secret) -> Result<(Bound, EndpointAddr, EndpointFile), Error> {
+    let bind_error = |source| Error::Bind { source };
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(bind_error)?;
+    listener.set_nonblocking(true).map_err(bind_error)?;
+    let addr = listener.local_addr().map_err(bind_error)?;
+    let endpoint = EndpointFile::tcp(addr, pid, secret);
+    Ok((Bound::Tcp(listener), EndpointAddr::Tcp(addr), endpoint))
+}
+
 /// A running listener. Dropping it stops the listener and removes the endpoint file.
 #[derive(Debug)]
 pub struct ListenerHandle {
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
-    addr: SocketAddr,
+    waker: mio::Waker,
+    addr: EndpointAddr,
     path: PathBuf,
     endpoint: EndpointFile,
 }
 
 impl ListenerHandle {
-    /// The bound loopback port.
-    pub fn port(&self) -> u16 {
-        self.addr.port()
+    /// The bound loopback port (`None` on a unix socket).
+    pub fn port(&self) -> Option<u16> {
+        match self.addr {
+            EndpointAddr::Tcp(addr) => Some(addr.port()),
+            EndpointAddr::Unix(_) => None,
+        }
+    }
+
+    /// Where the listener is reached.
+    pub fn addr(&self) -> &EndpointAddr {
+        &self.addr
     }
 
     /// The endpoint file this listener wrote.
@@ -168,8 +254,9 @@ impl ListenerHandle {
         &self.path
     }
 
-    /// Stops accepting, removes the endpoint file and joins the accept thread. Probes still
-    /// running on connection threads finish on their own; their answers are still sent.
+    /// Stops accepting, removes the endpoint file (and the socket) and joins the accept
+    /// thread. Probes still running on worker threads finish on their own; their answers
+    /// are still sent.
     pub fn stop(mut self) {
         self.shutdown();
     }
@@ -180,8 +267,10 @@ impl ListenerHandle {
         };
         self.shared.stopping.store(true, Ordering::SeqCst);
         remove_if_ours(&self.path, &self.endpoint);
-        // Wake the blocking accept; if that fails the thread exits on its next connection.
-        if TcpStream::connect_timeout(&self.addr, Duration::from_secs(1)).is_ok() {
+        if let EndpointAddr::Unix(socket) = &self.addr {
+            let _ = fs::remove_file(socket);
+        }
+        if self.waker.wake().is_ok() {
             let _ = thread.join();
         }
     }
@@ -193,12 +282,12 @@ impl Drop for ListenerHandle {
     }
 }
 
-struct Shared {
+pub(crate) struct Shared {
     secret: Secret,
     pid: u32,
     probe: Box<dyn Fn(HealthLevel, Duration) -> ProbeOutcome + Send + Sync>,
-    stopping: AtomicBool,
-    active: AtomicUsize,
+    pub(crate) stopping: AtomicBool,
+    pub(crate) active: AtomicUsize,
     nonces: Mutex<NonceSet>,
 }
 
@@ -237,53 +326,20 @@ impl NonceSet {
     }
 }
 
-fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
-    for conn in listener.incoming() {
-        if shared.stopping.load(Ordering::SeqCst) {
-            break;
-        }
-        let Ok(stream) = conn else {
-            // Out of descriptors or a transient error: back off briefly instead of spinning.
-            std::thread::sleep(Duration::from_millis(5));
-            continue;
-        };
-        if shared.active.fetch_add(1, Ordering::SeqCst) >= MAX_CONNECTIONS {
-            shared.active.fetch_sub(1, Ordering::SeqCst);
-            continue;
-        }
-        let worker = Arc::clone(shared);
-        let spawned = std::thread::Builder::new()
-            .name("fabric-health-conn".into())
-            .spawn(move || {
-                serve_one(&worker, stream);
-                worker.active.fetch_sub(1, Ordering::SeqCst);
-            });
-        if spawned.is_err() {
-            shared.active.fetch_sub(1, Ordering::SeqCst);
-        }
-    }
-}
-
 /// An authenticated request.
-struct Request {
+pub(crate) struct Request {
     nonce: String,
     level: HealthLevel,
     budget: Duration,
 }
 
-fn serve_one(shared: &Shared, mut stream: TcpStream) {
-    let received = Instant::now();
-    let _ = stream.set_nodelay(true);
-    let Ok(line) = read_line(
-        &mut stream,
-        wire::MAX_REQUEST_BYTES,
-        received + REQUEST_READ_TIMEOUT,
-    ) else {
-        return;
-    };
-    let Some(request) = authenticate(shared, &line) else {
-        return;
-    };
+/// Evaluates an authenticated request and writes the signed answer.
+pub(crate) fn serve_authenticated(
+    shared: &Shared,
+    mut stream: Stream,
+    request: Request,
+    received: Instant,
+) {
     let deadline = received + request.budget;
     let observations = evaluate(&*shared.probe, request.level, deadline);
     let mut body = Map::new();
@@ -304,7 +360,7 @@ fn serve_one(shared: &Shared, mut stream: TcpStream) {
     );
 }
 
-fn authenticate(shared: &Shared, line: &[u8]) -> Option<Request> {
+pub(crate) fn authenticate(shared: &Shared, line: &[u8]) -> Option<Request> {
     let body = wire::open(&shared.secret, line).ok()?;
     if body.get("kind")?.as_str()? != wire::REQUEST_KIND
         || body.get("v")?.as_u64()? != wire::PROTOCOL_VERSION

@@ -3,14 +3,22 @@
 //!
 //! # Endpoint file
 //! The adapter host writes `health.endpoint.json` under its `FABRIC_HOME`, atomically (temp
-//! file + rename) with mode 0600:
+//! file + rename) with mode 0600. Two schema versions exist and the client reads both:
 //!
 //! ```json
+//! {"schema_version":"fabric.health-endpoint/v2","transport":"unix",
+//!  "socket":"/dev/shm/fabric-runtime-…/.fabric/runtime-…/health-0f1e2d3c4b5a6978.sock",
+//!  "pid":4242,"secret":"<64 lowercase hex digits: 32 random bytes>"}
 //! {"schema_version":"fabric.health-endpoint/v1","host":"127.0.0.1","port":40123,
 //!  "pid":4242,"secret":"<64 lowercase hex digits: 32 random bytes>"}
 //! ```
-//! The MAC key is the 32 decoded secret bytes. The client rejects files readable by group or
-//! others, hosts other than a loopback literal, and secrets that are not 64 hex digits.
+//! v2 with `"transport":"unix"` names an absolute unix-domain socket path inside the 0700
+//! `FABRIC_HOME` (the default); v1 (and v2 with `"transport":"tcp"`, `host`, `port`) a
+//! loopback TCP listener. Listeners write TCP endpoints as v1 so older cores still read them.
+//! The MAC key is the 32 decoded secret bytes. The client opens the file with `O_NOFOLLOW`
+//! and rejects files that are not regular, not owned by its uid, accessible to group or
+//! others, hosts other than a loopback literal, relative socket paths and secrets that are
+//! not 64 hex digits.
 //!
 //! # Request (core → host), one line per connection
 //! ```json
@@ -50,8 +58,14 @@ use sha2::Sha256;
 
 /// File name of the endpoint file under `FABRIC_HOME`.
 pub const ENDPOINT_FILE_NAME: &str = "health.endpoint.json";
-/// `schema_version` of the endpoint file.
+/// `schema_version` of a TCP endpoint file (also read: [`ENDPOINT_SCHEMA_VERSION_V2`]).
 pub const ENDPOINT_SCHEMA_VERSION: &str = "fabric.health-endpoint/v1";
+/// `schema_version` of an endpoint file that names its transport (unix socket or TCP).
+pub const ENDPOINT_SCHEMA_VERSION_V2: &str = "fabric.health-endpoint/v2";
+/// `transport` of a unix-domain socket endpoint.
+pub const TRANSPORT_UNIX: &str = "unix";
+/// `transport` of a loopback TCP endpoint.
+pub const TRANSPORT_TCP: &str = "tcp";
 /// `kind` of a request line.
 pub const REQUEST_KIND: &str = "fabric.health/request";
 /// `kind` of a response line.
@@ -75,19 +89,84 @@ pub const MAX_SOURCE_ID_LEN: usize = 128;
 
 type HmacSha256 = Hmac<Sha256>;
 
-/// The endpoint file's content.
+/// The endpoint file's content (v1 or v2; see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EndpointFile {
-    /// Always [`ENDPOINT_SCHEMA_VERSION`].
+    /// [`ENDPOINT_SCHEMA_VERSION`] (TCP) or [`ENDPOINT_SCHEMA_VERSION_V2`].
     pub schema_version: String,
-    /// Loopback literal the listener is bound to.
-    pub host: String,
-    /// Listener port.
-    pub port: u16,
+    /// v2 only: [`TRANSPORT_UNIX`] or [`TRANSPORT_TCP`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<String>,
+    /// TCP: the loopback literal the listener is bound to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// TCP: the listener port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+    /// Unix: absolute path of the listening socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub socket: Option<String>,
     /// Host process id.
     pub pid: u32,
     /// 64 lowercase hex digits (32 random bytes); the MAC key.
     pub secret: String,
+}
+
+/// Where a listener is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EndpointAddr {
+    /// A unix-domain socket (absolute path).
+    Unix(std::path::PathBuf),
+    /// A loopback TCP address.
+    Tcp(std::net::SocketAddr),
+}
+
+impl EndpointFile {
+    /// A v1 file for a TCP listener on `addr`.
+    pub fn tcp(addr: std::net::SocketAddr, pid: u32, secret: &Secret) -> EndpointFile {
+        EndpointFile {
+            schema_version: ENDPOINT_SCHEMA_VERSION.to_owned(),
+            transport: None,
+            host: Some(addr.ip().to_string()),
+            port: Some(addr.port()),
+            socket: None,
+            pid,
+            secret: secret.to_hex(),
+        }
+    }
+
+    /// A v2 file for a unix-domain socket listener at `socket` (absolute).
+    pub fn unix(socket: &std::path::Path, pid: u32, secret: &Secret) -> EndpointFile {
+        EndpointFile {
+            schema_version: ENDPOINT_SCHEMA_VERSION_V2.to_owned(),
+            transport: Some(TRANSPORT_UNIX.to_owned()),
+            host: None,
+            port: None,
+            socket: Some(socket.to_string_lossy().into_owned()),
+            pid,
+            secret: secret.to_hex(),
+        }
+    }
+
+    /// The address this file names, if the file is well-formed: a known schema version,
+    /// a loopback literal and non-zero port for TCP, an absolute socket path for unix, and
+    /// no fields of the other transport.
+    pub fn addr(&self) -> Option<EndpointAddr> {
+        let transport = match (self.schema_version.as_str(), self.transport.as_deref()) {
+            (ENDPOINT_SCHEMA_VERSION, None) => TRANSPORT_TCP,
+            (ENDPOINT_SCHEMA_VERSION_V2, Some(t @ (TRANSPORT_TCP | TRANSPORT_UNIX))) => t,
+            _ => return None,
+        };
+        if transport == TRANSPORT_UNIX {
+            let path = std::path::PathBuf::from(self.socket.as_deref()?);
+            let ok = self.host.is_none() && self.port.is_none() && path.is_absolute();
+            return ok.then_some(EndpointAddr::Unix(path));
+        }
+        let host: std::net::IpAddr = self.host.as_deref()?.parse().ok()?;
+        let port = self.port.filter(|p| *p != 0)?;
+        (host.is_loopback() && self.socket.is_none())
+            .then_some(EndpointAddr::Tcp(std::net::SocketAddr::new(host, port)))
+    }
 }
 
 /// A 32-byte MAC key.

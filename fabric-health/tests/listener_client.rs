@@ -5,6 +5,7 @@ use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -13,8 +14,8 @@ use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use fabric_health::client::{self, Check};
-use fabric_health::listener::{self, ProbeOutcome};
-use fabric_health::wire::{self, Secret};
+use fabric_health::listener::{self, ListenerHandle, ProbeOutcome, Transport};
+use fabric_health::wire::{self, EndpointAddr, Secret};
 use fabric_health::{Activity, CheckOutcome, CheckReport, CheckRequest, HealthLevel, reason};
 use serde_json::{Map, Value, json};
 
@@ -59,14 +60,26 @@ fn request_line(secret: &Secret, nonce: &str, level: &str) -> String {
 }
 
 /// Sends `line` and returns whatever the listener writes back before closing.
-fn exchange_raw(port: u16, line: &str) -> String {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    stream.write_all(line.as_bytes()).unwrap();
+fn exchange_raw(handle: &ListenerHandle, line: &str) -> String {
     let mut out = String::new();
-    let _ = stream.read_to_string(&mut out);
+    match handle.addr() {
+        EndpointAddr::Tcp(addr) => {
+            let mut stream = TcpStream::connect(addr).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            stream.write_all(line.as_bytes()).unwrap();
+            let _ = stream.read_to_string(&mut out);
+        }
+        EndpointAddr::Unix(path) => {
+            let mut stream = UnixStream::connect(path).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .unwrap();
+            stream.write_all(line.as_bytes()).unwrap();
+            let _ = stream.read_to_string(&mut out);
+        }
+    }
     out
 }
 
@@ -314,21 +327,25 @@ fn forged_request_is_dropped_without_probing() {
     })
     .unwrap();
     let wrong = Secret::from_hex(&"00".repeat(32)).unwrap();
-    let answer = exchange_raw(
-        handle.port(),
-        &request_line(&wrong, &"ab".repeat(32), "ready"),
-    );
+    let answer = exchange_raw(&handle, &request_line(&wrong, &"ab".repeat(32), "ready"));
     assert_eq!(answer, "", "a forged request gets no answer");
     for junk in ["not json\n", "{}\n", "[1,2]\n", "{\"mac\":\"00\"}\n"] {
-        assert_eq!(exchange_raw(handle.port(), junk), "");
+        assert_eq!(exchange_raw(&handle, junk), "");
     }
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 
     // A core holding the wrong secret (stale or foreign endpoint file) never sees `passed`.
-    let endpoint = endpoint_json(home.path());
-    let port = endpoint["port"].as_u64().unwrap() as u16;
+    let mut endpoint = endpoint_json(home.path());
+    endpoint["secret"] = json!("00".repeat(32));
     let other = tempfile::tempdir().unwrap();
-    let path = write_endpoint(other.path(), &"00".repeat(32), port, 1, 0o600);
+    let path = other.path().join(wire::ENDPOINT_FILE_NAME);
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .unwrap();
+    file.write_all(endpoint.to_string().as_bytes()).unwrap();
     let report = Check::new(&ready("r")).run(&path);
     assert_not_passed(&report, reason::NO_RESPONSE);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
@@ -340,19 +357,16 @@ fn replayed_nonce_is_rejected() {
     let handle = listener::spawn(home.path(), all_pass).unwrap();
     let secret = Secret::from_hex(endpoint_json(home.path())["secret"].as_str().unwrap()).unwrap();
     let line = request_line(&secret, &"cd".repeat(32), "live");
-    let first = exchange_raw(handle.port(), &line);
+    let first = exchange_raw(&handle, &line);
     let body = wire::open(&secret, first.trim_end().as_bytes()).expect("authentic response");
     assert_eq!(body["nonce"], json!("cd".repeat(32)));
     assert_eq!(
-        exchange_raw(handle.port(), &line),
+        exchange_raw(&handle, &line),
         "",
         "the same line again is dropped"
     );
     // A fresh nonce still works.
-    let again = exchange_raw(
-        handle.port(),
-        &request_line(&secret, &"ce".repeat(32), "live"),
-    );
+    let again = exchange_raw(&handle, &request_line(&secret, &"ce".repeat(32), "live"));
     assert!(wire::open(&secret, again.trim_end().as_bytes()).is_ok());
 }
 
@@ -371,7 +385,7 @@ fn stale_request_is_rejected() {
         "issued_at_ms".into(),
         json!(unix_ms() - 2 * wire::FRESHNESS_WINDOW_MS),
     );
-    assert_eq!(exchange_raw(handle.port(), &wire::seal(&secret, body)), "");
+    assert_eq!(exchange_raw(&handle, &wire::seal(&secret, body)), "");
 }
 
 #[test]
@@ -513,22 +527,38 @@ fn listener_closing_without_answer_is_no_response() {
 #[test]
 fn endpoint_file_is_private_and_removed_at_stop() {
     let home = tempfile::tempdir().unwrap();
-    let handle = listener::spawn(home.path(), all_pass).unwrap();
+    fs::set_permissions(home.path(), fs::Permissions::from_mode(0o700)).unwrap();
+    let handle = listener::spawn_with(home.path(), Transport::Unix, all_pass).unwrap();
     let path = handle.endpoint_path().to_path_buf();
     assert_eq!(
         fs::metadata(&path).unwrap().permissions().mode() & 0o777,
         0o600
     );
+    // Default transport: a 0600 unix socket inside the (0700) FABRIC_HOME, schema v2.
     let endpoint = endpoint_json(home.path());
-    assert_eq!(endpoint["schema_version"], wire::ENDPOINT_SCHEMA_VERSION);
-    assert_eq!(endpoint["host"], "127.0.0.1");
-    assert_eq!(endpoint["port"], handle.port());
+    assert_eq!(endpoint["schema_version"], wire::ENDPOINT_SCHEMA_VERSION_V2);
+    assert_eq!(endpoint["transport"], "unix");
+    assert!(endpoint.get("port").is_none() && endpoint.get("host").is_none());
+    let socket = PathBuf::from(endpoint["socket"].as_str().unwrap());
+    assert_eq!(handle.addr(), &EndpointAddr::Unix(socket.clone()));
+    assert_eq!(handle.port(), None);
+    assert_eq!(
+        socket.parent().unwrap(),
+        fs::canonicalize(home.path()).unwrap()
+    );
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let meta = fs::symlink_metadata(&socket).unwrap();
+        assert!(meta.file_type().is_socket());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
     assert_eq!(endpoint["pid"], std::process::id());
     assert!(wire::valid_nonce(endpoint["secret"].as_str().unwrap()));
-    // No temporary files are left next to it.
-    assert_eq!(fs::read_dir(home.path()).unwrap().count(), 1);
+    assert!(Check::new(&ready("r")).run(&path).passed());
+    // No temporary files are left next to it: the endpoint file and the socket.
+    assert_eq!(fs::read_dir(home.path()).unwrap().count(), 2);
     handle.stop();
-    assert!(!path.exists());
+    assert!(!path.exists() && !socket.exists());
     assert_eq!(fs::read_dir(home.path()).unwrap().count(), 0);
     // After stop the runtime is unavailable, not passed.
     assert_not_passed(
@@ -543,36 +573,6 @@ fn endpoint_file_is_private_and_removed_at_stop() {
     assert!(!path.exists());
     let _b = listener::spawn(home.path(), all_pass).unwrap();
     assert_ne!(endpoint_json(home.path())["secret"], secret_a);
-}
-
-#[test]
-fn endpoint_readable_by_others_is_rejected() {
-    let home = tempfile::tempdir().unwrap();
-    let handle = listener::spawn(home.path(), all_pass).unwrap();
-    fs::set_permissions(handle.endpoint_path(), fs::Permissions::from_mode(0o644)).unwrap();
-    assert_not_passed(
-        &Check::new(&CheckRequest::runtime("r")).run(handle.endpoint_path()),
-        reason::INVALID_ENDPOINT,
-    );
-    fs::write(handle.endpoint_path(), "{}").unwrap();
-    fs::set_permissions(handle.endpoint_path(), fs::Permissions::from_mode(0o600)).unwrap();
-    assert_not_passed(
-        &Check::new(&CheckRequest::runtime("r")).run(handle.endpoint_path()),
-        reason::INVALID_ENDPOINT,
-    );
-}
-
-#[test]
-fn endpoint_owned_by_another_user_is_rejected() {
-    let home = tempfile::tempdir().unwrap();
-    let handle = listener::spawn(home.path(), all_pass).unwrap();
-    // Only privileged runs can give a file away; elsewhere this case cannot be built.
-    if std::os::unix::fs::chown(handle.endpoint_path(), Some(65534), None).is_err() {
-        eprintln!("skipping: cannot chown (not privileged)");
-        return;
-    }
-    let report = Check::new(&CheckRequest::runtime("r")).run(handle.endpoint_path());
-    assert_not_passed(&report, reason::INVALID_ENDPOINT);
 }
 
 #[test]

@@ -49,8 +49,13 @@ fn module_path() -> PathBuf {
 }
 
 fn start_host(python: &str, modes: &str) -> Host {
+    start_host_on(python, modes, "unix")
+}
+
+fn start_host_on(python: &str, modes: &str, transport: &str) -> Host {
     let mut command = Command::new(python);
     command.arg("-c").arg(HOST).arg(module_path());
+    command.env("FABRIC_HEALTH_TRANSPORT", transport);
     Host::start("python", command, modes)
 }
 
@@ -79,4 +84,11 @@ fn rust_client_checks_python_listener() {
     support::assert_stop_removes_endpoint(host, &request);
 
     support::assert_failure_and_stall(|modes| start_host(&python, modes), &request);
+
+    // 500 idle attacker connections on TCP: 40/40 checks still pass.
+    let host = start_host_on(&python, "{}", "tcp");
+    let attacker = support::Attacker::start(support::tcp_addr(&host.endpoint()), 500);
+    support::assert_checks_pass_under_attack(&host.endpoint(), &attacker);
+    attacker.stop();
+    host.stop();
 }

@@ -66,8 +66,13 @@ fn adapter_module() -> PathBuf {
 }
 
 fn start_host(module: &Path, modes: &str) -> Host {
+    start_host_on(module, modes, "unix")
+}
+
+fn start_host_on(module: &Path, modes: &str, transport: &str) -> Host {
     let mut command = Command::new("node");
     command.arg("-e").arg(HOST).arg(module);
+    command.env("FABRIC_HEALTH_TRANSPORT", transport);
     Host::start("node", command, modes)
 }
 
@@ -104,4 +109,11 @@ fn rust_client_checks_typescript_listener() {
     support::assert_stop_removes_endpoint(host, &request);
 
     support::assert_failure_and_stall(|modes| start_host(&module, modes), &request);
+
+    // 500 idle attacker connections on TCP: 40/40 checks still pass.
+    let host = start_host_on(&module, "{}", "tcp");
+    let attacker = support::Attacker::start(support::tcp_addr(&host.endpoint()), 500);
+    support::assert_checks_pass_under_attack(&host.endpoint(), &attacker);
+    attacker.stop();
+    host.stop();
 }

@@ -315,6 +315,17 @@ pub enum HostError {
         /// The HTTP status the listener answered, if it answered.
         http_status: Option<u16>,
     },
+    /// The Relay ATOF collector could not start (`collector_start_failed`) or refused a
+    /// request (`collector_request_failed`).
+    #[error("{message}")]
+    Collector {
+        /// Stage of the attempted operation.
+        stage: Stage,
+        /// `collector_start_failed` or `collector_request_failed`.
+        code: &'static str,
+        /// Safe message (never a token).
+        message: String,
+    },
     /// Reading the adapter host's process tree failed (`resource_observation_unavailable`
     /// or `resource_observation_unsupported`, with the reader's `metadata.reason`).
     #[error("{source}")]
@@ -375,6 +386,9 @@ pub const CODES: &[&str] = &[
     "resource_observation_unsupported",
     "openai_streaming_unavailable",
     "openai_stream_protocol_error",
+    "collector_start_failed",
+    "collector_request_failed",
+    "streaming_unavailable",
 ];
 
 /// Matches a `HostError` (or a reference to one) on where its stage lives: `$on_stage` with
@@ -408,7 +422,8 @@ macro_rules! with_stage {
             | HostError::ResourceRuntimeStopped { $stage, .. }
             | HostError::ResourceKindUnsupported { $stage, .. }
             | HostError::StreamActive { $stage, .. }
-            | HostError::StreamProtocol { $stage, .. } => $on_stage,
+            | HostError::StreamProtocol { $stage, .. }
+            | HostError::Collector { $stage, .. } => $on_stage,
             HostError::Plan { $info, .. } => $on_info,
         }
     };
@@ -445,6 +460,7 @@ impl HostError {
             HostError::ResourceKindUnsupported { .. } => "resource_observation_unsupported",
             HostError::StreamActive { .. } => "runtime_busy",
             HostError::StreamProtocol { .. } => "openai_stream_protocol_error",
+            HostError::Collector { code, .. } => code,
         }
     }
 

@@ -7,6 +7,8 @@ use fabric_config::agent::RunStatus;
 use fabric_config::plan::{DoctorReport, RunPlan};
 use fabric_config::result::RunResult;
 use fabric_config::{CallOptions, FabricConfig};
+
+use crate::relay_stream::{RelayStream, RelayStreaming};
 use fabric_config::{RunRequest, Stage};
 use fabric_plan::PlanOptions;
 use serde_json::Value;
@@ -60,6 +62,19 @@ impl RunOptions {
         }
         if let Some(bytes) = options.stderr_log_bytes {
             runtime.stderr_log_bytes = bytes;
+        }
+        if options.streaming == Some(true) {
+            let mut streaming = RelayStreaming::default();
+            if let Some(launch) = options.launch_collector {
+                streaming.launch_collector = launch;
+            }
+            if let Some(seconds) = options
+                .completion_wait_timeout
+                .filter(|s| s.is_finite() && *s > 0.0)
+            {
+                streaming.completion_wait = std::time::Duration::from_secs_f64(seconds.min(1.0e9));
+            }
+            runtime.relay_streaming = Some(streaming);
         }
         RunOptions {
             base_dir: options.base_dir.as_ref().map(PathBuf::from),
@@ -191,8 +206,9 @@ impl Fabric {
         plan: &RunPlan,
         options: &RuntimeOptions,
     ) -> Result<Runtime, HostError> {
-        let environment = Arc::new(Environment::prepare(plan, Stage::Start)?);
-        Runtime::start(plan, environment, options.clone())
+        let (plan, relay) = streaming_plan(plan, options)?;
+        let environment = Arc::new(Environment::prepare(&plan, Stage::Start)?);
+        Runtime::start(&plan, environment, options.clone(), relay)
     }
 
     /// Prepares the local environment of `plan` without starting anything.
@@ -207,7 +223,8 @@ impl Fabric {
         environment: &Arc<Environment>,
         options: &RuntimeOptions,
     ) -> Result<Runtime, HostError> {
-        Runtime::start(plan, Arc::clone(environment), options.clone())
+        let (plan, relay) = streaming_plan(plan, options)?;
+        Runtime::start(&plan, Arc::clone(environment), options.clone(), relay)
     }
 
     /// Checks the health of a runtime started in this process (see docs/health.md).
@@ -355,6 +372,21 @@ pub(crate) fn fold_stop(
     }
 }
 
+/// The plan a runtime starts with and its ATOF collector: `plan` itself without
+/// `relay_streaming`, else the plan with the streaming sink (see `relay_stream`).
+fn streaming_plan<'a>(
+    plan: &'a RunPlan,
+    options: &RuntimeOptions,
+) -> Result<(std::borrow::Cow<'a, RunPlan>, Option<RelayStream>), HostError> {
+    match &options.relay_streaming {
+        None => Ok((std::borrow::Cow::Borrowed(plan), None)),
+        Some(streaming) => {
+            let (relay, patched) = crate::relay_stream::prepare(plan, streaming)?;
+            Ok((std::borrow::Cow::Owned(patched), Some(relay)))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,7 +411,17 @@ mod tests {
             python_interpreter: Some("/venv/bin/python".into()),
             start_timeout_seconds: Some(0.5),
             stderr_log_bytes: Some(4096),
+            streaming: Some(true),
+            launch_collector: Some(false),
+            completion_wait_timeout: Some(2.5),
         });
+        assert_eq!(
+            options.runtime.relay_streaming,
+            Some(crate::RelayStreaming {
+                launch_collector: false,
+                completion_wait: Duration::from_millis(2500),
+            })
+        );
         assert_eq!(options.runtime.host_timeout, Duration::from_millis(500));
         assert_eq!(options.runtime.stderr_log_bytes, 4096);
         assert_eq!(options.base_dir, Some(PathBuf::from("examples/hello")));

@@ -63,6 +63,9 @@ pub struct RuntimeOptions {
     /// binding): used for `python` adapters when neither `python_interpreter` nor
     /// `$ADAPTER_PYTHON` is set. Default `None`.
     pub caller_python: Option<PathBuf>,
+    /// Relay ATOF streaming (`CallOptions.streaming`): `None` (default) leaves the Relay
+    /// configuration as it is and `invoke_stream` unavailable.
+    pub relay_streaming: Option<crate::relay_stream::RelayStreaming>,
 }
 
 impl Default for RuntimeOptions {
@@ -75,6 +78,7 @@ impl Default for RuntimeOptions {
             stderr_log_bytes: crate::stderr::DEFAULT_STDERR_LOG_BYTES,
             python_interpreter: None,
             caller_python: None,
+            relay_streaming: None,
         }
     }
 }
@@ -140,6 +144,8 @@ pub struct Runtime {
     system_stats: SystemStatsSetting,
     /// The plan's capability and the descriptor both claim native OpenAI streaming.
     supports_openai_streaming: bool,
+    /// The ATOF collector of a runtime started with `streaming`.
+    relay: Option<crate::relay_stream::RelayStream>,
     live: Arc<Live>,
     /// Core-collected artifacts (logs, workspace patch).
     collector: Collector,
@@ -152,6 +158,7 @@ impl Runtime {
         plan: &RunPlan,
         environment: Arc<Environment>,
         options: RuntimeOptions,
+        relay: Option<crate::relay_stream::RelayStream>,
     ) -> Result<Runtime, HostError> {
         if environment.is_released() {
             return Err(HostError::EnvironmentReleased {
@@ -199,7 +206,10 @@ impl Runtime {
             },
         )
         .inspect_err(|_| home.remove_if_temporary())?;
-        let telemetry_env: Vec<(&str, &str)> = telemetry.host_env().collect();
+        let mut telemetry_env: Vec<(&str, &str)> = telemetry.host_env().collect();
+        // The collector credential: the host's environment only (never the context).
+        let relay_env = relay.iter().flat_map(|r| r.host_env.iter());
+        telemetry_env.extend(relay_env.clone().map(|(k, v)| (k.as_str(), v.as_str())));
         let mut spec = launch::host_spec(
             &command,
             &HostEnv {
@@ -210,6 +220,9 @@ impl Runtime {
             },
             options.max_line_bytes,
         );
+        drop(relay_env);
+        spec.secrets
+            .extend(relay.iter().flat_map(|r| r.secrets.iter().cloned()));
         spec.stderr_log = Some(home.stderr_log());
         spec.stderr_log_bytes = options.stderr_log_bytes;
         let host = match Host::launch(spec) {
@@ -248,6 +261,7 @@ impl Runtime {
             system_stats: plan.config.system_stats.clone(),
             supports_openai_streaming: plan.capabilities.streaming
                 && descriptor.is_some_and(|d| d.capabilities.streaming),
+            relay,
             live,
             state: Mutex::new(State {
                 phase: Phase::Running,
@@ -308,6 +322,16 @@ impl Runtime {
     /// [`Runtime::invoke_openai_stream`] needs.
     pub fn supports_openai_streaming(&self) -> bool {
         self.supports_openai_streaming
+    }
+
+    /// Whether `invoke_stream` (Relay ATOF records) is available: started with
+    /// `streaming` and Relay telemetry.
+    pub fn supports_streaming(&self) -> bool {
+        self.relay.is_some()
+    }
+
+    pub(crate) fn relay_stream(&self) -> Option<&crate::relay_stream::RelayStream> {
+        self.relay.as_ref()
     }
 
     /// The runtime id (`runtime-…`).
@@ -392,6 +416,7 @@ impl Runtime {
             host_pid: self.host.pid(),
             fabric_home: self.home.path().to_string_lossy().into_owned(),
             supports_openai_streaming: self.supports_openai_streaming,
+            supports_streaming: self.relay.is_some(),
             handle: None,
         }
     }

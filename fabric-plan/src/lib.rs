@@ -70,3 +70,5 @@ pub use load::{
 };
 pub use planner::{PlanOptions, plan};
 pub use python_check::{IMPORT_CHECK_TIMEOUT, python_interpreter};
+/// The Relay plugin document of a config (the plan's `telemetry_plan.relay_config`).
+pub use relay::relay_config;

@@ -21,7 +21,7 @@ pub(crate) fn atif_model_label(config: &FabricConfig) -> String {
 /// `plugins` as given (the spec forwards dynamic plugins even without static components;
 /// upstream 0.5.0 drops them). A Relay block that configures none of these has no Relay
 /// config (`null`), as upstream.
-pub(crate) fn relay_config(config: &FabricConfig) -> Value {
+pub fn relay_config(config: &FabricConfig) -> Value {
     let Some(relay) = &config.relay else {
         return Value::Null;
     };

@@ -64,8 +64,39 @@ def _request(key: bytes, level: str, *, nonce: str | None = None, budget_ms: int
     })
 
 
-def _raw_exchange(port: int, line: bytes, timeout: float = 5.0) -> bytes:
-    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+def _connect(endpoint: dict, timeout: float = 5.0) -> socket.socket:
+    """Connects to the listener an endpoint file names (v2 unix socket or v1 TCP)."""
+    if endpoint["schema_version"] == "fabric.health-endpoint/v2":
+        assert endpoint["transport"] == "unix", endpoint
+        # A unix connect fails with EAGAIN while the backlog is full: retry until the timeout.
+        deadline = time.monotonic() + timeout
+        while True:
+            conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            conn.settimeout(timeout)
+            path, dir_fd = endpoint["socket"], None
+            if len(path) > 100:  # too long for a socket address: go through the directory fd
+                dir_fd = os.open(os.path.dirname(path), os.O_RDONLY)
+                path = f"/proc/self/fd/{dir_fd}/{os.path.basename(path)}"
+            try:
+                conn.connect(path)
+                return conn
+            except BlockingIOError:
+                conn.close()
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.002)
+            except OSError:
+                conn.close()
+                raise
+            finally:
+                if dir_fd is not None:
+                    os.close(dir_fd)
+    assert endpoint["schema_version"] == "fabric.health-endpoint/v1", endpoint
+    return socket.create_connection((endpoint["host"], endpoint["port"]), timeout=timeout)
+
+
+def _raw_exchange(endpoint: dict, line: bytes, timeout: float = 5.0) -> bytes:
+    with _connect(endpoint, timeout) as conn:
         conn.sendall(line)
         data = b""
         while True:
@@ -85,7 +116,7 @@ def _check(home: str, level: str, budget_ms: int = 2000):
     endpoint = _endpoint(home)
     key = bytes.fromhex(endpoint["secret"])
     nonce = secrets.token_hex(32)
-    answer = _raw_exchange(endpoint["port"], _request(key, level, nonce=nonce, budget_ms=budget_ms),
+    answer = _raw_exchange(endpoint, _request(key, level, nonce=nonce, budget_ms=budget_ms),
                            timeout=budget_ms / 1000 + SLACK)
     if not answer.endswith(b"\n"):
         return None
@@ -114,6 +145,55 @@ class _Runtime:
         if isinstance(answer, BaseException):
             raise answer
         return answer() if callable(answer) else answer
+
+
+class _Attacker:
+    """Holds ``n`` idle connections to a TCP listener and reopens each one it closes."""
+
+    def __init__(self, endpoint: dict, n: int) -> None:
+        self.endpoint, self.n, self.held = endpoint, n, 0
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        conns: list[socket.socket | None] = [None] * self.n
+        try:
+            while not self._stop.is_set():
+                for i, conn in enumerate(conns):
+                    if conn is not None:
+                        try:
+                            if conn.recv(1) == b"":
+                                conn.close()
+                                conns[i] = conn = None
+                        except BlockingIOError:
+                            continue
+                        except OSError:
+                            conn.close()
+                            conns[i] = conn = None
+                    if conn is None:
+                        try:
+                            conn = _connect(self.endpoint, timeout=0.2)
+                            conn.setblocking(False)
+                            conns[i] = conn
+                        except OSError:
+                            pass
+                self.held = sum(1 for c in conns if c is not None)
+                self._ready.set()
+                time.sleep(0.01)
+        finally:
+            for conn in conns:
+                if conn is not None:
+                    conn.close()
+
+    def __enter__(self) -> "_Attacker":
+        self._thread.start()
+        assert self._ready.wait(60), "attacker opens its connections"
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=30)
 
 
 class CanonicalTests(unittest.TestCase):
@@ -256,7 +336,7 @@ class ListenerTests(unittest.TestCase):
 
         listener = self.serve(_Runtime({"live": True, "active": True, "ready": stall}))
         key = bytes.fromhex(_endpoint(self.home)["secret"])
-        with socket.create_connection(("127.0.0.1", listener.port), timeout=5) as conn:
+        with _connect(_endpoint(self.home), timeout=5) as conn:
             conn.sendall(_request(key, "ready", budget_ms=200))
             conn.settimeout(0.2 + SLACK)
             with self.assertRaises(socket.timeout):
@@ -277,7 +357,7 @@ class ListenerTests(unittest.TestCase):
         runtime = _Runtime({"live": True})
         listener = self.serve(runtime)
         key = bytes.fromhex(_endpoint(self.home)["secret"])
-        port = listener.port
+        port = _endpoint(self.home)
         self.assertEqual(_raw_exchange(port, _request(secrets.token_bytes(32), "live")), b"")
         stale = int(time.time() * 1000) - 2 * ah.FRESHNESS_WINDOW_MS
         self.assertEqual(_raw_exchange(port, _request(key, "live", issued_at_ms=stale)), b"")
@@ -291,21 +371,88 @@ class ListenerTests(unittest.TestCase):
         self.assertEqual(runtime.calls, ["live"])
 
     def test_endpoint_file_is_private_and_removed_at_stop(self):
-        listener = ah.serve_health(_Runtime({"live": True}), self.home)
+        os.chmod(self.home, 0o700)
+        listener = ah.serve_health(_Runtime({"live": True}), self.home, transport="unix")
         path = listener.endpoint_path
         self.assertEqual(stat.S_IMODE(os.stat(path).st_mode), 0o600)
         endpoint = _endpoint(self.home)
-        self.assertEqual(endpoint["schema_version"], "fabric.health-endpoint/v1")
-        self.assertEqual(endpoint["host"], "127.0.0.1")
-        self.assertEqual(endpoint["port"], listener.port)
+        # Default transport: a 0600 unix socket inside the 0700 FABRIC_HOME (schema v2).
+        self.assertEqual(endpoint["schema_version"], "fabric.health-endpoint/v2")
+        self.assertEqual(endpoint["transport"], "unix")
+        self.assertNotIn("port", endpoint)
+        socket_path = endpoint["socket"]
+        self.assertEqual(os.path.dirname(socket_path), os.path.realpath(self.home))
+        self.assertTrue(stat.S_ISSOCK(os.lstat(socket_path).st_mode))
+        self.assertEqual(stat.S_IMODE(os.lstat(socket_path).st_mode), 0o600)
+        self.assertEqual(stat.S_IMODE(os.stat(self.home).st_mode), 0o700)
         self.assertEqual(endpoint["pid"], os.getpid())
         self.assertEqual(len(endpoint["secret"]), 64)
-        self.assertEqual(os.listdir(self.home), ["health.endpoint.json"])
+        self.assertEqual(sorted(os.listdir(self.home)),
+                         sorted(["health.endpoint.json", os.path.basename(socket_path)]))
+        self.assertEqual(_summary(_check(self.home, "live")), [("live", "passed", None)])
         listener.stop()
         listener.stop()  # idempotent
         self.assertFalse(os.path.exists(path))
+        self.assertEqual(os.listdir(self.home), [])
+
+    def test_tcp_transport_writes_a_v1_endpoint(self):
+        listener = ah.serve_health(_Runtime({"live": True}), self.home, transport="tcp")
+        endpoint = _endpoint(self.home)
+        self.assertEqual(endpoint["schema_version"], "fabric.health-endpoint/v1")
+        self.assertEqual(sorted(endpoint), ["host", "pid", "port", "schema_version", "secret"])
+        self.assertEqual(endpoint["host"], "127.0.0.1")
+        self.assertEqual(endpoint["port"], listener.port)
+        self.assertEqual(_summary(_check(self.home, "live")), [("live", "passed", None)])
+        listener.stop()
+        self.assertEqual(os.listdir(self.home), [])
         with self.assertRaises(OSError):
             socket.create_connection(("127.0.0.1", endpoint["port"]), timeout=1).close()
+
+    def test_transport_from_environment_and_deep_home(self):
+        old = os.environ.get(ah.TRANSPORT_ENV)
+        os.environ[ah.TRANSPORT_ENV] = "tcp"
+        try:
+            listener = self.serve(_Runtime({"live": True}))
+        finally:
+            if old is None:
+                del os.environ[ah.TRANSPORT_ENV]
+            else:
+                os.environ[ah.TRANSPORT_ENV] = old
+        self.assertEqual(listener.transport, "tcp")
+        # A home too deep for a socket address still gets a unix socket.
+        deep = os.path.join(self.home, "d" * 60, "e" * 60)
+        os.makedirs(deep)
+        listener = ah.serve_health(_Runtime({"live": True}), deep, transport="unix")
+        self.listeners.append(listener)
+        self.assertEqual(_endpoint(deep)["transport"], "unix")
+        self.assertGreater(len(listener.socket_path), 108)
+        self.assertEqual(_summary(_check(deep, "live")), [("live", "passed", None)])
+
+    def test_idle_attackers_cannot_deny_checks_over_tcp(self):
+        self.serve(_Runtime({"live": True, "active": True, "ready": True}), transport="tcp")
+        endpoint = _endpoint(self.home)
+        with _Attacker(endpoint, 500) as attacker:
+            results = [_check(self.home, "ready") for _ in range(40)]
+            self.assertGreaterEqual(attacker.held, 100)
+        passed = [r for r in results if r is not None and _summary(r)[-1] == ("ready", "passed", None)]
+        self.assertEqual(len(passed), 40)
+
+    def test_idle_connections_on_the_unix_socket_cannot_deny_checks(self):
+        self.serve(_Runtime({"live": True, "active": True, "ready": True}), transport="unix")
+        endpoint = _endpoint(self.home)
+        idle = []
+        try:
+            for _ in range(500):
+                try:
+                    idle.append(_connect(endpoint, timeout=1))
+                except OSError:
+                    pass
+            self.assertGreaterEqual(len(idle), 100)
+            results = [_check(self.home, "ready") for _ in range(40)]
+        finally:
+            for conn in idle:
+                conn.close()
+        self.assertEqual(sum(1 for r in results if r and r[-1]["outcome"] == "passed"), 40)
 
     def test_concurrent_checks(self):
         self.serve(_Runtime({"live": True, "active": True, "ready": True}))

@@ -48,9 +48,20 @@ def test_docs_python_examples_run(scripted_built, index: int) -> None:
 
 def test_docs_telemetry_python_example_prints_the_documented_output(scripted_built) -> None:
     doc = REPO / "docs" / "telemetry.md"
-    (code,) = blocks(doc, "python")
-    (expected,) = blocks(doc, "text")
+    code, _streaming = blocks(doc, "python")
+    expected, _streamed = blocks(doc, "text")
     out = REPO / "examples" / "relay" / "out"
+    try:
+        assert run_example(code) == expected
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def test_docs_telemetry_streaming_example_prints_the_documented_output() -> None:
+    doc = REPO / "docs" / "telemetry.md"
+    _, code = blocks(doc, "python")
+    _, expected = blocks(doc, "text")
+    out = REPO / "examples" / "relay-stream" / "out"
     try:
         assert run_example(code) == expected
     finally:

@@ -7,7 +7,7 @@
  * const first = await runtime.invoke({ input: "hello" });
  * ```
  */
-import { FabricCapabilityError, FabricConfigError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
+import { FabricCapabilityError, FabricConfigError, FabricRuntimeError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
 import type {
   CheckReport,
   CheckRequest,
@@ -27,7 +27,7 @@ import type {
 import type { CallOptions as NativeCallOptions } from "./generated";
 import { cString, nativeLibrary, type NativeLibrary } from "./native";
 import { abortable, parse } from "./util";
-import { OpenAIInvokeStream, type StreamOwner } from "./stream";
+import { InvokeStream, OpenAIInvokeStream, type StreamOwner } from "./stream";
 
 export interface CallOptions {
   /** Anchors relative paths of the config; default the current directory. */
@@ -37,6 +37,18 @@ export interface CallOptions {
    * stage `plan`) unless the plan's `descriptor_sha256` equals this value; nothing starts.
    */
   expectedDescriptorSha256?: string;
+  /**
+   * Runtime start: enable NeMo Relay ATOF streaming ({@link Runtime.invokeStream}); the
+   * config needs Relay telemetry (FabricConfigError `streaming_requires_relay`).
+   */
+  streaming?: boolean;
+  /**
+   * Runtime start with `streaming`: run the embedded collector (default true) or use the
+   * external one named by the config's `nemo-fabric-stream` sink (false).
+   */
+  launchCollector?: boolean;
+  /** Runtime start with `streaming`: upstream's Pi completion wait, seconds (default 1). */
+  completionWaitTimeout?: number;
   /**
    * Stops waiting: the promise rejects with `signal.reason` as soon as the signal aborts.
    * The native call itself runs to completion in the background (the C ABI has no cancel
@@ -65,6 +77,9 @@ function optionsText(options: CallOptions): string {
   const native: NativeCallOptions = {};
   if (options.baseDir !== undefined) native.base_dir = cString(options.baseDir, "baseDir");
   if (options.expectedDescriptorSha256 !== undefined) native.expected_descriptor_sha256 = options.expectedDescriptorSha256;
+  if (options.streaming !== undefined) native.streaming = options.streaming;
+  if (options.launchCollector !== undefined) native.launch_collector = options.launchCollector;
+  if (options.completionWaitTimeout !== undefined) native.completion_wait_timeout = options.completionWaitTimeout;
   return JSON.stringify(native);
 }
 
@@ -300,7 +315,7 @@ export class Runtime implements AsyncDisposable {
   /** An invocation whose caller stopped waiting (AbortSignal) and that is still running. */
   private orphan: Promise<void> | null = null;
   /** Streams whose handles are not freed yet. */
-  private readonly streams = new Set<OpenAIInvokeStream>();
+  private readonly streams = new Set<OpenAIInvokeStream<unknown>>();
   private readonly streamOwner: StreamOwner = {
     streamFailed: () => {
       this.stateValue = "failed";
@@ -424,6 +439,46 @@ export class Runtime implements AsyncDisposable {
       library.callStatus("fabric_stream_free", late.handle).catch(() => undefined);
     });
     const stream = new OpenAIInvokeStream(library, this.streamOwner, started.handle, parse<StreamInfo>(started.text), options.signal);
+    this.streams.add(stream);
+    return stream;
+  }
+
+  /**
+   * Whether {@link Runtime.invokeStream} (raw NeMo Relay ATOF records) is available: the
+   * runtime was started with `streaming: true` and Relay telemetry.
+   */
+  get supportsStreaming(): boolean {
+    return this.info.supports_streaming === true;
+  }
+
+  /**
+   * Starts one turn that streams the raw NeMo Relay ATOF records it publishes; see
+   * {@link InvokeStream}. Resolves once the invocation was sent to the adapter.
+   *
+   * Rejects with FabricCapabilityError (`streaming_unavailable`) when the runtime was not
+   * started with `streaming`, FabricStateError (`runtime_busy`) while another turn or
+   * stream is active, FabricConfigError for an invalid request, FabricRuntimeError
+   * (`collector_request_failed`) when the collector refused the request id. `signal` as
+   * for {@link Runtime.invokeOpenAIStream}.
+   */
+  async invokeStream(options: InvokeOptions = {}): Promise<InvokeStream> {
+    this.live("invoke");
+    const request = requestText(options);
+    options.signal?.throwIfAborted();
+    const orphan = this.orphan;
+    if (orphan) await abortable(orphan, options.signal);
+    const handle = this.live("invoke");
+    const library = this.library;
+    const work = library.callWithHandle("fabric_runtime_invoke_stream", [handle, request]).catch((error: unknown) => {
+      if (!(error instanceof FabricStateError || error instanceof FabricConfigError || error instanceof FabricCapabilityError)) {
+        if (!(error instanceof FabricRuntimeError && error.code === "collector_request_failed")) this.stateValue = "failed";
+      }
+      throw error;
+    });
+    const started = await abortable(work, options.signal, (late) => {
+      library.callStatus("fabric_stream_free", late.handle).catch(() => undefined);
+    });
+    const stream = new InvokeStream(library, this.streamOwner, started.handle, parse<StreamInfo>(started.text), options.signal);
     this.streams.add(stream);
     return stream;
   }

@@ -91,6 +91,10 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   blank_tool_definition_field: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool definition kind and ref must be non-blank strings" },
   blank_tool_definition_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool definition names must not be blank" },
   blank_tool_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool names must not be blank" },
+  collector_listen_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout" },
+  collector_request_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)" },
+  collector_start_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone" },
+  collector_token_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters" },
   config_incompatible: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the config uses a field the adapter does not accept" },
   config_invalid: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the config breaks a planning rule" },
   config_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "the config file cannot be read" },
@@ -140,6 +144,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_url: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "must be an absolute URL without whitespace or control characters" },
   invalid_utf8: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "a string argument is not UTF-8" },
   invalid_value: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "the config is not the JSON its schema describes" },
+  launch_collector_requires_streaming: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "launch_collector requires streaming=True" },
   lifecycle_adapter_invoke_failed: { stage: "invoke", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter failed during lifecycle invoke" },
   lifecycle_adapter_start_failed: { stage: "start", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter failed during lifecycle start" },
   lifecycle_adapter_stop_failed: { stage: "stop", retryable: false, classOverride: null, origin: "adapter", summary: "the adapter failed during lifecycle stop" },
@@ -186,6 +191,8 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   runtime_failed: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "a host failure made the runtime terminal" },
   runtime_stopped: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the runtime was stopped" },
   stale_handle: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument was already freed" },
+  streaming_requires_relay: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "streaming requires Relay telemetry to be enabled" },
+  streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched" },
   system_stats_collect_empty: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect must not be empty; use system_stats: null to disable stats" },
   system_stats_group_duplicate: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect lists a group twice" },
   system_stats_group_unknown: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure" },
@@ -280,8 +287,12 @@ export interface ArtifactRef {
 export interface CallOptions {
   /** Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given. */
   base_dir?: string | null;
+  /** Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only. */
+  completion_wait_timeout?: number | null;
   /** Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it. */
   expected_descriptor_sha256?: string | null;
+  /** Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`. */
+  launch_collector?: boolean | null;
   /** The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it. */
   python_interpreter?: string | null;
   /** The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated. */
@@ -290,6 +301,8 @@ export interface CallOptions {
   start_timeout_seconds?: number | null;
   /** Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start. */
   stderr_log_bytes?: number | null;
+  /** Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the Relay configuration is left as it is. Other calls ignore it. */
+  streaming?: boolean | null;
 }
 
 /** Capability kind a route applies to. */
@@ -914,6 +927,8 @@ export interface RuntimeInfo {
   service_id?: string | null;
   /** Whether the selected adapter implements native OpenAI streaming (the plan's `capabilities.streaming` and the descriptor's claim). */
   supports_openai_streaming?: boolean;
+  /** Whether `invoke_stream` (Relay ATOF records) is available: the runtime was started with `streaming` and Relay telemetry. */
+  supports_streaming?: boolean;
 }
 
 /** One reading of a runtime's process tree: the local adapter host and its descendants.  ```json {"runtime_id": "runtime-1", "started_at": "2026-10-21T09:00:00.000Z",  "observed_at": "2026-10-21T09:01:08.000Z", "resident_memory_bytes": 83886080,  "process_count": 1, "cpu_time_seconds": 14.5} ``` */
@@ -1025,7 +1040,7 @@ export interface StreamInfo {
 }
 
 /** What the items of a pull stream are. */
-export type StreamKind = "openai.chat_completions.chunk/v1";
+export type StreamKind = "openai.chat_completions.chunk/v1" | "relay.atof.record";
 
 /** A metric group of invocation system stats. */
 export type SystemStatsGroup = "process" | "cgroup.cpu" | "cgroup.memory" | "cgroup.pressure";

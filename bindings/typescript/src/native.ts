@@ -123,6 +123,10 @@ export class NativeLibrary {
       "int32_t fabric_runtime_invoke_openai_stream(uint64_t runtime, const char *request_json, _Out_ uint64_t *stream_out, _Out_ void **out)",
     );
     optional(
+      "fabric_runtime_invoke_stream",
+      "int32_t fabric_runtime_invoke_stream(uint64_t runtime, const char *request_json, _Out_ uint64_t *stream_out, _Out_ void **out)",
+    );
+    optional(
       "fabric_stream_next_batch",
       "int32_t fabric_stream_next_batch(uint64_t stream, int64_t timeout_ms, uint32_t max_items, _Out_ void **out)",
     );

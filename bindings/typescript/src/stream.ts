@@ -8,7 +8,7 @@
  * an aborted `signal`) wakes that wait. Closing never cancels the invocation.
  */
 import { FabricCapabilityError, FabricNativeUnavailableError, FabricRuntimeError, FabricStateError, Status } from "./errors";
-import type { OpenAiChunk, RunResult, StreamInfo } from "./models";
+import type { JsonValue, OpenAiChunk, RunResult, StreamInfo } from "./models";
 import type { NativeLibrary, StreamPull } from "./native";
 import { parse } from "./util";
 
@@ -19,7 +19,7 @@ export interface StreamOwner {
   /** A close is in flight: the runtime's next turn waits for it. */
   streamClosing(closing: Promise<void>): void;
   /** The stream's handle was freed. */
-  streamFreed(stream: OpenAIInvokeStream): void;
+  streamFreed(stream: OpenAIInvokeStream<unknown>): void;
 }
 
 /** GC backstop: frees handles of streams dropped without `result()` (off the main thread: a free closes first). */
@@ -53,14 +53,14 @@ function isTerminal(error: unknown): boolean {
  * aborting the `signal` given to `invokeOpenAIStream` — drops unread chunks and waits for
  * the invocation without cancelling it; `result()` stays available afterwards.
  */
-export class OpenAIInvokeStream implements AsyncIterableIterator<OpenAiChunk, undefined>, AsyncDisposable {
+export class OpenAIInvokeStream<T = OpenAiChunk> implements AsyncIterableIterator<T, undefined>, AsyncDisposable {
   /** What the core reported: `kind`, `runtime_id`, `invocation_id`, `request_id`. */
   readonly info: StreamInfo;
   private readonly library: NativeLibrary;
   private readonly owner: StreamOwner;
   private handle: number;
   private readonly token = {};
-  private batch: OpenAiChunk[] = [];
+  private batch: T[] = [];
   private position = 0;
   private ended = false;
   private reading: Promise<unknown> = Promise.resolve();
@@ -108,7 +108,7 @@ export class OpenAIInvokeStream implements AsyncIterableIterator<OpenAiChunk, un
    * (`openai_stream_protocol_error`: the adapter broke the transport; the runtime is then
    * `failed`), and with the signal's reason once the signal aborted.
    */
-  next(): Promise<IteratorResult<OpenAiChunk, undefined>> {
+  next(): Promise<IteratorResult<T, undefined>> {
     const run = this.reading.then(
       () => this.pull(),
       () => this.pull(),
@@ -117,11 +117,11 @@ export class OpenAIInvokeStream implements AsyncIterableIterator<OpenAiChunk, un
     return run;
   }
 
-  private async pull(): Promise<IteratorResult<OpenAiChunk, undefined>> {
+  private async pull(): Promise<IteratorResult<T, undefined>> {
     for (;;) {
       if (this.aborted) throw this.aborted.reason;
       if (this.position < this.batch.length) {
-        const value = this.batch[this.position] as OpenAiChunk;
+        const value = this.batch[this.position] as T;
         this.position += 1;
         return { done: false, value };
       }
@@ -137,7 +137,7 @@ export class OpenAIInvokeStream implements AsyncIterableIterator<OpenAiChunk, un
       }
       if (this.ended) continue; // closed while waiting
       if (pulled.status === Status.OK) {
-        this.batch = parse<OpenAiChunk[]>(pulled.text);
+        this.batch = parse<T[]>(pulled.text);
         this.position = 0;
       } else if (pulled.status === Status.END) {
         this.ended = true;
@@ -146,7 +146,7 @@ export class OpenAIInvokeStream implements AsyncIterableIterator<OpenAiChunk, un
   }
 
   /** Closes the stream (see {@link OpenAIInvokeStream.close}) and ends the iteration. */
-  async return(): Promise<IteratorResult<OpenAiChunk, undefined>> {
+  async return(): Promise<IteratorResult<T, undefined>> {
     await this.close();
     return DONE;
   }
@@ -220,3 +220,21 @@ export class OpenAIInvokeStream implements AsyncIterableIterator<OpenAiChunk, un
     await this.close();
   }
 }
+
+/** One raw NeMo Relay ATOF record, as the adapter's Relay published it. */
+export type AtofRecord = { [key: string]: JsonValue };
+
+/**
+ * The raw NeMo Relay ATOF records of one invocation ({@link Runtime.invokeStream}), as an
+ * async iterator, with the separate, authoritative {@link RunResult} from `result()`. The
+ * stream ends once the adapter host answered and the records routed to the invocation's
+ * request id were delivered; closing it works as for {@link OpenAIInvokeStream}.
+ *
+ * ```ts
+ * await using runtime = await fabric.startRuntime(config, { streaming: true });
+ * await using stream = await runtime.invokeStream({ input: "hello" });
+ * for await (const record of stream) console.log(record.kind, record.name);
+ * const result = await stream.result();
+ * ```
+ */
+export class InvokeStream extends OpenAIInvokeStream<AtofRecord> {}

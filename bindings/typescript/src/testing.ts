@@ -349,8 +349,11 @@ export async function healthCheck(
   const net = await import("node:net");
   const crypto = await import("node:crypto");
   const endpoint = JSON.parse(fs.readFileSync(`${fabricHome}/health.endpoint.json`, "utf8")) as {
-    port: number;
-    host: string;
+    schema_version: string;
+    transport?: string;
+    socket?: string;
+    port?: number;
+    host?: string;
     secret: string;
     pid: number;
   };
@@ -367,8 +370,57 @@ export async function healthCheck(
     nonce,
   };
   const line = `${canonicalForCheck({ ...body, mac: mac(body) })}\n`;
-  const text = await new Promise<string>((resolve, reject) => {
-    const socket = net.connect({ host: endpoint.host, port: endpoint.port });
+  // A unix connect fails with EAGAIN while the listener's backlog is full: retry briefly.
+  const started = Date.now();
+  let text: string;
+  for (;;) {
+    try {
+      text = await exchangeOnce(fs, net, endpoint, line, budgetMs);
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EAGAIN" || Date.now() - started > budgetMs) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+  }
+  if (text === "") throw new Error("health listener closed without answering");
+  const response = JSON.parse(text) as Record<string, unknown>;
+  const got = response.mac;
+  delete response.mac;
+  if (got !== mac(response) || response.nonce !== nonce || response.kind !== "fabric.health/response" || response.pid !== endpoint.pid) {
+    throw new Error("health response failed verification");
+  }
+  return response.observations as HealthCheckObservation[];
+}
+
+/** One connection: sends `line`, resolves with everything read until the listener closes. */
+function exchangeOnce(
+  fs: typeof import("node:fs"),
+  net: typeof import("node:net"),
+  endpoint: { schema_version: string; transport?: string; socket?: string; host?: string; port?: number },
+  line: string,
+  budgetMs: number,
+): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    // v2 names a unix socket (reached through its directory's fd when the path is too long
+    // for a socket address); v1 a loopback TCP port.
+    let dirFd: number | null = null;
+    let target: { path: string } | { host: string; port: number };
+    if (endpoint.schema_version === "fabric.health-endpoint/v2" && endpoint.transport === "unix") {
+      const file = endpoint.socket as string;
+      if (Buffer.byteLength(file) > 100) {
+        dirFd = fs.openSync(file.slice(0, file.lastIndexOf("/")), "r");
+        target = { path: `/proc/self/fd/${dirFd}/${file.slice(file.lastIndexOf("/") + 1)}` };
+      } else {
+        target = { path: file };
+      }
+    } else {
+      target = { host: endpoint.host as string, port: endpoint.port as number };
+    }
+    const socket = net.connect(target);
+    socket.once("connect", () => {
+      if (dirFd !== null) fs.closeSync(dirFd);
+      dirFd = null;
+    });
     let data = "";
     const timer = setTimeout(() => {
       socket.destroy();
@@ -378,6 +430,8 @@ export async function healthCheck(
     socket.on("data", (chunk: string) => (data += chunk));
     socket.on("error", (error) => {
       clearTimeout(timer);
+      if (dirFd !== null) fs.closeSync(dirFd);
+      dirFd = null;
       reject(error);
     });
     socket.on("close", () => {
@@ -386,12 +440,4 @@ export async function healthCheck(
     });
     socket.write(line);
   });
-  if (text === "") throw new Error("health listener closed without answering");
-  const response = JSON.parse(text) as Record<string, unknown>;
-  const got = response.mac;
-  delete response.mac;
-  if (got !== mac(response) || response.nonce !== nonce || response.kind !== "fabric.health/response" || response.pid !== endpoint.pid) {
-    throw new Error("health response failed verification");
-  }
-  return response.observations as HealthCheckObservation[];
 }

@@ -26,6 +26,12 @@ impl Host {
     /// and waits (bounded) for its `listening` line. `name` labels failures (`python`, `node`).
     pub fn start(name: &'static str, mut command: Command, modes: &str) -> Host {
         let home = tempfile::tempdir().unwrap();
+        {
+            // Like the FABRIC_HOME the core creates.
+            use std::os::unix::fs::PermissionsExt;
+            let private = std::fs::Permissions::from_mode(0o700);
+            std::fs::set_permissions(home.path(), private).unwrap();
+        }
         let mut child = command
             .arg(home.path())
             .arg(modes)
@@ -113,6 +119,28 @@ pub fn assert_all_levels_pass(host: &Host, request: &CheckRequest, prefix: &str)
             .mode();
         assert_eq!(mode & 0o777, 0o600);
     }
+    // The default transport: a 0600 unix socket inside the 0700 home.
+    let endpoint: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(host.endpoint()).unwrap()).unwrap();
+    assert_eq!(
+        endpoint["schema_version"],
+        wire::ENDPOINT_SCHEMA_VERSION_V2,
+        "{endpoint}"
+    );
+    assert_eq!(endpoint["transport"], "unix", "{endpoint}");
+    let socket = PathBuf::from(endpoint["socket"].as_str().unwrap());
+    let home = std::fs::canonicalize(host.endpoint().parent().unwrap()).unwrap();
+    assert_eq!(socket.parent().unwrap(), home);
+    {
+        use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+        let meta = std::fs::symlink_metadata(&socket).unwrap();
+        assert!(meta.file_type().is_socket());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&home).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
+    }
 }
 
 /// A core with the wrong secret gets no `passed`.
@@ -157,4 +185,112 @@ pub fn assert_failure_and_stall(start: impl Fn(&str) -> Host, request: &CheckReq
     assert_eq!(report.reason.as_deref(), Some(reason::PROBE_TIMEOUT));
     assert!(took <= Duration::from_millis(400 + 250), "{took:?}");
     host.stop();
+}
+
+/// A local process holding many idle connections to a TCP health listener: it opens `n`
+/// connections, never writes, and reopens every connection the listener closes.
+pub struct Attacker {
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<thread::JoinHandle<usize>>,
+    held: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Attacker {
+    /// Starts attacking `addr` and returns once `n` connections were opened once.
+    pub fn start(addr: std::net::SocketAddr, n: usize) -> Attacker {
+        use std::io::{ErrorKind, Read};
+        use std::net::TcpStream;
+        use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let stop = std::sync::Arc::new(AtomicBool::new(false));
+        let held = std::sync::Arc::new(AtomicUsize::new(0));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let (flag, count) = (stop.clone(), held.clone());
+        let thread = thread::spawn(move || {
+            let mut conns: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
+            let mut opened = 0usize;
+            let mut first = true;
+            while !flag.load(Ordering::SeqCst) {
+                for slot in conns.iter_mut() {
+                    let closed = match slot {
+                        Some(stream) => {
+                            let mut byte = [0u8; 1];
+                            !matches!(stream.read(&mut byte), Err(e) if e.kind() == ErrorKind::WouldBlock)
+                        }
+                        None => true,
+                    };
+                    if closed {
+                        *slot = TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+                            .ok()
+                            .inspect(|s| {
+                                let _ = s.set_nonblocking(true);
+                            });
+                        opened += usize::from(slot.is_some());
+                    }
+                }
+                count.store(conns.iter().flatten().count(), Ordering::SeqCst);
+                if first {
+                    first = false;
+                    let _ = ready_tx.send(());
+                }
+                thread::sleep(Duration::from_millis(10));
+            }
+            opened
+        });
+        ready_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("attacker opens its connections");
+        Attacker {
+            stop,
+            thread: Some(thread),
+            held,
+        }
+    }
+
+    /// Connections open at the last sweep.
+    pub fn held(&self) -> usize {
+        self.held.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Stops and returns how many connections were opened in all.
+    pub fn stop(mut self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.thread.take().map_or(0, |t| t.join().unwrap())
+    }
+}
+
+impl Drop for Attacker {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// 40 sequential `ready` checks through `endpoint` while `attacker` holds its connections:
+/// every one passes.
+pub fn assert_checks_pass_under_attack(endpoint: &Path, attacker: &Attacker) {
+    let request = CheckRequest::runtime("R1").with_level(fabric_health::HealthLevel::Ready);
+    let mut passed = 0;
+    let mut failures = Vec::new();
+    for _ in 0..40 {
+        let report = Check::new(&request).run(endpoint);
+        if report.outcome == CheckOutcome::Passed {
+            passed += 1;
+        } else {
+            failures.push(report.reason.clone());
+        }
+    }
+    assert!(attacker.held() >= 100, "attack is on: {}", attacker.held());
+    assert_eq!(passed, 40, "40/40 checks pass under attack: {failures:?}");
+}
+
+/// The TCP address in a v1 endpoint file.
+pub fn tcp_addr(endpoint: &Path) -> std::net::SocketAddr {
+    let value: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(endpoint).unwrap()).unwrap();
+    assert_eq!(
+        value["schema_version"],
+        wire::ENDPOINT_SCHEMA_VERSION,
+        "{value}"
+    );
+    let port = value["port"].as_u64().unwrap() as u16;
+    std::net::SocketAddr::from(([127, 0, 0, 1], port))
 }

@@ -201,6 +201,11 @@ impl Engine {
         self.send(Cmd::Stream(command))
     }
 
+    /// Sends a collector server command.
+    pub(crate) fn collector(&self, command: crate::collector::Command) -> Result<(), String> {
+        self.send(Cmd::Collector(command))
+    }
+
     /// Forgets a host; if it still runs it is stopped (gracefully when `line` is a `stop`
     /// request) and reaped in the background.
     pub(crate) fn release(&self, key: HostKey, line: Option<Vec<u8>>) {

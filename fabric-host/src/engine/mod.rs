@@ -197,6 +197,8 @@ enum Cmd {
     },
     /// A stream listener command (see `stream::listener`).
     Stream(crate::stream::Command),
+    /// A collector server command (see `collector::server`).
+    Collector(crate::collector::Command),
     Stop {
         key: HostKey,
         line: Option<Vec<u8>>,
@@ -331,6 +333,8 @@ struct Reactor {
     spin_until: Option<Instant>,
     /// Loopback listeners of streaming invocations.
     streams: crate::stream::Listeners,
+    /// Relay ATOF collectors.
+    collectors: crate::collector::Servers,
     /// Set by `StopAll`: the process is shutting down and every host is stopped with it.
     shutdown: Option<StopPolicy>,
 }

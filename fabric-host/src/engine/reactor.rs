@@ -35,6 +35,7 @@ impl Reactor {
             last_housekeeping: Instant::now(),
             spin_until: None,
             streams: crate::stream::Listeners::default(),
+            collectors: crate::collector::Servers::default(),
             shutdown: None,
         }
     }
@@ -55,6 +56,11 @@ impl Reactor {
                 if event.token() == WAKER {
                     continue;
                 }
+                if crate::collector::owns(event.token()) {
+                    self.collectors
+                        .on_ready(self.poll.registry(), event.token());
+                    continue;
+                }
                 if crate::stream::owns(event.token()) {
                     self.streams.on_ready(self.poll.registry(), event.token());
                     continue;
@@ -62,6 +68,7 @@ impl Reactor {
                 again.push(event.token());
             }
             self.streams.run_again(self.poll.registry());
+            self.collectors.run_again(self.poll.registry());
             again.sort_unstable_by_key(|t| t.0);
             again.dedup();
             for token in again {
@@ -76,6 +83,7 @@ impl Reactor {
             }
             self.fire_timers();
             self.streams.fire(self.poll.registry(), Instant::now());
+            self.collectors.fire(self.poll.registry(), Instant::now());
             if self.last_housekeeping.elapsed() >= MAX_POLL {
                 self.housekeeping();
             }
@@ -83,15 +91,20 @@ impl Reactor {
     }
 
     fn poll_timeout(&mut self) -> Duration {
-        if !self.again.is_empty() || self.streams.has_work() {
+        if !self.again.is_empty() || self.streams.has_work() || self.collectors.has_work() {
             return Duration::ZERO;
         }
         let now = Instant::now();
         let timeout = self.host_poll_timeout(now);
-        match self.streams.next_deadline() {
-            Some(at) => timeout.min(at.saturating_duration_since(now)),
-            None => timeout,
-        }
+        [
+            self.streams.next_deadline(),
+            self.collectors.next_deadline(),
+        ]
+        .into_iter()
+        .flatten()
+        .fold(timeout, |timeout, at| {
+            timeout.min(at.saturating_duration_since(now))
+        })
     }
 
     fn host_poll_timeout(&mut self, now: Instant) -> Duration {
@@ -169,6 +182,7 @@ impl Reactor {
             } => self.begin_stop(key, line, policy, Some(reply)),
             Cmd::Release { key, line } => self.release(key, line),
             Cmd::Stream(command) => self.streams.command(self.poll.registry(), command),
+            Cmd::Collector(command) => self.collectors.command(self.poll.registry(), command),
             Cmd::Stats { reply } => {
                 let _ = reply.send(EngineStats {
                     hosts: self.slots.iter().filter(|s| s.is_some()).count(),

@@ -150,6 +150,17 @@ impl Runtime {
         })
     }
 
+    /// As [`Runtime::begin_invocation`] for a plain `invoke` whose answer runs `answered`
+    /// on the reactor thread.
+    pub(crate) fn begin_invocation_notify(
+        &self,
+        request: RunRequest,
+        ids: (String, String),
+        answered: Notify,
+    ) -> Result<Started, HostError> {
+        self.begin_invocation(request, ids, None, Some(answered))
+    }
+
     /// Waits for the answer of an invocation [`Runtime::begin_invocation`] sent and turns
     /// it into the RunResult.
     pub(crate) fn finish_invocation(&self, started: Started) -> Result<RunResult, HostError> {

@@ -7,6 +7,7 @@
 //! (docs/hosting.md, "Native OpenAI streaming"). The consumer side is [`PullStream`]:
 //! `next(timeout)`, `result()` and `close()`, callable from any thread.
 
+mod atof;
 mod http;
 mod listener;
 mod records;
@@ -24,6 +25,8 @@ use fabric_config::stream::{
 };
 use fabric_config::{RunRequest, RunResult, Stage};
 
+pub use atof::AtofStream;
+pub(crate) use http::Chunked;
 pub(crate) use listener::{Command, Listeners, owns};
 
 use crate::engine::{Engine, Notify};
@@ -239,7 +242,7 @@ impl Runtime {
 }
 
 /// 32 random bytes, hex: the listener's bearer token (never logged or recorded).
-fn new_token() -> Result<String, String> {
+pub(crate) fn new_token() -> Result<String, String> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes).map_err(|error| format!("no random token: {error}"))?;
     Ok(hex::encode(bytes))

@@ -68,7 +68,7 @@ from fabric_core.models import (
     WorkflowConfig,
 )
 from fabric_core.runtime import Runtime, RuntimeStatus
-from fabric_core.streaming import OpenAIInvokeStream
+from fabric_core.streaming import InvokeStream, OpenAIInvokeStream
 from fabric_core.types import (
     AdapterCapabilityProfile,
     AdapterInfo,
@@ -163,6 +163,7 @@ __all__ = [
     "RunRequest",
     "RunResult",
     "RunUsage",
+    "InvokeStream",
     "OpenAIInvokeStream",
     "Runtime",
     "RuntimeCapabilities",

@@ -123,6 +123,7 @@ class Library:
         self._declare(
             "fabric_runtime_invoke_openai_stream", [u64, c_char_p, POINTER(u64), out]
         )
+        self._declare("fabric_runtime_invoke_stream", [u64, c_char_p, POINTER(u64), out])
         self._declare("fabric_stream_result", [u64, out])
         self._declare_free("fabric_stream_close")
         self._declare_free("fabric_stream_free")

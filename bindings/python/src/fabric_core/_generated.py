@@ -86,6 +86,10 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "blank_tool_definition_field": (None, False, None, "config"),
     "blank_tool_definition_name": (None, False, None, "config"),
     "blank_tool_name": (None, False, None, "config"),
+    "collector_listen_invalid": ("config", False, None, "cli"),
+    "collector_request_failed": (None, False, None, "host"),
+    "collector_start_failed": (None, False, None, "host"),
+    "collector_token_invalid": ("config", False, None, "cli"),
     "config_incompatible": ("plan", False, None, "plan"),
     "config_invalid": ("plan", False, None, "plan"),
     "config_read_failed": ("config", False, None, "cli"),
@@ -135,6 +139,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_url": (None, False, None, "config"),
     "invalid_utf8": (None, False, None, "abi"),
     "invalid_value": (None, False, None, "config"),
+    "launch_collector_requires_streaming": (None, False, None, "config"),
     "lifecycle_adapter_invoke_failed": ("invoke", False, None, "adapter"),
     "lifecycle_adapter_start_failed": ("start", False, None, "adapter"),
     "lifecycle_adapter_stop_failed": ("stop", False, None, "adapter"),
@@ -181,6 +186,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "runtime_failed": (None, False, "state", "host"),
     "runtime_stopped": (None, False, "state", "host"),
     "stale_handle": (None, False, "state", "abi"),
+    "streaming_requires_relay": (None, False, None, "config"),
+    "streaming_unavailable": ("invoke", False, None, "host"),
     "system_stats_collect_empty": (None, False, None, "config"),
     "system_stats_group_duplicate": (None, False, None, "config"),
     "system_stats_group_unknown": (None, False, None, "config"),
@@ -280,15 +287,18 @@ class CallOptions(FabricMapping):
     """Options of one call (the `options_json` argument of the C ABI).
 
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
+    ``completion_wait_timeout`` (float | None, optional): Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
+    ``launch_collector`` (bool | None, optional): Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
     ``python_interpreter`` (str | None, optional): The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
     ``python_prefix`` (str | None, optional): The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
     ``start_timeout_seconds`` (float | None, optional): How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
     ``stderr_log_bytes`` (int | None, optional): Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
+    ``streaming`` (bool | None, optional): Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the Relay configuration is left as it is. Other calls ignore it.
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "expected_descriptor_sha256", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes"})
+    _fields = frozenset({"base_dir", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
 
 #: Capability kind a route applies to.
 CAPABILITY_KIND_VALUES = ("tools", "skills", "mcp",)
@@ -879,10 +889,11 @@ class RuntimeInfo(FabricMapping):
     ``runtime_id`` (str): Runtime id (`runtime-…`).
     ``service_id`` (str | None, optional): Service id, when the runtime uses a shared service.
     ``supports_openai_streaming`` (bool, optional): Whether the selected adapter implements native OpenAI streaming (the plan's `capabilities.streaming` and the descriptor's claim).
+    ``supports_streaming`` (bool, optional): Whether `invoke_stream` (Relay ATOF records) is available: the runtime was started with `streaming` and Relay telemetry.
     """
 
     __slots__ = ()
-    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "environment", "fabric_home", "handle", "harness", "host_pid", "runtime_id", "service_id", "supports_openai_streaming"})
+    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "environment", "fabric_home", "handle", "harness", "host_pid", "runtime_id", "service_id", "supports_openai_streaming", "supports_streaming"})
     _nested = {"environment": ("EnvironmentInfo", "one")}
 
 
@@ -987,7 +998,7 @@ class StreamInfo(FabricMapping):
     _fields = frozenset({"handle", "invocation_id", "kind", "request_id", "runtime_id"})
 
 #: What the items of a pull stream are.
-STREAM_KIND_VALUES = ("openai.chat_completions.chunk/v1",)
+STREAM_KIND_VALUES = ("openai.chat_completions.chunk/v1", "relay.atof.record",)
 
 #: A metric group of invocation system stats.
 SYSTEM_STATS_GROUP_VALUES = ("process", "cgroup.cpu", "cgroup.memory", "cgroup.pressure",)

@@ -49,6 +49,9 @@ def options_arg(
     base_dir: str | os.PathLike[str] | None = None,
     expected_descriptor_sha256: str | None = None,
     start_timeout_seconds: float | None = None,
+    streaming: bool | None = None,
+    launch_collector: bool | None = None,
+    completion_wait_timeout: float | None = None,
 ) -> bytes:
     """The ``options_json`` argument of the planning calls (schema ``sdk/call-options``);
     the core enforces every option.
@@ -69,6 +72,12 @@ def options_arg(
         options["expected_descriptor_sha256"] = expected_descriptor_sha256
     if start_timeout_seconds is not None:
         options["start_timeout_seconds"] = start_timeout_seconds
+    if streaming:
+        options["streaming"] = True
+    if launch_collector is not None:
+        options["launch_collector"] = launch_collector
+    if completion_wait_timeout is not None:
+        options["completion_wait_timeout"] = completion_wait_timeout
     return dumps(options)
 
 

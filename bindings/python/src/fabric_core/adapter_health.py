@@ -1,13 +1,21 @@
 """Health listener for Python adapter hosts (standard library only).
 
-An adapter host process answers Fabric health checks on an authenticated loopback
-TCP listener, separate from the lifecycle pipe, so checks succeed while an
-invocation is pending. The listener writes ``health.endpoint.json`` (mode 0600,
-atomically) under ``FABRIC_HOME`` with its port, pid and a random secret; the
-Fabric core reads it and sends HMAC-SHA256-authenticated requests; answers are
-authenticated the same way and bound to the request's nonce. Unauthenticated,
-malformed, stale or replayed requests are dropped without an answer. The wire
-format is documented in ``docs/health.md`` and ``fabric-health/src/wire.rs``.
+An adapter host process answers Fabric health checks on an authenticated local
+listener, separate from the lifecycle pipe, so checks succeed while an
+invocation is pending. By default the listener is a unix-domain socket (0600)
+inside the private ``FABRIC_HOME``, so other users cannot connect at all;
+``FABRIC_HEALTH_TRANSPORT=tcp`` (or a socket that cannot be bound) selects
+loopback TCP. The listener writes ``health.endpoint.json`` (mode 0600,
+atomically) under ``FABRIC_HOME`` with its socket path or port, pid and a random
+secret; the Fabric core reads it and sends HMAC-SHA256-authenticated requests;
+answers are authenticated the same way and bound to the request's nonce.
+Unauthenticated, malformed, stale or replayed requests are dropped without an
+answer. One selector thread accepts every connection and reads first lines
+without blocking (at most ``MAX_PENDING`` wait, the oldest is closed first, each
+for ``REQUEST_READ_TIMEOUT`` seconds); only authenticated requests take one of
+the ``MAX_CONNECTIONS`` worker threads, so idle connections cannot starve real
+checks. The wire format is documented in ``docs/health.md`` and
+``fabric-health/src/wire.rs``.
 
 Two ways to use it::
 
@@ -49,6 +57,7 @@ import json
 import os
 import re
 import secrets
+import selectors
 import socket
 import sys
 import threading
@@ -68,6 +77,8 @@ __all__ = [
 
 ENDPOINT_FILE_NAME = "health.endpoint.json"
 ENDPOINT_SCHEMA_VERSION = "fabric.health-endpoint/v1"
+ENDPOINT_SCHEMA_VERSION_V2 = "fabric.health-endpoint/v2"
+TRANSPORT_ENV = "FABRIC_HEALTH_TRANSPORT"
 REQUEST_KIND = "fabric.health/request"
 RESPONSE_KIND = "fabric.health/response"
 PROTOCOL_VERSION = 1
@@ -76,9 +87,13 @@ OUTCOMES = ("passed", "failed", "unknown", "unsupported")
 MAX_REQUEST_BYTES = 4096
 FRESHNESS_WINDOW_MS = 60_000
 MAX_BUDGET_MS = 86_400_000
-MAX_CONNECTIONS = 32
+MAX_CONNECTIONS = 32  # authenticated requests served at once
+MAX_PENDING = 128  # connections waiting for their first line; the oldest is closed first
 NONCE_MEMORY = 8192
-REQUEST_READ_TIMEOUT = 2.0
+REQUEST_READ_TIMEOUT = 1.0
+_MAX_DIRECT_SOCKET_PATH = 100  # longer socket paths go through /proc/self/fd/<dir fd>/
+_ACCEPT_RETRY = 0.005
+_ACCEPT_BURST = 32  # accepts per turn before pending first lines are read again
 LISTENER_SOURCE_ID = "fabric:health_listener"
 DEFAULT_SOURCE_ID = "adapter:check"
 
@@ -158,52 +173,93 @@ class _NonceSet:
 Probe = Callable[[str, float], Observation]
 
 
-class HealthListener:
-    """A loopback health listener calling ``probe(level, seconds_left)``.
+def _transport_from_env() -> str:
+    return "tcp" if os.environ.get(TRANSPORT_ENV, "").lower() == "tcp" else "unix"
 
-    ``probe`` returns ``(outcome, reason_or_None, source_id)``. Use
+
+def _bind_unix(sock: socket.socket, path: str) -> None:
+    """Binds ``path``; a path too long for a socket address goes through the directory's fd."""
+    if len(os.fsencode(path)) <= _MAX_DIRECT_SOCKET_PATH:
+        sock.bind(path)
+        return
+    fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        sock.bind(f"/proc/self/fd/{fd}/{os.path.basename(path)}")
+    finally:
+        os.close(fd)
+
+
+class HealthListener:
+    """A health listener calling ``probe(level, seconds_left)``.
+
+    ``probe`` returns ``(outcome, reason_or_None, source_id)``. ``transport`` is
+    ``"unix"`` (a socket in ``fabric_home``; TCP when it cannot be bound) or
+    ``"tcp"``; ``None`` reads ``FABRIC_HEALTH_TRANSPORT``. Use
     :func:`serve_health` for runtimes with a ``check(level)`` method.
     """
 
-    def __init__(self, probe: Probe, fabric_home: str | os.PathLike[str]) -> None:
+    def __init__(
+        self,
+        probe: Probe,
+        fabric_home: str | os.PathLike[str],
+        transport: str | None = None,
+    ) -> None:
         self._probe = probe
         self._home = os.fspath(fabric_home)
         self.endpoint_path = os.path.join(self._home, ENDPOINT_FILE_NAME)
+        self.transport = transport or _transport_from_env()
         self._key = secrets.token_bytes(32)
         self._nonces = _NonceSet()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._stopping = threading.Event()
         self._socket: socket.socket | None = None
+        self._wake: tuple[socket.socket, socket.socket] | None = None
         self._thread: threading.Thread | None = None
         self._endpoint: dict[str, Any] | None = None
         self.port = 0
+        self.socket_path: str | None = None
 
     # -- lifecycle -------------------------------------------------------
 
     def start(self) -> "HealthListener":
-        """Binds 127.0.0.1:0, starts the accept thread and writes the endpoint file."""
+        """Binds the socket, starts the accept thread and writes the endpoint file."""
         if self._thread is not None:
             return self
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        try:
-            sock.bind(("127.0.0.1", 0))
-            sock.listen(64)
-        except OSError:
-            sock.close()
-            raise
+        sock = None
+        if self.transport == "unix":
+            sock = self._listen_unix()
+        if sock is None:
+            self.transport = "tcp"
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            try:
+                sock.bind(("127.0.0.1", 0))
+                sock.listen(128)
+                sock.setblocking(False)
+            except OSError:
+                sock.close()
+                raise
+            self.port = sock.getsockname()[1]
+            self._endpoint = {
+                "schema_version": ENDPOINT_SCHEMA_VERSION,
+                "host": "127.0.0.1",
+                "port": self.port,
+                "pid": os.getpid(),
+                "secret": self._key.hex(),
+            }
+        else:
+            self._endpoint = {
+                "schema_version": ENDPOINT_SCHEMA_VERSION_V2,
+                "transport": "unix",
+                "socket": self.socket_path,
+                "pid": os.getpid(),
+                "secret": self._key.hex(),
+            }
         self._socket = sock
-        self.port = sock.getsockname()[1]
+        self._wake = socket.socketpair()
         self._thread = threading.Thread(
             target=self._accept_loop, name="fabric-health", daemon=True
         )
         self._thread.start()
-        self._endpoint = {
-            "schema_version": ENDPOINT_SCHEMA_VERSION,
-            "host": "127.0.0.1",
-            "port": self.port,
-            "pid": os.getpid(),
-            "secret": self._key.hex(),
-        }
         try:
             self._write_endpoint()
         except OSError:
@@ -211,8 +267,29 @@ class HealthListener:
             raise
         return self
 
+    def _listen_unix(self) -> socket.socket | None:
+        path = os.path.join(
+            os.path.realpath(self._home), f"health-{secrets.token_hex(8)}.sock"
+        )
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            _bind_unix(sock, path)
+        except OSError:
+            sock.close()
+            return None
+        try:
+            os.chmod(path, 0o600)
+            sock.listen(128)
+            sock.setblocking(False)
+        except OSError:
+            sock.close()
+            _unlink(path)
+            return None
+        self.socket_path = path
+        return sock
+
     def stop(self) -> None:
-        """Stops accepting and removes the endpoint file (idempotent).
+        """Stops accepting and removes the endpoint file and socket (idempotent).
 
         Probes already running finish on their own threads.
         """
@@ -221,14 +298,21 @@ class HealthListener:
             return
         self._stopping.set()
         self._remove_endpoint()
-        try:  # wake the blocking accept()
-            socket.create_connection(("127.0.0.1", self.port), timeout=1.0).close()
-        except OSError:
-            pass
+        if self._wake is not None:
+            try:
+                self._wake[1].send(b"x")
+            except OSError:
+                pass
         thread.join(timeout=2.0)
         if self._socket is not None:
             self._socket.close()
             self._socket = None
+        if self._wake is not None:
+            for end in self._wake:
+                end.close()
+            self._wake = None
+        if self.socket_path is not None:
+            _unlink(self.socket_path)
 
     close = stop
 
@@ -253,10 +337,7 @@ class HealthListener:
                 os.fsync(handle.fileno())
             os.replace(tmp, self.endpoint_path)
         except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+            _unlink(tmp)
             raise
 
     def _remove_endpoint(self) -> None:
@@ -271,38 +352,131 @@ class HealthListener:
     # -- serving ---------------------------------------------------------
 
     def _accept_loop(self) -> None:
-        sock = self._socket
-        assert sock is not None
-        while not self._stopping.is_set():
+        """Accepts everything, reads first lines without blocking, sheds idle connections."""
+        sock, wake = self._socket, self._wake
+        assert sock is not None and wake is not None
+        selector = selectors.DefaultSelector()
+        selector.register(sock, selectors.EVENT_READ, "listen")
+        selector.register(wake[0], selectors.EVENT_READ, "wake")
+        # Insertion-ordered: the first entry is the oldest connection.
+        pending: dict[socket.socket, tuple[bytearray, float]] = {}
+        retry = False
+
+        def drop(conn: socket.socket) -> None:
+            pending.pop(conn, None)
             try:
-                conn, _ = sock.accept()
+                selector.unregister(conn)
+            except (KeyError, ValueError):
+                pass
+            conn.close()
+
+        def accept_all() -> bool:
+            for _ in range(_ACCEPT_BURST):
+                try:
+                    conn, _ = sock.accept()
+                except BlockingIOError:
+                    return False
+                except InterruptedError:
+                    continue
+                except OSError:
+                    # Out of descriptors: free the oldest waiting connection, retry soon.
+                    if pending:
+                        drop(next(iter(pending)))
+                    return True
+                while len(pending) >= MAX_PENDING:
+                    drop(next(iter(pending)))
+                conn.setblocking(False)
+                pending[conn] = (bytearray(), time.monotonic())
+                selector.register(conn, selectors.EVENT_READ, "conn")
+                # A real client has usually sent its line already: take it at once.
+                read_first_line(conn)
+            return False  # the listener stays readable: the next select accepts the rest
+
+        def read_first_line(conn: socket.socket) -> None:
+            entry = pending.get(conn)
+            if entry is None:
+                return
+            buf, accepted = entry
+            try:
+                chunk = conn.recv(4096)
+            except (BlockingIOError, InterruptedError):
+                return
             except OSError:
+                chunk = b""
+            if not chunk:
+                drop(conn)
+                return
+            buf += chunk
+            end = buf.find(b"\n")
+            if end < 0:
+                if len(buf) >= MAX_REQUEST_BYTES:
+                    drop(conn)
+                return
+            pending.pop(conn, None)
+            selector.unregister(conn)
+            if end + 1 > MAX_REQUEST_BYTES:
+                conn.close()
+                return
+            self._dispatch(conn, bytes(buf[:end]), accepted)
+
+        try:
+            while not self._stopping.is_set():
+                timeout = None
+                if pending:
+                    oldest = next(iter(pending.values()))[1]
+                    timeout = max(0.0, oldest + REQUEST_READ_TIMEOUT - time.monotonic())
+                if retry:
+                    timeout = _ACCEPT_RETRY if timeout is None else min(timeout, _ACCEPT_RETRY)
+                try:
+                    events = selector.select(timeout)
+                except OSError:
+                    time.sleep(_ACCEPT_RETRY)
+                    continue
                 if self._stopping.is_set():
                     return
-                time.sleep(0.005)  # out of descriptors: back off instead of spinning
-                continue
-            if self._stopping.is_set() or not self._slots.acquire(blocking=False):
-                conn.close()
-                continue
-            worker = threading.Thread(
-                target=self._serve_one, args=(conn,), name="fabric-health-conn", daemon=True
-            )
-            try:
-                worker.start()
-            except RuntimeError:
-                self._slots.release()
-                conn.close()
+                for key, _mask in events:
+                    if key.data == "listen":
+                        retry = accept_all()
+                    elif key.data == "conn":
+                        read_first_line(key.fileobj)  # type: ignore[arg-type]
+                if retry:
+                    retry = accept_all()
+                now = time.monotonic()
+                while pending:
+                    conn, (_buf, accepted) = next(iter(pending.items()))
+                    if now < accepted + REQUEST_READ_TIMEOUT:
+                        break
+                    drop(conn)
+        finally:
+            for conn in list(pending):
+                drop(conn)
+            selector.close()
 
-    def _serve_one(self, conn: socket.socket) -> None:
+    def _dispatch(self, conn: socket.socket, line: bytes, accepted: float) -> None:
+        """Authenticates on the accept thread; only authenticated requests get a worker."""
+        request = self._authenticate(line)
+        if request is None or not self._slots.acquire(blocking=False):
+            conn.close()
+            return
+        worker = threading.Thread(
+            target=self._serve_one,
+            args=(conn, request, accepted),
+            name="fabric-health-conn",
+            daemon=True,
+        )
         try:
-            received = time.monotonic()
-            conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            line = _read_line(conn, MAX_REQUEST_BYTES, received + REQUEST_READ_TIMEOUT)
-            if line is None:
-                return
-            request = self._authenticate(line)
-            if request is None:
-                return
+            worker.start()
+        except RuntimeError:
+            self._slots.release()
+            conn.close()
+
+    def _serve_one(
+        self, conn: socket.socket, request: tuple[str, str, int], received: float
+    ) -> None:
+        try:
+            conn.setblocking(True)
+            if conn.family != socket.AF_UNIX:
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             nonce, level, budget_ms = request
             deadline = received + budget_ms / 1000.0
             observations = self._evaluate(level, deadline)
@@ -385,28 +559,11 @@ def _observation(level: str, outcome: str, reason: str | None, source_id: str) -
     }
 
 
-def _read_line(conn: socket.socket, limit: int, deadline: float) -> bytes | None:
-    data = bytearray()
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        conn.settimeout(left)
-        try:
-            chunk = conn.recv(4096)
-        except socket.timeout:
-            return None
-        if not chunk:
-            return None
-        end = chunk.find(b"\n")
-        if end >= 0:
-            if len(data) + end >= limit:
-                return None
-            data += chunk[:end]
-            return bytes(data)
-        data += chunk
-        if len(data) >= limit:
-            return None
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _write_all(conn: socket.socket, data: bytes, deadline: float) -> None:
@@ -504,12 +661,14 @@ def serve_health(
     fabric_home: str | os.PathLike[str] | None = None,
     *,
     loop: asyncio.AbstractEventLoop | None = None,
+    transport: str | None = None,
 ) -> HealthListener:
     """Starts a health listener for ``runtime`` and returns it (call ``stop()``).
 
     ``fabric_home`` defaults to ``os.environ["FABRIC_HOME"]``. ``loop`` is the
     event loop async ``check`` coroutines run on; inside a coroutine it defaults
-    to the running loop.
+    to the running loop. ``transport`` (``"unix"``/``"tcp"``) defaults to
+    ``FABRIC_HEALTH_TRANSPORT``, else ``"unix"``.
     """
     if fabric_home is None:
         fabric_home = os.environ["FABRIC_HOME"]
@@ -518,7 +677,7 @@ def serve_health(
             loop = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-    return HealthListener(runtime_probe(runtime, loop), fabric_home).start()
+    return HealthListener(runtime_probe(runtime, loop), fabric_home, transport).start()
 
 
 class _HealthRuntime:

@@ -127,6 +127,9 @@ class Fabric:
         overrides: Mapping[str, Any] | None = None,
         expected_descriptor_sha256: str | None = None,
         start_timeout_seconds: float | None = None,
+        streaming: bool = False,
+        launch_collector: bool | None = None,
+        completion_wait_timeout: float | None = None,
     ) -> Runtime:
         """Start a stateful runtime for ordered invocations.
 
@@ -134,6 +137,13 @@ class Fabric:
         every invocation below the request's own overrides. ``start_timeout_seconds``
         bounds the adapter host's answer to ``start`` (default 90; a timeout raises
         ``FabricRuntimeError`` with ``code == "timeout"`` and ``details["timeout_ms"]``).
+
+        ``streaming=True`` (with Relay telemetry in ``config``) makes
+        ``Runtime.invoke_stream()`` available: by default the core runs an embedded ATOF
+        collector for the runtime; ``launch_collector=False`` uses the external collector
+        named by the config's ``nemo-fabric-stream`` sink. ``completion_wait_timeout``
+        (seconds, default 1) is validated and kept for upstream compatibility. Without
+        Relay, or ``launch_collector`` without streaming, raises ``FabricConfigError``.
         """
 
         library = self._lib()
@@ -142,6 +152,9 @@ class Fabric:
             base_dir=base_dir,
             expected_descriptor_sha256=expected_descriptor_sha256,
             start_timeout_seconds=start_timeout_seconds,
+            streaming=streaming,
+            launch_collector=launch_collector,
+            completion_wait_timeout=completion_wait_timeout,
         )
         runtime_overrides = json_mapping(overrides, "runtime overrides")
 

@@ -20,7 +20,7 @@ from fabric_core.errors import (
 )
 from fabric_core.errors import FabricCapabilityError
 from fabric_core.models import RunRequest
-from fabric_core.streaming import OpenAIInvokeStream
+from fabric_core.streaming import InvokeStream, OpenAIInvokeStream
 from fabric_core.types import (
     RunResult,
     RuntimeHandle,
@@ -178,6 +178,51 @@ class Runtime:
             self._handle, dumps(payload), ctypes.byref(handle), _ffi.out_slot()
         )
         stream = OpenAIInvokeStream(self, self._library, handle.value, json.loads(text))
+        self._stream = stream
+        return stream
+
+    @property
+    def supports_streaming(self) -> bool:
+        """Whether ``invoke_stream()`` (raw NeMo Relay ATOF records) is available: the
+        runtime was started with ``streaming=True`` and Relay telemetry."""
+
+        return bool(self._info.get("supports_streaming"))
+
+    def invoke_stream(self, *, input: Any = None, request: RunRequest | None = None) -> InvokeStream:
+        """Start one turn and stream the raw NeMo Relay ATOF records it publishes.
+
+        Synchronous: the invocation starts in the adapter host at once. Iterate the stream
+        with ``async for`` (ATOF dictionaries, as the adapter's Relay published them);
+        ``await stream.result()`` returns the separate, authoritative ``RunResult``.
+
+        Raises ``FabricCapabilityError`` (``streaming_unavailable``) when the runtime was
+        not started with ``streaming=True``, ``FabricStateError`` when another turn or
+        stream is active, ``FabricConfigError`` for an invalid request,
+        ``FabricRuntimeError`` (``collector_request_failed``) when the collector refused
+        the request id.
+        """
+
+        if not self.supports_streaming:
+            raise FabricCapabilityError(
+                "streaming requires a runtime started with NeMo Relay telemetry and streaming=True",
+                stage="invoke",
+                code="streaming_unavailable",
+                details={"capability": "streaming"},
+            )
+        self._ensure_invocable()
+        if self._orphan is not None and not self._orphan.done():
+            raise FabricStateError(
+                "the previous streaming invocation is still closing; await it first",
+                stage="invoke",
+                code="runtime_busy",
+            )
+        self._release_stream()
+        payload = request_payload(input=input, request=request, overrides=self._overrides)
+        handle = ctypes.c_uint64(0)
+        text = self._library.fabric_runtime_invoke_stream(
+            self._handle, dumps(payload), ctypes.byref(handle), _ffi.out_slot()
+        )
+        stream = InvokeStream(self, self._library, handle.value, json.loads(text))
         self._stream = stream
         return stream
 

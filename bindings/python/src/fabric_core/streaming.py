@@ -229,7 +229,7 @@ class OpenAIInvokeStream:
         self._finalizer()
 
     def __repr__(self) -> str:
-        return f"OpenAIInvokeStream(invocation_id={self.invocation_id!r}, finished={self._finished})"
+        return f"{type(self).__name__}(invocation_id={self.invocation_id!r}, finished={self._finished})"
 
 
 def _consume(future: asyncio.Future[Any]) -> None:
@@ -237,4 +237,18 @@ def _consume(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
-__all__ = ["OpenAIInvokeStream"]
+
+
+class InvokeStream(OpenAIInvokeStream):
+    """Async iterator of raw NeMo Relay ATOF records (dictionaries) for one invocation
+    (``Runtime.invoke_stream``), pulled from the core the same way as the OpenAI chunks.
+
+    The records are those the adapter's Relay published for the invocation's request id
+    and the runtime's collector routed to it; the stream ends once the adapter host
+    answered and they were delivered. ``await stream.result()`` returns the separate,
+    authoritative ``RunResult``; ``await stream.aclose()`` drops unread records and waits
+    for the invocation without cancelling it.
+    """
+
+
+__all__ = ["InvokeStream", "OpenAIInvokeStream"]

@@ -1,12 +1,17 @@
 /**
  * Health listener for TypeScript adapter hosts.
  *
- * The host answers Fabric health checks on an authenticated loopback TCP listener,
- * separate from the lifecycle pipe, so checks are answered while an invocation is pending
- * (as long as the invocation awaits instead of blocking the event loop). The listener
- * binds `127.0.0.1:0` and writes `health.endpoint.json` (mode 0600, atomically: a 0600
- * temporary sibling, then `rename`) under `FABRIC_HOME` with its port, pid and a random
- * 32-byte secret. Requests and responses carry an HMAC-SHA256 over their canonical JSON;
+ * The host answers Fabric health checks on an authenticated local listener, separate from
+ * the lifecycle pipe, so checks are answered while an invocation is pending (as long as the
+ * invocation awaits instead of blocking the event loop). By default the listener is a
+ * unix-domain socket (0600) inside the private `FABRIC_HOME`, which other users cannot
+ * reach; `FABRIC_HEALTH_TRANSPORT=tcp` (or a socket that cannot be bound) selects
+ * `127.0.0.1:0`. It writes `health.endpoint.json` (mode 0600, atomically: a 0600 temporary
+ * sibling, then `rename`) under `FABRIC_HOME` with its socket path (schema v2) or port
+ * (schema v1), pid and a random 32-byte secret. At most `MAX_PENDING` connections wait for
+ * their first line (the oldest is closed when another arrives), each for
+ * `REQUEST_READ_TIMEOUT_MS`; only authenticated requests count against `MAX_CONNECTIONS`,
+ * so idle connections cannot starve real checks. Requests and responses carry an HMAC-SHA256 over their canonical JSON;
  * a response repeats the request's nonce. Malformed, unauthenticated, stale (more than
  * 60 s from this clock) or replayed requests are dropped without a byte. The wire format
  * is documented in `docs/health.md` and `fabric-health/src/wire.rs`.
@@ -23,6 +28,9 @@ import * as path from "node:path";
 
 export const ENDPOINT_FILE_NAME = "health.endpoint.json";
 export const ENDPOINT_SCHEMA_VERSION = "fabric.health-endpoint/v1";
+export const ENDPOINT_SCHEMA_VERSION_V2 = "fabric.health-endpoint/v2";
+/** Environment variable choosing the transport: `tcp`, else a unix-domain socket. */
+export const TRANSPORT_ENV = "FABRIC_HEALTH_TRANSPORT";
 export const REQUEST_KIND = "fabric.health/request";
 export const RESPONSE_KIND = "fabric.health/response";
 export const PROTOCOL_VERSION = 1;
@@ -30,9 +38,22 @@ export const HEALTH_LEVELS = ["live", "active", "ready"] as const;
 export const MAX_REQUEST_BYTES = 4096;
 export const FRESHNESS_WINDOW_MS = 60_000;
 export const MAX_BUDGET_MS = 86_400_000;
+/** Authenticated requests served at once; unauthenticated connections never count. */
 export const MAX_CONNECTIONS = 32;
+/** Connections waiting for their first line; the oldest is closed when another arrives. */
+export const MAX_PENDING = 128;
 export const NONCE_MEMORY = 8192;
-export const REQUEST_READ_TIMEOUT_MS = 2000;
+export const REQUEST_READ_TIMEOUT_MS = 1000;
+/** Longer socket paths are bound through `/proc/self/fd/<dir fd>/<name>`. */
+const MAX_DIRECT_SOCKET_PATH = 100;
+
+/** How a listener is reached. */
+export type HealthTransport = "unix" | "tcp";
+
+/** `FABRIC_HEALTH_TRANSPORT`: `tcp`, else `unix`. */
+export function transportFromEnv(): HealthTransport {
+  return (process.env[TRANSPORT_ENV] ?? "").toLowerCase() === "tcp" ? "tcp" : "unix";
+}
 /** Evidence source id of observations the listener makes itself. */
 export const LISTENER_SOURCE_ID = "fabric:health_listener";
 /** Evidence source id used when `check()` names none. */
@@ -201,43 +222,60 @@ const isInteger = (value: unknown): value is number => typeof value === "number"
 export class HealthListener {
   /** `FABRIC_HOME/health.endpoint.json`. */
   readonly endpointPath: string;
-  /** The bound port (0 before `start()`). */
+  /** The bound port (0 before `start()` and on a unix socket). */
   port = 0;
+  /** The unix socket path (null before `start()` and on TCP). */
+  socketPath: string | null = null;
+  /** The transport in use (after `start()`: `tcp` when the socket could not be bound). */
+  transport: HealthTransport;
   private readonly key = crypto.randomBytes(32);
   private readonly nonces = new NonceSet();
+  private readonly home: string;
   private server: net.Server | null = null;
   private endpoint: Record<string, unknown> | null = null;
   private active = 0;
+  /** Connections waiting for their first line, oldest first. */
+  private readonly pending = new Set<net.Socket>();
+  private trimScheduled = false;
 
   constructor(
     private readonly probe: HealthProbe,
     fabricHome: string,
+    transport?: HealthTransport,
   ) {
+    this.home = fabricHome;
     this.endpointPath = path.join(fabricHome, ENDPOINT_FILE_NAME);
+    this.transport = transport ?? transportFromEnv();
   }
 
-  /** Binds 127.0.0.1:0 and writes the endpoint file; resolves once both are done. */
+  /** Binds the socket and writes the endpoint file; resolves once both are done. */
   async start(): Promise<this> {
     if (this.server !== null) return this;
-    const server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
-    server.maxConnections = 256; // further connections beyond MAX_CONNECTIONS are closed in accept()
-    await new Promise<void>((resolve, reject) => {
-      server.once("error", reject);
-      server.listen({ host: "127.0.0.1", port: 0, backlog: 64 }, () => {
-        server.removeListener("error", reject);
-        resolve();
-      });
-    });
+    let server: net.Server | null = null;
+    if (this.transport === "unix") server = await this.listenUnix();
+    if (server === null) {
+      this.transport = "tcp";
+      server = this.createServer();
+      await listen(server, { host: "127.0.0.1", port: 0, backlog: 128 });
+      this.port = (server.address() as net.AddressInfo).port;
+      this.endpoint = {
+        schema_version: ENDPOINT_SCHEMA_VERSION,
+        host: "127.0.0.1",
+        port: this.port,
+        pid: process.pid,
+        secret: this.key.toString("hex"),
+      };
+    } else {
+      this.endpoint = {
+        schema_version: ENDPOINT_SCHEMA_VERSION_V2,
+        transport: "unix",
+        socket: this.socketPath,
+        pid: process.pid,
+        secret: this.key.toString("hex"),
+      };
+    }
     server.on("error", () => undefined); // accept errors (EMFILE) must not crash the host
     this.server = server;
-    this.port = (server.address() as net.AddressInfo).port;
-    this.endpoint = {
-      schema_version: ENDPOINT_SCHEMA_VERSION,
-      host: "127.0.0.1",
-      port: this.port,
-      pid: process.pid,
-      secret: this.key.toString("hex"),
-    };
     try {
       writePrivateAtomic(this.endpointPath, JSON.stringify(this.endpoint));
     } catch (error) {
@@ -247,9 +285,46 @@ export class HealthListener {
     return this;
   }
 
+  private createServer(): net.Server {
+    const server = net.createServer({ noDelay: true }, (socket) => this.accept(socket));
+    // A hard bound on descriptors. Generous: Node drops connections beyond it before
+    // `accept` sees them, and shed connections count until their close is processed.
+    server.maxConnections = 4096;
+    return server;
+  }
+
+  /** Listens on `FABRIC_HOME/health-<random>.sock` (0600), or resolves null. */
+  private async listenUnix(): Promise<net.Server | null> {
+    let dirFd: number | null = null;
+    let socketPath: string;
+    try {
+      socketPath = path.join(fs.realpathSync(this.home), `health-${crypto.randomBytes(8).toString("hex")}.sock`);
+    } catch {
+      return null;
+    }
+    const server = this.createServer();
+    try {
+      let listenPath = socketPath;
+      if (Buffer.byteLength(socketPath) > MAX_DIRECT_SOCKET_PATH) {
+        dirFd = fs.openSync(path.dirname(socketPath), "r");
+        listenPath = `/proc/self/fd/${dirFd}/${path.basename(socketPath)}`;
+      }
+      await listen(server, { path: listenPath, backlog: 128 });
+      fs.chmodSync(socketPath, 0o600);
+    } catch {
+      server.close();
+      unlinkQuietly(socketPath);
+      return null;
+    } finally {
+      if (dirFd !== null) fs.closeSync(dirFd);
+    }
+    this.socketPath = socketPath;
+    return server;
+  }
+
   /**
-   * Stops accepting and removes the endpoint file (idempotent). Probes already running
-   * finish and their answers are still sent.
+   * Stops accepting and removes the endpoint file and socket (idempotent). Probes already
+   * running finish and their answers are still sent.
    */
   async stop(): Promise<void> {
     const server = this.server;
@@ -259,6 +334,9 @@ export class HealthListener {
     // Stop accepting now; connections already accepted finish on their own (their
     // probes are bounded by the request budget, request reads by REQUEST_READ_TIMEOUT_MS).
     server.close();
+    for (const socket of this.pending) socket.destroy();
+    this.pending.clear();
+    if (this.socketPath !== null) unlinkQuietly(this.socketPath);
   }
 
   /** Whether the listener is accepting connections. */
@@ -278,30 +356,50 @@ export class HealthListener {
   }
 
   private accept(socket: net.Socket): void {
-    if (this.server === null || this.active >= MAX_CONNECTIONS) {
+    if (this.server === null) {
       socket.destroy();
       return;
     }
-    this.active += 1;
     socket.on("error", () => undefined);
-    socket.once("close", () => {
-      this.active -= 1;
-    });
+    this.pending.add(socket);
+    socket.once("close", () => this.pending.delete(socket));
     void this.serveOne(socket).catch(() => socket.destroy());
+    if (this.pending.size > MAX_PENDING && !this.trimScheduled) {
+      // Shed the oldest connections still waiting for their first line: a real client
+      // writes its request right after connecting, so idle connections are the ones that
+      // age. Trimming waits one poll phase (two check phases) so lines that already
+      // arrived on connections accepted in this burst are read before anything is shed.
+      this.trimScheduled = true;
+      setImmediate(() =>
+        setImmediate(() => {
+          this.trimScheduled = false;
+          for (const oldest of this.pending) {
+            if (this.pending.size <= MAX_PENDING) break;
+            this.pending.delete(oldest);
+            oldest.destroy();
+          }
+        }),
+      );
+    }
   }
 
   private async serveOne(socket: net.Socket): Promise<void> {
     const received = performance.now();
     const line = await readLine(socket, MAX_REQUEST_BYTES, REQUEST_READ_TIMEOUT_MS);
+    this.pending.delete(socket);
     if (line === null) {
       socket.destroy();
       return;
     }
     const request = this.authenticate(line);
-    if (request === null) {
+    if (request === null || this.active >= MAX_CONNECTIONS) {
       socket.destroy();
       return;
     }
+    this.active += 1;
+    socket.once("close", () => {
+      this.active -= 1;
+    });
     const deadline = received + request.budgetMs;
     const observations = await this.evaluate(request.level, deadline);
     const body = {
@@ -433,6 +531,24 @@ function readLine(socket: net.Socket, limit: number, timeoutMs: number): Promise
   });
 }
 
+function listen(server: net.Server, options: net.ListenOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options, () => {
+      server.removeListener("error", reject);
+      resolve();
+    });
+  });
+}
+
+function unlinkQuietly(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch {
+    // already gone
+  }
+}
+
 /** Writes `text` to `file` through a 0600 temporary sibling and a rename. */
 function writePrivateAtomic(file: string, text: string): void {
   const tmp = path.join(path.dirname(file), `.${ENDPOINT_FILE_NAME}.${crypto.randomBytes(8).toString("hex")}.tmp`);
@@ -487,10 +603,15 @@ export function runtimeProbe(runtime: HealthCheckable): HealthProbe {
 
 /**
  * Starts a health listener for `runtime` and resolves with it (call `stop()`).
- * `fabricHome` defaults to `process.env.FABRIC_HOME`.
+ * `fabricHome` defaults to `process.env.FABRIC_HOME`; `transport` to
+ * `FABRIC_HEALTH_TRANSPORT`, else `unix`.
  */
-export async function serveHealth(runtime: HealthCheckable, fabricHome?: string): Promise<HealthListener> {
+export async function serveHealth(
+  runtime: HealthCheckable,
+  fabricHome?: string,
+  transport?: HealthTransport,
+): Promise<HealthListener> {
   const home = fabricHome ?? process.env.FABRIC_HOME;
   if (home === undefined || home === "") throw new Error("serveHealth needs FABRIC_HOME or a fabricHome argument");
-  return new HealthListener(runtimeProbe(runtime), home).start();
+  return new HealthListener(runtimeProbe(runtime), home, transport).start();
 }

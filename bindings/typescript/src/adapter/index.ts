@@ -16,9 +16,14 @@ export {
   canonicalJson,
   sealMessage,
   openMessage,
+  transportFromEnv,
   ENDPOINT_FILE_NAME,
   HEALTH_LEVELS,
   LISTENER_SOURCE_ID,
+  MAX_CONNECTIONS,
+  MAX_PENDING,
+  REQUEST_READ_TIMEOUT_MS,
+  TRANSPORT_ENV,
 } from "./health";
 export type {
   HealthCheckable,
@@ -28,6 +33,7 @@ export type {
   HealthObservation,
   HealthOutcome,
   HealthProbe,
+  HealthTransport,
 } from "./health";
 export { OPENAI_STREAM_PROFILE, OPENAI_STREAM_PROTOCOL } from "./openai-stream";
 export type { OpenAIChatCompletionChunk, OpenAIChunkEmitter } from "./openai-stream";

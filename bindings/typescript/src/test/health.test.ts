@@ -19,7 +19,7 @@ import {
   type HealthCheckOptions,
   type HealthLevel,
 } from "../adapter";
-import { invokeMessage, startMessage, stopMessage } from "../testing";
+import { healthCheck, invokeMessage, startMessage, stopMessage } from "../testing";
 
 // ---- an independent client -------------------------------------------------
 
@@ -38,10 +38,21 @@ function hmac(secretHex: string, body: object): string {
 
 interface Endpoint {
   schema_version: string;
-  host: string;
-  port: number;
+  transport?: string;
+  socket?: string;
+  host?: string;
+  port?: number;
   pid: number;
   secret: string;
+}
+
+/** Connects to the listener an endpoint names: a v2 unix socket or a v1 TCP port. */
+function connect(endpoint: Endpoint): net.Socket {
+  if (endpoint.schema_version === "fabric.health-endpoint/v2") {
+    assert.equal(endpoint.transport, "unix");
+    return net.connect({ path: endpoint.socket as string });
+  }
+  return net.connect({ host: endpoint.host as string, port: endpoint.port as number });
 }
 
 function readEndpoint(home: string): Endpoint {
@@ -72,7 +83,7 @@ function requestLine(endpoint: Endpoint, fields: RequestFields = {}): { line: st
 /** Sends one line; resolves with everything the listener wrote before closing (within `timeoutMs`). */
 function exchange(endpoint: Endpoint, line: string, timeoutMs = 5000): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: endpoint.host, port: endpoint.port });
+    const socket = connect(endpoint);
     let data = "";
     const timer = setTimeout(() => {
       socket.destroy();
@@ -160,11 +171,22 @@ test("all levels pass in order; endpoint file is 0600 and removed at stop", asyn
     const file = path.join(home, "health.endpoint.json");
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);
     const endpoint = readEndpoint(home);
-    assert.equal(endpoint.schema_version, "fabric.health-endpoint/v1");
-    assert.equal(endpoint.host, "127.0.0.1");
-    assert.equal(endpoint.port, listener.port);
+    // Default transport: a 0600 unix socket inside the (0700) home, endpoint schema v2.
+    assert.equal(endpoint.schema_version, "fabric.health-endpoint/v2");
+    assert.equal(endpoint.transport, "unix");
+    assert.equal(endpoint.port, undefined);
+    assert.equal(endpoint.socket, listener.socketPath);
+    const socketPath = endpoint.socket as string;
+    assert.equal(path.dirname(socketPath), fs.realpathSync(home));
+    assert.ok(fs.lstatSync(socketPath).isSocket());
+    assert.equal(fs.lstatSync(socketPath).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(home).mode & 0o777, 0o700);
     assert.match(endpoint.secret, /^[0-9a-f]{64}$/);
-    assert.deepEqual(fs.readdirSync(home), ["health.endpoint.json"], "no temporary file left behind");
+    assert.deepEqual(
+      fs.readdirSync(home).sort(),
+      ["health.endpoint.json", path.basename(socketPath)].sort(),
+      "no temporary file left behind",
+    );
     const response = await check(endpoint, { budget_ms: 2500 });
     assert.deepEqual(
       response.observations.map((o) => [o.level, o.outcome, o.reason, o.source_id]),
@@ -182,7 +204,138 @@ test("all levels pass in order; endpoint file is 0600 and removed at stop", asyn
     await listener.stop();
   }
   assert.equal(fs.existsSync(path.join(home, "health.endpoint.json")), false);
+  assert.deepEqual(fs.readdirSync(home), [], "socket removed at stop");
   await listener.stop(); // idempotent
+});
+
+test("tcp transport writes a v1 endpoint (FABRIC_HEALTH_TRANSPORT=tcp or explicit)", async () => {
+  const home = tempHome();
+  const saved = process.env.FABRIC_HEALTH_TRANSPORT;
+  process.env.FABRIC_HEALTH_TRANSPORT = "tcp";
+  let listener: HealthListener;
+  try {
+    listener = await serveHealth(new Probed(), home);
+  } finally {
+    if (saved === undefined) delete process.env.FABRIC_HEALTH_TRANSPORT;
+    else process.env.FABRIC_HEALTH_TRANSPORT = saved;
+  }
+  try {
+    const endpoint = readEndpoint(home);
+    assert.equal(listener.transport, "tcp");
+    assert.deepEqual(Object.keys(endpoint).sort(), ["host", "pid", "port", "schema_version", "secret"]);
+    assert.equal(endpoint.schema_version, "fabric.health-endpoint/v1");
+    assert.equal(endpoint.port, listener.port);
+    assert.equal((await check(endpoint)).observations.length, 3);
+  } finally {
+    await listener.stop();
+  }
+  // A home too deep for a socket address still gets a unix socket.
+  const deep = path.join(tempHome(), "d".repeat(60), "e".repeat(60));
+  fs.mkdirSync(deep, { recursive: true });
+  const unix = await serveHealth(new Probed(), deep, "unix");
+  try {
+    assert.equal(unix.transport, "unix");
+    assert.ok((unix.socketPath as string).length > 108);
+    const observations = await healthCheck(deep, { level: "live" });
+    assert.deepEqual(observations.map((o) => o.outcome), ["passed"]);
+  } finally {
+    await unix.stop();
+  }
+});
+
+/** Holds `n` idle connections to a TCP listener, reopening each one the listener closes. */
+class Attacker {
+  private stopped = false;
+  private readonly sockets = new Set<net.Socket>();
+  opened = 0;
+  constructor(
+    private readonly endpoint: Endpoint,
+    n: number,
+  ) {
+    for (let i = 0; i < n; i++) this.open();
+  }
+  get held(): number {
+    return this.sockets.size;
+  }
+  private open(): void {
+    if (this.stopped) return;
+    const socket = connect(this.endpoint);
+    this.opened += 1;
+    this.sockets.add(socket);
+    socket.on("error", () => undefined);
+    socket.on("close", () => {
+      this.sockets.delete(socket);
+      setTimeout(() => this.open(), 5);
+    });
+  }
+  stop(): void {
+    this.stopped = true;
+    for (const socket of this.sockets) socket.destroy();
+  }
+}
+
+test("500 idle attacker connections on TCP cannot deny checks: 40/40 pass", async () => {
+  // The attacker runs in a child process so it competes with the listener like another
+  // local user's process would (not on the same event loop).
+  const home = tempHome();
+  const listener = await serveHealth(new Probed(), home, "tcp");
+  const endpoint = readEndpoint(home);
+  const child = await import("node:child_process");
+  const script = `
+    const net = require("node:net");
+    const [port] = process.argv.slice(1).map(Number);
+    let held = 0;
+    const open = () => {
+      const s = net.connect({ host: "127.0.0.1", port });
+      s.on("connect", () => { held += 1; if (held === 500) process.stdout.write("ready\\n"); });
+      s.on("error", () => undefined);
+      s.on("close", () => setTimeout(open, 5));
+    };
+    for (let i = 0; i < 500; i++) open();
+  `;
+  const env = { ...process.env };
+  delete env.NODE_TEST_CONTEXT; // a plain script, not a child of the test runner
+  const attacker = child.spawn(process.execPath, ["-e", script, String(endpoint.port)], {
+    stdio: ["ignore", "pipe", "inherit"],
+    env,
+  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("attacker did not open 500 connections")), 30_000);
+      attacker.stdout.once("data", () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+    let passed = 0;
+    for (let i = 0; i < 40; i++) {
+      const observations = await healthCheck(home, { level: "ready" });
+      if (observations.length === 3 && observations.every((o) => o.outcome === "passed")) passed += 1;
+    }
+    assert.equal(passed, 40);
+  } finally {
+    attacker.kill("SIGKILL");
+    await listener.stop();
+  }
+});
+
+test("idle connections on the unix socket cannot deny checks", async () => {
+  const home = tempHome();
+  const listener = await serveHealth(new Probed(), home, "unix");
+  const attacker = new Attacker(readEndpoint(home), 500);
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    let passed = 0;
+    for (let i = 0; i < 40; i++) {
+      const observations = await healthCheck(home, { level: "ready" });
+      if (observations.every((o) => o.outcome === "passed")) passed += 1;
+    }
+    assert.equal(passed, 40);
+    assert.ok(attacker.opened >= 500);
+  } finally {
+    attacker.stop();
+    await listener.stop();
+  }
 });
 
 test("a failing level stops the evaluation; throws and non-answers are probe_error", async () => {
@@ -363,7 +516,7 @@ test("an older listener stopping leaves a newer listener's endpoint file in plac
   const second = await new HealthListener(async () => ({ outcome: "passed", reason: null, source_id: "b:x" }), home).start();
   // The newer file wins; stopping the older listener leaves it in place.
   await first.stop();
-  assert.equal(readEndpoint(home).port, second.port);
+  assert.equal(readEndpoint(home).socket, second.socketPath);
   await second.stop();
   assert.equal(fs.existsSync(path.join(home, "health.endpoint.json")), false);
 });

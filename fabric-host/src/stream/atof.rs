@@ -1,0 +1,364 @@
+//! The Relay ATOF stream of one invocation ([`Runtime::invoke_stream`]): the raw ATOF
+//! records the adapter's Relay published for the invocation's request id, read from the
+//! runtime's collector (in-process for the embedded one, over HTTP for an external one),
+//! then the RunResult.
+//!
+//! Order, as upstream's SDK: register the request id, attach the stream, send `invoke`.
+//! When the host answers, the registration is deregistered without removing its queue, so
+//! the stream delivers what was routed and then ends; finishing the stream (reading to the
+//! end, `result`, `close`) deregisters it with its queue removed and releases the runtime.
+
+use std::os::fd::RawFd;
+use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::time::{Duration, Instant};
+
+use fabric_config::stream::{StreamInfo, StreamKind};
+use fabric_config::{RunRequest, RunResult, Stage};
+
+use super::{PullStream, StreamBatch, StreamNext};
+use crate::collector::RecordReader;
+use crate::engine::Notify;
+use crate::error::HostError;
+use crate::external_collector::ExternalReader;
+use crate::relay_stream::StreamCollector;
+use crate::runtime::{Runtime, Started};
+
+#[derive(Debug)]
+enum Source {
+    Embedded(RecordReader),
+    External(ExternalReader),
+}
+
+/// The readiness socket and the flags the host's answer and the consumer share.
+#[derive(Debug, Default)]
+struct Signal {
+    /// The host answered the invocation.
+    answered: AtomicBool,
+    /// An external registration was deregistered after the answer.
+    drained: AtomicBool,
+    /// A zero-timeout pull found nothing: the next change writes one byte.
+    armed: AtomicBool,
+    writer: OnceLock<UnixStream>,
+}
+
+impl Signal {
+    fn changed(&self) {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            self.signal_now();
+        }
+    }
+
+    fn signal_now(&self) {
+        if let Some(mut writer) = self.writer.get() {
+            let _ = std::io::Write::write(&mut writer, &[1]);
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Finish {
+    started: Option<Started>,
+    finalized: Option<Result<RunResult, HostError>>,
+}
+
+/// A Relay ATOF record stream of one invocation (see [`PullStream`]). Holds its runtime:
+/// the runtime stays busy until the stream is read to the end, its result is taken, or it
+/// is closed or dropped.
+#[derive(Debug)]
+pub struct AtofStream {
+    runtime: Arc<Runtime>,
+    source: Source,
+    info: StreamInfo,
+    signal: Arc<Signal>,
+    finish: Mutex<Finish>,
+    closed: AtomicBool,
+    ready: OnceLock<UnixStream>,
+}
+
+fn capability_error() -> HostError {
+    HostError::Capability {
+        stage: Stage::Invoke,
+        code: "streaming_unavailable",
+        message: "streaming requires a runtime started with NeMo Relay telemetry and \
+                  streaming=True"
+            .into(),
+    }
+}
+
+impl Runtime {
+    /// Starts one invocation whose Relay ATOF records stream to the caller (see
+    /// [`AtofStream`]).
+    ///
+    /// Errors (the runtime is untouched): `streaming_unavailable` (capability: the runtime
+    /// was not started with `streaming`), `runtime_busy`, `runtime_stopped`,
+    /// `runtime_failed`, `collector_request_failed` (the collector refused the
+    /// registration or the stream); request checks as [`Runtime::invoke`].
+    pub fn invoke_stream(self: &Arc<Self>, request: RunRequest) -> Result<AtofStream, HostError> {
+        let stage = Stage::Invoke;
+        let Some(relay) = self.relay_stream() else {
+            return Err(capability_error());
+        };
+        self.claim(stage, true)?;
+        let (invocation_id, request_id) = Runtime::invocation_ids(&request);
+        let signal = Arc::new(Signal::default());
+        let opened = match &relay.collector {
+            StreamCollector::Embedded(collector) => collector
+                .register(&request_id)
+                .and_then(|()| collector.attach(&request_id))
+                .map(Source::Embedded),
+            StreamCollector::External(external) => external
+                .register(&request_id)
+                .and_then(|()| match external.open_stream(&request_id) {
+                    Ok(reader) => Ok(reader),
+                    Err(error) => {
+                        let _ = external.deregister(&request_id, true);
+                        Err(error)
+                    }
+                })
+                .map(Source::External),
+        };
+        let source = match opened {
+            Ok(source) => source,
+            Err(error) => {
+                self.settle(&Err(error.clone()), None);
+                return Err(error);
+            }
+        };
+        let watch = Arc::clone(&signal);
+        let watcher: Arc<dyn Fn() + Send + Sync> = Arc::new(move || watch.changed());
+        let notify: Notify = match (&relay.collector, &source) {
+            (StreamCollector::Embedded(collector), Source::Embedded(reader)) => {
+                reader.set_watcher(Some(watcher));
+                let collector = Arc::clone(collector);
+                let answered = Arc::clone(&signal);
+                let id = request_id.clone();
+                Arc::new(move || {
+                    answered.answered.store(true, Ordering::SeqCst);
+                    // What was routed is delivered, then the stream ends.
+                    collector.deregister(&id, false);
+                })
+            }
+            (_, Source::External(reader)) => {
+                reader.set_watcher(watcher);
+                let answered = Arc::clone(&signal);
+                let poke = reader.poker();
+                Arc::new(move || {
+                    answered.answered.store(true, Ordering::SeqCst);
+                    poke();
+                    answered.changed();
+                })
+            }
+            (StreamCollector::External(_), Source::Embedded(_)) => unreachable!(),
+        };
+        let ids = (invocation_id.clone(), request_id.clone());
+        let started = match self.begin_invocation_notify(request, ids, notify) {
+            Ok(started) => started,
+            Err(error) => {
+                release(&relay.collector, &request_id);
+                self.settle(&Err(error.clone()), None);
+                return Err(error);
+            }
+        };
+        Ok(AtofStream {
+            runtime: Arc::clone(self),
+            source,
+            info: StreamInfo {
+                kind: StreamKind::AtofRecord,
+                runtime_id: self.runtime_id().to_owned(),
+                invocation_id,
+                request_id,
+                handle: None,
+            },
+            signal,
+            finish: Mutex::new(Finish {
+                started: Some(started),
+                finalized: None,
+            }),
+            closed: AtomicBool::new(false),
+            ready: OnceLock::new(),
+        })
+    }
+}
+
+/// Deregisters a request and drops its queue (errors of an external collector are
+/// ignored: the request is gone either way for this runtime).
+fn release(collector: &StreamCollector, request_id: &str) {
+    match collector {
+        StreamCollector::Embedded(collector) => collector.deregister(request_id, true),
+        StreamCollector::External(external) => {
+            let _ = external.deregister(request_id, true);
+        }
+    }
+}
+
+impl AtofStream {
+    /// The stream's identity (owned copy, for reports that add the ABI handle).
+    pub fn info_owned(&self) -> StreamInfo {
+        self.info.clone()
+    }
+
+    fn lock_finish(&self) -> MutexGuard<'_, Finish> {
+        self.finish.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn collector(&self) -> Option<&StreamCollector> {
+        self.runtime.relay_stream().map(|relay| &relay.collector)
+    }
+
+    /// Finishes once: waits for the invocation, removes the registration, releases the
+    /// runtime.
+    fn finalize(&self) -> Result<RunResult, HostError> {
+        let mut finish = self.lock_finish();
+        if let Some(done) = &finish.finalized {
+            return done.clone();
+        }
+        let outcome = match finish.started.take() {
+            Some(started) => self.runtime.finish_invocation(started),
+            None => Err(capability_error()),
+        };
+        if let Some(collector) = self.collector() {
+            release(collector, &self.info.request_id);
+        }
+        if let Source::Embedded(reader) = &self.source {
+            reader.set_watcher(None);
+        }
+        self.runtime.settle(&outcome, None);
+        finish.finalized = Some(outcome.clone());
+        drop(finish);
+        self.signal.signal_now();
+        outcome
+    }
+
+    /// After the answer, an external registration is deregistered (queue kept) so its
+    /// stream ends once delivered.
+    fn drain_external(&self) -> Result<(), HostError> {
+        if !self.signal.answered.load(Ordering::SeqCst)
+            || self.signal.drained.swap(true, Ordering::SeqCst)
+        {
+            return Ok(());
+        }
+        match self.collector() {
+            Some(StreamCollector::External(external)) => {
+                external.deregister(&self.info.request_id, false)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn end(&self) -> Result<StreamNext, HostError> {
+        self.finalize().map(|_| StreamNext::End)
+    }
+
+    fn pull(&self, timeout: Option<Duration>) -> Result<StreamNext, HostError> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            if self.closed.load(Ordering::SeqCst) {
+                return Ok(StreamNext::End);
+            }
+            if self.lock_finish().finalized.is_some() {
+                return Ok(StreamNext::End);
+            }
+            let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            let next = match &self.source {
+                Source::Embedded(reader) => Ok(reader.next(remaining)),
+                Source::External(reader) => {
+                    if let Err(error) = self.drain_external() {
+                        let _ = self.finalize();
+                        return Err(error);
+                    }
+                    reader.next(remaining)
+                }
+            };
+            match next {
+                Ok(StreamNext::Item(record)) => return Ok(StreamNext::Item(record)),
+                Ok(StreamNext::End) => return self.end(),
+                Ok(StreamNext::Timeout) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return Ok(StreamNext::Timeout);
+                    }
+                }
+                Err(error) => {
+                    let _ = self.finalize();
+                    return Err(error);
+                }
+            }
+        }
+    }
+}
+
+impl PullStream for AtofStream {
+    fn info(&self) -> &StreamInfo {
+        &self.info
+    }
+
+    fn next(&self, timeout: Option<Duration>) -> Result<StreamNext, HostError> {
+        self.pull(timeout)
+    }
+
+    fn next_batch(&self, max: usize, timeout: Option<Duration>) -> Result<StreamBatch, HostError> {
+        let max = if max == 0 { usize::MAX } else { max };
+        let poll = timeout == Some(Duration::ZERO);
+        if poll && self.ready.get().is_some() {
+            self.signal.armed.store(true, Ordering::SeqCst);
+        }
+        let mut items = Vec::new();
+        let first = self.pull(timeout)?;
+        match first {
+            StreamNext::Item(item) => items.push(item),
+            StreamNext::End => return Ok(StreamBatch::End),
+            StreamNext::Timeout => return Ok(StreamBatch::Timeout),
+        }
+        self.signal.armed.store(false, Ordering::SeqCst);
+        while items.len() < max {
+            match self.pull(Some(Duration::ZERO))? {
+                StreamNext::Item(item) => items.push(item),
+                // The end is reported by the next pull.
+                StreamNext::End | StreamNext::Timeout => break,
+            }
+        }
+        Ok(StreamBatch::Items(items))
+    }
+
+    fn ready_fd(&self) -> Result<RawFd, HostError> {
+        use std::os::fd::AsRawFd;
+        if let Some(reader) = self.ready.get() {
+            return Ok(reader.as_raw_fd());
+        }
+        let unavailable = |error: std::io::Error| HostError::EngineUnavailable {
+            stage: Stage::Invoke,
+            reason: format!("cannot create the stream's readiness socket: {error}"),
+        };
+        let (reader, writer) = UnixStream::pair().map_err(unavailable)?;
+        reader.set_nonblocking(true).map_err(unavailable)?;
+        writer.set_nonblocking(true).map_err(unavailable)?;
+        if self.ready.set(reader).is_ok() {
+            let _ = self.signal.writer.set(writer);
+        }
+        Ok(self.ready.get().map(AsRawFd::as_raw_fd).unwrap_or(-1))
+    }
+
+    fn result(&self) -> Result<RunResult, HostError> {
+        self.finalize()
+    }
+
+    fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        match (&self.source, self.collector()) {
+            (Source::Embedded(_), Some(StreamCollector::Embedded(collector))) => {
+                collector.deregister(&self.info.request_id, true);
+            }
+            (Source::External(reader), _) => reader.interrupt(),
+            _ => {}
+        }
+        let _ = self.finalize();
+    }
+}
+
+impl Drop for AtofStream {
+    fn drop(&mut self) {
+        // Never cancels the turn: waits for it so the runtime is released in a known state.
+        self.close();
+    }
+}

@@ -39,8 +39,8 @@ TOKEN_ENV = {"ATOF_SINK_AUTH": f"Bearer {TOKEN}"}
 SINK_HEADER_ENV = {"Authorization": "ATOF_SINK_AUTH"}
 
 # SDKs whose ``start_runtime(..., streaming=True)`` / ``invoke_stream`` these cases run under.
-# Ours joins once the core's embedded collector is in this build (issue 14 item 2).
-STREAMING_SDKS = ["nemo_fabric"]
+# Upstream 0.5.0 and ours (the core's embedded collector, issue 14 item 2), side by side.
+STREAMING_SDKS = ["nemo_fabric", "fabric_core"]
 
 SCRIPT = r'''
 import asyncio, json, sys, time

@@ -1,5 +1,6 @@
-"""The reference adapters emit NeMo Relay ATOF (issue 14 item 5), checked against upstream's
-collectors through upstream's SDK (``nemo_fabric`` 0.5.0 with ``nemo-fabric[streaming]``):
+"""The reference adapters emit NeMo Relay ATOF (issue 14 item 5), checked through upstream's
+SDK and collectors (``nemo_fabric`` 0.5.0 with ``nemo-fabric[streaming]``) and, side by side,
+through ours (``fabric_core`` and the core's collector):
 ``start_runtime(config.enable_relay(), streaming=True)`` + ``runtime.invoke_stream(...)``.
 
 Each case runs ``SCRIPT`` in a fresh interpreter (``FABRIC_TEST_PYTHON``): it starts the

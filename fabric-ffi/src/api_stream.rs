@@ -275,8 +275,11 @@ fn json_array(items: &[String]) -> String {
     out
 }
 
-/// Waits for the stream's invocation and returns its RunResult (unread items are dropped
-/// first). May be called more than once (same answer).
+/// Waits for the stream's invocation and returns its RunResult. An OpenAI stream drops its
+/// unread items first; an ATOF stream (`fabric_runtime_invoke_stream`) keeps them readable
+/// with `fabric_stream_next` until read to the end, closed, or the runtime is stopped (the
+/// runtime itself is free for another turn once this returns). May be called more than
+/// once (same answer).
 ///
 /// Ownership: `*out` is owned by the caller (`fabric_string_free`).
 /// Errors: `FABRIC_STATUS_RUNTIME` (`openai_stream_protocol_error`, or the invocation's

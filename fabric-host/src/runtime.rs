@@ -546,6 +546,11 @@ impl Runtime {
     /// process group; always reaps; removes a temporary FABRIC_HOME. Idempotent. A stop
     /// problem (no answer, escalation, adapter stop failure) is reported in the result's
     /// `error`, not raised.
+    /// Whether [`Runtime::stop`] began (or finished).
+    pub(crate) fn stopping_or_stopped(&self) -> bool {
+        matches!(self.lock().phase, Phase::Stopping | Phase::Stopped)
+    }
+
     pub fn stop(&self) -> RuntimeStopResult {
         self.stop_inner().0
     }

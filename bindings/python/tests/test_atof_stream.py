@@ -87,6 +87,31 @@ def test_embedded_collector_streams_each_turns_records(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
+def test_result_first_keeps_unread_records_until_stop(tmp_path: Path) -> None:
+    """``result()`` frees the runtime but does not finalize the stream (upstream's rule):
+    the records stay readable, another turn can run meanwhile, and only ``stop()``
+    discards what was not read."""
+
+    async def main() -> None:
+        runtime = await Fabric().start_runtime(atof_config(tmp_path), streaming=True)
+        try:
+            first = runtime.invoke_stream(input="records:3")
+            first_result = await first.result()
+            assert first_result.status == "succeeded"
+            # The runtime takes another turn while the first turn's records wait.
+            records, result = await one_turn(runtime, "records:1")
+            check_turn(records, result, 1)
+            check_turn([record async for record in first], first_result, 3)
+            # Result first again, then stop: the unread records are discarded.
+            last = runtime.invoke_stream(input="records:3")
+            assert (await last.result()).status == "succeeded"
+        finally:
+            await runtime.stop()
+        assert [record async for record in last] == []
+
+    asyncio.run(main())
+
+
 def test_configuration_and_capability_errors(tmp_path: Path) -> None:
     async def main() -> None:
         with pytest.raises(FabricConfigError) as error:

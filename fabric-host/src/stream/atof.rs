@@ -5,8 +5,10 @@
 //!
 //! Order, as upstream's SDK: register the request id, attach the stream, send `invoke`.
 //! When the host answers, the registration is deregistered without removing its queue, so
-//! the stream delivers what was routed and then ends; finishing the stream (reading to the
-//! end, `result`, `close`) deregisters it with its queue removed and releases the runtime.
+//! the stream delivers what was routed and then ends. `result` waits for the invocation and
+//! releases the runtime but keeps unread records readable (as upstream's SDK: the result
+//! does not finalize the stream); reading to the end, `close`, or a pull after the runtime
+//! was stopped deregisters the request with its queue removed.
 
 use std::os::fd::RawFd;
 use std::os::unix::net::UnixStream;
@@ -74,6 +76,8 @@ pub struct AtofStream {
     signal: Arc<Signal>,
     finish: Mutex<Finish>,
     closed: AtomicBool,
+    /// The registration was removed (its unread records are gone).
+    released: AtomicBool,
     ready: OnceLock<UnixStream>,
 }
 
@@ -177,6 +181,7 @@ impl Runtime {
                 finalized: None,
             }),
             closed: AtomicBool::new(false),
+            released: AtomicBool::new(false),
             ready: OnceLock::new(),
         })
     }
@@ -207,9 +212,9 @@ impl AtofStream {
         self.runtime.relay_stream().map(|relay| &relay.collector)
     }
 
-    /// Finishes once: waits for the invocation, removes the registration, releases the
-    /// runtime.
-    fn finalize(&self) -> Result<RunResult, HostError> {
+    /// Waits once for the invocation and releases the runtime; unread records stay
+    /// readable (see [`AtofStream::release_records`]).
+    fn outcome(&self) -> Result<RunResult, HostError> {
         let mut finish = self.lock_finish();
         if let Some(done) = &finish.finalized {
             return done.clone();
@@ -218,17 +223,36 @@ impl AtofStream {
             Some(started) => self.runtime.finish_invocation(started),
             None => Err(capability_error()),
         };
+        self.runtime.settle(&outcome, None);
+        finish.finalized = Some(outcome.clone());
+        drop(finish);
+        self.signal.signal_now();
+        outcome
+    }
+
+    /// Removes the registration and its unread records, once.
+    fn release_records(&self) {
+        if self.released.swap(true, Ordering::SeqCst) {
+            return;
+        }
         if let Some(collector) = self.collector() {
             release(collector, &self.info.request_id);
         }
         if let Source::Embedded(reader) = &self.source {
             reader.set_watcher(None);
         }
-        self.runtime.settle(&outcome, None);
-        finish.finalized = Some(outcome.clone());
-        drop(finish);
         self.signal.signal_now();
-        outcome
+    }
+
+    /// Finishes the stream: the records are released and the invocation waited for.
+    fn finalize(&self) -> Result<RunResult, HostError> {
+        self.release_records();
+        self.outcome()
+    }
+
+    /// The result was taken and the runtime stopped since: unread records are discarded.
+    fn stopped_after_result(&self) -> bool {
+        self.lock_finish().finalized.is_some() && self.runtime.stopping_or_stopped()
     }
 
     /// After the answer, an external registration is deregistered (queue kept) so its
@@ -254,10 +278,11 @@ impl AtofStream {
     fn pull(&self, timeout: Option<Duration>) -> Result<StreamNext, HostError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
-            if self.closed.load(Ordering::SeqCst) {
+            if self.closed.load(Ordering::SeqCst) || self.released.load(Ordering::SeqCst) {
                 return Ok(StreamNext::End);
             }
-            if self.lock_finish().finalized.is_some() {
+            if self.stopped_after_result() {
+                self.release_records();
                 return Ok(StreamNext::End);
             }
             let remaining = deadline.map(|d| d.saturating_duration_since(Instant::now()));
@@ -340,7 +365,7 @@ impl PullStream for AtofStream {
     }
 
     fn result(&self) -> Result<RunResult, HostError> {
-        self.finalize()
+        self.outcome()
     }
 
     fn close(&self) {

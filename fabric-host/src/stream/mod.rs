@@ -83,7 +83,9 @@ pub trait PullStream: Send + Sync + std::fmt::Debug {
     /// times out). Owned by the stream (valid until it is dropped); the caller only polls it
     /// and reads (drains) it. Lets an event loop wait for items without a thread.
     fn ready_fd(&self) -> Result<std::os::fd::RawFd, HostError>;
-    /// Drops unread items, waits for the invocation, and returns its RunResult.
+    /// Waits for the invocation and returns its RunResult. The OpenAI stream drops unread
+    /// items first; the ATOF stream keeps them readable until read to the end, closed, or
+    /// the runtime is stopped (upstream's rule: the result does not finalize the records).
     fn result(&self) -> Result<RunResult, HostError>;
     /// Drops unread items and waits for the invocation without cancelling it; later
     /// `next` calls return [`StreamNext::End`]. Idempotent.

@@ -228,7 +228,7 @@ class Runtime:
 
     def _active_stream(self) -> OpenAIInvokeStream | None:
         stream = self._stream
-        return stream if stream is not None and not stream.finished else None
+        return stream if stream is not None and not stream._turn_done else None
 
     def _release_stream(self) -> None:
         stream, self._stream = self._stream, None

@@ -186,6 +186,15 @@ class OpenAIInvokeStream:
         if closer is not None:
             await asyncio.shield(closer)
 
+    #: Whether ``result()`` keeps unread items readable (ATOF records) or drops them first.
+    _keeps_unread = False
+
+    @property
+    def _turn_done(self) -> bool:
+        """The runtime may take another turn: the stream ended or its result was taken."""
+
+        return self._finished or self._result is not None
+
     async def result(self) -> RunResult:
         """Drop unread chunks, wait for the invocation and return its ``RunResult``.
 
@@ -197,7 +206,8 @@ class OpenAIInvokeStream:
         if self._result is not None:
             return self._result
         await self._await_closer()
-        self._drop_unread()
+        if not self._keeps_unread:
+            self._drop_unread()
         library, handle = self._library, self._handle
         try:
             text = await to_thread(lambda: library.fabric_stream_result(handle, _ffi.out_slot()))
@@ -246,9 +256,13 @@ class InvokeStream(OpenAIInvokeStream):
     The records are those the adapter's Relay published for the invocation's request id
     and the runtime's collector routed to it; the stream ends once the adapter host
     answered and they were delivered. ``await stream.result()`` returns the separate,
-    authoritative ``RunResult``; ``await stream.aclose()`` drops unread records and waits
-    for the invocation without cancelling it.
+    authoritative ``RunResult`` and frees the runtime for another turn, but does not
+    finalize the stream: unread records stay readable until the runtime is stopped.
+    ``await stream.aclose()`` drops unread records and waits for the invocation without
+    cancelling it.
     """
+
+    _keeps_unread = True
 
 
 __all__ = ["InvokeStream", "OpenAIInvokeStream"]

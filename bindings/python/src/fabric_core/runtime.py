@@ -164,22 +164,9 @@ class Runtime:
                 code="openai_streaming_unavailable",
                 details={"capability": "streaming"},
             )
-        self._ensure_invocable()
-        if self._orphan is not None and not self._orphan.done():
-            raise FabricStateError(
-                "the previous streaming invocation is still closing; await it first",
-                stage="invoke",
-                code="runtime_busy",
-            )
-        self._release_stream()
-        payload = request_payload(input=input, request=request, overrides=self._overrides)
-        handle = ctypes.c_uint64(0)
-        text = self._library.fabric_runtime_invoke_openai_stream(
-            self._handle, dumps(payload), ctypes.byref(handle), _ffi.out_slot()
+        return self._open_stream(
+            self._library.fabric_runtime_invoke_openai_stream, OpenAIInvokeStream, input, request
         )
-        stream = OpenAIInvokeStream(self, self._library, handle.value, json.loads(text))
-        self._stream = stream
-        return stream
 
     @property
     def supports_streaming(self) -> bool:
@@ -209,6 +196,12 @@ class Runtime:
                 code="streaming_unavailable",
                 details={"capability": "streaming"},
             )
+        return self._open_stream(self._library.fabric_runtime_invoke_stream, InvokeStream, input, request)
+
+    def _open_stream(self, entry: Any, kind: Any, input: Any, request: RunRequest | None) -> Any:
+        """Start a streaming turn through ``entry`` (one of the two stream-invoke ABI
+        functions) and wrap the stream handle in ``kind``."""
+
         self._ensure_invocable()
         if self._orphan is not None and not self._orphan.done():
             raise FabricStateError(
@@ -219,10 +212,8 @@ class Runtime:
         self._release_stream()
         payload = request_payload(input=input, request=request, overrides=self._overrides)
         handle = ctypes.c_uint64(0)
-        text = self._library.fabric_runtime_invoke_stream(
-            self._handle, dumps(payload), ctypes.byref(handle), _ffi.out_slot()
-        )
-        stream = InvokeStream(self, self._library, handle.value, json.loads(text))
+        text = entry(self._handle, dumps(payload), ctypes.byref(handle), _ffi.out_slot())
+        stream = kind(self, self._library, handle.value, json.loads(text))
         self._stream = stream
         return stream
 

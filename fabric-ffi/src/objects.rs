@@ -62,13 +62,29 @@ pub(crate) fn parse_config(stage: Stage, text: &str) -> Result<FabricConfig, Ffi
 /// A `config_json` that does not decode or validate: `CONFIG` at `stage`; text that is not
 /// JSON names the argument like every other JSON argument.
 pub(crate) fn config_error(stage: Stage, error: ConfigError) -> FfiError {
-    let not_json = matches!(error, ConfigError::InvalidJson { .. });
-    let mut info = ErrorInfo::from(error);
-    info.stage = stage;
-    if not_json {
-        info = info.with_metadata("argument", "config_json");
+    json_arg_error(stage, "config_json", error, |info| info)
+}
+
+/// The one rule for a JSON argument that fails to decode: text that is not JSON is
+/// `invalid_json` naming the argument and position ([`FfiError::invalid_json_at`]); any
+/// other violation keeps its own code and field path, reported at `stage` and shaped by
+/// `adjust` (which argument, which document root).
+fn json_arg_error(
+    stage: Stage,
+    param: &'static str,
+    error: ConfigError,
+    adjust: impl FnOnce(ErrorInfo) -> ErrorInfo,
+) -> FfiError {
+    match error {
+        ConfigError::InvalidJson { line, column, .. } => {
+            FfiError::invalid_json_at(stage, param, line, column)
+        }
+        other => {
+            let mut info = ErrorInfo::from(other);
+            info.stage = stage;
+            FfiError::new(FabricStatus::Config, adjust(info))
+        }
     }
-    FfiError::new(FabricStatus::Config, info)
 }
 
 /// Decodes and checks a RunRequest; errors name the JSON path, never the value.
@@ -81,31 +97,14 @@ pub(crate) fn parse_request(stage: Stage, text: &str) -> Result<RunRequest, FfiE
 }
 
 fn request_error(stage: Stage, error: ConfigError) -> FfiError {
-    let info = match error {
-        ConfigError::InvalidJson {
-            line,
-            column,
-            reason,
-        } => ErrorInfo::new(
-            stage,
-            "invalid_json",
-            format!("request is not valid JSON: {reason} (line {line}, column {column})"),
-        )
-        .with_metadata("argument", "request_json")
-        .with_metadata("line", line as u64)
-        .with_metadata("column", column as u64),
-        other => {
-            let mut info = ErrorInfo::from(other);
-            info.stage = stage;
-            info.message = format!("request: {}", info.message);
-            // Paths are rooted at the request document: `request.overrides`.
-            if let Some(Value::String(path)) = info.metadata.get_mut("path") {
-                *path = format!("request.{path}");
-            }
-            info
+    json_arg_error(stage, "request_json", error, |mut info| {
+        info.message = format!("request: {}", info.message);
+        // Paths are rooted at the request document: `request.overrides`.
+        if let Some(Value::String(path)) = info.metadata.get_mut("path") {
+            *path = format!("request.{path}");
         }
-    };
-    FfiError::new(FabricStatus::Config, info)
+        info
+    })
 }
 
 /// Reads the optional `options_json` argument (NULL → the defaults): a
@@ -121,14 +120,10 @@ pub(crate) unsafe fn options_arg(ptr: *const c_char) -> Result<CallOptions, FfiE
     let Some(text) = (unsafe { opt_str_arg(stage, PARAM, ptr) })? else {
         return Ok(CallOptions::default());
     };
-    CallOptions::from_json_str(text).map_err(|error| match error {
-        ConfigError::InvalidJson { line, column, .. } => {
-            FfiError::invalid_json_at(stage, PARAM, line, column)
-        }
-        other => {
-            let info = ErrorInfo::from(other).with_metadata("argument", PARAM);
-            FfiError::new(FabricStatus::Config, info)
-        }
+    CallOptions::from_json_str(text).map_err(|error| {
+        json_arg_error(stage, PARAM, error, |info| {
+            info.with_metadata("argument", PARAM)
+        })
     })
 }
 

@@ -197,7 +197,7 @@ static void test_run(void) {
            fabric_run(config_json, NULL, options, &out));
     EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"request.context\"", "run with a request of the wrong shape",
            fabric_run(config_json, "{\"input\":\"x\",\"context\":5}", options, &out));
-    EXPECT(FABRIC_STATUS_CONFIG, "request is not valid JSON", "run with a non-JSON request",
+    EXPECT(FABRIC_STATUS_CONFIG, "`request_json` is not valid JSON", "run with a non-JSON request",
            fabric_run(config_json, "{not json", options, &out));
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "null_argument", "run with NULL config",
            fabric_run(NULL, NULL, options, &out));
@@ -638,7 +638,7 @@ static void test_operations(void) {
 
     /* Begin errors come back at once and create nothing. */
     fabric_operation none = 0;
-    EXPECT(FABRIC_STATUS_CONFIG, "request is not valid JSON", "operations: bad request at begin",
+    EXPECT(FABRIC_STATUS_CONFIG, "`request_json` is not valid JSON", "operations: bad request at begin",
            fabric_runtime_invoke_begin(rt, "{not json", 0, &none, &out));
     CHECK(none == 0, "operations: no handle written on error");
     EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "operation_out", "operations: NULL operation_out",

@@ -70,6 +70,7 @@ pub mod procfs;
 pub mod relay_stream;
 mod result;
 mod runtime;
+mod slots;
 mod spawner;
 mod stderr;
 mod stream;

@@ -18,6 +18,7 @@ use super::MAX_RECORD_BYTES;
 use super::control;
 use super::http::{self, Answer, Endpoint, Framing, Request};
 use super::hub::{AttachError, Hub, Pop, Put};
+use crate::slots::{SlotKey, Slots};
 use crate::stream::Chunked;
 
 /// First token owned by collector servers.
@@ -45,11 +46,7 @@ fn token(slot: usize, sub: usize) -> Token {
 }
 
 /// Identifies one server (slot + generation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ServerKey {
-    slot: usize,
-    generation: u64,
-}
+pub(crate) type ServerKey = SlotKey;
 
 /// What the reactor needs to serve one collector.
 #[derive(Debug)]
@@ -149,7 +146,6 @@ struct Conn {
 
 #[derive(Debug)]
 struct Server {
-    generation: u64,
     listener: TcpListener,
     token: String,
     hub: Arc<Hub>,
@@ -160,9 +156,7 @@ struct Server {
 /// Every collector server of the reactor.
 #[derive(Debug, Default)]
 pub(crate) struct Servers {
-    slots: Vec<Option<Server>>,
-    generations: Vec<u64>,
-    free: Vec<usize>,
+    slots: Slots<Server>,
     /// Servers whose queues changed: their streams and blocked publishers are driven
     /// again on the next loop iteration.
     again: Vec<usize>,
@@ -177,8 +171,7 @@ impl Servers {
     /// The earliest connection deadline.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.slots
-            .iter()
-            .flatten()
+            .values()
             .flat_map(|server| server.conns.iter().flatten())
             .filter_map(|conn| conn.deadline)
             .min()
@@ -190,52 +183,40 @@ impl Servers {
                 let _ = reply.send(self.open(registry, *spec));
             }
             Command::Resume(key) => {
-                if self.live(key) {
+                if self.slots.live(key) {
                     self.settle(registry, key.slot);
                 }
             }
             Command::Close(key) => {
-                if self.live(key) {
+                if self.slots.live(key) {
                     self.remove(registry, key.slot);
                 }
             }
         }
     }
 
-    fn live(&self, key: ServerKey) -> bool {
-        matches!(self.slots.get(key.slot), Some(Some(s)) if s.generation == key.generation)
-    }
-
     fn open(&mut self, registry: &Registry, spec: Spec) -> io::Result<ServerKey> {
         spec.listener.set_nonblocking(true)?;
         let mut listener = TcpListener::from_std(spec.listener);
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
-            None => {
-                self.slots.push(None);
-                self.generations.push(0);
-                self.slots.len() - 1
-            }
-        };
+        let slot = self.slots.reserve();
         if let Err(error) = registry.register(&mut listener, token(slot, 0), Interest::READABLE) {
-            self.free.push(slot);
+            self.slots.unreserve(slot);
             return Err(error);
         }
-        self.generations[slot] += 1;
-        let generation = self.generations[slot];
-        self.slots[slot] = Some(Server {
-            generation,
-            listener,
-            token: spec.token,
-            hub: spec.hub,
-            put_timeout: spec.put_timeout,
-            conns: (0..MAX_CONNECTIONS).map(|_| None).collect(),
-        });
-        Ok(ServerKey { slot, generation })
+        Ok(self.slots.fill(
+            slot,
+            Server {
+                listener,
+                token: spec.token,
+                hub: spec.hub,
+                put_timeout: spec.put_timeout,
+                conns: (0..MAX_CONNECTIONS).map(|_| None).collect(),
+            },
+        ))
     }
 
     fn remove(&mut self, registry: &Registry, slot: usize) {
-        let Some(mut server) = self.slots.get_mut(slot).and_then(Option::take) else {
+        let Some(mut server) = self.slots.take(slot) else {
             return;
         };
         let _ = registry.deregister(&mut server.listener);
@@ -243,14 +224,13 @@ impl Servers {
             let _ = registry.deregister(&mut conn.stream);
         }
         self.again.retain(|s| *s != slot);
-        self.free.push(slot);
     }
 
     /// Handles one readiness event.
     pub(crate) fn on_ready(&mut self, registry: &Registry, token: Token) {
         let raw = token.0 - TOKEN_BASE;
         let (slot, sub) = (raw / PER_SERVER, raw % PER_SERVER);
-        if !matches!(self.slots.get(slot), Some(Some(_))) {
+        if self.slots.get(slot).is_none() {
             return; // stale event of a closed server
         }
         if sub == 0 {
@@ -275,7 +255,7 @@ impl Servers {
         for index in 0..MAX_CONNECTIONS {
             let waiting = matches!(
                 self.slots.get(slot),
-                Some(Some(server)) if server.conns[index].as_ref().is_some_and(|c| matches!(
+                Some(server) if server.conns[index].as_ref().is_some_and(|c| matches!(
                     &c.phase,
                     Phase::Stream(_) | Phase::Atof(_)
                 ))
@@ -288,9 +268,9 @@ impl Servers {
 
     /// Expires header, backpressure and linger deadlines.
     pub(crate) fn fire(&mut self, registry: &Registry, now: Instant) {
-        for slot in 0..self.slots.len() {
+        for slot in 0..self.slots.bound() {
             for index in 0..MAX_CONNECTIONS {
-                let Some(Some(server)) = self.slots.get_mut(slot) else {
+                let Some(server) = self.slots.get_mut(slot) else {
                     break;
                 };
                 let hub = Arc::clone(&server.hub);
@@ -316,7 +296,7 @@ impl Servers {
 
     fn accept(&mut self, registry: &Registry, slot: usize) {
         loop {
-            let Some(Some(server)) = self.slots.get_mut(slot) else {
+            let Some(server) = self.slots.get_mut(slot) else {
                 return;
             };
             let (mut stream, _) = match server.listener.accept() {
@@ -351,7 +331,7 @@ impl Servers {
     }
 
     fn drop_conn(&mut self, registry: &Registry, slot: usize, index: usize) {
-        let Some(Some(server)) = self.slots.get_mut(slot) else {
+        let Some(server) = self.slots.get_mut(slot) else {
             return;
         };
         if let Some(mut conn) = server.conns[index].take() {
@@ -363,7 +343,7 @@ impl Servers {
     }
 
     fn drive(&mut self, registry: &Registry, slot: usize, index: usize) {
-        let Some(Some(server)) = self.slots.get_mut(slot) else {
+        let Some(server) = self.slots.get_mut(slot) else {
             return;
         };
         let Server {

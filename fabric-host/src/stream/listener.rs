@@ -16,6 +16,7 @@ use mio::{Interest, Registry, Token};
 use super::http::{self, Chunked, Fault, Head, Status};
 use super::records::{Accepted, Identity, Records};
 use super::shared::Shared;
+use crate::slots::{SlotKey, Slots};
 
 /// First token owned by stream listeners.
 pub(crate) const TOKEN_BASE: usize = 1 << (usize::BITS - 2);
@@ -41,11 +42,7 @@ fn token(slot: usize, sub: usize) -> Token {
 }
 
 /// Identifies one listener (slot + generation).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct ListenerKey {
-    slot: usize,
-    generation: u64,
-}
+pub(crate) type ListenerKey = SlotKey;
 
 /// What the reactor needs to serve one stream.
 #[derive(Debug)]
@@ -92,7 +89,6 @@ struct Conn {
 
 #[derive(Debug)]
 struct Entry {
-    generation: u64,
     listener: TcpListener,
     token: String,
     records: Records,
@@ -103,9 +99,7 @@ struct Entry {
 /// Every open stream listener of the reactor.
 #[derive(Debug, Default)]
 pub(crate) struct Listeners {
-    slots: Vec<Option<Entry>>,
-    generations: Vec<u64>,
-    free: Vec<usize>,
+    slots: Slots<Entry>,
     /// Connections that hit their read budget and must be driven again without an event.
     again: Vec<(usize, usize)>,
 }
@@ -119,8 +113,7 @@ impl Listeners {
     /// The earliest connection deadline.
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
         self.slots
-            .iter()
-            .flatten()
+            .values()
             .flat_map(|entry| entry.conns.iter().flatten())
             .filter_map(|conn| conn.deadline)
             .min()
@@ -132,54 +125,42 @@ impl Listeners {
                 let _ = reply.send(self.open(registry, *spec));
             }
             Command::Resume(key) => {
-                if self.live(key) {
+                if self.slots.live(key) {
                     for index in 0..MAX_CONNECTIONS {
                         self.drive(registry, key.slot, index);
                     }
                 }
             }
             Command::Close(key) => {
-                if self.live(key) {
+                if self.slots.live(key) {
                     self.remove(registry, key.slot);
                 }
             }
         }
     }
 
-    fn live(&self, key: ListenerKey) -> bool {
-        matches!(self.slots.get(key.slot), Some(Some(e)) if e.generation == key.generation)
-    }
-
     fn open(&mut self, registry: &Registry, spec: Spec) -> io::Result<ListenerKey> {
         spec.listener.set_nonblocking(true)?;
         let mut listener = TcpListener::from_std(spec.listener);
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
-            None => {
-                self.slots.push(None);
-                self.generations.push(0);
-                self.slots.len() - 1
-            }
-        };
+        let slot = self.slots.reserve();
         if let Err(error) = registry.register(&mut listener, token(slot, 0), Interest::READABLE) {
-            self.free.push(slot);
+            self.slots.unreserve(slot);
             return Err(error);
         }
-        self.generations[slot] += 1;
-        let generation = self.generations[slot];
-        self.slots[slot] = Some(Entry {
-            generation,
-            listener,
-            token: spec.token,
-            records: Records::new(spec.identity),
-            shared: spec.shared,
-            conns: (0..MAX_CONNECTIONS).map(|_| None).collect(),
-        });
-        Ok(ListenerKey { slot, generation })
+        Ok(self.slots.fill(
+            slot,
+            Entry {
+                listener,
+                token: spec.token,
+                records: Records::new(spec.identity),
+                shared: spec.shared,
+                conns: (0..MAX_CONNECTIONS).map(|_| None).collect(),
+            },
+        ))
     }
 
     fn remove(&mut self, registry: &Registry, slot: usize) {
-        let Some(mut entry) = self.slots.get_mut(slot).and_then(Option::take) else {
+        let Some(mut entry) = self.slots.take(slot) else {
             return;
         };
         let _ = registry.deregister(&mut entry.listener);
@@ -187,14 +168,13 @@ impl Listeners {
             let _ = registry.deregister(&mut conn.stream);
         }
         self.again.retain(|(s, _)| *s != slot);
-        self.free.push(slot);
     }
 
     /// Handles one readiness event.
     pub(crate) fn on_ready(&mut self, registry: &Registry, token: Token) {
         let raw = token.0 - TOKEN_BASE;
         let (slot, sub) = (raw / PER_LISTENER, raw % PER_LISTENER);
-        if !matches!(self.slots.get(slot), Some(Some(_))) {
+        if self.slots.get(slot).is_none() {
             return; // stale event of a closed listener
         }
         if sub == 0 {
@@ -213,9 +193,9 @@ impl Listeners {
 
     /// Expires header and linger deadlines.
     pub(crate) fn fire(&mut self, registry: &Registry, now: Instant) {
-        for slot in 0..self.slots.len() {
+        for slot in 0..self.slots.bound() {
             for index in 0..MAX_CONNECTIONS {
-                let Some(Some(entry)) = self.slots.get_mut(slot) else {
+                let Some(entry) = self.slots.get_mut(slot) else {
                     break;
                 };
                 let Some(conn) = entry.conns[index].as_mut() else {
@@ -238,7 +218,7 @@ impl Listeners {
 
     fn accept(&mut self, registry: &Registry, slot: usize) {
         loop {
-            let Some(Some(entry)) = self.slots.get_mut(slot) else {
+            let Some(entry) = self.slots.get_mut(slot) else {
                 return;
             };
             let (mut stream, _) = match entry.listener.accept() {
@@ -273,7 +253,7 @@ impl Listeners {
     }
 
     fn drop_conn(&mut self, registry: &Registry, slot: usize, index: usize) {
-        let Some(Some(entry)) = self.slots.get_mut(slot) else {
+        let Some(entry) = self.slots.get_mut(slot) else {
             return;
         };
         if let Some(mut conn) = entry.conns[index].take() {
@@ -292,7 +272,7 @@ impl Listeners {
 
     /// Does everything a connection can do now: write pending output, read, parse, queue.
     fn drive(&mut self, registry: &Registry, slot: usize, index: usize) {
-        let Some(Some(entry)) = self.slots.get_mut(slot) else {
+        let Some(entry) = self.slots.get_mut(slot) else {
             return;
         };
         let Entry {

@@ -163,7 +163,10 @@ class Fabric:
             text = library.fabric_runtime_start(payload, options, ctypes.byref(slot), _ffi.out_slot())
             return slot.value, text
 
-        handle, text = await _start_guarded(library, start)
+        def begin(queue: int, operation: Any) -> None:
+            library.fabric_runtime_start_begin(payload, options, queue, operation, _ffi.out_slot())
+
+        handle, text = await _start_guarded(library, start, begin)
         return Runtime(
             library=library, handle=handle, info=json.loads(text), overrides=runtime_overrides
         )
@@ -290,9 +293,30 @@ class Fabric:
         environment._free()
 
 
-async def _start_guarded(library: _ffi.Library, start: Any) -> tuple[int, str]:
+async def _start_guarded(library: _ffi.Library, start: Any, begin: Any = None) -> tuple[int, str]:
     """Run a native start; if the awaiting task is cancelled after the runtime started,
-    stop and free it instead of leaking it."""
+    stop and free it instead of leaking it. With ``begin`` (a ``fabric_..._start_begin``
+    call) the start runs without a worker thread (see ``_operation``); the take issues the
+    runtime handle in the identity's ``handle``."""
+
+    future = _operation.start(library, begin) if begin is not None else None
+    if future is not None:
+        try:
+            text = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            # The start finishes anyway; a runtime it started belongs to nobody: end it.
+            try:
+                text = await asyncio.shield(future)
+            except BaseException:  # noqa: BLE001 - failed or interrupted again: nothing started
+                raise asyncio.CancelledError from None
+            handle = int(json.loads(text)["handle"])
+            cleanup = to_thread(lambda: _runtime_backstop(library, handle))
+            try:
+                await asyncio.shield(cleanup)
+            except asyncio.CancelledError:
+                pass
+            raise
+        return int(json.loads(text)["handle"]), text
 
     started: list[tuple[int, str]] = []
 

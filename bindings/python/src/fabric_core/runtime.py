@@ -426,8 +426,11 @@ class Runtime:
                 self._release_stream()
             library, handle = self._library, self._handle
             try:
-                text = await self._native(
-                    lambda: library.fabric_runtime_stop(handle, _ffi.out_slot())
+                text = await self._native_operation(
+                    lambda queue, operation: library.fabric_runtime_stop_begin(
+                        handle, queue, operation, _ffi.out_slot()
+                    ),
+                    lambda: library.fabric_runtime_stop(handle, _ffi.out_slot()),
                 )
             except FabricStateError:
                 raise

@@ -63,7 +63,12 @@ func (e *Environment) StartRuntime(ctx context.Context, config any, opts ...Opti
 	}
 	o := collect(opts)
 	handle := e.handle
-	started, err := awaitRuntime(ctx, func() nativeResult { return nativeEnvironmentStart(handle, text, o) })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	done := make(chan nativeResult, 1)
+	go func() { done <- nativeEnvironmentStart(handle, text, o) }()
+	started, err := awaitRuntime(ctx, done)
 	runtime.KeepAlive(e)
 	return started, err
 }

@@ -269,14 +269,22 @@ func (f *Fabric) StartRuntime(ctx context.Context, config any, opts ...Option) (
 		return nil, err
 	}
 	o := collect(opts)
-	return awaitRuntime(ctx, func() nativeResult { return nativeStart(text, o) })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	done := operate(
+		func(queue uint64) nativeResult { return nativeStartBegin(text, o, queue) },
+		func() nativeResult { return nativeStart(text, o) },
+	)
+	return awaitRuntime(ctx, done)
 }
 
-// awaitRuntime runs a native runtime start and wraps the started runtime. A start that
-// finishes after ctx was cancelled is stopped and freed in the background; a runtime whose
-// identity cannot be decoded is freed.
-func awaitRuntime(ctx context.Context, start func() nativeResult) (*Runtime, error) {
-	result, err := await(ctx, start, func(late nativeResult) {
+// awaitRuntime waits for a native runtime start and wraps the started runtime. A start
+// that finishes after ctx was cancelled is stopped and freed in the background; a runtime
+// whose identity cannot be decoded is freed.
+func awaitRuntime(ctx context.Context, done <-chan nativeResult) (*Runtime, error) {
+	result, err := awaitDone(ctx, done, func(late nativeResult) {
+		late = issuedHandle(late)
 		if Status(late.status) == StatusOK && late.err == nil && late.handle != 0 {
 			nativeStop(late.handle)
 			nativeFree(late.handle)
@@ -285,6 +293,7 @@ func awaitRuntime(ctx context.Context, start func() nativeResult) (*Runtime, err
 	if err != nil {
 		return nil, err
 	}
+	result = issuedHandle(result)
 	info := RuntimeInfo{}
 	if err := decodeInto(result, &info); err != nil {
 		if result.handle != 0 && Status(result.status) == StatusOK {
@@ -293,6 +302,21 @@ func awaitRuntime(ctx context.Context, start func() nativeResult) (*Runtime, err
 		return nil, err
 	}
 	return newRuntime(result.handle, info), nil
+}
+
+// issuedHandle fills in the runtime handle that a start operation's take issued in its
+// identity's "handle" (the blocking start returns it beside the identity instead).
+func issuedHandle(result nativeResult) nativeResult {
+	if result.handle != 0 || Status(result.status) != StatusOK || result.err != nil || !result.has {
+		return result
+	}
+	var identity struct {
+		Handle uint64 `json:"handle"`
+	}
+	if json.Unmarshal([]byte(result.text), &identity) == nil {
+		result.handle = identity.Handle
+	}
+	return result
 }
 
 // Check checks a runtime's health. env is the environment the runtime was started in

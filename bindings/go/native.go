@@ -324,6 +324,25 @@ func nativeRunBegin(config, request string, o options, queue uint64) nativeResul
 	})
 }
 
+// nativeStartBegin begins planning config and starting a runtime reporting to queue;
+// handle is the operation (the take issues the runtime handle in the identity's "handle").
+func nativeStartBegin(config string, o options, queue uint64) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
+		var operation C.fabric_operation
+		var out *C.char
+		status := C.fabric_runtime_start_begin(cConfig, cOptions, C.fabric_completion_queue(queue), &operation, &out)
+		return finish(status, out, uint64(operation))
+	})
+}
+
+// nativeStopBegin begins stopping a runtime reporting to queue; handle is the operation.
+func nativeStopBegin(handle, queue uint64) nativeResult {
+	var operation C.fabric_operation
+	var out *C.char
+	status := C.fabric_runtime_stop_begin(C.fabric_runtime(handle), C.fabric_completion_queue(queue), &operation, &out)
+	return finish(status, out, uint64(operation))
+}
+
 // nativeQueueNew creates a completion queue; handle is the queue, text its descriptor.
 func nativeQueueNew() (uint64, int, error) {
 	var queue C.fabric_completion_queue

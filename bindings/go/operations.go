@@ -6,7 +6,7 @@ import (
 	"syscall"
 )
 
-// The process's completion queue: Run begins a non-blocking operation that reports to it,
+// The process's completion queue: Run, StartRuntime and Stop begin non-blocking operations that report to it,
 // and one goroutine waits for the queue's descriptor through Go's network poller (a parked
 // goroutine, no OS thread) and hands each finished outcome to the goroutine that awaits
 // it. A blocked cgo call, by contrast, holds an OS thread for the whole run (start, turn,

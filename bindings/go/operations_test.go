@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -129,5 +131,80 @@ func TestCancelledInvocationFinishesInTheCore(t *testing.T) {
 	}
 	if status.State != "idle" || status.Invocations != 2 {
 		t.Fatalf("status %+v", status)
+	}
+}
+
+// childPIDs lists this process's live child processes (adapter hosts are forked by the core).
+func childPIDs(t *testing.T) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	var found []int
+	for _, entry := range entries {
+		pid, err := strconv.Atoi(entry.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		text := string(stat)
+		fields := strings.Fields(text[strings.LastIndex(text, ")")+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			found = append(found, pid)
+		}
+	}
+	return found
+}
+
+// StartRuntime and Stop are operations on the completion queue too: many runtimes start and
+// stop at once, and a start whose context is cancelled while its host starts returns at
+// once; the runtime it produced is stopped and freed in the background.
+func TestStartAndStopThroughTheCompletionQueue(t *testing.T) {
+	f := newFabric(t)
+	config := scriptedConfig(t, "ops-start", map[string]any{"when_exhausted": "echo"})
+	runtimes := make([]*fabric.Runtime, 8)
+	errs := make([]error, len(runtimes))
+	var wg sync.WaitGroup
+	for i := range runtimes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtimes[i], errs[i] = f.StartRuntime(context.Background(), config)
+		}()
+	}
+	wg.Wait()
+	for i, rt := range runtimes {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		result, err := rt.Invoke(context.Background(), fabric.RunRequest{Input: fmt.Sprint(i)})
+		if err != nil || decodeOutput(t, result).Response != fmt.Sprint(i) {
+			t.Fatalf("invoke %d: %v", i, err)
+		}
+	}
+	for _, rt := range runtimes {
+		stop, err := rt.Stop(context.Background())
+		if err != nil || stop == nil {
+			t.Fatalf("stop: %v", err)
+		}
+		rt.Close()
+	}
+
+	slow := scriptedConfig(t, "ops-start-cancel", map[string]any{"when_exhausted": "echo", "start_delay_ms": 300})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := f.StartRuntime(ctx, slow); err != context.DeadlineExceeded {
+		t.Fatalf("err %v, want DeadlineExceeded", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(childPIDs(t)) > 0 && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if left := childPIDs(t); len(left) > 0 {
+		t.Fatalf("hosts left behind: %v", left)
 	}
 }

@@ -180,7 +180,11 @@ func (r *Runtime) Stop(ctx context.Context) (*RuntimeStopResult, error) {
 			for _, s := range streams {
 				s.finishForStop()
 			}
-			result := nativeStop(r.handle)
+			handle := r.handle
+			result := <-operate(
+				func(queue uint64) nativeResult { return nativeStopBegin(handle, queue) },
+				func() nativeResult { return nativeStop(handle) },
+			)
 			stop := &RuntimeStopResult{}
 			r.stopErr = decodeInto(result, stop)
 			if r.stopErr == nil {

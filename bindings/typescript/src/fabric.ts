@@ -531,7 +531,7 @@ export class Runtime implements AsyncDisposable {
       const settled = Promise.all(streams.map((stream) => stream.settled()));
       this.stopping = settled.then(() => {
         for (const stream of streams) stream.free();
-        return this.library.call("fabric_runtime_stop", [handle]);
+        return this.library.stopRuntime(handle);
       }).then(async (text) => {
         this.stopResult = parse<RuntimeStopResult>(text);
         this.stateValue = "stopped";

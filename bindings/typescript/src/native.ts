@@ -142,6 +142,14 @@ export class NativeLibrary {
       "fabric_run_begin",
       "int32_t fabric_run_begin(const char *config_json, const char *request_json, const char *options_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
     );
+    optional(
+      "fabric_runtime_start_begin",
+      "int32_t fabric_runtime_start_begin(const char *config_json, const char *options_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
+    );
+    optional(
+      "fabric_runtime_stop_begin",
+      "int32_t fabric_runtime_stop_begin(uint64_t runtime, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
+    );
     optional("fabric_operation_take", "int32_t fabric_operation_take(uint64_t operation, _Out_ void **out)");
     optional("fabric_operation_free", "int32_t fabric_operation_free(uint64_t operation)");
     optional("fabric_completion_queue_new", "int32_t fabric_completion_queue_new(_Out_ uint64_t *queue_out, _Out_ void **out)");
@@ -358,9 +366,24 @@ export class NativeLibrary {
     });
   }
 
-  /** `fabric_runtime_start` on a worker thread: resolves with the handle and identity JSON. */
+  /**
+   * Starts a runtime: `fabric_runtime_start_begin` on the completion queue (no worker thread;
+   * the take issues the handle in the identity's `handle`), else `fabric_runtime_start` on a
+   * worker thread. Resolves with the handle and the identity JSON.
+   */
   startRuntime(configJson: string, optionsJson: string): Promise<{ handle: number; text: string | null }> {
-    return this.callWithHandle("fabric_runtime_start", [configJson, optionsJson]);
+    if (!this.canOperate("fabric_runtime_start_begin")) {
+      return this.callWithHandle("fabric_runtime_start", [configJson, optionsJson]);
+    }
+    return this.operate("fabric_runtime_start_begin", [configJson, optionsJson], "fabric_runtime_start").then((text) => {
+      const identity = JSON.parse(text ?? "null") as { handle?: unknown } | null;
+      return { handle: toHandle(identity?.handle), text };
+    });
+  }
+
+  /** Stops a runtime: `fabric_runtime_stop_begin` on the completion queue, else `fabric_runtime_stop` on a worker thread. */
+  stopRuntime(handle: number): Promise<string | null> {
+    return this.operate("fabric_runtime_stop_begin", [handle], "fabric_runtime_stop");
   }
 }
 

@@ -85,3 +85,62 @@ test("an aborted invocation finishes in the core; no descriptor is spent per cal
   assert.equal(status.state, "idle");
   assert.equal(status.invocations, 23);
 });
+
+test("start and stop are operations too: no worker-thread call", async () => {
+  const library = nativeLibrary();
+  assert.ok(library.canOperate("fabric_runtime_start_begin"));
+  assert.ok(library.canOperate("fabric_runtime_stop_begin"));
+  const used: string[] = [];
+  const { call, callWithHandle } = library;
+  library.call = function (name: string, args: unknown[]) {
+    used.push(name);
+    return call.call(this, name, args);
+  };
+  library.callWithHandle = function (name: string, args: unknown[]) {
+    used.push(name);
+    return callWithHandle.call(this, name, args);
+  };
+  try {
+    const runtimes = await Promise.all([0, 1, 2, 3].map(() => fabric.startRuntime(echoConfig("ops-start"))));
+    const results = await Promise.all(runtimes.map((runtime, index) => runtime.invoke({ input: `s${index}` })));
+    assert.deepEqual(results.map(response), ["s0", "s1", "s2", "s3"]);
+    const stops = await Promise.all(runtimes.map((runtime) => runtime.stop()));
+    assert.equal(stops.length, 4);
+  } finally {
+    library.call = call;
+    library.callWithHandle = callWithHandle;
+  }
+  assert.deepEqual(
+    used.filter((name) => name === "fabric_runtime_start" || name === "fabric_runtime_stop"),
+    [],
+  );
+});
+
+test("a start aborted while its host starts stops the runtime it produced", async () => {
+  const config = echoConfig("ops-start-abort");
+  config.harness = { adapter_id: "fabric.scripted", settings: { when_exhausted: "echo", start_delay_ms: 300 } as never };
+  const controller = new AbortController();
+  const pending = fabric.startRuntime(config, { signal: controller.signal });
+  setTimeout(() => controller.abort(), 50);
+  await assert.rejects(pending, { name: "AbortError" });
+  // The late runtime is stopped in the background: wait until no host of ours is left.
+  const deadline = Date.now() + 10_000;
+  while (childPids().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(childPids(), []);
+});
+
+/** Pids of this process's live child processes (adapter hosts are forked by the core). */
+function childPids(): number[] {
+  const found: number[] = [];
+  for (const name of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(fields[1]) === process.pid) found.push(Number(name));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}

@@ -66,9 +66,7 @@ func (e *Environment) StartRuntime(ctx context.Context, config any, opts ...Opti
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	done := make(chan nativeResult, 1)
-	go func() { done <- nativeEnvironmentStart(handle, text, o) }()
-	started, err := awaitRuntime(ctx, done)
+	started, err := awaitRuntime(ctx, inGoroutine(func() nativeResult { return nativeEnvironmentStart(handle, text, o) }))
 	runtime.KeepAlive(e)
 	return started, err
 }

@@ -129,9 +129,15 @@ func await(ctx context.Context, fn func() nativeResult, abandon func(nativeResul
 	if err := ctx.Err(); err != nil {
 		return nativeResult{}, err
 	}
+	return awaitDone(ctx, inGoroutine(fn), abandon)
+}
+
+// inGoroutine runs a blocking native call in a goroutine; its result arrives on the
+// returned channel (buffered: nobody has to receive it).
+func inGoroutine(fn func() nativeResult) <-chan nativeResult {
 	done := make(chan nativeResult, 1)
 	go func() { done <- fn() }()
-	return awaitDone(ctx, done, abandon)
+	return done
 }
 
 // awaitDone waits for a result already on its way, or for ctx (abandon then gets the

@@ -91,8 +91,7 @@ func operate(begin func(queue uint64) nativeResult, fallback func() nativeResult
 	done := make(chan nativeResult, 1)
 	q := completionQueue()
 	if q == nil {
-		go func() { done <- fallback() }()
-		return done
+		return inGoroutine(fallback)
 	}
 	// Registered before the operation exists, so the queue goroutine cannot miss it; the
 	// lock is held across begin, and the goroutine takes it before looking up a handle.

@@ -6,7 +6,6 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
@@ -111,7 +110,7 @@ pub struct Host {
 impl Host {
     /// Spawns the host in its own session/process group with piped stdio and registers it
     /// on the reactor.
-    pub fn launch(spec: HostSpec) -> Result<Host, HostError> {
+    pub fn launch(mut spec: HostSpec) -> Result<Host, HostError> {
         let engine = Engine::global().map_err(|reason| HostError::EngineUnavailable {
             stage: Stage::Start,
             reason,
@@ -129,32 +128,26 @@ impl Host {
             ),
             None => None,
         };
-        let mut command = Command::new(&spec.program);
-        command
-            .args(&spec.args)
-            .env_clear()
-            .envs(spec.env.iter().map(|(k, v)| (k, v)))
-            .current_dir(&spec.cwd)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        sys::spawn_in_new_session(&mut command);
         if crate::cleanup::shutting_down() {
             return Err(HostError::EngineUnavailable {
                 stage: Stage::Start,
                 reason: "the process is shutting down".into(),
             });
         }
-        let mut child =
-            crate::spawner::spawn(command).map_err(|error| launch_error(error.to_string()))?;
+        let spawned = crate::spawner::spawn(sys::SpawnSpec {
+            program: std::mem::take(&mut spec.program),
+            args: std::mem::take(&mut spec.args),
+            env: std::mem::take(&mut spec.env),
+            cwd: std::mem::take(&mut spec.cwd),
+        })
+        .map_err(|error| launch_error(error.to_string()))?;
+        let sys::Spawned {
+            child,
+            stdin,
+            stdout,
+            stderr,
+        } = spawned;
         let pid = child.id();
-        let (Some(stdin), Some(stdout), Some(stderr)) =
-            (child.stdin.take(), child.stdout.take(), child.stderr.take())
-        else {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(launch_error("stdio pipes were not created".into()));
-        };
         let pidfd = if spec.use_pidfd {
             sys::pidfd_open(i32::try_from(pid).unwrap_or(i32::MAX)).ok()
         } else {

@@ -1,6 +1,6 @@
 //! The process-wide spawner thread: every adapter host is forked here.
 //!
-//! Hosts get `PR_SET_PDEATHSIG(SIGKILL)` (see `sys::spawn_in_new_session`), and Linux sends
+//! Hosts get `PR_SET_PDEATHSIG(SIGKILL)` (see `sys/spawn.rs`), and Linux sends
 //! that signal when the *thread* that forked the child ends, not the process. Callers of the
 //! core are arbitrary threads (a Python worker thread, a goroutine's OS thread, a Node worker)
 //! that may end while their runtime lives on, so no host is forked on a caller's thread: one
@@ -10,13 +10,14 @@
 //! Cost: one channel round trip per launch (a few µs next to the fork and exec).
 
 use std::io;
-use std::process::{Child, Command};
 use std::sync::OnceLock;
 use std::sync::mpsc::{self, Sender, SyncSender};
 
+use crate::sys::{SpawnSpec, Spawned};
+
 struct Job {
-    command: Command,
-    reply: SyncSender<io::Result<Child>>,
+    spec: SpawnSpec,
+    reply: SyncSender<io::Result<Spawned>>,
 }
 
 static SPAWNER: OnceLock<Result<Sender<Job>, String>> = OnceLock::new();
@@ -27,25 +28,24 @@ fn start() -> io::Result<Sender<Job>> {
         .name("fabric-spawner".into())
         .spawn(move || {
             // The sender lives in a static, so this loop ends only with the process.
-            for mut job in receiver {
-                let result =
-                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job.command.spawn()))
-                        .unwrap_or_else(|_| Err(io::Error::other("spawning the host panicked")));
+            for job in receiver {
+                let result = std::panic::catch_unwind(|| crate::sys::spawn_host(&job.spec))
+                    .unwrap_or_else(|_| Err(io::Error::other("spawning the host panicked")));
                 let _ = job.reply.send(result);
             }
         })?;
     Ok(sender)
 }
 
-/// Spawns `command` on the spawner thread and returns the child.
-pub(crate) fn spawn(command: Command) -> io::Result<Child> {
+/// Spawns a host on the spawner thread and returns it.
+pub(crate) fn spawn(spec: SpawnSpec) -> io::Result<Spawned> {
     let sender = SPAWNER
         .get_or_init(|| start().map_err(|error| error.to_string()))
         .as_ref()
         .map_err(|reason| io::Error::other(format!("spawner thread unavailable: {reason}")))?;
     let (reply, wait) = mpsc::sync_channel(1);
     sender
-        .send(Job { command, reply })
+        .send(Job { spec, reply })
         .map_err(|_| io::Error::other("the spawner thread has exited"))?;
     wait.recv()
         .map_err(|_| io::Error::other("the spawner thread has exited"))?

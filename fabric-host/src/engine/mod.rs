@@ -9,7 +9,9 @@ use std::collections::BinaryHeap;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
+
+use crate::sys::HostChild;
 use std::sync::Arc;
 use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
@@ -132,7 +134,7 @@ pub(crate) struct StopOutcome {
 /// Everything the reactor needs to own a freshly spawned host.
 #[derive(Debug)]
 pub(crate) struct HostInit {
-    pub child: Child,
+    pub child: HostChild,
     pub stdin: pipe::Sender,
     pub stdout: pipe::Receiver,
     pub stderr: pipe::Receiver,
@@ -255,7 +257,7 @@ struct Stopping {
 struct HostEntry {
     generation: u64,
     pid: i32,
-    child: Child,
+    child: HostChild,
     stdin: Option<pipe::Sender>,
     write_buf: Vec<u8>,
     write_pos: usize,
@@ -326,7 +328,7 @@ struct Reactor {
     /// Sources that hit their read budget and must be read again without a new edge.
     again: Vec<Token>,
     /// Children that survived SIGKILL's wait; reaped when they finally exit.
-    graveyard: Vec<Child>,
+    graveyard: Vec<HostChild>,
     last_housekeeping: Instant,
     /// After sending a request for a lone waiting caller, poll without sleeping until
     /// then (see [`SPIN`]).

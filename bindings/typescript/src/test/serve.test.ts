@@ -31,7 +31,7 @@ test("start, invoke, stop: one sorted-key line per request, exit 0 after stop", 
     const stop = await host.request(stopMessage("runtime-a"));
     assert.deepEqual(stop, { operation: "stop", outcome: { status: "succeeded", output: null } });
     assert.equal(await host.exit(), 0);
-    assert.match(host.stderr, /probe: stop/);
+    await host.waitStderr("probe: stop");
     assert.deepEqual(host.pending(), []);
   } finally {
     host.kill();
@@ -92,7 +92,7 @@ test("a second start fails with lifecycle_already_started and exits, stopping th
     await host.request(startMessage("runtime-a"));
     assert.equal(errorCode(await host.request(startMessage("runtime-b"))), "lifecycle_already_started");
     assert.equal(await host.exit(), 0);
-    assert.match(host.stderr, /probe: stop/);
+    await host.waitStderr("probe: stop");
   } finally {
     host.kill();
   }
@@ -125,7 +125,7 @@ test("start failures: adapter exception and LifecycleError; stop runs, host exit
       if (mode === "lifecycle") assert.deepEqual(response.outcome.error.metadata, { why: "test" });
       else assert.equal("metadata" in response.outcome.error, false);
       assert.equal(await host.exit(), 0);
-      assert.match(host.stderr, /probe: stop/);
+      await host.waitStderr("probe: stop");
     } finally {
       host.kill();
     }
@@ -143,7 +143,7 @@ test("an invalid request does not latch; an adapter exception does", async () =>
     const thrown = await host.request(invokeMessage("runtime-a", { input: { probe: "throw" } }));
     assert.equal(errorCode(thrown), "lifecycle_adapter_invoke_failed");
     assert.equal(thrown.outcome.error.stage, "invoke");
-    assert.match(host.stderr, /invoke exploded/);
+    await host.waitStderr("invoke exploded");
     assert.equal(errorCode(await host.request(invokeMessage("runtime-a", { input: 1 }))), "lifecycle_runtime_failed");
     assert.equal((await host.request(stopMessage("runtime-a"))).outcome.status, "succeeded");
     assert.equal(await host.exit(), 0);
@@ -176,7 +176,7 @@ test("stdout carries only protocol lines", async () => {
     const printed = await host.request(invokeMessage("runtime-a", { input: { probe: "print" } }));
     assert.equal(printed.outcome.output.output, "printed");
     await host.waitStderr("noise from process.stdout.write");
-    assert.match(host.stderr, /noise from console\.log/);
+    await host.waitStderr("noise from console.log");
     await host.request(stopMessage("runtime-a"));
     assert.equal(await host.exit(), 0);
     assert.deepEqual(host.pending(), []);
@@ -206,7 +206,7 @@ test("stdin EOF stops the active runtime and exits 0", async () => {
     await host.request(startMessage("runtime-a"));
     host.closeStdin();
     assert.equal(await host.exit(), 0);
-    assert.match(host.stderr, /probe: stop/);
+    await host.waitStderr("probe: stop");
   } finally {
     host.kill();
   }
@@ -367,7 +367,7 @@ test("SIGINT stops the active runtime and exits 130", async () => {
     await host.request(startMessage("runtime-a"));
     host.child.kill("SIGINT");
     assert.equal(await host.exit(), 130);
-    assert.match(host.stderr, /probe: stop/);
+    await host.waitStderr("probe: stop");
   } finally {
     host.kill();
   }
@@ -377,7 +377,7 @@ test("missing schemas end the host at once with status 1 and a reason on stderr"
   const host = probe({ FABRIC_ADAPTER_CONTRACT_SCHEMAS: "/nonexistent/schemas" });
   try {
     assert.equal(await host.exit(), 1);
-    assert.match(host.stderr, /adapter-contract JSON Schemas not found/);
+    await host.waitStderr("adapter-contract JSON Schemas not found");
     assert.deepEqual(host.pending(), []);
   } finally {
     host.kill();

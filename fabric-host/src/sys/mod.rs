@@ -5,8 +5,10 @@
 
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::os::unix::process::CommandExt;
-use std::process::Command;
+
+mod spawn;
+
+pub(crate) use spawn::{HostChild, SpawnSpec, Spawned, spawn_host};
 
 /// `SIGTERM`.
 pub(crate) const SIGTERM: i32 = libc::SIGTERM;
@@ -16,49 +18,6 @@ pub(crate) const SIGKILL: i32 = libc::SIGKILL;
 /// The file mode creation mask of every adapter host: files and directories the adapter
 /// creates (artifacts, workspace files) are private to the user unless it widens them.
 pub(crate) const HOST_UMASK: u32 = 0o077;
-
-/// Makes the spawned child call `setsid()` before `exec`, so it leads its own session and
-/// process group (pgid = its pid) and has no controlling terminal, and set its umask to
-/// [`HOST_UMASK`] (this process's own umask is left alone).
-///
-/// On Linux the child also gets, before `exec` (both survive it):
-/// - `PR_SET_PDEATHSIG(SIGKILL)`: the host is killed when the thread that forked it ends,
-///   which is the process-wide spawner thread (`spawner.rs`), so in effect when this process
-///   dies, however it dies (`kill -9` included). A parent that died between `fork` and the
-///   `prctl` is caught by comparing `getppid()` with `parent` (the spawn then fails).
-/// - `PR_SET_CHILD_SUBREAPER`: descendants the host orphans (a double fork) are re-parented
-///   to the host instead of PID 1, so they stay in its process tree, where the stop-time
-///   descendant snapshot finds them even after they left its process group.
-pub(crate) fn spawn_in_new_session(command: &mut Command) {
-    #[cfg(target_os = "linux")]
-    // SAFETY: `getpid` takes no arguments and cannot fail.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the closure runs in the forked child before exec; it only calls `setsid`,
-    // `umask`, `prctl` and `getppid`, which are async-signal-safe system calls that touch no
-    // Rust-managed state and allocate nothing.
-    unsafe {
-        command.pre_exec(move || {
-            if libc::setsid() == -1 {
-                return Err(io::Error::last_os_error());
-            }
-            libc::umask(HOST_UMASK as libc::mode_t);
-            #[cfg(target_os = "linux")]
-            {
-                let signal = libc::SIGKILL as libc::c_ulong;
-                if libc::prctl(libc::PR_SET_PDEATHSIG, signal, 0, 0, 0) == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-                if libc::getppid() != parent {
-                    return Err(io::Error::from_raw_os_error(libc::ESRCH));
-                }
-                if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) == -1 {
-                    return Err(io::Error::last_os_error());
-                }
-            }
-            Ok(())
-        });
-    }
-}
 
 /// Tries to take an exclusive `flock` on `file` without blocking: `Ok(true)` when taken,
 /// `Ok(false)` when another open file description holds it.

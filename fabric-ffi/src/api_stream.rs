@@ -177,7 +177,8 @@ pub unsafe extern "C" fn fabric_stream_next(
 /// Pulls every ready item of a stream at once: one call (and one wake-up) for a burst.
 ///
 /// Returns `FABRIC_STATUS_OK` with a JSON array of 1 to `max_items` items in `*out` (`0`:
-/// no limit beyond the stream's queue bound of 1,024 items / 16 MiB), in order, each
+/// no limit beyond the stream's queue bound of 1,024 items / 16 MiB) and at most 1 MiB of
+/// item text (a larger first item comes alone), in order, each
 /// exactly as `fabric_stream_next` returns it; `FABRIC_STATUS_END` and
 /// `FABRIC_STATUS_TIMEOUT` (`*out` NULL) and errors as `fabric_stream_next`, after waiting
 /// up to `timeout_ms` for the first item. A zero `timeout_ms` never blocks: with nothing

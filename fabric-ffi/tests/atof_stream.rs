@@ -8,10 +8,11 @@ use std::ffi::CString;
 
 use fabric_ffi::{
     FabricStatus, fabric_runtime_free, fabric_runtime_invoke_stream, fabric_runtime_start,
-    fabric_runtime_stop, fabric_stream_free, fabric_stream_next, fabric_stream_result,
+    fabric_runtime_stop, fabric_stream_free, fabric_stream_next, fabric_stream_next_batch,
+    fabric_stream_result,
 };
 use serde_json::{Value, json};
-use support::{call, call_maybe, repo_root};
+use support::{call, call_maybe, repo_root, scripted_config_value};
 
 fn config(dir: &std::path::Path, relay: bool) -> CString {
     let path = repo_root().join("tests/fixtures/atof-adapter/atof.fabric-adapter.json");
@@ -122,5 +123,54 @@ fn options_and_capability_errors() {
     assert_eq!(status, FabricStatus::Capability as i32);
     assert_eq!(error["code"], "streaming_unavailable");
     assert_eq!(stream, 0);
+    stop_and_free(runtime);
+}
+
+/// A batch pull stops adding records at 1 MiB of record text (the first record always
+/// comes): 40 marks of 64 KiB read with no item limit arrive in several batches, each at
+/// most 1 MiB plus one record, all of them, in order.
+#[test]
+fn batches_are_capped_by_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    support::build_scripted();
+    let mut value = scripted_config_value("ffi-atof-batches", json!({}));
+    value["telemetry"] = json!({"providers": {"relay": {}}});
+    value["environment"] = json!({"artifacts": dir.path().join("artifacts")});
+    let config = CString::new(value.to_string()).unwrap();
+    let (status, runtime, info) = start(&config, json!({"streaming": true}));
+    assert_eq!(status, FabricStatus::Ok as i32, "{info}");
+    let marks = 40;
+    let request = json!({"input": "big", "context": {"scripted_atof": {"marks": marks, "payload_bytes": 65536}}});
+    let request = CString::new(request.to_string()).unwrap();
+    let mut stream = 0u64;
+    // SAFETY: valid handle, string and slots.
+    let (status, stream_info) = call(|out| unsafe {
+        fabric_runtime_invoke_stream(runtime, request.as_ptr(), &mut stream, out)
+    });
+    assert_eq!(status, FabricStatus::Ok as i32, "{stream_info}");
+    // The result does not finalize ATOF records: every record is still readable after it.
+    // SAFETY: a live stream handle and a valid slot.
+    let (status, result) = call(|out| unsafe { fabric_stream_result(stream, out) });
+    assert_eq!(status, FabricStatus::Ok as i32, "{result}");
+    let mut batches = Vec::new();
+    loop {
+        // SAFETY: a live stream handle and a valid slot.
+        let (status, batch) =
+            call_maybe(|out| unsafe { fabric_stream_next_batch(stream, -1, 0, out) });
+        if status == FabricStatus::End as i32 {
+            break;
+        }
+        assert_eq!(status, FabricStatus::Ok as i32, "{batch}");
+        batches.push(batch.as_array().unwrap().clone());
+    }
+    let total: usize = batches.iter().map(Vec::len).sum();
+    assert_eq!(total, marks + 2, "every record arrives");
+    assert!(batches.len() >= 3, "{} batches", batches.len());
+    for batch in &batches {
+        let sizes: Vec<usize> = batch.iter().map(|r| r.to_string().len()).collect();
+        let all_but_last: usize = sizes[..sizes.len() - 1].iter().sum();
+        assert!(all_but_last < 1024 * 1024, "batch of {sizes:?}");
+    }
+    assert_eq!(fabric_stream_free(stream), FabricStatus::Ok as i32);
     stop_and_free(runtime);
 }

@@ -336,9 +336,13 @@ impl PullStream for AtofStream {
             StreamNext::Timeout => return Ok(StreamBatch::Timeout),
         }
         self.signal.armed.store(false, Ordering::SeqCst);
-        while items.len() < max {
+        let mut bytes = items[0].len();
+        while items.len() < max && bytes < super::BATCH_BYTES {
             match self.pull(Some(Duration::ZERO))? {
-                StreamNext::Item(item) => items.push(item),
+                StreamNext::Item(item) => {
+                    bytes += item.len();
+                    items.push(item);
+                }
                 // The end is reported by the next pull.
                 StreamNext::End | StreamNext::Timeout => break,
             }

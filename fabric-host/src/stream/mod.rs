@@ -40,6 +40,11 @@ use shared::Shared;
 /// complete (upstream: 10 s).
 pub const COMPLETION_WAIT: Duration = Duration::from_secs(10);
 
+/// Item text one batch pull gathers before it stops adding items (a larger first item
+/// comes alone): a consumer converts each batch at once (one JSON array, decoded in one
+/// go), so an uncapped batch of a full queue (16 MiB) cost several copies of it at the peak.
+pub const BATCH_BYTES: usize = 1024 * 1024;
+
 /// What one pull returned.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StreamNext {
@@ -71,7 +76,8 @@ pub trait PullStream: Send + Sync + std::fmt::Debug {
     /// The next item, waiting at most `timeout` (`None`: until one arrives or the stream
     /// ends). Errors end the stream (a later call returns the same error).
     fn next(&self, timeout: Option<Duration>) -> Result<StreamNext, HostError>;
-    /// Every ready item, at most `max` (`0`: no limit beyond the queue's bound), after
+    /// Every ready item, at most `max` (`0`: no limit beyond the queue's bound) and
+    /// [`BATCH_BYTES`] of item text (at least one item), after
     /// waiting for the first one as [`PullStream::next`] does. A zero `timeout` never
     /// blocks: it returns ready items, [`StreamBatch::End`] (or the stream's error) once the
     /// stream is finished, else [`StreamBatch::Timeout`] — finishing the stream (waiting for
@@ -366,14 +372,23 @@ impl OpenAiStream {
     }
 
     /// Takes up to `max` ready items (none once closed) without waiting.
-    fn take_ready(&self, max: usize) -> Vec<String> {
+    /// Ready items, at most `max` and `budget` bytes of text (the first one regardless
+    /// when `at_least_one`).
+    fn take_ready(&self, max: usize, budget: usize, at_least_one: bool) -> Vec<String> {
         let mut state = self.shared.lock();
         if state.closed {
             return Vec::new();
         }
-        let count = state.queue.len().min(max);
+        let mut count = 0;
+        let mut bytes = 0;
+        for item in state.queue.iter().take(max) {
+            if !(at_least_one && count == 0) && bytes + item.len() > budget {
+                break;
+            }
+            count += 1;
+            bytes += item.len();
+        }
         let items: Vec<String> = state.queue.drain(..count).collect();
-        let bytes: usize = items.iter().map(String::len).sum();
         state.queued_bytes = state.queued_bytes.saturating_sub(bytes);
         let resume = state.paused && !state.full();
         if resume {
@@ -492,7 +507,7 @@ impl PullStream for OpenAiStream {
         if poll {
             self.shared.arm();
         }
-        let mut items = self.take_ready(max);
+        let mut items = self.take_ready(max, BATCH_BYTES, true);
         if poll && !items.is_empty() {
             // The consumer comes back for more: no signal until it finds the queue empty.
             self.shared.disarm();
@@ -506,7 +521,8 @@ impl PullStream for OpenAiStream {
                 StreamNext::End => return Ok(StreamBatch::End),
                 StreamNext::Timeout => return Ok(StreamBatch::Timeout),
             }
-            items.extend(self.take_ready(max - 1));
+            let budget = BATCH_BYTES.saturating_sub(items[0].len());
+            items.extend(self.take_ready(max - 1, budget, false));
         }
         Ok(StreamBatch::Items(items))
     }

@@ -3,6 +3,39 @@
 //! (slot + generation) from commands, so a command for a closed entry never reaches the
 //! entry that reused its slot.
 
+use mio::Token;
+
+/// The mio tokens of one slot table: `base + slot * per_slot + sub`, `sub` telling an
+/// entry's own sources apart (0 its listener, 1.. its connections). Tables take disjoint
+/// high ranges, far above the host tokens.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TokenRange {
+    base: usize,
+    per_slot: usize,
+}
+
+impl TokenRange {
+    pub(crate) const fn new(base: usize, per_slot: usize) -> TokenRange {
+        TokenRange { base, per_slot }
+    }
+
+    /// Whether `token` is at or above this range's base (ranges are checked from the
+    /// highest base down).
+    pub(crate) fn owns(self, token: Token) -> bool {
+        token.0 >= self.base
+    }
+
+    pub(crate) fn token(self, slot: usize, sub: usize) -> Token {
+        Token(self.base + slot * self.per_slot + sub)
+    }
+
+    /// The (slot, sub) of one of this range's tokens.
+    pub(crate) fn split(self, token: Token) -> (usize, usize) {
+        let raw = token.0 - self.base;
+        (raw / self.per_slot, raw % self.per_slot)
+    }
+}
+
 /// One entry of a [`Slots`] table: its slot and the generation it was filled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct SlotKey {
@@ -101,6 +134,14 @@ mod tests {
         let new = slots.fill(again, "b");
         assert!(slots.live(new) && !slots.live(old));
         assert_eq!(slots.values().collect::<Vec<_>>(), [&"b"]);
+    }
+
+    #[test]
+    fn tokens_round_trip() {
+        let range = TokenRange::new(1 << 40, 16);
+        let token = range.token(3, 5);
+        assert!(range.owns(token) && !range.owns(Token(5)));
+        assert_eq!(range.split(token), (3, 5));
     }
 
     #[test]

@@ -18,11 +18,11 @@ use super::MAX_RECORD_BYTES;
 use super::control;
 use super::http::{self, Answer, Endpoint, Framing, Request};
 use super::hub::{AttachError, Hub, Pop, Put};
-use crate::slots::{SlotKey, Slots};
+use crate::slots::{SlotKey, Slots, TokenRange};
 use crate::stream::Chunked;
 
 /// First token owned by collector servers.
-pub(crate) const TOKEN_BASE: usize = (1 << (usize::BITS - 2)) | (1 << (usize::BITS - 3));
+const TOKEN_BASE: usize = (1 << (usize::BITS - 2)) | (1 << (usize::BITS - 3));
 const PER_SERVER: usize = 256;
 /// Connections one collector serves at once; more are closed on accept.
 pub(crate) const MAX_CONNECTIONS: usize = 128;
@@ -38,12 +38,10 @@ const STREAM_BUFFER: usize = 256 * 1024;
 
 /// Whether a token belongs to a collector server.
 pub(crate) fn owns(token: Token) -> bool {
-    token.0 >= TOKEN_BASE
+    TOKENS.owns(token)
 }
 
-fn token(slot: usize, sub: usize) -> Token {
-    Token(TOKEN_BASE + slot * PER_SERVER + sub)
-}
+const TOKENS: TokenRange = TokenRange::new(TOKEN_BASE, PER_SERVER);
 
 /// Identifies one server (slot + generation).
 pub(crate) type ServerKey = SlotKey;
@@ -199,7 +197,9 @@ impl Servers {
         spec.listener.set_nonblocking(true)?;
         let mut listener = TcpListener::from_std(spec.listener);
         let slot = self.slots.reserve();
-        if let Err(error) = registry.register(&mut listener, token(slot, 0), Interest::READABLE) {
+        if let Err(error) =
+            registry.register(&mut listener, TOKENS.token(slot, 0), Interest::READABLE)
+        {
             self.slots.unreserve(slot);
             return Err(error);
         }
@@ -228,8 +228,7 @@ impl Servers {
 
     /// Handles one readiness event.
     pub(crate) fn on_ready(&mut self, registry: &Registry, token: Token) {
-        let raw = token.0 - TOKEN_BASE;
-        let (slot, sub) = (raw / PER_SERVER, raw % PER_SERVER);
+        let (slot, sub) = TOKENS.split(token);
         if self.slots.get(slot).is_none() {
             return; // stale event of a closed server
         }
@@ -310,7 +309,7 @@ impl Servers {
             };
             let interest = Interest::READABLE | Interest::WRITABLE;
             if registry
-                .register(&mut stream, token(slot, index + 1), interest)
+                .register(&mut stream, TOKENS.token(slot, index + 1), interest)
                 .is_err()
             {
                 continue;

@@ -16,10 +16,10 @@ use mio::{Interest, Registry, Token};
 use super::http::{self, Chunked, Fault, Head, Status};
 use super::records::{Accepted, Identity, Records};
 use super::shared::Shared;
-use crate::slots::{SlotKey, Slots};
+use crate::slots::{SlotKey, Slots, TokenRange};
 
 /// First token owned by stream listeners.
-pub(crate) const TOKEN_BASE: usize = 1 << (usize::BITS - 2);
+const TOKEN_BASE: usize = 1 << (usize::BITS - 2);
 const PER_LISTENER: usize = 16;
 /// Connections one listener serves at once; more are closed on accept.
 pub(crate) const MAX_CONNECTIONS: usize = 8;
@@ -34,12 +34,10 @@ const READ_BUDGET: usize = 1024 * 1024;
 
 /// Whether a token belongs to a stream listener.
 pub(crate) fn owns(token: Token) -> bool {
-    token.0 >= TOKEN_BASE
+    TOKENS.owns(token)
 }
 
-fn token(slot: usize, sub: usize) -> Token {
-    Token(TOKEN_BASE + slot * PER_LISTENER + sub)
-}
+const TOKENS: TokenRange = TokenRange::new(TOKEN_BASE, PER_LISTENER);
 
 /// Identifies one listener (slot + generation).
 pub(crate) type ListenerKey = SlotKey;
@@ -143,7 +141,9 @@ impl Listeners {
         spec.listener.set_nonblocking(true)?;
         let mut listener = TcpListener::from_std(spec.listener);
         let slot = self.slots.reserve();
-        if let Err(error) = registry.register(&mut listener, token(slot, 0), Interest::READABLE) {
+        if let Err(error) =
+            registry.register(&mut listener, TOKENS.token(slot, 0), Interest::READABLE)
+        {
             self.slots.unreserve(slot);
             return Err(error);
         }
@@ -172,8 +172,7 @@ impl Listeners {
 
     /// Handles one readiness event.
     pub(crate) fn on_ready(&mut self, registry: &Registry, token: Token) {
-        let raw = token.0 - TOKEN_BASE;
-        let (slot, sub) = (raw / PER_LISTENER, raw % PER_LISTENER);
+        let (slot, sub) = TOKENS.split(token);
         if self.slots.get(slot).is_none() {
             return; // stale event of a closed listener
         }
@@ -232,7 +231,7 @@ impl Listeners {
             };
             let interest = Interest::READABLE | Interest::WRITABLE;
             if registry
-                .register(&mut stream, token(slot, index + 1), interest)
+                .register(&mut stream, TOKENS.token(slot, index + 1), interest)
                 .is_err()
             {
                 continue;

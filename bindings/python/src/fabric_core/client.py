@@ -309,12 +309,7 @@ async def _start_guarded(library: _ffi.Library, start: Any, begin: Any = None) -
                 text = await asyncio.shield(future)
             except BaseException:  # noqa: BLE001 - failed or interrupted again: nothing started
                 raise asyncio.CancelledError from None
-            handle = int(json.loads(text)["handle"])
-            cleanup = to_thread(lambda: _runtime_backstop(library, handle))
-            try:
-                await asyncio.shield(cleanup)
-            except asyncio.CancelledError:
-                pass
+            await _end_orphan(library, int(json.loads(text)["handle"]))
             raise
         return int(json.loads(text)["handle"]), text
 
@@ -329,13 +324,18 @@ async def _start_guarded(library: _ffi.Library, start: Any, begin: Any = None) -
         return await call_blocking(run)
     except asyncio.CancelledError:
         if started:
-            handle = started[0][0]
-            cleanup = to_thread(lambda: _runtime_backstop(library, handle))
-            try:
-                await asyncio.shield(cleanup)
-            except asyncio.CancelledError:
-                pass
+            await _end_orphan(library, started[0][0])
         raise
+
+
+async def _end_orphan(library: _ffi.Library, handle: int) -> None:
+    """Stop and free a runtime whose start was abandoned (even if cancelled again)."""
+
+    cleanup = to_thread(lambda: _runtime_backstop(library, handle))
+    try:
+        await asyncio.shield(cleanup)
+    except asyncio.CancelledError:
+        pass
 
 
 def inspect_adapter(

@@ -6,11 +6,11 @@ import (
 	"syscall"
 )
 
-// The process's completion queue: Run, StartRuntime and Stop begin non-blocking operations that report to it,
-// and one goroutine waits for the queue's descriptor through Go's network poller (a parked
-// goroutine, no OS thread) and hands each finished outcome to the goroutine that awaits
-// it. A blocked cgo call, by contrast, holds an OS thread for the whole run (start, turn,
-// stop: seconds). Invoke keeps the blocking call in a goroutine, which measured cheaper
+// The process's completion queue: Run, StartRuntime and Stop begin non-blocking operations
+// that report to it, and one goroutine waits for the queue's descriptor through Go's
+// network poller (a parked goroutine, no OS thread) and hands each finished outcome to the
+// goroutine that awaits it. A blocked cgo call, by contrast, holds an OS thread for the
+// whole run (start, turn, stop: seconds). Invoke keeps the blocking call in a goroutine, which measured cheaper
 // for a warm turn (docs/go.md, "Concurrency").
 type opQueue struct {
 	handle  uint64
@@ -88,11 +88,11 @@ func (q *opQueue) fail(err error) {
 // arrives on (buffered: nobody has to receive it). Without a queue, fallback runs in a
 // goroutine instead.
 func operate(begin func(queue uint64) nativeResult, fallback func() nativeResult) <-chan nativeResult {
-	done := make(chan nativeResult, 1)
 	q := completionQueue()
 	if q == nil {
 		return inGoroutine(fallback)
 	}
+	done := make(chan nativeResult, 1)
 	// Registered before the operation exists, so the queue goroutine cannot miss it; the
 	// lock is held across begin, and the goroutine takes it before looking up a handle.
 	q.mu.Lock()

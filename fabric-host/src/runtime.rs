@@ -30,6 +30,8 @@ use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
 mod invocation;
 mod pending;
 
+pub(crate) use crate::service::ServiceRole;
+
 pub use pending::PendingInvoke;
 
 pub(crate) use invocation::{Started, StreamSend};
@@ -131,6 +133,10 @@ struct Identity {
 #[derive(Debug)]
 pub struct Runtime {
     runtime_id: String,
+    /// The service this runtime is connected to.
+    service_id: Option<String>,
+    /// What a service host's `start` answered (`Null` for runtimes).
+    start_output: Value,
     identity: Identity,
     environment: Arc<Environment>,
     host: Host,
@@ -159,6 +165,7 @@ impl Runtime {
         environment: Arc<Environment>,
         options: RuntimeOptions,
         relay: Option<crate::relay_stream::RelayStream>,
+        role: ServiceRole,
     ) -> Result<Runtime, HostError> {
         if environment.is_released() {
             return Err(HostError::EnvironmentReleased {
@@ -171,8 +178,9 @@ impl Runtime {
             options.python_interpreter.as_deref(),
             options.caller_python.as_deref(),
         )?;
-        let runtime_id = ids::new_id("runtime");
-        let start_id = ids::new_id("runtime-start");
+        let prefix = role.id_prefix();
+        let runtime_id = ids::new_id(prefix);
+        let start_id = ids::new_id(&format!("{prefix}-start"));
         let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
         let identity = Identity {
             agent_name: plan.agent_name.clone(),
@@ -190,6 +198,9 @@ impl Runtime {
             adapter_id: descriptor.map(|d| d.adapter_id.clone()),
         };
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
+        let service = role
+            .payload(home.path())
+            .inspect_err(|_| home.remove_if_temporary())?;
         // Written before the launch: the host's environment names the Relay config.
         let telemetry = RuntimeTelemetry::prepare(
             plan.telemetry_plan.as_ref(),
@@ -246,6 +257,8 @@ impl Runtime {
         ));
         let collector = Collector::new(environment.artifact_root(), environment.workspace());
         let runtime = Runtime {
+            service_id: role.connected_service_id(),
+            start_output: Value::Null,
             collector,
             runtime_id,
             identity,
@@ -283,21 +296,27 @@ impl Runtime {
                 .telemetry_plan
                 .as_ref()
                 .and_then(|t| serde_json::to_value(t).ok()),
+            service,
         };
         let payload = serde_json::to_value(&payload).map_err(|e| HostError::InvalidRequest {
             stage: Stage::Start,
             path: "start".into(),
             reason: e.to_string(),
         })?;
-        if let Err(error) = runtime.host.call(
+        let mut runtime = runtime;
+        match runtime.host.call(
             "start",
             &payload,
             Stage::Start,
             runtime.options.host_timeout,
         ) {
-            // Always end the host (and its group) after a failed start.
-            let _ = runtime.stop_inner();
-            return Err(error.at_stage(Stage::Start));
+            Ok(output) if role.is_service_host() => runtime.start_output = output,
+            Ok(_) => {}
+            Err(error) => {
+                // Always end the host (and its group) after a failed start.
+                let _ = runtime.stop_inner();
+                return Err(error.at_stage(Stage::Start));
+            }
         }
         let start_event = event(
             "runtime_start",
@@ -332,6 +351,16 @@ impl Runtime {
 
     pub(crate) fn relay_stream(&self) -> Option<&crate::relay_stream::RelayStream> {
         self.relay.as_ref()
+    }
+
+    /// What a service host's `start` answered (`Null` for runtimes).
+    pub(crate) fn start_output(&self) -> &Value {
+        &self.start_output
+    }
+
+    /// The health/liveness record shared with the registry.
+    pub(crate) fn live(&self) -> &Arc<Live> {
+        &self.live
     }
 
     /// The runtime id (`runtime-…`).
@@ -411,7 +440,7 @@ impl Runtime {
             harness: self.identity.harness.clone(),
             adapter_kind: self.identity.adapter_kind,
             adapter_id: self.identity.adapter_id.clone(),
-            service_id: None,
+            service_id: self.service_id.clone(),
             environment: self.environment.info(),
             host_pid: self.host.pid(),
             fabric_home: self.home.path().to_string_lossy().into_owned(),

@@ -191,8 +191,14 @@ fn attach_passes_the_reference_and_release_detaches() {
 #[test]
 fn the_descriptor_must_claim_the_service_capability() {
     let dir = tempfile::tempdir().expect("tempdir");
-    support::ensure_scripted_adapter();
-    let config = support::scripted_config("plain", json!({}), json!({}));
+    // The ATOF fixture's descriptor does not claim `capabilities.service`; nothing starts.
+    let fixture = support::repo_root().join("tests/fixtures/atof-adapter");
+    let config: FabricConfig = serde_json::from_value(json!({
+        "metadata": {"name": "plain"},
+        "harness": {"adapter_id": "test.fabric.atof"},
+        "discovery": {"local_paths": [fixture]}
+    }))
+    .expect("config");
     let error = Fabric::new()
         .prepare_service(&config, &RunOptions::with_base_dir(dir.path()))
         .expect_err("unsupported");

@@ -187,6 +187,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"service_not_active":                      {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "service must be active: it was released or its release failed"},
 	"service_releasing":                       {Stage: "stop", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "a release of this service is already in progress"},
 	"service_unsupported":                     {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter's descriptor does not claim `capabilities.service`"},
+	"signal_handler_failed":                   {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric service prepare`: SIGINT/SIGTERM handling could not be installed"},
 	"stale_handle":                            {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument was already freed"},
 	"streaming_requires_relay":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "streaming requires Relay telemetry to be enabled"},
 	"streaming_unavailable":                   {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched"},

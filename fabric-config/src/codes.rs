@@ -515,6 +515,12 @@ pub const CODES: &[ErrorCode] = &[
          runtime is untouched",
     ),
     code(
+        "signal_handler_failed",
+        Some(S::Prepare),
+        O::Cli,
+        "`fabric service prepare`: SIGINT/SIGTERM handling could not be installed",
+    ),
+    code(
         "collector_listen_invalid",
         Some(S::Config),
         O::Cli,

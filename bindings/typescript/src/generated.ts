@@ -197,6 +197,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   service_not_active: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "service must be active: it was released or its release failed" },
   service_releasing: { stage: "stop", retryable: false, classOverride: "state", origin: "host", summary: "a release of this service is already in progress" },
   service_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the adapter's descriptor does not claim `capabilities.service`" },
+  signal_handler_failed: { stage: "prepare", retryable: false, classOverride: null, origin: "cli", summary: "`fabric service prepare`: SIGINT/SIGTERM handling could not be installed" },
   stale_handle: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument was already freed" },
   streaming_requires_relay: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "streaming requires Relay telemetry to be enabled" },
   streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched" },

@@ -192,6 +192,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "service_not_active": ("start", False, None, "host"),
     "service_releasing": ("stop", False, "state", "host"),
     "service_unsupported": ("prepare", False, None, "host"),
+    "signal_handler_failed": ("prepare", False, None, "cli"),
     "stale_handle": (None, False, "state", "abi"),
     "streaming_requires_relay": (None, False, None, "config"),
     "streaming_unavailable": ("invoke", False, None, "host"),

@@ -9,9 +9,7 @@ use fabric_config::config::SystemStatsSetting;
 use fabric_config::handles::{RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 use fabric_config::plan::RunPlan;
 use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult};
-use fabric_config::stats::RuntimeResourceSnapshot;
 use fabric_config::{ErrorInfo, RunRequest, Stage};
-use fabric_stats::StatsTarget;
 use serde_json::{Value, json};
 
 use crate::collect::Collector;
@@ -29,6 +27,7 @@ use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
 
 mod invocation;
 mod pending;
+mod snapshot;
 
 pub(crate) use crate::service::ServiceRole;
 
@@ -381,54 +380,6 @@ impl Runtime {
     /// The runtime's FABRIC_HOME (health endpoint files live here).
     pub fn fabric_home(&self) -> &std::path::Path {
         self.home.path()
-    }
-
-    /// Reads the CPU time, resident memory and process count of the adapter host and its
-    /// descendants (see docs/stats.md). Does not wait for an active invocation.
-    ///
-    /// Errors: `resource_observation_unavailable` (stopped or stopping runtime — reason
-    /// `runtime_stopped` —, exited host, unreadable or changing tree) and
-    /// `resource_observation_unsupported` (adapter kinds without a local host, non-Linux).
-    pub fn resource_snapshot(&self) -> Result<RuntimeResourceSnapshot, HostError> {
-        let stage = Stage::Invoke;
-        if !matches!(
-            self.identity.adapter_kind,
-            AdapterKind::Process | AdapterKind::Python
-        ) {
-            return Err(HostError::ResourceKindUnsupported {
-                stage,
-                adapter_kind: self.identity.adapter_kind.as_str(),
-            });
-        }
-        let stopped = || {
-            matches!(self.lock().phase, Phase::Stopping | Phase::Stopped) || self.live.is_stopped()
-        };
-        if stopped() {
-            return Err(HostError::ResourceRuntimeStopped {
-                stage,
-                runtime_id: self.runtime_id.clone(),
-            });
-        }
-        let snapshot = live::collector()
-            .snapshot(&self.stats_target())
-            .map_err(|source| HostError::Resource { stage, source })?;
-        // A stop that began during the read may have reaped the host: its pid could name
-        // another process by now.
-        if stopped() {
-            return Err(HostError::ResourceRuntimeStopped {
-                stage,
-                runtime_id: self.runtime_id.clone(),
-            });
-        }
-        Ok(snapshot)
-    }
-
-    fn stats_target(&self) -> StatsTarget {
-        StatsTarget {
-            runtime_id: self.runtime_id.clone(),
-            host_pid: self.host.pid(),
-            started_at: self.host.started_at(),
-        }
     }
 
     /// The runtime's identity (what `fabric_runtime_start` returns, without the ABI

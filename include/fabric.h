@@ -84,6 +84,10 @@ typedef uint64_t fabric_completion_queue;
 // valid handle).
 typedef uint64_t fabric_operation;
 
+// A shared-service handle: a nonzero integer id (0 is never a valid handle), valid only in
+// the process that created it.
+typedef uint64_t fabric_service;
+
 // A pull-stream handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_stream;
 
@@ -618,6 +622,104 @@ int32_t fabric_environment_release(fabric_environment environment, char **out);
 // Blocking: no. Thread-safe.
 // Safety: safe to call with any value (ids are looked up, never dereferenced).
 int32_t fabric_environment_free(fabric_environment environment);
+
+// Plans a config and starts a Fabric-owned shared service: one adapter host whose
+// `start` payload carries `service: {operation: "prepare", connection_path}`.
+//
+// On success `*service_out` receives a nonzero service handle and `*out` the ServiceInfo
+// (`service_id`, `status`, `service` — the SDK handle with `service_binding`,
+// `ownership`, `connection`, `metadata` —, `host_pid`, `fabric_home`, `handle`).
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the handle is owned by the caller: `fabric_service_release`,
+// then `fabric_service_free` (freeing an active service stops its host).
+// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan), `FABRIC_STATUS_CAPABILITY`
+// (`service_unsupported`: the descriptor does not claim `capabilities.service`),
+// `FABRIC_STATUS_RUNTIME` (launch or start failed, `invalid_service_info`),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`service_out`/`out`, invalid UTF-8).
+// Blocking: yes — until the service host answered `start`. Thread-safe.
+//
+// # Safety
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `service_out` must be NULL or valid for writing one
+// `fabric_service`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_service_prepare(const char *config_json, const char *options_json, fabric_service *service_out, char **out);
+
+// Plans a config and attaches to a caller-owned service: `reference_json` is a
+// ServiceReference (`adapter_id`, `service_type`, `connection`, `metadata`); the host's
+// `start` payload carries `service: {operation: "attach", connection_path, reference}`.
+// Results and ownership as `fabric_service_prepare`; release detaches (the deployment is
+// the caller's).
+//
+// Errors: as `fabric_service_prepare`, plus `FABRIC_STATUS_CONFIG` for a reference that
+// is not a ServiceReference or names another adapter (`invalid_service_reference`,
+// `metadata.path`/`fields`).
+// Blocking: yes — until the service host answered `start`. Thread-safe.
+//
+// # Safety
+// `config_json`, `reference_json` and `options_json` must be NULL or NUL-terminated
+// strings valid for the duration of the call; `service_out` must be NULL or valid for
+// writing one `fabric_service`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_service_attach(const char *config_json, const char *reference_json, const char *options_json, fabric_service *service_out, char **out);
+
+// Plans a config and starts a runtime connected to `service` (its own host, started with
+// `service: {operation: "connect", service_id, connection_path}`). Options, results and
+// ownership as `fabric_runtime_start`; the runtime JSON names `service_id`.
+//
+// Errors: as `fabric_runtime_start`, plus `FABRIC_STATUS_CONFIG` with
+// `service_not_active` ("service must be active": released or failed) or
+// `service_binding_mismatch` (the config differs from the service's; `metadata.fields`
+// names the sections: `metadata.name`, `harness`, `models`, `runtime.timeout_seconds`,
+// `environment`, `agent_config`), and `FABRIC_STATUS_INVALID_ARGUMENT` for a service
+// handle that is 0, stale, unknown or of another kind.
+// Blocking: yes — until the adapter host answered `start`; serialized with
+// `fabric_service_release` of the same service. Thread-safe.
+//
+// # Safety
+// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `runtime_out` must be NULL or valid for writing one
+// `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_service_start_runtime(fabric_service service, const char *config_json, const char *options_json, fabric_runtime *runtime_out, char **out);
+
+// Releases a service: stops its host (`stop`, then the usual escalation). Refused while
+// a runtime connected to it is not stopped: `FABRIC_STATUS_RUNTIME` with code
+// `service_in_use`, stage `stop`, `metadata.fields` = the runtime ids; the service stays
+// active. Idempotent after a release. `*out` is the ServiceInfo (`status` `released`, or
+// `failed` when the host could not be ended). The handle stays valid until
+// `fabric_service_free`.
+//
+// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+// Errors: see above; `FABRIC_STATUS_STATE` (`service_releasing`);
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of another
+// kind).
+// Blocking: yes — until the host ended (bounded by the stop escalation). Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_service_release(fabric_service service, char **out);
+
+// The current ServiceInfo of a service (status, connected runtimes).
+//
+// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of
+// another kind).
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_service_info(fabric_service service, char **out);
+
+// Releases a service handle. An active service's host is stopped in the background;
+// runtimes started on it keep running. The id is never reused.
+//
+// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale, unknown or
+// wrong-kind handle; `fabric_service_free(0)` is a no-op returning `FABRIC_STATUS_OK`.
+//
+// Ownership: consumes the handle.
+// Errors: see above (no `out`).
+// Blocking: no. Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_service_free(fabric_service service);
 
 // Starts one invocation that streams native OpenAI Chat Completions chunks.
 //

@@ -129,6 +129,8 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_model_provider":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model provider must be a non-blank, trimmed, lowercase identifier"},
 	"invalid_native_json":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library returned text that is not the documented JSON"},
 	"invalid_request":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a RunRequest is missing, malformed or invalid"},
+	"invalid_service_info":                    {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the service host's start answer is not `{adapter_id, service_type, connection, metadata}`"},
+	"invalid_service_reference":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a ServiceReference is malformed or names another adapter"},
 	"invalid_timeout_seconds":                 {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "timeout_seconds must be a finite number greater than 0"},
 	"invalid_type":                            {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the config is not the JSON its schema describes"},
 	"invalid_url":                             {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "must be an absolute URL without whitespace or control characters"},
@@ -180,6 +182,12 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"runtime_busy":                            {Stage: "invoke", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "an invocation is already running on this runtime"},
 	"runtime_failed":                          {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "a host failure made the runtime terminal"},
 	"runtime_stopped":                         {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the runtime was stopped"},
+	"service_binding_mismatch":                {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the runtime's plan differs from the service's (`metadata.fields` names what)"},
+	"service_in_use":                          {Stage: "stop", Retryable: false, ClassOverride: "", Origin: "host", Summary: "release refused: runtimes connected to the service are still running"},
+	"service_not_active":                      {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "service must be active: it was released or its release failed"},
+	"service_releasing":                       {Stage: "stop", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "a release of this service is already in progress"},
+	"service_unsupported":                     {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter's descriptor does not claim `capabilities.service`"},
+	"signal_handler_failed":                   {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric service prepare`: SIGINT/SIGTERM handling could not be installed"},
 	"stale_handle":                            {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument was already freed"},
 	"streaming_requires_relay":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "streaming requires Relay telemetry to be enabled"},
 	"streaming_unavailable":                   {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched"},
@@ -1136,6 +1144,74 @@ type SampledStats struct {
 	// Truncated: Whether samples were dropped.
 	Truncated bool `json:"truncated"`
 }
+
+// ServiceHandle: Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`).
+type ServiceHandle struct {
+	// AdapterID: The adapter that prepared or attached the service.
+	AdapterID string `json:"adapter_id"`
+	// Connection: Adapter-reported connection summary (never credential values).
+	Connection map[string]any `json:"connection,omitempty"`
+	// Metadata: Adapter-reported metadata (version, readiness).
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// Ownership: Who owns the service.
+	Ownership ServiceOwnership `json:"ownership"`
+	// ServiceBinding: `fabric-service-binding-<16 hex>`: a digest of the plan the service was prepared with; a runtime may connect only when its plan has the same binding.
+	ServiceBinding string `json:"service_binding"`
+	// ServiceID: Process-local service lifecycle id (`service-…`; the service host's runtime id).
+	ServiceID string `json:"service_id"`
+	// ServiceType: The adapter's service kind.
+	ServiceType string `json:"service_type"`
+}
+
+// ServiceInfo: A service as reported to callers (`fabric_service_prepare`, `_attach`, `_release`, `_info`).
+type ServiceInfo struct {
+	// ConnectedRuntimes: Ids of runtimes connected to the service that are not stopped.
+	ConnectedRuntimes []string `json:"connected_runtimes,omitempty"`
+	// FabricHome: The service host's FABRIC_HOME (holds `service-connection.json`).
+	FabricHome string `json:"fabric_home"`
+	// Handle: The C ABI handle of this service, when it was returned through the ABI.
+	Handle *uint64 `json:"handle,omitempty"`
+	// HostPID: Service host process id (also its process-group id).
+	HostPID uint32 `json:"host_pid"`
+	// Service: The SDK handle.
+	Service ServiceHandle `json:"service"`
+	// ServiceID: Service id (same as `service.service_id`).
+	ServiceID string `json:"service_id"`
+	// Status: Lifecycle state.
+	Status ServiceStatus `json:"status"`
+}
+
+// ServiceOwnership: Who owns a service's lifecycle.
+type ServiceOwnership string
+
+// ServiceOwnership values.
+const (
+	ServiceOwnershipFabricOwned ServiceOwnership = "fabric_owned"
+	ServiceOwnershipCallerOwned ServiceOwnership = "caller_owned"
+)
+
+// ServiceReference: A caller-owned service to attach to (input: unknown fields are rejected).  `connection` holds endpoints and credential *references* (for example an environment variable name), never credential values; the adapter defines its fields.
+type ServiceReference struct {
+	// AdapterID: The adapter that understands this service type.
+	AdapterID string `json:"adapter_id"`
+	// Connection: Adapter-defined connection fields.
+	Connection map[string]any `json:"connection,omitempty"`
+	// Metadata: Caller metadata.
+	Metadata map[string]any `json:"metadata,omitempty"`
+	// ServiceType: The adapter's stable service kind.
+	ServiceType string `json:"service_type"`
+}
+
+// ServiceStatus: Lifecycle state of a prepared or attached service.
+type ServiceStatus string
+
+// ServiceStatus values.
+const (
+	ServiceStatusActive    ServiceStatus = "active"
+	ServiceStatusReleasing ServiceStatus = "releasing"
+	ServiceStatusReleased  ServiceStatus = "released"
+	ServiceStatusFailed    ServiceStatus = "failed"
+)
 
 // Stage: The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`.
 type Stage string

@@ -379,3 +379,45 @@ func nativeOperationTake(operation uint64) nativeResult {
 	C.fabric_operation_free(C.fabric_operation(operation))
 	return result
 }
+
+func nativeServicePrepare(config string, o options) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
+		var handle C.fabric_service
+		var out *C.char
+		status := C.fabric_service_prepare(cConfig, cOptions, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
+}
+
+func nativeServiceAttach(config, reference string, o options) nativeResult {
+	cReference, err := cstring(reference, "reference")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cReference)
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
+		var handle C.fabric_service
+		var out *C.char
+		status := C.fabric_service_attach(cConfig, cReference, cOptions, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
+}
+
+func nativeServiceStart(service uint64, config string, o options) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
+		var handle C.fabric_runtime
+		var out *C.char
+		status := C.fabric_service_start_runtime(C.fabric_service(service), cConfig, cOptions, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
+}
+
+func nativeServiceRelease(service uint64) nativeResult {
+	var out *C.char
+	status := C.fabric_service_release(C.fabric_service(service), &out)
+	return finish(status, out, 0)
+}
+
+func nativeServiceFree(service uint64) {
+	C.fabric_service_free(C.fabric_service(service))
+}

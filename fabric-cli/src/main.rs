@@ -17,12 +17,14 @@ mod cmd_collector;
 mod cmd_plan;
 mod cmd_run;
 mod cmd_schema;
+mod cmd_service;
 mod cmd_validate;
 mod common;
 mod human;
 mod interrupt;
 mod output;
 mod stream;
+mod sys;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.
 #[derive(Debug, Parser)]
@@ -61,6 +63,10 @@ enum Command {
     Check(cmd_check::Args),
     /// The Relay ATOF collector (`fabric collector serve --listen 127.0.0.1:PORT`).
     Collector(cmd_collector::Args),
+    /// Shared services: `prepare` runs a service until signalled (printing the reference
+    /// other processes attach with), `release PID` ends one.
+    #[command(subcommand)]
+    Service(cmd_service::Command),
 }
 
 /// Arguments shared by commands that read a config file.
@@ -88,6 +94,7 @@ fn main() -> ExitCode {
             interrupt::finish(cmd_run::run(args))
         }
         Command::Collector(args) => cmd_collector::run(args),
+        Command::Service(command) => cmd_service::run(command),
         Command::Check(args) => {
             interrupt::install();
             interrupt::finish(cmd_check::run(args))

@@ -530,6 +530,9 @@ pub struct StartPayload {
     /// Telemetry plan (shape owned by planning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry_plan: Option<Value>,
+    /// Service operation of a service host or of a runtime connecting to a service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<crate::service::ServiceStartPayload>,
 }
 
 /// `invoke` payload.

@@ -441,6 +441,48 @@ pub const CODES: &[ErrorCode] = &[
         "the environment was released",
     )),
     code(
+        "service_unsupported",
+        Some(S::Prepare),
+        O::Host,
+        "the adapter's descriptor does not claim `capabilities.service`",
+    ),
+    code(
+        "service_binding_mismatch",
+        Some(S::Start),
+        O::Host,
+        "the runtime's plan differs from the service's (`metadata.fields` names what)",
+    ),
+    code(
+        "service_not_active",
+        Some(S::Start),
+        O::Host,
+        "service must be active: it was released or its release failed",
+    ),
+    code(
+        "service_in_use",
+        Some(S::Stop),
+        O::Host,
+        "release refused: runtimes connected to the service are still running",
+    ),
+    state(code(
+        "service_releasing",
+        Some(S::Stop),
+        O::Host,
+        "a release of this service is already in progress",
+    )),
+    code(
+        "invalid_service_info",
+        Some(S::Start),
+        O::Host,
+        "the service host's start answer is not `{adapter_id, service_type, connection, metadata}`",
+    ),
+    code(
+        "invalid_service_reference",
+        Some(S::Config),
+        O::Host,
+        "a ServiceReference is malformed or names another adapter",
+    ),
+    code(
         "artifact_rejected",
         Some(S::Artifact),
         O::Host,
@@ -471,6 +513,12 @@ pub const CODES: &[ErrorCode] = &[
         O::Host,
         "invoke_stream on a runtime not started with streaming (and Relay telemetry); the \
          runtime is untouched",
+    ),
+    code(
+        "signal_handler_failed",
+        Some(S::Prepare),
+        O::Cli,
+        "`fabric service prepare`: SIGINT/SIGTERM handling could not be installed",
     ),
     code(
         "collector_listen_invalid",

@@ -54,6 +54,7 @@ pub mod relay_collector;
 pub mod request;
 pub mod result;
 pub mod schema;
+pub mod service;
 pub mod stats;
 pub mod stream;
 pub mod tolerated;

@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, handles, health, options, plan, request, result, stats,
-    stream,
+    agent, config, descriptor, error, handles, health, options, plan, request, result, service,
+    stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -30,6 +30,11 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/runtime-info", schema::<handles::RuntimeInfo>()),
         ("sdk/runtime-status", schema::<handles::RuntimeStatusInfo>()),
         ("sdk/environment-info", schema::<handles::EnvironmentInfo>()),
+        ("sdk/service-info", schema::<service::ServiceInfo>()),
+        (
+            "sdk/service-reference",
+            schema::<service::ServiceReference>(),
+        ),
         ("sdk/doctor-report", schema::<plan::DoctorReport>()),
         (
             "sdk/adapter-capability-profile",

@@ -15,7 +15,7 @@ use crate::{fabric_environment, fabric_runtime};
 
 /// Registers a started runtime and writes its id; on failure the runtime is dropped
 /// (which terminates its host).
-fn register_runtime(
+pub(crate) fn register_runtime(
     stage: Stage,
     runtime: Runtime,
     runtime_out: *mut fabric_runtime,
@@ -61,7 +61,7 @@ pub(crate) unsafe fn register<T: Kind>(
 ///
 /// # Safety
 /// Both pointers must be NULL or NUL-terminated strings valid for the duration of the call.
-unsafe fn plan_args(
+pub(crate) unsafe fn plan_args(
     config_json: *const c_char,
     options_json: *const c_char,
 ) -> Result<(RunPlan, RunOptions), FfiError> {

@@ -42,12 +42,14 @@ mod api_config;
 mod api_observe;
 mod api_operation;
 mod api_runtime;
+mod api_service;
 mod api_stream;
 
 pub use api_config::*;
 pub use api_observe::*;
 pub use api_operation::*;
 pub use api_runtime::*;
+pub use api_service::*;
 pub use api_stream::*;
 pub use status::FabricStatus;
 
@@ -85,6 +87,10 @@ pub type fabric_environment = u64;
 
 /// A pull-stream handle: a nonzero integer id (0 is never a valid handle).
 pub type fabric_stream = u64;
+
+/// A shared-service handle: a nonzero integer id (0 is never a valid handle), valid only in
+/// the process that created it.
+pub type fabric_service = u64;
 
 /// A non-blocking operation handle (`..._begin` calls): a nonzero integer id (0 is never a
 /// valid handle).

@@ -34,6 +34,13 @@ pub(crate) struct EnvironmentObject {
     pub(crate) environment: Arc<Environment>,
 }
 
+/// A prepared or attached service (registered under a `fabric_service` id). Dropping the
+/// last reference stops its host unless it was released.
+#[derive(Debug)]
+pub(crate) struct ServiceObject {
+    pub(crate) service: fabric_host::Service,
+}
+
 impl From<HostError> for FfiError {
     fn from(error: HostError) -> Self {
         let status = match error.class() {

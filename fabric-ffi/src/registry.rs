@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use fabric_config::Stage;
 
 use crate::error::FfiError;
-use crate::objects::{EnvironmentObject, RuntimeObject, StreamObject};
+use crate::objects::{EnvironmentObject, RuntimeObject, ServiceObject, StreamObject};
 use crate::operation::{OperationObject, QueueObject};
 
 /// Largest id ever issued: 2^53 − 1, exactly representable as a JavaScript number.
@@ -21,6 +21,7 @@ pub(crate) const MAX_HANDLE: u64 = (1 << 53) - 1;
 pub(crate) enum Object {
     Runtime(Arc<RuntimeObject>),
     Environment(Arc<EnvironmentObject>),
+    Service(Arc<ServiceObject>),
     Stream(Arc<StreamObject>),
     Operation(Arc<OperationObject>),
     Queue(Arc<QueueObject>),
@@ -33,6 +34,7 @@ impl Object {
         match self {
             Object::Runtime(_) => "runtime",
             Object::Environment(_) => "environment",
+            Object::Service(_) => "service",
             Object::Stream(_) => "stream",
             Object::Operation(_) => "operation",
             Object::Queue(_) => "completion queue",
@@ -70,6 +72,19 @@ impl Kind for EnvironmentObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Environment(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for ServiceObject {
+    const NAME: &'static str = "service";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Service(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Service(value) => Some(value),
             _ => None,
         }
     }

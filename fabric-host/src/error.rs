@@ -176,6 +176,23 @@ pub enum HostError {
         /// `Config` or `Capability`.
         class: ErrorClass,
     },
+    /// A shared-service rule was broken (`service_unsupported`, `service_binding_mismatch`,
+    /// `service_not_active`, `service_in_use`, `service_releasing`, `invalid_service_info`,
+    /// `invalid_service_reference`).
+    #[error("{message}")]
+    Service {
+        /// Stage.
+        stage: Stage,
+        /// Stable code.
+        code: &'static str,
+        /// SDK class.
+        class: ErrorClass,
+        /// Safe message naming the service and what differs (never values).
+        message: String,
+        /// Names reported in `metadata.fields` (differing plan sections, connected
+        /// runtime ids).
+        fields: Vec<String>,
+    },
     /// The selected adapter or provider cannot do what was asked.
     #[error("{message}")]
     Capability {
@@ -389,6 +406,13 @@ pub const CODES: &[&str] = &[
     "collector_start_failed",
     "collector_request_failed",
     "streaming_unavailable",
+    "service_unsupported",
+    "service_binding_mismatch",
+    "service_not_active",
+    "service_in_use",
+    "service_releasing",
+    "invalid_service_info",
+    "invalid_service_reference",
 ];
 
 /// Matches a `HostError` (or a reference to one) on where its stage lives: `$on_stage` with
@@ -409,6 +433,7 @@ macro_rules! with_stage {
             | HostError::RuntimeStopped { $stage, .. }
             | HostError::RuntimeFailed { $stage, .. }
             | HostError::Capability { $stage, .. }
+            | HostError::Service { $stage, .. }
             | HostError::InvalidRequest { $stage, .. }
             | HostError::RequestTooLarge { $stage, .. }
             | HostError::RequestExtensionsUndeclared { $stage, .. }
@@ -461,6 +486,7 @@ impl HostError {
             HostError::StreamActive { .. } => "runtime_busy",
             HostError::StreamProtocol { .. } => "openai_stream_protocol_error",
             HostError::Collector { code, .. } => code,
+            HostError::Service { code, .. } => code,
         }
     }
 
@@ -477,7 +503,7 @@ impl HostError {
             | HostError::RuntimeFailed { .. }
             | HostError::StreamActive { .. }
             | HostError::EnvironmentReleased { .. } => ErrorClass::State,
-            HostError::Plan { class, .. } => *class,
+            HostError::Plan { class, .. } | HostError::Service { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
             HostError::InvalidRequest { .. } | HostError::RequestTooLarge { .. } => {
                 ErrorClass::Config
@@ -643,6 +669,9 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::InvalidRequest { path, .. } => {
                 info.metadata.insert("path".into(), path.into());
+            }
+            HostError::Service { fields, .. } if !fields.is_empty() => {
+                info.metadata.insert("fields".into(), fields.into());
             }
             HostError::RequestTooLarge {
                 request_bytes,

@@ -16,10 +16,12 @@ use serde_json::Value;
 use crate::environment::Environment;
 use crate::error::{ErrorClass, HostError};
 use crate::live;
-use crate::runtime::{Runtime, RuntimeOptions, StopSummary};
+use crate::runtime::{Runtime, RuntimeOptions, ServiceRole, StopSummary};
+use crate::service::Service;
 use fabric_config::health::{
     Activity, CheckOutcome, CheckReport, CheckRequest, CheckScope, HealthLevel, reason,
 };
+use fabric_config::service::ServiceReference;
 use fabric_health::client::Check;
 
 /// Options of one facade call.
@@ -208,7 +210,13 @@ impl Fabric {
     ) -> Result<Runtime, HostError> {
         let (plan, relay) = streaming_plan(plan, options)?;
         let environment = Arc::new(Environment::prepare(&plan, Stage::Start)?);
-        Runtime::start(&plan, environment, options.clone(), relay)
+        Runtime::start(
+            &plan,
+            environment,
+            options.clone(),
+            relay,
+            ServiceRole::None,
+        )
     }
 
     /// Prepares the local environment of `plan` without starting anything.
@@ -224,7 +232,80 @@ impl Fabric {
         options: &RuntimeOptions,
     ) -> Result<Runtime, HostError> {
         let (plan, relay) = streaming_plan(plan, options)?;
-        Runtime::start(&plan, Arc::clone(environment), options.clone(), relay)
+        Runtime::start(
+            &plan,
+            Arc::clone(environment),
+            options.clone(),
+            relay,
+            ServiceRole::None,
+        )
+    }
+
+    /// Plans `config` and prepares a Fabric-owned shared service (see docs/services.md).
+    pub fn prepare_service(
+        &self,
+        config: &FabricConfig,
+        options: &RunOptions,
+    ) -> Result<Service, HostError> {
+        let plan = self.plan(config, options)?;
+        self.prepare_service_plan(&plan, &options.runtime)
+    }
+
+    /// Plans `config` and attaches to the caller-owned service `reference`.
+    pub fn attach_service(
+        &self,
+        config: &FabricConfig,
+        reference: ServiceReference,
+        options: &RunOptions,
+    ) -> Result<Service, HostError> {
+        let plan = self.plan(config, options)?;
+        self.attach_service_plan(&plan, reference, &options.runtime)
+    }
+
+    /// Starts the host of a Fabric-owned service of `plan` (`service: {operation:
+    /// "prepare"}`). Errors: `service_unsupported`, `invalid_service_info`, start errors.
+    pub fn prepare_service_plan(
+        &self,
+        plan: &RunPlan,
+        options: &RuntimeOptions,
+    ) -> Result<Service, HostError> {
+        Service::start(plan, options, None)
+    }
+
+    /// Starts a host attached to the caller-owned service `reference` (`service:
+    /// {operation: "attach", reference}`). Errors: as [`Fabric::prepare_service_plan`],
+    /// plus `invalid_service_reference`.
+    pub fn attach_service_plan(
+        &self,
+        plan: &RunPlan,
+        reference: ServiceReference,
+        options: &RuntimeOptions,
+    ) -> Result<Service, HostError> {
+        Service::start(plan, options, Some(reference))
+    }
+
+    /// Plans `config` and starts a runtime connected to `service`.
+    pub fn start_runtime_on(
+        &self,
+        config: &FabricConfig,
+        service: &Service,
+        options: &RunOptions,
+    ) -> Result<Runtime, HostError> {
+        let plan = self.plan(config, options)?;
+        self.start_runtime_on_plan(&plan, service, &options.runtime)
+    }
+
+    /// Starts a runtime of `plan` connected to `service` in a new local environment
+    /// (`service: {operation: "connect"}`). Errors: `service_not_active`,
+    /// `service_binding_mismatch`, then every start error.
+    pub fn start_runtime_on_plan(
+        &self,
+        plan: &RunPlan,
+        service: &Service,
+        options: &RuntimeOptions,
+    ) -> Result<Runtime, HostError> {
+        let (plan, relay) = streaming_plan(plan, options)?;
+        service.start_runtime(&plan, options, relay)
     }
 
     /// Checks the health of a runtime started in this process (see docs/health.md).
@@ -233,9 +314,10 @@ impl Fabric {
     /// `environment`'s runtimes when given); an unknown, stopped or stopping runtime is
     /// `unknown/runtime_unavailable`; an adapter whose descriptor advertises no
     /// `capabilities.metadata.health_levels` is `unsupported/unsupported_adapter`;
-    /// `scope=server` is `unsupported/unsupported_scope` and `scope=service` is
-    /// `unknown/service_unavailable` (no services in a local environment). Otherwise the
-    /// adapter host is asked through its `health.endpoint.json`. One deadline (the
+    /// `scope=server` is `unsupported/unsupported_scope`; `scope=service` routes by
+    /// `service_id` to a prepared or attached service of this process (a released or
+    /// unknown one is `unknown/service_unavailable`). Otherwise the adapter host (the
+    /// service's host for `scope=service`) is asked through its `health.endpoint.json`. One deadline (the
     /// request's `timeout_seconds`, default 3 s) covers routing and everything after it; a
     /// stop or environment release during the probe is `unknown/observation_changed`.
     ///
@@ -251,17 +333,17 @@ impl Fabric {
             class: ErrorClass::Config,
         })?;
         let mut check = Check::new(request);
-        match request.scope {
-            CheckScope::Runtime => {}
+        let (id, service) = match request.scope {
+            CheckScope::Runtime => (request.runtime_id.as_deref(), false),
+            CheckScope::Service => (request.service_id.as_deref(), true),
             CheckScope::Server => {
                 return Ok(check.report(CheckOutcome::Unsupported, reason::UNSUPPORTED_SCOPE));
             }
-            _ => return Ok(check.unavailable()),
-        }
-        let target = request
-            .runtime_id
-            .as_deref()
+        };
+        let target = id
             .and_then(live::find)
+            // A service host is registered under its service id (`service-…`).
+            .filter(|live| live.runtime_id.starts_with("service-") == service)
             .filter(|live| {
                 environment.is_none_or(|e| e.environment_id() == live.environment.environment_id())
             });

@@ -70,6 +70,7 @@ pub mod procfs;
 pub mod relay_stream;
 mod result;
 mod runtime;
+mod service;
 mod slots;
 mod spawner;
 mod stderr;
@@ -88,5 +89,6 @@ pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, Run
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
 pub use relay_stream::RelayStreaming;
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, PendingInvoke, Runtime, RuntimeOptions};
+pub use service::Service;
 pub use stderr::DEFAULT_STDERR_LOG_BYTES;
 pub use stream::{AtofStream, COMPLETION_WAIT, OpenAiStream, PullStream, StreamBatch, StreamNext};

@@ -9,9 +9,7 @@ use fabric_config::config::SystemStatsSetting;
 use fabric_config::handles::{RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 use fabric_config::plan::RunPlan;
 use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult};
-use fabric_config::stats::RuntimeResourceSnapshot;
 use fabric_config::{ErrorInfo, RunRequest, Stage};
-use fabric_stats::StatsTarget;
 use serde_json::{Value, json};
 
 use crate::collect::Collector;
@@ -29,6 +27,9 @@ use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
 
 mod invocation;
 mod pending;
+mod snapshot;
+
+pub(crate) use crate::service::ServiceRole;
 
 pub use pending::PendingInvoke;
 
@@ -131,6 +132,10 @@ struct Identity {
 #[derive(Debug)]
 pub struct Runtime {
     runtime_id: String,
+    /// The service this runtime is connected to.
+    service_id: Option<String>,
+    /// What a service host's `start` answered (`Null` for runtimes).
+    start_output: Value,
     identity: Identity,
     environment: Arc<Environment>,
     host: Host,
@@ -159,6 +164,7 @@ impl Runtime {
         environment: Arc<Environment>,
         options: RuntimeOptions,
         relay: Option<crate::relay_stream::RelayStream>,
+        role: ServiceRole,
     ) -> Result<Runtime, HostError> {
         if environment.is_released() {
             return Err(HostError::EnvironmentReleased {
@@ -171,8 +177,9 @@ impl Runtime {
             options.python_interpreter.as_deref(),
             options.caller_python.as_deref(),
         )?;
-        let runtime_id = ids::new_id("runtime");
-        let start_id = ids::new_id("runtime-start");
+        let prefix = role.id_prefix();
+        let runtime_id = ids::new_id(prefix);
+        let start_id = ids::new_id(&format!("{prefix}-start"));
         let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
         let identity = Identity {
             agent_name: plan.agent_name.clone(),
@@ -190,6 +197,9 @@ impl Runtime {
             adapter_id: descriptor.map(|d| d.adapter_id.clone()),
         };
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
+        let service = role
+            .payload(home.path())
+            .inspect_err(|_| home.remove_if_temporary())?;
         // Written before the launch: the host's environment names the Relay config.
         let telemetry = RuntimeTelemetry::prepare(
             plan.telemetry_plan.as_ref(),
@@ -246,6 +256,8 @@ impl Runtime {
         ));
         let collector = Collector::new(environment.artifact_root(), environment.workspace());
         let runtime = Runtime {
+            service_id: role.connected_service_id(),
+            start_output: Value::Null,
             collector,
             runtime_id,
             identity,
@@ -283,21 +295,27 @@ impl Runtime {
                 .telemetry_plan
                 .as_ref()
                 .and_then(|t| serde_json::to_value(t).ok()),
+            service,
         };
         let payload = serde_json::to_value(&payload).map_err(|e| HostError::InvalidRequest {
             stage: Stage::Start,
             path: "start".into(),
             reason: e.to_string(),
         })?;
-        if let Err(error) = runtime.host.call(
+        let mut runtime = runtime;
+        match runtime.host.call(
             "start",
             &payload,
             Stage::Start,
             runtime.options.host_timeout,
         ) {
-            // Always end the host (and its group) after a failed start.
-            let _ = runtime.stop_inner();
-            return Err(error.at_stage(Stage::Start));
+            Ok(output) if role.is_service_host() => runtime.start_output = output,
+            Ok(_) => {}
+            Err(error) => {
+                // Always end the host (and its group) after a failed start.
+                let _ = runtime.stop_inner();
+                return Err(error.at_stage(Stage::Start));
+            }
         }
         let start_event = event(
             "runtime_start",
@@ -334,6 +352,16 @@ impl Runtime {
         self.relay.as_ref()
     }
 
+    /// What a service host's `start` answered (`Null` for runtimes).
+    pub(crate) fn start_output(&self) -> &Value {
+        &self.start_output
+    }
+
+    /// The health/liveness record shared with the registry.
+    pub(crate) fn live(&self) -> &Arc<Live> {
+        &self.live
+    }
+
     /// The runtime id (`runtime-…`).
     pub fn runtime_id(&self) -> &str {
         &self.runtime_id
@@ -354,54 +382,6 @@ impl Runtime {
         self.home.path()
     }
 
-    /// Reads the CPU time, resident memory and process count of the adapter host and its
-    /// descendants (see docs/stats.md). Does not wait for an active invocation.
-    ///
-    /// Errors: `resource_observation_unavailable` (stopped or stopping runtime — reason
-    /// `runtime_stopped` —, exited host, unreadable or changing tree) and
-    /// `resource_observation_unsupported` (adapter kinds without a local host, non-Linux).
-    pub fn resource_snapshot(&self) -> Result<RuntimeResourceSnapshot, HostError> {
-        let stage = Stage::Invoke;
-        if !matches!(
-            self.identity.adapter_kind,
-            AdapterKind::Process | AdapterKind::Python
-        ) {
-            return Err(HostError::ResourceKindUnsupported {
-                stage,
-                adapter_kind: self.identity.adapter_kind.as_str(),
-            });
-        }
-        let stopped = || {
-            matches!(self.lock().phase, Phase::Stopping | Phase::Stopped) || self.live.is_stopped()
-        };
-        if stopped() {
-            return Err(HostError::ResourceRuntimeStopped {
-                stage,
-                runtime_id: self.runtime_id.clone(),
-            });
-        }
-        let snapshot = live::collector()
-            .snapshot(&self.stats_target())
-            .map_err(|source| HostError::Resource { stage, source })?;
-        // A stop that began during the read may have reaped the host: its pid could name
-        // another process by now.
-        if stopped() {
-            return Err(HostError::ResourceRuntimeStopped {
-                stage,
-                runtime_id: self.runtime_id.clone(),
-            });
-        }
-        Ok(snapshot)
-    }
-
-    fn stats_target(&self) -> StatsTarget {
-        StatsTarget {
-            runtime_id: self.runtime_id.clone(),
-            host_pid: self.host.pid(),
-            started_at: self.host.started_at(),
-        }
-    }
-
     /// The runtime's identity (what `fabric_runtime_start` returns, without the ABI
     /// handle).
     pub fn info(&self) -> RuntimeInfo {
@@ -411,7 +391,7 @@ impl Runtime {
             harness: self.identity.harness.clone(),
             adapter_kind: self.identity.adapter_kind,
             adapter_id: self.identity.adapter_id.clone(),
-            service_id: None,
+            service_id: self.service_id.clone(),
             environment: self.environment.info(),
             host_pid: self.host.pid(),
             fabric_home: self.home.path().to_string_lossy().into_owned(),

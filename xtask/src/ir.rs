@@ -18,6 +18,8 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/runtime-info",
     "sdk/runtime-status",
     "sdk/environment-info",
+    "sdk/service-info",
+    "sdk/service-reference",
     "sdk/runtime-stop-result",
     "sdk/runtime-resource-snapshot",
     "sdk/invocation-system-stats",

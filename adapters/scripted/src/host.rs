@@ -168,9 +168,14 @@ impl Host {
                 return line(wire::failed("start", &error), true);
             }
         };
+        let (service, output) = match crate::service::start(&payload) {
+            Ok(started) => started,
+            Err(error) => return line(wire::failed("start", &error), true),
+        };
         match ScriptedRuntime::start(runtime_id, &config) {
             Ok(mut runtime) => {
                 runtime.atof_sink = atof_sink;
+                runtime.service = service;
                 let levels = &runtime.settings.health;
                 let (fail, stall) = (
                     levels.fail.as_deref().and_then(health::level),
@@ -184,7 +189,7 @@ impl Host {
                 });
                 self.runtime = Some(runtime);
                 self.failed = false;
-                line(wire::succeeded("start", &Value::Null), false)
+                line(wire::succeeded("start", &output), false)
             }
             Err(error) => line(wire::failed("start", &error), true),
         }
@@ -271,6 +276,24 @@ impl Host {
                 "invocation does not match the typed adapter contract",
             ));
         };
+        if let Some(op) = request.context.get("scripted_kv") {
+            let Some(service) = &runtime.service else {
+                return fail(LifecycleError::new(
+                    "scripted_service_invalid",
+                    "scripted_kv needs a runtime started on a service",
+                ));
+            };
+            return match service.apply(op) {
+                Ok(value) => {
+                    let result = serde_json::json!({
+                        "status": "succeeded",
+                        "output": {"response": value, "runtime_id": context.runtime_id},
+                    });
+                    line(wire::succeeded(operation, &result), false)
+                }
+                Err(error) => fail(error),
+            };
+        }
         let atof_settings = match request.context.get("scripted_atof") {
             None => runtime.settings.atof.clone(),
             Some(value) => match runtime

@@ -15,6 +15,7 @@ mod health;
 mod host;
 mod load;
 mod runtime;
+mod service;
 mod settings;
 mod stream;
 mod wire;

@@ -38,6 +38,8 @@ pub struct ScriptedRuntime {
     pub settings: Settings,
     /// The Relay config's `nemo-fabric-stream` sink, when it has one (set after start).
     pub atof_sink: Option<crate::atof::Sink>,
+    /// The shared service store (service hosts and connected runtimes).
+    pub service: Option<crate::service::Link>,
     max_turns: Option<u32>,
     system: Option<(String, InstructionMode)>,
     models: Map<String, Value>,
@@ -88,6 +90,7 @@ impl ScriptedRuntime {
             models,
             settings,
             atof_sink: None,
+            service: None,
             turn: 0,
             next_reply: 0,
             history: VecDeque::new(),
@@ -98,6 +101,9 @@ impl ScriptedRuntime {
 
     /// `stop`: reaps spawned children and frees held memory.
     pub fn stop(&mut self) {
+        if let Some(service) = &self.service {
+            service.stop();
+        }
         load::reap_all(&mut self.children);
         self.ballast.clear();
     }

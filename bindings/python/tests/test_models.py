@@ -320,10 +320,6 @@ def test_exports_cover_nemo_fabric() -> None:
     later = {
         "InvokeStream",
         "OpenAIInvokeStream",
-        "Service",
-        "ServiceHandle",
-        "ServiceReference",
-        "ServiceStatus",
     }
     missing = sorted(set(nemo_fabric.__all__) - set(fabric_core.__all__) - later)
     assert missing == []

@@ -66,3 +66,10 @@ def test_docs_telemetry_streaming_example_prints_the_documented_output() -> None
         assert run_example(code) == expected
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def test_docs_services_example_prints_the_documented_output(scripted_built) -> None:
+    doc = REPO / "docs" / "services.md"
+    (code,) = blocks(doc, "python")
+    (expected,) = blocks(doc, "text")
+    assert run_example(code) == expected

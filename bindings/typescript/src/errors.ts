@@ -60,6 +60,12 @@ export class ResourceObservationUnavailableError extends FabricRuntimeError {}
 /** No resource reader exists for this adapter kind, provider or operating system. */
 export class ResourceObservationUnsupportedError extends FabricRuntimeError {}
 
+/**
+ * `Service.release()` was refused: runtimes connected to the service still run (code
+ * `service_in_use`, stage `stop`; `details.fields` lists their ids). The service stays active.
+ */
+export class ServiceInUseError extends FabricRuntimeError {}
+
 type ErrorClass = new (message: string, options?: FabricErrorOptions) => FabricError;
 
 /** The class of each error class key of the generated registry (`STATUS_CLASSES`, `ERROR_CODES`). */
@@ -96,7 +102,7 @@ export function errorFromStatus(status: number, text: string | null): FabricErro
     }
   }
   const code = typeof info.code === "string" ? info.code : null;
-  const cls = errorClass(status, code);
+  const cls = code === "service_in_use" ? ServiceInUseError : errorClass(status, code);
   const message = typeof info.message === "string" && info.message ? info.message : `native call failed with status ${status}`;
   const metadata = info.metadata;
   return new cls(message, {

@@ -28,6 +28,8 @@ import type { CallOptions as NativeCallOptions } from "./generated";
 import { cString, nativeLibrary, type NativeLibrary } from "./native";
 import { abortable, parse } from "./util";
 import { InvokeStream, OpenAIInvokeStream, type StreamOwner } from "./stream";
+import { Service } from "./service";
+import type { ServiceInfo, ServiceReference } from "./models";
 
 export interface CallOptions {
   /** Anchors relative paths of the config; default the current directory. */
@@ -68,12 +70,14 @@ export interface InvokeOptions {
 
 export type RunOptions = CallOptions & InvokeOptions;
 
-function configText(config: FabricConfig | string): string {
+/** @internal */
+export function configText(config: FabricConfig | string): string {
   return cString(typeof config === "string" ? config : JSON.stringify(config), "config");
 }
 
 /** The `options_json` argument (schema `sdk/call-options`); the core enforces every option. */
-function optionsText(options: CallOptions): string {
+/** @internal */
+export function optionsText(options: CallOptions): string {
   const native: NativeCallOptions = {};
   if (options.baseDir !== undefined) native.base_dir = cString(options.baseDir, "baseDir");
   if (options.expectedDescriptorSha256 !== undefined) native.expected_descriptor_sha256 = options.expectedDescriptorSha256;
@@ -171,8 +175,39 @@ export class Fabric {
     return deepFreeze(parse<CheckReport>(await this.library.call("fabric_check", [handle, request])));
   }
 
-  /** Starts a runtime for ordered invocations; close it with `stop()` or `await using`. */
-  async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
+  /**
+   * Starts a Fabric-owned shared service of the configured adapter (its descriptor must
+   * claim `capabilities.service`, else FabricCapabilityError `service_unsupported`).
+   */
+  async prepareService(config: FabricConfig | string, options: CallOptions = {}): Promise<Service> {
+    options.signal?.throwIfAborted();
+    const library = this.library;
+    const work = library.callWithHandle("fabric_service_prepare", [configText(config), optionsText(options)]);
+    const { handle, text } = await abortable(work, options.signal, (late) => releaseLate(library, late.handle));
+    return new Service(library, handle, parse<ServiceInfo>(text));
+  }
+
+  /** Attaches to a caller-owned service; `release()` then detaches without stopping it. */
+  async attachService(config: FabricConfig | string, reference: ServiceReference, options: CallOptions = {}): Promise<Service> {
+    options.signal?.throwIfAborted();
+    const library = this.library;
+    const referenceText = cString(JSON.stringify(reference), "reference");
+    const work = library.callWithHandle("fabric_service_attach", [configText(config), referenceText, optionsText(options)]);
+    const { handle, text } = await abortable(work, options.signal, (late) => releaseLate(library, late.handle));
+    return new Service(library, handle, parse<ServiceInfo>(text));
+  }
+
+  /**
+   * Starts a runtime for ordered invocations; close it with `stop()` or `await using`.
+   * `options.service` connects it to a shared service ({@link Service.startRuntime}).
+   */
+  async startRuntime(config: FabricConfig | string, options: CallOptions & { service?: Service } = {}): Promise<Runtime> {
+    if (options.service !== undefined) {
+      if (!(options.service instanceof Service)) {
+        throw new FabricConfigError("service must be a Service", { stage: "start", code: "invalid_argument" });
+      }
+      return options.service.startRuntime(config, options);
+    }
     options.signal?.throwIfAborted();
     const library = this.library;
     const work = library.startRuntime(configText(config), optionsText(options));
@@ -185,6 +220,14 @@ export class Fabric {
     });
     return new Runtime(library, handle, parse<RuntimeInfo>(text));
   }
+}
+
+/** Releases and frees a service whose caller gave up before it started. */
+function releaseLate(library: NativeLibrary, handle: number): void {
+  library.call("fabric_service_release", [handle]).then(
+    () => library.serviceFree(handle),
+    () => library.serviceFree(handle),
+  );
 }
 
 export interface CheckOptions {

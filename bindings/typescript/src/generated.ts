@@ -139,6 +139,8 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_model_provider: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "model provider must be a non-blank, trimmed, lowercase identifier" },
   invalid_native_json: { stage: null, retryable: false, classOverride: null, origin: "binding", summary: "the native library returned text that is not the documented JSON" },
   invalid_request: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a RunRequest is missing, malformed or invalid" },
+  invalid_service_info: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "the service host's start answer is not `{adapter_id, service_type, connection, metadata}`" },
+  invalid_service_reference: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "a ServiceReference is malformed or names another adapter" },
   invalid_timeout_seconds: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "timeout_seconds must be a finite number greater than 0" },
   invalid_type: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "the config is not the JSON its schema describes" },
   invalid_url: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "must be an absolute URL without whitespace or control characters" },
@@ -190,6 +192,12 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   runtime_busy: { stage: "invoke", retryable: false, classOverride: "state", origin: "host", summary: "an invocation is already running on this runtime" },
   runtime_failed: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "a host failure made the runtime terminal" },
   runtime_stopped: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the runtime was stopped" },
+  service_binding_mismatch: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "the runtime's plan differs from the service's (`metadata.fields` names what)" },
+  service_in_use: { stage: "stop", retryable: false, classOverride: null, origin: "host", summary: "release refused: runtimes connected to the service are still running" },
+  service_not_active: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "service must be active: it was released or its release failed" },
+  service_releasing: { stage: "stop", retryable: false, classOverride: "state", origin: "host", summary: "a release of this service is already in progress" },
+  service_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the adapter's descriptor does not claim `capabilities.service`" },
+  signal_handler_failed: { stage: "prepare", retryable: false, classOverride: null, origin: "cli", summary: "`fabric service prepare`: SIGINT/SIGTERM handling could not be installed" },
   stale_handle: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument was already freed" },
   streaming_requires_relay: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "streaming requires Relay telemetry to be enabled" },
   streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched" },
@@ -1011,6 +1019,60 @@ export interface SampledStats {
   /** Whether samples were dropped. */
   truncated: boolean;
 }
+
+/** Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`). */
+export interface ServiceHandle {
+  /** The adapter that prepared or attached the service. */
+  adapter_id: string;
+  /** Adapter-reported connection summary (never credential values). */
+  connection?: JsonObject;
+  /** Adapter-reported metadata (version, readiness). */
+  metadata?: JsonObject;
+  /** Who owns the service. */
+  ownership: ServiceOwnership;
+  /** `fabric-service-binding-<16 hex>`: a digest of the plan the service was prepared with; a runtime may connect only when its plan has the same binding. */
+  service_binding: string;
+  /** Process-local service lifecycle id (`service-…`; the service host's runtime id). */
+  service_id: string;
+  /** The adapter's service kind. */
+  service_type: string;
+}
+
+/** A service as reported to callers (`fabric_service_prepare`, `_attach`, `_release`, `_info`). */
+export interface ServiceInfo {
+  /** Ids of runtimes connected to the service that are not stopped. */
+  connected_runtimes?: string[];
+  /** The service host's FABRIC_HOME (holds `service-connection.json`). */
+  fabric_home: string;
+  /** The C ABI handle of this service, when it was returned through the ABI. */
+  handle?: number | null;
+  /** Service host process id (also its process-group id). */
+  host_pid: number;
+  /** The SDK handle. */
+  service: ServiceHandle;
+  /** Service id (same as `service.service_id`). */
+  service_id: string;
+  /** Lifecycle state. */
+  status: ServiceStatus;
+}
+
+/** Who owns a service's lifecycle. */
+export type ServiceOwnership = "fabric_owned" | "caller_owned";
+
+/** A caller-owned service to attach to (input: unknown fields are rejected).  `connection` holds endpoints and credential *references* (for example an environment variable name), never credential values; the adapter defines its fields. */
+export interface ServiceReference {
+  /** The adapter that understands this service type. */
+  adapter_id: string;
+  /** Adapter-defined connection fields. */
+  connection?: JsonObject;
+  /** Caller metadata. */
+  metadata?: JsonObject;
+  /** The adapter's stable service kind. */
+  service_type: string;
+}
+
+/** Lifecycle state of a prepared or attached service. */
+export type ServiceStatus = "active" | "releasing" | "released" | "failed";
 
 /** The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`. */
 export type Stage = "config" | "plan" | "prepare" | "start" | "invoke" | "stop" | "release" | "artifact";

@@ -3,6 +3,7 @@
  * library for TypeScript adapters (`fabric-core/adapter`).
  */
 export { Environment, Fabric, Runtime } from "./fabric";
+export { Service } from "./service";
 export { InvokeStream, OpenAIInvokeStream, type AtofRecord } from "./stream";
 export type { CallOptions, CheckOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
 export * from "./errors";

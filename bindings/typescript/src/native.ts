@@ -64,6 +64,7 @@ export class NativeLibrary {
   private readonly functions: Record<string, NativeFunction>;
   private readonly missing = new Set<string>();
   readonly runtimeFree: (handle: number) => number;
+  readonly serviceFree: (handle: number) => number;
   readonly environmentFree: (handle: number) => number;
   /** libc `dup`, when it could be loaded: the queue's descriptor is watched through a copy. */
   private readonly dup: ((fd: number) => number) | null;
@@ -161,6 +162,26 @@ export class NativeLibrary {
       "fabric_completion_queue_next",
       "int32_t fabric_completion_queue_next(uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
     );
+    optional(
+      "fabric_service_prepare",
+      "int32_t fabric_service_prepare(const char *config_json, const char *options_json, _Out_ uint64_t *service_out, _Out_ void **out)",
+    );
+    optional(
+      "fabric_service_attach",
+      "int32_t fabric_service_attach(const char *config_json, const char *reference_json, const char *options_json, _Out_ uint64_t *service_out, _Out_ void **out)",
+    );
+    optional(
+      "fabric_service_start_runtime",
+      "int32_t fabric_service_start_runtime(uint64_t service, const char *config_json, const char *options_json, _Out_ uint64_t *runtime_out, _Out_ void **out)",
+    );
+    optional("fabric_service_release", "int32_t fabric_service_release(uint64_t service, _Out_ void **out)");
+    optional("fabric_service_info", "int32_t fabric_service_info(uint64_t service, _Out_ void **out)");
+    try {
+      const free = lib.func("int32_t fabric_service_free(uint64_t service)") as (handle: number) => number;
+      this.serviceFree = free;
+    } catch {
+      this.serviceFree = () => 0;
+    }
     this.dup = loadDup();
     this.environmentFree = lib.func("int32_t fabric_environment_free(uint64_t environment)") as (handle: number) => number;
     this.runtimeFree = lib.func("int32_t fabric_runtime_free(uint64_t runtime)") as (handle: number) => number;

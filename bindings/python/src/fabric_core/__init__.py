@@ -27,6 +27,7 @@ from fabric_core.errors import (
     FabricStateError,
     ResourceObservationUnavailableError,
     ResourceObservationUnsupportedError,
+    ServiceInUseError,
 )
 from fabric_core.models import (
     UNSET,
@@ -68,6 +69,7 @@ from fabric_core.models import (
     WorkflowConfig,
 )
 from fabric_core.runtime import Runtime, RuntimeStatus
+from fabric_core.service import Service, ServiceStatus
 from fabric_core.streaming import InvokeStream, OpenAIInvokeStream
 from fabric_core.types import (
     AdapterCapabilityProfile,
@@ -92,6 +94,9 @@ from fabric_core.types import (
     RuntimeHandle,
     RuntimeResourceSnapshot,
     SampledStats,
+    ServiceHandle,
+    ServiceInfo,
+    ServiceReference,
     TelemetryRef,
 )
 
@@ -107,6 +112,12 @@ def native_version() -> str:
 
 
 __all__ = [
+    "Service",
+    "ServiceHandle",
+    "ServiceInUseError",
+    "ServiceInfo",
+    "ServiceReference",
+    "ServiceStatus",
     "UNSET",
     "AdapterCapabilityProfile",
     "AdapterInfo",

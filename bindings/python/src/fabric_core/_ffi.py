@@ -64,6 +64,8 @@ def error_from_status(status: int, text: str | None) -> FabricError:
     registered = _generated.ERROR_CODES.get(code) if isinstance(code, str) else None
     override = registered[2] if registered is not None else None
     cls = _exception(override or _generated.STATUS_CLASSES.get(status))
+    if code == "service_in_use":
+        cls = errors.ServiceInUseError
     message = info.get("message") or f"native call failed with status {status}"
     return cls(
         str(message),
@@ -120,6 +122,16 @@ class Library:
         )
         self._declare("fabric_environment_release", [u64, out])
         self._declare_free("fabric_environment_free")
+        self._declare("fabric_service_prepare", [c_char_p, c_char_p, POINTER(u64), out])
+        self._declare(
+            "fabric_service_attach", [c_char_p, c_char_p, c_char_p, POINTER(u64), out]
+        )
+        self._declare(
+            "fabric_service_start_runtime", [u64, c_char_p, c_char_p, POINTER(u64), out]
+        )
+        self._declare("fabric_service_release", [u64, out])
+        self._declare("fabric_service_info", [u64, out])
+        self._declare_free("fabric_service_free")
         self._declare(
             "fabric_runtime_invoke_openai_stream", [u64, c_char_p, POINTER(u64), out]
         )

@@ -134,6 +134,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_model_provider": (None, False, None, "config"),
     "invalid_native_json": (None, False, None, "binding"),
     "invalid_request": (None, False, None, "host"),
+    "invalid_service_info": ("start", False, None, "host"),
+    "invalid_service_reference": ("config", False, None, "host"),
     "invalid_timeout_seconds": (None, False, None, "config"),
     "invalid_type": (None, False, None, "config"),
     "invalid_url": (None, False, None, "config"),
@@ -185,6 +187,12 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "runtime_busy": ("invoke", False, "state", "host"),
     "runtime_failed": (None, False, "state", "host"),
     "runtime_stopped": (None, False, "state", "host"),
+    "service_binding_mismatch": ("start", False, None, "host"),
+    "service_in_use": ("stop", False, None, "host"),
+    "service_not_active": ("start", False, None, "host"),
+    "service_releasing": ("stop", False, "state", "host"),
+    "service_unsupported": ("prepare", False, None, "host"),
+    "signal_handler_failed": ("prepare", False, None, "cli"),
     "stale_handle": (None, False, "state", "abi"),
     "streaming_requires_relay": (None, False, None, "config"),
     "streaming_unavailable": ("invoke", False, None, "host"),
@@ -968,6 +976,58 @@ class SampledStats(FabricMapping):
     _fields = frozenset({"cgroup_memory_current_bytes", "collection_seconds", "cpu_time_seconds", "diagnostics", "dropped_samples", "interval_ms", "largest_gap_seconds", "max_samples", "process_count", "resident_memory_bytes", "retained_samples", "samples", "span_seconds", "summary", "truncated"})
     _nested = {"cgroup_memory_current_bytes": ("GaugeSummary", "one"), "cpu_time_seconds": ("Measurement_double", "one"), "diagnostics": ("StatsDiagnostic", "list"), "process_count": ("GaugeSummary", "one"), "resident_memory_bytes": ("GaugeSummary", "one"), "samples": ("ArtifactRef", "one"), "summary": ("ArtifactRef", "one")}
 
+
+class ServiceHandle(FabricMapping):
+    """Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`).
+
+    ``adapter_id`` (str): The adapter that prepared or attached the service.
+    ``connection`` (Mapping[str, Any], optional): Adapter-reported connection summary (never credential values).
+    ``metadata`` (Mapping[str, Any], optional): Adapter-reported metadata (version, readiness).
+    ``ownership`` (str): Who owns the service.
+    ``service_binding`` (str): `fabric-service-binding-<16 hex>`: a digest of the plan the service was prepared with; a runtime may connect only when its plan has the same binding.
+    ``service_id`` (str): Process-local service lifecycle id (`service-…`; the service host's runtime id).
+    ``service_type`` (str): The adapter's service kind.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"adapter_id", "connection", "metadata", "ownership", "service_binding", "service_id", "service_type"})
+
+
+class ServiceInfo(FabricMapping):
+    """A service as reported to callers (`fabric_service_prepare`, `_attach`, `_release`, `_info`).
+
+    ``connected_runtimes`` (tuple[str, ...], optional): Ids of runtimes connected to the service that are not stopped.
+    ``fabric_home`` (str): The service host's FABRIC_HOME (holds `service-connection.json`).
+    ``handle`` (int | None, optional): The C ABI handle of this service, when it was returned through the ABI.
+    ``host_pid`` (int): Service host process id (also its process-group id).
+    ``service`` (ServiceHandle): The SDK handle.
+    ``service_id`` (str): Service id (same as `service.service_id`).
+    ``status`` (str): Lifecycle state.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"connected_runtimes", "fabric_home", "handle", "host_pid", "service", "service_id", "status"})
+    _nested = {"service": ("ServiceHandle", "one")}
+
+#: Who owns a service's lifecycle.
+SERVICE_OWNERSHIP_VALUES = ("fabric_owned", "caller_owned",)
+
+
+class ServiceReference(FabricMapping):
+    """A caller-owned service to attach to (input: unknown fields are rejected).  `connection` holds endpoints and credential *references* (for example an environment variable name), never credential values; the adapter defines its fields.
+
+    ``adapter_id`` (str): The adapter that understands this service type.
+    ``connection`` (Mapping[str, Any], optional): Adapter-defined connection fields.
+    ``metadata`` (Mapping[str, Any], optional): Caller metadata.
+    ``service_type`` (str): The adapter's stable service kind.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"adapter_id", "connection", "metadata", "service_type"})
+
+#: Lifecycle state of a prepared or attached service.
+SERVICE_STATUS_VALUES = ("active", "releasing", "released", "failed",)
+
 #: The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`.
 STAGE_VALUES = ("config", "plan", "prepare", "start", "invoke", "stop", "release", "artifact",)
 
@@ -1106,6 +1166,9 @@ for _model in (
     RuntimeStatusInfo,
     RuntimeStopResult,
     SampledStats,
+    ServiceHandle,
+    ServiceInfo,
+    ServiceReference,
     StatsDiagnostic,
     StreamInfo,
     TelemetryPlan,

@@ -24,12 +24,15 @@ from fabric_core.errors import FabricConfigError, FabricStateError
 from fabric_core.models import CheckRequest, FabricConfig, RunRequest
 from fabric_core.runtime import Runtime
 from fabric_core.runtime import _backstop as _runtime_backstop
+from fabric_core.service import Service, ServiceStatus
 from fabric_core.types import (
     AdapterCapabilityProfile,
     CheckReport,
     DoctorReport,
     RunPlan,
     RunResult,
+    ServiceHandle,
+    ServiceReference,
 )
 
 PathArg = str | os.PathLike[str] | None
@@ -130,6 +133,7 @@ class Fabric:
         streaming: bool = False,
         launch_collector: bool | None = None,
         completion_wait_timeout: float | None = None,
+        service: Service | None = None,
     ) -> Runtime:
         """Start a stateful runtime for ordered invocations.
 
@@ -144,8 +148,19 @@ class Fabric:
         named by the config's ``nemo-fabric-stream`` sink. ``completion_wait_timeout``
         (seconds, default 1) is validated and kept for upstream compatibility. Without
         Relay, or ``launch_collector`` without streaming, raises ``FabricConfigError``.
+
+        ``service`` (from ``prepare_service``/``attach_service``) connects the runtime to
+        that shared service: its config must match the service's (name, models,
+        environment, ``runtime.timeout_seconds``, adapter config), else
+        ``FabricConfigError`` (code ``service_binding_mismatch``, the differing sections in
+        ``details["fields"]``); a released service raises ``FabricConfigError`` ("service
+        must be active").
         """
 
+        if service is not None and not isinstance(service, Service):
+            raise FabricConfigError(
+                "service must be a Service", stage="start", code="invalid_argument"
+            )
         library = self._lib()
         payload = config_json(config)
         options = options_arg(
@@ -157,6 +172,11 @@ class Fabric:
             completion_wait_timeout=completion_wait_timeout,
         )
         runtime_overrides = json_mapping(overrides, "runtime overrides")
+
+        if service is not None:
+            return await self._start_on_service(
+                service, payload, options, runtime_overrides
+            )
 
         def start() -> tuple[int, str]:
             slot = ctypes.c_uint64(0)
@@ -170,6 +190,93 @@ class Fabric:
         return Runtime(
             library=library, handle=handle, info=json.loads(text), overrides=runtime_overrides
         )
+
+    async def _start_on_service(
+        self,
+        service: Service,
+        payload: bytes,
+        options: bytes | None,
+        overrides: dict[str, Any],
+    ) -> Runtime:
+        library = self._lib()
+        async with service._lock:
+            if service.status is not ServiceStatus.ACTIVE:
+                raise FabricConfigError(
+                    "service must be active", stage="start", code="service_not_active"
+                )
+            service_handle = service._native_for_start()
+
+            def start() -> tuple[int, str]:
+                slot = ctypes.c_uint64(0)
+                text = library.fabric_service_start_runtime(
+                    service_handle, payload, options, ctypes.byref(slot), _ffi.out_slot()
+                )
+                return slot.value, text
+
+            handle, text = await _start_guarded(library, start)
+        runtime = Runtime(library=library, handle=handle, info=json.loads(text), overrides=overrides)
+        runtime._service = service  # children hold their parent
+        return runtime
+
+    async def prepare_service(
+        self,
+        config: FabricConfig,
+        *,
+        base_dir: PathArg = None,
+        start_timeout_seconds: float | None = None,
+    ) -> Service:
+        """Start a Fabric-owned shared service of the configured adapter (its descriptor
+        must claim ``capabilities.service``, else ``FabricCapabilityError`` with code
+        ``service_unsupported``). Use the result as an async context manager."""
+
+        library = self._lib()
+        payload = config_json(config)
+        options = options_arg(base_dir=base_dir, start_timeout_seconds=start_timeout_seconds)
+
+        def prepare() -> tuple[int, str]:
+            slot = ctypes.c_uint64(0)
+            text = library.fabric_service_prepare(payload, options, ctypes.byref(slot), _ffi.out_slot())
+            return slot.value, text
+
+        handle, text = await _service_guarded(library, prepare)
+        return Service(library=library, handle=handle, info=json.loads(text))
+
+    async def attach_service(
+        self,
+        config: FabricConfig,
+        reference: ServiceReference | Mapping[str, Any],
+        *,
+        base_dir: PathArg = None,
+        start_timeout_seconds: float | None = None,
+    ) -> Service:
+        """Attach to a caller-owned service named by ``reference`` (``adapter_id``,
+        ``service_type``, adapter-defined ``connection``, ``metadata``). Releasing the
+        returned service detaches Fabric without stopping the caller's deployment."""
+
+        if isinstance(reference, ServiceReference):
+            reference_map = reference.to_mapping()
+        elif isinstance(reference, Mapping):
+            reference_map = json_mapping(reference, "service reference")
+        else:
+            raise FabricConfigError(
+                "reference must be a ServiceReference",
+                stage="config",
+                code="invalid_service_reference",
+            )
+        library = self._lib()
+        payload = config_json(config)
+        reference_bytes = dumps(reference_map)
+        options = options_arg(base_dir=base_dir, start_timeout_seconds=start_timeout_seconds)
+
+        def attach() -> tuple[int, str]:
+            slot = ctypes.c_uint64(0)
+            text = library.fabric_service_attach(
+                payload, reference_bytes, options, ctypes.byref(slot), _ffi.out_slot()
+            )
+            return slot.value, text
+
+        handle, text = await _service_guarded(library, attach)
+        return Service(library=library, handle=handle, info=json.loads(text))
 
     async def prepare_environment(
         self, config: FabricConfig, *, base_dir: PathArg = None
@@ -235,6 +342,7 @@ class Fabric:
         *,
         request: CheckRequest | Mapping[str, Any],
         environment: EnvironmentHandle | None = None,
+        service: Service | ServiceHandle | Mapping[str, Any] | None = None,
     ) -> CheckReport:
         """Check the health of a runtime and return an immutable ``CheckReport``.
 
@@ -247,6 +355,9 @@ class Fabric:
         ``details["path"]``); a released environment raises ``FabricStateError`` (code
         ``environment_released``). Checks run on their own connection to the adapter host, so
         they complete while an invocation is pending.
+
+        ``service`` (a ``Service`` or its ``handle``) with ``scope="service"`` checks that
+        service's host; a released service answers ``unknown/service_unavailable``.
         """
 
         if environment is not None and not isinstance(environment, EnvironmentHandle):
@@ -263,6 +374,24 @@ class Fabric:
             raise FabricConfigError(
                 "request must be a CheckRequest", stage="config", code="invalid_check_request"
             )
+        if service is not None:
+            if isinstance(service, Service):
+                service_id = service.service_id
+            elif isinstance(service, Mapping):
+                service_id = service.get("service_id")
+            else:
+                raise FabricConfigError(
+                    "service must be a Service or its handle",
+                    stage="config",
+                    code="invalid_check_request",
+                )
+            if payload.get("service_id") != service_id:
+                raise FabricConfigError(
+                    "request.service_id must name the given service",
+                    stage="config",
+                    code="invalid_check_request",
+                    details={"path": "service_id"},
+                )
         library = self._lib()
         env_handle = 0
         if environment is not None:
@@ -293,6 +422,19 @@ class Fabric:
         environment._free()
 
 
+async def _service_guarded(library: _ffi.Library, start: Any) -> tuple[int, str]:
+    """Run a native service start; if the awaiting task is cancelled after the service
+    started, release and free it instead of leaking it."""
+
+    def release(handle: int) -> None:
+        try:
+            library.fabric_service_release(handle, _ffi.out_slot())
+        finally:
+            library.fabric_service_free(handle)
+
+    return await _blocking_guarded(start, release)
+
+
 async def _start_guarded(library: _ffi.Library, start: Any, begin: Any = None) -> tuple[int, str]:
     """Run a native start; if the awaiting task is cancelled after the runtime started,
     stop and free it instead of leaking it. With ``begin`` (a ``fabric_..._start_begin``
@@ -309,9 +451,17 @@ async def _start_guarded(library: _ffi.Library, start: Any, begin: Any = None) -
                 text = await asyncio.shield(future)
             except BaseException:  # noqa: BLE001 - failed or interrupted again: nothing started
                 raise asyncio.CancelledError from None
-            await _end_orphan(library, int(json.loads(text)["handle"]))
+            handle = int(json.loads(text)["handle"])
+            await _end_orphan(lambda orphan: _runtime_backstop(library, orphan), handle)
             raise
         return int(json.loads(text)["handle"]), text
+
+    return await _blocking_guarded(start, lambda handle: _runtime_backstop(library, handle))
+
+
+async def _blocking_guarded(start: Any, end: Any) -> tuple[int, str]:
+    """Run a blocking native start ``() -> (handle, text)`` in a worker; if the awaiting
+    task is cancelled after it produced a handle, ``end(handle)`` disposes of it."""
 
     started: list[tuple[int, str]] = []
 
@@ -324,17 +474,16 @@ async def _start_guarded(library: _ffi.Library, start: Any, begin: Any = None) -
         return await call_blocking(run)
     except asyncio.CancelledError:
         if started:
-            await _end_orphan(library, started[0][0])
+            await _end_orphan(end, started[0][0])
         raise
 
 
-async def _end_orphan(library: _ffi.Library, handle: int) -> None:
-    """Stop and free a runtime whose start was abandoned (even if cancelled again)."""
+async def _end_orphan(end: Any, handle: int) -> None:
+    """Dispose of what an abandoned start produced (in a worker, even if cancelled again)."""
 
-    cleanup = to_thread(lambda: _runtime_backstop(library, handle))
     try:
-        await asyncio.shield(cleanup)
-    except asyncio.CancelledError:
+        await asyncio.shield(to_thread(lambda: end(handle)))
+    except (asyncio.CancelledError, Exception):  # noqa: BLE001 - best effort
         pass
 
 

@@ -12,6 +12,7 @@ fields: ``stage`` (lifecycle stage), ``code`` (stable snake_case code), ``retrya
 ``FabricNativeUnavailableError``       native library missing or ABI mismatch
 ``ResourceObservationUnavailableError``  resource reading failed (subclass of runtime)
 ``ResourceObservationUnsupportedError``  no resource reader here (subclass of runtime)
+``ServiceInUseError``                  release refused: connected runtimes still run
 =====================================  ==============================================
 
 The hierarchy matches NeMo Fabric's so ``except`` clauses port unchanged: the state,
@@ -74,6 +75,12 @@ class FabricCapabilityError(FabricRuntimeError, FabricConfigError):
     """
 
 
+class ServiceInUseError(FabricRuntimeError):
+    """``Service.release()`` was refused: runtimes connected to the service still run
+    (code ``service_in_use``, stage ``stop``; ``details["fields"]`` lists their ids). The
+    service stays active."""
+
+
 class FabricNativeUnavailableError(FabricRuntimeError):
     """The native library is not installed, not loadable, or has another ABI version."""
 
@@ -95,4 +102,5 @@ __all__ = [
     "FabricStateError",
     "ResourceObservationUnavailableError",
     "ResourceObservationUnsupportedError",
+    "ServiceInUseError",
 ]

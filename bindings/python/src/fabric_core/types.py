@@ -199,6 +199,9 @@ RuntimeInfo = _g.RuntimeInfo
 RuntimeHandle = RuntimeInfo
 RuntimeStatusInfo = _g.RuntimeStatusInfo
 EnvironmentInfo = _g.EnvironmentInfo
+ServiceHandle = _g.ServiceHandle
+ServiceInfo = _g.ServiceInfo
+ServiceReference = _g.ServiceReference
 RuntimeStopResult = _g.RuntimeStopResult
 AdapterCapabilityProfile = _g.AdapterCapabilityProfile
 
@@ -213,6 +216,9 @@ __all__ = [
     "DoctorCheck",
     "DoctorReport",
     "EnvironmentInfo",
+    "ServiceHandle",
+    "ServiceInfo",
+    "ServiceReference",
     "ErrorInfo",
     "FabricEvent",
     "FabricMapping",

@@ -305,6 +305,12 @@ pub const CODES: &[ErrorCode] = &[
         "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)",
     ),
     code(
+        "runtime_exists",
+        None,
+        O::Sandbox,
+        "an upstream 0.5.0 runtime server refuses a second start in its sandbox (the bridge client accepts this answer; this server starts several runtimes)",
+    ),
+    code(
         "host_lock_held",
         None,
         O::Sandbox,

@@ -40,6 +40,8 @@ struct State {
     used: bool,
     /// A start's outcome is unknown: no further starts.
     blocked: bool,
+    /// Starts in progress (a shutdown meanwhile cannot confirm cleanup).
+    starting: usize,
 }
 
 /// What shutdown found.
@@ -137,8 +139,11 @@ impl RuntimeServer {
                 return Err(Failure::new("host_stopping", BridgeStage::Request));
             }
             state.used = true;
+            state.starting += 1;
         }
-        let runtime = match self.fabric.start_runtime_plan(&plan, &self.options.runtime) {
+        let started = self.fabric.start_runtime_plan(&plan, &self.options.runtime);
+        self.lock().starting -= 1;
+        let runtime = match started {
             Ok(runtime) => runtime,
             Err(error) if matches!(error.class(), ErrorClass::Config | ErrorClass::Capability) => {
                 let info = ErrorInfo::from(error);
@@ -305,7 +310,10 @@ impl RuntimeServer {
                 state.used,
             )
         };
-        let mut confirmed = !self.lock().blocked;
+        let mut confirmed = {
+            let state = self.lock();
+            !state.blocked && state.starting == 0
+        };
         for owned in runtimes {
             let Ok(_serial) = owned.calls.try_lock() else {
                 confirmed = false;

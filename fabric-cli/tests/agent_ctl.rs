@@ -658,3 +658,93 @@ fn shutdown_rejects_new_work_with_host_stopping() {
     assert_eq!(check.result["outcome"], "failed");
     assert_eq!(check.result["reason"], "host_stopping");
 }
+
+#[test]
+fn a_crashed_host_is_invoke_failed_and_a_busy_runtime_makes_shutdown_unconfirmed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let serve = Serve::ours(dir.path());
+    let cfg = config(dir.path(), "busy", json!({}));
+    let crashing = start(&serve, "busy", &cfg);
+    let crash = write(
+        dir.path(),
+        "crash.json",
+        &json!({"input": "x", "context": {"scripted": {"crash": true}}}),
+    );
+    let output = serve.ctl(&[
+        "invoke",
+        "--agent",
+        "busy",
+        "--runtime-id",
+        &crashing,
+        "--request",
+        &crash,
+    ]);
+    let crashed = response(&output);
+    assert_eq!(output.status.code(), Some(1), "{crashed}");
+    assert_eq!(code(&crashed), Some("invoke_failed"));
+    assert_eq!(crashed["error"]["effects"], "unknown");
+    assert_eq!(crashed["changed"], Value::Null);
+
+    // A long invocation: checks still answer and report the runtime busy.
+    let id = start(&serve, "busy", &cfg);
+    let slow = write(
+        dir.path(),
+        "slow.json",
+        &json!({"input": "x", "context": {"scripted": {"sleep_ms": 60000}}}),
+    );
+    let socket_dir = dir.path().to_path_buf();
+    let invoke_id = id.clone();
+    let client = std::thread::spawn(move || {
+        ctl_at(
+            AGENT_CTL,
+            &socket_dir,
+            &[
+                "invoke",
+                "--agent",
+                "busy",
+                "--runtime-id",
+                &invoke_id,
+                "--request",
+                &slow,
+            ],
+            None,
+        )
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let check = serve.ctl(&["check", "--agent", "busy", "--runtime-id", &id]);
+        let report = response(&check);
+        if report["result"]["activity"] == "busy" {
+            assert_eq!(
+                check.status.code(),
+                Some(0),
+                "a busy runtime is live: {report}"
+            );
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the invocation never became busy"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        serve.ctl(&["check"]).status.code(),
+        Some(0),
+        "server check during an invocation"
+    );
+    let hosts = children(serve.pid());
+    let (status, stderr) = serve.terminate();
+    assert_eq!(status, Some(1), "{stderr}");
+    assert!(stderr.contains("cleanup_unconfirmed"), "{stderr}");
+    for host in hosts {
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", &host.to_string()])
+            .status();
+    }
+    let uncertain = client.join().expect("client");
+    let uncertain = response(&uncertain);
+    assert_eq!(code(&uncertain), Some("invalid_response"), "{uncertain}");
+    assert_eq!(uncertain["error"]["effects"], "unknown");
+    assert!(dir.path().join("fabric.unclean").exists());
+}

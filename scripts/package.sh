@@ -6,10 +6,12 @@
 #                                                 manylinux_2_X via auditwheel on Linux)
 #   dist/fabric-core-<v>.tgz                      npm package (prebuilds/<platform>-<arch>/)
 #   dist/fabric-sdk-<v>-<os>-<arch>/              C SDK: include/, lib/ (versioned soname, .a,
-#                                                 pkgconfig/), bin/fabric, the scripted adapter
+#                                                 pkgconfig/), bin/fabric, bin/fabric-agent-ctl,
+#                                                 the scripted adapter
 #                                                 in share/nemo-fabric/adapters; install.sh PREFIX
 #   dist/go/                                      the Go module (cgo via pkg-config: fabric)
 #   dist/fabric                                   the CLI
+#   dist/fabric-agent-ctl                         the sandbox runtime server + command bridge
 #
 # Needs cargo, node/npm (bindings/typescript/node_modules, see scripts/setup.sh) and a Python
 # with pip ($FABRIC_TEST_PYTHON, else .venv/bin/python, else python3). The wheel's build
@@ -37,7 +39,7 @@ major=${version%%.*}
 minor=${version#*.}; minor=${minor%%.*}
 if [ "$major" = 0 ]; then soname=libfabric_ffi.so.0.$minor; else soname=libfabric_ffi.so.$major; fi
 
-step "cargo build --profile dist (fabric-ffi, fabric CLI, scripted adapter)"
+step "cargo build --profile dist (fabric-ffi, fabric CLI + fabric-agent-ctl, scripted adapter)"
 start=$(date +%s)
 cargo build --profile dist -p fabric-ffi -p fabric-cli -p fabric-adapter-scripted
 echo "dist build took $(( $(date +%s) - start )) s"
@@ -65,7 +67,7 @@ else
   ln -s "$soname" "$sdk/lib/libfabric_ffi.so"
 fi
 cp "$built/libfabric_ffi.a" "$sdk/lib/"
-cp "$built/fabric" "$sdk/bin/"
+cp "$built/fabric" "$built/fabric-agent-ctl" "$sdk/bin/"
 cp -R "$adapter" "$sdk/share/nemo-fabric/adapters/"
 # The rpath lets programs linked with `pkg-config --libs fabric` run from any PREFIX.
 cat > "$sdk/lib/pkgconfig/fabric.pc.in" <<PC
@@ -85,7 +87,7 @@ cat > "$sdk/install.sh" <<'SH'
 #!/bin/sh
 # Installs the Fabric core C SDK into PREFIX (default /usr/local):
 #   PREFIX/include/fabric.h, PREFIX/lib/libfabric_ffi.{so*,a}, PREFIX/lib/pkgconfig/fabric.pc,
-#   PREFIX/bin/fabric, PREFIX/share/nemo-fabric/adapters/scripted/.
+#   PREFIX/bin/fabric, PREFIX/bin/fabric-agent-ctl, PREFIX/share/nemo-fabric/adapters/scripted/.
 # Usage: sh install.sh [PREFIX]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -95,7 +97,7 @@ prefix=$(cd "$prefix" && pwd)
 mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/bin" "$prefix/share/nemo-fabric/adapters"
 cp "$here/include/fabric.h" "$prefix/include/"
 cp -P "$here"/lib/libfabric_ffi.* "$prefix/lib/"
-cp "$here/bin/fabric" "$prefix/bin/"
+cp "$here/bin/fabric" "$here/bin/fabric-agent-ctl" "$prefix/bin/"
 rm -rf "$prefix/share/nemo-fabric/adapters/scripted"
 cp -R "$here/share/nemo-fabric/adapters/scripted" "$prefix/share/nemo-fabric/adapters/"
 sed "s|@PREFIX@|$prefix|" "$here/lib/pkgconfig/fabric.pc.in" > "$prefix/lib/pkgconfig/fabric.pc"
@@ -105,7 +107,7 @@ SH
 chmod +x "$sdk/install.sh"
 
 step "CLI"
-cp "$built/fabric" "$out/fabric"
+cp "$built/fabric" "$built/fabric-agent-ctl" "$out/"
 
 step "Go module"
 mkdir -p "$out/go"

@@ -3,7 +3,7 @@
 # checkout and runs its quickstart (examples/installed/): the Python wheel in a new venv with
 # an empty environment, the npm package in a new project (ESM import and CJS require), the C
 # SDK through install.sh PREFIX, a C program and a Go module built with its pkg-config file,
-# the installed `fabric` CLI, and `cargo install --path fabric-cli`. Also checks that the README shows each quickstart verbatim.
+# the installed `fabric` CLI and `fabric-agent-ctl` (a bridge session), and `cargo install --path fabric-cli`. Also checks that the README shows each quickstart verbatim.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -90,6 +90,22 @@ step "fabric CLI from the installed prefix"
 mkdir -p "$work/cli" && cp "$root/examples/hello/fabric.json" "$work/cli/"
 expect cli "$(cd "$work/cli" && "${clean_env[@]}" "$prefix/bin/fabric" run fabric.json --input "Hello, Fabric")"
 cmp -s "$dist/fabric" "$prefix/bin/fabric" || fail "dist/fabric differs from the SDK's bin/fabric"
+
+step "fabric-agent-ctl from the installed prefix: serve, start, invoke, stop (docs/sandbox.md)"
+cmp -s "$dist/fabric-agent-ctl" "$prefix/bin/fabric-agent-ctl" || fail "dist/fabric-agent-ctl differs from the SDK's bin/fabric-agent-ctl"
+sandbox=$work/sandbox
+mkdir -p "$sandbox" && cp "$root/examples/hello/fabric.json" "$sandbox/config.json"
+ctl=("${clean_env[@]}" "FABRIC_HOST_SOCKET=$sandbox/fabric.sock" "$prefix/bin/fabric-agent-ctl")
+(cd "$sandbox" && exec "${ctl[@]}" serve 2>"$sandbox/serve.log") &
+server=$!
+for _ in $(seq 100); do "${ctl[@]}" check >/dev/null 2>&1 && break; sleep 0.1; done
+started=$("${ctl[@]}" start --agent hello --config "$sandbox/config.json") || fail "bridge start: $started"
+id=$(printf '%s' "$started" | sed 's/.*"runtime_id":"\([^"]*\)".*/\1/')
+printf '"Hello, Fabric"' > "$sandbox/input.json"
+expect "fabric-agent-ctl" "$("${ctl[@]}" invoke --agent hello --runtime-id "$id" --input "$sandbox/input.json")"
+"${ctl[@]}" stop --agent hello --runtime-id "$id" >/dev/null || fail "bridge stop"
+kill -TERM "$server"
+wait "$server" || fail "fabric-agent-ctl serve exited $?: $(cat "$sandbox/serve.log")"
 
 step "cargo install --path fabric-cli (debug, reusing target/)"
 CARGO_TARGET_DIR=$root/target cargo install -q --locked --debug --path fabric-cli --root "$work/cargo"

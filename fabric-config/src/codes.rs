@@ -131,6 +131,8 @@ pub enum Origin {
     Binding,
     /// An adapter (upstream lifecycle codes the core passes through unchanged).
     Adapter,
+    /// The sandbox runtime server and command bridge (`fabric-agent-ctl`).
+    Sandbox,
 }
 
 impl Origin {
@@ -146,6 +148,7 @@ impl Origin {
             Origin::Cli => "cli",
             Origin::Binding => "binding",
             Origin::Adapter => "adapter",
+            Origin::Sandbox => "sandbox",
         }
     }
 }
@@ -216,6 +219,103 @@ use Stage as S;
 /// Every code except the config rules and decode errors (those come from
 /// [`ConfigError::all_codes`] and are added by [`all`]).
 pub const CODES: &[ErrorCode] = &[
+    // the sandbox runtime server and command bridge (fabric-agent-ctl; docs/sandbox.md)
+    code(
+        "cleanup_unconfirmed",
+        None,
+        O::Sandbox,
+        "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox",
+    ),
+    code(
+        "interface_unsupported",
+        None,
+        O::Sandbox,
+        "a bridge request names an interface version other than 2",
+    ),
+    code(
+        "wrong_agent",
+        None,
+        O::Sandbox,
+        "a bridge request's agent does not match the runtime or the config's metadata.name",
+    ),
+    code(
+        "validation_failed",
+        None,
+        O::Sandbox,
+        "the runtime server rejected the config or run request",
+    ),
+    code(
+        "validation_unavailable",
+        None,
+        O::Sandbox,
+        "the runtime server could not verify the adapter's capabilities",
+    ),
+    code(
+        "start_failed",
+        None,
+        O::Sandbox,
+        "the runtime server could not establish a runtime; effects unknown",
+    ),
+    code(
+        "stop_failed",
+        None,
+        O::Sandbox,
+        "the runtime server could not complete a stop; effects unknown",
+    ),
+    code(
+        "invoke_failed",
+        None,
+        O::Sandbox,
+        "an invocation through the runtime server produced no result; effects unknown",
+    ),
+    code(
+        "host_stopping",
+        None,
+        O::Sandbox,
+        "the runtime server is shutting down and takes no new work",
+    ),
+    code(
+        "runtime_unavailable",
+        None,
+        O::Sandbox,
+        "no running runtime of the runtime server has this id",
+    ),
+    code(
+        "host_unavailable",
+        None,
+        O::Sandbox,
+        "the runtime server socket cannot be reached; nothing was sent",
+    ),
+    code(
+        "invalid_response",
+        None,
+        O::Sandbox,
+        "the runtime server's response is missing, malformed, oversized or late; effects unknown for start/invoke/stop",
+    ),
+    code(
+        "response_too_large",
+        None,
+        O::Sandbox,
+        "a bridge response exceeds 4 MiB; effects unknown",
+    ),
+    code(
+        "invalid_input",
+        None,
+        O::Sandbox,
+        "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)",
+    ),
+    code(
+        "runtime_exists",
+        None,
+        O::Sandbox,
+        "an upstream 0.5.0 runtime server refuses a second start in its sandbox (the bridge client accepts this answer; this server starts several runtimes)",
+    ),
+    code(
+        "host_lock_held",
+        None,
+        O::Sandbox,
+        "another runtime server holds the socket's `fabric.lock`",
+    ),
     // fabric-plan
     code(
         "descriptor_read_failed",

@@ -7,7 +7,8 @@
 //! (ErrorInfo, ConfigError), `options` (CallOptions, the C ABI's options object), `validate`
 //! (decoding with paths, rules), `canonical` (canonical JSON), `edit` (SDK-style helpers),
 //! `path` (the base_dir rule for relative paths), `handles` (runtime and environment
-//! identities), `stream` (pull-stream items and the OpenAI stream wire), `codes` (the error
+//! identities), `stream` (pull-stream items and the OpenAI stream wire), `bridge` (the
+//! sandbox command bridge wire), `codes` (the error
 //! registry), `schema` (generated JSON Schemas).
 //!
 //! ```
@@ -38,6 +39,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod bridge;
 pub mod canonical;
 pub mod codes;
 pub mod config;

@@ -101,6 +101,27 @@ impl<'a> Check<'a> {
         self.report(CheckOutcome::Unsupported, reason::UNSUPPORTED_ADAPTER)
     }
 
+    /// A report with one observation the caller made itself (`source_id` names it, e.g.
+    /// `fabric:runtime_server`), observed now, at the request's level. A runtime server
+    /// answers its own server-scope checks this way.
+    pub fn observed(
+        &self,
+        outcome: CheckOutcome,
+        why: Option<&str>,
+        source_id: &str,
+    ) -> CheckReport {
+        let observation = CheckObservation {
+            level: self.request.level,
+            outcome,
+            reason: why.map(str::to_owned),
+            source_id: source_id.to_owned(),
+            observed_at: clock::rfc3339(SystemTime::now()),
+        };
+        let overall =
+            (outcome != CheckOutcome::Passed).then(|| why.unwrap_or("probe_failed").to_owned());
+        self.finish(outcome, overall, vec![observation])
+    }
+
     /// Runs the check against the endpoint file the adapter host wrote under its
     /// `FABRIC_HOME` (see [`crate::listener::endpoint_path`]).
     pub fn run(&self, endpoint_file: &Path) -> CheckReport {

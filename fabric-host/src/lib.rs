@@ -52,6 +52,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod bridge;
 mod cleanup;
 mod collect;
 pub mod collector;

@@ -79,6 +79,7 @@ pub fn scripted_config(dir: &Path, name: &str, settings: Value) -> String {
     path.to_string_lossy().into_owned()
 }
 
+pub mod agent_ctl;
 /// The upstream 0.5.0 oracles and their skip policy (see `tests/upstream/mod.rs` at the
 /// workspace root).
 #[path = "../../../tests/upstream/mod.rs"]

@@ -170,3 +170,9 @@ pub(crate) fn block_sigpipe_in_this_thread() -> io::Result<()> {
     }
     Ok(())
 }
+
+/// Sets the process file-mode creation mask and returns the previous one.
+pub(crate) fn set_umask(mask: u32) -> u32 {
+    // SAFETY: `umask` only swaps the process's creation mask; it cannot fail.
+    unsafe { libc::umask(mask as libc::mode_t) as u32 }
+}

@@ -1,0 +1,327 @@
+//! The runtime server's socket: exclusive ownership (`fabric.lock`), the `fabric.unclean`
+//! marker, a private (0600) unix socket, and one std thread per connection reading one
+//! bounded request line and writing one response line.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use fabric_config::bridge::{
+    BridgeStage, Failure, LOCK_FILE, READ_SECONDS, REQUEST_LIMIT, Response, UNCLEAN_FILE,
+};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token, Waker};
+
+use super::server::{RuntimeServer, ShutdownOutcome};
+use crate::fabric::RunOptions;
+use crate::sys;
+
+const LISTENER: Token = Token(0);
+const WAKER: Token = Token(1);
+
+/// Why the server could not start or shut down: a registered code and the OS detail.
+#[derive(Debug, thiserror::Error)]
+#[error("{code}: {detail}")]
+pub struct ServeError {
+    /// `host_lock_held`, `cleanup_unconfirmed` or `host_unavailable` (an OS failure).
+    pub code: &'static str,
+    /// What happened (paths and OS errors only).
+    pub detail: String,
+}
+
+impl ServeError {
+    fn io(what: &str, path: &Path, error: &io::Error) -> ServeError {
+        ServeError {
+            code: "host_unavailable",
+            detail: format!("{what} {}: {error}", path.display()),
+        }
+    }
+}
+
+/// File identity, so the server removes only the socket and marker it created.
+type Identity = (u64, u64, i64);
+
+fn identity(path: &Path) -> Option<Identity> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some((meta.dev(), meta.ino(), meta.ctime_nsec()))
+}
+
+/// Wakes a running [`Server`] so that it shuts down (signal handlers, tests).
+#[derive(Debug, Clone)]
+pub struct Stopper {
+    waker: Arc<Waker>,
+    stopping: Arc<AtomicBool>,
+}
+
+impl Stopper {
+    /// Asks the server to stop accepting and shut down.
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::Release);
+        let _ = self.waker.wake();
+    }
+}
+
+/// A bound runtime server: holds the lock, the marker and the listening socket.
+#[derive(Debug)]
+pub struct Server {
+    runtime: Arc<RuntimeServer>,
+    listener: UnixListener,
+    socket: PathBuf,
+    socket_identity: Option<Identity>,
+    marker: PathBuf,
+    marker_identity: Option<Identity>,
+    _lock: File,
+    poll: Poll,
+    stopper: Stopper,
+}
+
+impl Server {
+    /// Takes ownership of `socket`'s directory (the base dir): locks `fabric.lock` (another
+    /// server: `host_lock_held`), refuses when `fabric.unclean` exists
+    /// (`cleanup_unconfirmed`), creates `tmp/`, `workspace/`, `artifacts/` (0700) when
+    /// missing, binds the socket with mode 0600 (replacing a stale socket, never another
+    /// file) and writes the marker.
+    pub fn bind(socket: &Path, mut options: RunOptions) -> Result<Server, ServeError> {
+        let dir = match socket.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let lock_path = dir.join(LOCK_FILE);
+        let lock = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&lock_path)
+            .map_err(|e| ServeError::io("cannot open", &lock_path, &e))?;
+        match sys::try_lock_exclusive(&lock) {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(ServeError {
+                    code: "host_lock_held",
+                    detail: format!(
+                        "{} is locked by another runtime server",
+                        lock_path.display()
+                    ),
+                });
+            }
+            Err(e) => return Err(ServeError::io("cannot lock", &lock_path, &e)),
+        }
+        let meta = lock
+            .metadata()
+            .map_err(|e| ServeError::io("cannot stat", &lock_path, &e))?;
+        if !meta.is_file() {
+            return Err(ServeError::io(
+                "not a regular file:",
+                &lock_path,
+                &io::Error::from(io::ErrorKind::InvalidInput),
+            ));
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let _ = lock.set_permissions(std::fs::Permissions::from_mode(0o600));
+        let marker = dir.join(UNCLEAN_FILE);
+        if std::fs::symlink_metadata(&marker).is_ok() {
+            return Err(ServeError {
+                code: "cleanup_unconfirmed",
+                detail: format!(
+                    "{} exists: an earlier server used this sandbox; replace the sandbox",
+                    marker.display()
+                ),
+            });
+        }
+        for sub in ["tmp", "workspace", "artifacts"] {
+            let path = dir.join(sub);
+            if !path.is_dir() {
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .recursive(true)
+                    .create(&path)
+                    .map_err(|e| ServeError::io("cannot create", &path, &e))?;
+            }
+        }
+        if let Ok(meta) = std::fs::symlink_metadata(socket) {
+            if !meta.file_type().is_socket() {
+                return Err(ServeError::io(
+                    "occupied by a non-socket file:",
+                    socket,
+                    &io::Error::from(io::ErrorKind::AlreadyExists),
+                ));
+            }
+            std::fs::remove_file(socket)
+                .map_err(|e| ServeError::io("cannot remove", socket, &e))?;
+        }
+        // The socket is private from the instant it exists.
+        let previous = sys::set_umask(0o177);
+        let bound = UnixListener::bind(socket);
+        sys::set_umask(previous);
+        let listener = bound.map_err(|e| ServeError::io("cannot bind", socket, &e))?;
+        let socket_identity = identity(socket);
+        OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&marker)
+            .map_err(|e| ServeError::io("cannot create", &marker, &e))?;
+        let marker_identity = identity(&marker);
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| ServeError::io("cannot configure", socket, &e))?;
+        let poll = Poll::new().map_err(|e| ServeError::io("cannot poll", socket, &e))?;
+        poll.registry()
+            .register(
+                &mut SourceFd(&listener.as_raw_fd()),
+                LISTENER,
+                Interest::READABLE,
+            )
+            .map_err(|e| ServeError::io("cannot poll", socket, &e))?;
+        let waker = Waker::new(poll.registry(), WAKER)
+            .map_err(|e| ServeError::io("cannot poll", socket, &e))?;
+        if options.base_dir.is_none() {
+            options.base_dir = Some(dir.clone());
+        }
+        Ok(Server {
+            runtime: Arc::new(RuntimeServer::with_options(options)),
+            listener,
+            socket: socket.to_path_buf(),
+            socket_identity,
+            marker,
+            marker_identity,
+            _lock: lock,
+            poll,
+            stopper: Stopper {
+                waker: Arc::new(waker),
+                stopping: Arc::new(AtomicBool::new(false)),
+            },
+        })
+    }
+
+    /// A handle that stops [`Server::run`].
+    pub fn stopper(&self) -> Stopper {
+        self.stopper.clone()
+    }
+
+    /// The request handler (shared with the connection threads).
+    pub fn runtime_server(&self) -> &Arc<RuntimeServer> {
+        &self.runtime
+    }
+
+    /// Accepts connections until stopped, then shuts down: stops accepting, removes the
+    /// socket it created, stops idle runtimes and removes the marker only when no runtime
+    /// was ever started and cleanup is confirmed.
+    pub fn run(mut self) -> Result<ShutdownOutcome, ServeError> {
+        let mut events = Events::with_capacity(16);
+        while !self.stopper.stopping.load(Ordering::Acquire) {
+            match self.poll.poll(&mut events, Some(Duration::from_secs(1))) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ServeError::io("cannot poll", &self.socket, &e)),
+            }
+            for event in &events {
+                if event.token() == LISTENER {
+                    self.accept_all();
+                }
+            }
+        }
+        let _ = self
+            .poll
+            .registry()
+            .deregister(&mut SourceFd(&self.listener.as_raw_fd()));
+        if identity(&self.socket) == self.socket_identity {
+            let _ = std::fs::remove_file(&self.socket);
+        }
+        let outcome = self.runtime.shutdown();
+        if outcome == (ShutdownOutcome::Clean { used: false })
+            && identity(&self.marker) == self.marker_identity
+        {
+            let _ = std::fs::remove_file(&self.marker);
+        }
+        Ok(outcome)
+    }
+
+    fn accept_all(&self) {
+        loop {
+            match self.listener.accept() {
+                Ok((stream, _)) => {
+                    let runtime = Arc::clone(&self.runtime);
+                    let spawned = std::thread::Builder::new()
+                        .name("fabric-bridge-conn".into())
+                        .spawn(move || serve_connection(&runtime, stream));
+                    if spawned.is_err() {
+                        // Out of threads: the dropped stream tells the client (host_unavailable
+                        // or invalid_response on its side); nothing was dispatched.
+                        continue;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// Reads one request line (≤ 512 KiB, within 10 s), serves it, writes the response line.
+fn serve_connection(runtime: &RuntimeServer, mut stream: UnixStream) {
+    let _ = stream.set_nonblocking(false);
+    let response = match read_request(&mut stream) {
+        Ok(line) => runtime.handle_line(&line),
+        Err(failure) => Response::failed("unknown", &failure),
+    };
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(READ_SECONDS)));
+    let _ = stream.write_all(&response.encode());
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+fn read_request(stream: &mut UnixStream) -> Result<Vec<u8>, Failure> {
+    let deadline = Instant::now() + Duration::from_secs(READ_SECONDS);
+    let mut line = Vec::with_capacity(4096);
+    let mut chunk = [0u8; 65536];
+    loop {
+        let remaining = deadline.saturating_duration_since(Instant::now());
+        if remaining.is_zero() {
+            return Err(Failure::invalid("request line (10 s read deadline)"));
+        }
+        let _ = stream.set_read_timeout(Some(remaining));
+        let want = (REQUEST_LIMIT + 1 - line.len()).min(chunk.len());
+        match stream.read(&mut chunk[..want]) {
+            Ok(0) => {
+                return Err(Failure::invalid(
+                    "request line (no newline before end of input)",
+                ));
+            }
+            Ok(n) => {
+                let start = line.len();
+                line.extend_from_slice(&chunk[..n]);
+                if let Some(at) = line[start..].iter().position(|b| *b == b'\n') {
+                    line.truncate(start + at + 1);
+                    if line.len() > REQUEST_LIMIT {
+                        return Err(Failure::new("request_too_large", BridgeStage::Request));
+                    }
+                    return Ok(line);
+                }
+                if line.len() > REQUEST_LIMIT {
+                    return Err(Failure::new("request_too_large", BridgeStage::Request));
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Err(Failure::invalid("request line (10 s read deadline)"));
+            }
+            Err(_) => return Err(Failure::invalid("request line")),
+        }
+    }
+}

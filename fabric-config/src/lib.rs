@@ -7,7 +7,8 @@
 //! (ErrorInfo, ConfigError), `options` (CallOptions, the C ABI's options object), `validate`
 //! (decoding with paths, rules), `canonical` (canonical JSON), `edit` (SDK-style helpers),
 //! `path` (the base_dir rule for relative paths), `handles` (runtime and environment
-//! identities), `stream` (pull-stream items and the OpenAI stream wire), `codes` (the error
+//! identities), `stream` (pull-stream items and the OpenAI stream wire), `gym` (NeMo Gym rollout
+//! observations), `codes` (the error
 //! registry), `schema` (generated JSON Schemas).
 //!
 //! ```
@@ -44,6 +45,7 @@ pub mod config;
 pub mod descriptor;
 pub mod edit;
 pub mod error;
+pub mod gym;
 pub mod handles;
 pub mod health;
 mod number;

@@ -103,6 +103,8 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"env_names_conflict":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
 	"environment_released":                    {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
+	"export_line_invalid":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input line is not a RunResult or an ATOF record"},
+	"export_read_failed":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input file cannot be read"},
 	"filesystem_error":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file-system operation of the core failed"},
 	"gym_id_blank":                            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a Gym task_id or rollout_id is blank"},
 	"gym_invocation_id_duplicate":             {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "two invocations of a Gym bundle or trajectory share an invocation_id"},

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd_check;
 mod cmd_collector;
+mod cmd_export;
 mod cmd_plan;
 mod cmd_run;
 mod cmd_schema;
@@ -61,6 +62,9 @@ enum Command {
     Check(cmd_check::Args),
     /// The Relay ATOF collector (`fabric collector serve --listen 127.0.0.1:PORT`).
     Collector(cmd_collector::Args),
+    /// Export results to another format (`fabric export gym RESULTS.jsonl --task-id T
+    /// --rollout-id R`: NeMo Gym rollout observations).
+    Export(cmd_export::Args),
 }
 
 /// Arguments shared by commands that read a config file.
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
             interrupt::finish(cmd_run::run(args))
         }
         Command::Collector(args) => cmd_collector::run(args),
+        Command::Export(args) => cmd_export::run(args),
         Command::Check(args) => {
             interrupt::install();
             interrupt::finish(cmd_check::run(args))

@@ -618,6 +618,18 @@ pub const CODES: &[ErrorCode] = &[
         O::Cli,
         "`fabric schema` was given an unknown schema name",
     ),
+    code(
+        "export_read_failed",
+        Some(S::Config),
+        O::Cli,
+        "a `fabric export` input file cannot be read",
+    ),
+    code(
+        "export_line_invalid",
+        Some(S::Config),
+        O::Cli,
+        "a `fabric export` input line is not a RunResult or an ATOF record",
+    ),
     // bindings
     code(
         "native_library_missing",

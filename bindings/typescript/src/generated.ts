@@ -113,6 +113,8 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   env_names_conflict: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "a variable cannot be listed in environment.env_names and also set in environment.env" },
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },
   environment_released: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the environment was released" },
+  export_line_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input line is not a RunResult or an ATOF record" },
+  export_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input file cannot be read" },
   filesystem_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a file-system operation of the core failed" },
   gym_id_blank: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a Gym task_id or rollout_id is blank" },
   gym_invocation_id_duplicate: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "two invocations of a Gym bundle or trajectory share an invocation_id" },

@@ -108,6 +108,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "env_names_conflict": (None, False, None, "config"),
     "environment_provider_unsupported": ("prepare", False, None, "host"),
     "environment_released": (None, False, "state", "host"),
+    "export_line_invalid": ("config", False, None, "cli"),
+    "export_read_failed": ("config", False, None, "cli"),
     "filesystem_error": (None, False, None, "host"),
     "gym_id_blank": ("config", False, None, "config"),
     "gym_invocation_id_duplicate": ("config", False, None, "config"),

@@ -20,8 +20,10 @@ pub(crate) struct Scope {
     pub category_profile: Map<String, Value>,
     /// Start and end metadata merged (end wins).
     pub metadata: Map<String, Value>,
-    pub started_at: Option<f64>,
-    pub completed_at: Option<f64>,
+    /// Unix nanoseconds.
+    pub started_at: Option<i128>,
+    /// Unix nanoseconds.
+    pub completed_at: Option<i128>,
     pub ended: bool,
     /// `otel.status_code: "ERROR"` on the end record.
     pub error: bool,
@@ -37,7 +39,8 @@ pub(crate) struct Mark {
     pub name: Option<String>,
     pub category: Option<String>,
     pub data: Value,
-    pub observed_at: Option<f64>,
+    /// Unix nanoseconds.
+    pub observed_at: Option<i128>,
 }
 
 /// Every scope and mark of a record list.
@@ -49,10 +52,23 @@ pub(crate) struct Records {
     pub skipped: usize,
 }
 
+/// Unix nanoseconds of an RFC 3339 timestamp (durations are exact differences of these).
+pub(crate) fn unix_nanos(text: &str) -> Option<i128> {
+    Some(
+        OffsetDateTime::parse(text, &Rfc3339)
+            .ok()?
+            .unix_timestamp_nanos(),
+    )
+}
+
 /// Unix seconds of an RFC 3339 timestamp.
 pub(crate) fn unix_seconds(text: &str) -> Option<f64> {
-    let time = OffsetDateTime::parse(text, &Rfc3339).ok()?;
-    Some(time.unix_timestamp_nanos() as f64 / 1e9)
+    unix_nanos(text).map(seconds)
+}
+
+/// Nanoseconds as seconds.
+pub(crate) fn seconds(nanos: i128) -> f64 {
+    nanos as f64 / 1e9
 }
 
 fn text(record: &Value, key: &str) -> Option<String> {
@@ -76,7 +92,7 @@ impl Records {
             let timestamp = record
                 .get("timestamp")
                 .and_then(Value::as_str)
-                .and_then(unix_seconds);
+                .and_then(unix_nanos);
             match (record.get("kind").and_then(Value::as_str), uuid) {
                 (Some("scope"), Some(uuid)) => {
                     let scope = out.scopes.entry(uuid.clone()).or_insert_with(|| Scope {
@@ -151,6 +167,27 @@ impl Records {
 }
 
 impl Scope {
+    /// Start, Unix seconds.
+    pub fn started(&self) -> Option<f64> {
+        self.started_at.map(seconds)
+    }
+
+    /// End, Unix seconds, when it is not before the start.
+    pub fn completed(&self) -> Option<f64> {
+        match (self.started_at, self.completed_at) {
+            (Some(start), Some(end)) if end < start => None,
+            (_, end) => end.map(seconds),
+        }
+    }
+
+    /// Milliseconds from start to end, when both are known and in order.
+    pub fn duration_ms(&self) -> Option<f64> {
+        match (self.started_at, self.completed_at) {
+            (Some(start), Some(end)) if end >= start => Some((end - start) as f64 / 1e6),
+            _ => None,
+        }
+    }
+
     /// Whether the scope's category is `category`.
     pub fn is(&self, category: &str) -> bool {
         self.category.as_deref() == Some(category)

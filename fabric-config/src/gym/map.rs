@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
-use super::atof::{Records, Scope, unix_seconds};
+use super::atof::{Records, Scope, seconds, unix_seconds};
 use super::model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
     ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerRef, ObservationGap,
@@ -131,13 +131,6 @@ fn result_duration_ms(result: &RunResult) -> Option<f64> {
     }
 }
 
-fn scope_duration_ms(scope: &Scope) -> Option<f64> {
-    match (scope.started_at, scope.completed_at) {
-        (Some(start), Some(end)) if end >= start => Some((end - start) * 1000.0),
-        _ => None,
-    }
-}
-
 fn reported_text(scope: &Scope, key: &str) -> Option<String> {
     scope
         .reported(key)
@@ -260,7 +253,7 @@ impl<'a> Mapping<'a> {
             match self.owner(mark.parent_uuid.as_deref()) {
                 None => uncorrelated += 1,
                 Some(owner) if is_compaction => {
-                    self.compaction(&mark.data, mark.observed_at, owner);
+                    self.compaction(&mark.data, mark.observed_at.map(seconds), owner);
                 }
                 Some(_) => {}
             }
@@ -305,7 +298,7 @@ impl<'a> Mapping<'a> {
             parent_invocation_id: Some(owner.invocation_id),
             spawned_by_tool_call_id: owner.tool_call_id,
             status,
-            duration_ms: scope_duration_ms(scope),
+            duration_ms: scope.duration_ms(),
             error_type: None,
             stop_reason: None,
             model_calls: Vec::new(),
@@ -321,10 +314,8 @@ impl<'a> Mapping<'a> {
             (true, true) => ToolCallStatus::Failed,
             (true, false) => ToolCallStatus::Completed,
         };
-        let mut completed_at = scope.completed_at;
         if let (Some(start), Some(end)) = (scope.started_at, scope.completed_at) {
             if end < start {
-                completed_at = None;
                 self.gaps.push(gap(
                     "tool_call_timing_invalid",
                     Some(&owner.invocation_id),
@@ -337,9 +328,9 @@ impl<'a> Mapping<'a> {
             tool_call_id,
             sandbox_id: None,
             tool_name: scope.name.clone(),
-            started_at: scope.started_at,
-            completed_at,
-            duration_ms: completed_at.and(scope_duration_ms(scope)),
+            started_at: scope.started(),
+            completed_at: scope.completed(),
+            duration_ms: scope.duration_ms(),
             timing_source: Some(TimingSource::Harness),
             status,
             error_type: None,
@@ -351,11 +342,9 @@ impl<'a> Mapping<'a> {
         *self.steps.entry(owner.invocation_id.clone()).or_default() += 1;
         let reference = reported_call(scope);
         let mut call = TrajectoryModelCall {
-            started_at: scope.started_at,
-            completed_at: scope
-                .completed_at
-                .filter(|_| scope_duration_ms(scope).is_some()),
-            duration_ms: scope_duration_ms(scope),
+            started_at: scope.started(),
+            completed_at: scope.completed(),
+            duration_ms: scope.duration_ms(),
             response_metadata: TrajectoryResponseMetadata {
                 model: reported_text(scope, "model_name"),
                 ..TrajectoryResponseMetadata::default()
@@ -468,7 +457,7 @@ impl<'a> Mapping<'a> {
                 .iter()
                 .find(|event| event.kind == "invocation_start")
                 .map(|event| event.timestamp_millis as f64 / 1000.0);
-            let timestamp = event_time.or(root.and_then(|scope| scope.started_at));
+            let timestamp = event_time.or(root.and_then(Scope::started));
             if timestamp.is_none() {
                 self.gaps.push(gap(
                     "turn_timestamp_unavailable",

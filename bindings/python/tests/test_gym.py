@@ -141,6 +141,9 @@ def run_example(tmp_path: Path) -> list[dict[str, Any]]:
 
 
 def test_the_example_writes_one_bundle_per_episode(tmp_path: Path) -> None:
+    example = (REPO / "examples" / "gym" / "gym_rollouts.py").read_text()
+    episode = example[example.index("async def episode"):example.index("async def main")].strip()
+    assert episode in (REPO / "docs" / "gym.md").read_text(), "docs/gym.md must show episode() verbatim"
     documents = run_example(tmp_path)
     assert [d["rollout_id"] for d in documents] == ["rollout-0", "rollout-1"]
     for document in documents:

@@ -28,6 +28,7 @@
 //! ```
 
 mod atof;
+mod codes;
 mod map;
 mod model;
 mod trajectory;
@@ -40,6 +41,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use codes::CODES;
 pub use map::{GAP_CODES, observations};
 pub use model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,

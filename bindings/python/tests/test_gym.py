@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -123,6 +124,19 @@ def test_results_may_be_models_and_errors_are_config_errors() -> None:
 
 
 def run_example(tmp_path: Path) -> list[dict[str, Any]]:
+    """Runs the example with two episodes; its artifact root (examples/gym/out) is removed
+    afterwards unless it was there before."""
+
+    artifacts = REPO / "examples" / "gym" / "out"
+    existed = artifacts.exists()
+    try:
+        return _run_example(tmp_path)
+    finally:
+        if not existed:
+            shutil.rmtree(artifacts, ignore_errors=True)
+
+
+def _run_example(tmp_path: Path) -> list[dict[str, Any]]:
     out = tmp_path / "rollouts.jsonl"
     env = dict(os.environ)
     paths = binding_paths() + [env.get("PYTHONPATH", "")]

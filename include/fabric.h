@@ -209,6 +209,27 @@ int32_t fabric_doctor(const char *config_json, const char *options_json, char **
 // `char *`.
 int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, char **out);
 
+// Maps one rollout's RunResults (and the Relay ATOF records of their invocations) to NeMo
+// Gym's observation contract: `*out` is `{"ng_agent_observations": AgentObservationBundle,
+// "trajectory": TrajectoryRecord}` (`schemas/sdk/gym-observations.schema.json`).
+//
+// `request_json`: `{"task_id", "rollout_id", "results": [RunResult, ...], "atof": [record,
+// ...]?, "source"?}` (`schemas/sdk/gym-observations-request.schema.json`). The mapping
+// rules are in `docs/gym.md`; what is not observed is an `ObservationGap`, never a guess.
+//
+// Ownership: the input is borrowed for the call only; `*out` is owned by the caller and
+// released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (the request is not JSON (`invalid_json`), has the wrong
+// shape or an unknown member (`metadata.path`), a blank `task_id`/`rollout_id`
+// (`gym_id_blank`), two results with one invocation id (`gym_invocation_id_duplicate`)),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid UTF-8).
+// Blocking: no (pure computation). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_gym_observations(const char *request_json, char **out);
+
 // Reads the CPU time, resident memory and process count of a runtime's adapter host and
 // its descendants, and returns a RuntimeResourceSnapshot (`runtime_id`, `started_at`,
 // `observed_at`, `resident_memory_bytes`, `process_count`, `cpu_time_seconds`).

@@ -2,7 +2,8 @@
 # Prepares a fresh machine for scripts/test.sh and the benchmarks: valgrind, script and
 # pkg-config, a Python venv in .venv with upstream NeMo Fabric 0.5.0 and its adapter catalog (the
 # test oracles, see tests/upstream/oracle.py), pytest, the Python echo adapter and our Python
-# binding; npm packages of the TypeScript binding. Idempotent.
+# binding; nemo-gym 0.7.0 in .venv-gym (Python 3.13); npm packages of the TypeScript binding.
+# Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,32 @@ if [ -f adapters/python-echo/pyproject.toml ]; then
 fi
 if [ -f bindings/python/pyproject.toml ]; then
   .venv/bin/python -m pip install -q ./bindings/python
+fi
+# NeMo Gym 0.7.0, the oracle of the Gym observation tests (bindings/python/tests/test_gym.py):
+# its own venv in .venv-gym, since it declares Requires-Python >=3.13.14 while .venv is the
+# system Python. It is installed with the newest Python 3.13 found (python3.13 on PATH, else
+# pyenv's) and --ignore-requires-python when that one is older than 3.13.14; only the
+# packages that `nemo_gym.rollout_observability` imports are installed (its full dependency
+# set pulls Ray's dashboard, MLflow, W&B, datasets, vLLM extras: gigabytes the tests do not use).
+gym_python=
+for candidate in "$(command -v python3.13 || true)" \
+  $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.13*/bin/python3.13 2>/dev/null | sort -rV || true); do
+  # A pyenv shim exists without a selected 3.13 version: run each candidate to be sure.
+  if [ -n "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 13)' 2>/dev/null; then
+    gym_python=$candidate
+    break
+  fi
+done
+if [ -n "$gym_python" ]; then
+  if [ ! -x .venv-gym/bin/python ]; then
+    "$gym_python" -m venv .venv-gym
+  fi
+  .venv-gym/bin/python -m pip install -q --upgrade pip
+  .venv-gym/bin/python -m pip install -q --no-deps --ignore-requires-python "nemo-gym==0.7.0"
+  .venv-gym/bin/python -m pip install -q "openai==2.44.0" pydantic rich omegaconf orjson requests \
+    uvicorn aiohttp fastapi itsdangerous httptools hydra-core ray yappi pydot
+else
+  echo "warning: no Python 3.13 found: .venv-gym (nemo-gym) not created" >&2
 fi
 (cd bindings/typescript && npm ci --no-audit --no-fund)
 (cd adapters/typescript-echo && npm ci --no-audit --no-fund)

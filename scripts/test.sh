@@ -13,6 +13,12 @@ if [ ! -x "$FABRIC_TEST_PYTHON" ]; then
   exit 2
 fi
 
+# The interpreter with nemo-gym (scripts/setup.sh): the Gym observation tests validate with
+# its models; with CI set they fail when it is missing.
+if [ -z "${FABRIC_GYM_PYTHON:-}" ] && [ -x "$root/.venv-gym/bin/python" ]; then
+  export FABRIC_GYM_PYTHON="$root/.venv-gym/bin/python"
+fi
+
 step() { printf '\n==> %s\n' "$*"; }
 
 step "cargo fmt --check"

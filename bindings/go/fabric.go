@@ -183,6 +183,26 @@ func (f *Fabric) Validate(ctx context.Context, config any, opts ...Option) (json
 	return json.RawMessage(out), err
 }
 
+// GymObservations maps one rollout's RunResults (and the raw ATOF records of their
+// invocations) to NeMo Gym's observation contract: the bundle for `ng_agent_observations`
+// and the trajectory record (docs/gym.md). Blank ids and duplicate invocation ids are
+// *ConfigError (`gym_id_blank`, `gym_invocation_id_duplicate`).
+func (f *Fabric) GymObservations(ctx context.Context, request GymObservationsRequest) (*GymObservations, error) {
+	text, err := json.Marshal(request)
+	if err != nil {
+		return nil, err
+	}
+	result, err := await(ctx, func() nativeResult { return nativeGymObservations(string(text)) }, nil)
+	if err != nil {
+		return nil, err
+	}
+	out := &GymObservations{}
+	if err := decodeInto(result, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Plan resolves the adapter and checks compatibility.
 func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan, error) {
 	result, err := f.plan(ctx, config, opts)

@@ -104,7 +104,17 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"env_names_conflict":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
 	"environment_released":                    {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
+	"export_line_invalid":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input line is not a RunResult or an ATOF record"},
+	"export_read_failed":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input file cannot be read"},
 	"filesystem_error":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file-system operation of the core failed"},
+	"gym_id_blank":                            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a Gym task_id or rollout_id is blank"},
+	"gym_invocation_id_duplicate":             {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "two invocations of a Gym bundle or trajectory share an invocation_id"},
+	"gym_model_call_id_duplicate":             {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "two model calls of a Gym trajectory share a model_call_id"},
+	"gym_model_call_ref_invalid":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a Gym model call reference has neither model_call_id nor model_ref with response_id"},
+	"gym_parent_cycle":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "the parent_invocation_id links of a Gym bundle form a cycle"},
+	"gym_tool_call_timing_invalid":            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a Gym tool call ends before it starts"},
+	"gym_turn_identity_mismatch":              {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a Gym turn names another task or rollout than its trajectory"},
+	"gym_turn_invalid":                        {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a Gym turn_no is 0 or repeats within its invocation"},
 	"handle_space_exhausted":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "no more handle ids can be issued"},
 	"health_endpoint_write_failed":            {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health endpoint file could not be written"},
 	"health_listener_bind_failed":             {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health listener could not bind its socket"},
@@ -235,9 +245,14 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 // ReasonCodes lists the reason and diagnostic codes that appear inside results.
 var ReasonCodes = []string{
 	"artifact_collect_failed",
+	"atof_records_uncorrelated",
 	"children_lists_unavailable",
+	"conversation_unavailable",
 	"host_exited",
 	"late_samples_discarded",
+	"model_call_id_duplicate",
+	"model_call_ids_unreported",
+	"model_calls_unobserved",
 	"path_outside_base_dir",
 	"platform_unsupported",
 	"proc_unavailable",
@@ -251,8 +266,13 @@ var ReasonCodes = []string{
 	"provenance_reports_too_many_entries",
 	"sample_unavailable",
 	"sample_write_failed",
+	"sandbox_usage_unavailable",
+	"step_count_unavailable",
 	"summary_write_failed",
+	"tool_call_timing_invalid",
+	"tool_calls_unobserved",
 	"tree_changing",
+	"turn_timestamp_unavailable",
 }
 
 // Activity: Runtime activity: whether a Fabric invocation is pending. Separate from health.
@@ -288,6 +308,41 @@ const (
 	AdapterKindPython       AdapterKind = "python"
 	AdapterKindNativePlugin AdapterKind = "native_plugin"
 )
+
+// AgentInvocation: One root agent or subagent conversation (`AgentInvocation`).
+type AgentInvocation struct {
+	// Conversation: Normalized Responses-API conversation items (none observed here: gaps say so).
+	Conversation []json.RawMessage `json:"conversation,omitempty"`
+	// DurationMS: Duration in milliseconds (≥ 0).
+	DurationMS *float64 `json:"duration_ms,omitempty"`
+	// ErrorType: The failure's error code.
+	ErrorType string `json:"error_type,omitempty"`
+	// InvocationID: Invocation id, unique within a bundle.
+	InvocationID string `json:"invocation_id"`
+	// ModelCalls: Model calls with reported ids.
+	ModelCalls []ModelCallRef `json:"model_calls,omitempty"`
+	// ParentInvocationID: The invocation that spawned this one (a missing parent is allowed).
+	ParentInvocationID string `json:"parent_invocation_id,omitempty"`
+	// SpawnedByToolCallID: The tool call that spawned this one.
+	SpawnedByToolCallID string `json:"spawned_by_tool_call_id,omitempty"`
+	// Status: Outcome.
+	Status InvocationStatus `json:"status"`
+	// StopReason: Why the invocation stopped (`max_iterations`); not in nemo-gym 0.7.0.
+	StopReason string `json:"stop_reason,omitempty"`
+}
+
+// AgentObservationBundle: Everything one Agent Server observed for one rollout (`AgentObservationBundle`): the value of `ng_agent_observations`. Record order carries no meaning.
+type AgentObservationBundle struct {
+	// Gaps: What could not be observed.
+	Gaps []ObservationGap `json:"gaps,omitempty"`
+	// Records: Typed records.
+	Records []json.RawMessage `json:"records,omitempty"`
+	// Source: The producer (`nemo-fabric`).
+	Source string `json:"source"`
+}
+
+// AgentObservationRecord: One record of a bundle, discriminated by `kind` (Gym's `AgentObservationRecord`).
+type AgentObservationRecord = json.RawMessage
 
 // ArtifactManifest: Artifact manifest: a root and references.
 type ArtifactManifest struct {
@@ -712,6 +767,28 @@ type GaugeSummary struct {
 	TimeWeightedMean *float64 `json:"time_weighted_mean,omitempty"`
 }
 
+// GymObservations: Output of [`observations`]: the Gym bundle and the rollout's trajectory.
+type GymObservations struct {
+	// NgAgentObservations: The value for Gym's `ng_agent_observations` key.
+	NgAgentObservations AgentObservationBundle `json:"ng_agent_observations"`
+	// Trajectory: The rollout's trajectory record.
+	Trajectory TrajectoryRecord `json:"trajectory"`
+}
+
+// GymObservationsRequest: Input of [`observations`] (`fabric_gym_observations`, `fabric export gym`).
+type GymObservationsRequest struct {
+	// ATOF: Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`.
+	ATOF []json.RawMessage `json:"atof,omitempty"`
+	// Results: The rollout's RunResults, in invocation order (unique invocation ids).
+	Results []RunResult `json:"results"`
+	// RolloutID: Gym rollout id (non-blank).
+	RolloutID string `json:"rollout_id"`
+	// Source: The bundle's `source` (default `nemo-fabric`).
+	Source string `json:"source,omitempty"`
+	// TaskID: Gym task id (non-blank).
+	TaskID string `json:"task_id"`
+}
+
 // HealthLevel: A health level. Ordered: `Live < Active < Ready`.
 type HealthLevel string
 
@@ -720,6 +797,17 @@ const (
 	HealthLevelLive   HealthLevel = "live"
 	HealthLevelActive HealthLevel = "active"
 	HealthLevelReady  HealthLevel = "ready"
+)
+
+// InvocationStatus: Outcome of one agent conversation.
+type InvocationStatus string
+
+// InvocationStatus values.
+const (
+	InvocationStatusCompleted  InvocationStatus = "completed"
+	InvocationStatusFailed     InvocationStatus = "failed"
+	InvocationStatusIncomplete InvocationStatus = "incomplete"
+	InvocationStatusUnknown    InvocationStatus = "unknown"
 )
 
 // InvocationSystemStats: Invocation system stats: `RunResult.system_stats` of a local runtime.
@@ -840,6 +928,32 @@ type MeasurementUint64 struct {
 	Value *uint64 `json:"value,omitempty"`
 }
 
+// ModelCallRef: Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed.
+type ModelCallRef struct {
+	// ModelCallID: The model call id reported by the adapter.
+	ModelCallID string `json:"model_call_id,omitempty"`
+	// ModelRef: The model server the call went to.
+	ModelRef *ModelServerRef `json:"model_ref,omitempty"`
+	// ResponseID: The response id the model server returned.
+	ResponseID string `json:"response_id,omitempty"`
+}
+
+// ModelServerKind: The only server type a model reference names.
+type ModelServerKind string
+
+// ModelServerKind values.
+const (
+	ModelServerKindResponsesAPIModels ModelServerKind = "responses_api_models"
+)
+
+// ModelServerRef: A Gym model server (`ModelServerRef`).
+type ModelServerRef struct {
+	// Name: The model server's name.
+	Name string `json:"name"`
+	// Type: Always `responses_api_models`.
+	Type ModelServerKind `json:"type"`
+}
+
 // Observation: One endpoint observation of the process tree.
 type Observation struct {
 	// Reason: Stable reason for `unavailable`/`unsupported` (for example `host_exited`).
@@ -848,6 +962,16 @@ type Observation struct {
 	Snapshot *RuntimeResourceSnapshot `json:"snapshot,omitempty"`
 	// Status: Whether the snapshot was read.
 	Status ObservationStatus `json:"status"`
+}
+
+// ObservationGap: A fact the integration could not observe or join exactly (`ObservationGap`).
+type ObservationGap struct {
+	// Code: Stable snake_case code (registered as a reason code).
+	Code string `json:"code"`
+	// Detail: Secret-free detail (an id, a scope name).
+	Detail string `json:"detail,omitempty"`
+	// InvocationID: The invocation it concerns.
+	InvocationID string `json:"invocation_id,omitempty"`
 }
 
 // ObservationStatus: Availability of one observation or measurement.
@@ -932,6 +1056,15 @@ type ResolvedTargetDescriptor struct {
 	// Provenance: Every semantically identical record discovered (at least one).
 	Provenance []DescriptorProvenance `json:"provenance"`
 }
+
+// ResponseSource: Where a model response came from.
+type ResponseSource string
+
+// ResponseSource values.
+const (
+	ResponseSourceUpstream ResponseSource = "upstream"
+	ResponseSourceLocal    ResponseSource = "local"
+)
 
 // RunPlan: The resolved execution plan: everything a host needs to start the runtime.
 type RunPlan struct {
@@ -1329,6 +1462,29 @@ type TelemetryRef struct {
 	URI string `json:"uri,omitempty"`
 }
 
+// TimingSource: Where a tool call's timing came from.
+type TimingSource string
+
+// TimingSource values.
+const (
+	TimingSourceExecutor TimingSource = "executor"
+	TimingSourceArtifact TimingSource = "artifact"
+	TimingSourceHarness  TimingSource = "harness"
+)
+
+// ToolCallStatus: Outcome of one tool call.
+type ToolCallStatus string
+
+// ToolCallStatus values.
+const (
+	ToolCallStatusCompleted  ToolCallStatus = "completed"
+	ToolCallStatusFailed     ToolCallStatus = "failed"
+	ToolCallStatusTimeout    ToolCallStatus = "timeout"
+	ToolCallStatusCancelled  ToolCallStatus = "cancelled"
+	ToolCallStatusIncomplete ToolCallStatus = "incomplete"
+	ToolCallStatusUnknown    ToolCallStatus = "unknown"
+)
+
 // ToolDefinitionConfig: One named tool or tool-group definition (extension point `tool_definition`).
 type ToolDefinitionConfig struct {
 	// Kind: Portable category, such as `function` or `function_group`.
@@ -1347,4 +1503,156 @@ type ToolsPlan struct {
 	Definitions map[string]ToolDefinitionConfig `json:"definitions,omitempty"`
 	// Enabled: Tools to expose; `None` keeps the harness default.
 	Enabled []string `json:"enabled,omitempty"`
+}
+
+// TrajectoryModelCall: One model call of a trajectory (`TrajectoryModelCall`).
+type TrajectoryModelCall struct {
+	// ClientAssistantMessageID: Client assistant message id; not in nemo-gym 0.7.0.
+	ClientAssistantMessageID string `json:"client_assistant_message_id,omitempty"`
+	// ClientSessionID: Client session id; not in nemo-gym 0.7.0.
+	ClientSessionID string `json:"client_session_id,omitempty"`
+	// CompletedAt: End, Unix seconds.
+	CompletedAt *float64 `json:"completed_at,omitempty"`
+	// DurationMS: Duration, ms (≥ 0).
+	DurationMS *float64 `json:"duration_ms,omitempty"`
+	// ModelCallID: Reported model call id (unique within a trajectory).
+	ModelCallID string `json:"model_call_id,omitempty"`
+	// Request: The request.
+	Request json.RawMessage `json:"request,omitempty"`
+	// Response: The response.
+	Response json.RawMessage `json:"response,omitempty"`
+	// ResponseMetadata: Response details.
+	ResponseMetadata TrajectoryResponseMetadata `json:"response_metadata,omitempty"`
+	// StartedAt: Start, Unix seconds.
+	StartedAt *float64 `json:"started_at,omitempty"`
+	// TokenStats: Token counts.
+	TokenStats TrajectoryTokenStats `json:"token_stats,omitempty"`
+}
+
+// TrajectoryRecord: One rollout's trajectory (`TrajectoryRecord`).
+type TrajectoryRecord struct {
+	// Gaps: What could not be observed.
+	Gaps []ObservationGap `json:"gaps,omitempty"`
+	// Invocations: Invocations (unique ids).
+	Invocations []AgentInvocation `json:"invocations,omitempty"`
+	// ModelCalls: Model calls (unique `model_call_id`s).
+	ModelCalls []TrajectoryModelCall `json:"model_calls,omitempty"`
+	// RolloutID: Rollout id.
+	RolloutID string `json:"rollout_id"`
+	// SchemaVersion: Always `"1.0"`.
+	SchemaVersion TrajectorySchemaVersion `json:"schema_version,omitempty"`
+	// TaskID: Task id.
+	TaskID string `json:"task_id"`
+	// ToolCalls: Tool calls.
+	ToolCalls []TrajectoryToolCall `json:"tool_calls,omitempty"`
+	// Turns: Turns.
+	Turns []TrajectoryTurn `json:"turns,omitempty"`
+}
+
+// TrajectoryResponseMetadata: Response details of one model call (`TrajectoryResponseMetadata`).
+type TrajectoryResponseMetadata struct {
+	// Dialect: API dialect.
+	Dialect string `json:"dialect,omitempty"`
+	// ErrorCategory: Error category.
+	ErrorCategory string `json:"error_category,omitempty"`
+	// FinishReason: Finish reason.
+	FinishReason string `json:"finish_reason,omitempty"`
+	// LatencyTtftMS: Time to first token, ms (≥ 0).
+	LatencyTtftMS *float64 `json:"latency_ttft_ms,omitempty"`
+	// LocalResponseReason: Why a local response was produced.
+	LocalResponseReason string `json:"local_response_reason,omitempty"`
+	// Model: Model name.
+	Model string `json:"model,omitempty"`
+	// ModelRef: Model server.
+	ModelRef *ModelServerRef `json:"model_ref,omitempty"`
+	// ResponseID: Response id.
+	ResponseID string `json:"response_id,omitempty"`
+	// ResponseSource: Where the response came from.
+	ResponseSource ResponseSource `json:"response_source,omitempty"`
+	// ResponseStatus: Response status.
+	ResponseStatus string `json:"response_status,omitempty"`
+	// StatusCode: HTTP status.
+	StatusCode *int64 `json:"status_code,omitempty"`
+	// UpstreamAttempted: Whether the upstream was called.
+	UpstreamAttempted *bool `json:"upstream_attempted,omitempty"`
+	// UpstreamStatusCode: Upstream HTTP status.
+	UpstreamStatusCode *int64 `json:"upstream_status_code,omitempty"`
+}
+
+// TrajectorySchemaVersion: The only trajectory schema version.
+type TrajectorySchemaVersion string
+
+// TrajectorySchemaVersion values.
+const (
+	TrajectorySchemaVersion10 TrajectorySchemaVersion = "1.0"
+)
+
+// TrajectoryTokenStats: Token counts of one model call (`TrajectoryTokenStats`); unknown counts are absent.
+type TrajectoryTokenStats struct {
+	// CachedTokens: Cached tokens.
+	CachedTokens *uint64 `json:"cached_tokens,omitempty"`
+	// CompletionTokens: Completion tokens.
+	CompletionTokens *uint64 `json:"completion_tokens,omitempty"`
+	// PromptTokens: Prompt tokens.
+	PromptTokens *uint64 `json:"prompt_tokens,omitempty"`
+	// ReasoningTokens: Reasoning tokens.
+	ReasoningTokens *uint64 `json:"reasoning_tokens,omitempty"`
+	// TotalTokens: Total tokens.
+	TotalTokens *uint64 `json:"total_tokens,omitempty"`
+}
+
+// TrajectoryToolCall: A tool call with its model-visible output (`TrajectoryToolCall`).
+type TrajectoryToolCall struct {
+	// CompletedAt: End, Unix seconds.
+	CompletedAt *float64 `json:"completed_at,omitempty"`
+	// DurationMS: Duration, ms.
+	DurationMS *float64 `json:"duration_ms,omitempty"`
+	// ErrorType: Error type.
+	ErrorType string `json:"error_type,omitempty"`
+	// InvocationID: The invocation that made the call.
+	InvocationID string `json:"invocation_id"`
+	// Output: What the tool returned (the ATOF scope end's `data`).
+	Output json.RawMessage `json:"output,omitempty"`
+	// SandboxID: The enclosing sandbox.
+	SandboxID string `json:"sandbox_id,omitempty"`
+	// StartedAt: Start, Unix seconds.
+	StartedAt *float64 `json:"started_at,omitempty"`
+	// Status: Outcome.
+	Status ToolCallStatus `json:"status"`
+	// TimingSource: Where the timing came from.
+	TimingSource TimingSource `json:"timing_source,omitempty"`
+	// ToolCallID: Tool call id.
+	ToolCallID string `json:"tool_call_id"`
+	// ToolName: Tool name.
+	ToolName string `json:"tool_name,omitempty"`
+}
+
+// TrajectoryTurn: One question/answer turn of an invocation (`TrajectoryTurn`).
+type TrajectoryTurn struct {
+	// Answer: The answer.
+	Answer json.RawMessage `json:"answer,omitempty"`
+	// InvocationID: The invocation.
+	InvocationID string `json:"invocation_id"`
+	// ModelCalls: Model calls of the turn.
+	ModelCalls []ModelCallRef `json:"model_calls,omitempty"`
+	// Question: The question.
+	Question json.RawMessage `json:"question,omitempty"`
+	// ReasoningContent: Reasoning content.
+	ReasoningContent json.RawMessage `json:"reasoning_content,omitempty"`
+	// Resolved: Whether the task was resolved.
+	Resolved *bool `json:"resolved,omitempty"`
+	// RolloutID: The trajectory's rollout id.
+	RolloutID string `json:"rollout_id"`
+	// SourceMessageID: Source message id; not in nemo-gym 0.7.0.
+	SourceMessageID string `json:"source_message_id,omitempty"`
+	// SourceModelRef: Source model server; not in nemo-gym 0.7.0.
+	SourceModelRef *ModelServerRef `json:"source_model_ref,omitempty"`
+	// StepCount: Cumulative step count within the invocation (≥ 0).
+	StepCount uint64 `json:"step_count"`
+	// TaskID: The trajectory's task id.
+	TaskID string `json:"task_id"`
+	// Timestamp: When the turn started, Unix seconds.
+	Timestamp float64 `json:"timestamp"`
+	// TurnNo: Turn number within the invocation (≥ 1; `(invocation_id, turn_no)` is unique).
+	TurnNo uint64 `json:"turn_no"`
 }

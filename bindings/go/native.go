@@ -138,6 +138,17 @@ func nativeDoctor(config string, o options) nativeResult {
 	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_doctor(c, b, out) }, config, o)
 }
 
+func nativeGymObservations(request string) nativeResult {
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	var out *C.char
+	status := C.fabric_gym_observations(cRequest, &out)
+	return finish(status, out, 0)
+}
+
 func nativeRun(config, request string, o options) nativeResult {
 	cConfig, err := cstring(config, "config")
 	if err != nil {

@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd_check;
 mod cmd_collector;
+mod cmd_export;
 mod cmd_plan;
 mod cmd_run;
 mod cmd_schema;
@@ -67,6 +68,9 @@ enum Command {
     /// other processes attach with), `release PID` ends one.
     #[command(subcommand)]
     Service(cmd_service::Command),
+    /// Export results to another format (`fabric export gym RESULTS.jsonl --task-id T
+    /// --rollout-id R`: NeMo Gym rollout observations).
+    Export(cmd_export::Args),
 }
 
 /// Arguments shared by commands that read a config file.
@@ -95,6 +99,7 @@ fn main() -> ExitCode {
         }
         Command::Collector(args) => cmd_collector::run(args),
         Command::Service(command) => cmd_service::run(command),
+        Command::Export(args) => cmd_export::run(args),
         Command::Check(args) => {
             interrupt::install();
             interrupt::finish(cmd_check::run(args))

@@ -182,7 +182,7 @@ pub enum CodeKind {
     Reason,
 }
 
-const fn code(
+pub(crate) const fn code(
     code: &'static str,
     stage: Option<Stage>,
     origin: Origin,
@@ -199,7 +199,7 @@ const fn code(
     }
 }
 
-const fn reason(name: &'static str, origin: Origin, summary: &'static str) -> ErrorCode {
+pub(crate) const fn reason(name: &'static str, origin: Origin, summary: &'static str) -> ErrorCode {
     ErrorCode {
         kind: CodeKind::Reason,
         ..code(name, None, origin, summary)
@@ -766,6 +766,18 @@ pub const CODES: &[ErrorCode] = &[
         O::Cli,
         "`fabric schema` was given an unknown schema name",
     ),
+    code(
+        "export_read_failed",
+        Some(S::Config),
+        O::Cli,
+        "a `fabric export` input file cannot be read",
+    ),
+    code(
+        "export_line_invalid",
+        Some(S::Config),
+        O::Cli,
+        "a `fabric export` input line is not a RunResult or an ATOF record",
+    ),
     // bindings
     code(
         "native_library_missing",
@@ -985,6 +997,7 @@ pub fn all() -> Vec<ErrorCode> {
         .map(|name| code(name, None, Origin::Config, config_summary(name)))
         .collect();
     all.extend_from_slice(CODES);
+    all.extend_from_slice(crate::gym::CODES);
     all
 }
 
@@ -1055,6 +1068,16 @@ mod tests {
             .collect();
         let listed: Vec<&str> = STAGES.iter().map(|stage| stage.as_str()).collect();
         assert_eq!(listed, allowed);
+    }
+
+    #[test]
+    fn gym_codes_are_registered() {
+        for name in crate::gym::GymError::CODES {
+            assert_eq!(lookup(name).expect(name).kind, CodeKind::Error, "{name}");
+        }
+        for name in crate::gym::GAP_CODES {
+            assert_eq!(lookup(name).expect(name).kind, CodeKind::Reason, "{name}");
+        }
     }
 
     #[test]

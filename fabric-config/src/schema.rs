@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, handles, health, options, plan, request, result, service,
-    stats, stream,
+    agent, config, descriptor, error, gym, handles, health, options, plan, request, result,
+    service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -61,6 +61,11 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/call-options", schema::<options::CallOptions>()),
         ("sdk/stream-info", schema::<stream::StreamInfo>()),
         ("sdk/openai-chunk", schema::<stream::OpenAiChunk>()),
+        (
+            "sdk/gym-observations-request",
+            schema::<gym::GymObservationsRequest>(),
+        ),
+        ("sdk/gym-observations", schema::<gym::GymObservations>()),
         (
             "adapter-contract/adapter-descriptor",
             schema::<descriptor::AdapterDescriptor>(),

@@ -39,6 +39,7 @@ mod registry;
 mod status;
 
 mod api_config;
+mod api_gym;
 mod api_observe;
 mod api_operation;
 mod api_runtime;
@@ -46,6 +47,7 @@ mod api_service;
 mod api_stream;
 
 pub use api_config::*;
+pub use api_gym::*;
 pub use api_observe::*;
 pub use api_operation::*;
 pub use api_runtime::*;

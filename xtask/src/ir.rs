@@ -26,6 +26,8 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/check-report",
     "sdk/stream-info",
     "sdk/openai-chunk",
+    "sdk/gym-observations-request",
+    "sdk/gym-observations",
 ];
 
 /// Documents the bindings pass through as plain JSON objects (configs and descriptors are

@@ -36,6 +36,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 const MAX_DELAY_MS: u64 = 600_000;
 const MAX_MARKS: u64 = 10_000_000;
 const MAX_PAYLOAD_BYTES: u64 = 4 * 1024 * 1024;
+const MAX_CHILD_SCOPES: u64 = 10_000;
 /// One byte over the collectors' per-record limit (1 MiB).
 const OVERSIZE_BYTES: usize = 1024 * 1024 + 1;
 
@@ -59,6 +60,12 @@ pub struct AtofSettings {
     pub delay_ms: u64,
     /// Bytes of padding in each mark's `data.padding` (default 0).
     pub payload_bytes: u64,
+    /// Tool scopes (category `tool`, a `tool_call_id` in the profile) after the marks
+    /// (default 0).
+    pub tools: u64,
+    /// LLM scopes (category `llm`, a `model_call_id` in the metadata) after the tools
+    /// (default 0).
+    pub model_calls: u64,
     /// A fault to inject.
     pub fault: Option<String>,
 }
@@ -70,6 +77,8 @@ impl Default for AtofSettings {
             marks: 1,
             delay_ms: 0,
             payload_bytes: 0,
+            tools: 0,
+            model_calls: 0,
             fault: None,
         }
     }
@@ -103,6 +112,8 @@ impl AtofSettings {
                 "marks" => self.marks = bounded(key, item, MAX_MARKS)?,
                 "delay_ms" => self.delay_ms = bounded(key, item, MAX_DELAY_MS)?,
                 "payload_bytes" => self.payload_bytes = bounded(key, item, MAX_PAYLOAD_BYTES)?,
+                "tools" => self.tools = bounded(key, item, MAX_CHILD_SCOPES)?,
+                "model_calls" => self.model_calls = bounded(key, item, MAX_CHILD_SCOPES)?,
                 "fault" => {
                     let fault = item.as_str().filter(|f| FAULTS.contains(f));
                     let fault = fault.ok_or_else(|| invalid(key, "must name a known fault"))?;
@@ -339,6 +350,23 @@ impl Emission {
             }
             self.send(&mark);
         }
+        let invocation = self
+            .metadata
+            .get("nemo_fabric_invocation_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        for index in 0..self.settings.tools {
+            let profile = json!({"tool_call_id": format!("{invocation}-call-{index}")});
+            let (start, end) = (json!({"index": index}), json!({"result": index}));
+            self.child_scope("tool", "scripted.tool", profile, Value::Null, start, end);
+        }
+        for index in 0..self.settings.model_calls {
+            let profile = json!({"model_name": "scripted-model"});
+            let metadata = json!({"model_call_id": format!("{invocation}-model-{index}")});
+            let end = json!({"index": index});
+            self.child_scope("llm", "scripted.model", profile, metadata, Value::Null, end);
+        }
         if self.settings.delay_ms > 0 && self.settings.marks > 0 {
             std::thread::sleep(Duration::from_millis(self.settings.delay_ms));
         }
@@ -361,6 +389,29 @@ impl Emission {
             report["error"] = error.into();
         }
         report
+    }
+
+    /// Sends the start and end records of one scope under the root scope.
+    fn child_scope(
+        &mut self,
+        category: &str,
+        name: &str,
+        profile: Value,
+        metadata: Value,
+        start: Value,
+        end: Value,
+    ) {
+        let uuid = uuid::Uuid::new_v4().to_string();
+        for (phase, data) in [("start", start), ("end", end)] {
+            let record = json!({
+                "atof_version": "0.1", "kind": "scope", "scope_category": phase, "name": name,
+                "category": category, "category_profile": profile, "attributes": [],
+                "data": data, "data_schema": null, "metadata": metadata, "uuid": uuid,
+                "parent_uuid": self.scope_uuid, "propagation_root_uuid": self.scope_uuid,
+                "timestamp": now(),
+            });
+            self.send(&record);
+        }
     }
 
     fn scope_record(&self, category: &str, data: Value, extra: Map<String, Value>) -> Value {
@@ -593,11 +644,12 @@ mod tests {
     fn settings_merge_and_name_bad_fields() {
         let settings = AtofSettings::default()
             .merged(
-                &json!({"marks": 5, "delay_ms": 2, "fault": "oversize"}),
+                &json!({"marks": 5, "delay_ms": 2, "tools": 2, "model_calls": 3, "fault": "oversize"}),
                 "p",
             )
             .unwrap();
         assert_eq!((settings.marks, settings.delay_ms), (5, 2));
+        assert_eq!((settings.tools, settings.model_calls), (2, 3));
         assert!(settings.fault("oversize"));
         let error = AtofSettings::default()
             .merged(&json!({"fault": "nope"}), "p")

@@ -90,16 +90,17 @@ fn serve_one(stream: TcpStream, tx: &Sender<Post>) {
         .filter(|l| l.len() <= MAX_RECORD)
         .map(|l| serde_json::from_slice(l).expect("each line is JSON"))
         .collect();
-    let _ = write!(
-        writer,
-        "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-    );
+    // Queued before answering: the sender's next POST cannot overtake this one.
     let _ = tx.send(Post {
         path,
         headers,
         records,
         status,
     });
+    let _ = write!(
+        writer,
+        "HTTP/1.1 {status} X\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    );
 }
 
 fn relay_config(dir: &Path, port: u16) -> String {

@@ -13,6 +13,8 @@ import type {
   CheckRequest,
   DoctorReport,
   EnvironmentInfo,
+  GymObservations,
+  GymObservationsRequest,
   FabricConfig,
   RunPlan,
   RunRequest,
@@ -119,6 +121,15 @@ export class Fabric {
   async plan(config: FabricConfig | string, options: CallOptions = {}): Promise<RunPlan> {
     options.signal?.throwIfAborted();
     return parse(await abortable(this.library.call("fabric_plan", [configText(config), optionsText(options)]), options.signal));
+  }
+
+  /**
+   * Maps one rollout's RunResults (and the raw ATOF records of their invocations) to NeMo
+   * Gym's observation contract: `{ng_agent_observations, trajectory}` (docs/gym.md). Throws
+   * FabricConfigError for blank ids (`gym_id_blank`) or duplicate invocation ids.
+   */
+  async gymObservations(request: GymObservationsRequest): Promise<GymObservations> {
+    return parse(await this.library.call("fabric_gym_observations", [JSON.stringify(request)]));
   }
 
   /** Collects every finding instead of stopping at the first. */

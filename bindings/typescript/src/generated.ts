@@ -114,7 +114,17 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   env_names_conflict: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "a variable cannot be listed in environment.env_names and also set in environment.env" },
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },
   environment_released: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the environment was released" },
+  export_line_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input line is not a RunResult or an ATOF record" },
+  export_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input file cannot be read" },
   filesystem_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a file-system operation of the core failed" },
+  gym_id_blank: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a Gym task_id or rollout_id is blank" },
+  gym_invocation_id_duplicate: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "two invocations of a Gym bundle or trajectory share an invocation_id" },
+  gym_model_call_id_duplicate: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "two model calls of a Gym trajectory share a model_call_id" },
+  gym_model_call_ref_invalid: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a Gym model call reference has neither model_call_id nor model_ref with response_id" },
+  gym_parent_cycle: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "the parent_invocation_id links of a Gym bundle form a cycle" },
+  gym_tool_call_timing_invalid: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a Gym tool call ends before it starts" },
+  gym_turn_identity_mismatch: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a Gym turn names another task or rollout than its trajectory" },
+  gym_turn_invalid: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a Gym turn_no is 0 or repeats within its invocation" },
   handle_space_exhausted: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "no more handle ids can be issued" },
   health_endpoint_write_failed: { stage: "start", retryable: false, classOverride: null, origin: "health", summary: "the health endpoint file could not be written" },
   health_listener_bind_failed: { stage: "start", retryable: false, classOverride: null, origin: "health", summary: "the health listener could not bind its socket" },
@@ -245,9 +255,14 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
 /** Reason and diagnostic codes that appear inside results. */
 export const REASON_CODES: ReadonlySet<string> = new Set([
   "artifact_collect_failed",
+  "atof_records_uncorrelated",
   "children_lists_unavailable",
+  "conversation_unavailable",
   "host_exited",
   "late_samples_discarded",
+  "model_call_id_duplicate",
+  "model_call_ids_unreported",
+  "model_calls_unobserved",
   "path_outside_base_dir",
   "platform_unsupported",
   "proc_unavailable",
@@ -261,8 +276,13 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "provenance_reports_too_many_entries",
   "sample_unavailable",
   "sample_write_failed",
+  "sandbox_usage_unavailable",
+  "step_count_unavailable",
   "summary_write_failed",
+  "tool_call_timing_invalid",
+  "tool_calls_unobserved",
   "tree_changing",
+  "turn_timestamp_unavailable",
 ]);
 
 /** Runtime activity: whether a Fabric invocation is pending. Separate from health. */
@@ -284,6 +304,41 @@ export interface AdapterCapabilityProfile {
 
 /** Adapter implementation kind. */
 export type AdapterKind = "process" | "http" | "python" | "native_plugin";
+
+/** One root agent or subagent conversation (`AgentInvocation`). */
+export interface AgentInvocation {
+  /** Normalized Responses-API conversation items (none observed here: gaps say so). */
+  conversation?: JsonValue[];
+  /** Duration in milliseconds (≥ 0). */
+  duration_ms?: number | null;
+  /** The failure's error code. */
+  error_type?: string | null;
+  /** Invocation id, unique within a bundle. */
+  invocation_id: string;
+  /** Model calls with reported ids. */
+  model_calls?: ModelCallRef[];
+  /** The invocation that spawned this one (a missing parent is allowed). */
+  parent_invocation_id?: string | null;
+  /** The tool call that spawned this one. */
+  spawned_by_tool_call_id?: string | null;
+  /** Outcome. */
+  status: InvocationStatus;
+  /** Why the invocation stopped (`max_iterations`); not in nemo-gym 0.7.0. */
+  stop_reason?: string | null;
+}
+
+/** Everything one Agent Server observed for one rollout (`AgentObservationBundle`): the value of `ng_agent_observations`. Record order carries no meaning. */
+export interface AgentObservationBundle {
+  /** What could not be observed. */
+  gaps?: ObservationGap[];
+  /** Typed records. */
+  records?: AgentObservationRecord[];
+  /** The producer (`nemo-fabric`). */
+  source: string;
+}
+
+/** One record of a bundle, discriminated by `kind` (Gym's `AgentObservationRecord`). */
+export type AgentObservationRecord = JsonValue;
 
 /** Artifact manifest: a root and references. */
 export interface ArtifactManifest {
@@ -651,8 +706,33 @@ export interface GaugeSummary {
   time_weighted_mean?: number | null;
 }
 
+/** Output of [`observations`]: the Gym bundle and the rollout's trajectory. */
+export interface GymObservations {
+  /** The value for Gym's `ng_agent_observations` key. */
+  ng_agent_observations: AgentObservationBundle;
+  /** The rollout's trajectory record. */
+  trajectory: TrajectoryRecord;
+}
+
+/** Input of [`observations`] (`fabric_gym_observations`, `fabric export gym`). */
+export interface GymObservationsRequest {
+  /** Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`. */
+  atof?: JsonValue[];
+  /** The rollout's RunResults, in invocation order (unique invocation ids). */
+  results: RunResult[];
+  /** Gym rollout id (non-blank). */
+  rollout_id: string;
+  /** The bundle's `source` (default `nemo-fabric`). */
+  source?: string | null;
+  /** Gym task id (non-blank). */
+  task_id: string;
+}
+
 /** A health level. Ordered: `Live < Active < Ready`. */
 export type HealthLevel = "live" | "active" | "ready";
+
+/** Outcome of one agent conversation. */
+export type InvocationStatus = "completed" | "failed" | "incomplete" | "unknown";
 
 /** Invocation system stats: `RunResult.system_stats` of a local runtime. */
 export interface InvocationSystemStats {
@@ -750,6 +830,27 @@ export interface Measurement_uint64 {
   value?: number | null;
 }
 
+/** Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed. */
+export interface ModelCallRef {
+  /** The model call id reported by the adapter. */
+  model_call_id?: string | null;
+  /** The model server the call went to. */
+  model_ref?: ModelServerRef | null;
+  /** The response id the model server returned. */
+  response_id?: string | null;
+}
+
+/** The only server type a model reference names. */
+export type ModelServerKind = "responses_api_models";
+
+/** A Gym model server (`ModelServerRef`). */
+export interface ModelServerRef {
+  /** The model server's name. */
+  name: string;
+  /** Always `responses_api_models`. */
+  type: ModelServerKind;
+}
+
 /** One endpoint observation of the process tree. */
 export interface Observation {
   /** Stable reason for `unavailable`/`unsupported` (for example `host_exited`). */
@@ -758,6 +859,16 @@ export interface Observation {
   snapshot?: RuntimeResourceSnapshot | null;
   /** Whether the snapshot was read. */
   status: ObservationStatus;
+}
+
+/** A fact the integration could not observe or join exactly (`ObservationGap`). */
+export interface ObservationGap {
+  /** Stable snake_case code (registered as a reason code). */
+  code: string;
+  /** Secret-free detail (an id, a scope name). */
+  detail?: string | null;
+  /** The invocation it concerns. */
+  invocation_id?: string | null;
 }
 
 /** Availability of one observation or measurement. */
@@ -823,6 +934,9 @@ export interface ResolvedTargetDescriptor {
   /** Every semantically identical record discovered (at least one). */
   provenance: DescriptorProvenance[];
 }
+
+/** Where a model response came from. */
+export type ResponseSource = "upstream" | "local";
 
 /** The resolved execution plan: everything a host needs to start the runtime. */
 export interface RunPlan {
@@ -1158,6 +1272,12 @@ export interface TelemetryRef {
   uri?: string | null;
 }
 
+/** Where a tool call's timing came from. */
+export type TimingSource = "executor" | "artifact" | "harness";
+
+/** Outcome of one tool call. */
+export type ToolCallStatus = "completed" | "failed" | "timeout" | "cancelled" | "incomplete" | "unknown";
+
 /** One named tool or tool-group definition (extension point `tool_definition`). */
 export interface ToolDefinitionConfig {
   /** Portable category, such as `function` or `function_group`. */
@@ -1176,4 +1296,151 @@ export interface ToolsPlan {
   definitions?: Record<string, ToolDefinitionConfig>;
   /** Tools to expose; `None` keeps the harness default. */
   enabled?: string[] | null;
+}
+
+/** One model call of a trajectory (`TrajectoryModelCall`). */
+export interface TrajectoryModelCall {
+  /** Client assistant message id; not in nemo-gym 0.7.0. */
+  client_assistant_message_id?: string | null;
+  /** Client session id; not in nemo-gym 0.7.0. */
+  client_session_id?: string | null;
+  /** End, Unix seconds. */
+  completed_at?: number | null;
+  /** Duration, ms (≥ 0). */
+  duration_ms?: number | null;
+  /** Reported model call id (unique within a trajectory). */
+  model_call_id?: string | null;
+  /** The request. */
+  request?: JsonValue;
+  /** The response. */
+  response?: JsonValue;
+  /** Response details. */
+  response_metadata?: TrajectoryResponseMetadata;
+  /** Start, Unix seconds. */
+  started_at?: number | null;
+  /** Token counts. */
+  token_stats?: TrajectoryTokenStats;
+}
+
+/** One rollout's trajectory (`TrajectoryRecord`). */
+export interface TrajectoryRecord {
+  /** What could not be observed. */
+  gaps?: ObservationGap[];
+  /** Invocations (unique ids). */
+  invocations?: AgentInvocation[];
+  /** Model calls (unique `model_call_id`s). */
+  model_calls?: TrajectoryModelCall[];
+  /** Rollout id. */
+  rollout_id: string;
+  /** Always `"1.0"`. */
+  schema_version?: TrajectorySchemaVersion;
+  /** Task id. */
+  task_id: string;
+  /** Tool calls. */
+  tool_calls?: TrajectoryToolCall[];
+  /** Turns. */
+  turns?: TrajectoryTurn[];
+}
+
+/** Response details of one model call (`TrajectoryResponseMetadata`). */
+export interface TrajectoryResponseMetadata {
+  /** API dialect. */
+  dialect?: string | null;
+  /** Error category. */
+  error_category?: string | null;
+  /** Finish reason. */
+  finish_reason?: string | null;
+  /** Time to first token, ms (≥ 0). */
+  latency_ttft_ms?: number | null;
+  /** Why a local response was produced. */
+  local_response_reason?: string | null;
+  /** Model name. */
+  model?: string | null;
+  /** Model server. */
+  model_ref?: ModelServerRef | null;
+  /** Response id. */
+  response_id?: string | null;
+  /** Where the response came from. */
+  response_source?: ResponseSource | null;
+  /** Response status. */
+  response_status?: string | null;
+  /** HTTP status. */
+  status_code?: number | null;
+  /** Whether the upstream was called. */
+  upstream_attempted?: boolean | null;
+  /** Upstream HTTP status. */
+  upstream_status_code?: number | null;
+}
+
+/** The only trajectory schema version. */
+export type TrajectorySchemaVersion = "1.0";
+
+/** Token counts of one model call (`TrajectoryTokenStats`); unknown counts are absent. */
+export interface TrajectoryTokenStats {
+  /** Cached tokens. */
+  cached_tokens?: number | null;
+  /** Completion tokens. */
+  completion_tokens?: number | null;
+  /** Prompt tokens. */
+  prompt_tokens?: number | null;
+  /** Reasoning tokens. */
+  reasoning_tokens?: number | null;
+  /** Total tokens. */
+  total_tokens?: number | null;
+}
+
+/** A tool call with its model-visible output (`TrajectoryToolCall`). */
+export interface TrajectoryToolCall {
+  /** End, Unix seconds. */
+  completed_at?: number | null;
+  /** Duration, ms. */
+  duration_ms?: number | null;
+  /** Error type. */
+  error_type?: string | null;
+  /** The invocation that made the call. */
+  invocation_id: string;
+  /** What the tool returned (the ATOF scope end's `data`). */
+  output?: JsonValue;
+  /** The enclosing sandbox. */
+  sandbox_id?: string | null;
+  /** Start, Unix seconds. */
+  started_at?: number | null;
+  /** Outcome. */
+  status: ToolCallStatus;
+  /** Where the timing came from. */
+  timing_source?: TimingSource | null;
+  /** Tool call id. */
+  tool_call_id: string;
+  /** Tool name. */
+  tool_name?: string | null;
+}
+
+/** One question/answer turn of an invocation (`TrajectoryTurn`). */
+export interface TrajectoryTurn {
+  /** The answer. */
+  answer?: JsonValue;
+  /** The invocation. */
+  invocation_id: string;
+  /** Model calls of the turn. */
+  model_calls?: ModelCallRef[];
+  /** The question. */
+  question?: JsonValue;
+  /** Reasoning content. */
+  reasoning_content?: JsonValue;
+  /** Whether the task was resolved. */
+  resolved?: boolean | null;
+  /** The trajectory's rollout id. */
+  rollout_id: string;
+  /** Source message id; not in nemo-gym 0.7.0. */
+  source_message_id?: string | null;
+  /** Source model server; not in nemo-gym 0.7.0. */
+  source_model_ref?: ModelServerRef | null;
+  /** Cumulative step count within the invocation (≥ 0). */
+  step_count: number;
+  /** The trajectory's task id. */
+  task_id: string;
+  /** When the turn started, Unix seconds. */
+  timestamp: number;
+  /** Turn number within the invocation (≥ 1; `(invocation_id, turn_no)` is unique). */
+  turn_no: number;
 }

@@ -39,6 +39,8 @@ export type {
   DoctorReport,
   DoctorStatus,
   EnvironmentInfo,
+  GymObservations,
+  GymObservationsRequest,
   EnvironmentOwnership,
   ServiceHandle,
   ServiceInfo,

@@ -119,6 +119,7 @@ export class NativeLibrary {
       "int32_t fabric_runtime_resource_snapshot(uint64_t runtime, _Out_ void **out)",
     );
     optional("fabric_check", "int32_t fabric_check(uint64_t environment, const char *request_json, _Out_ void **out)");
+    optional("fabric_gym_observations", "int32_t fabric_gym_observations(const char *request_json, _Out_ void **out)");
     optional(
       "fabric_runtime_invoke_openai_stream",
       "int32_t fabric_runtime_invoke_openai_stream(uint64_t runtime, const char *request_json, _Out_ uint64_t *stream_out, _Out_ void **out)",

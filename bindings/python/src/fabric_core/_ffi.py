@@ -107,6 +107,7 @@ class Library:
         self._declare("fabric_plan", [c_char_p, c_char_p, out])
         self._declare("fabric_doctor", [c_char_p, c_char_p, out])
         self._declare("fabric_inspect", [c_char_p, c_char_p, c_char_p, out])
+        self._declare("fabric_gym_observations", [c_char_p, out])
         self._declare("fabric_run", [c_char_p, c_char_p, c_char_p, out])
         self._declare("fabric_runtime_start", [c_char_p, c_char_p, POINTER(u64), out])
         self._declare("fabric_runtime_invoke", [u64, c_char_p, out])

@@ -109,7 +109,17 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "env_names_conflict": (None, False, None, "config"),
     "environment_provider_unsupported": ("prepare", False, None, "host"),
     "environment_released": (None, False, "state", "host"),
+    "export_line_invalid": ("config", False, None, "cli"),
+    "export_read_failed": ("config", False, None, "cli"),
     "filesystem_error": (None, False, None, "host"),
+    "gym_id_blank": ("config", False, None, "config"),
+    "gym_invocation_id_duplicate": ("config", False, None, "config"),
+    "gym_model_call_id_duplicate": ("config", False, None, "config"),
+    "gym_model_call_ref_invalid": ("config", False, None, "config"),
+    "gym_parent_cycle": ("config", False, None, "config"),
+    "gym_tool_call_timing_invalid": ("config", False, None, "config"),
+    "gym_turn_identity_mismatch": ("config", False, None, "config"),
+    "gym_turn_invalid": ("config", False, None, "config"),
     "handle_space_exhausted": (None, False, None, "abi"),
     "health_endpoint_write_failed": ("start", False, None, "health"),
     "health_listener_bind_failed": ("start", False, None, "health"),
@@ -240,9 +250,14 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
 #: Reason and diagnostic codes that appear inside results.
 REASON_CODES: frozenset[str] = frozenset({
     "artifact_collect_failed",
+    "atof_records_uncorrelated",
     "children_lists_unavailable",
+    "conversation_unavailable",
     "host_exited",
     "late_samples_discarded",
+    "model_call_id_duplicate",
+    "model_call_ids_unreported",
+    "model_calls_unobserved",
     "path_outside_base_dir",
     "platform_unsupported",
     "proc_unavailable",
@@ -256,8 +271,13 @@ REASON_CODES: frozenset[str] = frozenset({
     "provenance_reports_too_many_entries",
     "sample_unavailable",
     "sample_write_failed",
+    "sandbox_usage_unavailable",
+    "step_count_unavailable",
     "summary_write_failed",
+    "tool_call_timing_invalid",
+    "tool_calls_unobserved",
     "tree_changing",
+    "turn_timestamp_unavailable",
 })
 
 #: Runtime activity: whether a Fabric invocation is pending. Separate from health.
@@ -279,6 +299,38 @@ class AdapterCapabilityProfile(FabricMapping):
 
 #: Adapter implementation kind.
 ADAPTER_KIND_VALUES = ("process", "http", "python", "native_plugin",)
+
+
+class AgentInvocation(FabricMapping):
+    """One root agent or subagent conversation (`AgentInvocation`).
+
+    ``conversation`` (tuple[Any, ...], optional): Normalized Responses-API conversation items (none observed here: gaps say so).
+    ``duration_ms`` (float | None, optional): Duration in milliseconds (≥ 0).
+    ``error_type`` (str | None, optional): The failure's error code.
+    ``invocation_id`` (str): Invocation id, unique within a bundle.
+    ``model_calls`` (tuple[ModelCallRef, ...], optional): Model calls with reported ids.
+    ``parent_invocation_id`` (str | None, optional): The invocation that spawned this one (a missing parent is allowed).
+    ``spawned_by_tool_call_id`` (str | None, optional): The tool call that spawned this one.
+    ``status`` (str): Outcome.
+    ``stop_reason`` (str | None, optional): Why the invocation stopped (`max_iterations`); not in nemo-gym 0.7.0.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"conversation", "duration_ms", "error_type", "invocation_id", "model_calls", "parent_invocation_id", "spawned_by_tool_call_id", "status", "stop_reason"})
+    _nested = {"model_calls": ("ModelCallRef", "list")}
+
+
+class AgentObservationBundle(FabricMapping):
+    """Everything one Agent Server observed for one rollout (`AgentObservationBundle`): the value of `ng_agent_observations`. Record order carries no meaning.
+
+    ``gaps`` (tuple[ObservationGap, ...], optional): What could not be observed.
+    ``records`` (tuple[Any, ...], optional): Typed records.
+    ``source`` (str): The producer (`nemo-fabric`).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"gaps", "records", "source"})
+    _nested = {"gaps": ("ObservationGap", "list")}
 
 
 class ArtifactManifest(FabricMapping):
@@ -631,8 +683,38 @@ class GaugeSummary(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"covered_fraction", "covered_seconds", "final", "max", "min", "observations", "sampled_peak", "time_weighted_mean"})
 
+
+class GymObservations(FabricMapping):
+    """Output of [`observations`]: the Gym bundle and the rollout's trajectory.
+
+    ``ng_agent_observations`` (AgentObservationBundle): The value for Gym's `ng_agent_observations` key.
+    ``trajectory`` (TrajectoryRecord): The rollout's trajectory record.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"ng_agent_observations", "trajectory"})
+    _nested = {"ng_agent_observations": ("AgentObservationBundle", "one"), "trajectory": ("TrajectoryRecord", "one")}
+
+
+class GymObservationsRequest(FabricMapping):
+    """Input of [`observations`] (`fabric_gym_observations`, `fabric export gym`).
+
+    ``atof`` (tuple[Any, ...], optional): Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`.
+    ``results`` (tuple[RunResult, ...]): The rollout's RunResults, in invocation order (unique invocation ids).
+    ``rollout_id`` (str): Gym rollout id (non-blank).
+    ``source`` (str | None, optional): The bundle's `source` (default `nemo-fabric`).
+    ``task_id`` (str): Gym task id (non-blank).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"atof", "results", "rollout_id", "source", "task_id"})
+    _nested = {"results": ("RunResult", "list")}
+
 #: A health level. Ordered: `Live < Active < Ready`.
 HEALTH_LEVEL_VALUES = ("live", "active", "ready",)
+
+#: Outcome of one agent conversation.
+INVOCATION_STATUS_VALUES = ("completed", "failed", "incomplete", "unknown",)
 
 
 class InvocationSystemStats(FabricMapping):
@@ -729,6 +811,33 @@ class Measurement_uint64(FabricMapping):
     _fields = frozenset({"reason", "status", "value"})
 
 
+class ModelCallRef(FabricMapping):
+    """Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed.
+
+    ``model_call_id`` (str | None, optional): The model call id reported by the adapter.
+    ``model_ref`` (ModelServerRef | None, optional): The model server the call went to.
+    ``response_id`` (str | None, optional): The response id the model server returned.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"model_call_id", "model_ref", "response_id"})
+    _nested = {"model_ref": ("ModelServerRef", "one")}
+
+#: The only server type a model reference names.
+MODEL_SERVER_KIND_VALUES = ("responses_api_models",)
+
+
+class ModelServerRef(FabricMapping):
+    """A Gym model server (`ModelServerRef`).
+
+    ``name`` (str): The model server's name.
+    ``type`` (str): Always `responses_api_models`.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"name", "type"})
+
+
 class Observation(FabricMapping):
     """One endpoint observation of the process tree.
 
@@ -740,6 +849,18 @@ class Observation(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"reason", "snapshot", "status"})
     _nested = {"snapshot": ("RuntimeResourceSnapshot", "one")}
+
+
+class ObservationGap(FabricMapping):
+    """A fact the integration could not observe or join exactly (`ObservationGap`).
+
+    ``code`` (str): Stable snake_case code (registered as a reason code).
+    ``detail`` (str | None, optional): Secret-free detail (an id, a scope name).
+    ``invocation_id`` (str | None, optional): The invocation it concerns.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"code", "detail", "invocation_id"})
 
 #: Availability of one observation or measurement.
 OBSERVATION_STATUS_VALUES = ("available", "unavailable", "unsupported", "not_collected",)
@@ -814,6 +935,9 @@ class ResolvedTargetDescriptor(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"descriptor", "provenance"})
     _nested = {"provenance": ("DescriptorProvenance", "list")}
+
+#: Where a model response came from.
+RESPONSE_SOURCE_VALUES = ("upstream", "local",)
 
 
 class RunPlan(FabricMapping):
@@ -1112,6 +1236,12 @@ class TelemetryRef(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"kind", "metadata", "provider", "trace_id", "uri"})
 
+#: Where a tool call's timing came from.
+TIMING_SOURCE_VALUES = ("executor", "artifact", "harness",)
+
+#: Outcome of one tool call.
+TOOL_CALL_STATUS_VALUES = ("completed", "failed", "timeout", "cancelled", "incomplete", "unknown",)
+
 
 class ToolDefinitionConfig(FabricMapping):
     """One named tool or tool-group definition (extension point `tool_definition`).
@@ -1138,8 +1268,131 @@ class ToolsPlan(FabricMapping):
     _nested = {"definitions": ("ToolDefinitionConfig", "map")}
 
 
+class TrajectoryModelCall(FabricMapping):
+    """One model call of a trajectory (`TrajectoryModelCall`).
+
+    ``client_assistant_message_id`` (str | None, optional): Client assistant message id; not in nemo-gym 0.7.0.
+    ``client_session_id`` (str | None, optional): Client session id; not in nemo-gym 0.7.0.
+    ``completed_at`` (float | None, optional): End, Unix seconds.
+    ``duration_ms`` (float | None, optional): Duration, ms (≥ 0).
+    ``model_call_id`` (str | None, optional): Reported model call id (unique within a trajectory).
+    ``request`` (Any, optional): The request.
+    ``response`` (Any, optional): The response.
+    ``response_metadata`` (TrajectoryResponseMetadata, optional): Response details.
+    ``started_at`` (float | None, optional): Start, Unix seconds.
+    ``token_stats`` (TrajectoryTokenStats, optional): Token counts.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"client_assistant_message_id", "client_session_id", "completed_at", "duration_ms", "model_call_id", "request", "response", "response_metadata", "started_at", "token_stats"})
+    _nested = {"response_metadata": ("TrajectoryResponseMetadata", "one"), "token_stats": ("TrajectoryTokenStats", "one")}
+
+
+class TrajectoryRecord(FabricMapping):
+    """One rollout's trajectory (`TrajectoryRecord`).
+
+    ``gaps`` (tuple[ObservationGap, ...], optional): What could not be observed.
+    ``invocations`` (tuple[AgentInvocation, ...], optional): Invocations (unique ids).
+    ``model_calls`` (tuple[TrajectoryModelCall, ...], optional): Model calls (unique `model_call_id`s).
+    ``rollout_id`` (str): Rollout id.
+    ``schema_version`` (str, optional): Always `"1.0"`.
+    ``task_id`` (str): Task id.
+    ``tool_calls`` (tuple[TrajectoryToolCall, ...], optional): Tool calls.
+    ``turns`` (tuple[TrajectoryTurn, ...], optional): Turns.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"gaps", "invocations", "model_calls", "rollout_id", "schema_version", "task_id", "tool_calls", "turns"})
+    _nested = {"gaps": ("ObservationGap", "list"), "invocations": ("AgentInvocation", "list"), "model_calls": ("TrajectoryModelCall", "list"), "tool_calls": ("TrajectoryToolCall", "list"), "turns": ("TrajectoryTurn", "list")}
+
+
+class TrajectoryResponseMetadata(FabricMapping):
+    """Response details of one model call (`TrajectoryResponseMetadata`).
+
+    ``dialect`` (str | None, optional): API dialect.
+    ``error_category`` (str | None, optional): Error category.
+    ``finish_reason`` (str | None, optional): Finish reason.
+    ``latency_ttft_ms`` (float | None, optional): Time to first token, ms (≥ 0).
+    ``local_response_reason`` (str | None, optional): Why a local response was produced.
+    ``model`` (str | None, optional): Model name.
+    ``model_ref`` (ModelServerRef | None, optional): Model server.
+    ``response_id`` (str | None, optional): Response id.
+    ``response_source`` (str | None, optional): Where the response came from.
+    ``response_status`` (str | None, optional): Response status.
+    ``status_code`` (int | None, optional): HTTP status.
+    ``upstream_attempted`` (bool | None, optional): Whether the upstream was called.
+    ``upstream_status_code`` (int | None, optional): Upstream HTTP status.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"dialect", "error_category", "finish_reason", "latency_ttft_ms", "local_response_reason", "model", "model_ref", "response_id", "response_source", "response_status", "status_code", "upstream_attempted", "upstream_status_code"})
+    _nested = {"model_ref": ("ModelServerRef", "one")}
+
+#: The only trajectory schema version.
+TRAJECTORY_SCHEMA_VERSION_VALUES = ("1.0",)
+
+
+class TrajectoryTokenStats(FabricMapping):
+    """Token counts of one model call (`TrajectoryTokenStats`); unknown counts are absent.
+
+    ``cached_tokens`` (int | None, optional): Cached tokens.
+    ``completion_tokens`` (int | None, optional): Completion tokens.
+    ``prompt_tokens`` (int | None, optional): Prompt tokens.
+    ``reasoning_tokens`` (int | None, optional): Reasoning tokens.
+    ``total_tokens`` (int | None, optional): Total tokens.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"cached_tokens", "completion_tokens", "prompt_tokens", "reasoning_tokens", "total_tokens"})
+
+
+class TrajectoryToolCall(FabricMapping):
+    """A tool call with its model-visible output (`TrajectoryToolCall`).
+
+    ``completed_at`` (float | None, optional): End, Unix seconds.
+    ``duration_ms`` (float | None, optional): Duration, ms.
+    ``error_type`` (str | None, optional): Error type.
+    ``invocation_id`` (str): The invocation that made the call.
+    ``output`` (Any, optional): What the tool returned (the ATOF scope end's `data`).
+    ``sandbox_id`` (str | None, optional): The enclosing sandbox.
+    ``started_at`` (float | None, optional): Start, Unix seconds.
+    ``status`` (str): Outcome.
+    ``timing_source`` (str | None, optional): Where the timing came from.
+    ``tool_call_id`` (str): Tool call id.
+    ``tool_name`` (str | None, optional): Tool name.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"completed_at", "duration_ms", "error_type", "invocation_id", "output", "sandbox_id", "started_at", "status", "timing_source", "tool_call_id", "tool_name"})
+
+
+class TrajectoryTurn(FabricMapping):
+    """One question/answer turn of an invocation (`TrajectoryTurn`).
+
+    ``answer`` (Any, optional): The answer.
+    ``invocation_id`` (str): The invocation.
+    ``model_calls`` (tuple[ModelCallRef, ...], optional): Model calls of the turn.
+    ``question`` (Any, optional): The question.
+    ``reasoning_content`` (Any, optional): Reasoning content.
+    ``resolved`` (bool | None, optional): Whether the task was resolved.
+    ``rollout_id`` (str): The trajectory's rollout id.
+    ``source_message_id`` (str | None, optional): Source message id; not in nemo-gym 0.7.0.
+    ``source_model_ref`` (ModelServerRef | None, optional): Source model server; not in nemo-gym 0.7.0.
+    ``step_count`` (int): Cumulative step count within the invocation (≥ 0).
+    ``task_id`` (str): The trajectory's task id.
+    ``timestamp`` (float): When the turn started, Unix seconds.
+    ``turn_no`` (int): Turn number within the invocation (≥ 1; `(invocation_id, turn_no)` is unique).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"answer", "invocation_id", "model_calls", "question", "reasoning_content", "resolved", "rollout_id", "source_message_id", "source_model_ref", "step_count", "task_id", "timestamp", "turn_no"})
+    _nested = {"model_calls": ("ModelCallRef", "list"), "source_model_ref": ("ModelServerRef", "one")}
+
+
 for _model in (
     AdapterCapabilityProfile,
+    AgentInvocation,
+    AgentObservationBundle,
     ArtifactManifest,
     ArtifactRef,
     CallOptions,
@@ -1161,13 +1414,18 @@ for _model in (
     ErrorInfo,
     FabricEvent,
     GaugeSummary,
+    GymObservations,
+    GymObservationsRequest,
     InvocationSystemStats,
     Limit_double,
     Limit_uint64,
     McpServerConfig,
     Measurement_double,
     Measurement_uint64,
+    ModelCallRef,
+    ModelServerRef,
     Observation,
+    ObservationGap,
     OpenAiChunk,
     OpenAiChunkChoice,
     OpenAiChunkDelta,
@@ -1191,5 +1449,11 @@ for _model in (
     TelemetryRef,
     ToolDefinitionConfig,
     ToolsPlan,
+    TrajectoryModelCall,
+    TrajectoryRecord,
+    TrajectoryResponseMetadata,
+    TrajectoryTokenStats,
+    TrajectoryToolCall,
+    TrajectoryTurn,
 ):
     register(_model)

@@ -1,0 +1,602 @@
+//! The mapping from RunResults and ATOF records to a Gym bundle and trajectory.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::Value;
+
+use super::atof::{Records, Scope, seconds, unix_seconds};
+use super::model::{
+    AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
+    ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerRef, ObservationGap,
+    SandboxObservation, SandboxOutcome, SandboxRole, TimingSource, ToolCallObservation,
+    ToolCallStatus,
+};
+use super::trajectory::{
+    TrajectoryModelCall, TrajectoryRecord, TrajectoryResponseMetadata, TrajectorySchemaVersion,
+    TrajectoryToolCall, TrajectoryTurn,
+};
+use super::{DEFAULT_SOURCE, GymError, GymObservations, GymObservationsRequest};
+use crate::agent::RunStatus;
+use crate::result::RunResult;
+use crate::stats::InvocationSystemStats;
+
+/// Gap codes the mapping emits (registered as reason codes).
+pub const GAP_CODES: &[&str] = &[
+    "conversation_unavailable",
+    "tool_calls_unobserved",
+    "model_calls_unobserved",
+    "model_call_ids_unreported",
+    "model_call_id_duplicate",
+    "tool_call_timing_invalid",
+    "step_count_unavailable",
+    "turn_timestamp_unavailable",
+    "sandbox_usage_unavailable",
+    "atof_records_uncorrelated",
+];
+
+/// ATOF scope categories.
+const AGENT: &str = "agent";
+const TOOL: &str = "tool";
+const LLM: &str = "llm";
+/// The mark name (or category) of an explicit context compaction.
+const COMPACTION: &str = "context_compaction";
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Maps one rollout's results (and ATOF records) to Gym's bundle and trajectory. Fails
+/// with a [`GymError`] on blank ids or duplicate invocation ids; the output always passes
+/// [`AgentObservationBundle::validate_identity`] and
+/// [`TrajectoryRecord::validate_identity`].
+pub fn observations(request: &GymObservationsRequest) -> Result<GymObservations, GymError> {
+    for (path, value) in [
+        ("task_id", &request.task_id),
+        ("rollout_id", &request.rollout_id),
+    ] {
+        if value.trim().is_empty() {
+            return Err(GymError::IdBlank { path: path.into() });
+        }
+    }
+    let mut seen = HashSet::new();
+    for (index, result) in request.results.iter().enumerate() {
+        if !seen.insert(result.invocation_id.as_str()) {
+            return Err(GymError::InvocationIdDuplicate {
+                path: format!("results[{index}].invocation_id"),
+            });
+        }
+    }
+    let mut mapping = Mapping::new(request);
+    mapping.run();
+    let out = mapping.finish();
+    out.ng_agent_observations.validate_identity()?;
+    out.trajectory.validate_identity()?;
+    Ok(out)
+}
+
+/// Where a record belongs: the result and the (sub)invocation that owns it.
+struct Owner {
+    invocation_id: String,
+    /// The nearest tool scope between the record and its invocation scope.
+    tool_call_id: Option<String>,
+}
+
+struct Mapping<'a> {
+    request: &'a GymObservationsRequest,
+    records: Records,
+    /// Root scope uuid → result index.
+    roots: HashMap<String, usize>,
+    invocations: Vec<AgentInvocation>,
+    /// Invocation id → index in `invocations`.
+    index: HashMap<String, usize>,
+    tools: Vec<(ToolCallObservation, Option<Value>)>,
+    compactions: Vec<ContextCompactionObservation>,
+    model_calls: Vec<TrajectoryModelCall>,
+    /// Observed LLM scopes per invocation.
+    steps: HashMap<String, u64>,
+    gaps: Vec<ObservationGap>,
+}
+
+fn gap(code: &str, invocation_id: Option<&str>, detail: Option<String>) -> ObservationGap {
+    ObservationGap::new(code, invocation_id, detail)
+}
+
+fn invocation_status(status: RunStatus) -> InvocationStatus {
+    match status {
+        RunStatus::Succeeded => InvocationStatus::Completed,
+        RunStatus::Failed => InvocationStatus::Failed,
+        RunStatus::Cancelled => InvocationStatus::Incomplete,
+    }
+}
+
+/// Whether an error code means the invocation ran out of time.
+fn is_timeout(code: &str) -> bool {
+    code == "timeout" || code.ends_with("_timeout") || code.ends_with("_timed_out")
+}
+
+/// Milliseconds between the result's `invocation_start` and `invocation_end` events, else
+/// the measured exchange time of its system stats.
+fn result_duration_ms(result: &RunResult) -> Option<f64> {
+    let at = |kind: &str| {
+        result
+            .events
+            .iter()
+            .find(|event| event.kind == kind)
+            .map(|event| event.timestamp_millis)
+    };
+    match (at("invocation_start"), at("invocation_end")) {
+        (Some(start), Some(end)) if end >= start => Some((end - start) as f64),
+        _ => result
+            .system_stats
+            .as_ref()
+            .map(|stats| stats.elapsed_seconds * 1000.0),
+    }
+}
+
+fn reported_text(scope: &Scope, key: &str) -> Option<String> {
+    scope
+        .reported(key)
+        .and_then(Value::as_str)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
+}
+
+/// The ids an adapter reported on an LLM scope: `model_call_id`, or `model_ref` (a Gym
+/// `ModelServerRef` object) with `response_id`. Never derived from payloads.
+fn reported_call(scope: &Scope) -> Option<ModelCallRef> {
+    let reference = ModelCallRef {
+        model_call_id: reported_text(scope, "model_call_id"),
+        model_ref: scope
+            .reported("model_ref")
+            .and_then(|value| serde_json::from_value::<ModelServerRef>(value.clone()).ok()),
+        response_id: reported_text(scope, "response_id"),
+    };
+    reference.has_join_key().then_some(reference)
+}
+
+impl<'a> Mapping<'a> {
+    fn new(request: &'a GymObservationsRequest) -> Self {
+        let records = Records::read(&request.atof);
+        let mut roots = HashMap::new();
+        for (index, result) in request.results.iter().enumerate() {
+            if let Some(root) = records.root_of_request(&result.request_id) {
+                roots.insert(root.uuid.clone(), index);
+            }
+        }
+        Mapping {
+            request,
+            records,
+            roots,
+            invocations: Vec::new(),
+            index: HashMap::new(),
+            tools: Vec::new(),
+            compactions: Vec::new(),
+            model_calls: Vec::new(),
+            steps: HashMap::new(),
+            gaps: Vec::new(),
+        }
+    }
+
+    /// The owner of a record whose parent is `parent`: the nearest agent scope (a root is
+    /// its result's invocation, any other agent scope a subagent), then the root above it.
+    fn owner(&self, parent: Option<&str>) -> Option<Owner> {
+        let mut invocation_id = None;
+        let mut tool_call_id = None;
+        for scope in self.records.ancestors(parent) {
+            if let Some(&result) = self.roots.get(&scope.uuid) {
+                let root_invocation = &self.request.results[result].invocation_id;
+                return Some(Owner {
+                    invocation_id: invocation_id.unwrap_or_else(|| root_invocation.clone()),
+                    tool_call_id,
+                });
+            }
+            if invocation_id.is_none() {
+                if scope.is(AGENT) {
+                    invocation_id = Some(scope.uuid.clone());
+                } else if scope.is(TOOL) && tool_call_id.is_none() {
+                    tool_call_id = Some(
+                        reported_text(scope, "tool_call_id").unwrap_or_else(|| scope.uuid.clone()),
+                    );
+                }
+            }
+        }
+        None
+    }
+
+    fn push_invocation(&mut self, invocation: AgentInvocation) {
+        self.index
+            .insert(invocation.invocation_id.clone(), self.invocations.len());
+        self.invocations.push(invocation);
+    }
+
+    fn run(&mut self) {
+        for result in &self.request.results {
+            self.push_invocation(AgentInvocation {
+                invocation_id: result.invocation_id.clone(),
+                parent_invocation_id: None,
+                spawned_by_tool_call_id: None,
+                status: invocation_status(result.status),
+                duration_ms: result_duration_ms(result),
+                error_type: result.error.as_ref().map(|error| error.code.clone()),
+                stop_reason: None,
+                model_calls: Vec::new(),
+                conversation: Vec::new(),
+            });
+        }
+        let mut scopes: Vec<Scope> = self.records.scopes.values().cloned().collect();
+        scopes.sort_by_key(|scope| scope.position);
+        let mut uncorrelated = 0usize;
+        // Subagents first, so that tool and model calls find their invocation.
+        for scope in &scopes {
+            if !scope.is(AGENT) || self.roots.contains_key(&scope.uuid) {
+                continue;
+            }
+            match self.owner(scope.parent_uuid.as_deref()) {
+                Some(owner) => self.subagent(scope, owner),
+                None => uncorrelated += 1,
+            }
+        }
+        for scope in &scopes {
+            if self.roots.contains_key(&scope.uuid) || scope.is(AGENT) {
+                continue;
+            }
+            let owner = self.owner(scope.parent_uuid.as_deref());
+            match (owner, scope.category.as_deref()) {
+                (None, _) => uncorrelated += 1,
+                (Some(owner), Some(TOOL)) => self.tool(scope, owner),
+                (Some(owner), Some(LLM)) => self.llm(scope, owner),
+                (Some(_), _) => {}
+            }
+        }
+        let marks = std::mem::take(&mut self.records.marks);
+        for mark in &marks {
+            let is_compaction = mark.name.as_deref() == Some(COMPACTION)
+                || mark.category.as_deref() == Some(COMPACTION);
+            match self.owner(mark.parent_uuid.as_deref()) {
+                None => uncorrelated += 1,
+                Some(owner) if is_compaction => {
+                    self.compaction(&mark.data, mark.observed_at.map(seconds), owner);
+                }
+                Some(_) => {}
+            }
+        }
+        if uncorrelated > 0 {
+            self.gaps.push(gap(
+                "atof_records_uncorrelated",
+                None,
+                Some(format!(
+                    "{uncorrelated} ATOF scopes or marks belong to no result"
+                )),
+            ));
+        }
+        for invocation in &self.invocations {
+            self.gaps.push(gap(
+                "conversation_unavailable",
+                Some(&invocation.invocation_id),
+                None,
+            ));
+        }
+        for (index, result) in self.request.results.iter().enumerate() {
+            if !self.roots.values().any(|&i| i == index) {
+                for code in ["tool_calls_unobserved", "model_calls_unobserved"] {
+                    self.gaps.push(gap(
+                        code,
+                        Some(&result.invocation_id),
+                        Some("no ATOF root scope names this request".into()),
+                    ));
+                }
+            }
+        }
+    }
+
+    fn subagent(&mut self, scope: &Scope, owner: Owner) {
+        let status = match (scope.ended, scope.error) {
+            (false, _) => InvocationStatus::Incomplete,
+            (true, true) => InvocationStatus::Failed,
+            (true, false) => InvocationStatus::Completed,
+        };
+        self.push_invocation(AgentInvocation {
+            invocation_id: scope.uuid.clone(),
+            parent_invocation_id: Some(owner.invocation_id),
+            spawned_by_tool_call_id: owner.tool_call_id,
+            status,
+            duration_ms: scope.duration_ms(),
+            error_type: None,
+            stop_reason: None,
+            model_calls: Vec::new(),
+            conversation: Vec::new(),
+        });
+    }
+
+    fn tool(&mut self, scope: &Scope, owner: Owner) {
+        let tool_call_id =
+            reported_text(scope, "tool_call_id").unwrap_or_else(|| scope.uuid.clone());
+        let status = match (scope.ended, scope.error) {
+            (false, _) => ToolCallStatus::Incomplete,
+            (true, true) => ToolCallStatus::Failed,
+            (true, false) => ToolCallStatus::Completed,
+        };
+        if let (Some(start), Some(end)) = (scope.started_at, scope.completed_at) {
+            if end < start {
+                self.gaps.push(gap(
+                    "tool_call_timing_invalid",
+                    Some(&owner.invocation_id),
+                    Some(format!("tool call {tool_call_id} ends before it starts")),
+                ));
+            }
+        }
+        let call = ToolCallObservation {
+            invocation_id: owner.invocation_id,
+            tool_call_id,
+            sandbox_id: None,
+            tool_name: scope.name.clone(),
+            started_at: scope.started(),
+            completed_at: scope.completed(),
+            duration_ms: scope.duration_ms(),
+            timing_source: Some(TimingSource::Harness),
+            status,
+            error_type: None,
+        };
+        self.tools.push((call, scope.end_data.clone()));
+    }
+
+    fn llm(&mut self, scope: &Scope, owner: Owner) {
+        *self.steps.entry(owner.invocation_id.clone()).or_default() += 1;
+        let reference = reported_call(scope);
+        let mut call = TrajectoryModelCall {
+            started_at: scope.started(),
+            completed_at: scope.completed(),
+            duration_ms: scope.duration_ms(),
+            response_metadata: TrajectoryResponseMetadata {
+                model: reported_text(scope, "model_name"),
+                ..TrajectoryResponseMetadata::default()
+            },
+            ..TrajectoryModelCall::default()
+        };
+        match reference {
+            Some(reference) => {
+                let duplicate = reference.model_call_id.as_ref().is_some_and(|id| {
+                    self.model_calls
+                        .iter()
+                        .any(|c| c.model_call_id.as_ref() == Some(id))
+                });
+                if duplicate {
+                    self.gaps.push(gap(
+                        "model_call_id_duplicate",
+                        Some(&owner.invocation_id),
+                        reference.model_call_id.clone(),
+                    ));
+                    return;
+                }
+                call.model_call_id = reference.model_call_id.clone();
+                call.response_metadata.response_id = reference.response_id.clone();
+                call.response_metadata.model_ref = reference.model_ref.clone();
+                if let Some(&index) = self.index.get(&owner.invocation_id) {
+                    self.invocations[index].model_calls.push(reference);
+                }
+            }
+            None => self.gaps.push(gap(
+                "model_call_ids_unreported",
+                Some(&owner.invocation_id),
+                Some(format!("LLM scope {}", scope.uuid)),
+            )),
+        }
+        self.model_calls.push(call);
+    }
+
+    fn compaction(&mut self, data: &Value, observed_at: Option<f64>, owner: Owner) {
+        let text = |key: &str| data.get(key).and_then(Value::as_str).map(str::to_owned);
+        let count = |key: &str| data.get(key).and_then(Value::as_u64);
+        let outcome = match data.get("outcome").and_then(Value::as_str) {
+            Some("completed") => CompactionOutcome::Completed,
+            Some("failed") => CompactionOutcome::Failed,
+            Some("aborted") => CompactionOutcome::Aborted,
+            _ => CompactionOutcome::Unknown,
+        };
+        self.compactions.push(ContextCompactionObservation {
+            invocation_id: owner.invocation_id,
+            observed_at,
+            trigger: text("trigger"),
+            tokens_before: count("tokens_before"),
+            tokens_after: count("tokens_after"),
+            outcome,
+            summary: text("summary"),
+            first_kept_item_id: text("first_kept_item_id"),
+            before_model_call: None,
+            model_calls: Vec::new(),
+            after_model_call: None,
+            source_message_ids: None,
+            source_model_ref: None,
+        });
+    }
+
+    /// One `role: "agent"` sandbox per runtime, from the last of its results with system
+    /// stats: cumulative CPU and wall time of the process tree, the cgroup's measured
+    /// `memory.peak`.
+    fn sandboxes(&self) -> (Vec<SandboxObservation>, Vec<ObservationGap>) {
+        let mut last: BTreeMap<&str, (usize, &RunResult, Option<&InvocationSystemStats>)> =
+            BTreeMap::new();
+        for (order, result) in self.request.results.iter().enumerate() {
+            let entry = last
+                .entry(result.runtime_id.as_str())
+                .or_insert((order, result, None));
+            entry.1 = result;
+            if let Some(stats) = &result.system_stats {
+                entry.2 = Some(stats);
+            }
+        }
+        let mut ordered: Vec<_> = last.into_values().collect();
+        ordered.sort_by_key(|(order, ..)| *order);
+        let mut sandboxes = Vec::new();
+        let mut gaps = Vec::new();
+        for (_, result, stats) in ordered {
+            let Some(stats) = stats else {
+                gaps.push(gap(
+                    "sandbox_usage_unavailable",
+                    Some(&result.invocation_id),
+                    Some(format!(
+                        "runtime {} reported no system_stats",
+                        result.runtime_id
+                    )),
+                ));
+                continue;
+            };
+            sandboxes.push(sandbox(result, stats));
+        }
+        (sandboxes, gaps)
+    }
+
+    fn turns(&mut self) -> Vec<TrajectoryTurn> {
+        let mut turns = Vec::new();
+        for (index, result) in self.request.results.iter().enumerate() {
+            let root = self
+                .roots
+                .iter()
+                .find(|(_, i)| **i == index)
+                .and_then(|(uuid, _)| self.records.scopes.get(uuid));
+            let event_time = result
+                .events
+                .iter()
+                .find(|event| event.kind == "invocation_start")
+                .map(|event| event.timestamp_millis as f64 / 1000.0);
+            let timestamp = event_time.or(root.and_then(Scope::started));
+            if timestamp.is_none() {
+                self.gaps.push(gap(
+                    "turn_timestamp_unavailable",
+                    Some(&result.invocation_id),
+                    None,
+                ));
+            }
+            let step_count = match root {
+                Some(_) => self.steps.get(&result.invocation_id).copied().unwrap_or(0),
+                None => {
+                    self.gaps.push(gap(
+                        "step_count_unavailable",
+                        Some(&result.invocation_id),
+                        None,
+                    ));
+                    0
+                }
+            };
+            let model_calls = self
+                .index
+                .get(&result.invocation_id)
+                .map(|&i| self.invocations[i].model_calls.clone())
+                .unwrap_or_default();
+            turns.push(TrajectoryTurn {
+                invocation_id: result.invocation_id.clone(),
+                task_id: self.request.task_id.clone(),
+                rollout_id: self.request.rollout_id.clone(),
+                turn_no: 1,
+                timestamp: timestamp.unwrap_or(0.0),
+                question: None,
+                answer: Some(result.output.clone()).filter(|output| !output.is_null()),
+                reasoning_content: None,
+                resolved: None,
+                step_count,
+                model_calls,
+                source_message_id: None,
+                source_model_ref: None,
+            });
+        }
+        turns
+    }
+
+    fn finish(mut self) -> GymObservations {
+        let (sandboxes, sandbox_gaps) = self.sandboxes();
+        self.gaps.extend(sandbox_gaps);
+        let turns = self.turns();
+        let mut records: Vec<AgentObservationRecord> = self
+            .invocations
+            .iter()
+            .cloned()
+            .map(AgentObservationRecord::AgentInvocation)
+            .collect();
+        records.extend(
+            self.tools
+                .iter()
+                .map(|(call, _)| AgentObservationRecord::ToolCall(call.clone())),
+        );
+        records.extend(
+            self.compactions
+                .iter()
+                .cloned()
+                .map(AgentObservationRecord::ContextCompaction),
+        );
+        records.extend(sandboxes.into_iter().map(AgentObservationRecord::Sandbox));
+        let bundle = AgentObservationBundle {
+            source: self
+                .request
+                .source
+                .clone()
+                .unwrap_or_else(|| DEFAULT_SOURCE.to_owned()),
+            records,
+            gaps: self.gaps.clone(),
+        };
+        let trajectory = TrajectoryRecord {
+            schema_version: TrajectorySchemaVersion::V1,
+            task_id: self.request.task_id.clone(),
+            rollout_id: self.request.rollout_id.clone(),
+            invocations: self.invocations,
+            turns,
+            model_calls: self.model_calls,
+            tool_calls: self
+                .tools
+                .into_iter()
+                .map(|(call, output)| TrajectoryToolCall::new(call, output))
+                .collect(),
+            gaps: self.gaps,
+        };
+        GymObservations {
+            ng_agent_observations: bundle,
+            trajectory,
+        }
+    }
+}
+
+/// The agent sandbox of `result`'s runtime from its system stats.
+fn sandbox(result: &RunResult, stats: &InvocationSystemStats) -> SandboxObservation {
+    let after = stats.after.snapshot.as_ref();
+    let cgroup_after = stats
+        .cgroup
+        .as_ref()
+        .and_then(|cgroup| cgroup.after.snapshot.as_ref());
+    let peak = cgroup_after.and_then(|snapshot| snapshot.memory_peak_bytes.get().copied());
+    let oom = stats
+        .cgroup
+        .as_ref()
+        .and_then(|cgroup| cgroup.deltas.memory_oom_kills.get().copied())
+        .is_some_and(|kills| kills > 0);
+    let code = result.error.as_ref().map(|error| error.code.clone());
+    let outcome = match result.status {
+        RunStatus::Succeeded => SandboxOutcome::Completed,
+        RunStatus::Cancelled => SandboxOutcome::Cancelled,
+        RunStatus::Failed if code.as_deref().is_some_and(is_timeout) => SandboxOutcome::Timeout,
+        RunStatus::Failed if oom => SandboxOutcome::Oom,
+        RunStatus::Failed => SandboxOutcome::Failed,
+    };
+    let wall = after.and_then(|snapshot| {
+        let start = unix_seconds(&snapshot.started_at)?;
+        let end = unix_seconds(&snapshot.observed_at)?;
+        (end >= start).then_some(end - start)
+    });
+    let mut source = Vec::new();
+    if after.is_some() {
+        source.push("fabric.system_stats.process_tree");
+    }
+    if peak.is_some() {
+        source.push("cgroup.memory.peak");
+    }
+    SandboxObservation {
+        role: SandboxRole::Agent,
+        provider: None,
+        sandbox_id: Some(result.runtime_id.clone()),
+        outcome,
+        exit_code: None,
+        wall_time_s: wall,
+        cpu_time_s: after
+            .map(|snapshot| snapshot.cpu_time_seconds)
+            .filter(|cpu| *cpu >= 0.0),
+        peak_memory_mib: peak.map(|bytes| bytes as f64 / MIB),
+        resource_usage_source: (!source.is_empty()).then(|| source.join("+")),
+        error_type: code,
+    }
+}

@@ -1,0 +1,54 @@
+//! NeMo Gym rollout observations.
+
+use std::ffi::c_char;
+
+use fabric_config::gym::{self, GymObservationsRequest};
+use fabric_config::{ConfigError, ErrorInfo, Stage};
+
+use crate::boundary::{ffi_boundary, str_arg, to_json};
+use crate::error::FfiError;
+use crate::status::FabricStatus;
+
+/// Maps one rollout's RunResults (and the Relay ATOF records of their invocations) to NeMo
+/// Gym's observation contract: `*out` is `{"ng_agent_observations": AgentObservationBundle,
+/// "trajectory": TrajectoryRecord}` (`schemas/sdk/gym-observations.schema.json`).
+///
+/// `request_json`: `{"task_id", "rollout_id", "results": [RunResult, ...], "atof": [record,
+/// ...]?, "source"?}` (`schemas/sdk/gym-observations-request.schema.json`). The mapping
+/// rules are in `docs/gym.md`; what is not observed is an `ObservationGap`, never a guess.
+///
+/// Ownership: the input is borrowed for the call only; `*out` is owned by the caller and
+/// released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (the request is not JSON (`invalid_json`), has the wrong
+/// shape or an unknown member (`metadata.path`), a blank `task_id`/`rollout_id`
+/// (`gym_id_blank`), two results with one invocation id (`gym_invocation_id_duplicate`)),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid UTF-8).
+/// Blocking: no (pure computation). Thread-safe.
+///
+/// # Safety
+/// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+/// call; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_gym_observations(
+    request_json: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Config;
+    ffi_boundary!(stage, out, {
+        // SAFETY: forwarded from this function's contract.
+        let text = unsafe { str_arg(stage, "request_json", request_json) }?;
+        let request = GymObservationsRequest::from_json_str(text).map_err(request_error)?;
+        let observations = gym::observations(&request)
+            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        to_json(stage, &observations)
+    })
+}
+
+fn request_error(error: ConfigError) -> FfiError {
+    let not_json = matches!(error, ConfigError::InvalidJson { .. });
+    let mut info = ErrorInfo::from(error);
+    if not_json {
+        info = info.with_metadata("argument", "request_json");
+    }
+    FfiError::new(FabricStatus::Config, info)
+}

@@ -6,8 +6,8 @@
 # Installs cargo-fuzz when it is missing, builds every target once (release, debug
 # assertions, AddressSanitizer), then runs each target for SECONDS_PER_TARGET (default 60),
 # one at a time with one worker, starting from the committed corpus, the hand-written seeds
-# (fuzz/seeds/) and the repository's fixtures. Afterwards the corpus is minimized
-# (libFuzzer -merge=1) into fuzz/corpus/<target>/, which the stable regression test
+# (fuzz/seeds/) and the repository's fixtures. Afterwards the corpus is minimized (libFuzzer
+# -set_cover_merge=1 over edges) into fuzz/corpus/<target>/, which the stable regression test
 # (fabric-fuzz/tests/corpus.rs) replays. Crashes are left in fuzz/artifacts/<target>/:
 # copy each into fuzz/regressions/<target>/ once it is fixed.
 #
@@ -15,7 +15,8 @@
 # Exit status: 1 when any target crashed.
 #
 # Environment: FABRIC_FUZZ_TOOLCHAIN (default nightly), FABRIC_FUZZ_MAX_CORPUS (default
-# 300: above it, only the smallest files are kept and the run says so).
+# 800: above it, only the smallest files are kept and the run says so), FABRIC_FUZZ_NO_BUILD
+# (set: run the binaries already in fuzz/target, e.g. to continue a session).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -27,7 +28,7 @@ if [ ${#targets[@]} -eq 0 ]; then
     targets=(config descriptor lifecycle_response health_wire abi)
 fi
 toolchain=${FABRIC_FUZZ_TOOLCHAIN:-nightly}
-max_corpus=${FABRIC_FUZZ_MAX_CORPUS:-300}
+max_corpus=${FABRIC_FUZZ_MAX_CORPUS:-800}
 
 if ! cargo "+$toolchain" fuzz --version >/dev/null 2>&1; then
     echo "installing cargo-fuzz ($toolchain)" >&2
@@ -97,7 +98,13 @@ seed() { # seed <target> <dir>
 }
 
 # --- build, run, minimize ----------------------------------------------------------------
-cargo "+$toolchain" fuzz build >&2
+# Build once, then run the binaries directly: `cargo fuzz run` would rebuild mid-session
+# when a source file changes, and every target of a session should test the same code.
+if [ -z "${FABRIC_FUZZ_NO_BUILD:-}" ]; then
+    cargo "+$toolchain" fuzz build >&2
+fi
+triple=$(rustc "+$toolchain" -vV | sed -n 's/^host: //p')
+bin=$root/fuzz/target/$triple/release
 
 summary=()
 crashed=0
@@ -112,9 +119,9 @@ for target in "${targets[@]}"; do
     log=fuzz/work/$target.log
     echo "fuzzing $target for ${seconds}s ($(find "$work" -type f | wc -l) seed inputs)" >&2
     status=0
-    cargo "+$toolchain" fuzz run "$target" "$work" -- \
+    (cd fuzz && "$bin/$target" -artifact_prefix="artifacts/$target/" \
         -max_total_time="$seconds" -max_len=65536 -timeout=60 -rss_limit_mb=4096 \
-        -print_final_stats=1 >"$log" 2>&1 || status=$?
+        -print_final_stats=1 "../$work") >"$log" 2>&1 || status=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     secs=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -1)
     after=$(find "fuzz/artifacts/$target" -type f | wc -l)
@@ -128,8 +135,11 @@ for target in "${targets[@]}"; do
     fresh=fuzz/work/$target.min
     rm -rf "$fresh"
     mkdir -p "$fresh"
-    cargo "+$toolchain" fuzz run "$target" "$fresh" "$work" -- -merge=1 -max_len=65536 \
-        -timeout=60 >"fuzz/work/$target.merge.log" 2>&1 || {
+    # Greedy set cover over edges (hit counts ignored): the smallest corpus that keeps every
+    # covered edge, a few hundred files rather than thousands.
+    (cd fuzz && "$bin/$target" -set_cover_merge=1 -use_counters=0 -max_len=65536 -timeout=60 \
+        "../$fresh" "../$work") \
+        >"fuzz/work/$target.merge.log" 2>&1 || {
         echo "$target: merge failed; see fuzz/work/$target.merge.log" >&2
         crashed=1
         continue

@@ -4,7 +4,7 @@
 //! `fuzz/regressions/<target>/`) call the same functions, so a crash found by the fuzzer
 //! becomes a CI test by adding its input file. See `docs/fuzzing.md`.
 //!
-//! ```
+//! ```text
 //! // Arbitrary input never panics; a bug does.
 //! fabric_fuzz::config(br#"{"metadata": {"name": "x"}, "harness": {"adapter_id": "a"}}"#);
 //! fabric_fuzz::run_target("health_wire", b"\xff not json");

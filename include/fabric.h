@@ -899,17 +899,20 @@ int32_t fabric_stream_result(fabric_stream stream, char **out);
 // Thread-safe. Safety: safe to call with any value (ids are looked up, never dereferenced).
 int32_t fabric_stream_close(fabric_stream stream);
 
-// Releases a stream handle. A stream that was not closed is closed first (which waits for
-// its invocation, never cancels it). The id is never reused.
+// Releases a stream handle without waiting. A stream whose invocation is still running
+// (not read to its end, no result read, not closed) is closed in the background: its
+// unread items are dropped and the invocation runs to its end, never cancelled; the
+// runtime stays busy (`runtime_busy`) until the adapter answered. Call
+// `fabric_stream_close` first to wait for that. The id is never reused.
 //
 // Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale (already
 // freed), unknown or wrong-kind handle; `fabric_stream_free(0)` is a no-op returning
 // `FABRIC_STATUS_OK`.
 //
 // Ownership: consumes the handle. A call running on another thread keeps the stream alive
-// until it returns.
+// until it returns (that call then finishes the close).
 // Errors: see above (no `out`).
-// Blocking: only when the stream was not closed (see `fabric_stream_close`). Thread-safe.
+// Blocking: no (safe from finalizers and event loops). Thread-safe.
 // Safety: safe to call with any value (ids are looked up, never dereferenced).
 int32_t fabric_stream_free(fabric_stream stream);
 

@@ -325,17 +325,20 @@ pub extern "C" fn fabric_stream_close(stream: fabric_stream) -> i32 {
     })
 }
 
-/// Releases a stream handle. A stream that was not closed is closed first (which waits for
-/// its invocation, never cancels it). The id is never reused.
+/// Releases a stream handle without waiting. A stream whose invocation is still running
+/// (not read to its end, no result read, not closed) is closed in the background: its
+/// unread items are dropped and the invocation runs to its end, never cancelled; the
+/// runtime stays busy (`runtime_busy`) until the adapter answered. Call
+/// `fabric_stream_close` first to wait for that. The id is never reused.
 ///
 /// Returns `FABRIC_STATUS_OK`, or `FABRIC_STATUS_INVALID_ARGUMENT` for a stale (already
 /// freed), unknown or wrong-kind handle; `fabric_stream_free(0)` is a no-op returning
 /// `FABRIC_STATUS_OK`.
 ///
 /// Ownership: consumes the handle. A call running on another thread keeps the stream alive
-/// until it returns.
+/// until it returns (that call then finishes the close).
 /// Errors: see above (no `out`).
-/// Blocking: only when the stream was not closed (see `fabric_stream_close`). Thread-safe.
+/// Blocking: no (safe from finalizers and event loops). Thread-safe.
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_stream_free(stream: fabric_stream) -> i32 {
@@ -343,9 +346,30 @@ pub extern "C" fn fabric_stream_free(stream: fabric_stream) -> i32 {
     ffi_boundary!(stage, {
         let removed: Option<Arc<StreamObject>> =
             registry::remove::<StreamObject>(stage, "stream", stream)?;
-        drop(removed);
+        if let Some(object) = removed {
+            release_stream(object);
+        }
         Ok(())
     })
+}
+
+/// Drops the registry's reference to a freed stream: at once when dropping cannot wait
+/// (settled, or another call still holds it), else on a short-lived thread that closes it.
+fn release_stream(object: Arc<StreamObject>) {
+    let Ok(object) = Arc::try_unwrap(object) else {
+        return; // a call in progress holds the last reference; its drop closes the stream
+    };
+    if object.stream.settled() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("fabric-stream-close".into())
+        .spawn(move || drop(object));
+    if let Err(error) = spawned {
+        // No thread (resource exhaustion): the dropped closure owned the stream,
+        // so it was closed here, synchronously, as before.
+        drop(error);
+    }
 }
 
 #[cfg(test)]

@@ -327,7 +327,7 @@ fn read_endpoint(path: &Path, unavailable: &'static str) -> Result<EndpointFile,
 }
 
 /// Validates an authenticated response body and returns its observations.
-fn decode_response(
+pub(crate) fn decode_response(
     body: &Map<String, Value>,
     nonce: &str,
     pid: u32,

@@ -44,6 +44,8 @@ pub mod client;
 mod clock;
 mod conn;
 pub mod error;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod listener;
 pub mod wire;
 

@@ -28,7 +28,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime};
 
 use fabric_config::health::{CheckObservation, CheckOutcome, HealthLevel, reason};
-use serde_json::{Map, json};
+use serde_json::{Map, Value, json};
 
 use crate::accept::{self, Bound};
 use crate::clock;
@@ -362,6 +362,18 @@ pub(crate) fn serve_authenticated(
 
 pub(crate) fn authenticate(shared: &Shared, line: &[u8]) -> Option<Request> {
     let body = wire::open(&shared.secret, line).ok()?;
+    let now_ms = clock::unix_ms(SystemTime::now());
+    let (request, issued_at_ms) = decode_request(&body, now_ms)?;
+    let mut nonces = shared.nonces.lock().unwrap_or_else(|e| e.into_inner());
+    if !nonces.insert(&request.nonce, issued_at_ms) {
+        return None;
+    }
+    Some(request)
+}
+
+/// Checks an authenticated request body (kind, version, nonce, level, budget, freshness
+/// against `now_ms`) and returns the request with its issue time.
+pub(crate) fn decode_request(body: &Map<String, Value>, now_ms: u64) -> Option<(Request, u64)> {
     if body.get("kind")?.as_str()? != wire::REQUEST_KIND
         || body.get("v")?.as_u64()? != wire::PROTOCOL_VERSION
     {
@@ -374,19 +386,15 @@ pub(crate) fn authenticate(shared: &Shared, line: &[u8]) -> Option<Request> {
     if !wire::valid_nonce(nonce) || budget_ms == 0 || budget_ms > wire::MAX_BUDGET_MS {
         return None;
     }
-    let now_ms = clock::unix_ms(SystemTime::now());
     if now_ms.abs_diff(issued_at_ms) > wire::FRESHNESS_WINDOW_MS {
         return None;
     }
-    let mut nonces = shared.nonces.lock().unwrap_or_else(|e| e.into_inner());
-    if !nonces.insert(nonce, issued_at_ms) {
-        return None;
-    }
-    Some(Request {
+    let request = Request {
         nonce: nonce.to_owned(),
         level,
         budget: Duration::from_millis(budget_ms),
-    })
+    };
+    Some((request, issued_at_ms))
 }
 
 /// Runs the probe for each level up to `level`, stopping at the first non-pass or the deadline.

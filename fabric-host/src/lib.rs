@@ -62,6 +62,8 @@ mod error;
 mod extensions;
 mod external_collector;
 mod fabric;
+#[doc(hidden)]
+pub mod fuzz;
 mod home;
 mod host;
 mod ids;

@@ -372,6 +372,10 @@ impl PullStream for AtofStream {
         self.outcome()
     }
 
+    fn settled(&self) -> bool {
+        self.lock_finish().finalized.is_some()
+    }
+
     fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         match (&self.source, self.collector()) {

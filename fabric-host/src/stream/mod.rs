@@ -96,6 +96,10 @@ pub trait PullStream: Send + Sync + std::fmt::Debug {
     /// Drops unread items and waits for the invocation without cancelling it; later
     /// `next` calls return [`StreamNext::End`]. Idempotent.
     fn close(&self);
+    /// Whether the invocation's outcome is collected (read to the end, `result` taken, or
+    /// closed), so [`PullStream::close`] and dropping the stream return without waiting
+    /// for the adapter.
+    fn settled(&self) -> bool;
 }
 
 /// A native OpenAI Chat Completions stream of one invocation (see [`PullStream`]).
@@ -548,6 +552,10 @@ impl PullStream for OpenAiStream {
 
     fn result(&self) -> Result<RunResult, HostError> {
         self.finalize().result
+    }
+
+    fn settled(&self) -> bool {
+        self.lock_finish().finalized.is_some()
     }
 
     fn close(&self) {

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 
 def _backstop(library: _ffi.Library, handle: int) -> None:
-    """Finalizer: close (waits for the invocation, never cancels it) and free."""
+    """Finalizer: free (never blocks; a running invocation is closed in the background)."""
 
     try:
         library.fabric_stream_free(handle)

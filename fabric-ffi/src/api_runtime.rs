@@ -82,10 +82,6 @@ pub(crate) fn request_or_default(
     }
 }
 
-fn null_out(stage: Stage, param: &'static str) -> FfiError {
-    FfiError::null_argument(stage, param)
-}
-
 /// Plans a config, starts a runtime, invokes it once with `request_json`, stops it, and
 /// returns the RunResult.
 ///
@@ -171,7 +167,7 @@ pub unsafe extern "C" fn fabric_runtime_start(
     let stage = Stage::Start;
     ffi_boundary!(stage, out, {
         if runtime_out.is_null() {
-            return Err(null_out(stage, "runtime_out"));
+            return Err(FfiError::null_argument(stage, "runtime_out"));
         }
         // SAFETY: forwarded from this function's contract.
         let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
@@ -327,7 +323,7 @@ pub unsafe extern "C" fn fabric_environment_prepare(
     let stage = Stage::Prepare;
     ffi_boundary!(stage, out, {
         if environment_out.is_null() {
-            return Err(null_out(stage, "environment_out"));
+            return Err(FfiError::null_argument(stage, "environment_out"));
         }
         // SAFETY: forwarded from this function's contract.
         let (plan, _options) = unsafe { plan_args(config_json, options_json) }?;
@@ -371,7 +367,7 @@ pub unsafe extern "C" fn fabric_environment_start_runtime(
     let stage = Stage::Start;
     ffi_boundary!(stage, out, {
         if runtime_out.is_null() {
-            return Err(null_out(stage, "runtime_out"));
+            return Err(FfiError::null_argument(stage, "runtime_out"));
         }
         let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
         // SAFETY: forwarded from this function's contract.

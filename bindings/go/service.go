@@ -100,7 +100,10 @@ func (s *Service) StartRuntime(ctx context.Context, config any, opts ...Option) 
 	}
 	o := collect(opts)
 	handle := s.handle
-	started, err := awaitRuntime(ctx, func() nativeResult { return nativeServiceStart(handle, text, o) })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	started, err := awaitRuntime(ctx, inGoroutine(func() nativeResult { return nativeServiceStart(handle, text, o) }))
 	runtime.KeepAlive(s)
 	return started, err
 }

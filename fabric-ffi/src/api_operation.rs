@@ -10,10 +10,10 @@ use std::sync::Arc;
 use fabric_config::Stage;
 use fabric_host::Fabric;
 
-use crate::api_runtime::request_or_default;
-use crate::boundary::{opt_str_arg, run_with_status, str_arg, to_json, write_handle};
+use crate::api_runtime::{config_args, request_or_default};
+use crate::boundary::{opt_str_arg, run_with_status, to_json, write_handle};
 use crate::error::FfiError;
-use crate::objects::{RuntimeObject, options_arg, plan_config};
+use crate::objects::{RuntimeObject, plan_config};
 use crate::operation::queue::CompletionQueue;
 use crate::operation::{Operation, OperationObject, Outcome, QueueObject, Taken, pool};
 use crate::registry;
@@ -162,11 +162,10 @@ pub unsafe extern "C" fn fabric_run_begin(
     let stage = Stage::Invoke;
     let body = || {
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?.to_owned();
+        let (config, options) = unsafe { config_args(config_json, options_json) }?;
+        let config = config.to_owned();
         // SAFETY: forwarded from this function's contract.
         let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        // SAFETY: forwarded from this function's contract.
-        let options = unsafe { options_arg(options_json) }?;
         let request = request_or_default(request)?;
         let work = move || {
             Outcome::Json((|| {
@@ -205,9 +204,8 @@ pub unsafe extern "C" fn fabric_runtime_start_begin(
     let stage = Stage::Start;
     let body = || {
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?.to_owned();
-        // SAFETY: forwarded from this function's contract.
-        let options = unsafe { options_arg(options_json) }?;
+        let (config, options) = unsafe { config_args(config_json, options_json) }?;
+        let config = config.to_owned();
         let work = move || {
             Outcome::Runtime((|| {
                 let (plan, options) = plan_config(Stage::Plan, &config, &options)?;

@@ -66,10 +66,24 @@ pub(crate) unsafe fn plan_args(
     options_json: *const c_char,
 ) -> Result<(RunPlan, RunOptions), FfiError> {
     // SAFETY: per this function's contract.
+    let (config, options) = unsafe { config_args(config_json, options_json) }?;
+    plan_config(Stage::Plan, config, &options)
+}
+
+/// Reads `config_json` and `options_json` (planning is the caller's: at once, or later on
+/// the completion pool for the `_begin` calls).
+///
+/// # Safety
+/// Both must be NULL or NUL-terminated strings valid for the lifetime `'a`.
+pub(crate) unsafe fn config_args<'a>(
+    config_json: *const c_char,
+    options_json: *const c_char,
+) -> Result<(&'a str, fabric_config::CallOptions), FfiError> {
+    // SAFETY: per this function's contract.
     let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
     // SAFETY: per this function's contract.
     let options = unsafe { options_arg(options_json) }?;
-    plan_config(Stage::Plan, config, &options)
+    Ok((config, options))
 }
 
 /// The request of `request_json` (already read), or an empty one when it was NULL.

@@ -155,9 +155,13 @@ def _attack(target: dict[str, Any], n: int = 500) -> subprocess.Popen:
 
 
 async def _forty_checks(fabric: Fabric, runtime_id: str) -> list[tuple[str, str | None]]:
+    # Idle attackers never let go, so a denied check would wait out any deadline; a 15 s
+    # deadline (not the default 3 s) keeps a loaded CI machine's scheduling from posing
+    # as denial (it flaked about once in 40 runs with 3 s).
     outcomes = []
     for _ in range(40):
-        report = await fabric.check(request=CheckRequest(runtime_id=runtime_id, level="ready"))
+        request = CheckRequest(runtime_id=runtime_id, level="ready", timeout_seconds=15)
+        report = await fabric.check(request=request)
         outcomes.append((report.outcome, report.reason))
     return outcomes
 

@@ -196,3 +196,19 @@ def test_disabled_evidence_through_the_binding_has_no_execution() -> None:
     result = asyncio.run(Fabric().run(config, input="hi"))
     assert result.status == "succeeded"
     assert result.get("execution") is None
+
+
+def test_the_documented_example_prints_what_docs_provenance_md_says() -> None:
+    import re
+    import subprocess
+
+    from fcsupport import REPO
+
+    text = (REPO / "docs" / "provenance.md").read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", text, flags=re.S)[0]
+    expected = re.findall(r"prints\n\n```text\n(.*?)```", text, flags=re.S)[0]
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=dict(os.environ), capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == expected

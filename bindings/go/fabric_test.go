@@ -189,6 +189,17 @@ func TestRun(t *testing.T) {
 	if result.AgentName != "run" || result.RuntimeID == "" || result.InvocationID == "" {
 		t.Fatalf("ids missing: %+v", result)
 	}
+	// Software evidence: the core's inventory, the executable's and the scripted host's.
+	if result.Execution == nil || len(result.Execution.Inventories) != 3 {
+		t.Fatalf("execution: %+v", result.Execution)
+	}
+	core := result.Execution.Inventories[0]
+	if core.ContextRef != "ctx-1" || core.Entries[0].Name != "fabric-core" || core.Entries[0].Version.Value == "" {
+		t.Fatalf("core inventory: %+v", core)
+	}
+	if result.Execution.Coverage.Status != "complete" {
+		t.Fatalf("coverage: %+v", result.Execution.Coverage)
+	}
 }
 
 func TestTwoTurnRuntime(t *testing.T) {

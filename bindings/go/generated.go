@@ -247,9 +247,18 @@ var ReasonCodes = []string{
 	"artifact_collect_failed",
 	"atof_records_uncorrelated",
 	"children_lists_unavailable",
+	"collection_deadline_exceeded",
 	"conversation_unavailable",
+	"evidence_contexts_dropped",
+	"evidence_entries_dropped",
+	"evidence_too_large",
+	"guest_report_malformed",
+	"guest_report_missing",
 	"host_exited",
 	"late_samples_discarded",
+	"lookup_limit_reached",
+	"metadata_file_limit_reached",
+	"metadata_not_found",
 	"model_call_id_duplicate",
 	"model_call_ids_unreported",
 	"model_calls_unobserved",
@@ -273,6 +282,7 @@ var ReasonCodes = []string{
 	"tool_calls_unobserved",
 	"tree_changing",
 	"turn_timestamp_unavailable",
+	"version_command_not_declared",
 }
 
 // Activity: Runtime activity: whether a Fabric invocation is pending. Separate from health.
@@ -366,10 +376,34 @@ type ArtifactRef struct {
 	Path string `json:"path"`
 }
 
+// Availability: Whether an inventory's versions could be observed.
+type Availability string
+
+// Availability values.
+const (
+	AvailabilityAvailable   Availability = "available"
+	AvailabilityPartial     Availability = "partial"
+	AvailabilityUnavailable Availability = "unavailable"
+)
+
+// BindingIdentity: `options.binding`: which binding calls the core, and the language runtime it runs on.
+type BindingIdentity struct {
+	// Name: Distribution or package name (`fabric-core`, `@nvidia/fabric-core`, a Go module).
+	Name string `json:"name"`
+	// RuntimeName: The language runtime (`cpython`, `node`, `go`).
+	RuntimeName string `json:"runtime_name,omitempty"`
+	// RuntimeVersion: The language runtime's full version.
+	RuntimeVersion string `json:"runtime_version,omitempty"`
+	// Version: Its full version.
+	Version string `json:"version"`
+}
+
 // CallOptions: Options of one call (the `options_json` argument of the C ABI).
 type CallOptions struct {
 	// BaseDir: Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
 	BaseDir string `json:"base_dir,omitempty"`
+	// Binding: The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
+	Binding *BindingIdentity `json:"binding,omitempty"`
 	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
 	CompletionWaitTimeout *float64 `json:"completion_wait_timeout,omitempty"`
 	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
@@ -602,6 +636,23 @@ const (
 	ControlLocationInEnvControl    ControlLocation = "in_env_control"
 )
 
+// CoverageGap: One reason for incomplete coverage.
+type CoverageGap struct {
+	// Participant: The participant whose evidence is missing or cut (`guest_sdk`, `caller`, `adapter`, `core`).
+	Participant string `json:"participant"`
+	// Reason: A registered reason code (`guest_report_missing`, `evidence_entries_dropped`, ...).
+	Reason string `json:"reason"`
+}
+
+// CoverageStatus: `complete` or `incomplete`.
+type CoverageStatus string
+
+// CoverageStatus values.
+const (
+	CoverageStatusComplete   CoverageStatus = "complete"
+	CoverageStatusIncomplete CoverageStatus = "incomplete"
+)
+
 // DescriptorProvenance: One physical source of a discovered descriptor.
 type DescriptorProvenance struct {
 	// Path: Absolute descriptor path.
@@ -733,6 +784,36 @@ type ErrorInfo struct {
 	Stage Stage `json:"stage"`
 }
 
+// EvidenceCoverage: Completeness of an inventory or of the whole evidence.
+type EvidenceCoverage struct {
+	// Gaps: Why it is incomplete (empty when complete).
+	Gaps []CoverageGap `json:"gaps,omitempty"`
+	// Status: `complete` or `incomplete`.
+	Status CoverageStatus `json:"status"`
+}
+
+// EvidenceEntry: One component of an inventory.
+type EvidenceEntry struct {
+	// Kind: What sort of component it is (`native_library`, `package`, `runtime`, `executable`).
+	Kind string `json:"kind"`
+	// Name: Component name (distribution, package or executable name).
+	Name string `json:"name"`
+	// Role: What the component does here (`core`, `sdk`, `interpreter`, `adapter`, `harness`, `dependency`, `executable`).
+	Role string `json:"role"`
+	// Version: The observed version, or why it is missing.
+	Version VersionObservation `json:"version"`
+}
+
+// ExecutionEvidence: Selected software evidence of one invocation (`RunResult.execution`).
+type ExecutionEvidence struct {
+	// Coverage: Whether every expected report is present and within bounds; gaps name the participant.
+	Coverage EvidenceCoverage `json:"coverage,omitempty"`
+	// Infrastructure: Infrastructure software reports (for example `infrastructure.container.engine_version`).
+	Infrastructure []InfrastructureReport `json:"infrastructure,omitempty"`
+	// Inventories: Software inventories, one per resolution context.
+	Inventories []SoftwareInventory `json:"inventories,omitempty"`
+}
+
 // FabricEvent: One ordered lifecycle or invocation event.
 type FabricEvent struct {
 	// EventID: Event id.
@@ -798,6 +879,16 @@ const (
 	HealthLevelActive HealthLevel = "active"
 	HealthLevelReady  HealthLevel = "ready"
 )
+
+// InfrastructureReport: One infrastructure software report.
+type InfrastructureReport struct {
+	// ContextRef: The inventory context this report refers to, when any (renumbered with it).
+	ContextRef string `json:"context_ref,omitempty"`
+	// Name: Dotted key (`infrastructure.container.engine_version` = the engine server version).
+	Name string `json:"name"`
+	// Version: The observed version, or why it is missing.
+	Version VersionObservation `json:"version"`
+}
 
 // InvocationStatus: Outcome of one agent conversation.
 type InvocationStatus string
@@ -1110,6 +1201,8 @@ type RunResult struct {
 	Error *ErrorInfo `json:"error,omitempty"`
 	// Events: Ordered events.
 	Events []FabricEvent `json:"events,omitempty"`
+	// Execution: Selected software evidence (`None` when `provenance.enabled` is false; old saved results omit it).
+	Execution *ExecutionEvidence `json:"execution,omitempty"`
 	// Harness: Stable harness identifier.
 	Harness string `json:"harness"`
 	// InvocationID: Invocation id.
@@ -1361,6 +1454,20 @@ const (
 	ServiceStatusReleased  ServiceStatus = "released"
 	ServiceStatusFailed    ServiceStatus = "failed"
 )
+
+// SoftwareInventory: The selected software of one resolution context.
+type SoftwareInventory struct {
+	// Availability: Whether versions could be observed at all.
+	Availability Availability `json:"availability"`
+	// ContextRef: Opaque, result-local reference (`ctx-1`, ...); renumbered when reports are combined.
+	ContextRef string `json:"context_ref"`
+	// Coverage: Whether the inventory holds every selected component.
+	Coverage EvidenceCoverage `json:"coverage,omitempty"`
+	// Entries: Component observations.
+	Entries []EvidenceEntry `json:"entries,omitempty"`
+	// Participants: Who shares this context (`core`, `sdk`, `caller`, `guest_sdk`, `adapter`, ...).
+	Participants []string `json:"participants,omitempty"`
+}
 
 // Stage: The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`.
 type Stage string
@@ -1656,3 +1763,28 @@ type TrajectoryTurn struct {
 	// TurnNo: Turn number within the invocation (≥ 1; `(invocation_id, turn_no)` is unique).
 	TurnNo uint64 `json:"turn_no"`
 }
+
+// VersionObservation: A version observation: observed (`value`, `source`, `origin`, `observed_at`) or missing (`status`, `reason`). Exactly one of the two shapes is present.
+type VersionObservation struct {
+	// ObservedAt: UTC RFC 3339 time of the first observation (kept when reports are forwarded).
+	ObservedAt string `json:"observed_at,omitempty"`
+	// Origin: Which side observed it (`core`, `sdk`, `caller`, `adapter`, `provider`).
+	Origin string `json:"origin,omitempty"`
+	// Reason: Missing version: a registered reason code.
+	Reason string `json:"reason,omitempty"`
+	// Source: Observer and method (`core:compiled_version`, `python:importlib.metadata`, ...).
+	Source string `json:"source,omitempty"`
+	// Status: Missing version: `unavailable` or `unknown`.
+	Status VersionStatus `json:"status,omitempty"`
+	// Value: The full version string (never shortened).
+	Value string `json:"value,omitempty"`
+}
+
+// VersionStatus: Why a version has no value.
+type VersionStatus string
+
+// VersionStatus values.
+const (
+	VersionStatusUnavailable VersionStatus = "unavailable"
+	VersionStatusUnknown     VersionStatus = "unknown"
+)

@@ -157,9 +157,44 @@ pub fn result(result: &RunResult, elapsed_ms: u128) -> String {
             field(&mut out, "hint", hint);
         }
     }
+    if let Some(text) = software(result) {
+        field(&mut out, "software", &text);
+    }
     field(&mut out, "invocation", &result.invocation_id);
     out.pop();
     out
+}
+
+/// One line of software evidence: the core's version, the size of the evidence and its
+/// coverage (`fabric-core 0.1.0 · 3 contexts, 4 entries · complete`).
+fn software(result: &RunResult) -> Option<String> {
+    let execution = result.execution.as_ref()?;
+    let core = execution
+        .inventories
+        .iter()
+        .flat_map(|inventory| &inventory.entries)
+        .find(|entry| entry.role == "core");
+    let mut line = match core.and_then(|entry| entry.version.value.as_deref().map(|v| (entry, v))) {
+        Some((entry, version)) => format!("{} {version} · ", entry.name),
+        None => String::new(),
+    };
+    line.push_str(&format!(
+        "{} contexts, {} entries · ",
+        execution.inventories.len(),
+        execution.entry_count()
+    ));
+    if execution.coverage.is_complete() {
+        line.push_str("complete");
+    } else {
+        let gaps: Vec<String> = execution
+            .coverage
+            .gaps
+            .iter()
+            .map(|gap| format!("{}: {}", gap.participant, gap.reason))
+            .collect();
+        line.push_str(&format!("incomplete ({})", gaps.join(", ")));
+    }
+    Some(line)
 }
 
 /// One line for a `--inputs` result: status, time, then the response or the error.

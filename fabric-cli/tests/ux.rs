@@ -65,12 +65,20 @@ fn run_on_a_terminal_prints_a_readable_result_and_json_when_asked_or_piped() {
         "{shown}"
     );
     assert!(shown.contains("  invocation: invocation-"), "{shown}");
+    // A one-line software evidence summary (docs/provenance.md).
+    let software = format!(
+        "  software:   fabric-core {} · 3 contexts, 3 entries · complete\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    assert!(shown.contains(&software), "{shown}");
     assert!(!shown.contains('{'), "no JSON on a terminal: {shown}");
 
     let (code, shown) = on_terminal(&["run", &hello(), "--input", "x", "--json"], &[]);
     assert_eq!(code, Some(0), "{shown}");
     let result: Value = serde_json::from_str(&shown).expect("--json prints the RunResult");
     assert_eq!(result["status"], "succeeded");
+    assert!(result["execution"]["inventories"].is_array(), "{result}");
+    assert!(!shown.contains("software:"), "no summary in --json output");
     assert!(result["events"].is_array(), "the full RunResult");
 
     let piped = fabric(&["run", &hello(), "--input", "x"]);

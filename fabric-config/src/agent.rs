@@ -533,6 +533,22 @@ pub struct StartPayload {
     /// Service operation of a service host or of a runtime connecting to a service.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<crate::service::ServiceStartPayload>,
+    /// Software evidence control for the adapter host. The core always sends it;
+    /// `{"enabled": true}` asks the host for its report: hosts that know software evidence
+    /// then answer `start` with an object output holding `execution` (an
+    /// `ExecutionEvidence`). `{"enabled": false}` or an absent field (an older core, which
+    /// would not read a report): collect nothing. Upstream-built hosts ignore this field
+    /// and send no report (recorded as a `guest_sdk` gap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<StartProvenance>,
+}
+
+/// `start.provenance`: whether the adapter host collects software evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartProvenance {
+    /// `false`: the host skips its collectors before any lookup work.
+    pub enabled: bool,
 }
 
 /// `invoke` payload.

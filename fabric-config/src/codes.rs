@@ -921,6 +921,56 @@ pub const CODES: &[ErrorCode] = &[
         "supplied provenance reports exceed 64 KiB",
     ),
     reason(
+        "guest_report_missing",
+        O::Host,
+        "software evidence: the adapter host sent no `execution` report at start (an upstream-built host, or an older intermediary dropped it): a `guest_sdk` coverage gap",
+    ),
+    reason(
+        "guest_report_malformed",
+        O::Host,
+        "software evidence: the adapter host's `execution` report is not the documented shape; it is left out and coverage is incomplete",
+    ),
+    reason(
+        "evidence_contexts_dropped",
+        O::Host,
+        "software evidence: more than 16 inventories after composition; the later ones are dropped whole",
+    ),
+    reason(
+        "evidence_entries_dropped",
+        O::Host,
+        "software evidence: more than 128 entries (or an entry that is not well formed); entries are dropped whole, versions are never shortened",
+    ),
+    reason(
+        "evidence_too_large",
+        O::Host,
+        "software evidence: more than 64 KiB of compact JSON; the largest entries are dropped whole until it fits",
+    ),
+    reason(
+        "version_command_not_declared",
+        O::Host,
+        "software evidence: a process adapter's executable version is unavailable because the descriptor declares no way to ask for it",
+    ),
+    reason(
+        "lookup_limit_reached",
+        O::Adapter,
+        "software evidence (adapter collector): the selected package lookup limit (32) was reached; later packages are unknown",
+    ),
+    reason(
+        "metadata_file_limit_reached",
+        O::Adapter,
+        "software evidence (adapter collector): the candidate metadata file limit (4,096 per target) or a byte limit (64 KiB headers, 512 KiB RECORD, 64 KiB manifest, 8 directory levels) was reached",
+    ),
+    reason(
+        "collection_deadline_exceeded",
+        O::Adapter,
+        "software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown",
+    ),
+    reason(
+        "metadata_not_found",
+        O::Adapter,
+        "software evidence (adapter collector): no installed metadata names the package (or an editable checkout shadows it)",
+    ),
+    reason(
         "artifact_collect_failed",
         O::Host,
         "a core-collected artifact (invocation log, workspace patch) could not be written; \

@@ -8,7 +8,7 @@
 //! (decoding with paths, rules), `canonical` (canonical JSON), `edit` (SDK-style helpers),
 //! `path` (the base_dir rule for relative paths), `handles` (runtime and environment
 //! identities), `stream` (pull-stream items and the OpenAI stream wire), `bridge` (the
-//! sandbox command bridge wire), `gym` (NeMo Gym rollout observations), `codes` (the error
+//! sandbox command bridge wire), `gym` (NeMo Gym rollout observations), `evidence` (selected software evidence), `codes` (the error
 //! registry), `schema` (generated JSON Schemas).
 //!
 //! ```
@@ -46,6 +46,7 @@ pub mod config;
 pub mod descriptor;
 pub mod edit;
 pub mod error;
+pub mod evidence;
 pub mod gym;
 pub mod handles;
 pub mod health;

@@ -90,7 +90,32 @@ pub struct CallOptions {
     /// compatibility only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_wait_timeout: Option<f64>,
+    /// The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's
+    /// software evidence inventory (`RunResult.execution`) next to the core's own version.
+    /// The bindings always send it; the core snapshots it once per process and binding at
+    /// the first runtime, service or environment start with evidence enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binding: Option<BindingIdentity>,
 }
+
+/// `options.binding`: which binding calls the core, and the language runtime it runs on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BindingIdentity {
+    /// Distribution or package name (`fabric-core`, `@nvidia/fabric-core`, a Go module).
+    pub name: String,
+    /// Its full version.
+    pub version: String,
+    /// The language runtime (`cpython`, `node`, `go`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_name: Option<String>,
+    /// The language runtime's full version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runtime_version: Option<String>,
+}
+
+/// Longest accepted `options.binding` text field, in bytes.
+pub const BINDING_FIELD_MAX_BYTES: usize = 256;
 
 /// Largest start timeout honoured, in seconds (longer values are clamped).
 const MAX_TIMEOUT_SECONDS: f64 = 1.0e9;
@@ -143,6 +168,25 @@ impl CallOptions {
                 path: format!("{}.completion_wait_timeout", CallOptions::PATH),
                 detail: None,
             }));
+        }
+        if let Some(binding) = &self.binding {
+            let fields = [
+                ("name", Some(&binding.name)),
+                ("version", Some(&binding.version)),
+                ("runtime_name", binding.runtime_name.as_ref()),
+                ("runtime_version", binding.runtime_version.as_ref()),
+            ];
+            for (field, value) in fields {
+                if let Some(value) = value
+                    && (value.trim().is_empty() || value.len() > BINDING_FIELD_MAX_BYTES)
+                {
+                    return Err(ConfigError::Decode {
+                        kind: DecodeErrorKind::InvalidValue,
+                        path: format!("{}.binding.{field}", CallOptions::PATH),
+                        message: "must be non-blank and at most 256 bytes".to_owned(),
+                    });
+                }
+            }
         }
         if let Some(seconds) = self.start_timeout_seconds {
             if !(seconds.is_finite() && seconds > 0.0) {
@@ -262,6 +306,31 @@ mod tests {
                 .unwrap_err();
             assert_eq!(error.path(), Some("options.stderr_log_bytes"), "{bad}");
         }
+    }
+
+    #[test]
+    fn binding_identity_is_checked() {
+        let options = CallOptions::from_json_str(
+            r#"{"binding": {"name": "fabric-core", "version": "0.1.0", "runtime_name": "cpython"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            options.binding.as_ref().map(|b| b.name.as_str()),
+            Some("fabric-core")
+        );
+        let blank = CallOptions::from_json_str(r#"{"binding": {"name": " ", "version": "1"}}"#)
+            .unwrap_err();
+        assert_eq!(blank.path(), Some("options.binding.name"));
+        let long = format!(
+            r#"{{"binding": {{"name": "n", "version": "{}"}}}}"#,
+            "9".repeat(257)
+        );
+        let error = CallOptions::from_json_str(&long).unwrap_err();
+        assert_eq!(error.path(), Some("options.binding.version"));
+        let unknown =
+            CallOptions::from_json_str(r#"{"binding": {"name": "n", "version": "1", "x": 1}}"#)
+                .unwrap_err();
+        assert_eq!(unknown.path(), Some("options.binding.x"));
     }
 
     #[test]

@@ -153,6 +153,10 @@ pub struct RunResult {
     /// Runtime resource snapshot taken after the invocation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_snapshot: Option<RuntimeResourceSnapshot>,
+    /// Selected software evidence (`None` when `provenance.enabled` is false; old saved
+    /// results omit it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<crate::evidence::ExecutionEvidence>,
 }
 
 /// Identity of one invocation.

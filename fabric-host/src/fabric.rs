@@ -57,6 +57,7 @@ impl RunOptions {
         };
         let mut runtime = RuntimeOptions {
             caller_python: path(&options.python_interpreter),
+            binding: options.binding.clone(),
             ..RuntimeOptions::default()
         };
         if let Some(timeout) = options.start_timeout() {
@@ -496,7 +497,17 @@ mod tests {
             streaming: Some(true),
             launch_collector: Some(false),
             completion_wait_timeout: Some(2.5),
+            binding: Some(fabric_config::options::BindingIdentity {
+                name: "fabric-core".into(),
+                version: "0.1.0".into(),
+                runtime_name: None,
+                runtime_version: None,
+            }),
         });
+        assert_eq!(
+            options.runtime.binding.as_ref().map(|b| b.name.as_str()),
+            Some("fabric-core")
+        );
         assert_eq!(
             options.runtime.relay_streaming,
             Some(crate::RelayStreaming {

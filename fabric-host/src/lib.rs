@@ -59,6 +59,7 @@ pub mod collector;
 mod engine;
 mod environment;
 mod error;
+mod evidence;
 mod extensions;
 mod external_collector;
 mod fabric;

@@ -67,6 +67,9 @@ pub struct RuntimeOptions {
     /// Relay ATOF streaming (`CallOptions.streaming`): `None` (default) leaves the Relay
     /// configuration as it is and `invoke_stream` unavailable.
     pub relay_streaming: Option<crate::relay_stream::RelayStreaming>,
+    /// The calling binding (`CallOptions.binding`), reported in the core's software evidence
+    /// inventory. Default `None` (the core's own version only).
+    pub binding: Option<fabric_config::options::BindingIdentity>,
 }
 
 impl Default for RuntimeOptions {
@@ -80,6 +83,7 @@ impl Default for RuntimeOptions {
             python_interpreter: None,
             caller_python: None,
             relay_streaming: None,
+            binding: None,
         }
     }
 }
@@ -136,6 +140,8 @@ pub struct Runtime {
     service_id: Option<String>,
     /// What a service host's `start` answered (`Null` for runtimes).
     start_output: Value,
+    /// Software evidence composed at start (`None` when disabled).
+    execution: Option<fabric_config::evidence::ExecutionEvidence>,
     identity: Identity,
     environment: Arc<Environment>,
     host: Host,
@@ -177,6 +183,7 @@ impl Runtime {
             options.python_interpreter.as_deref(),
             options.caller_python.as_deref(),
         )?;
+        let evidence = crate::evidence::EvidencePlan::new(plan, &command, options.binding.as_ref());
         let prefix = role.id_prefix();
         let runtime_id = ids::new_id(prefix);
         let start_id = ids::new_id(&format!("{prefix}-start"));
@@ -258,6 +265,7 @@ impl Runtime {
         let runtime = Runtime {
             service_id: role.connected_service_id(),
             start_output: Value::Null,
+            execution: None,
             collector,
             runtime_id,
             identity,
@@ -296,6 +304,9 @@ impl Runtime {
                 .as_ref()
                 .and_then(|t| serde_json::to_value(t).ok()),
             service,
+            provenance: Some(crate::evidence::EvidencePlan::start_control(
+                evidence.as_ref(),
+            )),
         };
         let payload = serde_json::to_value(&payload).map_err(|e| HostError::InvalidRequest {
             stage: Stage::Start,
@@ -309,8 +320,12 @@ impl Runtime {
             Stage::Start,
             runtime.options.host_timeout,
         ) {
-            Ok(output) if role.is_service_host() => runtime.start_output = output,
-            Ok(_) => {}
+            Ok(output) => {
+                runtime.execution = evidence.map(|e| e.compose(plan, &output));
+                if role.is_service_host() {
+                    runtime.start_output = output;
+                }
+            }
             Err(error) => {
                 // Always end the host (and its group) after a failed start.
                 let _ = runtime.stop_inner();

@@ -465,7 +465,7 @@ fn line(record: &Value) -> Vec<u8> {
 }
 
 /// RFC 3339 UTC with nanoseconds, as `nemo_relay` stamps records.
-fn now() -> String {
+pub(crate) fn now() -> String {
     let now = time::OffsetDateTime::now_utc();
     now.format(&time::format_description::well_known::Rfc3339)
         .unwrap_or_default()

@@ -187,8 +187,12 @@ impl Host {
                     h.fail = fail;
                     h.stall = stall;
                 });
+                let report = crate::evidence::enabled(&payload)
+                    .then(|| crate::evidence::report(&runtime.settings.evidence))
+                    .flatten();
                 self.runtime = Some(runtime);
                 self.failed = false;
+                let output = crate::evidence::attach(output, report);
                 line(wire::succeeded("start", &output), false)
             }
             Err(error) => line(wire::failed("start", &error), true),

@@ -11,6 +11,7 @@
 
 mod atof;
 mod contract;
+mod evidence;
 mod health;
 mod host;
 mod load;

@@ -27,7 +27,7 @@ impl std::fmt::Display for Invalid {
     }
 }
 
-type Result<T> = std::result::Result<T, Invalid>;
+pub(crate) type Result<T> = std::result::Result<T, Invalid>;
 
 /// What happens once every scripted reply has been used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -83,6 +83,8 @@ pub struct Settings {
     pub stream: crate::stream::StreamSettings,
     /// Relay ATOF records (`harness.settings.atof`).
     pub atof: crate::atof::AtofSettings,
+    /// Software evidence report (`harness.settings.evidence`).
+    pub evidence: crate::evidence::EvidenceSettings,
 }
 
 impl Default for Settings {
@@ -97,6 +99,7 @@ impl Default for Settings {
             health: HealthSettings::default(),
             stream: crate::stream::StreamSettings::default(),
             atof: crate::atof::AtofSettings::default(),
+            evidence: crate::evidence::EvidenceSettings::default(),
         }
     }
 }
@@ -114,6 +117,7 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "health",
     "stream",
     "atof",
+    "evidence",
 ];
 pub const HEALTH_LEVELS: &[&str] = &["live", "active", "ready"];
 
@@ -163,6 +167,10 @@ impl Settings {
         }
         if let Some(v) = settings.get("atof") {
             out.atof = out.atof.merged(v, &format!("{base}.atof"))?;
+        }
+        if let Some(v) = settings.get("evidence") {
+            out.evidence =
+                crate::evidence::EvidenceSettings::parse(v, &format!("{base}.evidence"))?;
         }
         if let Some(v) = settings.get("health") {
             let path = format!("{base}.health");
@@ -562,7 +570,7 @@ pub fn is_safe_relative(name: &str) -> bool {
             .all(|seg| !seg.is_empty() && seg != "." && seg != "..")
 }
 
-fn closed(map: &Map<String, Value>, path: &str, allowed: &[&str]) -> Result<()> {
+pub(crate) fn closed(map: &Map<String, Value>, path: &str, allowed: &[&str]) -> Result<()> {
     match map.keys().find(|k| !allowed.contains(&k.as_str())) {
         Some(unknown) => Err(Invalid::new(
             &format!("{path}.{unknown}"),
@@ -572,7 +580,7 @@ fn closed(map: &Map<String, Value>, path: &str, allowed: &[&str]) -> Result<()> 
     }
 }
 
-fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
+pub(crate) fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>> {
     v.as_object()
         .ok_or_else(|| Invalid::new(path, "must be an object"))
 }
@@ -590,12 +598,12 @@ fn nonblank<'a>(v: &'a Value, path: &str) -> Result<&'a str> {
     Ok(s)
 }
 
-fn boolean(v: &Value, path: &str) -> Result<bool> {
+pub(crate) fn boolean(v: &Value, path: &str) -> Result<bool> {
     v.as_bool()
         .ok_or_else(|| Invalid::new(path, "must be a boolean"))
 }
 
-fn uint(v: &Value, path: &str, min: u64, max: u64) -> Result<u64> {
+pub(crate) fn uint(v: &Value, path: &str, min: u64, max: u64) -> Result<u64> {
     match v.as_u64() {
         Some(n) if (min..=max).contains(&n) => Ok(n),
         _ => Err(Invalid::new(

@@ -44,6 +44,8 @@ KNOWN = {
     # Ours only: per-invocation system stats and the runtime resource snapshot (stats.md).
     "system_stats",
     "resource_snapshot",
+    # Ours only: selected software evidence (0.6 spec; 0.5.0 predates it; provenance.md).
+    "execution",
 }
 
 

@@ -7,6 +7,8 @@
  * const first = await runtime.invoke({ input: "hello" });
  * ```
  */
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { FabricCapabilityError, FabricConfigError, FabricRuntimeError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
 import type {
   CheckReport,
@@ -86,7 +88,25 @@ export function optionsText(options: CallOptions): string {
   if (options.streaming !== undefined) native.streaming = options.streaming;
   if (options.launchCollector !== undefined) native.launch_collector = options.launchCollector;
   if (options.completionWaitTimeout !== undefined) native.completion_wait_timeout = options.completionWaitTimeout;
+  native.binding = bindingIdentity();
   return JSON.stringify(native);
+}
+
+let identity: NativeCallOptions["binding"] | undefined;
+
+/** This package and the Node runtime, reported in `RunResult.execution` by the core. */
+function bindingIdentity(): NativeCallOptions["binding"] {
+  if (identity === undefined) {
+    let version = "unknown";
+    try {
+      const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "package.json"), "utf8")) as { version?: unknown };
+      if (typeof manifest.version === "string" && manifest.version.trim() !== "") version = manifest.version;
+    } catch {
+      // Not packaged next to its manifest: the version stays "unknown".
+    }
+    identity = { name: "fabric-core", version, runtime_name: "node", runtime_version: process.versions.node };
+  }
+  return identity;
 }
 
 function requestText(options: InvokeOptions): string {

@@ -257,9 +257,18 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "artifact_collect_failed",
   "atof_records_uncorrelated",
   "children_lists_unavailable",
+  "collection_deadline_exceeded",
   "conversation_unavailable",
+  "evidence_contexts_dropped",
+  "evidence_entries_dropped",
+  "evidence_too_large",
+  "guest_report_malformed",
+  "guest_report_missing",
   "host_exited",
   "late_samples_discarded",
+  "lookup_limit_reached",
+  "metadata_file_limit_reached",
+  "metadata_not_found",
   "model_call_id_duplicate",
   "model_call_ids_unreported",
   "model_calls_unobserved",
@@ -283,6 +292,7 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "tool_calls_unobserved",
   "tree_changing",
   "turn_timestamp_unavailable",
+  "version_command_not_declared",
 ]);
 
 /** Runtime activity: whether a Fabric invocation is pending. Separate from health. */
@@ -362,10 +372,27 @@ export interface ArtifactRef {
   path: string;
 }
 
+/** Whether an inventory's versions could be observed. */
+export type Availability = "available" | "partial" | "unavailable";
+
+/** `options.binding`: which binding calls the core, and the language runtime it runs on. */
+export interface BindingIdentity {
+  /** Distribution or package name (`fabric-core`, `@nvidia/fabric-core`, a Go module). */
+  name: string;
+  /** The language runtime (`cpython`, `node`, `go`). */
+  runtime_name?: string | null;
+  /** The language runtime's full version. */
+  runtime_version?: string | null;
+  /** Its full version. */
+  version: string;
+}
+
 /** Options of one call (the `options_json` argument of the C ABI). */
 export interface CallOptions {
   /** Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given. */
   base_dir?: string | null;
+  /** The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled. */
+  binding?: BindingIdentity | null;
   /** Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only. */
   completion_wait_timeout?: number | null;
   /** Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it. */
@@ -563,6 +590,17 @@ export interface CheckTarget {
 /** Where NeMo Fabric control code runs relative to the environment. */
 export type ControlLocation = "external_control" | "in_env_control";
 
+/** One reason for incomplete coverage. */
+export interface CoverageGap {
+  /** The participant whose evidence is missing or cut (`guest_sdk`, `caller`, `adapter`, `core`). */
+  participant: string;
+  /** A registered reason code (`guest_report_missing`, `evidence_entries_dropped`, ...). */
+  reason: string;
+}
+
+/** `complete` or `incomplete`. */
+export type CoverageStatus = "complete" | "incomplete";
+
 /** One physical source of a discovered descriptor. */
 export interface DescriptorProvenance {
   /** Absolute descriptor path. */
@@ -672,6 +710,36 @@ export interface ErrorInfo {
   stage: Stage;
 }
 
+/** Completeness of an inventory or of the whole evidence. */
+export interface EvidenceCoverage {
+  /** Why it is incomplete (empty when complete). */
+  gaps?: CoverageGap[];
+  /** `complete` or `incomplete`. */
+  status: CoverageStatus;
+}
+
+/** One component of an inventory. */
+export interface EvidenceEntry {
+  /** What sort of component it is (`native_library`, `package`, `runtime`, `executable`). */
+  kind: string;
+  /** Component name (distribution, package or executable name). */
+  name: string;
+  /** What the component does here (`core`, `sdk`, `interpreter`, `adapter`, `harness`, `dependency`, `executable`). */
+  role: string;
+  /** The observed version, or why it is missing. */
+  version: VersionObservation;
+}
+
+/** Selected software evidence of one invocation (`RunResult.execution`). */
+export interface ExecutionEvidence {
+  /** Whether every expected report is present and within bounds; gaps name the participant. */
+  coverage?: EvidenceCoverage;
+  /** Infrastructure software reports (for example `infrastructure.container.engine_version`). */
+  infrastructure?: InfrastructureReport[];
+  /** Software inventories, one per resolution context. */
+  inventories?: SoftwareInventory[];
+}
+
 /** One ordered lifecycle or invocation event. */
 export interface FabricEvent {
   /** Event id. */
@@ -730,6 +798,16 @@ export interface GymObservationsRequest {
 
 /** A health level. Ordered: `Live < Active < Ready`. */
 export type HealthLevel = "live" | "active" | "ready";
+
+/** One infrastructure software report. */
+export interface InfrastructureReport {
+  /** The inventory context this report refers to, when any (renumbered with it). */
+  context_ref?: string | null;
+  /** Dotted key (`infrastructure.container.engine_version` = the engine server version). */
+  name: string;
+  /** The observed version, or why it is missing. */
+  version: VersionObservation;
+}
 
 /** Outcome of one agent conversation. */
 export type InvocationStatus = "completed" | "failed" | "incomplete" | "unknown";
@@ -982,6 +1060,8 @@ export interface RunResult {
   error?: ErrorInfo | null;
   /** Ordered events. */
   events?: FabricEvent[];
+  /** Selected software evidence (`None` when `provenance.enabled` is false; old saved results omit it). */
+  execution?: ExecutionEvidence | null;
   /** Stable harness identifier. */
   harness: string;
   /** Invocation id. */
@@ -1203,6 +1283,20 @@ export interface ServiceReference {
 
 /** Lifecycle state of a prepared or attached service. */
 export type ServiceStatus = "active" | "releasing" | "released" | "failed";
+
+/** The selected software of one resolution context. */
+export interface SoftwareInventory {
+  /** Whether versions could be observed at all. */
+  availability: Availability;
+  /** Opaque, result-local reference (`ctx-1`, ...); renumbered when reports are combined. */
+  context_ref: string;
+  /** Whether the inventory holds every selected component. */
+  coverage?: EvidenceCoverage;
+  /** Component observations. */
+  entries?: EvidenceEntry[];
+  /** Who shares this context (`core`, `sdk`, `caller`, `guest_sdk`, `adapter`, ...). */
+  participants?: string[];
+}
 
 /** The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`. */
 export type Stage = "config" | "plan" | "prepare" | "start" | "invoke" | "stop" | "release" | "artifact";
@@ -1444,3 +1538,22 @@ export interface TrajectoryTurn {
   /** Turn number within the invocation (≥ 1; `(invocation_id, turn_no)` is unique). */
   turn_no: number;
 }
+
+/** A version observation: observed (`value`, `source`, `origin`, `observed_at`) or missing (`status`, `reason`). Exactly one of the two shapes is present. */
+export interface VersionObservation {
+  /** UTC RFC 3339 time of the first observation (kept when reports are forwarded). */
+  observed_at?: string | null;
+  /** Which side observed it (`core`, `sdk`, `caller`, `adapter`, `provider`). */
+  origin?: string | null;
+  /** Missing version: a registered reason code. */
+  reason?: string | null;
+  /** Observer and method (`core:compiled_version`, `python:importlib.metadata`, ...). */
+  source?: string | null;
+  /** Missing version: `unavailable` or `unknown`. */
+  status?: VersionStatus | null;
+  /** The full version string (never shortened). */
+  value?: string | null;
+}
+
+/** Why a version has no value. */
+export type VersionStatus = "unavailable" | "unknown";

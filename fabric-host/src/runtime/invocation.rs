@@ -312,6 +312,7 @@ impl Runtime {
             metadata,
             system_stats,
             resource_snapshot,
+            execution: self.execution.clone(),
         })
     }
 

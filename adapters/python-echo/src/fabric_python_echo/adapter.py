@@ -296,4 +296,10 @@ class EchoRuntime:
 
 
 def main() -> None:
-    lifecycle.serve(EchoRuntime, config_loader=AgentConfig.from_mapping)
+    # With fabric_core's adapter helpers importable, the host also reports its software
+    # evidence at start (docs/provenance.md); otherwise upstream's host serves it as is.
+    try:
+        from fabric_core.adapter_evidence import serve
+    except ImportError:
+        serve = lifecycle.serve
+    serve(EchoRuntime, config_loader=AgentConfig.from_mapping)

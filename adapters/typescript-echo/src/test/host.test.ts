@@ -153,3 +153,33 @@ test("the echo adapter streams native OpenAI chunks through serve() (Node bindin
   for await (const _chunk of bad) void _chunk;
   await assert.rejects(bad.result(), (error: unknown) => error instanceof FabricRuntimeError && error.code === "echo_invalid_directive");
 });
+
+test("the echo adapter's software evidence reaches RunResult.execution (Node binding)", { skip: missing(libraryPath()) }, async () => {
+  const fabric = new Fabric();
+  const result = await fabric.run(config("evidence"), { input: "hi" });
+  output(result);
+  const execution = result.execution;
+  assert.ok(execution, "execution is present");
+  const [core, executable, guest] = execution.inventories ?? [];
+  assert.deepEqual(
+    (core.entries ?? []).map((entry) => [entry.role, entry.name]),
+    [
+      ["core", "fabric-core"],
+      ["sdk", "fabric-core"],
+      ["interpreter", "node"],
+    ],
+  );
+  assert.equal(core.entries?.[2].version.value, process.versions.node);
+  // A process adapter: the core does not run the executable to ask for its version.
+  assert.deepEqual(executable.entries?.[0].version, { status: "unavailable", reason: "version_command_not_declared" });
+  assert.deepEqual(guest.participants, ["guest_sdk", "adapter"]);
+  const library = (guest.entries ?? []).find((entry) => entry.name === "fabric-core");
+  assert.equal(library?.version.value, "0.1.0");
+  assert.equal(execution.coverage?.status, "complete", JSON.stringify(execution));
+
+  const disabled = config("evidence-off") as FabricConfig & { provenance?: unknown };
+  disabled.provenance = { enabled: false };
+  const off = await fabric.run(disabled, { input: "hi" });
+  output(off);
+  assert.equal(off.execution, undefined);
+});

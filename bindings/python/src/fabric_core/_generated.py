@@ -252,9 +252,18 @@ REASON_CODES: frozenset[str] = frozenset({
     "artifact_collect_failed",
     "atof_records_uncorrelated",
     "children_lists_unavailable",
+    "collection_deadline_exceeded",
     "conversation_unavailable",
+    "evidence_contexts_dropped",
+    "evidence_entries_dropped",
+    "evidence_too_large",
+    "guest_report_malformed",
+    "guest_report_missing",
     "host_exited",
     "late_samples_discarded",
+    "lookup_limit_reached",
+    "metadata_file_limit_reached",
+    "metadata_not_found",
     "model_call_id_duplicate",
     "model_call_ids_unreported",
     "model_calls_unobserved",
@@ -278,6 +287,7 @@ REASON_CODES: frozenset[str] = frozenset({
     "tool_calls_unobserved",
     "tree_changing",
     "turn_timestamp_unavailable",
+    "version_command_not_declared",
 })
 
 #: Runtime activity: whether a Fabric invocation is pending. Separate from health.
@@ -358,11 +368,28 @@ class ArtifactRef(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"kind", "media_type", "metadata", "name", "path"})
 
+#: Whether an inventory's versions could be observed.
+AVAILABILITY_VALUES = ("available", "partial", "unavailable",)
+
+
+class BindingIdentity(FabricMapping):
+    """`options.binding`: which binding calls the core, and the language runtime it runs on.
+
+    ``name`` (str): Distribution or package name (`fabric-core`, `@nvidia/fabric-core`, a Go module).
+    ``runtime_name`` (str | None, optional): The language runtime (`cpython`, `node`, `go`).
+    ``runtime_version`` (str | None, optional): The language runtime's full version.
+    ``version`` (str): Its full version.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"name", "runtime_name", "runtime_version", "version"})
+
 
 class CallOptions(FabricMapping):
     """Options of one call (the `options_json` argument of the C ABI).
 
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
+    ``binding`` (BindingIdentity | None, optional): The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
     ``completion_wait_timeout`` (float | None, optional): Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
     ``launch_collector`` (bool | None, optional): Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
@@ -374,7 +401,8 @@ class CallOptions(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
+    _fields = frozenset({"base_dir", "binding", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
+    _nested = {"binding": ("BindingIdentity", "one")}
 
 #: Capability kind a route applies to.
 CAPABILITY_KIND_VALUES = ("tools", "skills", "mcp",)
@@ -551,6 +579,20 @@ class CheckTarget(FabricMapping):
 CONTROL_LOCATION_VALUES = ("external_control", "in_env_control",)
 
 
+class CoverageGap(FabricMapping):
+    """One reason for incomplete coverage.
+
+    ``participant`` (str): The participant whose evidence is missing or cut (`guest_sdk`, `caller`, `adapter`, `core`).
+    ``reason`` (str): A registered reason code (`guest_report_missing`, `evidence_entries_dropped`, ...).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"participant", "reason"})
+
+#: `complete` or `incomplete`.
+COVERAGE_STATUS_VALUES = ("complete", "incomplete",)
+
+
 class DescriptorProvenance(FabricMapping):
     """One physical source of a discovered descriptor.
 
@@ -653,6 +695,45 @@ class ErrorInfo(FabricMapping):
     _fields = frozenset({"code", "message", "metadata", "retryable", "stage"})
 
 
+class EvidenceCoverage(FabricMapping):
+    """Completeness of an inventory or of the whole evidence.
+
+    ``gaps`` (tuple[CoverageGap, ...], optional): Why it is incomplete (empty when complete).
+    ``status`` (str): `complete` or `incomplete`.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"gaps", "status"})
+    _nested = {"gaps": ("CoverageGap", "list")}
+
+
+class EvidenceEntry(FabricMapping):
+    """One component of an inventory.
+
+    ``kind`` (str): What sort of component it is (`native_library`, `package`, `runtime`, `executable`).
+    ``name`` (str): Component name (distribution, package or executable name).
+    ``role`` (str): What the component does here (`core`, `sdk`, `interpreter`, `adapter`, `harness`, `dependency`, `executable`).
+    ``version`` (VersionObservation): The observed version, or why it is missing.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"kind", "name", "role", "version"})
+    _nested = {"version": ("VersionObservation", "one")}
+
+
+class ExecutionEvidence(FabricMapping):
+    """Selected software evidence of one invocation (`RunResult.execution`).
+
+    ``coverage`` (EvidenceCoverage, optional): Whether every expected report is present and within bounds; gaps name the participant.
+    ``infrastructure`` (tuple[InfrastructureReport, ...], optional): Infrastructure software reports (for example `infrastructure.container.engine_version`).
+    ``inventories`` (tuple[SoftwareInventory, ...], optional): Software inventories, one per resolution context.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"coverage", "infrastructure", "inventories"})
+    _nested = {"coverage": ("EvidenceCoverage", "one"), "infrastructure": ("InfrastructureReport", "list"), "inventories": ("SoftwareInventory", "list")}
+
+
 class FabricEvent(FabricMapping):
     """One ordered lifecycle or invocation event.
 
@@ -712,6 +793,19 @@ class GymObservationsRequest(FabricMapping):
 
 #: A health level. Ordered: `Live < Active < Ready`.
 HEALTH_LEVEL_VALUES = ("live", "active", "ready",)
+
+
+class InfrastructureReport(FabricMapping):
+    """One infrastructure software report.
+
+    ``context_ref`` (str | None, optional): The inventory context this report refers to, when any (renumbered with it).
+    ``name`` (str): Dotted key (`infrastructure.container.engine_version` = the engine server version).
+    ``version`` (VersionObservation): The observed version, or why it is missing.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"context_ref", "name", "version"})
+    _nested = {"version": ("VersionObservation", "one")}
 
 #: Outcome of one agent conversation.
 INVOCATION_STATUS_VALUES = ("completed", "failed", "incomplete", "unknown",)
@@ -972,6 +1066,7 @@ class RunResult(FabricMapping):
     ``artifacts`` (ArtifactManifest, optional): Artifact manifest.
     ``error`` (ErrorInfo | None, optional): Structured failure.
     ``events`` (tuple[FabricEvent, ...], optional): Ordered events.
+    ``execution`` (ExecutionEvidence | None, optional): Selected software evidence (`None` when `provenance.enabled` is false; old saved results omit it).
     ``harness`` (str): Stable harness identifier.
     ``invocation_id`` (str): Invocation id.
     ``metadata`` (Mapping[str, Any], optional): Result-specific details.
@@ -986,8 +1081,8 @@ class RunResult(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "harness", "invocation_id", "metadata", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
-    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
+    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "execution", "harness", "invocation_id", "metadata", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
+    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "execution": ("ExecutionEvidence", "one"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
 
 #: Terminal status of an invocation.
 RUN_STATUS_VALUES = ("succeeded", "failed", "cancelled",)
@@ -1167,6 +1262,21 @@ class ServiceReference(FabricMapping):
 
 #: Lifecycle state of a prepared or attached service.
 SERVICE_STATUS_VALUES = ("active", "releasing", "released", "failed",)
+
+
+class SoftwareInventory(FabricMapping):
+    """The selected software of one resolution context.
+
+    ``availability`` (str): Whether versions could be observed at all.
+    ``context_ref`` (str): Opaque, result-local reference (`ctx-1`, ...); renumbered when reports are combined.
+    ``coverage`` (EvidenceCoverage, optional): Whether the inventory holds every selected component.
+    ``entries`` (tuple[EvidenceEntry, ...], optional): Component observations.
+    ``participants`` (tuple[str, ...], optional): Who shares this context (`core`, `sdk`, `caller`, `guest_sdk`, `adapter`, ...).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"availability", "context_ref", "coverage", "entries", "participants"})
+    _nested = {"coverage": ("EvidenceCoverage", "one"), "entries": ("EvidenceEntry", "list")}
 
 #: The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`.
 STAGE_VALUES = ("config", "plan", "prepare", "start", "invoke", "stop", "release", "artifact",)
@@ -1389,12 +1499,31 @@ class TrajectoryTurn(FabricMapping):
     _nested = {"model_calls": ("ModelCallRef", "list"), "source_model_ref": ("ModelServerRef", "one")}
 
 
+class VersionObservation(FabricMapping):
+    """A version observation: observed (`value`, `source`, `origin`, `observed_at`) or missing (`status`, `reason`). Exactly one of the two shapes is present.
+
+    ``observed_at`` (str | None, optional): UTC RFC 3339 time of the first observation (kept when reports are forwarded).
+    ``origin`` (str | None, optional): Which side observed it (`core`, `sdk`, `caller`, `adapter`, `provider`).
+    ``reason`` (str | None, optional): Missing version: a registered reason code.
+    ``source`` (str | None, optional): Observer and method (`core:compiled_version`, `python:importlib.metadata`, ...).
+    ``status`` (str | None, optional): Missing version: `unavailable` or `unknown`.
+    ``value`` (str | None, optional): The full version string (never shortened).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"observed_at", "origin", "reason", "source", "status", "value"})
+
+#: Why a version has no value.
+VERSION_STATUS_VALUES = ("unavailable", "unknown",)
+
+
 for _model in (
     AdapterCapabilityProfile,
     AgentInvocation,
     AgentObservationBundle,
     ArtifactManifest,
     ArtifactRef,
+    BindingIdentity,
     CallOptions,
     CapabilityPlan,
     CapabilityRoute,
@@ -1406,16 +1535,21 @@ for _model in (
     CheckObservation,
     CheckReport,
     CheckTarget,
+    CoverageGap,
     DescriptorProvenance,
     DoctorCheck,
     DoctorReport,
     EnvironmentInfo,
     EnvironmentPlan,
     ErrorInfo,
+    EvidenceCoverage,
+    EvidenceEntry,
+    ExecutionEvidence,
     FabricEvent,
     GaugeSummary,
     GymObservations,
     GymObservationsRequest,
+    InfrastructureReport,
     InvocationSystemStats,
     Limit_double,
     Limit_uint64,
@@ -1443,6 +1577,7 @@ for _model in (
     ServiceHandle,
     ServiceInfo,
     ServiceReference,
+    SoftwareInventory,
     StatsDiagnostic,
     StreamInfo,
     TelemetryPlan,
@@ -1455,5 +1590,6 @@ for _model in (
     TrajectoryTokenStats,
     TrajectoryToolCall,
     TrajectoryTurn,
+    VersionObservation,
 ):
     register(_model)

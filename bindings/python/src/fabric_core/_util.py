@@ -8,6 +8,7 @@ import contextvars
 import functools
 import json
 import os
+import platform
 import sys
 import sysconfig
 from collections.abc import Callable, Mapping
@@ -60,7 +61,9 @@ def options_arg(
     discovery source: ``<prefix>/share/nemo-fabric/{adapters,targets}``, as upstream's SDK
     searches) and its executable (``python_interpreter``, which runs ``python``-kind adapters
     unless ``ADAPTER_PYTHON`` is set), so adapters installed in a virtual environment work
-    when that environment's interpreter is run without activating it."""
+    when that environment's interpreter is run without activating it. It also names the
+    binding (``binding``: this package's name and version, and the interpreter's), which the
+    core reports in ``RunResult.execution`` next to its own version."""
 
     options: dict[str, Any] = dict(_interpreter_options())
     if base_dir is not None:
@@ -82,9 +85,18 @@ def options_arg(
 
 
 @functools.lru_cache(maxsize=1)
-def _interpreter_options() -> dict[str, str]:
+def _interpreter_options() -> dict[str, Any]:
     # The running interpreter does not change: computed once, copied by each caller.
-    options: dict[str, str] = {}
+    from fabric_core import __version__
+
+    options: dict[str, Any] = {
+        "binding": {
+            "name": "fabric-core",
+            "version": __version__,
+            "runtime_name": platform.python_implementation().lower(),
+            "runtime_version": platform.python_version(),
+        }
+    }
     prefix = sysconfig.get_path("data") or sys.prefix
     if prefix and "\x00" not in prefix:
         options["python_prefix"] = prefix

@@ -716,8 +716,13 @@ def serve(runtime_factory: Callable[[], Any], **kwargs: Any) -> None:
 
     Keyword arguments (``config_loader``, streams) are passed through. The
     listener starts after the runtime's ``start()`` succeeds (when
-    ``FABRIC_HOME`` is set) and stops before its ``stop()``.
+    ``FABRIC_HOME`` is set) and stops before its ``stop()``. The start output also
+    carries the host's software evidence (``fabric_core.adapter_evidence``) when the
+    core asks for it; ``evidence_targets`` adds import names to its selection.
     """
     from nemo_fabric_adapters.common.lifecycle import serve as upstream_serve
 
-    upstream_serve(lambda: _HealthRuntime(runtime_factory()), **kwargs)
+    from fabric_core.adapter_evidence import EvidenceRuntime
+
+    targets = kwargs.pop("evidence_targets", ())
+    upstream_serve(lambda: _HealthRuntime(EvidenceRuntime(runtime_factory(), targets)), **kwargs)

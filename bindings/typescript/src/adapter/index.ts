@@ -10,6 +10,17 @@ export { serve, LifecycleError, remainingMillis } from "./serve";
 export type { AdapterRuntime, RuntimeFactory, ServeOptions } from "./serve";
 export { pythonJsonDumps } from "./pyjson";
 export {
+  collectEvidence,
+  lookupManifest,
+  evidenceRequested,
+  attachEvidence,
+  DEADLINE_MS as EVIDENCE_DEADLINE_MS,
+  MAX_LEVELS as EVIDENCE_MAX_LEVELS,
+  MAX_MANIFEST_BYTES as EVIDENCE_MAX_MANIFEST_BYTES,
+  MAX_TARGETS as EVIDENCE_MAX_TARGETS,
+} from "./evidence";
+export type { CollectOptions, ExecutionEvidenceReport, LookupResult } from "./evidence";
+export {
   HealthListener,
   serveHealth,
   runtimeProbe,

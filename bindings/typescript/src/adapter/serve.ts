@@ -9,6 +9,7 @@
  * and do not end the host. Process stdout is reserved for protocol lines: anything the
  * adapter prints (console.log, process.stdout.write) goes to stderr.
  */
+import { DEFAULT_TARGETS, attachEvidence, collectEvidence, evidenceRequested } from "./evidence";
 import * as readline from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { JsonEncodeError, pythonJsonDumps, toPlainJson } from "./pyjson";
@@ -75,6 +76,13 @@ export interface ServeOptions {
   fabricHome?: string;
   /** Run the health listener from a successful `start()` to `stop()`. Default true. */
   health?: boolean;
+  /**
+   * Software evidence: package names added to the selection (default: `fabric-core`), or
+   * `false` to never report. A report is collected only when the core asks for it.
+   */
+  evidenceTargets?: readonly string[] | false;
+  /** Directory the package lookup starts from; default the main module's directory. */
+  evidenceFromDir?: string;
 }
 
 const OPERATIONS = new Set(["start", "invoke", "invoke_openai_stream", "stop"]);
@@ -156,6 +164,7 @@ class Host {
     private readonly validate: boolean,
     private readonly diagnostics: Writable,
     private readonly fabricHome: string | null = null,
+    private readonly evidence: { targets: readonly string[]; fromDir?: string } | null = null,
   ) {}
 
   /** Starts the health listener for a started runtime; a failure is logged, not fatal. */
@@ -289,6 +298,10 @@ class Host {
     this.state.runtimeId = runtimeId;
     this.state.failed = false;
     await this.startHealth(candidate);
+    if (this.evidence !== null && evidenceRequested(payload)) {
+      const report = await collectEvidence(this.evidence.targets, { fromDir: this.evidence.fromDir });
+      output = attachEvidence(output, report);
+    }
     return success("start", output === undefined ? null : output);
   }
 
@@ -527,7 +540,11 @@ export async function serve(factory: RuntimeFactory, options: ServeOptions = {})
   }
   const home = options.fabricHome ?? process.env.FABRIC_HOME;
   const healthHome = options.health === false || home === undefined || home === "" ? null : home;
-  const host = new Host(factory, validate, diagnostics, healthHome);
+  const evidence =
+    options.evidenceTargets === false
+      ? null
+      : { targets: [...(options.evidenceTargets ?? []), ...DEFAULT_TARGETS], fromDir: options.evidenceFromDir };
+  const host = new Host(factory, validate, diagnostics, healthHome, evidence);
   let status = 0;
   const onSigint = () => {
     void host.shutdown().finally(() => process.exit(130));

@@ -206,5 +206,7 @@ export interface StartPayload {
   runtime_context: { runtime_id: string; [key: string]: unknown };
   capability_plan?: JsonObject;
   telemetry_plan?: JsonObject;
+  /** Software evidence control: `{enabled: true}` asks for the host's report. */
+  provenance?: { enabled: boolean };
   [key: string]: unknown;
 }

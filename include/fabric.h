@@ -70,11 +70,11 @@ typedef int32_t FabricStatus;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// A runtime handle: a nonzero integer id (0 is never a valid handle).
-typedef uint64_t fabric_runtime;
-
 // An environment handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_environment;
+
+// A runtime handle: a nonzero integer id (0 is never a valid handle).
+typedef uint64_t fabric_runtime;
 
 // A completion queue handle (one readiness descriptor for many operations): a nonzero
 // integer id; `0` means "no queue" where a queue is optional.
@@ -208,6 +208,31 @@ int32_t fabric_doctor(const char *config_json, const char *options_json, char **
 // strings valid for the duration of the call; `out` must be NULL or valid for writing one
 // `char *`.
 int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, char **out);
+
+// Plans a config and attaches to the existing environment `reference_json` names: an
+// EnvironmentReference `{provider, resource}` whose `provider` is the config's
+// `environment.provider` (the `local` provider takes `resource.workspace`, an existing
+// directory). The environment stays the caller's (`ownership: "caller_owned"`,
+// `attached: true`): `fabric_environment_release` only detaches. `options_json`: NULL or a
+// CallOptions object. Results and handle as `fabric_environment_prepare`; the JSON's
+// `reference` is what a later attach accepts.
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the handle is owned by the caller: release it with
+// `fabric_environment_release`, then `fabric_environment_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (`invalid_environment_reference` with `metadata.path`
+// naming the field, `environment_not_found` for a resource that does not exist, config,
+// options, plan, unset `env_names`), `FABRIC_STATUS_CAPABILITY`
+// (`environment_provider_unsupported`: the provider cannot attach),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`reference_json`/
+// `environment_out`/`out`, invalid UTF-8).
+// Blocking: yes — file system work only. Thread-safe.
+//
+// # Safety
+// `config_json`, `reference_json` and `options_json` must be NULL or NUL-terminated
+// strings valid for the duration of the call; `environment_out` must be NULL or valid for
+// writing one `fabric_environment`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_environment_attach(const char *config_json, const char *reference_json, const char *options_json, fabric_environment *environment_out, char **out);
 
 // Maps one rollout's RunResults (and the Relay ATOF records of their invocations) to NeMo
 // Gym's observation contract: `*out` is `{"ng_agent_observations": AgentObservationBundle,

@@ -102,6 +102,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"env_name_reserved":                       {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config"},
 	"env_name_unset":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable is not set"},
 	"env_names_conflict":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
+	"environment_not_found":                   {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the resource an EnvironmentReference names does not exist (`metadata.path` names the field)"},
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
 	"environment_released":                    {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
 	"export_line_invalid":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input line is not a RunResult or an ATOF record"},
@@ -136,6 +137,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_check_request":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "health", Summary: "a CheckRequest is malformed or names an unknown level"},
 	"invalid_config_type":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a config value has the wrong type for its field"},
 	"invalid_env_name":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"},
+	"invalid_environment_reference":           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)"},
 	"invalid_header_name":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header names must be RFC 7230 tokens"},
 	"invalid_header_value":                    {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header values must not contain CR, LF, NUL or other control characters"},
 	"invalid_input":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)"},
@@ -664,6 +666,8 @@ const (
 type EnvironmentInfo struct {
 	// Artifacts: Resolved artifact root.
 	Artifacts string `json:"artifacts,omitempty"`
+	// Attached: Whether the environment was attached (`attach_environment`): the resource stays the caller's and release only detaches.
+	Attached bool `json:"attached,omitempty"`
 	// Connection: Provider connection data.
 	Connection map[string]any `json:"connection,omitempty"`
 	// ControlLocation: Where Fabric control code runs relative to the environment.
@@ -680,6 +684,8 @@ type EnvironmentInfo struct {
 	Ownership EnvironmentOwnership `json:"ownership"`
 	// Provider: Provider (`local`).
 	Provider string `json:"provider"`
+	// Reference: The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach.
+	Reference *EnvironmentReference `json:"reference,omitempty"`
 	// Released: Whether the environment was released (new starts in it fail).
 	Released bool `json:"released,omitempty"`
 	// Workspace: Resolved workspace directory.
@@ -717,6 +723,14 @@ type EnvironmentPlan struct {
 	Settings map[string]any `json:"settings,omitempty"`
 	// Workspace: Resolved workspace path.
 	Workspace string `json:"workspace,omitempty"`
+}
+
+// EnvironmentReference: A provider-specific reference to an existing execution environment (the input of `attach_environment`; unknown top-level fields are rejected).  The `local` provider reads `resource.workspace`: an existing directory (a relative path is anchored at the plan's `base_dir`). Other providers define their own `resource` members; their paths refer to the environment and are never resolved on the host.
+type EnvironmentReference struct {
+	// Provider: The environment provider that owns the referenced resource.
+	Provider string `json:"provider"`
+	// Resource: Provider-specific identity of the resource, used to verify and attach.
+	Resource map[string]any `json:"resource,omitempty"`
 }
 
 // ErrorInfo: A structured error: what every surface (CLI, C ABI, bindings) reports.  `code` and `stage` are always set; `message` never contains secret values (environment values, header values, credentials).

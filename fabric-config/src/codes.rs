@@ -541,6 +541,18 @@ pub const CODES: &[ErrorCode] = &[
         "the environment was released",
     )),
     code(
+        "invalid_environment_reference",
+        Some(S::Config),
+        O::Host,
+        "an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)",
+    ),
+    code(
+        "environment_not_found",
+        Some(S::Prepare),
+        O::Host,
+        "the resource an EnvironmentReference names does not exist (`metadata.path` names the field)",
+    ),
+    code(
         "service_unsupported",
         Some(S::Prepare),
         O::Host,

@@ -30,6 +30,10 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/runtime-info", schema::<handles::RuntimeInfo>()),
         ("sdk/runtime-status", schema::<handles::RuntimeStatusInfo>()),
         ("sdk/environment-info", schema::<handles::EnvironmentInfo>()),
+        (
+            "sdk/environment-reference",
+            schema::<handles::EnvironmentReference>(),
+        ),
         ("sdk/service-info", schema::<service::ServiceInfo>()),
         (
             "sdk/service-reference",

@@ -1,4 +1,5 @@
-//! The local environment provider: `prepare_environment`, env forwarding, release.
+//! The local environment provider: `prepare_environment`, `attach_environment`, env
+//! forwarding, release.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -6,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use fabric_config::Stage;
 use fabric_config::agent::EnvironmentHandle;
+use fabric_config::codes::ErrorClass;
 use fabric_config::config::{ControlLocation, EnvironmentOwnership};
-use fabric_config::handles::EnvironmentInfo;
+use fabric_config::handles::{EnvironmentInfo, EnvironmentReference};
 use fabric_config::path::resolve_path;
 use fabric_config::plan::RunPlan;
 use serde_json::Value;
@@ -23,6 +25,7 @@ pub struct Environment {
     env_names: Vec<String>,
     workspace: PathBuf,
     artifact_root: Option<PathBuf>,
+    attached: bool,
     released: AtomicBool,
 }
 
@@ -31,28 +34,92 @@ impl Environment {
     /// (an unset name fails at `stage`, naming the variable) and the workspace and
     /// artifact paths (against the plan's `base_dir`).
     pub fn prepare(plan: &RunPlan, stage: Stage) -> Result<Environment, HostError> {
-        let base_dir = PathBuf::from(&plan.base_dir);
-        let env_plan = plan.environment_plan.as_ref();
-        let provider = env_plan.map_or("local", |p| p.provider.as_str());
+        let provider = provider_of(plan);
         if provider != "local" {
-            return Err(HostError::Capability {
-                stage: Stage::Prepare,
-                code: "environment_provider_unsupported",
-                message: format!(
-                    "environment provider `{provider}` is not supported by this core (only `local`)"
+            return Err(unsupported(provider));
+        }
+        Environment::local(plan, stage, None)
+    }
+
+    /// Attaches to the existing environment `reference` names. The resource stays the
+    /// caller's (`ownership: caller_owned`, `attached: true`) and release only detaches.
+    /// The reference's provider must be the config's `environment.provider`; the local
+    /// provider verifies that `resource.workspace` is an existing directory (a relative
+    /// path is anchored at the plan's `base_dir`) and takes no other member.
+    pub fn attach(
+        plan: &RunPlan,
+        reference: &EnvironmentReference,
+        stage: Stage,
+    ) -> Result<Environment, HostError> {
+        let provider = provider_of(plan);
+        if reference.provider != provider {
+            return Err(invalid_reference(
+                "provider",
+                format!(
+                    "the reference's provider `{}` is not the config's environment.provider `{provider}`",
+                    reference.provider
                 ),
+            ));
+        }
+        if provider != "local" {
+            return Err(unsupported(provider));
+        }
+        if let Some(key) = reference.resource.keys().find(|k| *k != "workspace") {
+            return Err(invalid_reference(
+                &format!("resource.{key}"),
+                format!(
+                    "the local provider does not know `resource.{key}` (only `resource.workspace`)"
+                ),
+            ));
+        }
+        let workspace = match reference.resource.get("workspace") {
+            Some(Value::String(path)) if !path.trim().is_empty() => {
+                resolve_path(Path::new(&plan.base_dir), path)
+            }
+            _ => {
+                return Err(invalid_reference(
+                    "resource.workspace",
+                    "the local provider needs `resource.workspace`: a non-empty directory path"
+                        .to_owned(),
+                ));
+            }
+        };
+        if !workspace.is_dir() {
+            return Err(HostError::Environment {
+                stage: Stage::Prepare,
+                code: "environment_not_found",
+                class: ErrorClass::Config,
+                message: format!(
+                    "resource.workspace `{}` is not an existing directory",
+                    workspace.display()
+                ),
+                path: Some("resource.workspace".to_owned()),
             });
         }
+        Environment::local(plan, stage, Some(workspace))
+    }
+
+    /// The local environment of `plan`; `attached` is the verified workspace of an attached
+    /// environment (it replaces `environment.workspace`).
+    fn local(
+        plan: &RunPlan,
+        stage: Stage,
+        attached: Option<PathBuf>,
+    ) -> Result<Environment, HostError> {
+        let base_dir = PathBuf::from(&plan.base_dir);
+        let env_plan = plan.environment_plan.as_ref();
         let literal = env_plan.map(|p| p.env.clone()).unwrap_or_default();
         let env_names = env_plan.map(|p| p.env_names.clone()).unwrap_or_default();
         let mut env = literal;
         for name in &env_names {
             env.insert(name.clone(), read_var(name, stage)?);
         }
-        let workspace = env_plan
+        let configured = env_plan
             .and_then(|p| p.workspace.as_deref())
-            .map(|w| resolve_path(&base_dir, w))
-            .unwrap_or_else(|| base_dir.clone());
+            .map(|w| resolve_path(&base_dir, w));
+        let is_attached = attached.is_some();
+        let reported = attached.clone().or_else(|| configured.clone());
+        let workspace = attached.or(configured).unwrap_or_else(|| base_dir.clone());
         let artifact_root = plan
             .config
             .runtime
@@ -64,15 +131,18 @@ impl Environment {
             map.map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
                 .unwrap_or_default()
         };
+        let ownership = if is_attached {
+            EnvironmentOwnership::CallerOwned
+        } else {
+            env_plan.map_or(EnvironmentOwnership::CallerOwned, |p| p.ownership)
+        };
         let handle = EnvironmentHandle {
             environment_id: ids::new_id("environment"),
             provider: "local".into(),
             control_location: env_plan
                 .map_or(ControlLocation::InEnvControl, |p| p.control_location),
-            ownership: env_plan.map_or(EnvironmentOwnership::CallerOwned, |p| p.ownership),
-            workspace: env_plan
-                .and_then(|p| p.workspace.as_ref())
-                .map(|_| workspace.to_string_lossy().into_owned()),
+            ownership,
+            workspace: reported.map(|w| w.to_string_lossy().into_owned()),
             artifacts: artifact_root
                 .as_ref()
                 .map(|a| a.to_string_lossy().into_owned()),
@@ -85,6 +155,7 @@ impl Environment {
             env_names,
             workspace,
             artifact_root,
+            attached: is_attached,
             released: AtomicBool::new(false),
         })
     }
@@ -97,7 +168,31 @@ impl Environment {
 
     /// The caller-facing view of this environment: variable names, never values.
     pub fn info(&self) -> EnvironmentInfo {
-        EnvironmentInfo::from_handle(&self.handle, self.is_released())
+        let mut info = EnvironmentInfo::from_handle(&self.handle, self.is_released());
+        info.attached = self.attached;
+        info.reference = Some(self.reference());
+        info
+    }
+
+    /// The reference `attach` accepts for this environment (local: the absolute
+    /// workspace directory).
+    pub fn reference(&self) -> EnvironmentReference {
+        let workspace =
+            std::path::absolute(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
+        let mut resource = BTreeMap::new();
+        resource.insert(
+            "workspace".to_owned(),
+            Value::String(workspace.to_string_lossy().into_owned()),
+        );
+        EnvironmentReference {
+            provider: self.handle.provider.clone(),
+            resource,
+        }
+    }
+
+    /// Whether the environment was attached (release only detaches).
+    pub fn is_attached(&self) -> bool {
+        self.attached
     }
 
     /// The environment id.
@@ -144,8 +239,9 @@ impl Environment {
         self.handle.env.iter()
     }
 
-    /// Marks the environment released. Local release never deletes caller-owned files;
-    /// runtimes already started keep running until stopped.
+    /// Marks the environment released. Local release never deletes caller-owned files (an
+    /// attached environment is only detached); runtimes already started keep running until
+    /// stopped.
     pub fn release(&self) -> Result<(), HostError> {
         self.released.store(true, Ordering::SeqCst);
         Ok(())
@@ -164,4 +260,30 @@ fn read_var(name: &str, stage: Stage) -> Result<String, HostError> {
             stage,
             name: name.to_owned(),
         })
+}
+
+fn provider_of(plan: &RunPlan) -> &str {
+    plan.environment_plan
+        .as_ref()
+        .map_or("local", |p| p.provider.as_str())
+}
+
+fn unsupported(provider: &str) -> HostError {
+    HostError::Capability {
+        stage: Stage::Prepare,
+        code: "environment_provider_unsupported",
+        message: format!(
+            "environment provider `{provider}` is not supported by this core (only `local`)"
+        ),
+    }
+}
+
+fn invalid_reference(path: &str, message: String) -> HostError {
+    HostError::Environment {
+        stage: Stage::Config,
+        code: "invalid_environment_reference",
+        class: ErrorClass::Config,
+        message,
+        path: Some(path.to_owned()),
+    }
 }

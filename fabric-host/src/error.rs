@@ -193,6 +193,21 @@ pub enum HostError {
         /// runtime ids).
         fields: Vec<String>,
     },
+    /// An environment rule was broken (`invalid_environment_reference`,
+    /// `environment_not_found`).
+    #[error("{message}")]
+    Environment {
+        /// Stage.
+        stage: Stage,
+        /// Stable code.
+        code: &'static str,
+        /// SDK class.
+        class: ErrorClass,
+        /// Safe message naming the field (never a value).
+        message: String,
+        /// The offending field (`metadata.path`), if one.
+        path: Option<String>,
+    },
     /// The selected adapter or provider cannot do what was asked.
     #[error("{message}")]
     Capability {
@@ -399,6 +414,8 @@ pub const CODES: &[&str] = &[
     "invalid_agent_run_result",
     "filesystem_error",
     "environment_released",
+    "invalid_environment_reference",
+    "environment_not_found",
     "resource_observation_unavailable",
     "resource_observation_unsupported",
     "openai_streaming_unavailable",
@@ -434,6 +451,7 @@ macro_rules! with_stage {
             | HostError::RuntimeFailed { $stage, .. }
             | HostError::Capability { $stage, .. }
             | HostError::Service { $stage, .. }
+            | HostError::Environment { $stage, .. }
             | HostError::InvalidRequest { $stage, .. }
             | HostError::RequestTooLarge { $stage, .. }
             | HostError::RequestExtensionsUndeclared { $stage, .. }
@@ -487,6 +505,7 @@ impl HostError {
             HostError::StreamProtocol { .. } => "openai_stream_protocol_error",
             HostError::Collector { code, .. } => code,
             HostError::Service { code, .. } => code,
+            HostError::Environment { code, .. } => code,
         }
     }
 
@@ -503,7 +522,9 @@ impl HostError {
             | HostError::RuntimeFailed { .. }
             | HostError::StreamActive { .. }
             | HostError::EnvironmentReleased { .. } => ErrorClass::State,
-            HostError::Plan { class, .. } | HostError::Service { class, .. } => *class,
+            HostError::Plan { class, .. }
+            | HostError::Service { class, .. }
+            | HostError::Environment { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
             HostError::InvalidRequest { .. } | HostError::RequestTooLarge { .. } => {
                 ErrorClass::Config
@@ -667,7 +688,10 @@ impl From<HostError> for ErrorInfo {
             HostError::RuntimeFailed { cause, .. } => {
                 info.metadata.insert("cause".into(), cause.into());
             }
-            HostError::InvalidRequest { path, .. } => {
+            HostError::InvalidRequest { path, .. }
+            | HostError::Environment {
+                path: Some(path), ..
+            } => {
                 info.metadata.insert("path".into(), path.into());
             }
             HostError::Service { fields, .. } if !fields.is_empty() => {

@@ -112,6 +112,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   env_name_reserved: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config" },
   env_name_unset: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a forwarded environment variable is not set" },
   env_names_conflict: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "a variable cannot be listed in environment.env_names and also set in environment.env" },
+  environment_not_found: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the resource an EnvironmentReference names does not exist (`metadata.path` names the field)" },
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },
   environment_released: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the environment was released" },
   export_line_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input line is not a RunResult or an ATOF record" },
@@ -146,6 +147,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_check_request: { stage: "config", retryable: false, classOverride: null, origin: "health", summary: "a CheckRequest is malformed or names an unknown level" },
   invalid_config_type: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "a config value has the wrong type for its field" },
   invalid_env_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*" },
+  invalid_environment_reference: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)" },
   invalid_header_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "HTTP header names must be RFC 7230 tokens" },
   invalid_header_value: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "HTTP header values must not contain CR, LF, NUL or other control characters" },
   invalid_input: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)" },
@@ -609,6 +611,8 @@ export type DoctorStatus = "pass" | "warn" | "fail";
 export interface EnvironmentInfo {
   /** Resolved artifact root. */
   artifacts?: string | null;
+  /** Whether the environment was attached (`attach_environment`): the resource stays the caller's and release only detaches. */
+  attached?: boolean;
   /** Provider connection data. */
   connection?: JsonObject;
   /** Where Fabric control code runs relative to the environment. */
@@ -625,6 +629,8 @@ export interface EnvironmentInfo {
   ownership: EnvironmentOwnership;
   /** Provider (`local`). */
   provider: string;
+  /** The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach. */
+  reference?: EnvironmentReference | null;
   /** Whether the environment was released (new starts in it fail). */
   released?: boolean;
   /** Resolved workspace directory. */
@@ -656,6 +662,14 @@ export interface EnvironmentPlan {
   settings?: JsonObject;
   /** Resolved workspace path. */
   workspace?: string | null;
+}
+
+/** A provider-specific reference to an existing execution environment (the input of `attach_environment`; unknown top-level fields are rejected).  The `local` provider reads `resource.workspace`: an existing directory (a relative path is anchored at the plan's `base_dir`). Other providers define their own `resource` members; their paths refer to the environment and are never resolved on the host. */
+export interface EnvironmentReference {
+  /** The environment provider that owns the referenced resource. */
+  provider: string;
+  /** Provider-specific identity of the resource, used to verify and attach. */
+  resource?: JsonObject;
 }
 
 /** A structured error: what every surface (CLI, C ABI, bindings) reports.  `code` and `stage` are always set; `message` never contains secret values (environment values, header values, credentials). */

@@ -107,6 +107,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "env_name_reserved": (None, False, None, "config"),
     "env_name_unset": (None, False, None, "host"),
     "env_names_conflict": (None, False, None, "config"),
+    "environment_not_found": ("prepare", False, None, "host"),
     "environment_provider_unsupported": ("prepare", False, None, "host"),
     "environment_released": (None, False, "state", "host"),
     "export_line_invalid": ("config", False, None, "cli"),
@@ -141,6 +142,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_check_request": ("config", False, None, "health"),
     "invalid_config_type": ("config", False, None, "binding"),
     "invalid_env_name": (None, False, None, "config"),
+    "invalid_environment_reference": ("config", False, None, "host"),
     "invalid_header_name": (None, False, None, "config"),
     "invalid_header_value": (None, False, None, "config"),
     "invalid_input": (None, False, None, "sandbox"),
@@ -601,6 +603,7 @@ class EnvironmentInfo(FabricMapping):
     """A prepared environment as reported to callers (`fabric_environment_prepare`, `fabric_environment_release`, and inside [`RuntimeInfo`]).
 
     ``artifacts`` (str | None, optional): Resolved artifact root.
+    ``attached`` (bool, optional): Whether the environment was attached (`attach_environment`): the resource stays the caller's and release only detaches.
     ``connection`` (Mapping[str, Any], optional): Provider connection data.
     ``control_location`` (str): Where Fabric control code runs relative to the environment.
     ``env_names`` (tuple[str, ...], optional): Names of the variables the environment passes to adapters (values are never reported).
@@ -609,12 +612,14 @@ class EnvironmentInfo(FabricMapping):
     ``metadata`` (Mapping[str, Any], optional): Consumer metadata.
     ``ownership`` (str): Who owns the environment's lifecycle.
     ``provider`` (str): Provider (`local`).
+    ``reference`` (EnvironmentReference | None, optional): The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach.
     ``released`` (bool, optional): Whether the environment was released (new starts in it fail).
     ``workspace`` (str | None, optional): Resolved workspace directory.
     """
 
     __slots__ = ()
-    _fields = frozenset({"artifacts", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "released", "workspace"})
+    _fields = frozenset({"artifacts", "attached", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "reference", "released", "workspace"})
+    _nested = {"reference": ("EnvironmentReference", "one")}
 
 #: Who tears the environment down.
 ENVIRONMENT_OWNERSHIP_VALUES = ("caller_owned", "fabric_owned",)
@@ -637,6 +642,17 @@ class EnvironmentPlan(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"artifacts", "connection", "control_location", "env", "env_names", "metadata", "ownership", "provider", "settings", "workspace"})
+
+
+class EnvironmentReference(FabricMapping):
+    """A provider-specific reference to an existing execution environment (the input of `attach_environment`; unknown top-level fields are rejected).  The `local` provider reads `resource.workspace`: an existing directory (a relative path is anchored at the plan's `base_dir`). Other providers define their own `resource` members; their paths refer to the environment and are never resolved on the host.
+
+    ``provider`` (str): The environment provider that owns the referenced resource.
+    ``resource`` (Mapping[str, Any], optional): Provider-specific identity of the resource, used to verify and attach.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"provider", "resource"})
 
 
 class ErrorInfo(FabricMapping):
@@ -1411,6 +1427,7 @@ for _model in (
     DoctorReport,
     EnvironmentInfo,
     EnvironmentPlan,
+    EnvironmentReference,
     ErrorInfo,
     FabricEvent,
     GaugeSummary,

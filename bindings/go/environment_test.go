@@ -85,8 +85,47 @@ func TestAttachEnvironmentErrors(t *testing.T) {
 		}
 	}
 	_, err := f.AttachEnvironment(ctx, attachConfig(t, workspace, "no-such-provider"), fabric.EnvironmentReference{Provider: "no-such-provider"})
+	var configErr *fabric.ConfigError
+	if !errors.As(err, &configErr) || configErr.Code != "environment_provider_not_found" {
+		t.Fatalf("want environment_provider_not_found, got %v", err)
+	}
+}
+
+func TestSubprocessProviderEnvironment(t *testing.T) {
+	f := newFabric(t)
+	ctx := context.Background()
+	root := t.TempDir()
+	config := attachConfig(t, "relative", "subprocess")
+	config.Environment["settings"] = map[string]any{"root": root}
+	prepared, err := f.PrepareEnvironment(ctx, config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer prepared.Close()
+	directory, _ := prepared.Info.Reference.Resource["directory"].(string)
+	if filepath.Dir(directory) != root || prepared.Info.Ownership != fabric.EnvironmentOwnershipFabricOwned {
+		t.Fatalf("prepared: %+v", prepared.Info)
+	}
+	attached, err := f.AttachEnvironment(ctx, config, *prepared.Info.Reference)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer attached.Close()
+	if _, err := attached.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(directory); err != nil {
+		t.Fatalf("detach must keep the environment: %v", err)
+	}
+	_, err = prepared.StartRuntime(ctx, config)
 	var capErr *fabric.CapabilityError
-	if !errors.As(err, &capErr) || capErr.Code != "environment_provider_unsupported" {
-		t.Fatalf("want environment_provider_unsupported, got %v", err)
+	if !errors.As(err, &capErr) || capErr.Code != "environment_runtime_unsupported" {
+		t.Fatalf("want environment_runtime_unsupported, got %v", err)
+	}
+	if _, err := prepared.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(directory); !os.IsNotExist(err) {
+		t.Fatalf("release must delete what Fabric prepared: %v", err)
 	}
 }

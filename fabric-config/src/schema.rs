@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, gym, handles, health, options, plan, request, result,
-    service, stats, stream,
+    agent, config, descriptor, error, gym, handles, health, options, plan, provider, request,
+    result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -70,6 +70,30 @@ pub fn all() -> Vec<(&'static str, Value)> {
             schema::<gym::GymObservationsRequest>(),
         ),
         ("sdk/gym-observations", schema::<gym::GymObservations>()),
+        (
+            "environment-provider/request",
+            schema::<provider::ProviderRequest>(),
+        ),
+        (
+            "environment-provider/response",
+            schema::<provider::ProviderResponse>(),
+        ),
+        (
+            "environment-provider/descriptor",
+            schema::<provider::ProviderDescriptor>(),
+        ),
+        (
+            "environment-provider/environment",
+            schema::<provider::ProviderEnvironment>(),
+        ),
+        (
+            "environment-provider/exec-output",
+            schema::<provider::ExecOutput>(),
+        ),
+        (
+            "environment-provider/artifacts-output",
+            schema::<provider::ArtifactsOutput>(),
+        ),
         (
             "adapter-contract/adapter-descriptor",
             schema::<descriptor::AdapterDescriptor>(),

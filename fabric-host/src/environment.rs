@@ -16,6 +16,14 @@ use serde_json::Value;
 
 use crate::error::HostError;
 use crate::ids;
+use crate::provider::{self, LIFECYCLE_TIMEOUT, ProviderClient};
+use fabric_config::provider::{
+    ArtifactsOutput, ExecOutput, ProviderEnvironment, ProviderOperation,
+};
+use std::time::Duration;
+
+/// How much longer than an `exec`'s own deadline the core waits for the provider's answer.
+const EXEC_GRACE: Duration = Duration::from_secs(2);
 
 /// A prepared (local) environment: the immutable handle passed to adapters plus what the
 /// core needs to re-check forwarded variables. Several runtimes may share one environment.
@@ -27,6 +35,15 @@ pub struct Environment {
     artifact_root: Option<PathBuf>,
     attached: bool,
     released: AtomicBool,
+    /// The provider process and its view, for a non-local environment.
+    remote: Option<Remote>,
+}
+
+/// A provider environment: the provider process and what it reported.
+#[derive(Debug)]
+struct Remote {
+    client: ProviderClient,
+    environment: ProviderEnvironment,
 }
 
 impl Environment {
@@ -34,9 +51,8 @@ impl Environment {
     /// (an unset name fails at `stage`, naming the variable) and the workspace and
     /// artifact paths (against the plan's `base_dir`).
     pub fn prepare(plan: &RunPlan, stage: Stage) -> Result<Environment, HostError> {
-        let provider = provider_of(plan);
-        if provider != "local" {
-            return Err(unsupported(provider));
+        if provider_of(plan) != "local" {
+            return Environment::remote(plan, stage, None);
         }
         Environment::local(plan, stage, None)
     }
@@ -62,7 +78,7 @@ impl Environment {
             ));
         }
         if provider != "local" {
-            return Err(unsupported(provider));
+            return Environment::remote(plan, stage, Some(reference));
         }
         if let Some(key) = reference.resource.keys().find(|k| *k != "workspace") {
             return Err(invalid_reference(
@@ -97,6 +113,214 @@ impl Environment {
             });
         }
         Environment::local(plan, stage, Some(workspace))
+    }
+
+    /// A provider environment: the provider process prepares (`reference` = None) or
+    /// attaches. Workspace and artifact paths are the provider's (paths in the environment,
+    /// never resolved against `base_dir`).
+    fn remote(
+        plan: &RunPlan,
+        stage: Stage,
+        reference: Option<&EnvironmentReference>,
+    ) -> Result<Environment, HostError> {
+        let name = provider_of(plan);
+        let found = provider::find(plan, name)?;
+        if reference.is_some() && !found.descriptor.attach {
+            return Err(HostError::Capability {
+                stage: Stage::Prepare,
+                code: "environment_attach_unsupported",
+                message: format!(
+                    "environment provider `{name}` cannot attach (its descriptor says `attach: false`)"
+                ),
+            });
+        }
+        let env_plan = plan.environment_plan.as_ref();
+        let mut env = env_plan.map(|p| p.env.clone()).unwrap_or_default();
+        let env_names = env_plan.map(|p| p.env_names.clone()).unwrap_or_default();
+        for name in &env_names {
+            env.insert(name.clone(), read_var(name, stage)?);
+        }
+        let settings: BTreeMap<String, Value> = env_plan
+            .map(|p| {
+                p.settings
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let operation = match reference {
+            Some(reference) => ProviderOperation::Attach {
+                reference: reference.clone(),
+                settings,
+            },
+            None => ProviderOperation::Prepare {
+                settings,
+                workspace: plan
+                    .config
+                    .environment
+                    .as_ref()
+                    .and_then(|e| e.workspace.clone()),
+            },
+        };
+        let client = found.spawn(Stage::Prepare)?;
+        let output = client.request(operation, LIFECYCLE_TIMEOUT, Stage::Prepare)?;
+        let environment: ProviderEnvironment = serde_json::from_value(output).map_err(|error| {
+            client.error(
+                Stage::Prepare,
+                "provider_protocol_error",
+                format!("the provider's environment is malformed: {error}"),
+            )
+        })?;
+        let base_dir = PathBuf::from(&plan.base_dir);
+        let artifact_root = plan
+            .config
+            .runtime
+            .artifacts
+            .as_deref()
+            .map(|a| resolve_path(&base_dir, a));
+        let attached = reference.is_some();
+        let handle = EnvironmentHandle {
+            environment_id: ids::new_id("environment"),
+            provider: name.to_owned(),
+            control_location: env_plan
+                .map_or(ControlLocation::InEnvControl, |p| p.control_location),
+            ownership: if attached {
+                EnvironmentOwnership::CallerOwned
+            } else {
+                EnvironmentOwnership::FabricOwned
+            },
+            workspace: environment.workspace.clone(),
+            artifacts: environment.artifacts.clone(),
+            env,
+            connection: environment.connection.clone(),
+            metadata: env_plan
+                .map(|p| {
+                    p.metadata
+                        .iter()
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect()
+                })
+                .unwrap_or_default(),
+        };
+        Ok(Environment {
+            handle,
+            env_names,
+            workspace: base_dir,
+            artifact_root,
+            attached,
+            released: AtomicBool::new(false),
+            remote: Some(Remote {
+                client,
+                environment,
+            }),
+        })
+    }
+
+    /// Whether a provider process serves this environment (every provider but `local`).
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    fn remote_or_unsupported(&self, stage: Stage) -> Result<&Remote, HostError> {
+        self.remote.as_ref().ok_or_else(|| HostError::Capability {
+            stage,
+            code: "environment_provider_unsupported",
+            message: "a local environment has no provider process".to_owned(),
+        })
+    }
+
+    fn live_remote(&self, stage: Stage) -> Result<&Remote, HostError> {
+        if self.is_released() {
+            return Err(HostError::EnvironmentReleased { stage });
+        }
+        self.remote_or_unsupported(stage)
+    }
+
+    /// The provider's `inspect` of this environment.
+    pub fn inspect(&self) -> Result<ProviderEnvironment, HostError> {
+        let stage = Stage::Prepare;
+        let remote = self.live_remote(stage)?;
+        let output = remote.client.request(
+            ProviderOperation::Inspect {
+                environment_id: remote.environment.environment_id.clone(),
+            },
+            LIFECYCLE_TIMEOUT,
+            stage,
+        )?;
+        serde_json::from_value(output).map_err(|error| {
+            remote.client.error(
+                stage,
+                "provider_protocol_error",
+                format!("the provider's environment is malformed: {error}"),
+            )
+        })
+    }
+
+    /// Runs `argv` in the environment (`exec`); an output above 3 MiB is
+    /// `provider_output_too_large` (nothing of it is returned).
+    pub fn exec(&self, argv: &[String], timeout: Duration) -> Result<ExecOutput, HostError> {
+        let stage = Stage::Invoke;
+        let remote = self.live_remote(stage)?;
+        let output = remote.client.request(
+            ProviderOperation::Exec {
+                environment_id: remote.environment.environment_id.clone(),
+                argv: argv.to_vec(),
+                timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            },
+            timeout + EXEC_GRACE,
+            stage,
+        )?;
+        let output: ExecOutput = serde_json::from_value(output).map_err(|error| {
+            remote.client.error(
+                stage,
+                "provider_protocol_error",
+                format!("the exec output is malformed: {error}"),
+            )
+        })?;
+        provider::check_exec(&output, stage)?;
+        Ok(output)
+    }
+
+    /// Reads files of the environment's artifact root (`collect_artifacts`), enforcing 16
+    /// files, 256 KiB each, 512 KiB in total (`provider_output_too_large`: none is kept).
+    pub fn collect_artifacts(&self, paths: &[String]) -> Result<Vec<(String, Vec<u8>)>, HostError> {
+        let stage = Stage::Artifact;
+        let remote = self.live_remote(stage)?;
+        let output = remote.client.request(
+            ProviderOperation::CollectArtifacts {
+                environment_id: remote.environment.environment_id.clone(),
+                paths: paths.to_vec(),
+            },
+            LIFECYCLE_TIMEOUT,
+            stage,
+        )?;
+        let output: ArtifactsOutput = serde_json::from_value(output).map_err(|error| {
+            remote.client.error(
+                stage,
+                "provider_protocol_error",
+                format!("the artifacts output is malformed: {error}"),
+            )
+        })?;
+        provider::check_artifacts(&output, stage)
+    }
+
+    /// Sends one bridge request object to the environment's runtime server
+    /// (`runtime_control`) and returns the server's response object.
+    pub fn runtime_control(&self, request: Value, timeout: Duration) -> Result<Value, HostError> {
+        let stage = Stage::Invoke;
+        let remote = self.live_remote(stage)?;
+        let mut output = remote.client.request(
+            ProviderOperation::RuntimeControl {
+                environment_id: remote.environment.environment_id.clone(),
+                request,
+            },
+            timeout,
+            stage,
+        )?;
+        Ok(output
+            .get_mut("response")
+            .map(Value::take)
+            .unwrap_or(Value::Null))
     }
 
     /// The local environment of `plan`; `attached` is the verified workspace of an attached
@@ -157,6 +381,7 @@ impl Environment {
             artifact_root,
             attached: is_attached,
             released: AtomicBool::new(false),
+            remote: None,
         })
     }
 
@@ -177,6 +402,9 @@ impl Environment {
     /// The reference `attach` accepts for this environment (local: the absolute
     /// workspace directory).
     pub fn reference(&self) -> EnvironmentReference {
+        if let Some(remote) = &self.remote {
+            return remote.environment.reference.clone();
+        }
         let workspace =
             std::path::absolute(&self.workspace).unwrap_or_else(|_| self.workspace.clone());
         let mut resource = BTreeMap::new();
@@ -239,12 +467,27 @@ impl Environment {
         self.handle.env.iter()
     }
 
-    /// Marks the environment released. Local release never deletes caller-owned files (an
-    /// attached environment is only detached); runtimes already started keep running until
-    /// stopped.
+    /// Releases the environment (once; later calls are no-ops). Local release never deletes
+    /// caller-owned files (an attached environment is only detached); runtimes already
+    /// started keep running until stopped. A provider environment is sent `release` (the
+    /// provider deletes what Fabric prepared and only detaches what was attached), then its
+    /// provider process is closed.
     pub fn release(&self) -> Result<(), HostError> {
-        self.released.store(true, Ordering::SeqCst);
-        Ok(())
+        if self.released.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let Some(remote) = &self.remote else {
+            return Ok(());
+        };
+        let outcome = remote.client.request(
+            ProviderOperation::Release {
+                environment_id: remote.environment.environment_id.clone(),
+            },
+            LIFECYCLE_TIMEOUT,
+            Stage::Release,
+        );
+        remote.client.close();
+        outcome.map(drop)
     }
 
     /// Whether [`Environment::release`] was called.
@@ -266,16 +509,6 @@ fn provider_of(plan: &RunPlan) -> &str {
     plan.environment_plan
         .as_ref()
         .map_or("local", |p| p.provider.as_str())
-}
-
-fn unsupported(provider: &str) -> HostError {
-    HostError::Capability {
-        stage: Stage::Prepare,
-        code: "environment_provider_unsupported",
-        message: format!(
-            "environment provider `{provider}` is not supported by this core (only `local`)"
-        ),
-    }
 }
 
 fn invalid_reference(path: &str, message: String) -> HostError {

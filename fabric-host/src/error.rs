@@ -208,6 +208,22 @@ pub enum HostError {
         /// The offending field (`metadata.path`), if one.
         path: Option<String>,
     },
+    /// An environment provider process failed (`provider_crashed`, `provider_timeout`,
+    /// `provider_protocol_error`, `provider_failed`, `provider_error`,
+    /// `provider_request_too_large`, `provider_output_too_large`).
+    #[error("{message}")]
+    Provider {
+        /// Stage.
+        stage: Stage,
+        /// Stable code.
+        code: &'static str,
+        /// Safe message.
+        message: String,
+        /// The provider's own code of a `failed` response (`metadata.provider_code`).
+        provider_code: Option<String>,
+        /// The provider's last stderr (`metadata.stderr_tail`).
+        stderr_tail: Option<String>,
+    },
     /// The selected adapter or provider cannot do what was asked.
     #[error("{message}")]
     Capability {
@@ -416,6 +432,17 @@ pub const CODES: &[&str] = &[
     "environment_released",
     "invalid_environment_reference",
     "environment_not_found",
+    "environment_provider_not_found",
+    "invalid_provider_descriptor",
+    "environment_attach_unsupported",
+    "environment_runtime_unsupported",
+    "provider_crashed",
+    "provider_timeout",
+    "provider_protocol_error",
+    "provider_failed",
+    "provider_error",
+    "provider_request_too_large",
+    "provider_output_too_large",
     "resource_observation_unavailable",
     "resource_observation_unsupported",
     "openai_streaming_unavailable",
@@ -452,6 +479,7 @@ macro_rules! with_stage {
             | HostError::Capability { $stage, .. }
             | HostError::Service { $stage, .. }
             | HostError::Environment { $stage, .. }
+            | HostError::Provider { $stage, .. }
             | HostError::InvalidRequest { $stage, .. }
             | HostError::RequestTooLarge { $stage, .. }
             | HostError::RequestExtensionsUndeclared { $stage, .. }
@@ -506,6 +534,7 @@ impl HostError {
             HostError::Collector { code, .. } => code,
             HostError::Service { code, .. } => code,
             HostError::Environment { code, .. } => code,
+            HostError::Provider { code, .. } => code,
         }
     }
 
@@ -725,6 +754,18 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::Filesystem { path, .. } => {
                 info.metadata.insert("file".into(), path.into());
+            }
+            HostError::Provider {
+                provider_code,
+                stderr_tail,
+                ..
+            } => {
+                if let Some(code) = provider_code {
+                    info.metadata.insert("provider_code".into(), code.into());
+                }
+                if let Some(tail) = stderr_tail {
+                    info.metadata.insert("stderr_tail".into(), tail.into());
+                }
             }
             HostError::ResourceRuntimeStopped { runtime_id, .. } => {
                 info.metadata

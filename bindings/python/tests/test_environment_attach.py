@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +15,7 @@ from fabric_core import (
     Fabric,
     FabricCapabilityError,
     FabricConfigError,
+    FabricRuntimeError,
 )
 
 
@@ -109,16 +113,80 @@ def test_unknown_reference_members_are_rejected(scripted, tmp_path) -> None:
     asyncio.run(main())
 
 
-def test_a_provider_that_cannot_attach_says_so(scripted, tmp_path) -> None:
+def test_an_unknown_provider_is_named(scripted, tmp_path) -> None:
     config = scripted(["echo: {input}"])
     config.environment = EnvironmentConfig(provider="no-such-provider")
 
     async def main() -> None:
-        with pytest.raises(FabricCapabilityError) as caught:
+        with pytest.raises(FabricConfigError) as caught:
             await Fabric().attach_environment(
                 config, EnvironmentReference.from_mapping({"provider": "no-such-provider"})
             )
-        assert caught.value.code == "environment_provider_unsupported"
-        assert caught.value.stage == "prepare"
+        assert caught.value.code == "environment_provider_not_found"
+        assert caught.value.details["path"] == "environment.provider"
+
+    asyncio.run(main())
+
+
+def subprocess_provider_built() -> None:
+    from fcsupport import REPO
+
+    if not (REPO / "target" / "debug" / "fabric-env-subprocess").exists():
+        message = "fabric-env-subprocess is not built; run `cargo build -p fabric-cli`"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+def test_the_subprocess_provider_prepares_attaches_and_releases(scripted) -> None:
+    subprocess_provider_built()
+    # unix socket paths are short (108 bytes): pytest's tmp_path is too deep
+    tmp_path = Path(tempfile.mkdtemp(prefix="fc-", dir="/tmp"))
+    config = scripted(["echo: {input}"])
+    config.environment = EnvironmentConfig(
+        provider="subprocess", workspace="relative", settings={"root": str(tmp_path)}
+    )
+
+    async def main() -> None:
+        fabric = Fabric()
+        prepared = await fabric.prepare_environment(config)
+        assert prepared.provider == "subprocess"
+        assert prepared.info["ownership"] == "fabric_owned"
+        reference = prepared.info["reference"]
+        directory = Path(reference["resource"]["directory"])
+        assert directory.parent == tmp_path
+        assert (directory.stat().st_mode & 0o777) == 0o700
+        assert prepared.info["workspace"] == str(directory / "workspace")  # the provider's path
+
+        attached = await fabric.attach_environment(config, reference)
+        assert attached.info["attached"] is True
+        assert attached.info["ownership"] == "caller_owned"
+        await fabric.release_environment(attached)
+        assert directory.is_dir()  # detached, not deleted
+
+        with pytest.raises(FabricCapabilityError) as caught:
+            await fabric.start_runtime_in(config, prepared)
+        assert caught.value.code == "environment_runtime_unsupported"
+
+        await fabric.release_environment(prepared)
+        assert not directory.exists()  # Fabric prepared it: release deletes it
+
+    asyncio.run(main())
+    tmp_path.rmdir()
+
+
+def test_a_root_too_deep_for_a_socket_is_refused(scripted, tmp_path) -> None:
+    subprocess_provider_built()
+    config = scripted(["echo: {input}"])
+    deep = tmp_path / ("d" * 100)
+    deep.mkdir()
+    config.environment = EnvironmentConfig(provider="subprocess", settings={"root": str(deep)})
+
+    async def main() -> None:
+        with pytest.raises(FabricRuntimeError) as caught:
+            await Fabric().prepare_environment(config)
+        assert caught.value.code == "provider_error"
+        assert caught.value.details["provider_code"] == "socket_path_too_long"
+        assert list(deep.iterdir()) == []
 
     asyncio.run(main())

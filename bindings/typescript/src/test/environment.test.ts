@@ -63,8 +63,32 @@ test("bad references name the field; a provider that cannot attach says so", asy
     });
   }
   await assert.rejects(fabric.attachEnvironment(config(workspace, "no-such-provider"), { provider: "no-such-provider" }), (error: unknown) => {
-    assert.ok(error instanceof FabricCapabilityError, String(error));
-    assert.equal(error.code, "environment_provider_unsupported");
+    assert.ok(error instanceof FabricConfigError, String(error));
+    assert.equal(error.code, "environment_provider_not_found");
+    assert.equal(error.details.path, "environment.provider");
     return true;
   });
+});
+
+test("the subprocess provider prepares, attaches (detach on release) and deletes what it prepared", async () => {
+  const fabric = new Fabric();
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "fabric-provider-"));
+  const cfg = config("relative", "subprocess");
+  (cfg.environment as Record<string, unknown>).settings = { root };
+  const prepared = await fabric.prepareEnvironment(cfg);
+  assert.equal(prepared.info.ownership, "fabric_owned");
+  const directory = String(prepared.info.reference!.resource!.directory);
+  assert.equal(path.dirname(directory), root);
+  assert.equal(prepared.info.workspace, path.join(directory, "workspace"));
+  const attached = await fabric.attachEnvironment(cfg, prepared.info.reference!);
+  assert.equal(attached.info.attached, true);
+  await attached.release();
+  assert.ok(fs.existsSync(directory), "detach keeps the environment");
+  await assert.rejects(prepared.startRuntime(cfg), (error: unknown) => {
+    assert.ok(error instanceof FabricCapabilityError, String(error));
+    assert.equal(error.code, "environment_runtime_unsupported");
+    return true;
+  });
+  await prepared.release();
+  assert.ok(!fs.existsSync(directory), "release deletes what Fabric prepared");
 });

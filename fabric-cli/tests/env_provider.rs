@@ -354,3 +354,104 @@ fn discovery_and_descriptor_errors_name_the_field() {
 fn config_for(dir: &Path, provider: &str, descriptor: &Path) -> FabricConfig {
     config(dir, provider, descriptor, json!({}))
 }
+
+/// The children of `pid` (`/proc/<pid>/task/*/children`).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+#[test]
+fn a_server_killed_mid_start_leaves_the_marker_and_the_next_server_reports_cleanup_unconfirmed() {
+    support::ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (config, options) = subprocess(dir.path());
+    let fabric = Fabric::new();
+    let environment = fabric
+        .prepare_environment(&config, &options)
+        .expect("prepare");
+    let directory = PathBuf::from(
+        environment.reference().resource["directory"]
+            .as_str()
+            .expect("directory"),
+    );
+    let server: u32 = std::fs::read_to_string(directory.join("server.pid"))
+        .expect("server.pid")
+        .trim()
+        .parse()
+        .expect("pid");
+
+    // A start the scripted adapter holds for 20 s, through runtime_control.
+    let descriptor = support::repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
+    let start = json!({
+        "interface_version": 2,
+        "operation": "start",
+        "agent": "slow",
+        "config": {
+            "schema_version": "fabric.agent/v1alpha1",
+            "metadata": {"name": "slow"},
+            "harness": {"adapter_id": "fabric.scripted", "settings": {"start_delay_ms": 20000}},
+            "discovery": {"local_paths": [descriptor]},
+        },
+    });
+    let starting = std::sync::Arc::clone(&environment);
+    let thread =
+        std::thread::spawn(move || starting.runtime_control(start, Duration::from_secs(60)));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while children(server).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the adapter host never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &server.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let response = thread
+        .join()
+        .expect("thread")
+        .expect("the provider answers");
+    assert_eq!(response["status"], "failed", "{response}");
+    assert_eq!(response["error"]["effects"], "unknown", "{response}");
+    assert!(
+        directory.join("fabric.unclean").is_file(),
+        "the marker stays"
+    );
+
+    // The next server in that directory refuses: cleanup is unconfirmed.
+    let next = std::process::Command::new(env!("CARGO_BIN_EXE_fabric-agent-ctl"))
+        .arg("serve")
+        .env("FABRIC_HOST_SOCKET", directory.join("fabric.sock"))
+        .output()
+        .expect("serve");
+    assert_eq!(next.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&next.stderr).contains("cleanup_unconfirmed"),
+        "{next:?}"
+    );
+
+    // Nothing answers in that environment any more: attach says so; release still deletes it.
+    let error = fabric
+        .attach_environment(&config, &environment.reference(), &options)
+        .expect_err("attach");
+    let info = fabric_config::ErrorInfo::from(error);
+    assert_eq!(
+        (info.code.as_str(), info.metadata["provider_code"].as_str()),
+        ("provider_error", Some("environment_not_found"))
+    );
+    fabric.release_environment(&environment).expect("release");
+    assert!(!directory.exists());
+}

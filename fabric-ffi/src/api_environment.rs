@@ -26,12 +26,14 @@ use crate::status::FabricStatus;
 /// (`fabric_string_free`); the handle is owned by the caller: release it with
 /// `fabric_environment_release`, then `fabric_environment_free`.
 /// Errors: `FABRIC_STATUS_CONFIG` (`invalid_environment_reference` with `metadata.path`
-/// naming the field, `environment_not_found` for a resource that does not exist, config,
-/// options, plan, unset `env_names`), `FABRIC_STATUS_CAPABILITY`
-/// (`environment_provider_unsupported`: the provider cannot attach),
-/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`reference_json`/
-/// `environment_out`/`out`, invalid UTF-8).
-/// Blocking: yes — file system work only. Thread-safe.
+/// naming the field, `environment_not_found` for a resource that does not exist,
+/// `environment_provider_not_found`, `invalid_provider_descriptor`, config, options, plan,
+/// unset `env_names`), `FABRIC_STATUS_CAPABILITY` (`environment_attach_unsupported`: the
+/// provider cannot attach), `FABRIC_STATUS_RUNTIME` (`provider_*`: the provider process
+/// failed or answered `failed`, docs/sandbox.md), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+/// `config_json`/`reference_json`/`environment_out`/`out`, invalid UTF-8).
+/// Blocking: yes — file system work, or until the provider answered `attach` (60 s at
+/// most). Thread-safe.
 ///
 /// # Safety
 /// `config_json`, `reference_json` and `options_json` must be NULL or NUL-terminated

@@ -27,6 +27,8 @@ use crate::sys::{HostChild, SpawnSpec};
 
 /// Bytes of provider stderr kept for error messages.
 const STDERR_TAIL_BYTES: usize = 8 * 1024;
+/// How long a failure waits for the provider's stderr to reach EOF (its last lines).
+const STDERR_EOF_WAIT: Duration = Duration::from_millis(500);
 /// How long closing waits for the provider to exit after its stdin closed.
 const CLOSE_WAIT: Duration = Duration::from_secs(5);
 
@@ -50,6 +52,8 @@ struct Inner {
     child: HostChild,
     stdin: Option<File>,
     lines: Receiver<LineMsg>,
+    /// Closed by the stderr thread when the provider's stderr reaches EOF.
+    stderr_done: Receiver<()>,
     /// The code that made the provider terminal.
     failed: Option<&'static str>,
 }
@@ -93,9 +97,13 @@ impl ProviderClient {
         let stderr = Arc::new(Mutex::new(Vec::new()));
         let tail = Arc::clone(&stderr);
         let stderr_file = File::from(spawned.stderr);
+        let (stderr_closed, stderr_done) = mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("fabric-provider-err".into())
-            .spawn(move || keep_tail(stderr_file, &tail))
+            .spawn(move || {
+                keep_tail(stderr_file, &tail);
+                drop(stderr_closed);
+            })
             .map_err(|error| launch_error(stage, program, &error))?;
         Ok(ProviderClient {
             provider: provider.to_owned(),
@@ -103,6 +111,7 @@ impl ProviderClient {
                 child: spawned.child,
                 stdin: Some(File::from(spawned.stdin)),
                 lines,
+                stderr_done,
                 failed: None,
             }),
             stderr,
@@ -266,8 +275,9 @@ impl ProviderClient {
         inner.stdin = None;
         let _ = crate::sys::signal_group(inner.child.id() as i32, libc::SIGKILL);
         let _ = inner.child.wait();
-        // The stderr thread ends at EOF; give it a moment to take the last lines.
-        std::thread::sleep(Duration::from_millis(20));
+        // The stderr thread keeps the last lines until EOF; a descendant that inherited the
+        // pipe could hold it open, so the wait is bounded.
+        let _ = inner.stderr_done.recv_timeout(STDERR_EOF_WAIT);
         self.error(stage, code, message)
     }
 

@@ -70,11 +70,11 @@ typedef int32_t FabricStatus;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
-// A runtime handle: a nonzero integer id (0 is never a valid handle).
-typedef uint64_t fabric_runtime;
-
 // An environment handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_environment;
+
+// A runtime handle: a nonzero integer id (0 is never a valid handle).
+typedef uint64_t fabric_runtime;
 
 // A completion queue handle (one readiness descriptor for many operations): a nonzero
 // integer id; `0` means "no queue" where a queue is optional.
@@ -208,6 +208,33 @@ int32_t fabric_doctor(const char *config_json, const char *options_json, char **
 // strings valid for the duration of the call; `out` must be NULL or valid for writing one
 // `char *`.
 int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, char **out);
+
+// Plans a config and attaches to the existing environment `reference_json` names: an
+// EnvironmentReference `{provider, resource}` whose `provider` is the config's
+// `environment.provider` (the `local` provider takes `resource.workspace`, an existing
+// directory). The environment stays the caller's (`ownership: "caller_owned"`,
+// `attached: true`): `fabric_environment_release` only detaches. `options_json`: NULL or a
+// CallOptions object. Results and handle as `fabric_environment_prepare`; the JSON's
+// `reference` is what a later attach accepts.
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the handle is owned by the caller: release it with
+// `fabric_environment_release`, then `fabric_environment_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (`invalid_environment_reference` with `metadata.path`
+// naming the field, `environment_not_found` for a resource that does not exist,
+// `environment_provider_not_found`, `invalid_provider_descriptor`, config, options, plan,
+// unset `env_names`), `FABRIC_STATUS_CAPABILITY` (`environment_attach_unsupported`: the
+// provider cannot attach), `FABRIC_STATUS_RUNTIME` (`provider_*`: the provider process
+// failed or answered `failed`, docs/sandbox.md), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// `config_json`/`reference_json`/`environment_out`/`out`, invalid UTF-8).
+// Blocking: yes — file system work, or until the provider answered `attach` (60 s at
+// most). Thread-safe.
+//
+// # Safety
+// `config_json`, `reference_json` and `options_json` must be NULL or NUL-terminated
+// strings valid for the duration of the call; `environment_out` must be NULL or valid for
+// writing one `fabric_environment`; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_environment_attach(const char *config_json, const char *reference_json, const char *options_json, fabric_environment *environment_out, char **out);
 
 // Maps one rollout's RunResults (and the Relay ATOF records of their invocations) to NeMo
 // Gym's observation contract: `*out` is `{"ng_agent_observations": AgentObservationBundle,
@@ -590,12 +617,14 @@ int32_t fabric_runtime_free(fabric_runtime runtime);
 // Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
 // (`fabric_string_free`); the handle is owned by the caller: release it with
 // `fabric_environment_release`, then `fabric_environment_free`.
-// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`),
-// `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
-// system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
-// invalid UTF-8). A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG`
-// (`invalid_json`).
-// Blocking: yes — file system work only. Thread-safe.
+// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`, no descriptor
+// for a non-local `environment.provider`: `environment_provider_not_found`,
+// `invalid_provider_descriptor`), `FABRIC_STATUS_RUNTIME` (file system; `provider_*`: the
+// provider process failed or answered `failed`, docs/sandbox.md),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`, invalid
+// UTF-8). A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG` (`invalid_json`).
+// Blocking: yes — file system work, or until a provider answered `prepare` (60 s at
+// most). Thread-safe.
 //
 // # Safety
 // `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
@@ -617,15 +646,19 @@ int32_t fabric_environment_prepare(const char *config_json, const char *options_
 // `fabric_runtime`; `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_environment_start_runtime(fabric_environment environment, const char *config_json, const char *options_json, fabric_runtime *runtime_out, char **out);
 
-// Releases a prepared environment: local release keeps caller-owned files; runtimes
-// already started in it keep running until stopped; new starts in it fail with
+// Releases a prepared environment: local release keeps caller-owned files; a provider
+// environment is sent `release` (deleted when Fabric prepared it, detached when attached)
+// and its provider process closed; runtimes already started in it keep running until
+// stopped; new starts in it fail with
 // `FABRIC_STATUS_STATE` (`environment_released`). Idempotent. `*out` is the environment
 // JSON with `"released": true`. The handle stays valid until `fabric_environment_free`.
 //
 // Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
-// Errors: `FABRIC_STATUS_RUNTIME` (file system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-// `out`; handle 0, stale, unknown or of another kind).
-// Blocking: yes — file system work only. Thread-safe.
+// Errors: `FABRIC_STATUS_RUNTIME` (file system; `provider_*` from a provider's `release`),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of another
+// kind).
+// Blocking: yes — file system work, or until a provider answered `release` (60 s at most).
+// Thread-safe.
 //
 // # Safety
 // `out` must be NULL or valid for writing one `char *`.

@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"runtime"
 	"sync"
@@ -34,7 +35,28 @@ func (f *Fabric) PrepareEnvironment(ctx context.Context, config any, opts ...Opt
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeEnvironmentPrepare(text, o) }, func(late nativeResult) {
+	return awaitEnvironment(ctx, func() nativeResult { return nativeEnvironmentPrepare(text, o) })
+}
+
+// AttachEnvironment attaches to the existing environment reference names (Provider = the
+// config's environment.provider; the local provider takes resource.workspace, an existing
+// directory). The environment stays the caller's: Release only detaches. Any environment's
+// Info.Reference is a reference this accepts.
+func (f *Fabric) AttachEnvironment(ctx context.Context, config any, reference EnvironmentReference, opts ...Option) (*Environment, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	data, err := json.Marshal(reference)
+	if err != nil {
+		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_environment_reference", Message: "reference cannot be encoded as JSON: " + err.Error()}}}
+	}
+	o := collect(opts)
+	return awaitEnvironment(ctx, func() nativeResult { return nativeEnvironmentAttach(text, string(data), o) })
+}
+
+func awaitEnvironment(ctx context.Context, start func() nativeResult) (*Environment, error) {
+	result, err := await(ctx, start, func(late nativeResult) {
 		if Status(late.status) == StatusOK && late.err == nil && late.handle != 0 {
 			nativeEnvironmentRelease(late.handle)
 			nativeEnvironmentFree(late.handle)

@@ -102,8 +102,12 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"env_name_reserved":                       {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config"},
 	"env_name_unset":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a forwarded environment variable is not set"},
 	"env_names_conflict":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a variable cannot be listed in environment.env_names and also set in environment.env"},
+	"environment_attach_unsupported":          {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider cannot attach to existing environments"},
+	"environment_not_found":                   {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the resource an EnvironmentReference names does not exist (`metadata.path` names the field)"},
+	"environment_provider_not_found":          {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "no descriptor serves the config's environment.provider (docs/sandbox.md, \"Providers\")"},
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
 	"environment_released":                    {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
+	"environment_runtime_unsupported":         {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "runtimes cannot start in this environment (provider environments host runtimes through their runtime server; not yet supported by this core)"},
 	"export_line_invalid":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input line is not a RunResult or an ATOF record"},
 	"export_read_failed":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input file cannot be read"},
 	"filesystem_error":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file-system operation of the core failed"},
@@ -136,6 +140,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_check_request":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "health", Summary: "a CheckRequest is malformed or names an unknown level"},
 	"invalid_config_type":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a config value has the wrong type for its field"},
 	"invalid_env_name":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"},
+	"invalid_environment_reference":           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)"},
 	"invalid_header_name":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header names must be RFC 7230 tokens"},
 	"invalid_header_value":                    {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header values must not contain CR, LF, NUL or other control characters"},
 	"invalid_input":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)"},
@@ -144,6 +149,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_mcp_authentication":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "inconsistent MCP authentication settings"},
 	"invalid_model_provider":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "model provider must be a non-blank, trimmed, lowercase identifier"},
 	"invalid_native_json":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library returned text that is not the documented JSON"},
+	"invalid_provider_descriptor":             {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an environment-provider descriptor is malformed or names another provider or protocol"},
 	"invalid_request":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a RunRequest is missing, malformed or invalid"},
 	"invalid_response":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "the runtime server's response is missing, malformed, oversized or late; effects unknown for start/invoke/stop"},
 	"invalid_service_info":                    {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the service host's start answer is not `{adapter_id, service_type, connection, metadata}`"},
@@ -183,6 +189,13 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"openai_stream_protocol_error":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed"},
 	"openai_streaming_unavailable":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the selected adapter does not claim native OpenAI streaming; the runtime is untouched"},
 	"protocol_error":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host broke the lifecycle protocol"},
+	"provider_crashed":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider process exited or closed a pipe; it is terminal"},
+	"provider_error":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider answered `failed` (its code in `metadata.provider_code`)"},
+	"provider_failed":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an earlier failure made the environment provider terminal"},
+	"provider_output_too_large":               {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a provider answer exceeds a limit (exec output 3 MiB; artifacts 16 files, 256 KiB each, 512 KiB total); nothing of it is kept"},
+	"provider_protocol_error":                 {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider's answer broke the protocol; it is terminal"},
+	"provider_request_too_large":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a provider request exceeds 256 KiB encoded; it was not sent"},
+	"provider_timeout":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider did not answer in time; the outcome is unknown, nothing is resent, the provider is terminal"},
 	"relay_opentelemetry_without_destination": {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "enabled Relay OpenTelemetry requires at least one endpoint or file sink"},
 	"relay_stream_header_env_unset":           {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "Relay sink nemo-fabric-stream header_env names an unset environment variable"},
 	"relay_stream_sink_duplicate":             {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "Relay streaming requires exactly one nemo-fabric-stream sink"},
@@ -715,6 +728,8 @@ const (
 type EnvironmentInfo struct {
 	// Artifacts: Resolved artifact root.
 	Artifacts string `json:"artifacts,omitempty"`
+	// Attached: Whether the environment was attached (`attach_environment`): the resource stays the caller's and release only detaches.
+	Attached bool `json:"attached,omitempty"`
 	// Connection: Provider connection data.
 	Connection map[string]any `json:"connection,omitempty"`
 	// ControlLocation: Where Fabric control code runs relative to the environment.
@@ -731,6 +746,8 @@ type EnvironmentInfo struct {
 	Ownership EnvironmentOwnership `json:"ownership"`
 	// Provider: Provider (`local`).
 	Provider string `json:"provider"`
+	// Reference: The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach.
+	Reference *EnvironmentReference `json:"reference,omitempty"`
 	// Released: Whether the environment was released (new starts in it fail).
 	Released bool `json:"released,omitempty"`
 	// Workspace: Resolved workspace directory.
@@ -768,6 +785,14 @@ type EnvironmentPlan struct {
 	Settings map[string]any `json:"settings,omitempty"`
 	// Workspace: Resolved workspace path.
 	Workspace string `json:"workspace,omitempty"`
+}
+
+// EnvironmentReference: A provider-specific reference to an existing execution environment (the input of `attach_environment`; unknown top-level fields are rejected).  The `local` provider reads `resource.workspace`: an existing directory (a relative path is anchored at the plan's `base_dir`). Other providers define their own `resource` members; their paths refer to the environment and are never resolved on the host.
+type EnvironmentReference struct {
+	// Provider: The environment provider that owns the referenced resource.
+	Provider string `json:"provider"`
+	// Resource: Provider-specific identity of the resource, used to verify and attach.
+	Resource map[string]any `json:"resource,omitempty"`
 }
 
 // ErrorInfo: A structured error: what every surface (CLI, C ABI, bindings) reports.  `code` and `stage` are always set; `message` never contains secret values (environment values, header values, credentials).

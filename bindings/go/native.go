@@ -253,6 +253,20 @@ func nativeEnvironmentPrepare(config string, o options) nativeResult {
 	})
 }
 
+func nativeEnvironmentAttach(config, reference string, o options) nativeResult {
+	cReference, err := cstring(reference, "reference")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cReference)
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
+		var handle C.fabric_environment
+		var out *C.char
+		status := C.fabric_environment_attach(cConfig, cReference, cOptions, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
+}
+
 func nativeEnvironmentStart(environment uint64, config string, o options) nativeResult {
 	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
 		var handle C.fabric_runtime

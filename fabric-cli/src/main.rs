@@ -14,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 mod cmd_check;
 mod cmd_collector;
+mod cmd_env;
 mod cmd_export;
 mod cmd_plan;
 mod cmd_run;
@@ -68,6 +69,10 @@ enum Command {
     /// other processes attach with), `release PID` ends one.
     #[command(subcommand)]
     Service(cmd_service::Command),
+    /// Environments: `prepare` prints an EnvironmentReference, `attach --reference` verifies
+    /// one (caller owned), `release --reference` detaches it.
+    #[command(subcommand)]
+    Env(cmd_env::Command),
     /// Export results to another format (`fabric export gym RESULTS.jsonl --task-id T
     /// --rollout-id R`: NeMo Gym rollout observations).
     Export(cmd_export::Args),
@@ -99,6 +104,7 @@ fn main() -> ExitCode {
         }
         Command::Collector(args) => cmd_collector::run(args),
         Command::Service(command) => cmd_service::run(command),
+        Command::Env(command) => cmd_env::run(command),
         Command::Export(args) => cmd_export::run(args),
         Command::Check(args) => {
             interrupt::install();

@@ -4,6 +4,17 @@
 //! These are results: consumers tolerate unknown fields, so the types do not deny them.
 //! None of them carries a secret: an environment reports the *names* of its variables,
 //! never their values.
+//!
+//! ```
+//! use fabric_config::handles::EnvironmentReference;
+//!
+//! let reference: EnvironmentReference = serde_json::from_str(
+//!     r#"{"provider": "local", "resource": {"workspace": "/srv/task"}}"#,
+//! ).unwrap();
+//! assert_eq!(reference.provider, "local");
+//! let unknown = r#"{"provider": "local", "x": 1}"#;
+//! assert!(serde_json::from_str::<EnvironmentReference>(unknown).is_err());
+//! ```
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -43,9 +54,33 @@ pub struct EnvironmentInfo {
     /// Whether the environment was released (new starts in it fail).
     #[serde(default)]
     pub released: bool,
+    /// Whether the environment was attached (`attach_environment`): the resource stays the
+    /// caller's and release only detaches.
+    #[serde(default)]
+    pub attached: bool,
+    /// The reference another process passes to `attach_environment` to reach the same
+    /// resource, when the provider can attach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<EnvironmentReference>,
     /// The C ABI handle of this environment, when it was returned through the ABI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handle: Option<u64>,
+}
+
+/// A provider-specific reference to an existing execution environment (the input of
+/// `attach_environment`; unknown top-level fields are rejected).
+///
+/// The `local` provider reads `resource.workspace`: an existing directory (a relative path
+/// is anchored at the plan's `base_dir`). Other providers define their own `resource`
+/// members; their paths refer to the environment and are never resolved on the host.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EnvironmentReference {
+    /// The environment provider that owns the referenced resource.
+    pub provider: String,
+    /// Provider-specific identity of the resource, used to verify and attach.
+    #[serde(default)]
+    pub resource: JsonObject,
 }
 
 impl EnvironmentInfo {
@@ -63,6 +98,8 @@ impl EnvironmentInfo {
             connection: handle.connection.clone(),
             metadata: handle.metadata.clone(),
             released,
+            attached: false,
+            reference: None,
             handle: None,
         }
     }

@@ -54,6 +54,7 @@ mod number;
 pub mod options;
 pub mod path;
 pub mod plan;
+pub mod provider;
 pub mod relay_collector;
 pub mod request;
 pub mod result;

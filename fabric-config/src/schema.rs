@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, gym, handles, health, options, plan, request, result,
-    service, stats, stream,
+    agent, config, descriptor, error, gym, handles, health, options, plan, provider, request,
+    result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -30,6 +30,10 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/runtime-info", schema::<handles::RuntimeInfo>()),
         ("sdk/runtime-status", schema::<handles::RuntimeStatusInfo>()),
         ("sdk/environment-info", schema::<handles::EnvironmentInfo>()),
+        (
+            "sdk/environment-reference",
+            schema::<handles::EnvironmentReference>(),
+        ),
         ("sdk/service-info", schema::<service::ServiceInfo>()),
         (
             "sdk/service-reference",
@@ -66,6 +70,30 @@ pub fn all() -> Vec<(&'static str, Value)> {
             schema::<gym::GymObservationsRequest>(),
         ),
         ("sdk/gym-observations", schema::<gym::GymObservations>()),
+        (
+            "environment-provider/request",
+            schema::<provider::ProviderRequest>(),
+        ),
+        (
+            "environment-provider/response",
+            schema::<provider::ProviderResponse>(),
+        ),
+        (
+            "environment-provider/descriptor",
+            schema::<provider::ProviderDescriptor>(),
+        ),
+        (
+            "environment-provider/environment",
+            schema::<provider::ProviderEnvironment>(),
+        ),
+        (
+            "environment-provider/exec-output",
+            schema::<provider::ExecOutput>(),
+        ),
+        (
+            "environment-provider/artifacts-output",
+            schema::<provider::ArtifactsOutput>(),
+        ),
         (
             "adapter-contract/adapter-descriptor",
             schema::<descriptor::AdapterDescriptor>(),

@@ -316,12 +316,14 @@ pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
 /// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
 /// (`fabric_string_free`); the handle is owned by the caller: release it with
 /// `fabric_environment_release`, then `fabric_environment_free`.
-/// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`),
-/// `FABRIC_STATUS_CAPABILITY` (unsupported provider), `FABRIC_STATUS_RUNTIME` (file
-/// system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`,
-/// invalid UTF-8). A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG`
-/// (`invalid_json`).
-/// Blocking: yes — file system work only. Thread-safe.
+/// Errors: `FABRIC_STATUS_CONFIG` (config, options, plan, unset `env_names`, no descriptor
+/// for a non-local `environment.provider`: `environment_provider_not_found`,
+/// `invalid_provider_descriptor`), `FABRIC_STATUS_RUNTIME` (file system; `provider_*`: the
+/// provider process failed or answered `failed`, docs/sandbox.md),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `config_json`/`environment_out`/`out`, invalid
+/// UTF-8). A JSON argument that is not JSON is `FABRIC_STATUS_CONFIG` (`invalid_json`).
+/// Blocking: yes — file system work, or until a provider answered `prepare` (60 s at
+/// most). Thread-safe.
 ///
 /// # Safety
 /// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
@@ -392,15 +394,19 @@ pub unsafe extern "C" fn fabric_environment_start_runtime(
     })
 }
 
-/// Releases a prepared environment: local release keeps caller-owned files; runtimes
-/// already started in it keep running until stopped; new starts in it fail with
+/// Releases a prepared environment: local release keeps caller-owned files; a provider
+/// environment is sent `release` (deleted when Fabric prepared it, detached when attached)
+/// and its provider process closed; runtimes already started in it keep running until
+/// stopped; new starts in it fail with
 /// `FABRIC_STATUS_STATE` (`environment_released`). Idempotent. `*out` is the environment
 /// JSON with `"released": true`. The handle stays valid until `fabric_environment_free`.
 ///
 /// Ownership: `*out` is owned by the caller and released with `fabric_string_free`.
-/// Errors: `FABRIC_STATUS_RUNTIME` (file system), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
-/// `out`; handle 0, stale, unknown or of another kind).
-/// Blocking: yes — file system work only. Thread-safe.
+/// Errors: `FABRIC_STATUS_RUNTIME` (file system; `provider_*` from a provider's `release`),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`; handle 0, stale, unknown or of another
+/// kind).
+/// Blocking: yes — file system work, or until a provider answered `release` (60 s at most).
+/// Thread-safe.
 ///
 /// # Safety
 /// `out` must be NULL or valid for writing one `char *`.

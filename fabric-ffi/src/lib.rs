@@ -39,6 +39,7 @@ mod registry;
 mod status;
 
 mod api_config;
+mod api_environment;
 mod api_gym;
 mod api_observe;
 mod api_operation;

@@ -193,6 +193,37 @@ pub enum HostError {
         /// runtime ids).
         fields: Vec<String>,
     },
+    /// An environment rule was broken (`invalid_environment_reference`,
+    /// `environment_not_found`).
+    #[error("{message}")]
+    Environment {
+        /// Stage.
+        stage: Stage,
+        /// Stable code.
+        code: &'static str,
+        /// SDK class.
+        class: ErrorClass,
+        /// Safe message naming the field (never a value).
+        message: String,
+        /// The offending field (`metadata.path`), if one.
+        path: Option<String>,
+    },
+    /// An environment provider process failed (`provider_crashed`, `provider_timeout`,
+    /// `provider_protocol_error`, `provider_failed`, `provider_error`,
+    /// `provider_request_too_large`, `provider_output_too_large`).
+    #[error("{message}")]
+    Provider {
+        /// Stage.
+        stage: Stage,
+        /// Stable code.
+        code: &'static str,
+        /// Safe message.
+        message: String,
+        /// The provider's own code of a `failed` response (`metadata.provider_code`).
+        provider_code: Option<String>,
+        /// The provider's last stderr (`metadata.stderr_tail`).
+        stderr_tail: Option<String>,
+    },
     /// The selected adapter or provider cannot do what was asked.
     #[error("{message}")]
     Capability {
@@ -399,6 +430,19 @@ pub const CODES: &[&str] = &[
     "invalid_agent_run_result",
     "filesystem_error",
     "environment_released",
+    "invalid_environment_reference",
+    "environment_not_found",
+    "environment_provider_not_found",
+    "invalid_provider_descriptor",
+    "environment_attach_unsupported",
+    "environment_runtime_unsupported",
+    "provider_crashed",
+    "provider_timeout",
+    "provider_protocol_error",
+    "provider_failed",
+    "provider_error",
+    "provider_request_too_large",
+    "provider_output_too_large",
     "resource_observation_unavailable",
     "resource_observation_unsupported",
     "openai_streaming_unavailable",
@@ -434,6 +478,8 @@ macro_rules! with_stage {
             | HostError::RuntimeFailed { $stage, .. }
             | HostError::Capability { $stage, .. }
             | HostError::Service { $stage, .. }
+            | HostError::Environment { $stage, .. }
+            | HostError::Provider { $stage, .. }
             | HostError::InvalidRequest { $stage, .. }
             | HostError::RequestTooLarge { $stage, .. }
             | HostError::RequestExtensionsUndeclared { $stage, .. }
@@ -487,6 +533,8 @@ impl HostError {
             HostError::StreamProtocol { .. } => "openai_stream_protocol_error",
             HostError::Collector { code, .. } => code,
             HostError::Service { code, .. } => code,
+            HostError::Environment { code, .. } => code,
+            HostError::Provider { code, .. } => code,
         }
     }
 
@@ -503,7 +551,9 @@ impl HostError {
             | HostError::RuntimeFailed { .. }
             | HostError::StreamActive { .. }
             | HostError::EnvironmentReleased { .. } => ErrorClass::State,
-            HostError::Plan { class, .. } | HostError::Service { class, .. } => *class,
+            HostError::Plan { class, .. }
+            | HostError::Service { class, .. }
+            | HostError::Environment { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
             HostError::InvalidRequest { .. } | HostError::RequestTooLarge { .. } => {
                 ErrorClass::Config
@@ -667,7 +717,10 @@ impl From<HostError> for ErrorInfo {
             HostError::RuntimeFailed { cause, .. } => {
                 info.metadata.insert("cause".into(), cause.into());
             }
-            HostError::InvalidRequest { path, .. } => {
+            HostError::InvalidRequest { path, .. }
+            | HostError::Environment {
+                path: Some(path), ..
+            } => {
                 info.metadata.insert("path".into(), path.into());
             }
             HostError::Service { fields, .. } if !fields.is_empty() => {
@@ -701,6 +754,18 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::Filesystem { path, .. } => {
                 info.metadata.insert("file".into(), path.into());
+            }
+            HostError::Provider {
+                provider_code,
+                stderr_tail,
+                ..
+            } => {
+                if let Some(code) = provider_code {
+                    info.metadata.insert("provider_code".into(), code.into());
+                }
+                if let Some(tail) = stderr_tail {
+                    info.metadata.insert("stderr_tail".into(), tail.into());
+                }
             }
             HostError::ResourceRuntimeStopped { runtime_id, .. } => {
                 info.metadata

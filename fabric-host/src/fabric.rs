@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use fabric_config::agent::RunStatus;
+use fabric_config::handles::EnvironmentReference;
 use fabric_config::plan::{DoctorReport, RunPlan};
 use fabric_config::result::RunResult;
 use fabric_config::{CallOptions, FabricConfig};
@@ -168,6 +169,18 @@ impl Fabric {
         self.prepare_environment_plan(&plan)
     }
 
+    /// Plans `config` and attaches to the existing environment `reference` names (caller
+    /// owned: release only detaches).
+    pub fn attach_environment(
+        &self,
+        config: &FabricConfig,
+        reference: &EnvironmentReference,
+        options: &RunOptions,
+    ) -> Result<Arc<Environment>, HostError> {
+        let plan = self.plan(config, options)?;
+        self.attach_environment_plan(&plan, reference)
+    }
+
     /// Plans `config` and starts a runtime in a prepared environment.
     pub fn start_runtime_in(
         &self,
@@ -223,6 +236,15 @@ impl Fabric {
     /// Prepares the local environment of `plan` without starting anything.
     pub fn prepare_environment_plan(&self, plan: &RunPlan) -> Result<Arc<Environment>, HostError> {
         Environment::prepare(plan, Stage::Prepare).map(Arc::new)
+    }
+
+    /// Attaches to the existing environment `reference` names, with `plan`'s provider.
+    pub fn attach_environment_plan(
+        &self,
+        plan: &RunPlan,
+        reference: &EnvironmentReference,
+    ) -> Result<Arc<Environment>, HostError> {
+        Environment::attach(plan, reference, Stage::Prepare).map(Arc::new)
     }
 
     /// Starts a runtime of `plan` in a prepared environment (several runtimes may share it).

@@ -71,6 +71,7 @@ mod ids;
 mod launch;
 mod live;
 pub mod procfs;
+pub mod provider;
 pub mod relay_stream;
 mod result;
 mod runtime;

@@ -177,6 +177,16 @@ impl Runtime {
                 stage: Stage::Start,
             });
         }
+        if environment.is_remote() {
+            return Err(HostError::Capability {
+                stage: Stage::Start,
+                code: "environment_runtime_unsupported",
+                message: format!(
+                    "runtimes cannot start in a `{}` provider environment in this core yet",
+                    environment.handle().provider
+                ),
+            });
+        }
         environment.check_forwarded(Stage::Start)?;
         let command = launch::command_for(
             plan,

@@ -18,6 +18,7 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/runtime-info",
     "sdk/runtime-status",
     "sdk/environment-info",
+    "sdk/environment-reference",
     "sdk/service-info",
     "sdk/service-reference",
     "sdk/runtime-stop-result",

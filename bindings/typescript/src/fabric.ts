@@ -33,7 +33,7 @@ import { cString, nativeLibrary, type NativeLibrary } from "./native";
 import { abortable, parse } from "./util";
 import { InvokeStream, OpenAIInvokeStream, type StreamOwner } from "./stream";
 import { Service } from "./service";
-import type { ServiceInfo, ServiceReference } from "./models";
+import type { EnvironmentReference, ServiceInfo, ServiceReference } from "./models";
 
 export interface CallOptions {
   /** Anchors relative paths of the config; default the current directory. */
@@ -180,6 +180,26 @@ export class Fabric {
     return new Environment(library, handle, parse<EnvironmentInfo>(text));
   }
 
+  /**
+   * Attaches to the existing environment `reference` names (`provider` = the config's
+   * `environment.provider`; the local provider takes `resource.workspace`, an existing
+   * directory). The environment stays the caller's: `release()` only detaches. Any
+   * environment's `info.reference` is a reference this accepts.
+   */
+  async attachEnvironment(config: FabricConfig | string, reference: EnvironmentReference, options: CallOptions = {}): Promise<Environment> {
+    options.signal?.throwIfAborted();
+    const library = this.library;
+    const referenceText = cString(JSON.stringify(reference), "reference");
+    const work = library.callWithHandle("fabric_environment_attach", [configText(config), referenceText, optionsText(options)]);
+    const { handle, text } = await abortable(work, options.signal, (late) => {
+      library.call("fabric_environment_release", [late.handle]).then(
+        () => library.environmentFree(late.handle),
+        () => library.environmentFree(late.handle),
+      );
+    });
+    return new Environment(library, handle, parse<EnvironmentInfo>(text));
+  }
+
   /** Python-SDK spelling of `environment.startRuntime(config)`. */
   startRuntimeIn(environment: Environment, config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
     return environment.startRuntime(config, options);
@@ -297,7 +317,7 @@ export class Environment implements AsyncDisposable {
   private readonly token = {};
   private releasing: Promise<EnvironmentInfo> | null = null;
 
-  /** @internal Created by {@link Fabric.prepareEnvironment}. */
+  /** @internal Created by {@link Fabric.prepareEnvironment} / {@link Fabric.attachEnvironment}. */
   constructor(library: NativeLibrary, handle: number, info: EnvironmentInfo) {
     this.library = library;
     this.handle = handle;

@@ -112,8 +112,12 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   env_name_reserved: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config" },
   env_name_unset: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a forwarded environment variable is not set" },
   env_names_conflict: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "a variable cannot be listed in environment.env_names and also set in environment.env" },
+  environment_attach_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider cannot attach to existing environments" },
+  environment_not_found: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the resource an EnvironmentReference names does not exist (`metadata.path` names the field)" },
+  environment_provider_not_found: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "no descriptor serves the config's environment.provider (docs/sandbox.md, \"Providers\")" },
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },
   environment_released: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the environment was released" },
+  environment_runtime_unsupported: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "runtimes cannot start in this environment (provider environments host runtimes through their runtime server; not yet supported by this core)" },
   export_line_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input line is not a RunResult or an ATOF record" },
   export_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input file cannot be read" },
   filesystem_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a file-system operation of the core failed" },
@@ -146,6 +150,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_check_request: { stage: "config", retryable: false, classOverride: null, origin: "health", summary: "a CheckRequest is malformed or names an unknown level" },
   invalid_config_type: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "a config value has the wrong type for its field" },
   invalid_env_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*" },
+  invalid_environment_reference: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)" },
   invalid_header_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "HTTP header names must be RFC 7230 tokens" },
   invalid_header_value: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "HTTP header values must not contain CR, LF, NUL or other control characters" },
   invalid_input: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)" },
@@ -154,6 +159,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_mcp_authentication: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "inconsistent MCP authentication settings" },
   invalid_model_provider: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "model provider must be a non-blank, trimmed, lowercase identifier" },
   invalid_native_json: { stage: null, retryable: false, classOverride: null, origin: "binding", summary: "the native library returned text that is not the documented JSON" },
+  invalid_provider_descriptor: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "an environment-provider descriptor is malformed or names another provider or protocol" },
   invalid_request: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a RunRequest is missing, malformed or invalid" },
   invalid_response: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "the runtime server's response is missing, malformed, oversized or late; effects unknown for start/invoke/stop" },
   invalid_service_info: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "the service host's start answer is not `{adapter_id, service_type, connection, metadata}`" },
@@ -193,6 +199,13 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   openai_stream_protocol_error: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed" },
   openai_streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the selected adapter does not claim native OpenAI streaming; the runtime is untouched" },
   protocol_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the adapter host broke the lifecycle protocol" },
+  provider_crashed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the environment provider process exited or closed a pipe; it is terminal" },
+  provider_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the environment provider answered `failed` (its code in `metadata.provider_code`)" },
+  provider_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "an earlier failure made the environment provider terminal" },
+  provider_output_too_large: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a provider answer exceeds a limit (exec output 3 MiB; artifacts 16 files, 256 KiB each, 512 KiB total); nothing of it is kept" },
+  provider_protocol_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the environment provider's answer broke the protocol; it is terminal" },
+  provider_request_too_large: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a provider request exceeds 256 KiB encoded; it was not sent" },
+  provider_timeout: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the environment provider did not answer in time; the outcome is unknown, nothing is resent, the provider is terminal" },
   relay_opentelemetry_without_destination: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "enabled Relay OpenTelemetry requires at least one endpoint or file sink" },
   relay_stream_header_env_unset: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "Relay sink nemo-fabric-stream header_env names an unset environment variable" },
   relay_stream_sink_duplicate: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "Relay streaming requires exactly one nemo-fabric-stream sink" },
@@ -647,6 +660,8 @@ export type DoctorStatus = "pass" | "warn" | "fail";
 export interface EnvironmentInfo {
   /** Resolved artifact root. */
   artifacts?: string | null;
+  /** Whether the environment was attached (`attach_environment`): the resource stays the caller's and release only detaches. */
+  attached?: boolean;
   /** Provider connection data. */
   connection?: JsonObject;
   /** Where Fabric control code runs relative to the environment. */
@@ -663,6 +678,8 @@ export interface EnvironmentInfo {
   ownership: EnvironmentOwnership;
   /** Provider (`local`). */
   provider: string;
+  /** The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach. */
+  reference?: EnvironmentReference | null;
   /** Whether the environment was released (new starts in it fail). */
   released?: boolean;
   /** Resolved workspace directory. */
@@ -694,6 +711,14 @@ export interface EnvironmentPlan {
   settings?: JsonObject;
   /** Resolved workspace path. */
   workspace?: string | null;
+}
+
+/** A provider-specific reference to an existing execution environment (the input of `attach_environment`; unknown top-level fields are rejected).  The `local` provider reads `resource.workspace`: an existing directory (a relative path is anchored at the plan's `base_dir`). Other providers define their own `resource` members; their paths refer to the environment and are never resolved on the host. */
+export interface EnvironmentReference {
+  /** The environment provider that owns the referenced resource. */
+  provider: string;
+  /** Provider-specific identity of the resource, used to verify and attach. */
+  resource?: JsonObject;
 }
 
 /** A structured error: what every surface (CLI, C ABI, bindings) reports.  `code` and `stage` are always set; `message` never contains secret values (environment values, header values, credentials). */

@@ -39,6 +39,7 @@ export type {
   DoctorReport,
   DoctorStatus,
   EnvironmentInfo,
+  EnvironmentReference,
   GymObservations,
   GymObservationsRequest,
   EnvironmentOwnership,

@@ -101,6 +101,9 @@ export class NativeLibrary {
       fabric_environment_prepare: declare(
         "int32_t fabric_environment_prepare(const char *config_json, const char *options_json, _Out_ uint64_t *environment_out, _Out_ void **out)",
       ),
+      fabric_environment_attach: declare(
+        "int32_t fabric_environment_attach(const char *config_json, const char *reference_json, const char *options_json, _Out_ uint64_t *environment_out, _Out_ void **out)",
+      ),
       fabric_environment_start_runtime: declare(
         "int32_t fabric_environment_start_runtime(uint64_t environment, const char *config_json, const char *options_json, _Out_ uint64_t *runtime_out, _Out_ void **out)",
       ),

@@ -118,6 +118,9 @@ class Library:
         self._declare_free("fabric_runtime_free")
         self._declare("fabric_environment_prepare", [c_char_p, c_char_p, POINTER(u64), out])
         self._declare(
+            "fabric_environment_attach", [c_char_p, c_char_p, c_char_p, POINTER(u64), out]
+        )
+        self._declare(
             "fabric_environment_start_runtime",
             [u64, c_char_p, c_char_p, POINTER(u64), out],
         )

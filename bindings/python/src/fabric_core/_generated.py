@@ -107,8 +107,12 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "env_name_reserved": (None, False, None, "config"),
     "env_name_unset": (None, False, None, "host"),
     "env_names_conflict": (None, False, None, "config"),
+    "environment_attach_unsupported": ("prepare", False, None, "host"),
+    "environment_not_found": ("prepare", False, None, "host"),
+    "environment_provider_not_found": ("prepare", False, None, "host"),
     "environment_provider_unsupported": ("prepare", False, None, "host"),
     "environment_released": (None, False, "state", "host"),
+    "environment_runtime_unsupported": ("start", False, None, "host"),
     "export_line_invalid": ("config", False, None, "cli"),
     "export_read_failed": ("config", False, None, "cli"),
     "filesystem_error": (None, False, None, "host"),
@@ -141,6 +145,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_check_request": ("config", False, None, "health"),
     "invalid_config_type": ("config", False, None, "binding"),
     "invalid_env_name": (None, False, None, "config"),
+    "invalid_environment_reference": ("config", False, None, "host"),
     "invalid_header_name": (None, False, None, "config"),
     "invalid_header_value": (None, False, None, "config"),
     "invalid_input": (None, False, None, "sandbox"),
@@ -149,6 +154,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_mcp_authentication": (None, False, None, "config"),
     "invalid_model_provider": (None, False, None, "config"),
     "invalid_native_json": (None, False, None, "binding"),
+    "invalid_provider_descriptor": ("prepare", False, None, "host"),
     "invalid_request": (None, False, None, "host"),
     "invalid_response": (None, False, None, "sandbox"),
     "invalid_service_info": ("start", False, None, "host"),
@@ -188,6 +194,13 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "openai_stream_protocol_error": ("invoke", False, None, "host"),
     "openai_streaming_unavailable": ("invoke", False, None, "host"),
     "protocol_error": (None, False, None, "host"),
+    "provider_crashed": (None, False, None, "host"),
+    "provider_error": (None, False, None, "host"),
+    "provider_failed": (None, False, None, "host"),
+    "provider_output_too_large": (None, False, None, "host"),
+    "provider_protocol_error": (None, False, None, "host"),
+    "provider_request_too_large": (None, False, None, "host"),
+    "provider_timeout": (None, False, None, "host"),
     "relay_opentelemetry_without_destination": (None, False, None, "config"),
     "relay_stream_header_env_unset": (None, False, None, "config"),
     "relay_stream_sink_duplicate": (None, False, None, "config"),
@@ -643,6 +656,7 @@ class EnvironmentInfo(FabricMapping):
     """A prepared environment as reported to callers (`fabric_environment_prepare`, `fabric_environment_release`, and inside [`RuntimeInfo`]).
 
     ``artifacts`` (str | None, optional): Resolved artifact root.
+    ``attached`` (bool, optional): Whether the environment was attached (`attach_environment`): the resource stays the caller's and release only detaches.
     ``connection`` (Mapping[str, Any], optional): Provider connection data.
     ``control_location`` (str): Where Fabric control code runs relative to the environment.
     ``env_names`` (tuple[str, ...], optional): Names of the variables the environment passes to adapters (values are never reported).
@@ -651,12 +665,14 @@ class EnvironmentInfo(FabricMapping):
     ``metadata`` (Mapping[str, Any], optional): Consumer metadata.
     ``ownership`` (str): Who owns the environment's lifecycle.
     ``provider`` (str): Provider (`local`).
+    ``reference`` (EnvironmentReference | None, optional): The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach.
     ``released`` (bool, optional): Whether the environment was released (new starts in it fail).
     ``workspace`` (str | None, optional): Resolved workspace directory.
     """
 
     __slots__ = ()
-    _fields = frozenset({"artifacts", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "released", "workspace"})
+    _fields = frozenset({"artifacts", "attached", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "reference", "released", "workspace"})
+    _nested = {"reference": ("EnvironmentReference", "one")}
 
 #: Who tears the environment down.
 ENVIRONMENT_OWNERSHIP_VALUES = ("caller_owned", "fabric_owned",)
@@ -679,6 +695,17 @@ class EnvironmentPlan(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"artifacts", "connection", "control_location", "env", "env_names", "metadata", "ownership", "provider", "settings", "workspace"})
+
+
+class EnvironmentReference(FabricMapping):
+    """A provider-specific reference to an existing execution environment (the input of `attach_environment`; unknown top-level fields are rejected).  The `local` provider reads `resource.workspace`: an existing directory (a relative path is anchored at the plan's `base_dir`). Other providers define their own `resource` members; their paths refer to the environment and are never resolved on the host.
+
+    ``provider`` (str): The environment provider that owns the referenced resource.
+    ``resource`` (Mapping[str, Any], optional): Provider-specific identity of the resource, used to verify and attach.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"provider", "resource"})
 
 
 class ErrorInfo(FabricMapping):
@@ -1541,6 +1568,7 @@ for _model in (
     DoctorReport,
     EnvironmentInfo,
     EnvironmentPlan,
+    EnvironmentReference,
     ErrorInfo,
     EvidenceCoverage,
     EvidenceEntry,

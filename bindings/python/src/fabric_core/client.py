@@ -29,6 +29,7 @@ from fabric_core.types import (
     AdapterCapabilityProfile,
     CheckReport,
     DoctorReport,
+    EnvironmentReference,
     RunPlan,
     RunResult,
     ServiceHandle,
@@ -293,6 +294,44 @@ class Fabric:
             return slot.value, text
 
         handle, text = await call_blocking(prepare)
+        return EnvironmentHandle(library=library, handle=handle, info=json.loads(text))
+
+    async def attach_environment(
+        self,
+        config: FabricConfig,
+        reference: EnvironmentReference | Mapping[str, Any],
+        *,
+        base_dir: PathArg = None,
+    ) -> EnvironmentHandle:
+        """Attach to an existing environment named by ``reference`` (``provider`` = the
+        config's ``environment.provider``, provider-specific ``resource``; the local provider
+        takes ``resource.workspace``, an existing directory). The environment stays the
+        caller's: ``release_environment`` only detaches. ``info["reference"]`` of any
+        environment is a reference this method accepts."""
+
+        if isinstance(reference, EnvironmentReference):
+            reference_map = reference.to_mapping()
+        elif isinstance(reference, Mapping):
+            reference_map = json_mapping(reference, "environment reference")
+        else:
+            raise FabricConfigError(
+                "reference must be an EnvironmentReference",
+                stage="config",
+                code="invalid_environment_reference",
+            )
+        library = self._lib()
+        payload = config_json(config)
+        reference_bytes = dumps(reference_map)
+        options = options_arg(base_dir=base_dir)
+
+        def attach() -> tuple[int, str]:
+            slot = ctypes.c_uint64(0)
+            text = library.fabric_environment_attach(
+                payload, reference_bytes, options, ctypes.byref(slot), _ffi.out_slot()
+            )
+            return slot.value, text
+
+        handle, text = await call_blocking(attach)
         return EnvironmentHandle(library=library, handle=handle, info=json.loads(text))
 
     async def start_runtime_in(

@@ -199,6 +199,7 @@ RuntimeInfo = _g.RuntimeInfo
 RuntimeHandle = RuntimeInfo
 RuntimeStatusInfo = _g.RuntimeStatusInfo
 EnvironmentInfo = _g.EnvironmentInfo
+EnvironmentReference = _g.EnvironmentReference
 ServiceHandle = _g.ServiceHandle
 ServiceInfo = _g.ServiceInfo
 ServiceReference = _g.ServiceReference
@@ -216,6 +217,7 @@ __all__ = [
     "DoctorCheck",
     "DoctorReport",
     "EnvironmentInfo",
+    "EnvironmentReference",
     "ServiceHandle",
     "ServiceInfo",
     "ServiceReference",

@@ -1,0 +1,457 @@
+//! Environment providers through `fabric_host`'s public API with the real `subprocess`
+//! provider (`fabric-env-subprocess`, found through an explicit descriptor) and with fake
+//! providers (shell scripts) that break the protocol: every limit and provider error code.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fabric_config::FabricConfig;
+use fabric_config::handles::EnvironmentReference;
+use fabric_host::{Fabric, HostError, RunOptions};
+use serde_json::{Value, json};
+
+/// Writes a provider descriptor for `provider` into `dir/providers/` and returns its path.
+fn descriptor(dir: &Path, provider: &str, command: Value, attach: bool) -> PathBuf {
+    let providers = dir.join("providers");
+    std::fs::create_dir_all(&providers).expect("mkdir");
+    let path = providers.join(format!("{provider}.fabric-environment-provider.json"));
+    let descriptor = json!({
+        "schema_version": "fabric.environment-provider-descriptor/v1alpha1",
+        "provider": provider,
+        "protocol_version": "fabric.environment-provider.v1alpha1",
+        "command": command,
+        "attach": attach,
+    });
+    std::fs::write(&path, descriptor.to_string()).expect("write descriptor");
+    path
+}
+
+fn config(dir: &Path, provider: &str, descriptor: &Path, environment: Value) -> FabricConfig {
+    let path = support::scripted_config(dir, "provider", json!({}));
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
+    config["discovery"]["local_paths"]
+        .as_array_mut()
+        .expect("local_paths")
+        .push(json!(descriptor.parent().expect("providers dir")));
+    let mut environment = environment;
+    environment["provider"] = json!(provider);
+    config["environment"] = environment;
+    serde_json::from_value(config).expect("config")
+}
+
+fn subprocess(dir: &Path) -> (FabricConfig, RunOptions) {
+    let root = dir.join("environments");
+    std::fs::create_dir(&root).expect("mkdir");
+    let descriptor = descriptor(
+        dir,
+        "subprocess",
+        json!([env!("CARGO_BIN_EXE_fabric-env-subprocess")]),
+        true,
+    );
+    let config = config(
+        dir,
+        "subprocess",
+        &descriptor,
+        json!({"workspace": "relative/ws", "settings": {"root": root}}),
+    );
+    (config, RunOptions::with_base_dir(dir))
+}
+
+fn code(error: HostError) -> String {
+    error.code().to_owned()
+}
+
+#[test]
+fn the_subprocess_provider_prepares_attaches_and_releases_with_every_limit_enforced() {
+    support::ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (config, options) = subprocess(dir.path());
+    let fabric = Fabric::new();
+    let environment = fabric
+        .prepare_environment(&config, &options)
+        .expect("prepare");
+    let info = environment.info();
+    assert_eq!(info.provider, "subprocess");
+    assert_eq!(
+        info.ownership,
+        fabric_config::config::EnvironmentOwnership::FabricOwned
+    );
+    let reference = environment.reference();
+    let directory = PathBuf::from(reference.resource["directory"].as_str().expect("directory"));
+    assert!(directory.starts_with(dir.path().join("environments")));
+    // The workspace is the provider's path in the environment, never base_dir/relative/ws.
+    let workspace = info.workspace.clone().expect("workspace");
+    assert_eq!(PathBuf::from(&workspace), directory.join("workspace"));
+    assert!(
+        environment
+            .inspect()
+            .expect("inspect")
+            .environment_id
+            .starts_with("fabric-env-")
+    );
+
+    // exec, and its 3 MiB output limit (nothing is kept)
+    let hello = environment
+        .exec(
+            &["sh".into(), "-c".into(), "echo hi; pwd".into()],
+            Duration::from_secs(10),
+        )
+        .expect("exec");
+    assert_eq!(hello.stdout, format!("hi\n{workspace}\n"));
+    assert_eq!(hello.exit_code, Some(0));
+    let big = "head -c 3200000 /dev/zero | tr '\\0' a".to_owned();
+    let error = environment
+        .exec(&["sh".into(), "-c".into(), big], Duration::from_secs(20))
+        .expect_err("over 3 MiB");
+    assert_eq!(code(error), "provider_output_too_large");
+
+    // a request above 256 KiB is refused unsent and the provider stays usable
+    let error = environment
+        .exec(
+            &["echo".into(), "x".repeat(300 * 1024)],
+            Duration::from_secs(10),
+        )
+        .expect_err("request too large");
+    assert_eq!(code(error), "provider_request_too_large");
+    assert_eq!(
+        environment
+            .exec(&["echo".into(), "still".into()], Duration::from_secs(10))
+            .expect("exec after refusal")
+            .stdout,
+        "still\n"
+    );
+
+    // collect_artifacts and its limits: 16 files, 256 KiB each, 512 KiB in total
+    let artifacts = directory.join("artifacts");
+    for index in 0..17 {
+        std::fs::write(
+            artifacts.join(format!("f{index}.txt")),
+            format!("file {index}"),
+        )
+        .expect("write");
+    }
+    std::fs::write(artifacts.join("big.bin"), vec![7u8; 300 * 1024]).expect("write");
+    for index in 0..3 {
+        std::fs::write(
+            artifacts.join(format!("mid{index}.bin")),
+            vec![1u8; 200 * 1024],
+        )
+        .expect("write");
+    }
+    let files = environment
+        .collect_artifacts(&["f0.txt".into(), "f1.txt".into(), "missing.txt".into()])
+        .expect("collect");
+    assert_eq!(
+        files,
+        vec![
+            ("f0.txt".to_owned(), b"file 0".to_vec()),
+            ("f1.txt".to_owned(), b"file 1".to_vec())
+        ]
+    );
+    let seventeen: Vec<String> = (0..17).map(|i| format!("f{i}.txt")).collect();
+    for paths in [
+        seventeen,
+        vec!["big.bin".into()],
+        vec!["mid0.bin".into(), "mid1.bin".into(), "mid2.bin".into()],
+    ] {
+        let error = environment
+            .collect_artifacts(&paths)
+            .expect_err("over a limit");
+        assert_eq!(code(error), "provider_output_too_large", "{paths:?}");
+    }
+    let error = environment
+        .collect_artifacts(&["../escape".into()])
+        .expect_err("escape");
+    assert_eq!(code(error), "provider_error");
+
+    // runtime_control reaches the environment's own runtime server
+    let response = environment
+        .runtime_control(
+            json!({"interface_version": 2, "operation": "check"}),
+            Duration::from_secs(10),
+        )
+        .expect("runtime_control");
+    assert_eq!(response["status"], "succeeded", "{response}");
+
+    // runtimes are not started in provider environments by this core yet
+    let error = fabric
+        .start_runtime_in(&config, &environment, &options)
+        .expect_err("start");
+    assert_eq!(code(error), "environment_runtime_unsupported");
+
+    // attach keeps the caller's ownership; release only detaches
+    let attached = fabric
+        .attach_environment(&config, &reference, &options)
+        .expect("attach");
+    assert!(attached.info().attached);
+    assert_eq!(
+        attached.info().ownership,
+        fabric_config::config::EnvironmentOwnership::CallerOwned
+    );
+    fabric.release_environment(&attached).expect("detach");
+    assert!(
+        directory.join("workspace").is_dir(),
+        "detach must not delete"
+    );
+    let error = attached
+        .exec(&["true".into()], Duration::from_secs(5))
+        .expect_err("released");
+    assert_eq!(code(error), "environment_released");
+
+    // releasing the prepared environment deletes it (server stopped first)
+    fabric.release_environment(&environment).expect("release");
+    assert!(!directory.exists());
+    let gone = EnvironmentReference {
+        provider: "subprocess".into(),
+        resource: reference.resource.clone(),
+    };
+    let error = fabric
+        .attach_environment(&config, &gone, &options)
+        .expect_err("gone");
+    assert_eq!(code(error), "provider_error");
+}
+
+/// A fake provider: answers `prepare` with an environment, then each later request with
+/// `$BEHAVIOUR` (`garbage`, `fail`, `silent`, `exit`).
+const FAKE: &str = r#"
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
+  case "$line" in
+    *'"operation":"prepare"'*)
+      printf '{"request_id":"%s","status":"succeeded","output":{"environment_id":"e","reference":{"provider":"fake"}}}\n' "$id"
+      continue ;;
+  esac
+  echo "fake provider: $BEHAVIOUR" >&2
+  case "$BEHAVIOUR" in
+    garbage) echo 'not json' ;;
+    other) printf '{"request_id":"someone-else","status":"succeeded","output":{}}\n' ;;
+    fail) printf '{"request_id":"%s","status":"failed","error":{"code":"quota","message":"no room"}}\n' "$id" ;;
+    silent) sleep 30 ;;
+    exit) exit 3 ;;
+  esac
+done
+"#;
+
+fn fake(dir: &Path, behaviour: &str, attach: bool) -> (FabricConfig, RunOptions) {
+    let script = dir.join("fake.sh");
+    std::fs::write(&script, FAKE.replace("$BEHAVIOUR", behaviour)).expect("write");
+    let descriptor = descriptor(dir, "fake", json!(["sh", script]), attach);
+    (
+        config(dir, "fake", &descriptor, json!({})),
+        RunOptions::with_base_dir(dir),
+    )
+}
+
+#[test]
+fn provider_failures_have_stable_codes_and_make_the_provider_terminal() {
+    support::ensure_scripted_adapter();
+    let fabric = Fabric::new();
+    let cases = [
+        ("garbage", "provider_protocol_error", true),
+        ("other", "provider_protocol_error", true),
+        ("exit", "provider_crashed", true),
+        ("silent", "provider_timeout", true),
+        ("fail", "provider_error", false),
+    ];
+    for (behaviour, expected, terminal) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (config, options) = fake(dir.path(), behaviour, false);
+        let environment = fabric
+            .prepare_environment(&config, &options)
+            .expect("prepare");
+        let error = environment
+            .exec(&["true".into()], Duration::from_millis(100))
+            .expect_err(behaviour);
+        let info = fabric_config::ErrorInfo::from(error);
+        assert_eq!(info.code, expected, "{behaviour}: {info:?}");
+        if behaviour == "fail" {
+            assert_eq!(info.metadata["provider_code"], "quota");
+        } else {
+            assert!(
+                info.metadata["stderr_tail"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .contains("fake provider"),
+                "{behaviour}: {info:?}"
+            );
+        }
+        // after an uncertain outcome nothing is resent: the provider is terminal
+        let next = environment.exec(&["true".into()], Duration::from_millis(100));
+        match (terminal, next) {
+            (true, Err(error)) => assert_eq!(code(error), "provider_failed", "{behaviour}"),
+            (false, Err(error)) => assert_eq!(code(error), "provider_error", "{behaviour}"),
+            (_, Ok(_)) => panic!("{behaviour}: the provider answered after a failure"),
+        }
+    }
+}
+
+#[test]
+fn discovery_and_descriptor_errors_name_the_field() {
+    support::ensure_scripted_adapter();
+    let fabric = Fabric::new();
+    let dir = tempfile::tempdir().expect("tempdir");
+
+    let (config, options) = fake(dir.path(), "fail", false);
+    let reference = EnvironmentReference {
+        provider: "fake".into(),
+        resource: Default::default(),
+    };
+    let error = fabric
+        .attach_environment(&config, &reference, &options)
+        .expect_err("no attach");
+    assert_eq!(code(error), "environment_attach_unsupported");
+
+    let nowhere = config_for(dir.path(), "nowhere", &dir.path().join("absent.json"));
+    let info = fabric_config::ErrorInfo::from(
+        fabric
+            .prepare_environment(&nowhere, &options)
+            .expect_err("no descriptor"),
+    );
+    assert_eq!(
+        (info.code.as_str(), info.metadata["path"].as_str()),
+        (
+            "environment_provider_not_found",
+            Some("environment.provider")
+        )
+    );
+
+    let bad = descriptor(dir.path(), "bad", json!(["true"]), true);
+    let mut text: Value =
+        serde_json::from_str(&std::fs::read_to_string(&bad).expect("read")).expect("json");
+    text["protocol_version"] = json!("fabric.environment-provider.v0");
+    std::fs::write(&bad, text.to_string()).expect("write");
+    let bad_config = config_for(dir.path(), "bad", &bad);
+    let error = fabric
+        .prepare_environment(&bad_config, &options)
+        .expect_err("bad descriptor");
+    assert_eq!(code(error), "invalid_provider_descriptor");
+
+    let crash = descriptor(
+        dir.path(),
+        "crash",
+        json!(["sh", "-c", "echo boom >&2; exit 3"]),
+        true,
+    );
+    let crash_config = config_for(dir.path(), "crash", &crash);
+    let info = fabric_config::ErrorInfo::from(
+        fabric
+            .prepare_environment(&crash_config, &options)
+            .expect_err("crash"),
+    );
+    assert_eq!(info.code, "provider_crashed");
+    assert!(
+        info.metadata["stderr_tail"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("boom"),
+        "{info:?}"
+    );
+}
+
+fn config_for(dir: &Path, provider: &str, descriptor: &Path) -> FabricConfig {
+    config(dir, provider, descriptor, json!({}))
+}
+
+/// The children of `pid` (`/proc/<pid>/task/*/children`).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+#[test]
+fn a_server_killed_mid_start_leaves_the_marker_and_the_next_server_reports_cleanup_unconfirmed() {
+    support::ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (config, options) = subprocess(dir.path());
+    let fabric = Fabric::new();
+    let environment = fabric
+        .prepare_environment(&config, &options)
+        .expect("prepare");
+    let directory = PathBuf::from(
+        environment.reference().resource["directory"]
+            .as_str()
+            .expect("directory"),
+    );
+    let server: u32 = std::fs::read_to_string(directory.join("server.pid"))
+        .expect("server.pid")
+        .trim()
+        .parse()
+        .expect("pid");
+
+    // A start the scripted adapter holds for 20 s, through runtime_control.
+    let descriptor = support::repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
+    let start = json!({
+        "interface_version": 2,
+        "operation": "start",
+        "agent": "slow",
+        "config": {
+            "schema_version": "fabric.agent/v1alpha1",
+            "metadata": {"name": "slow"},
+            "harness": {"adapter_id": "fabric.scripted", "settings": {"start_delay_ms": 20000}},
+            "discovery": {"local_paths": [descriptor]},
+        },
+    });
+    let starting = std::sync::Arc::clone(&environment);
+    let thread =
+        std::thread::spawn(move || starting.runtime_control(start, Duration::from_secs(60)));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while children(server).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the adapter host never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &server.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let response = thread
+        .join()
+        .expect("thread")
+        .expect("the provider answers");
+    assert_eq!(response["status"], "failed", "{response}");
+    assert_eq!(response["error"]["effects"], "unknown", "{response}");
+    assert!(
+        directory.join("fabric.unclean").is_file(),
+        "the marker stays"
+    );
+
+    // The next server in that directory refuses: cleanup is unconfirmed.
+    let next = std::process::Command::new(env!("CARGO_BIN_EXE_fabric-agent-ctl"))
+        .arg("serve")
+        .env("FABRIC_HOST_SOCKET", directory.join("fabric.sock"))
+        .output()
+        .expect("serve");
+    assert_eq!(next.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&next.stderr).contains("cleanup_unconfirmed"),
+        "{next:?}"
+    );
+
+    // Nothing answers in that environment any more: attach says so; release still deletes it.
+    let error = fabric
+        .attach_environment(&config, &environment.reference(), &options)
+        .expect_err("attach");
+    let info = fabric_config::ErrorInfo::from(error);
+    assert_eq!(
+        (info.code.as_str(), info.metadata["provider_code"].as_str()),
+        ("provider_error", Some("environment_not_found"))
+    );
+    fabric.release_environment(&environment).expect("release");
+    assert!(!directory.exists());
+}

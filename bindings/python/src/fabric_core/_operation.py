@@ -33,8 +33,6 @@ class _LoopQueue:
         self.library = library
         self.handle = slot.value
         self.waiting: dict[int, asyncio.Future[str]] = {}
-        # Operations whose awaiting task gave up: completed when the outcome is taken.
-        self.after: dict[int, asyncio.Future[None]] = {}
         fd = ctypes.c_int32(-1)
         try:
             library.fabric_completion_queue_fd(self.handle, ctypes.byref(fd), _ffi.out_slot())
@@ -54,28 +52,20 @@ class _LoopQueue:
             future = self.waiting.pop(operation, None)
             if future is None:
                 continue  # not ours any more
-            after = self.after.pop(operation, None)
             try:
                 status, text = library.operation_take(operation)
             except BaseException as error:  # noqa: BLE001 - delivered to the awaiting task
                 library.fabric_operation_free(operation)
                 if not future.done():
                     future.set_exception(error)
-                _finished(after)
                 continue
             library.fabric_operation_free(operation)
-            _finished(after)
             if future.done():
                 continue
             if status == _ffi.STATUS_OK and text is not None:
                 future.set_result(text)
             else:
                 future.set_exception(_ffi.error_from_status(_ffi.STATUS_INTERNAL, None))
-
-
-def _finished(after: asyncio.Future[None] | None) -> None:
-    if after is not None and not after.done():
-        after.set_result(None)
 
 
 _queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoopQueue | None] = (
@@ -118,29 +108,6 @@ def start(library: _ffi.Library, begin: Begin) -> asyncio.Future[str] | None:
     future: asyncio.Future[str] = loop.create_future()
     queue.waiting[slot.value] = future
     return future
-
-
-def abandoned(library: _ffi.Library, future: asyncio.Future[str]) -> asyncio.Future[None] | None:
-    """For a future of :func:`start` whose awaiting task was cancelled (which cancels a
-    directly awaited future): a future completed once the operation finished and its
-    outcome was taken and freed; ``None`` when that already happened.
-
-    Awaiting the future of :func:`start` directly, instead of through ``asyncio.shield``,
-    saves the event loop one round per call (a shield resolves its outer future in a
-    callback of its own); this recovers what the shield kept: knowing when the native
-    work is over."""
-
-    queue = _queues.get(asyncio.get_running_loop())
-    if queue is None:
-        return None
-    for operation, waiting in queue.waiting.items():
-        if waiting is future:
-            after = queue.after.get(operation)
-            if after is None:
-                after = asyncio.get_running_loop().create_future()
-                queue.after[operation] = after
-            return after
-    return None
 
 
 async def call(library: _ffi.Library, begin: Begin, blocking: Callable[[], str]) -> str:

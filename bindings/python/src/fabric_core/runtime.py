@@ -299,13 +299,10 @@ class Runtime:
             return await self._native(blocking)
         worker.add_done_callback(_consume)
         try:
-            # Awaited directly (no shield: one event-loop round less per call); a
-            # cancellation cancels `worker`, and the operation's end is tracked apart.
-            return await worker
+            return await asyncio.shield(worker)
         except asyncio.CancelledError:
-            after = _operation.abandoned(self._library, worker)
-            if after is not None:
-                self._orphan = after
+            if not worker.done():
+                self._orphan = worker
             raise
 
     async def invoke(self, *, input: Any = None, request: RunRequest | None = None) -> RunResult:

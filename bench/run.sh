@@ -23,6 +23,14 @@ else
   cargo build -q --release -p fabric-ffi -p fabric-adapter-scripted
 fi
 (cd bindings/typescript && { [ -d node_modules ] || npm install --no-audit --no-fund -s; } && npm run --silent build >/dev/null 2>&1)
+# adapters/scripted/launch.sh otherwise runs the newer of the debug and release binaries,
+# which after a debug build is the debug one.
+export FABRIC_ADAPTER_SCRIPTED_BIN=$root/target/$profile/fabric-adapter-scripted
 PKG_CONFIG_PATH_GO=$(bash bindings/go/dev-pkgconfig.sh "$profile")
 export PKG_CONFIG_PATH_GO
+# Go's build cache keys a cgo package by its compile flags, not by the library it links:
+# without the library's hash in CGO_CFLAGS, `go run` reuses a package built against the
+# other profile's libfabric_ffi.a (bindings/go/test.sh does the same).
+hash=$(sha256sum "target/$profile/libfabric_ffi.a" | cut -c1-16)
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -DFABRIC_LIBRARY_SHA256_PREFIX=$hash"
 exec "$python" bench/runner.py --profile "$profile" --python "$python" "$@"

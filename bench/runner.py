@@ -9,8 +9,9 @@ git checkout):
   driven by bench/python/side_by_side.py on the Python echo adapter: plan, warm invoke
   (plain loop; after 60 ms idle; alternating with a cold run), cold run, 64 runtimes x 20
   invokes, system stats on and off.
-* Binding overhead: warm invoke on the Rust scripted adapter through Go, Node and Python
-  vs our Rust call (bench/bindings/rust_bench.rs) with the same config.
+* Binding overhead: warm invoke on the Rust scripted adapter through the C ABI itself
+  (bench/bindings/c_bench.c), Go, Node and Python vs our Rust call
+  (bench/bindings/rust_bench.rs) with the same config.
 * Rust in-process rows (plan, warm invoke with stats off) without a ratio.
 
 Per row: the median over rounds of each round's median and p90, and the CPU time
@@ -138,19 +139,36 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
     return lines
 
 
+BINDINGS = ("rust", "c", "go", "typescript", "python")
+
+
+def c_bench(args: argparse.Namespace, cwd: str) -> str:
+    """Compiles bench/bindings/c_bench.c against the library under test; returns the program."""
+    library = ROOT / "target" / args.profile
+    program = str(Path(cwd) / "c_bench")
+    command = [
+        os.environ.get("CC", "cc"), "-std=c11", "-O2", f"-I{ROOT / 'include'}",
+        str(ROOT / "bench/bindings/c_bench.c"), "-o", program,
+        f"-L{library}", "-lfabric_ffi", f"-Wl,-rpath,{library}",
+    ]
+    subprocess.run(command, check=True)
+    return program
+
+
 def binding_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
     n, warmup = str(args.samples * 5), str(args.samples)
     cargo = "test" if args.quick else "bench"
     pkg = env.get("PKG_CONFIG_PATH_GO", "")
     commands = {
         "rust": ["cargo", cargo, "-q", "-p", "fabric-host", "--bench", "bindings", "--", n, warmup],
+        "c": [c_bench(args, cwd), str(ROOT), n, warmup] if "c" in args.bindings else [],
         "go": ["go", "run", "./examples/bench", "-n", n, "-warmup", warmup],
         "typescript": ["node", str(ROOT / "bench/bindings/ts_bench.js"), n, warmup],
         "python": [args.python, str(ROOT / "bench/bindings/py_bench.py"), n, warmup],
     }
     workdirs = {"rust": str(ROOT), "go": str(ROOT / "bindings/go")}
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    order = list(commands)
+    order = [binding for binding in commands if binding in args.bindings]
     for index in range(args.rounds):
         for binding in order[index % len(order):] + order[: index % len(order)]:
             run_env = dict(env)
@@ -175,8 +193,17 @@ def binding_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> lis
         "| --- | ---: | ---: | ---: |",
         f"| our Rust call (`fabric_host::Runtime::invoke`) | {rust_text} | {rust_cpu} | |",
     ]
-    for binding, label in (("go", "Go binding"), ("typescript", "Node binding"), ("python", "Python binding")):
-        value, text, cpu = cell("warm_invoke_us", binding)
+    for measure, binding, label in (
+        ("warm_invoke_hook_us", "rust", "our Rust call without spinning (`begin_invoke`, hook, `finish_invoke`)"),
+        ("warm_invoke_us", "c", "C ABI, blocking `fabric_runtime_invoke`"),
+        ("warm_invoke_queue_us", "c", "C ABI, `_begin` + completion queue + `poll(2)` + take"),
+        ("warm_invoke_us", "go", "Go binding"),
+        ("warm_invoke_us", "typescript", "Node binding"),
+        ("warm_invoke_us", "python", "Python binding"),
+    ):
+        if binding not in args.bindings:
+            continue
+        value, text, cpu = cell(measure, binding)
         over = "n/a" if value is None or rust is None else f"{value - rust:+,.0f} µs"
         lines.append(f"| {label} | {text} | {cpu} | {over} |")
     lines += [
@@ -187,6 +214,7 @@ def binding_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> lis
     for measure, label in (
         ("plan_in_process_us", "plan of the scripted config"),
         ("warm_invoke_stats_off_us", "warm invoke, Rust scripted adapter, system stats off"),
+        ("run_result_json_us", "one RunResult encoded as the C ABI's JSON"),
     ):
         _value, text, cpu = cell(measure, "rust")
         lines.append(f"| {label} | {text} | {cpu} |")
@@ -203,7 +231,25 @@ def main() -> int:
     parser.add_argument("--profile", default="release", choices=["release", "debug"])
     parser.add_argument("--skip-python", action="store_true")
     parser.add_argument("--skip-bindings", action="store_true")
+    parser.add_argument(
+        "--only",
+        choices=["python", "bindings"],
+        help="only the Python-vs-upstream rows, or only the binding-overhead rows",
+    )
+    parser.add_argument(
+        "--bindings",
+        default=",".join(BINDINGS),
+        help=f"comma-separated callers of the binding rows (default {','.join(BINDINGS)}; rust is the reference)",
+    )
     args = parser.parse_args()
+    args.bindings = [b for b in args.bindings.split(",") if b]
+    unknown = sorted(set(args.bindings) - set(BINDINGS))
+    if unknown:
+        parser.error(f"unknown --bindings {unknown}; choose from {','.join(BINDINGS)}")
+    if args.only == "python":
+        args.skip_bindings = True
+    elif args.only == "bindings":
+        args.skip_python = True
     args.rounds = args.rounds or (1 if args.quick else 5)
     args.samples = args.samples or (10 if args.quick else 300)
     args.fanout = args.fanout or (4 if args.quick else 64)

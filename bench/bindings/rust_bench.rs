@@ -5,14 +5,21 @@
 //! per measure, in the format of the other benches, with the CPU time (user+sys) of this
 //! process per call.
 //!
+//! Two more measures split the binding overhead into the core's layers (same runtime,
+//! same config): `warm_invoke_hook_us` is `Runtime::begin_invoke` with a hook that wakes
+//! this thread, then `Runtime::finish_invoke` — the non-blocking path the bindings use,
+//! where nobody spins for the answer — and `run_result_json_us` is encoding one RunResult
+//! as the JSON the C ABI hands over.
+//!
 //! `cargo bench -p fabric-host --bench bindings -- [n] [warmup]` (optimized), or
 //! `cargo test -p fabric-host --bench bindings -- [n] [warmup]` (debug; bench/run.sh --quick).
 
 use std::path::PathBuf;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
 use fabric_config::{FabricConfig, RunRequest};
-use fabric_host::{Fabric, RunOptions};
+use fabric_host::{Fabric, RunOptions, Runtime};
 use serde_json::json;
 
 fn cpu_seconds() -> f64 {
@@ -48,6 +55,31 @@ fn measure(measure: &str, n: usize, mut call: impl FnMut()) {
     println!("{line}");
 }
 
+/// One invocation the way the non-blocking C ABI runs it: the reactor's hook signals, this
+/// thread sleeps until then (no spinning), then collects the result.
+fn invoke_with_hook(runtime: &Runtime) {
+    let signal = Arc::new((Mutex::new(false), Condvar::new()));
+    let hook = Arc::clone(&signal);
+    let pending = runtime
+        .begin_invoke(
+            RunRequest::new("ping"),
+            Arc::new(move || {
+                let (done, wake) = &*hook;
+                *done.lock().expect("hook lock") = true;
+                wake.notify_one();
+            }),
+        )
+        .expect("begin");
+    let (done, wake) = &*signal;
+    let mut ready = done.lock().expect("lock");
+    while !*ready {
+        ready = wake.wait(ready).expect("wait");
+    }
+    drop(ready);
+    let result = runtime.finish_invoke(pending).expect("finish");
+    assert_eq!(result.status.as_str(), "succeeded");
+}
+
 fn main() {
     // `cargo test --bench` passes harness flags; only plain numbers are ours.
     let numbers: Vec<usize> = std::env::args()
@@ -80,6 +112,14 @@ fn main() {
             let result = runtime.invoke(RunRequest::new("ping")).expect("invoke");
             assert_eq!(result.status.as_str(), "succeeded");
         });
+        if name == "warm_invoke_us" {
+            measure("warm_invoke_hook_us", n, || invoke_with_hook(&runtime));
+            let result = runtime.invoke(RunRequest::new("ping")).expect("invoke");
+            measure("run_result_json_us", n, || {
+                let text = serde_json::to_string(&result).expect("encode");
+                assert!(text.len() > 2);
+            });
+        }
         runtime.stop();
         if name == "warm_invoke_us" {
             measure("plan_in_process_us", n, || {

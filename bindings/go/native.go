@@ -360,6 +360,19 @@ func nativeStartBegin(config string, o options, queue uint64) nativeResult {
 	})
 }
 
+// nativeInvokeBegin begins one invocation reporting to queue; handle is the operation.
+func nativeInvokeBegin(handle uint64, request string, queue uint64) nativeResult {
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	var operation C.fabric_operation
+	var out *C.char
+	status := C.fabric_runtime_invoke_begin(C.fabric_runtime(handle), cRequest, C.fabric_completion_queue(queue), &operation, &out)
+	return finish(status, out, uint64(operation))
+}
+
 // nativeStopBegin begins stopping a runtime reporting to queue; handle is the operation.
 func nativeStopBegin(handle, queue uint64) nativeResult {
 	var operation C.fabric_operation

@@ -6,12 +6,13 @@ import (
 	"syscall"
 )
 
-// The process's completion queue: Run, StartRuntime and Stop begin non-blocking operations
-// that report to it, and one goroutine waits for the queue's descriptor through Go's
-// network poller (a parked goroutine, no OS thread) and hands each finished outcome to the
-// goroutine that awaits it. A blocked cgo call, by contrast, holds an OS thread for the
-// whole run (start, turn, stop: seconds). Invoke keeps the blocking call in a goroutine, which measured cheaper
-// for a warm turn (docs/go.md, "Concurrency").
+// The process's completion queue: Run, StartRuntime, Invoke and Stop begin non-blocking
+// operations that report to it, and one goroutine waits for the queue's descriptor through
+// Go's network poller (a parked goroutine, no OS thread) and hands each finished outcome to
+// the goroutine that awaits it. A blocked cgo call, by contrast, holds an OS thread for the
+// whole run (start, turn, stop: seconds), and the blocking invoke polls for a fast answer
+// for up to 200 µs, which costs a loaded machine more than it saves (docs/go.md,
+// "Concurrency").
 type opQueue struct {
 	handle  uint64
 	file    *os.File

@@ -73,11 +73,13 @@ func (r *Runtime) Invoke(ctx context.Context, request RunRequest) (*RunResult, e
 			return nil, ctx.Err()
 		}
 	}
-	// The blocking call in a goroutine, not a non-blocking operation (operations.go): for a
-	// warm invocation it measured cheaper (docs/go.md, "Concurrency"); it holds one OS
-	// thread while the adapter works.
-	done := make(chan nativeResult, 1)
-	go func() { done <- nativeInvoke(r.handle, req) }()
+	// A non-blocking operation on the process's completion queue (operations.go): no OS
+	// thread waits and nothing spins while the adapter works (docs/go.md, "Concurrency").
+	handle := r.handle
+	done := operate(
+		func(queue uint64) nativeResult { return nativeInvokeBegin(handle, req, queue) },
+		func() nativeResult { return nativeInvoke(handle, req) },
+	)
 	var result nativeResult
 	select {
 	case result = <-done:

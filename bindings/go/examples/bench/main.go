@@ -70,10 +70,23 @@ func run(n, warmup int, descriptor string) error {
 		_, err := rt.Status(ctx)
 		return err
 	}
+	// Decoding one RunResult's JSON (re-encoded from a real result, about the size the C
+	// ABI hands over) into the binding's types: the binding's own share of an invoke.
+	sample, err := rt.Invoke(ctx, request)
+	if err != nil {
+		return err
+	}
+	text, err := json.Marshal(sample)
+	if err != nil {
+		return err
+	}
+	decode := func() error {
+		return json.Unmarshal(text, &fabric.RunResult{})
+	}
 	for _, m := range []struct {
 		name string
 		call func() error
-	}{{"warm_invoke_us", invoke}, {"status_call_us", status}} {
+	}{{"warm_invoke_us", invoke}, {"status_call_us", status}, {"result_decode_us", decode}} {
 		summary, err := measure(n, m.call)
 		if err != nil {
 			return fmt.Errorf("%s: %w", m.name, err)

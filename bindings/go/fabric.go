@@ -17,7 +17,9 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"runtime/debug"
 	"strings"
+	"sync"
 )
 
 // Fabric is the entry point. It holds no resources; copies are fine.
@@ -81,6 +83,7 @@ func (o options) json() (string, error) {
 	}
 	native.LaunchCollector = o.launchCollector
 	native.CompletionWaitTimeout = o.completionWaitTimeout
+	native.Binding = bindingIdentity()
 	if strings.IndexByte(o.baseDir, 0) >= 0 {
 		return "", newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_argument", Message: "base dir must not contain NUL bytes"}})
 	}
@@ -90,6 +93,24 @@ func (o options) json() (string, error) {
 	}
 	return string(data), nil
 }
+
+// modulePath is this package's module, the binding's name in RunResult.execution.
+const modulePath = "github.com/NVIDIA/fabric-core/bindings/go"
+
+// bindingIdentity is this module (its version as the main program's build recorded it,
+// "unknown" in a build without module information or inside its own checkout) and the Go
+// runtime, reported by the core in RunResult.execution.
+var bindingIdentity = sync.OnceValue(func() *BindingIdentity {
+	version := "unknown"
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == modulePath && dep.Version != "" && dep.Version != "(devel)" {
+				version = dep.Version
+			}
+		}
+	}
+	return &BindingIdentity{Name: modulePath, Version: version, RuntimeName: "go", RuntimeVersion: runtime.Version()}
+})
 
 func collect(opts []Option) options {
 	var o options

@@ -197,6 +197,12 @@ func TestRun(t *testing.T) {
 	if core.ContextRef != "ctx-1" || core.Entries[0].Name != "fabric-core" || core.Entries[0].Version.Value == "" {
 		t.Fatalf("core inventory: %+v", core)
 	}
+	if sdk := core.Entries[1]; sdk.Name != "github.com/NVIDIA/fabric-core/bindings/go" || sdk.Version.Status == "" {
+		t.Fatalf("binding entry: %+v", sdk)
+	}
+	if goRuntime := core.Entries[2]; goRuntime.Name != "go" || goRuntime.Version.Value != runtime.Version() {
+		t.Fatalf("go runtime entry: %+v", goRuntime)
+	}
 	if result.Execution.Coverage.Status != "complete" {
 		t.Fatalf("coverage: %+v", result.Execution.Coverage)
 	}

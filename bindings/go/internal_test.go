@@ -1,7 +1,9 @@
 package fabric
 
 import (
+	"encoding/json"
 	"fmt"
+	"runtime"
 	"testing"
 )
 
@@ -55,7 +57,18 @@ func TestOptionsJSON(t *testing.T) {
 		{nil, `{}`},
 		{[]Option{WithBaseDir("/w"), WithExpectedDescriptorSHA256("ab")}, `{"base_dir":"/w","expected_descriptor_sha256":"ab"}`},
 	} {
-		got, err := collect(tc.opts).json()
+		full, err := collect(tc.opts).json()
+		var decoded map[string]json.RawMessage
+		if err == nil {
+			err = json.Unmarshal([]byte(full), &decoded)
+		}
+		binding := string(decoded["binding"])
+		delete(decoded, "binding")
+		stripped, _ := json.Marshal(decoded)
+		if want := `{"name":"` + modulePath + `","runtime_name":"go","runtime_version":"` + runtime.Version() + `","version":"unknown"}`; binding != want {
+			t.Errorf("options %v: binding %s, want %s", tc.opts, binding, want)
+		}
+		got := string(stripped)
 		if err != nil || got != tc.want {
 			t.Errorf("options %v: got %q, %v; want %q", tc.opts, got, err, tc.want)
 		}

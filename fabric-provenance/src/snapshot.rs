@@ -72,12 +72,13 @@ fn take(binding: Option<&BindingIdentity>) -> SoftwareInventory {
     )];
     if let Some(binding) = binding {
         participants.push("sdk".to_owned());
-        entries.push(EvidenceEntry::new(
-            "sdk",
-            "package",
-            &binding.name,
-            observed(&binding.version, "sdk:binding_identity", "sdk"),
-        ));
+        // A binding that cannot read its own version says "unknown" (a Go program built
+        // inside the binding's checkout, a TypeScript build away from its manifest).
+        let version = match binding.version.trim() {
+            "" | "unknown" => VersionObservation::unavailable("metadata_not_found"),
+            version => observed(version, "sdk:binding_identity", "sdk"),
+        };
+        entries.push(EvidenceEntry::new("sdk", "package", &binding.name, version));
         if let Some(runtime) = &binding.runtime_name {
             let version = match &binding.runtime_version {
                 Some(version) => observed(version, "sdk:binding_identity", "sdk"),

@@ -12,13 +12,14 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 import sys
 import time
 from typing import Any
 
 import pytest
 
-from fcsupport import binding_paths, scripted_config
+from fcsupport import REPO, binding_paths, scripted_config
 
 pytestmark = pytest.mark.ray
 
@@ -225,6 +226,33 @@ def test_close_is_idempotent_and_leaves_no_adapter(cluster) -> None:
 
     run(main())
     _wait_for(lambda: cluster.adapter_processes() == [], "adapter processes left after close()")
+
+
+def test_example_streams_gym_documents(cluster, tmp_path) -> None:
+    """examples/ray/ray_rollouts.py on this cluster: one Gym document per episode."""
+
+    from raycluster import HEAD_IP
+
+    out = tmp_path / "rollouts.jsonl"
+    command = [
+        sys.executable,
+        str(REPO / "examples" / "ray" / "ray_rollouts.py"),
+        "--address", cluster.address,
+        "--node-ip-address", HEAD_IP,
+        "--resources", '{"fabric": 1}',
+        "--episodes", "6",
+        "--turns", "3",
+        "--out", str(out),
+    ]
+    done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert "6 episodes, 18 invocations, 0 failures, 2 node(s)" in done.stdout
+    documents = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(item["rollout_id"] for item in documents) == [f"rollout-{i}" for i in range(6)]
+    for document in documents:
+        trajectory = document["trajectory"]
+        assert trajectory["task_id"] == "scripted-task" and len(trajectory["invocations"]) == 3
+        assert document["ng_agent_observations"]["records"]
 
 
 def test_worker_killed_mid_run_pool_recovers(cluster) -> None:

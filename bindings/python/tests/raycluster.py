@@ -8,6 +8,12 @@ environment of ``ray start`` on to its raylet and workers, and the workers to th
 they start), which is how a node is killed (``kill_node``) and how leftovers are found
 (``processes``) without ``ray stop`` (that would end every cluster on the machine).
 
+Ray's token authentication is off (``RAY_AUTH_MODE=disabled``) for the nodes and, while the
+cluster runs, for this process and the drivers it starts: the cluster listens on loopback
+only, and Ray reads the mode when it is imported, so a token cluster would fail any driver
+that imported Ray first; an explicit mode also keeps a ``~/.ray/auth_token`` left by some
+other Ray run from turning token mode on for the nodes only.
+
 Used by ``test_ray.py`` and ``bench/ray_bench.py``.
 """
 
@@ -103,6 +109,8 @@ class LocalRayCluster:
         self._env = dict(env or {})
         self._ports: set[int] = set()
         self.gcs_port = 0
+        self.auth = {"RAY_AUTH_MODE": "disabled"}
+        self._saved_env: dict[str, str | None] = {}
         #: Node ip -> Ray node id, filled by the caller once connected.
         self.node_ids: dict[str, str] = {}
 
@@ -153,6 +161,7 @@ class LocalRayCluster:
         ]
         env = dict(os.environ)
         env.update(self._env)
+        env.update(self.auth)
         env["FABRIC_RAY_NODE"] = f"{self.tag}/{name}"
         env["RAY_USAGE_STATS_ENABLED"] = "0"
         log = self.root / f"{name}.log"
@@ -165,6 +174,9 @@ class LocalRayCluster:
         return node
 
     def start(self, timeout: float = 90.0) -> None:
+        for key, value in self.auth.items():
+            self._saved_env[key] = os.environ.get(key)
+            os.environ[key] = value
         self._start_node("head", HEAD_IP, {"head": 1}, head=True)
         deadline = time.monotonic() + timeout
         self._wait_ports(deadline)
@@ -274,3 +286,9 @@ class LocalRayCluster:
             except subprocess.TimeoutExpired:
                 pass
         shutil.rmtree(self.root, ignore_errors=True)
+        for key, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        self._saved_env = {}

@@ -203,6 +203,16 @@ def test_failed_and_hung_turns_are_results_and_the_runtime_is_replaced(cluster) 
             assert stats["failures"] == 2
             assert stats["actors"][0]["runtime_slots"][0]["replaced"] == 1
 
+            # A session's failed runtime is not swapped under the conversation.
+            async with pool.session() as session:
+                assert (await session.invoke(_request("one"))).output["turn"] == 1
+                timed_out = await session.invoke(_request("hang", sleep_ms=60000))
+                assert timed_out.error["code"] == "timeout"
+                later = await session.invoke(_request("two"))
+                assert later.status == "failed" and later.error["code"] == "runtime_stopped"
+            back = await pool.invoke(_request("back"))
+            assert back.status == "succeeded" and back.output["turn"] == 1
+
     run(main())
 
 

@@ -131,8 +131,8 @@ class RuntimeHost:
         }
         return dict(self._identity)
 
-    async def _replace(self, slot: _Slot) -> None:
-        """Stop the slot's runtime (best effort: it may be failed) and start a fresh one."""
+    async def _retire(self, slot: _Slot) -> None:
+        """Stop the slot's runtime (best effort: it may be failed) and leave the slot empty."""
 
         old, slot.runtime = slot.runtime, None
         if old is not None:
@@ -140,6 +140,11 @@ class RuntimeHost:
                 await old.stop()
             except FabricError:
                 pass  # the core ended and reaped its host; the stop problem is not ours to report
+
+    async def _replace(self, slot: _Slot) -> None:
+        """Stop the slot's runtime and start a fresh one (raises the start error)."""
+
+        await self._retire(slot)
         if not self._closed:
             slot.replaced += 1
             await self._start_runtime(slot)
@@ -170,11 +175,14 @@ class RuntimeHost:
         }
 
     async def _acquire(self) -> _Slot:
+        """An idle pooled slot (its runtime may be missing: a replacement that failed to
+        start is started again by the next turn that takes the slot)."""
+
         condition = self._condition()
         async with condition:
             while True:
                 for slot in self._slots:
-                    if not slot.busy and not slot.reserved and slot.runtime is not None:
+                    if not slot.busy and not slot.reserved:
                         slot.busy = True
                         return slot
                 await condition.wait()
@@ -203,14 +211,20 @@ class RuntimeHost:
 
     async def _invoke_on(self, slot: _Slot, request: dict[str, Any]) -> dict[str, Any]:
         placement = self._placement(slot)
-        runtime = slot.runtime
         slot.invocations += 1
+        if slot.runtime is None and not slot.reserved and not self._closed:
+            try:
+                await self._start_runtime(slot)
+            except FabricError as error:
+                slot.failures += 1
+                return failed_result(request, error_info(error), identity=self._identity, placement=placement)
+        runtime = slot.runtime
         if runtime is None:
             slot.failures += 1
             error = {
                 "code": "runtime_stopped",
                 "stage": "invoke",
-                "message": "the session's runtime was lost and not replaced",
+                "message": "the session's runtime failed in an earlier turn; the session cannot continue",
                 "retryable": False,
                 "metadata": {},
             }
@@ -230,20 +244,18 @@ class RuntimeHost:
         result["metadata"] = metadata
         if result.get("status") != "succeeded":
             slot.failures += 1
-        if runtime.status is not RuntimeStatus.ACTIVE and not slot.reserved:
-            await self._replace(slot)
-        elif runtime.status is not RuntimeStatus.ACTIVE:
-            # A session's runtime is not silently swapped: the session learns it failed.
-            await self._replace_session_runtime(slot)
+        if runtime.status is not RuntimeStatus.ACTIVE:
+            # A failed runtime is stopped. A pooled slot gets a fresh one (now, or at its next
+            # turn if this start fails); a session's is not swapped silently: its later turns
+            # fail with `runtime_stopped` until the session ends.
+            await self._retire(slot)
+            if not slot.reserved and not self._closed:
+                slot.replaced += 1
+                try:
+                    await self._start_runtime(slot)
+                except FabricError:
+                    pass  # the slot stays empty; its next turn starts a runtime or reports why not
         return result
-
-    async def _replace_session_runtime(self, slot: _Slot) -> None:
-        old, slot.runtime = slot.runtime, None
-        if old is not None:
-            try:
-                await old.stop()
-            except FabricError:
-                pass
 
     # -- sessions --------------------------------------------------------------------
 
@@ -255,6 +267,9 @@ class RuntimeHost:
         slot.reserved = True
         try:
             await self._replace(slot)
+        except BaseException:
+            slot.reserved = False  # back to the pool (empty: its next turn starts a runtime)
+            raise
         finally:
             await self._release_slot(slot)
         return slot.index
@@ -267,7 +282,12 @@ class RuntimeHost:
             return
         condition = self._condition()
         try:
-            await self._replace(slot)
+            await self._retire(slot)
+            if not self._closed:
+                slot.replaced += 1
+                await self._start_runtime(slot)
+        except FabricError:
+            pass  # the slot stays empty; its next pooled turn starts a runtime or reports why not
         finally:
             async with condition:
                 slot.reserved = False

@@ -543,6 +543,10 @@ class PoolSession:
                 self._pool._lose(member, type(error).__name__)
                 await self._pool._give_back(member, reserved=True)
                 continue
+            except self._pool._ray.exceptions.RayTaskError as error:
+                # The fresh runtime did not start: the slot went back to the actor's pool.
+                await self._pool._give_back(member, reserved=True)
+                raise error.as_instanceof_cause() from None
             self._member = member
             member.sessions.add(self)
 
@@ -579,13 +583,14 @@ class PoolSession:
         if member is None:
             return
         member.sessions.discard(self)
-        if member.alive and not self._lost:
-            try:
-                await member.handle.release.remote(self._slot)
-            except _lost_errors(self._pool._ray) as error:
-                self._pool._lose(member, type(error).__name__)
-        await self._pool._give_back(member, reserved=True)
         self._member = member  # keep node/actor ids readable
+        try:
+            if member.alive and not self._lost:
+                await member.handle.release.remote(self._slot)
+        except _lost_errors(self._pool._ray) as error:
+            self._pool._lose(member, type(error).__name__)
+        finally:
+            await self._pool._give_back(member, reserved=True)
 
     async def __aenter__(self) -> PoolSession:
         return self

@@ -192,11 +192,12 @@ class RuntimePool:
             self._kill(handle)
             raise
         async with self._changed:
-            if self._closed:
-                await self._close_member(member)
-            else:
+            closed = self._closed
+            if not closed:
                 self._members.append(member)
                 self._changed.notify_all()
+        if closed:
+            await self._close_member(member)
         return member
 
     # -- placement -------------------------------------------------------------------
@@ -219,7 +220,9 @@ class RuntimePool:
             while True:
                 self._check_open()
                 candidates = [member for member in self._members if member.alive and member.matches(affinity)]
-                if not candidates and affinity is not None and not self._replacements:
+                if not candidates and not self._replacements:
+                    if affinity is None:
+                        raise _error("node_lost", "every actor of the pool was lost and none could be replaced")
                     if any(affinity in (lost["node_id"], lost["actor_id"]) for lost in self._lost):
                         return None
                     raise FabricConfigError(

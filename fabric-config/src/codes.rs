@@ -911,6 +911,19 @@ pub const CODES: &[ErrorCode] = &[
         O::Binding,
         "a health target the binding cannot check was given",
     ),
+    // the Ray runtime pool of the Python binding (fabric_core.ray, docs/scale-out.md)
+    code(
+        "node_lost",
+        Some(S::Invoke),
+        O::Binding,
+        "the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown",
+    ),
+    state(code(
+        "pool_closed",
+        None,
+        O::Binding,
+        "the runtime pool was closed",
+    )),
     // adapters (upstream lifecycle codes passed through unchanged)
     code(
         "lifecycle_adapter_start_failed",

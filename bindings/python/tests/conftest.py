@@ -10,6 +10,12 @@ import pytest
 from fcsupport import REPO, _scripted_binary_present, scripted_config
 
 
+def pytest_configure(config) -> None:
+    config.addinivalue_line(
+        "markers", "ray: needs Ray (the fabric-core[ray] extra); starts a local 3-node Ray cluster"
+    )
+
+
 @pytest.fixture(scope="session")
 def scripted_built() -> None:
     """The scripted adapter binary exists (fails in CI, skips elsewhere)."""

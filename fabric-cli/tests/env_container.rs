@@ -97,7 +97,7 @@ fn labelled(environment_id: &str) -> String {
 
 /// A scripted config whose environment is the `container` provider (found through an
 /// explicit descriptor) with `settings`.
-fn config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
+fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
     let providers = dir.join("providers");
     std::fs::create_dir_all(&providers).expect("mkdir");
     let descriptor = json!({
@@ -160,7 +160,7 @@ fn a_scripted_runtime_runs_inside_the_container_and_release_leaves_nothing() {
     }
     let mut created = Created::default();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (config, options) = config(dir.path(), settings(dir.path()));
+    let (config, options) = provider_config(dir.path(), settings(dir.path()));
     let fabric = Fabric::new();
     let environment = fabric
         .prepare_environment(&config, &options)
@@ -310,7 +310,7 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
     pinned["image_name"] = json!(name);
     let absent = json!({"image": format!("sha256:{}", "0".repeat(64)), "root": pinned["root"]});
     for settings in [pinned, absent] {
-        let (config, options) = config(dir.path(), settings.clone());
+        let (config, options) = provider_config(dir.path(), settings.clone());
         let (code, provider, message) = provider_code(
             fabric
                 .prepare_environment(&config, &options)
@@ -332,7 +332,7 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
     );
 
     // attaching with another pin than the container's image
-    let (config, options) = config(dir.path(), settings(dir.path()));
+    let (config, options) = provider_config(dir.path(), settings(dir.path()));
     let environment = fabric
         .prepare_environment(&config, &options)
         .expect("prepare");
@@ -345,7 +345,7 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
     );
     let mut elsewhere = settings(dir.path());
     elsewhere["image"] = json!(format!("sha256:{}", other.trim_start_matches("sha256:")));
-    let (other_config, _) = config_with(dir.path(), elsewhere);
+    let (other_config, _) = provider_config(dir.path(), elsewhere);
     let (code, provider, _) = provider_code(
         fabric
             .attach_environment(&other_config, &reference, &options)
@@ -358,10 +358,6 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
     fabric.release_environment(&environment).expect("release");
 }
 
-fn config_with(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
-    config(dir, settings)
-}
-
 #[test]
 fn a_container_replaced_under_the_same_name_is_not_attached() {
     if !podman_available() {
@@ -369,7 +365,7 @@ fn a_container_replaced_under_the_same_name_is_not_attached() {
     }
     let mut created = Created::default();
     let dir = tempfile::tempdir().expect("tempdir");
-    let (config, options) = config(dir.path(), settings(dir.path()));
+    let (config, options) = provider_config(dir.path(), settings(dir.path()));
     let fabric = Fabric::new();
     let environment = fabric
         .prepare_environment(&config, &options)
@@ -433,7 +429,7 @@ fn an_unpinned_image_is_refused_naming_the_setting() {
         if !image.is_null() {
             settings["image"] = image.clone();
         }
-        let (config, options) = config(dir.path(), settings);
+        let (config, options) = provider_config(dir.path(), settings);
         let (code, provider, message) = provider_code(
             fabric
                 .prepare_environment(&config, &options)
@@ -446,4 +442,49 @@ fn an_unpinned_image_is_refused_naming_the_setting() {
         );
         assert!(message.contains("settings.image"), "{message}");
     }
+}
+
+#[test]
+fn the_bundled_descriptor_serves_fabric_env_prepare_and_attach() {
+    if !podman_available() {
+        return;
+    }
+    let mut created = Created::default();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // no providers directory: `container` is found in the repository's bundled adapters/
+    let path = support::scripted_config(dir.path(), "contained", json!({}));
+    let mut config: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("json");
+    config["environment"] = json!({"provider": "container", "settings": settings(dir.path())});
+    std::fs::write(&path, config.to_string()).expect("write");
+
+    let prepared = support::fabric(&["env", "prepare", &path]);
+    assert!(prepared.status.success(), "{prepared:?}");
+    let prepared = support::stdout_json(&prepared);
+    let reference = prepared["reference"].clone();
+    assert_eq!(reference["provider"], "container");
+    let container = reference["resource"]["container_id"]
+        .as_str()
+        .expect("container_id")
+        .to_owned();
+    created.containers.push(container.clone());
+    let id = prepared["environment"]["connection"]["container_name"]
+        .as_str()
+        .expect("container_name")
+        .to_owned();
+    // the environment outlives the `fabric` process that prepared it
+    assert_eq!(labelled(&id), container[..12]);
+
+    let file = dir.path().join("reference.json");
+    std::fs::write(&file, reference.to_string()).expect("write");
+    let attached = support::fabric(&[
+        "env",
+        "attach",
+        &path,
+        "--reference",
+        file.to_str().expect("utf-8"),
+    ]);
+    assert!(attached.status.success(), "{attached:?}");
+    let attached = support::stdout_json(&attached);
+    assert_eq!(attached["environment"]["ownership"], "caller_owned");
 }

@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# Prepares a fresh machine for scripts/test.sh and the benchmarks: valgrind, script and
-# pkg-config, a Python venv in .venv with upstream NeMo Fabric 0.5.0 and its adapter catalog (the
-# test oracles, see tests/upstream/oracle.py), pytest, the Python echo adapter and our Python
-# binding; nemo-gym 0.7.0 in .venv-gym (Python 3.13); npm packages of the TypeScript binding.
+# Prepares a fresh machine for scripts/test.sh and the benchmarks: valgrind, script,
+# pkg-config, podman and runc, a Python venv in .venv with upstream NeMo Fabric 0.5.0 and its
+# adapter catalog (the test oracles, see tests/upstream/oracle.py), pytest, the Python echo
+# adapter and our Python binding; nemo-gym 0.7.0 in .venv-gym (Python 3.13); npm packages of the TypeScript binding.
 # Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # valgrind: the C ABI test runs under it; script (bsdutils): the CLI's terminal tests run
-# `fabric` on a pseudo-terminal; pkg-config: the Go binding and the C SDK's quickstart.
+# `fabric` on a pseudo-terminal; pkg-config: the Go binding and the C SDK's quickstart;
+# podman and runc: the container environment provider's tests (docs/sandbox.md; runc, since
+# crun refuses cgroups in hybrid mode on some hosts).
 missing=()
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+command -v podman >/dev/null 2>&1 || missing+=(podman)
+command -v runc >/dev/null 2>&1 || missing+=(runc)
 if [ ${#missing[@]} -gt 0 ]; then
   apt-get update
   apt-get install -y --no-install-recommends "${missing[@]}"

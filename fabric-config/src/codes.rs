@@ -316,6 +316,32 @@ pub const CODES: &[ErrorCode] = &[
         O::Sandbox,
         "another runtime server holds the socket's `fabric.lock`",
     ),
+    // the container environment provider (fabric-env-container; provider codes, reported in
+    // `metadata.provider_code` of a `provider_error`; docs/sandbox.md)
+    code(
+        "sandbox_image_unpinned",
+        Some(S::Prepare),
+        O::Sandbox,
+        "the container provider's `settings.image` is missing or not an image id `sha256:<64 hex>` (a tag is refused)",
+    ),
+    code(
+        "sandbox_image_mismatch",
+        Some(S::Prepare),
+        O::Sandbox,
+        "the local image (or `settings.image_name`, or an attached container's image) is not the pinned `settings.image`",
+    ),
+    code(
+        "sandbox_identity_changed",
+        Some(S::Prepare),
+        O::Sandbox,
+        "the container named by an environment reference was replaced (another container id under the same name)",
+    ),
+    code(
+        "container_engine_failed",
+        Some(S::Prepare),
+        O::Sandbox,
+        "the container engine (podman) is missing or one of its commands failed; the message quotes its stderr",
+    ),
     // fabric-plan
     code(
         "descriptor_read_failed",

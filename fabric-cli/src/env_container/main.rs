@@ -1,0 +1,334 @@
+//! `fabric-env-container`: the `container` environment provider on podman (docs/sandbox.md,
+//! "The container provider").
+//!
+//! Speaks `fabric.environment-provider.v1alpha1` on stdio like `fabric-env-subprocess`. An
+//! environment is a directory on this machine (mode 0700, `workspace/`, `artifacts/`)
+//! bind-mounted at `/sandbox` into a container named after it (`fabric-env-<id>`, label
+//! `fabric.environment=<id>`, no network) whose process is `fabric-agent-ctl serve`: its
+//! socket `/sandbox/fabric.sock` is the directory's `fabric.sock` on this machine (one
+//! kernel), so runtime control goes straight to the socket. The image is pinned by its
+//! local image id. `exec` is `podman exec` in `/sandbox/workspace`; `release` removes the
+//! container and deletes the directory of an environment this process prepared, and only
+//! forgets an attached one.
+//!
+//! Settings (`environment.settings`): `image` (required: `sha256:<64 hex>`, the local image
+//! id, e.g. what `scripts/container-image.sh` prints), `image_name` (optional: a local name
+//! that must resolve to that id), `root` (as the subprocess provider's), `oci_runtime`
+//! (default `runc`).
+
+#[path = "../provider_kit.rs"]
+mod provider_kit;
+
+mod podman;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use fabric_config::config::JsonObject;
+use fabric_config::provider::ProviderOperation;
+use provider_kit::{Failure, SOCKET};
+use serde_json::{Value, json};
+
+/// The provider name.
+const PROVIDER: &str = "container";
+/// How long `prepare` waits for the container's server to answer `check`.
+const SERVER_READY: Duration = Duration::from_secs(30);
+/// Paths of the environment directory inside the container.
+const SANDBOX: &str = "/sandbox";
+
+struct Env {
+    dir: PathBuf,
+    container: podman::Container,
+    owned: bool,
+    engine_version: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let mut environments: HashMap<String, Env> = HashMap::new();
+    provider_kit::serve("fabric-env-container", |operation| {
+        handle(&mut environments, operation)
+    })
+}
+
+fn handle(
+    environments: &mut HashMap<String, Env>,
+    operation: ProviderOperation,
+) -> Result<Value, Failure> {
+    match operation {
+        ProviderOperation::Prepare { settings, .. } => {
+            let settings = Settings::read(&settings, true)?;
+            let root = provider_kit::settings_root(&settings.raw)?;
+            let image = settings.image.clone().unwrap_or_default();
+            podman::verify_image(&image, settings.image_name.as_deref())?;
+            let (id, dir) = provider_kit::create_environment_dir(&root)?;
+            let container = match start(&id, &dir, &image, &settings) {
+                Ok(container) => container,
+                Err(failure) => {
+                    let _ = std::fs::remove_dir_all(&dir);
+                    return Err(failure);
+                }
+            };
+            let env = Env {
+                dir,
+                container,
+                owned: true,
+                engine_version: podman::engine_version(),
+            };
+            let output = describe(&id, &env);
+            environments.insert(id, env);
+            Ok(output)
+        }
+        ProviderOperation::Attach {
+            reference,
+            settings,
+        } => {
+            let settings = Settings::read(&settings, false)?;
+            let dir = provider_kit::reference_directory(&reference)?;
+            let Some(Value::String(expected)) = reference.resource.get("container_id") else {
+                return Err((
+                    "invalid_reference",
+                    "`resource.container_id` must be the container's id".into(),
+                ));
+            };
+            if !dir.join("workspace").is_dir() {
+                return Err((
+                    "environment_not_found",
+                    format!("`{}` is not a container environment", dir.display()),
+                ));
+            }
+            let id = provider_kit::environment_id(&dir);
+            let container = podman::inspect(&id)?.ok_or_else(|| {
+                (
+                    "environment_not_found",
+                    format!("no container is named `{id}`"),
+                )
+            })?;
+            if &container.id != expected {
+                return Err((
+                    "sandbox_identity_changed",
+                    format!(
+                        "the container named `{id}` is not the one the reference names (`resource.container_id`): it was replaced"
+                    ),
+                ));
+            }
+            if let Some(image) = &settings.image
+                && image != &container.image
+            {
+                return Err((
+                    "sandbox_image_mismatch",
+                    format!(
+                        "the container `{id}` runs image `{}`, not the pinned `settings.image`",
+                        container.image
+                    ),
+                ));
+            }
+            provider_kit::server_check(&dir.join(SOCKET))
+                .map_err(|message| ("environment_not_found", message))?;
+            let env = Env {
+                dir,
+                container,
+                owned: false,
+                engine_version: podman::engine_version(),
+            };
+            let output = describe(&id, &env);
+            environments.insert(id, env);
+            Ok(output)
+        }
+        ProviderOperation::Inspect { environment_id } => {
+            let env = find(environments, &environment_id)?;
+            Ok(describe(&environment_id, env))
+        }
+        ProviderOperation::RuntimeControl {
+            environment_id,
+            request,
+        } => {
+            let env = find(environments, &environment_id)?;
+            provider_kit::runtime_control(&env.dir.join(SOCKET), &request)
+        }
+        ProviderOperation::CollectArtifacts {
+            environment_id,
+            paths,
+        } => {
+            let env = find(environments, &environment_id)?;
+            provider_kit::collect(&env.dir.join("artifacts"), &paths)
+        }
+        ProviderOperation::Exec {
+            environment_id,
+            argv,
+            timeout_ms,
+        } => {
+            let env = find(environments, &environment_id)?;
+            provider_kit::split_argv(&argv)?;
+            let command =
+                podman::exec_command(&env.container.id, &format!("{SANDBOX}/workspace"), &argv);
+            provider_kit::exec(command, Duration::from_millis(timeout_ms))
+        }
+        ProviderOperation::Release { environment_id } => {
+            let Some(env) = environments.remove(&environment_id) else {
+                return Err((
+                    "environment_not_found",
+                    format!("no environment `{environment_id}`"),
+                ));
+            };
+            if env.owned {
+                podman::remove(&env.container.id)?;
+                std::fs::remove_dir_all(&env.dir).map_err(|error| {
+                    (
+                        "release_failed",
+                        format!("cannot delete `{}`: {error}", env.dir.display()),
+                    )
+                })?;
+            }
+            Ok(json!({"deleted": env.owned}))
+        }
+    }
+}
+
+/// The provider's settings.
+struct Settings {
+    raw: JsonObject,
+    /// The pinned image id, `sha256:<64 hex>`.
+    image: Option<String>,
+    image_name: Option<String>,
+    oci_runtime: String,
+}
+
+impl Settings {
+    /// Reads and checks the settings; `image` is required when `require_image`.
+    fn read(settings: &JsonObject, require_image: bool) -> Result<Settings, Failure> {
+        let string = |key: &str| -> Result<Option<String>, Failure> {
+            match settings.get(key) {
+                None => Ok(None),
+                Some(Value::String(value)) if !value.trim().is_empty() => Ok(Some(value.clone())),
+                Some(_) => Err((
+                    "invalid_settings",
+                    format!("`settings.{key}` must be a non-empty string"),
+                )),
+            }
+        };
+        let image = string("image")?;
+        match &image {
+            None if require_image => {
+                return Err((
+                    "sandbox_image_unpinned",
+                    "`settings.image` is required: the image id `sha256:<64 hex digits>`".into(),
+                ));
+            }
+            Some(image) if !is_pinned(image) => {
+                return Err((
+                    "sandbox_image_unpinned",
+                    "`settings.image` must pin the image by id (`sha256:<64 hex digits>`), not name a tag".into(),
+                ));
+            }
+            _ => {}
+        }
+        Ok(Settings {
+            raw: settings.clone(),
+            image,
+            image_name: string("image_name")?,
+            oci_runtime: string("oci_runtime")?.unwrap_or_else(|| "runc".into()),
+        })
+    }
+}
+
+/// `sha256:` followed by 64 lowercase hex digits.
+fn is_pinned(image: &str) -> bool {
+    image.strip_prefix("sha256:").is_some_and(|hex| {
+        hex.len() == 64
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
+}
+
+/// Runs the environment's container and waits for its server; removes the container again
+/// when the server does not answer.
+fn start(
+    id: &str,
+    dir: &std::path::Path,
+    image: &str,
+    settings: &Settings,
+) -> Result<podman::Container, Failure> {
+    let container_id = podman::run(&podman::RunSpec {
+        name: id,
+        directory: dir,
+        sandbox: SANDBOX,
+        image,
+        oci_runtime: &settings.oci_runtime,
+    })?;
+    let socket = dir.join(SOCKET);
+    let ready =
+        provider_kit::wait_for_server(&socket, SERVER_READY, || podman::is_running(&container_id));
+    let container = podman::inspect(id).and_then(|found| {
+        found.ok_or_else(|| {
+            (
+                "container_engine_failed",
+                format!("the container `{id}` disappeared"),
+            )
+        })
+    });
+    match (ready, container) {
+        (Ok(()), Ok(container)) if container.id == container_id && container.image == image => {
+            Ok(container)
+        }
+        (Ok(()), Ok(container)) => {
+            let _ = podman::remove(&container_id);
+            Err((
+                "sandbox_image_mismatch",
+                format!(
+                    "the started container runs image `{}`, not the pinned `settings.image`",
+                    container.image
+                ),
+            ))
+        }
+        (Err(message), _) => {
+            let logs = podman::logs_tail(&container_id);
+            let _ = podman::remove(&container_id);
+            Err((
+                "prepare_failed",
+                format!("the container's runtime server did not answer: {message}; {logs}"),
+            ))
+        }
+        (Ok(()), Err(failure)) => {
+            let _ = podman::remove(&container_id);
+            Err(failure)
+        }
+    }
+}
+
+fn find<'a>(environments: &'a HashMap<String, Env>, id: &str) -> Result<&'a Env, Failure> {
+    environments
+        .get(id)
+        .ok_or_else(|| ("environment_not_found", format!("no environment `{id}`")))
+}
+
+fn describe(id: &str, env: &Env) -> Value {
+    let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
+    let mut container = json!({"engine": "podman"});
+    if let Some(version) = &env.engine_version {
+        container["engine_version"] = json!(version);
+    }
+    provider_kit::describe(
+        PROVIDER,
+        id,
+        [
+            ("directory".to_owned(), path(env.dir.clone())),
+            ("container_id".to_owned(), json!(env.container.id)),
+        ]
+        .into(),
+        format!("{SANDBOX}/workspace"),
+        format!("{SANDBOX}/artifacts"),
+        [
+            ("socket".to_owned(), path(env.dir.join(SOCKET))),
+            ("directory".to_owned(), path(env.dir.clone())),
+            ("container_id".to_owned(), json!(env.container.id)),
+            ("container_name".to_owned(), json!(id)),
+            ("image".to_owned(), json!(env.container.image)),
+            ("owned".to_owned(), Value::Bool(env.owned)),
+            ("infrastructure".to_owned(), json!({"container": container})),
+        ]
+        .into(),
+    )
+}

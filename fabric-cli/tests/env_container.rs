@@ -318,7 +318,7 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
         );
         assert_eq!(
             (code.as_str(), provider.as_str()),
-            ("provider_error", "sandbox_image_mismatch"),
+            ("sandbox_image_mismatch", "sandbox_image_mismatch"),
             "{settings}: {message}"
         );
         assert!(message.contains("settings.image"), "{message}");
@@ -353,7 +353,7 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
     );
     assert_eq!(
         (code.as_str(), provider.as_str()),
-        ("provider_error", "sandbox_image_mismatch")
+        ("sandbox_image_mismatch", "sandbox_image_mismatch")
     );
     fabric.release_environment(&environment).expect("release");
 }
@@ -407,7 +407,7 @@ fn a_container_replaced_under_the_same_name_is_not_attached() {
     );
     assert_eq!(
         (code.as_str(), provider.as_str()),
-        ("provider_error", "sandbox_identity_changed"),
+        ("sandbox_identity_changed", "sandbox_identity_changed"),
         "{message}"
     );
     // releasing the prepared environment still deletes its directory
@@ -437,7 +437,7 @@ fn an_unpinned_image_is_refused_naming_the_setting() {
         );
         assert_eq!(
             (code.as_str(), provider.as_str()),
-            ("provider_error", "sandbox_image_unpinned"),
+            ("sandbox_image_unpinned", "sandbox_image_unpinned"),
             "{image}"
         );
         assert!(message.contains("settings.image"), "{message}");

@@ -316,8 +316,8 @@ pub const CODES: &[ErrorCode] = &[
         O::Sandbox,
         "another runtime server holds the socket's `fabric.lock`",
     ),
-    // the container environment provider (fabric-env-container; provider codes, reported in
-    // `metadata.provider_code` of a `provider_error`; docs/sandbox.md)
+    // the container environment provider (fabric-env-container; provider codes the core
+    // reports as the error's own code, also in `metadata.provider_code`; docs/sandbox.md)
     code(
         "sandbox_image_unpinned",
         Some(S::Prepare),

@@ -141,7 +141,8 @@ impl ProviderClient {
 
     /// Sends one request and returns the `succeeded` output. An encoded request above
     /// 256 KiB is refused unsent (`provider_request_too_large`); a `failed` answer is
-    /// `provider_error` (the provider's code in `metadata.provider_code`).
+    /// `provider_error`, or the provider's code itself when the registry knows it as a
+    /// sandbox code (the provider's code is in `metadata.provider_code` either way).
     pub fn request(
         &self,
         operation: ProviderOperation,
@@ -237,7 +238,12 @@ impl ProviderClient {
             ProviderOutcome::Succeeded { output } => Ok(output),
             ProviderOutcome::Failed { error } => Err(HostError::Provider {
                 stage,
-                code: "provider_error",
+                // A sandbox code of the registry (the bundled providers' image and identity
+                // checks) is the error's own code; any other provider code stays in
+                // `metadata.provider_code` of a `provider_error`.
+                code: fabric_config::codes::lookup(&error.code)
+                    .filter(|known| known.origin == fabric_config::codes::Origin::Sandbox)
+                    .map_or("provider_error", |known| known.code),
                 message: format!(
                     "the `{}` provider failed `{name}`: {}: {}",
                     self.provider, error.code, error.message

@@ -25,6 +25,7 @@ use crate::live::{self, Live};
 use crate::result::{event, meta};
 use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
 
+mod bridge;
 mod invocation;
 mod pending;
 mod snapshot;
@@ -33,7 +34,7 @@ pub(crate) use crate::service::ServiceRole;
 
 pub use pending::PendingInvoke;
 
-pub(crate) use invocation::{Started, StreamSend};
+pub(crate) use invocation::{Call, Started, StreamSend};
 
 /// Default invocation timeout when `runtime.timeout_seconds` is not set.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 3600.0;
@@ -127,7 +128,35 @@ struct Identity {
     adapter_id: Option<String>,
 }
 
-/// One started runtime: an adapter host process plus its ordered invocations.
+/// Where a runtime's adapter host runs.
+#[derive(Debug)]
+enum Backend {
+    /// A host process of this core.
+    Local(Host),
+    /// A runtime of the runtime server inside a provider environment (see `bridge`).
+    Bridge(bridge::BridgeBackend),
+}
+
+impl Backend {
+    /// The local host's pid; 0 for a runtime in a provider environment.
+    fn pid(&self) -> u32 {
+        match self {
+            Backend::Local(host) => host.pid(),
+            Backend::Bridge(_) => 0,
+        }
+    }
+
+    fn started_at(&self) -> std::time::SystemTime {
+        match self {
+            Backend::Local(host) => host.started_at(),
+            Backend::Bridge(bridge) => bridge.started_at(),
+        }
+    }
+}
+
+/// One started runtime: an adapter host process plus its ordered invocations. In a
+/// provider environment the host runs inside the environment, driven through its runtime
+/// server (results buffered; no streams).
 ///
 /// `Send + Sync`. One invocation at a time: an overlapping [`Runtime::invoke`] fails with
 /// the state error `runtime_busy`; invoking after [`Runtime::stop`] fails with
@@ -144,7 +173,10 @@ pub struct Runtime {
     execution: Option<fabric_config::evidence::ExecutionEvidence>,
     identity: Identity,
     environment: Arc<Environment>,
-    host: Host,
+    /// The environment was prepared for this runtime alone (a provider environment of
+    /// `start_runtime`): the stop releases it.
+    owns_environment: bool,
+    backend: Backend,
     home: FabricHome,
     host_command: String,
     timeout: Duration,
@@ -178,14 +210,7 @@ impl Runtime {
             });
         }
         if environment.is_remote() {
-            return Err(HostError::Capability {
-                stage: Stage::Start,
-                code: "environment_runtime_unsupported",
-                message: format!(
-                    "runtimes cannot start in a `{}` provider environment in this core yet",
-                    environment.handle().provider
-                ),
-            });
+            return Runtime::start_bridge(plan, environment, options, &role);
         }
         environment.check_forwarded(Stage::Start)?;
         let command = launch::command_for(
@@ -198,21 +223,7 @@ impl Runtime {
         let runtime_id = ids::new_id(prefix);
         let start_id = ids::new_id(&format!("{prefix}-start"));
         let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
-        let identity = Identity {
-            agent_name: plan.agent_name.clone(),
-            harness: descriptor.map_or_else(
-                || {
-                    plan.config
-                        .harness
-                        .as_ref()
-                        .map(|h| h.adapter_id.clone())
-                        .unwrap_or_default()
-                },
-                |d| d.adapter_id.clone(),
-            ),
-            adapter_kind: descriptor.map_or(AdapterKind::Process, |d| result_kind(d.adapter_kind)),
-            adapter_id: descriptor.map(|d| d.adapter_id.clone()),
-        };
+        let identity = Identity::of(plan);
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
         let service = role
             .payload(home.path())
@@ -280,7 +291,8 @@ impl Runtime {
             runtime_id,
             identity,
             environment,
-            host,
+            owns_environment: false,
+            backend: Backend::Local(host),
             home,
             host_command: command.display(),
             timeout: Duration::from_secs_f64(timeout_seconds.min(1.0e9)),
@@ -293,15 +305,7 @@ impl Runtime {
                 && descriptor.is_some_and(|d| d.capabilities.streaming),
             relay,
             live,
-            state: Mutex::new(State {
-                phase: Phase::Running,
-                busy: false,
-                streaming: false,
-                invocations: 0,
-                carry: Vec::new(),
-                stop_result: None,
-                last_stop: None,
-            }),
+            state: Mutex::new(State::running()),
         };
         let payload = StartPayload {
             agent_name: plan.agent_name.clone(),
@@ -324,12 +328,19 @@ impl Runtime {
             reason: e.to_string(),
         })?;
         let mut runtime = runtime;
-        match runtime.host.call(
+        let Backend::Local(host) = &runtime.backend else {
+            return Err(HostError::EngineUnavailable {
+                stage: Stage::Start,
+                reason: "a local runtime without a host".into(),
+            });
+        };
+        let answer = host.call(
             "start",
             &payload,
             Stage::Start,
             runtime.options.host_timeout,
-        ) {
+        );
+        match answer {
             Ok(output) => {
                 runtime.execution = evidence.map(|e| e.compose(plan, &output));
                 if role.is_service_host() {
@@ -352,7 +363,7 @@ impl Runtime {
                     runtime.environment.environment_id().to_owned().into(),
                 ),
                 ("environment_provider", "local".into()),
-                ("host_pid", runtime.host.pid().into()),
+                ("host_pid", runtime.backend.pid().into()),
             ]),
         );
         runtime.lock().carry.push(start_event);
@@ -398,8 +409,9 @@ impl Runtime {
     }
 
     /// The host process id (also its process-group id): the root for resource snapshots.
+    /// 0 for a runtime in a provider environment (its host runs inside the environment).
     pub fn host_pid(&self) -> u32 {
-        self.host.pid()
+        self.backend.pid()
     }
 
     /// The runtime's FABRIC_HOME (health endpoint files live here).
@@ -418,7 +430,7 @@ impl Runtime {
             adapter_id: self.identity.adapter_id.clone(),
             service_id: self.service_id.clone(),
             environment: self.environment.info(),
-            host_pid: self.host.pid(),
+            host_pid: self.backend.pid(),
             fabric_home: self.home.path().to_string_lossy().into_owned(),
             supports_openai_streaming: self.supports_openai_streaming,
             supports_streaming: self.relay.is_some(),
@@ -440,7 +452,7 @@ impl Runtime {
             runtime_id: self.runtime_id.clone(),
             state: runtime_state,
             invocations: state.invocations,
-            host_pid: self.host.pid(),
+            host_pid: self.backend.pid(),
             started_at_millis: self.started_at_millis,
             fabric_home: self.home.path().to_string_lossy().into_owned(),
             failure,
@@ -578,12 +590,16 @@ impl Runtime {
             state.phase = Phase::Stopping;
             self.live.mark_stopping();
         }
+        let host = match &self.backend {
+            Backend::Local(host) => host,
+            Backend::Bridge(_) => return self.finish_bridge_stop(),
+        };
         let payload = serde_json::to_value(StopPayload {
             runtime_id: self.runtime_id.clone(),
         })
         .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
-        let terminal = self.host.terminal_error().is_some();
-        let report = self.host.stop(Some(&payload), self.options.stop_policy);
+        let terminal = host.terminal_error().is_some();
+        let report = host.stop(Some(&payload), self.options.stop_policy);
         // The host is reaped: close the stats readers' cached descriptors of it.
         live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
@@ -614,22 +630,64 @@ impl Runtime {
                 ]),
             ));
         }
-        let result = RuntimeStopResult {
-            artifacts: ArtifactManifest {
-                root: self
-                    .environment
-                    .artifact_root()
-                    .map(|r| r.to_string_lossy().into_owned()),
-                artifacts: Vec::new(),
-            },
-            error: summary.problem.clone(),
-            events,
-        };
+        self.record_stop(events, summary)
+    }
+
+    /// Records the stop's result (later stops repeat it).
+    fn record_stop(
+        &self,
+        events: Vec<FabricEvent>,
+        summary: StopSummary,
+    ) -> (RuntimeStopResult, StopSummary) {
+        let root = self
+            .environment
+            .artifact_root()
+            .map(|r| r.to_string_lossy().into_owned());
+        let result = bridge::stop_result(root, events, &summary);
         let mut state = self.lock();
         state.phase = Phase::Stopped;
         state.stop_result = Some(result.clone());
         state.last_stop = Some(summary.clone());
         (result, summary)
+    }
+
+    /// The stop of a runtime in a provider environment: `stop` through the server.
+    fn finish_bridge_stop(&self) -> (RuntimeStopResult, StopSummary) {
+        let (summary, details) = self.stop_bridge();
+        if self.owns_environment
+            && let Err(error) = self.environment.release()
+            && summary.problem.is_none()
+        {
+            let summary = StopSummary {
+                problem: Some(ErrorInfo::from(error.at_stage(Stage::Stop))),
+                timed_out: false,
+            };
+            self.home.remove_if_temporary();
+            let events = vec![event(
+                "runtime_stop",
+                format!("stopped runtime {}", self.runtime_id),
+                details,
+            )];
+            return self.record_stop(events, summary);
+        }
+        self.home.remove_if_temporary();
+        let mut events = vec![event(
+            "runtime_stop",
+            format!("stopped runtime {}", self.runtime_id),
+            details,
+        )];
+        if let Some(problem) = &summary.problem {
+            events.push(event(
+                "runtime_stop_failed",
+                problem.message.clone(),
+                meta([
+                    ("runtime_id", self.runtime_id.clone().into()),
+                    ("code", problem.code.clone().into()),
+                    ("stage", "stop".into()),
+                ]),
+            ));
+        }
+        self.record_stop(events, summary)
     }
 }
 
@@ -651,8 +709,12 @@ impl Drop for Runtime {
         self.live.mark_stopping();
         let stopped = matches!(self.lock().phase, Phase::Stopped);
         if !stopped {
-            self.host
-                .stop_in_background(&json!({ "runtime_id": self.runtime_id }));
+            match &self.backend {
+                Backend::Local(host) => {
+                    host.stop_in_background(&json!({ "runtime_id": self.runtime_id }));
+                }
+                Backend::Bridge(_) => self.stop_bridge_in_background(),
+            }
         }
         // Nothing reads this runtime's stats any more: close the cached descriptors now
         // (not when the cache budget would evict them).

@@ -75,7 +75,7 @@ impl Runtime {
         };
         let handle = control(&environment, &request, Stage::Start)?;
         let Some(runtime_id) = handle.get("runtime_id").and_then(Value::as_str) else {
-            return Err(malformed(
+            return Err(uncertain(
                 Stage::Start,
                 "the start result has no runtime_id",
             ));
@@ -188,7 +188,7 @@ impl Runtime {
         notify: Option<crate::engine::Notify>,
     ) -> Result<Started, HostError> {
         let Some(bridge) = self.bridge() else {
-            return Err(malformed(
+            return Err(uncertain(
                 Stage::Invoke,
                 "not a provider-environment runtime",
             ));
@@ -212,8 +212,7 @@ impl Runtime {
             payload: Payload::Request(object),
         };
         // Checked here, before anything is sent: an oversized request changes nothing.
-        if let Err(failure) = wire.encode() {
-            let _ = failure;
+        if wire.encode().is_err() {
             return Err(HostError::RequestTooLarge {
                 stage: Stage::Invoke,
                 request_bytes: wire.to_value().to_string().len() + 1,
@@ -570,10 +569,6 @@ fn uncertain(stage: Stage, message: &str) -> HostError {
         message: format!("{message}; the outcome is unknown: nothing is resent"),
         effects: Effects::Unknown,
     }
-}
-
-fn malformed(stage: Stage, message: &str) -> HostError {
-    uncertain(stage, message)
 }
 
 /// A path relative to the artifact root with only normal components.

@@ -7,11 +7,13 @@
 #   dist/fabric-core-<v>.tgz                      npm package (prebuilds/<platform>-<arch>/)
 #   dist/fabric-sdk-<v>-<os>-<arch>/              C SDK: include/, lib/ (versioned soname, .a,
 #                                                 pkgconfig/), bin/fabric, bin/fabric-agent-ctl,
-#                                                 the scripted adapter
+#                                                 bin/fabric-env-subprocess, the scripted adapter
+#                                                 and the subprocess environment provider
 #                                                 in share/nemo-fabric/adapters; install.sh PREFIX
 #   dist/go/                                      the Go module (cgo via pkg-config: fabric)
 #   dist/fabric                                   the CLI
 #   dist/fabric-agent-ctl                         the sandbox runtime server + command bridge
+#   dist/fabric-env-subprocess                    the subprocess environment provider
 #
 # Needs cargo, node/npm (bindings/typescript/node_modules, see scripts/setup.sh) and a Python
 # with pip ($FABRIC_TEST_PYTHON, else .venv/bin/python, else python3). The wheel's build
@@ -54,6 +56,12 @@ adapter=$stage/adapters/scripted
 mkdir -p "$adapter"
 cp adapters/scripted/scripted.fabric-adapter.json adapters/scripted/launch.sh "$adapter/"
 cp "$built/fabric-adapter-scripted" "$adapter/"
+# The subprocess environment provider's descriptor and runner script (its launch.sh finds
+# PREFIX/bin/fabric-env-subprocess from share/nemo-fabric/adapters/environment-providers/).
+provider=$stage/adapters/environment-providers/subprocess
+mkdir -p "$provider"
+cp adapters/environment-providers/subprocess/subprocess.fabric-environment-provider.json \
+  adapters/environment-providers/subprocess/launch.sh "$provider/"
 
 step "C SDK"
 sdk=$out/fabric-sdk-$version-$os-$arch
@@ -67,8 +75,10 @@ else
   ln -s "$soname" "$sdk/lib/libfabric_ffi.so"
 fi
 cp "$built/libfabric_ffi.a" "$sdk/lib/"
-cp "$built/fabric" "$built/fabric-agent-ctl" "$sdk/bin/"
+cp "$built/fabric" "$built/fabric-agent-ctl" "$built/fabric-env-subprocess" "$sdk/bin/"
 cp -R "$adapter" "$sdk/share/nemo-fabric/adapters/"
+mkdir -p "$sdk/share/nemo-fabric/adapters/environment-providers"
+cp -R "$provider" "$sdk/share/nemo-fabric/adapters/environment-providers/"
 # The rpath lets programs linked with `pkg-config --libs fabric` run from any PREFIX.
 cat > "$sdk/lib/pkgconfig/fabric.pc.in" <<PC
 prefix=@PREFIX@
@@ -87,7 +97,8 @@ cat > "$sdk/install.sh" <<'SH'
 #!/bin/sh
 # Installs the Fabric core C SDK into PREFIX (default /usr/local):
 #   PREFIX/include/fabric.h, PREFIX/lib/libfabric_ffi.{so*,a}, PREFIX/lib/pkgconfig/fabric.pc,
-#   PREFIX/bin/fabric, PREFIX/bin/fabric-agent-ctl, PREFIX/share/nemo-fabric/adapters/scripted/.
+#   PREFIX/bin/fabric, PREFIX/bin/fabric-agent-ctl, PREFIX/bin/fabric-env-subprocess,
+#   PREFIX/share/nemo-fabric/adapters/scripted/ and .../environment-providers/subprocess/.
 # Usage: sh install.sh [PREFIX]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -97,9 +108,11 @@ prefix=$(cd "$prefix" && pwd)
 mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/bin" "$prefix/share/nemo-fabric/adapters"
 cp "$here/include/fabric.h" "$prefix/include/"
 cp -P "$here"/lib/libfabric_ffi.* "$prefix/lib/"
-cp "$here/bin/fabric" "$here/bin/fabric-agent-ctl" "$prefix/bin/"
-rm -rf "$prefix/share/nemo-fabric/adapters/scripted"
+cp "$here/bin/fabric" "$here/bin/fabric-agent-ctl" "$here/bin/fabric-env-subprocess" "$prefix/bin/"
+rm -rf "$prefix/share/nemo-fabric/adapters/scripted" "$prefix/share/nemo-fabric/adapters/environment-providers/subprocess"
 cp -R "$here/share/nemo-fabric/adapters/scripted" "$prefix/share/nemo-fabric/adapters/"
+mkdir -p "$prefix/share/nemo-fabric/adapters/environment-providers"
+cp -R "$here/share/nemo-fabric/adapters/environment-providers/subprocess" "$prefix/share/nemo-fabric/adapters/environment-providers/"
 sed "s|@PREFIX@|$prefix|" "$here/lib/pkgconfig/fabric.pc.in" > "$prefix/lib/pkgconfig/fabric.pc"
 echo "installed Fabric core into $prefix"
 echo "  cc app.c \$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fabric)"
@@ -107,7 +120,7 @@ SH
 chmod +x "$sdk/install.sh"
 
 step "CLI"
-cp "$built/fabric" "$built/fabric-agent-ctl" "$out/"
+cp "$built/fabric" "$built/fabric-agent-ctl" "$built/fabric-env-subprocess" "$out/"
 
 step "Go module"
 mkdir -p "$out/go"

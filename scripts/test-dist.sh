@@ -107,6 +107,14 @@ expect "fabric-agent-ctl" "$("${ctl[@]}" invoke --agent hello --runtime-id "$id"
 kill -TERM "$server"
 wait "$server" || fail "fabric-agent-ctl serve exited $?: $(cat "$sandbox/serve.log")"
 
+step "a runtime in a subprocess provider environment from the installed prefix (docs/sandbox.md)"
+cmp -s "$dist/fabric-env-subprocess" "$prefix/bin/fabric-env-subprocess" || fail "dist/fabric-env-subprocess differs from the SDK's bin/fabric-env-subprocess"
+mkdir -p "$work/provider/environments"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["environment"]={"provider": "subprocess", "settings": {"root": sys.argv[2]}}; json.dump(c, open(sys.argv[3], "w"))' \
+  "$root/examples/hello/fabric.json" "$work/provider/environments" "$work/provider/fabric.json"
+expect "provider cli" "$(cd "$work/provider" && "${clean_env[@]}" "$prefix/bin/fabric" run fabric.json --input "Hello, Fabric")"
+[ -z "$(ls -A "$work/provider/environments")" ] || fail "the provider environment was not released"
+
 step "cargo install --path fabric-cli (debug, reusing target/)"
 CARGO_TARGET_DIR=$root/target cargo install -q --locked --debug --path fabric-cli --root "$work/cargo"
 expect "cargo-installed cli" "$(cd "$work/cli" && "$work/cargo/bin/fabric" run fabric.json --input "Hello, Fabric")"

@@ -117,11 +117,21 @@ func TestSubprocessProviderEnvironment(t *testing.T) {
 	if _, err := os.Stat(directory); err != nil {
 		t.Fatalf("detach must keep the environment: %v", err)
 	}
-	_, err = prepared.StartRuntime(ctx, config)
-	var capErr *fabric.CapabilityError
-	if !errors.As(err, &capErr) || capErr.Code != "environment_runtime_unsupported" {
-		t.Fatalf("want environment_runtime_unsupported, got %v", err)
+	// A two-turn conversation through the runtime server inside the environment.
+	rt, err := prepared.StartRuntime(ctx, config)
+	if err != nil {
+		t.Fatal(err)
 	}
+	for i, want := range []string{"echo: one", "turn 2: one"} {
+		result, err := rt.Invoke(ctx, fabric.RunRequest{Input: []string{"one", "two"}[i]})
+		if err != nil || decodeOutput(t, result).Response != want || result.Metadata["environment_provider"] != "subprocess" {
+			t.Fatalf("turn %d: %+v %v", i+1, result, err)
+		}
+	}
+	if _, err := rt.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt.Close()
 	if _, err := prepared.Release(ctx); err != nil {
 		t.Fatal(err)
 	}

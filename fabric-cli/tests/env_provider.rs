@@ -176,11 +176,12 @@ fn the_subprocess_provider_prepares_attaches_and_releases_with_every_limit_enfor
         .expect("runtime_control");
     assert_eq!(response["status"], "succeeded", "{response}");
 
-    // runtimes are not started in provider environments by this core yet
-    let error = fabric
+    // a runtime starts through that server (tests/env_runtime.rs covers it in depth)
+    let runtime = fabric
         .start_runtime_in(&config, &environment, &options)
-        .expect_err("start");
-    assert_eq!(code(error), "environment_runtime_unsupported");
+        .expect("start");
+    assert!(runtime.is_remote());
+    assert!(runtime.stop().error.is_none());
 
     // attach keeps the caller's ownership; release only detaches
     let attached = fabric

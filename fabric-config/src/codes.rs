@@ -600,7 +600,13 @@ pub const CODES: &[ErrorCode] = &[
         "environment_runtime_unsupported",
         Some(S::Start),
         O::Host,
-        "runtimes cannot start in this environment (provider environments host runtimes through their runtime server; not yet supported by this core)",
+        "this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)",
+    ),
+    code(
+        "environment_stream_unsupported",
+        Some(S::Invoke),
+        O::Host,
+        "a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke",
     ),
     code(
         "provider_crashed",

@@ -224,6 +224,22 @@ pub enum HostError {
         /// The provider's last stderr (`metadata.stderr_tail`).
         stderr_tail: Option<String>,
     },
+    /// The runtime server inside a provider environment failed a call: its own registered
+    /// code (`cleanup_unconfirmed`, `start_failed`, `invoke_failed`, `runtime_unavailable`,
+    /// `validation_failed`, …) or `invalid_response` for a malformed answer. With `effects:
+    /// unknown` the call's outcome is uncertain: it is never resent, and an invoke's runtime
+    /// is terminal.
+    #[error("{message}")]
+    Bridge {
+        /// Stage.
+        stage: Stage,
+        /// Stable code.
+        code: &'static str,
+        /// Safe message.
+        message: String,
+        /// What the failed call did (`metadata.effects`).
+        effects: fabric_config::bridge::Effects,
+    },
     /// The selected adapter or provider cannot do what was asked.
     #[error("{message}")]
     Capability {
@@ -480,6 +496,7 @@ macro_rules! with_stage {
             | HostError::Service { $stage, .. }
             | HostError::Environment { $stage, .. }
             | HostError::Provider { $stage, .. }
+            | HostError::Bridge { $stage, .. }
             | HostError::InvalidRequest { $stage, .. }
             | HostError::RequestTooLarge { $stage, .. }
             | HostError::RequestExtensionsUndeclared { $stage, .. }
@@ -534,7 +551,7 @@ impl HostError {
             HostError::Collector { code, .. } => code,
             HostError::Service { code, .. } => code,
             HostError::Environment { code, .. } => code,
-            HostError::Provider { code, .. } => code,
+            HostError::Provider { code, .. } | HostError::Bridge { code, .. } => code,
         }
     }
 
@@ -555,6 +572,14 @@ impl HostError {
             | HostError::Service { class, .. }
             | HostError::Environment { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
+            HostError::Bridge { code, .. }
+                if matches!(
+                    *code,
+                    "validation_failed" | "invalid_request" | "wrong_agent"
+                ) =>
+            {
+                ErrorClass::Config
+            }
             HostError::InvalidRequest { .. } | HostError::RequestTooLarge { .. } => {
                 ErrorClass::Config
             }
@@ -584,6 +609,17 @@ impl HostError {
                 | HostError::Timeout { .. }
                 | HostError::HostIo { .. }
                 | HostError::TerminationFailed { .. }
+                | HostError::Bridge {
+                    effects: fabric_config::bridge::Effects::Unknown,
+                    ..
+                }
+        ) || matches!(
+            self,
+            HostError::Provider { code, .. }
+                if matches!(
+                    *code,
+                    "provider_crashed" | "provider_timeout" | "provider_protocol_error" | "provider_failed"
+                )
         )
     }
 
@@ -766,6 +802,12 @@ impl From<HostError> for ErrorInfo {
                 if let Some(tail) = stderr_tail {
                     info.metadata.insert("stderr_tail".into(), tail.into());
                 }
+            }
+            HostError::Bridge { effects, .. } => {
+                let effects = serde_json::to_value(effects).unwrap_or(Value::Null);
+                info.metadata.insert("effects".into(), effects);
+                info.metadata
+                    .insert("source".into(), "runtime_server".into());
             }
             HostError::ResourceRuntimeStopped { runtime_id, .. } => {
                 info.metadata

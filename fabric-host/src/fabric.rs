@@ -224,13 +224,23 @@ impl Fabric {
     ) -> Result<Runtime, HostError> {
         let (plan, relay) = streaming_plan(plan, options)?;
         let environment = Arc::new(Environment::prepare(&plan, Stage::Start)?);
-        Runtime::start(
+        let started = Runtime::start(
             &plan,
-            environment,
+            Arc::clone(&environment),
             options.clone(),
             relay,
             ServiceRole::None,
-        )
+        );
+        match started {
+            Ok(runtime) => Ok(runtime.owning_environment()),
+            Err(error) => {
+                // A provider environment prepared for this start alone is released again.
+                if environment.is_remote() {
+                    let _ = environment.release();
+                }
+                Err(error)
+            }
+        }
     }
 
     /// Prepares the local environment of `plan` without starting anything.

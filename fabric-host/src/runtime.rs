@@ -13,27 +13,30 @@ use fabric_config::{ErrorInfo, RunRequest, Stage};
 use serde_json::{Value, json};
 
 use crate::collect::Collector;
-use crate::engine::{Escalation, StopPolicy};
+use crate::engine::StopPolicy;
 use crate::environment::Environment;
 use crate::error::HostError;
 use crate::extensions::ExtensionSchemas;
 use crate::home::FabricHome;
-use crate::host::{DEFAULT_MAX_LINE_BYTES, Host, StopReport};
+use crate::host::{DEFAULT_MAX_LINE_BYTES, Host};
 use crate::ids;
 use crate::launch::{self, HostEnv};
 use crate::live::{self, Live};
 use crate::result::{event, meta};
 use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
 
+mod bridge;
 mod invocation;
 mod pending;
 mod snapshot;
+mod stop;
 
 pub(crate) use crate::service::ServiceRole;
 
 pub use pending::PendingInvoke;
 
-pub(crate) use invocation::{Started, StreamSend};
+pub(crate) use invocation::{Call, Started, StreamSend};
+use stop::summarize_stop;
 
 /// Default invocation timeout when `runtime.timeout_seconds` is not set.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 3600.0;
@@ -127,7 +130,35 @@ struct Identity {
     adapter_id: Option<String>,
 }
 
-/// One started runtime: an adapter host process plus its ordered invocations.
+/// Where a runtime's adapter host runs.
+#[derive(Debug)]
+enum Backend {
+    /// A host process of this core.
+    Local(Host),
+    /// A runtime of the runtime server inside a provider environment (see `bridge`).
+    Bridge(bridge::BridgeBackend),
+}
+
+impl Backend {
+    /// The local host's pid; 0 for a runtime in a provider environment.
+    fn pid(&self) -> u32 {
+        match self {
+            Backend::Local(host) => host.pid(),
+            Backend::Bridge(_) => 0,
+        }
+    }
+
+    fn started_at(&self) -> std::time::SystemTime {
+        match self {
+            Backend::Local(host) => host.started_at(),
+            Backend::Bridge(bridge) => bridge.started_at(),
+        }
+    }
+}
+
+/// One started runtime: an adapter host process plus its ordered invocations. In a
+/// provider environment the host runs inside the environment, driven through its runtime
+/// server (results buffered; no streams).
 ///
 /// `Send + Sync`. One invocation at a time: an overlapping [`Runtime::invoke`] fails with
 /// the state error `runtime_busy`; invoking after [`Runtime::stop`] fails with
@@ -144,7 +175,10 @@ pub struct Runtime {
     execution: Option<fabric_config::evidence::ExecutionEvidence>,
     identity: Identity,
     environment: Arc<Environment>,
-    host: Host,
+    /// The environment was prepared for this runtime alone (a provider environment of
+    /// `start_runtime`): the stop releases it.
+    owns_environment: bool,
+    backend: Backend,
     home: FabricHome,
     host_command: String,
     timeout: Duration,
@@ -178,14 +212,7 @@ impl Runtime {
             });
         }
         if environment.is_remote() {
-            return Err(HostError::Capability {
-                stage: Stage::Start,
-                code: "environment_runtime_unsupported",
-                message: format!(
-                    "runtimes cannot start in a `{}` provider environment in this core yet",
-                    environment.handle().provider
-                ),
-            });
+            return Runtime::start_bridge(plan, environment, options, &role);
         }
         environment.check_forwarded(Stage::Start)?;
         let command = launch::command_for(
@@ -198,21 +225,7 @@ impl Runtime {
         let runtime_id = ids::new_id(prefix);
         let start_id = ids::new_id(&format!("{prefix}-start"));
         let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
-        let identity = Identity {
-            agent_name: plan.agent_name.clone(),
-            harness: descriptor.map_or_else(
-                || {
-                    plan.config
-                        .harness
-                        .as_ref()
-                        .map(|h| h.adapter_id.clone())
-                        .unwrap_or_default()
-                },
-                |d| d.adapter_id.clone(),
-            ),
-            adapter_kind: descriptor.map_or(AdapterKind::Process, |d| result_kind(d.adapter_kind)),
-            adapter_id: descriptor.map(|d| d.adapter_id.clone()),
-        };
+        let identity = Identity::of(plan);
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
         let service = role
             .payload(home.path())
@@ -280,7 +293,8 @@ impl Runtime {
             runtime_id,
             identity,
             environment,
-            host,
+            owns_environment: false,
+            backend: Backend::Local(host),
             home,
             host_command: command.display(),
             timeout: Duration::from_secs_f64(timeout_seconds.min(1.0e9)),
@@ -293,15 +307,7 @@ impl Runtime {
                 && descriptor.is_some_and(|d| d.capabilities.streaming),
             relay,
             live,
-            state: Mutex::new(State {
-                phase: Phase::Running,
-                busy: false,
-                streaming: false,
-                invocations: 0,
-                carry: Vec::new(),
-                stop_result: None,
-                last_stop: None,
-            }),
+            state: Mutex::new(State::running()),
         };
         let payload = StartPayload {
             agent_name: plan.agent_name.clone(),
@@ -324,12 +330,19 @@ impl Runtime {
             reason: e.to_string(),
         })?;
         let mut runtime = runtime;
-        match runtime.host.call(
+        let Backend::Local(host) = &runtime.backend else {
+            return Err(HostError::EngineUnavailable {
+                stage: Stage::Start,
+                reason: "a local runtime without a host".into(),
+            });
+        };
+        let answer = host.call(
             "start",
             &payload,
             Stage::Start,
             runtime.options.host_timeout,
-        ) {
+        );
+        match answer {
             Ok(output) => {
                 runtime.execution = evidence.map(|e| e.compose(plan, &output));
                 if role.is_service_host() {
@@ -352,7 +365,7 @@ impl Runtime {
                     runtime.environment.environment_id().to_owned().into(),
                 ),
                 ("environment_provider", "local".into()),
-                ("host_pid", runtime.host.pid().into()),
+                ("host_pid", runtime.backend.pid().into()),
             ]),
         );
         runtime.lock().carry.push(start_event);
@@ -398,8 +411,9 @@ impl Runtime {
     }
 
     /// The host process id (also its process-group id): the root for resource snapshots.
+    /// 0 for a runtime in a provider environment (its host runs inside the environment).
     pub fn host_pid(&self) -> u32 {
-        self.host.pid()
+        self.backend.pid()
     }
 
     /// The runtime's FABRIC_HOME (health endpoint files live here).
@@ -418,7 +432,7 @@ impl Runtime {
             adapter_id: self.identity.adapter_id.clone(),
             service_id: self.service_id.clone(),
             environment: self.environment.info(),
-            host_pid: self.host.pid(),
+            host_pid: self.backend.pid(),
             fabric_home: self.home.path().to_string_lossy().into_owned(),
             supports_openai_streaming: self.supports_openai_streaming,
             supports_streaming: self.relay.is_some(),
@@ -440,7 +454,7 @@ impl Runtime {
             runtime_id: self.runtime_id.clone(),
             state: runtime_state,
             invocations: state.invocations,
-            host_pid: self.host.pid(),
+            host_pid: self.backend.pid(),
             started_at_millis: self.started_at_millis,
             fabric_home: self.home.path().to_string_lossy().into_owned(),
             failure,
@@ -578,12 +592,16 @@ impl Runtime {
             state.phase = Phase::Stopping;
             self.live.mark_stopping();
         }
+        let host = match &self.backend {
+            Backend::Local(host) => host,
+            Backend::Bridge(_) => return self.finish_bridge_stop(),
+        };
         let payload = serde_json::to_value(StopPayload {
             runtime_id: self.runtime_id.clone(),
         })
         .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
-        let terminal = self.host.terminal_error().is_some();
-        let report = self.host.stop(Some(&payload), self.options.stop_policy);
+        let terminal = host.terminal_error().is_some();
+        let report = host.stop(Some(&payload), self.options.stop_policy);
         // The host is reaped: close the stats readers' cached descriptors of it.
         live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
@@ -614,22 +632,64 @@ impl Runtime {
                 ]),
             ));
         }
-        let result = RuntimeStopResult {
-            artifacts: ArtifactManifest {
-                root: self
-                    .environment
-                    .artifact_root()
-                    .map(|r| r.to_string_lossy().into_owned()),
-                artifacts: Vec::new(),
-            },
-            error: summary.problem.clone(),
-            events,
-        };
+        self.record_stop(events, summary)
+    }
+
+    /// Records the stop's result (later stops repeat it).
+    fn record_stop(
+        &self,
+        events: Vec<FabricEvent>,
+        summary: StopSummary,
+    ) -> (RuntimeStopResult, StopSummary) {
+        let root = self
+            .environment
+            .artifact_root()
+            .map(|r| r.to_string_lossy().into_owned());
+        let result = bridge::stop_result(root, events, &summary);
         let mut state = self.lock();
         state.phase = Phase::Stopped;
         state.stop_result = Some(result.clone());
         state.last_stop = Some(summary.clone());
         (result, summary)
+    }
+
+    /// The stop of a runtime in a provider environment: `stop` through the server.
+    fn finish_bridge_stop(&self) -> (RuntimeStopResult, StopSummary) {
+        let (summary, details) = self.stop_bridge();
+        if self.owns_environment
+            && let Err(error) = self.environment.release()
+            && summary.problem.is_none()
+        {
+            let summary = StopSummary {
+                problem: Some(ErrorInfo::from(error.at_stage(Stage::Stop))),
+                timed_out: false,
+            };
+            self.home.remove_if_temporary();
+            let events = vec![event(
+                "runtime_stop",
+                format!("stopped runtime {}", self.runtime_id),
+                details,
+            )];
+            return self.record_stop(events, summary);
+        }
+        self.home.remove_if_temporary();
+        let mut events = vec![event(
+            "runtime_stop",
+            format!("stopped runtime {}", self.runtime_id),
+            details,
+        )];
+        if let Some(problem) = &summary.problem {
+            events.push(event(
+                "runtime_stop_failed",
+                problem.message.clone(),
+                meta([
+                    ("runtime_id", self.runtime_id.clone().into()),
+                    ("code", problem.code.clone().into()),
+                    ("stage", "stop".into()),
+                ]),
+            ));
+        }
+        self.record_stop(events, summary)
     }
 }
 
@@ -651,136 +711,16 @@ impl Drop for Runtime {
         self.live.mark_stopping();
         let stopped = matches!(self.lock().phase, Phase::Stopped);
         if !stopped {
-            self.host
-                .stop_in_background(&json!({ "runtime_id": self.runtime_id }));
+            match &self.backend {
+                Backend::Local(host) => {
+                    host.stop_in_background(&json!({ "runtime_id": self.runtime_id }));
+                }
+                Backend::Bridge(_) => self.stop_bridge_in_background(),
+            }
         }
         // Nothing reads this runtime's stats any more: close the cached descriptors now
         // (not when the cache budget would evict them).
         live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
-    }
-}
-
-/// Classifies a stop: a host that could not be ended within the bound is a stop `timeout`
-/// (and fails `run()`); a host that needed signals, failed its stop, or broke the protocol
-/// is reported as a problem that keeps the invocation's outcome. `terminal`: the host had
-/// already failed, so signals were expected and are not a problem.
-pub(crate) fn summarize_stop(report: &StopReport, terminal: bool) -> StopSummary {
-    if let Some(error) = &report.error {
-        let mut info = ErrorInfo::new(
-            Stage::Stop,
-            "timeout",
-            "the adapter host did not terminate within the stop bound",
-        );
-        info.metadata
-            .insert("cause".into(), error.code().to_owned().into());
-        info.metadata.insert(
-            "elapsed_ms".into(),
-            u64::try_from(report.elapsed.as_millis())
-                .unwrap_or(u64::MAX)
-                .into(),
-        );
-        return StopSummary {
-            problem: Some(info),
-            timed_out: true,
-        };
-    }
-    let problem = match (&report.response, report.escalation) {
-        (Some(Err(error)), _) => Some(ErrorInfo::from(error.clone().at_stage(Stage::Stop))),
-        (_, Escalation::Terminated | Escalation::Killed)
-            if report.graceful && !report.exited_before && !terminal =>
-        {
-            let mut info = ErrorInfo::new(
-                Stage::Stop,
-                "timeout",
-                format!(
-                    "the adapter host did not finish stopping within the grace period; its process group was ended with {}",
-                    report.escalation.as_str().to_uppercase()
-                ),
-            );
-            info.metadata
-                .insert("escalation".into(), report.escalation.as_str().into());
-            Some(info)
-        }
-        _ => None,
-    };
-    StopSummary {
-        problem,
-        timed_out: false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::Diagnostics;
-
-    fn report(escalation: Escalation) -> StopReport {
-        StopReport {
-            response: None,
-            exit: Some("signal 9".into()),
-            escalation,
-            exited_before: false,
-            graceful: true,
-            elapsed: Duration::from_millis(3000),
-            error: None,
-        }
-    }
-
-    #[test]
-    fn clean_stop_has_no_problem() {
-        let mut clean = report(Escalation::None);
-        clean.response = Some(Ok(Value::Null));
-        let summary = summarize_stop(&clean, false);
-        assert!(summary.problem.is_none() && !summary.timed_out);
-    }
-
-    #[test]
-    fn escalation_is_a_separate_stop_problem() {
-        let summary = summarize_stop(&report(Escalation::Killed), false);
-        let problem = summary.problem.expect("problem");
-        assert_eq!(
-            (problem.stage, problem.code.as_str()),
-            (Stage::Stop, "timeout")
-        );
-        assert_eq!(problem.metadata["escalation"], "sigkill");
-        assert!(!summary.timed_out);
-        // A terminal host is expected to need signals.
-        assert!(
-            summarize_stop(&report(Escalation::Terminated), true)
-                .problem
-                .is_none()
-        );
-    }
-
-    #[test]
-    fn termination_failure_is_a_stop_timeout() {
-        let mut failed = report(Escalation::Killed);
-        failed.error = Some(HostError::TerminationFailed {
-            stage: Stage::Stop,
-            timeout_ms: 4000,
-            diagnostics: Diagnostics::default(),
-        });
-        let summary = summarize_stop(&failed, false);
-        assert!(summary.timed_out);
-        let problem = summary.problem.expect("problem");
-        assert_eq!(problem.code, "timeout");
-        assert_eq!(problem.metadata["cause"], "host_termination_failed");
-    }
-
-    #[test]
-    fn failed_stop_outcome_keeps_the_adapter_code() {
-        let mut failed = report(Escalation::None);
-        failed.response = Some(Err(HostError::Lifecycle {
-            stage: Stage::Stop,
-            code: "lifecycle_adapter_stop_failed".into(),
-            message: "Adapter failed during lifecycle stop".into(),
-            retryable: false,
-            metadata: Default::default(),
-            diagnostics: Default::default(),
-        }));
-        let problem = summarize_stop(&failed, false).problem.expect("problem");
-        assert_eq!(problem.code, "lifecycle_adapter_stop_failed");
-        assert_eq!(problem.stage, Stage::Stop);
     }
 }

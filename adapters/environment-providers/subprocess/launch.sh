@@ -4,7 +4,7 @@
 # binary and execs it, so the provider process is the binary itself. Order:
 # $FABRIC_ENV_SUBPROCESS_BIN; fabric-env-subprocess next to this script (the packaged layout,
 # scripts/package.sh); the newer of ${CARGO_TARGET_DIR:-<repo>/target}/{debug,release}/;
-# `fabric-env-subprocess` on PATH.
+# PREFIX/bin of an installed prefix (the C SDK's install.sh); `fabric-env-subprocess` on PATH.
 if [ -n "${FABRIC_ENV_SUBPROCESS_BIN:-}" ]; then
     exec "$FABRIC_ENV_SUBPROCESS_BIN" "$@"
 fi
@@ -21,6 +21,11 @@ for candidate in "$target/debug/fabric-env-subprocess" "$target/release/fabric-e
 done
 if [ -n "$best" ]; then
     exec "$best" "$@"
+fi
+# An installed prefix: PREFIX/share/nemo-fabric/adapters/environment-providers/subprocess.
+installed=$here/../../../../../bin/fabric-env-subprocess
+if [ -x "$installed" ]; then
+    exec "$installed" "$@"
 fi
 if command -v fabric-env-subprocess >/dev/null 2>&1; then
     exec fabric-env-subprocess "$@"

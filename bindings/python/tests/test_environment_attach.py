@@ -13,7 +13,6 @@ from fabric_core import (
     EnvironmentConfig,
     EnvironmentReference,
     Fabric,
-    FabricCapabilityError,
     FabricConfigError,
     FabricRuntimeError,
 )
@@ -164,12 +163,34 @@ def test_the_subprocess_provider_prepares_attaches_and_releases(scripted) -> Non
         await fabric.release_environment(attached)
         assert directory.is_dir()  # detached, not deleted
 
-        with pytest.raises(FabricCapabilityError) as caught:
-            await fabric.start_runtime_in(config, prepared)
-        assert caught.value.code == "environment_runtime_unsupported"
-
         await fabric.release_environment(prepared)
         assert not directory.exists()  # Fabric prepared it: release deletes it
+
+    asyncio.run(main())
+    tmp_path.rmdir()
+
+
+def test_a_two_turn_conversation_runs_through_the_server_inside_a_provider_environment(
+    scripted,
+) -> None:
+    subprocess_provider_built()
+    tmp_path = Path(tempfile.mkdtemp(prefix="fc-", dir="/tmp"))
+    config = scripted(["Hello! You said: {input}", 'Turn {turn}. Just before this you said: "{previous_input}"'])
+    config.environment = EnvironmentConfig(provider="subprocess", settings={"root": str(tmp_path)})
+
+    async def main() -> None:
+        fabric = Fabric()
+        environment = await fabric.prepare_environment(config)
+        directory = Path(environment.info["reference"]["resource"]["directory"])
+        async with await fabric.start_runtime_in(config, environment) as runtime:
+            first = await runtime.invoke(input="Hi, I am Ada.")
+            assert first.output.response == "Hello! You said: Hi, I am Ada."
+            assert first.metadata["environment_provider"] == "subprocess"
+            second = await runtime.invoke(input="What did I say?")
+            assert second.output.response == 'Turn 2. Just before this you said: "Hi, I am Ada."'
+            assert second.runtime_id == first.runtime_id
+        await fabric.release_environment(environment)
+        assert not directory.exists()
 
     asyncio.run(main())
     tmp_path.rmdir()

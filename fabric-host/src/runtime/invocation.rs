@@ -47,6 +47,15 @@ impl Runtime {
         stream: Option<StreamSend<'_>>,
         notify: Option<Notify>,
     ) -> Result<Started, HostError> {
+        let host = match &self.backend {
+            super::Backend::Local(host) => host,
+            super::Backend::Bridge(_) => {
+                if stream.is_some() {
+                    self.refuse_remote_stream()?;
+                }
+                return self.begin_bridge(request, (invocation_id, request_id), notify);
+            }
+        };
         // Upstream 0.5.0: `overrides` become the adapter's `request.extensions`, checked
         // against the descriptor's `run_request` schema first.
         let extensions: Extensions = request.overrides.unwrap_or_default();
@@ -95,14 +104,12 @@ impl Runtime {
             Some(self.stats_location(&invocation_id)),
         );
         if self.collector.enabled() {
-            self.host.begin_stderr_capture(collect::LOG_CAP);
+            host.begin_stderr_capture(collect::LOG_CAP);
         }
         let timeout = self.timeout.saturating_add(self.options.invoke_margin);
         let call = match &stream {
-            None => self
-                .host
-                .begin_notify("invoke", &payload, Stage::Invoke, timeout, notify),
-            Some(send) => self.host.begin_notify(
+            None => host.begin_notify("invoke", &payload, Stage::Invoke, timeout, notify),
+            Some(send) => host.begin_notify(
                 "invoke_openai_stream",
                 &StreamPayload {
                     base: &payload,
@@ -117,7 +124,7 @@ impl Runtime {
             Ok(call) => call,
             Err(error) => {
                 drop(stats.map(fabric_stats::InvocationStats::finish));
-                drop(self.host.take_stderr_capture());
+                drop(host.take_stderr_capture());
                 return Err(error);
             }
         };
@@ -146,7 +153,7 @@ impl Runtime {
             events,
             stats,
             record,
-            call: call.detach(),
+            call: Call::Host(call.detach()),
         })
     }
 
@@ -172,6 +179,16 @@ impl Runtime {
             record,
             call,
         } = started;
+        let (host, call) = match (&self.backend, call) {
+            (super::Backend::Local(host), Call::Host(call)) => (host, call),
+            (_, Call::Bridge(answered)) => return self.finish_bridge(events, &answered),
+            (super::Backend::Bridge(_), Call::Host(_)) => {
+                return Err(HostError::EngineUnavailable {
+                    stage: fabric_config::Stage::Invoke,
+                    reason: "a host call on a provider-environment runtime".into(),
+                });
+            }
+        };
         let ids_meta = || -> JsonObject {
             meta([
                 ("runtime_id", self.runtime_id.clone().into()),
@@ -179,10 +196,10 @@ impl Runtime {
                 ("request_id", request_id.clone().into()),
             ])
         };
-        let output = self.host.finish(call);
+        let output = host.finish(call);
         let finished = stats.map(fabric_stats::InvocationStats::finish);
         // Ended on every path, so a failed invocation leaves no capture running.
-        let stderr_capture = self.host.take_stderr_capture();
+        let stderr_capture = host.take_stderr_capture();
         let output = output?;
         // A record that could not be written fails the invocation after the host answered
         // (the runtime stays usable).
@@ -289,7 +306,7 @@ impl Runtime {
                 record_path.to_string_lossy().into_owned().into(),
             ),
             ("host_command", self.host_command.clone().into()),
-            ("host_pid", self.host.pid().into()),
+            ("host_pid", host.pid().into()),
         ]);
         Ok(RunResult {
             agent_name: self.identity.agent_name.clone(),
@@ -328,12 +345,21 @@ impl Runtime {
 /// An invocation that was sent and whose answer is not collected yet.
 #[derive(Debug)]
 pub(crate) struct Started {
-    invocation_id: String,
-    request_id: String,
-    events: Vec<FabricEvent>,
-    stats: Option<fabric_stats::InvocationStats>,
-    record: Result<(PathBuf, PathBuf), HostError>,
-    call: DetachedCall,
+    pub(super) invocation_id: String,
+    pub(super) request_id: String,
+    pub(super) events: Vec<FabricEvent>,
+    pub(super) stats: Option<fabric_stats::InvocationStats>,
+    pub(super) record: Result<(PathBuf, PathBuf), HostError>,
+    pub(super) call: Call,
+}
+
+/// How the answer of a started invocation arrives.
+#[derive(Debug)]
+pub(crate) enum Call {
+    /// From the local host.
+    Host(DetachedCall),
+    /// From the bridge worker (a runtime in a provider environment).
+    Bridge(super::bridge::BridgeAnswer),
 }
 
 /// What a streaming invocation adds to the request: the sink and the hook the reactor calls

@@ -18,6 +18,12 @@ impl Runtime {
     /// `resource_observation_unsupported` (adapter kinds without a local host, non-Linux).
     pub fn resource_snapshot(&self) -> Result<RuntimeResourceSnapshot, HostError> {
         let stage = Stage::Invoke;
+        if self.is_remote() {
+            return Err(HostError::ResourceKindUnsupported {
+                stage,
+                adapter_kind: "provider_environment",
+            });
+        }
         if !matches!(
             self.identity.adapter_kind,
             AdapterKind::Process | AdapterKind::Python
@@ -53,8 +59,8 @@ impl Runtime {
     pub(super) fn stats_target(&self) -> StatsTarget {
         StatsTarget {
             runtime_id: self.runtime_id.clone(),
-            host_pid: self.host.pid(),
-            started_at: self.host.started_at(),
+            host_pid: self.backend.pid(),
+            started_at: self.backend.started_at(),
         }
     }
 }

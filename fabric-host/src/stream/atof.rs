@@ -101,6 +101,7 @@ impl Runtime {
     /// registration or the stream); request checks as [`Runtime::invoke`].
     pub fn invoke_stream(self: &Arc<Self>, request: RunRequest) -> Result<AtofStream, HostError> {
         let stage = Stage::Invoke;
+        self.refuse_remote_stream()?;
         let Some(relay) = self.relay_stream() else {
             return Err(capability_error());
         };

@@ -147,6 +147,7 @@ impl Runtime {
         request: RunRequest,
     ) -> Result<OpenAiStream, HostError> {
         let stage = Stage::Invoke;
+        self.refuse_remote_stream()?;
         if !self.supports_openai_streaming() {
             return Err(HostError::Capability {
                 stage,

@@ -114,6 +114,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "environment_provider_unsupported": ("prepare", False, None, "host"),
     "environment_released": (None, False, "state", "host"),
     "environment_runtime_unsupported": ("start", False, None, "host"),
+    "environment_stream_unsupported": ("invoke", False, None, "host"),
     "export_line_invalid": ("config", False, None, "cli"),
     "export_read_failed": ("config", False, None, "cli"),
     "filesystem_error": (None, False, None, "host"),

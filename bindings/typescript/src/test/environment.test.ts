@@ -3,7 +3,7 @@ import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { Fabric, FabricCapabilityError, FabricConfigError, type FabricConfig, type RunResult } from "../index";
+import { Fabric, FabricConfigError, type FabricConfig, type RunResult } from "../index";
 
 const repoRoot = path.resolve(__dirname, "..", "..", "..", "..");
 const SCRIPTED = path.join(repoRoot, "adapters", "scripted", "scripted.fabric-adapter.json");
@@ -84,11 +84,14 @@ test("the subprocess provider prepares, attaches (detach on release) and deletes
   assert.equal(attached.info.attached, true);
   await attached.release();
   assert.ok(fs.existsSync(directory), "detach keeps the environment");
-  await assert.rejects(prepared.startRuntime(cfg), (error: unknown) => {
-    assert.ok(error instanceof FabricCapabilityError, String(error));
-    assert.equal(error.code, "environment_runtime_unsupported");
-    return true;
-  });
+  {
+    // A two-turn conversation through the runtime server inside the environment.
+    await using runtime = await prepared.startRuntime(cfg);
+    const first = await runtime.invoke({ input: "one" });
+    assert.equal(response(first), "echo: one");
+    assert.equal((first.metadata as Record<string, unknown>).environment_provider, "subprocess");
+    assert.equal(response(await runtime.invoke({ input: "two" })), "turn 2: one");
+  }
   await prepared.release();
   assert.ok(!fs.existsSync(directory), "release deletes what Fabric prepared");
 });

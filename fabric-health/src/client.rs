@@ -24,6 +24,9 @@ use crate::conn::{LineError, Stream, read_line, with_unix_path, write_all};
 use crate::wire::{self, EndpointAddr, EndpointFile, Secret};
 
 /// One health check in progress. Setters take `&mut self`.
+/// Connection attempts of one check when the listener closes before answering.
+const CLOSED_ATTEMPTS: usize = 3;
+
 pub struct Check<'a> {
     request: &'a CheckRequest,
     started_at: SystemTime,
@@ -128,7 +131,7 @@ impl<'a> Check<'a> {
         if self.request.scope == CheckScope::Server {
             return self.report(CheckOutcome::Unsupported, reason::UNSUPPORTED_SCOPE);
         }
-        let (outcome, why, checks) = match self.exchange(endpoint_file) {
+        let (outcome, why, checks) = match self.exchange_retrying(endpoint_file) {
             Ok(observations) => summarize(observations),
             Err(why) => (CheckOutcome::Unknown, Some(why.to_owned()), Vec::new()),
         };
@@ -148,6 +151,32 @@ impl<'a> Check<'a> {
             CheckScope::Service => reason::SERVICE_UNAVAILABLE,
             _ => reason::RUNTIME_UNAVAILABLE,
         }
+    }
+
+    /// [`Self::exchange`], again on a fresh connection (at most [`CLOSED_ATTEMPTS`] in all,
+    /// within the one deadline) when the listener closed the connection before answering:
+    /// under a flood of idle peers it closes the oldest waiting connection, which can be
+    /// this one when the checking process was descheduled between connecting and writing.
+    /// A probe only observes, so a second attempt is safe.
+    fn exchange_retrying(
+        &self,
+        endpoint_file: &Path,
+    ) -> Result<Vec<CheckObservation>, &'static str> {
+        let first = self.exchange(endpoint_file);
+        if first != Err(reason::NO_RESPONSE) {
+            return first;
+        }
+        for _ in 1..CLOSED_ATTEMPTS {
+            if self.remaining().is_zero() {
+                break;
+            }
+            match self.exchange(endpoint_file) {
+                // Closed again, or the listener is gone now: the first answer stands.
+                Err(why) if why == reason::NO_RESPONSE || why == self.unavailable_reason() => {}
+                other => return other,
+            }
+        }
+        Err(reason::NO_RESPONSE)
     }
 
     /// The whole round trip; `Err(reason)` for anything that is not an authenticated,

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use fabric_config::agent::{ArtifactManifest, RuntimeContext, StartPayload, StopPayload};
-use fabric_config::config::SystemStatsSetting;
+use fabric_config::config::{JsonObject, SystemStatsSetting};
 use fabric_config::handles::{RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 use fabric_config::plan::RunPlan;
 use fabric_config::result::{AdapterKind, FabricEvent, RunResult, RuntimeStopResult};
@@ -607,19 +607,25 @@ impl Runtime {
         self.home.remove_if_temporary();
         let summary = summarize_stop(&report, terminal);
         let crashed = report.exited_before;
+        let details = meta([
+            ("runtime_id", self.runtime_id.clone().into()),
+            ("already_stopped", false.into()),
+            ("host_crashed", crashed.into()),
+            ("escalation", report.escalation.as_str().into()),
+            (
+                "host_exit",
+                report.exit.clone().map_or(Value::Null, Value::String),
+            ),
+        ]);
+        self.record_stop(self.stop_events(details, &summary), summary)
+    }
+
+    /// `runtime_stop` with `details`, then `runtime_stop_failed` when the stop had a problem.
+    fn stop_events(&self, details: JsonObject, summary: &StopSummary) -> Vec<FabricEvent> {
         let mut events = vec![event(
             "runtime_stop",
             format!("stopped runtime {}", self.runtime_id),
-            meta([
-                ("runtime_id", self.runtime_id.clone().into()),
-                ("already_stopped", false.into()),
-                ("host_crashed", crashed.into()),
-                ("escalation", report.escalation.as_str().into()),
-                (
-                    "host_exit",
-                    report.exit.clone().map_or(Value::Null, Value::String),
-                ),
-            ]),
+            details,
         )];
         if let Some(problem) = &summary.problem {
             events.push(event(
@@ -632,7 +638,7 @@ impl Runtime {
                 ]),
             ));
         }
-        self.record_stop(events, summary)
+        events
     }
 
     /// Records the stop's result (later stops repeat it).
@@ -655,41 +661,18 @@ impl Runtime {
 
     /// The stop of a runtime in a provider environment: `stop` through the server.
     fn finish_bridge_stop(&self) -> (RuntimeStopResult, StopSummary) {
-        let (summary, details) = self.stop_bridge();
+        let (mut summary, details) = self.stop_bridge();
         if self.owns_environment
             && let Err(error) = self.environment.release()
             && summary.problem.is_none()
         {
-            let summary = StopSummary {
+            summary = StopSummary {
                 problem: Some(ErrorInfo::from(error.at_stage(Stage::Stop))),
                 timed_out: false,
             };
-            self.home.remove_if_temporary();
-            let events = vec![event(
-                "runtime_stop",
-                format!("stopped runtime {}", self.runtime_id),
-                details,
-            )];
-            return self.record_stop(events, summary);
         }
         self.home.remove_if_temporary();
-        let mut events = vec![event(
-            "runtime_stop",
-            format!("stopped runtime {}", self.runtime_id),
-            details,
-        )];
-        if let Some(problem) = &summary.problem {
-            events.push(event(
-                "runtime_stop_failed",
-                problem.message.clone(),
-                meta([
-                    ("runtime_id", self.runtime_id.clone().into()),
-                    ("code", problem.code.clone().into()),
-                    ("stage", "stop".into()),
-                ]),
-            ));
-        }
-        self.record_stop(events, summary)
+        self.record_stop(self.stop_events(details, &summary), summary)
     }
 }
 

@@ -7,11 +7,10 @@ use fabric_config::handles::EnvironmentReference;
 use fabric_config::{ErrorInfo, Stage};
 use fabric_host::Fabric;
 
-use crate::api_runtime::{plan_args, register};
-use crate::boundary::{ffi_boundary, str_arg, to_json};
+use crate::api_runtime::{plan_args, register_environment};
+use crate::boundary::{ffi_boundary, str_arg};
 use crate::error::FfiError;
 use crate::fabric_environment;
-use crate::objects::EnvironmentObject;
 use crate::status::FabricStatus;
 
 /// Plans a config and attaches to the existing environment `reference_json` names: an
@@ -66,18 +65,6 @@ pub unsafe extern "C" fn fabric_environment_attach(
         // SAFETY: forwarded from this function's contract.
         let (plan, _options) = unsafe { plan_args(config_json, options_json) }?;
         let environment = Fabric::new().attach_environment_plan(&plan, &reference)?;
-        let mut info = environment.info();
-        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe {
-            register(
-                stage,
-                EnvironmentObject { environment },
-                environment_out,
-                |id| {
-                    info.handle = Some(id);
-                    to_json(stage, &info)
-                },
-            )
-        }
+        register_environment(stage, environment, environment_out)
     })
 }

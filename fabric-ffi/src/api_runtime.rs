@@ -38,6 +38,29 @@ pub(crate) fn register_runtime(
     }
 }
 
+/// Registers a prepared or attached environment and writes its id (as
+/// [`register_runtime`]).
+pub(crate) fn register_environment(
+    stage: Stage,
+    environment: Arc<fabric_host::Environment>,
+    environment_out: *mut fabric_environment,
+) -> Result<String, FfiError> {
+    let mut info = environment.info();
+    // SAFETY: `environment_out` was checked non-NULL by the caller of this helper and is
+    // valid for one write per the entry point's contract.
+    unsafe {
+        register(
+            stage,
+            EnvironmentObject { environment },
+            environment_out,
+            |id| {
+                info.handle = Some(id);
+                to_json(stage, &info)
+            },
+        )
+    }
+}
+
 /// Registers `object`, writes its id to `handle_out` and returns `describe(id)` (the
 /// object's info document, which names its handle). On failure `object` is dropped and
 /// `handle_out` is left unchanged.
@@ -344,19 +367,7 @@ pub unsafe extern "C" fn fabric_environment_prepare(
         // SAFETY: forwarded from this function's contract.
         let (plan, _options) = unsafe { plan_args(config_json, options_json) }?;
         let environment = Fabric::new().prepare_environment_plan(&plan)?;
-        let mut info = environment.info();
-        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe {
-            register(
-                stage,
-                EnvironmentObject { environment },
-                environment_out,
-                |id| {
-                    info.handle = Some(id);
-                    to_json(stage, &info)
-                },
-            )
-        }
+        register_environment(stage, environment, environment_out)
     })
 }
 

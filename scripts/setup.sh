@@ -15,11 +15,19 @@ missing=()
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-command -v podman >/dev/null 2>&1 || missing+=(podman)
-command -v runc >/dev/null 2>&1 || missing+=(runc)
-if [ ${#missing[@]} -gt 0 ]; then
+containers=()
+command -v podman >/dev/null 2>&1 || containers+=(podman)
+command -v runc >/dev/null 2>&1 || containers+=(runc)
+if [ ${#missing[@]} -gt 0 ] || [ ${#containers[@]} -gt 0 ]; then
   apt-get update
+fi
+if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y --no-install-recommends "${missing[@]}"
+fi
+# podman with its recommended packages (catatonit, netavark, fuse-overlayfs, ...): the set
+# the container provider was tested with.
+if [ ${#containers[@]} -gt 0 ]; then
+  apt-get install -y "${containers[@]}"
 fi
 
 if [ ! -x .venv/bin/python ]; then

@@ -322,22 +322,16 @@ impl ProcReader {
     fn read_stat(&self, pid: u32, scratch: &mut Scratch) -> Result<ProcStat, StatReadError> {
         let generation = scratch.cache.generation;
         if let Some(entry) = scratch.cache.procs.get_mut(&pid) {
-            match read_full(&entry.stat.0, &mut scratch.buf) {
-                Ok(len) => {
-                    entry.used = generation;
-                    return parse_stat(&scratch.buf[..len]).ok_or_else(|| {
-                        StatReadError::Unreadable(
-                            scratch
-                                .path(&self.root, format_args!("/{pid}/stat"))
-                                .to_path_buf(),
-                        )
-                    });
-                }
-                // That process is gone; the pid may belong to a new one: open afresh.
-                Err(_) => {
-                    scratch.cache.procs.remove(&pid);
-                }
+            let cached = read_full(&entry.stat.0, &mut scratch.buf)
+                .ok()
+                .and_then(|len| parse_stat(&scratch.buf[..len]));
+            if let Some(stat) = cached {
+                entry.used = generation;
+                return Ok(stat);
             }
+            // That process is gone (or its cached file no longer reads whole); the pid may
+            // belong to a new one: open afresh, and judge by the fresh read.
+            scratch.cache.procs.remove(&pid);
         }
         let file = match fs::File::open(scratch.path(&self.root, format_args!("/{pid}/stat"))) {
             Ok(file) => file,
@@ -579,7 +573,15 @@ impl ProcReader {
                         return Step::Retry;
                     }
                     Err(StatReadError::Unreadable(path)) => {
-                        return Step::Fail(UnavailableReason::ProcessUnreadable { path });
+                        // A child that exits while its stat is read can fail with an error
+                        // other than ESRCH: only one still listed by its parent is unreadable.
+                        return match self.read_children(pid, &tids, scratch) {
+                            Step::Done(again) if again.binary_search(&child).is_ok() => {
+                                Step::Fail(UnavailableReason::ProcessUnreadable { path })
+                            }
+                            Step::Fail(reason) => Step::Fail(reason),
+                            _ => Step::Retry,
+                        };
                     }
                 }
             }

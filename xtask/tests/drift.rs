@@ -26,7 +26,7 @@ fn sources_name_only_registered_codes_and_stages() {
         .collect();
     assert!(
         listed.is_empty(),
-        "register these in fabric-config/src/codes.rs or use a registered one:\n{}",
+        "register these in fabric-config/src/codes/ or use a registered one:\n{}",
         listed.join("\n")
     );
 }

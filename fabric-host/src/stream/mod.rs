@@ -77,7 +77,7 @@ pub trait PullStream: Send + Sync + std::fmt::Debug {
     /// ends). Errors end the stream (a later call returns the same error).
     fn next(&self, timeout: Option<Duration>) -> Result<StreamNext, HostError>;
     /// Every ready item, at most `max` (`0`: no limit beyond the queue's bound) and
-    /// [`BATCH_BYTES`] of item text (at least one item), after
+    /// 1 MiB (`BATCH_BYTES`) of item text (at least one item), after
     /// waiting for the first one as [`PullStream::next`] does. A zero `timeout` never
     /// blocks: it returns ready items, [`StreamBatch::End`] (or the stream's error) once the
     /// stream is finished, else [`StreamBatch::Timeout`] — finishing the stream (waiting for

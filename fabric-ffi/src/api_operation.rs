@@ -10,10 +10,9 @@ use std::sync::Arc;
 use fabric_config::Stage;
 use fabric_host::Fabric;
 
-use crate::api_runtime::{config_args, request_or_default};
-use crate::boundary::{opt_str_arg, run_with_status, to_json, write_handle};
+use crate::boundary::{run_with_status, to_json, write_handle};
 use crate::error::FfiError;
-use crate::objects::{RuntimeObject, plan_config};
+use crate::objects::{RuntimeObject, config_args, plan_config, request_arg};
 use crate::operation::queue::CompletionQueue;
 use crate::operation::{Operation, OperationObject, Outcome, QueueObject, Taken, pool};
 use crate::registry;
@@ -119,8 +118,7 @@ pub unsafe extern "C" fn fabric_runtime_invoke_begin(
         }
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
+        let request = unsafe { request_arg(request_json) }?;
         let queue = queue_arg(stage, queue)?;
         let operation = Operation::new();
         let pending = object
@@ -162,11 +160,10 @@ pub unsafe extern "C" fn fabric_run_begin(
     let stage = Stage::Invoke;
     let body = || {
         // SAFETY: forwarded from this function's contract.
-        let (config, options) = unsafe { config_args(config_json, options_json) }?;
+        let (config, options) = unsafe { config_args(Stage::Config, config_json, options_json) }?;
         let config = config.to_owned();
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
+        let request = unsafe { request_arg(request_json) }?;
         let work = move || {
             Outcome::Json((|| {
                 let (plan, options) = plan_config(Stage::Plan, &config, &options)?;
@@ -204,7 +201,7 @@ pub unsafe extern "C" fn fabric_runtime_start_begin(
     let stage = Stage::Start;
     let body = || {
         // SAFETY: forwarded from this function's contract.
-        let (config, options) = unsafe { config_args(config_json, options_json) }?;
+        let (config, options) = unsafe { config_args(Stage::Config, config_json, options_json) }?;
         let config = config.to_owned();
         let work = move || {
             Outcome::Runtime((|| {

@@ -4,12 +4,14 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use fabric_config::Stage;
-use fabric_config::plan::RunPlan;
-use fabric_host::{Fabric, RunOptions, Runtime};
+use fabric_host::{Fabric, Runtime};
 
 use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json, write_handle};
 use crate::error::FfiError;
-use crate::objects::{EnvironmentObject, RuntimeObject, options_arg, parse_request, plan_config};
+use crate::objects::{
+    EnvironmentObject, RuntimeObject, options_arg, plan_args, plan_config, request_arg,
+    request_or_default,
+};
 use crate::registry::{self, Kind};
 use crate::{fabric_environment, fabric_runtime};
 
@@ -77,46 +79,6 @@ pub(crate) unsafe fn register<T: Kind>(
     // SAFETY: per this function's contract.
     unsafe { write_handle(handle_out, id) };
     describe(id)
-}
-
-/// Reads `config_json` (required) and `options_json` (NULL → the defaults) and plans the
-/// config.
-///
-/// # Safety
-/// Both pointers must be NULL or NUL-terminated strings valid for the duration of the call.
-pub(crate) unsafe fn plan_args(
-    config_json: *const c_char,
-    options_json: *const c_char,
-) -> Result<(RunPlan, RunOptions), FfiError> {
-    // SAFETY: per this function's contract.
-    let (config, options) = unsafe { config_args(config_json, options_json) }?;
-    plan_config(Stage::Plan, config, &options)
-}
-
-/// Reads `config_json` and `options_json` (planning is the caller's: at once, or later on
-/// the completion pool for the `_begin` calls).
-///
-/// # Safety
-/// Both must be NULL or NUL-terminated strings valid for the lifetime `'a`.
-pub(crate) unsafe fn config_args<'a>(
-    config_json: *const c_char,
-    options_json: *const c_char,
-) -> Result<(&'a str, fabric_config::CallOptions), FfiError> {
-    // SAFETY: per this function's contract.
-    let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
-    // SAFETY: per this function's contract.
-    let options = unsafe { options_arg(options_json) }?;
-    Ok((config, options))
-}
-
-/// The request of `request_json` (already read), or an empty one when it was NULL.
-pub(crate) fn request_or_default(
-    request: Option<&str>,
-) -> Result<fabric_config::RunRequest, FfiError> {
-    match request {
-        Some(text) => parse_request(Stage::Config, text),
-        None => Ok(fabric_config::RunRequest::default()),
-    }
 }
 
 /// Plans a config, starts a runtime, invokes it once with `request_json`, stops it, and
@@ -248,8 +210,7 @@ pub unsafe extern "C" fn fabric_runtime_invoke(
     ffi_boundary!(stage, out, {
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
+        let request = unsafe { request_arg(request_json) }?;
         let result = object.runtime.invoke(request)?;
         to_json(stage, &result)
     })

@@ -6,10 +6,10 @@ use fabric_config::service::{ServiceInfo, ServiceReference};
 use fabric_config::{ErrorInfo, Stage};
 use fabric_host::{Fabric, Service};
 
-use crate::api_runtime::{plan_args, register, register_runtime};
+use crate::api_runtime::{register, register_runtime};
 use crate::boundary::{ffi_boundary, str_arg, to_json};
 use crate::error::FfiError;
-use crate::objects::ServiceObject;
+use crate::objects::{ServiceObject, plan_args};
 use crate::registry;
 use crate::status::FabricStatus;
 use crate::{fabric_runtime, fabric_service};

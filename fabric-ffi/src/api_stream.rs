@@ -10,10 +10,10 @@ use std::time::Duration;
 use fabric_config::Stage;
 use fabric_host::{StreamBatch, StreamNext};
 
-use crate::api_runtime::{register, request_or_default};
-use crate::boundary::{ffi_boundary, opt_str_arg, run_with_status, to_json};
+use crate::api_runtime::register;
+use crate::boundary::{ffi_boundary, run_with_status, to_json};
 use crate::error::FfiError;
-use crate::objects::{RuntimeObject, StreamObject};
+use crate::objects::{RuntimeObject, StreamObject, request_arg};
 use crate::registry;
 use crate::status::FabricStatus;
 use crate::{fabric_runtime, fabric_stream};
@@ -58,8 +58,7 @@ pub unsafe extern "C" fn fabric_runtime_invoke_openai_stream(
         }
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
+        let request = unsafe { request_arg(request_json) }?;
         let stream = object.runtime.invoke_openai_stream(request)?;
         let mut info = stream.info_owned();
         let object = StreamObject {
@@ -115,8 +114,7 @@ pub unsafe extern "C" fn fabric_runtime_invoke_stream(
         }
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
+        let request = unsafe { request_arg(request_json) }?;
         let stream = object.runtime.invoke_stream(request)?;
         let mut info = stream.info_owned();
         let object = StreamObject {

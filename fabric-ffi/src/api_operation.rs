@@ -10,7 +10,7 @@ use std::sync::Arc;
 use fabric_config::Stage;
 use fabric_host::Fabric;
 
-use crate::boundary::{run_with_status, to_json, write_handle};
+use crate::boundary::{run_with_fd, run_with_status, to_json, write_handle};
 use crate::error::FfiError;
 use crate::objects::{RuntimeObject, config_args, plan_config, request_arg};
 use crate::operation::queue::CompletionQueue;
@@ -268,18 +268,12 @@ pub unsafe extern "C" fn fabric_operation_ready_fd(
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Invoke;
-    let body = || {
-        if fd_out.is_null() {
-            return Err(FfiError::null_argument(stage, "fd_out"));
-        }
+    let fd = || {
         let object = registry::get::<OperationObject>(stage, "operation", operation)?;
-        let fd = object.operation.ready_fd(stage)?;
-        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe { fd_out.write(fd) };
-        Ok((FabricStatus::Ok, None))
+        object.operation.ready_fd(stage)
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { run_with_fd(stage, fd_out, out, fd) }
 }
 
 /// Takes a finished operation's outcome. Never waits for the operation.
@@ -417,17 +411,12 @@ pub unsafe extern "C" fn fabric_completion_queue_fd(
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Invoke;
-    let body = || {
-        if fd_out.is_null() {
-            return Err(FfiError::null_argument(stage, "fd_out"));
-        }
+    let fd = || {
         let object = registry::get::<QueueObject>(stage, "queue", queue)?;
-        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe { fd_out.write(object.queue.fd()) };
-        Ok((FabricStatus::Ok, None))
+        Ok(object.queue.fd())
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { run_with_fd(stage, fd_out, out, fd) }
 }
 
 /// Pops the next finished operation: `FABRIC_STATUS_OK` with its handle in

@@ -11,7 +11,7 @@ use fabric_config::{RunRequest, Stage};
 use fabric_host::{HostError, PullStream, Runtime, StreamBatch, StreamNext};
 
 use crate::api_runtime::register;
-use crate::boundary::{ffi_boundary, run_with_status, to_json};
+use crate::boundary::{ffi_boundary, run_with_fd, run_with_status, to_json};
 use crate::error::FfiError;
 use crate::objects::{RuntimeObject, StreamObject, request_arg};
 use crate::registry;
@@ -247,19 +247,12 @@ pub unsafe extern "C" fn fabric_stream_ready_fd(
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Invoke;
-    let body = || {
-        if fd_out.is_null() {
-            return Err(FfiError::null_argument(stage, "fd_out"));
-        }
+    let fd = || {
         let object = registry::get::<StreamObject>(stage, "stream", stream)?;
-        let fd = object.stream.ready_fd()?;
-        // SAFETY: `fd_out` was checked non-NULL above and is valid for one write per this
-        // function's contract.
-        unsafe { fd_out.write(fd) };
-        Ok((FabricStatus::Ok, None))
+        Ok(object.stream.ready_fd()?)
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { run_with_fd(stage, fd_out, out, fd) }
 }
 
 /// `[item,item,...]`: the items are JSON documents already, so they are joined, not

@@ -7,8 +7,9 @@ use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use fabric_config::Stage;
-use fabric_host::Fabric;
+use fabric_config::plan::RunPlan;
+use fabric_config::{CallOptions, Stage};
+use fabric_host::{Fabric, RunOptions};
 
 use crate::boundary::{run_with_fd, run_with_status, to_json, write_handle};
 use crate::error::FfiError;
@@ -76,6 +77,28 @@ unsafe fn begin_pooled(
         operation.complete(outcome);
     }));
     Ok(registered)
+}
+
+/// A config planned on the completion pool, or why it could not be.
+type Planned = Result<(RunPlan, RunOptions), FfiError>;
+
+/// Begins `work` on the completion pool with `config` planned there first (a planning
+/// error is the outcome's: `work` reports it).
+///
+/// # Safety
+/// `operation_out` must be NULL or valid for writing one `u64`.
+unsafe fn begin_planned(
+    stage: Stage,
+    config: &str,
+    options: CallOptions,
+    queue: fabric_completion_queue,
+    operation_out: *mut fabric_operation,
+    work: impl FnOnce(Planned) -> Outcome + Send + 'static,
+) -> Result<(FabricStatus, Option<String>), FfiError> {
+    let config = config.to_owned();
+    let work = move || work(plan_config(Stage::Plan, &config, &options));
+    // SAFETY: per this function's contract.
+    unsafe { begin_pooled(stage, queue, operation_out, work) }
 }
 
 /// Begins one invocation on a started runtime without waiting for it: the non-blocking
@@ -161,18 +184,16 @@ pub unsafe extern "C" fn fabric_run_begin(
     let body = || {
         // SAFETY: forwarded from this function's contract.
         let (config, options) = unsafe { config_args(Stage::Config, config_json, options_json) }?;
-        let config = config.to_owned();
         // SAFETY: forwarded from this function's contract.
         let request = unsafe { request_arg(request_json) }?;
-        let work = move || {
-            Outcome::Json((|| {
-                let (plan, options) = plan_config(Stage::Plan, &config, &options)?;
+        let work = move |planned: Planned| {
+            Outcome::Json(planned.and_then(|(plan, options)| {
                 let result = Fabric::new().run_plan(&plan, request, &options.runtime)?;
                 to_json(stage, &result)
-            })())
+            }))
         };
         // SAFETY: forwarded from this function's contract.
-        unsafe { begin_pooled(stage, queue, operation_out, work) }
+        unsafe { begin_planned(stage, config, options, queue, operation_out, work) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }
@@ -202,17 +223,15 @@ pub unsafe extern "C" fn fabric_runtime_start_begin(
     let body = || {
         // SAFETY: forwarded from this function's contract.
         let (config, options) = unsafe { config_args(Stage::Config, config_json, options_json) }?;
-        let config = config.to_owned();
-        let work = move || {
-            Outcome::Runtime((|| {
-                let (plan, options) = plan_config(Stage::Plan, &config, &options)?;
+        let work = |planned: Planned| {
+            Outcome::Runtime(planned.and_then(|(plan, options)| {
                 Ok(Box::new(
                     Fabric::new().start_runtime_plan(&plan, &options.runtime)?,
                 ))
-            })())
+            }))
         };
         // SAFETY: forwarded from this function's contract.
-        unsafe { begin_pooled(stage, queue, operation_out, work) }
+        unsafe { begin_planned(stage, config, options, queue, operation_out, work) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }

@@ -368,12 +368,7 @@ pub extern "C" fn fabric_operation_cancel(operation: fabric_operation) -> i32 {
 /// Blocking: no. Thread-safe. Safety: safe to call with any value.
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_operation_free(operation: fabric_operation) -> i32 {
-    let stage = Stage::Invoke;
-    crate::boundary::ffi_boundary!(stage, {
-        let removed = registry::remove::<OperationObject>(stage, "operation", operation)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<OperationObject>(Stage::Invoke, "operation", operation)
 }
 
 /// Creates a completion queue: one descriptor for many operations. Pass its handle to the
@@ -483,10 +478,5 @@ pub unsafe extern "C" fn fabric_completion_queue_next(
 /// Blocking: no. Thread-safe. Safety: safe to call with any value.
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_completion_queue_free(queue: fabric_completion_queue) -> i32 {
-    let stage = Stage::Invoke;
-    crate::boundary::ffi_boundary!(stage, {
-        let removed = registry::remove::<QueueObject>(stage, "queue", queue)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<QueueObject>(Stage::Invoke, "queue", queue)
 }

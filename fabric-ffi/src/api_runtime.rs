@@ -282,12 +282,7 @@ pub unsafe extern "C" fn fabric_runtime_status(
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
-    let stage = Stage::Stop;
-    ffi_boundary!(stage, {
-        let removed = registry::remove::<RuntimeObject>(stage, "runtime", runtime)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<RuntimeObject>(Stage::Stop, "runtime", runtime)
 }
 
 /// Prepares the config's environment (workspace, artifacts, forwarded variables) without
@@ -408,10 +403,5 @@ pub unsafe extern "C" fn fabric_environment_release(
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_environment_free(environment: fabric_environment) -> i32 {
-    let stage = Stage::Release;
-    ffi_boundary!(stage, {
-        let removed = registry::remove::<EnvironmentObject>(stage, "environment", environment)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<EnvironmentObject>(Stage::Release, "environment", environment)
 }

@@ -224,10 +224,5 @@ pub unsafe extern "C" fn fabric_service_info(
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_service_free(service: fabric_service) -> i32 {
-    let stage = Stage::Release;
-    ffi_boundary!(stage, {
-        let removed = registry::remove::<ServiceObject>(stage, "service", service)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<ServiceObject>(Stage::Release, "service", service)
 }

@@ -4,7 +4,8 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use fabric_config::Stage;
-use fabric_host::{Fabric, Runtime};
+use fabric_config::plan::RunPlan;
+use fabric_host::{Fabric, HostError, RunOptions, Runtime};
 
 use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json, write_handle};
 use crate::error::FfiError;
@@ -61,6 +62,33 @@ pub(crate) fn register_environment(
             },
         )
     }
+}
+
+/// The body of the calls that start a runtime in or on a parent object (an environment, a
+/// service): `runtime_out` checked, the parent (argument name, handle) looked up, the
+/// config planned, the runtime started by `start` and registered.
+///
+/// # Safety
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `runtime_out` must be NULL or valid for writing one
+/// `fabric_runtime`.
+pub(crate) unsafe fn start_runtime_in<T: Kind>(
+    param: &'static str,
+    parent: u64,
+    config_json: *const c_char,
+    options_json: *const c_char,
+    runtime_out: *mut fabric_runtime,
+    start: impl FnOnce(&RunPlan, &T, &RunOptions) -> Result<Runtime, HostError>,
+) -> Result<String, FfiError> {
+    let stage = Stage::Start;
+    if runtime_out.is_null() {
+        return Err(FfiError::null_argument(stage, "runtime_out"));
+    }
+    let object = registry::get::<T>(stage, param, parent)?;
+    // SAFETY: per this function's contract.
+    let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
+    let runtime = start(&plan, &object, &options)?;
+    register_runtime(stage, runtime, runtime_out)
 }
 
 /// Registers `object`, writes its id to `handle_out` and returns `describe(id)` (the
@@ -347,17 +375,21 @@ pub unsafe extern "C" fn fabric_environment_start_runtime(
     runtime_out: *mut fabric_runtime,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Start;
-    ffi_boundary!(stage, out, {
-        if runtime_out.is_null() {
-            return Err(FfiError::null_argument(stage, "runtime_out"));
-        }
-        let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
+    let start = |plan: &RunPlan, object: &EnvironmentObject, options: &RunOptions| {
+        Fabric::new().start_runtime_in_plan(plan, &object.environment, &options.runtime)
+    };
+    ffi_boundary!(Stage::Start, out, {
         // SAFETY: forwarded from this function's contract.
-        let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
-        let runtime =
-            Fabric::new().start_runtime_in_plan(&plan, &object.environment, &options.runtime)?;
-        register_runtime(stage, runtime, runtime_out)
+        unsafe {
+            start_runtime_in(
+                "environment",
+                environment,
+                config_json,
+                options_json,
+                runtime_out,
+                start,
+            )
+        }
     })
 }
 

@@ -189,6 +189,19 @@ func decodeInto(result nativeResult, v any) error {
 	return nil
 }
 
+// decoded is the document of a finished call decoded into a new T, or the call's error:
+// the ending of every call that returns one model.
+func decoded[T any](result nativeResult, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	out := new(T)
+	if err := decodeInto(result, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // Validate checks a config and returns its canonical JSON.
 func (f *Fabric) Validate(ctx context.Context, config any, opts ...Option) (json.RawMessage, error) {
 	text, err := configJSON(config)
@@ -213,28 +226,12 @@ func (f *Fabric) GymObservations(ctx context.Context, request GymObservationsReq
 	if err != nil {
 		return nil, err
 	}
-	result, err := await(ctx, func() nativeResult { return nativeGymObservations(string(text)) }, nil)
-	if err != nil {
-		return nil, err
-	}
-	out := &GymObservations{}
-	if err := decodeInto(result, out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return decoded[GymObservations](await(ctx, func() nativeResult { return nativeGymObservations(string(text)) }, nil))
 }
 
 // Plan resolves the adapter and checks compatibility.
 func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan, error) {
-	result, err := f.plan(ctx, config, opts)
-	if err != nil {
-		return nil, err
-	}
-	plan := &RunPlan{}
-	if err := decodeInto(result, plan); err != nil {
-		return nil, err
-	}
-	return plan, nil
+	return decoded[RunPlan](f.plan(ctx, config, opts))
 }
 
 // PlanJSON is Plan's complete plan JSON, as the core returned it.
@@ -266,15 +263,7 @@ func (f *Fabric) Doctor(ctx context.Context, config any, opts ...Option) (*Docto
 		return nil, err
 	}
 	o := collect(opts)
-	result, err := await(ctx, func() nativeResult { return nativeDoctor(text, o) }, nil)
-	if err != nil {
-		return nil, err
-	}
-	report := &DoctorReport{}
-	if err := decodeInto(result, report); err != nil {
-		return nil, err
-	}
-	return report, nil
+	return decoded[DoctorReport](await(ctx, func() nativeResult { return nativeDoctor(text, o) }, nil))
 }
 
 // Run starts a runtime, invokes it once and stops it. A harness failure is a result
@@ -297,15 +286,7 @@ func (f *Fabric) Run(ctx context.Context, config any, request RunRequest, opts .
 		func(queue uint64) nativeResult { return nativeRunBegin(text, req, o, queue) },
 		func() nativeResult { return nativeRun(text, req, o) },
 	)
-	result, err := awaitDone(ctx, done, nil)
-	if err != nil {
-		return nil, err
-	}
-	run := &RunResult{}
-	if err := decodeInto(result, run); err != nil {
-		return nil, err
-	}
-	return run, nil
+	return decoded[RunResult](awaitDone(ctx, done, nil))
 }
 
 // StartRuntime starts a runtime for ordered invocations. Close it with Close. If ctx is
@@ -388,12 +369,5 @@ func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckReque
 	}
 	result, err := await(ctx, func() nativeResult { return nativeCheck(handle, string(data)) }, nil)
 	runtime.KeepAlive(env)
-	if err != nil {
-		return nil, err
-	}
-	report := &CheckReport{}
-	if err := decodeInto(result, report); err != nil {
-		return nil, err
-	}
-	return report, nil
+	return decoded[CheckReport](result, err)
 }

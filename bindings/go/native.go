@@ -85,12 +85,60 @@ func LibraryVersion() string {
 
 type configCall func(config, options *C.char, out **C.char) C.int32_t
 
+// handleCall is a configCall that also writes a new handle (runtime, environment,
+// service or operation: every handle type is a uint64_t).
+type handleCall func(config, options *C.char, handle *C.uint64_t, out **C.char) C.int32_t
+
+// documentCall is a handleCall with one more document (an attach call's reference, a
+// run's request) between config and options.
+type documentCall func(config, document, options *C.char, handle *C.uint64_t, out **C.char) C.int32_t
+
+// requestCall writes a new handle for a request document (the invocations that return
+// a stream or an operation).
+type requestCall func(request *C.char, handle *C.uint64_t, out **C.char) C.int32_t
+
 func callConfig(fn configCall, config string, o options) nativeResult {
 	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
 		var out *C.char
 		status := fn(cConfig, cOptions, &out)
 		return finish(status, out, 0)
 	})
+}
+
+// callHandle is callConfig for the calls that create a handle.
+func callHandle(fn handleCall, config string, o options) nativeResult {
+	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
+		var handle C.uint64_t
+		var out *C.char
+		status := fn(cConfig, cOptions, &handle, &out)
+		return finish(status, out, uint64(handle))
+	})
+}
+
+// callDocument is callHandle with one more document, converted first (what names it in
+// a conversion error).
+func callDocument(fn documentCall, config, document, what string, o options) nativeResult {
+	cDocument, err := cstring(document, what)
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cDocument)
+	return callHandle(func(c, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return fn(c, cDocument, b, h, out)
+	}, config, o)
+}
+
+// callRequest converts request for fn and returns the handle fn wrote.
+func callRequest(fn requestCall, request string) nativeResult {
+	cRequest, err := cstring(request, "request")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cRequest)
+	var handle C.uint64_t
+	var out *C.char
+	status := fn(cRequest, &handle, &out)
+	return finish(status, out, uint64(handle))
 }
 
 // withConfig converts config and the options object for the duration of call, or
@@ -171,12 +219,9 @@ func nativeRun(config, request string, o options) nativeResult {
 }
 
 func nativeStart(config string, o options) nativeResult {
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var handle C.fabric_runtime
-		var out *C.char
-		status := C.fabric_runtime_start(cConfig, cOptions, &handle, &out)
-		return finish(status, out, uint64(handle))
-	})
+	return callHandle(func(c, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_runtime_start(c, b, (*C.fabric_runtime)(h), out)
+	}, config, o)
 }
 
 func nativeInvoke(handle uint64, request string) nativeResult {
@@ -245,35 +290,21 @@ func headerStatuses() map[Status]int32 {
 func headerABIVersion() int { return int(C.FABRIC_ABI_VERSION) }
 
 func nativeEnvironmentPrepare(config string, o options) nativeResult {
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var handle C.fabric_environment
-		var out *C.char
-		status := C.fabric_environment_prepare(cConfig, cOptions, &handle, &out)
-		return finish(status, out, uint64(handle))
-	})
+	return callHandle(func(c, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_environment_prepare(c, b, (*C.fabric_environment)(h), out)
+	}, config, o)
 }
 
 func nativeEnvironmentAttach(config, reference string, o options) nativeResult {
-	cReference, err := cstring(reference, "reference")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cReference)
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var handle C.fabric_environment
-		var out *C.char
-		status := C.fabric_environment_attach(cConfig, cReference, cOptions, &handle, &out)
-		return finish(status, out, uint64(handle))
-	})
+	return callDocument(func(c, r, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_environment_attach(c, r, b, (*C.fabric_environment)(h), out)
+	}, config, reference, "reference", o)
 }
 
 func nativeEnvironmentStart(environment uint64, config string, o options) nativeResult {
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var handle C.fabric_runtime
-		var out *C.char
-		status := C.fabric_environment_start_runtime(C.fabric_environment(environment), cConfig, cOptions, &handle, &out)
-		return finish(status, out, uint64(handle))
-	})
+	return callHandle(func(c, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_environment_start_runtime(C.fabric_environment(environment), c, b, (*C.fabric_runtime)(h), out)
+	}, config, o)
 }
 
 func nativeEnvironmentRelease(environment uint64) nativeResult {
@@ -287,27 +318,15 @@ func nativeEnvironmentFree(environment uint64) {
 }
 
 func nativeInvokeOpenAIStream(runtime uint64, request string) nativeResult {
-	cRequest, err := cstring(request, "request")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cRequest)
-	var handle C.fabric_stream
-	var out *C.char
-	status := C.fabric_runtime_invoke_openai_stream(C.fabric_runtime(runtime), cRequest, &handle, &out)
-	return finish(status, out, uint64(handle))
+	return callRequest(func(r *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_runtime_invoke_openai_stream(C.fabric_runtime(runtime), r, (*C.fabric_stream)(h), out)
+	}, request)
 }
 
 func nativeInvokeStream(runtime uint64, request string) nativeResult {
-	cRequest, err := cstring(request, "request")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cRequest)
-	var handle C.fabric_stream
-	var out *C.char
-	status := C.fabric_runtime_invoke_stream(C.fabric_runtime(runtime), cRequest, &handle, &out)
-	return finish(status, out, uint64(handle))
+	return callRequest(func(r *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_runtime_invoke_stream(C.fabric_runtime(runtime), r, (*C.fabric_stream)(h), out)
+	}, request)
 }
 
 // nativeStreamNextBatch pulls every ready item (a JSON array in text); timeoutMs 0 never
@@ -336,41 +355,24 @@ func nativeStreamFree(stream uint64) {
 
 // nativeRunBegin begins a whole run reporting to queue; handle is the operation.
 func nativeRunBegin(config, request string, o options, queue uint64) nativeResult {
-	cRequest, err := cstring(request, "request")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cRequest)
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var operation C.fabric_operation
-		var out *C.char
-		status := C.fabric_run_begin(cConfig, cRequest, cOptions, C.fabric_completion_queue(queue), &operation, &out)
-		return finish(status, out, uint64(operation))
-	})
+	return callDocument(func(c, r, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_run_begin(c, r, b, C.fabric_completion_queue(queue), (*C.fabric_operation)(h), out)
+	}, config, request, "request", o)
 }
 
 // nativeStartBegin begins planning config and starting a runtime reporting to queue;
 // handle is the operation (the take issues the runtime handle in the identity's "handle").
 func nativeStartBegin(config string, o options, queue uint64) nativeResult {
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var operation C.fabric_operation
-		var out *C.char
-		status := C.fabric_runtime_start_begin(cConfig, cOptions, C.fabric_completion_queue(queue), &operation, &out)
-		return finish(status, out, uint64(operation))
-	})
+	return callHandle(func(c, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_runtime_start_begin(c, b, C.fabric_completion_queue(queue), (*C.fabric_operation)(h), out)
+	}, config, o)
 }
 
 // nativeInvokeBegin begins one invocation reporting to queue; handle is the operation.
 func nativeInvokeBegin(handle uint64, request string, queue uint64) nativeResult {
-	cRequest, err := cstring(request, "request")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cRequest)
-	var operation C.fabric_operation
-	var out *C.char
-	status := C.fabric_runtime_invoke_begin(C.fabric_runtime(handle), cRequest, C.fabric_completion_queue(queue), &operation, &out)
-	return finish(status, out, uint64(operation))
+	return callRequest(func(r *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_runtime_invoke_begin(C.fabric_runtime(handle), r, C.fabric_completion_queue(queue), (*C.fabric_operation)(h), out)
+	}, request)
 }
 
 // nativeStopBegin begins stopping a runtime reporting to queue; handle is the operation.
@@ -419,35 +421,21 @@ func nativeOperationTake(operation uint64) nativeResult {
 }
 
 func nativeServicePrepare(config string, o options) nativeResult {
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var handle C.fabric_service
-		var out *C.char
-		status := C.fabric_service_prepare(cConfig, cOptions, &handle, &out)
-		return finish(status, out, uint64(handle))
-	})
+	return callHandle(func(c, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_service_prepare(c, b, (*C.fabric_service)(h), out)
+	}, config, o)
 }
 
 func nativeServiceAttach(config, reference string, o options) nativeResult {
-	cReference, err := cstring(reference, "reference")
-	if err != nil {
-		return errorResult(err)
-	}
-	defer free(cReference)
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var handle C.fabric_service
-		var out *C.char
-		status := C.fabric_service_attach(cConfig, cReference, cOptions, &handle, &out)
-		return finish(status, out, uint64(handle))
-	})
+	return callDocument(func(c, r, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_service_attach(c, r, b, (*C.fabric_service)(h), out)
+	}, config, reference, "reference", o)
 }
 
 func nativeServiceStart(service uint64, config string, o options) nativeResult {
-	return withConfig(config, o, func(cConfig, cOptions *C.char) nativeResult {
-		var handle C.fabric_runtime
-		var out *C.char
-		status := C.fabric_service_start_runtime(C.fabric_service(service), cConfig, cOptions, &handle, &out)
-		return finish(status, out, uint64(handle))
-	})
+	return callHandle(func(c, b *C.char, h *C.uint64_t, out **C.char) C.int32_t {
+		return C.fabric_service_start_runtime(C.fabric_service(service), c, b, (*C.fabric_runtime)(h), out)
+	}, config, o)
 }
 
 func nativeServiceRelease(service uint64) nativeResult {

@@ -125,15 +125,7 @@ func (r *Runtime) closedLocked() bool {
 
 // Status returns the core's view of this runtime.
 func (r *Runtime) Status(ctx context.Context) (*RuntimeStatusInfo, error) {
-	result, err := await(ctx, func() nativeResult { return nativeStatus(r.handle) }, nil)
-	if err != nil {
-		return nil, err
-	}
-	status := &RuntimeStatusInfo{}
-	if err := decodeInto(result, status); err != nil {
-		return nil, err
-	}
-	return status, nil
+	return decoded[RuntimeStatusInfo](await(ctx, func() nativeResult { return nativeStatus(r.handle) }, nil))
 }
 
 // ResourceSnapshot reads the runtime's process tree now (memory, process count, CPU
@@ -156,14 +148,7 @@ func (r *Runtime) ResourceSnapshot(ctx context.Context) (*RuntimeResourceSnapsho
 	}
 	result, err := await(ctx, func() nativeResult { return nativeResourceSnapshot(r.handle) }, nil)
 	runtime.KeepAlive(r)
-	if err != nil {
-		return nil, err
-	}
-	snapshot := &RuntimeResourceSnapshot{}
-	if err := decodeInto(result, snapshot); err != nil {
-		return nil, err
-	}
-	return snapshot, nil
+	return decoded[RuntimeResourceSnapshot](result, err)
 }
 
 // Stop stops the runtime once; every call returns the same result. An open OpenAIStream is

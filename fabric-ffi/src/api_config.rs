@@ -7,7 +7,7 @@ use fabric_config::Stage;
 use serde_json::Value;
 
 use crate::boundary::{ffi_boundary, json_arg, opt_str_arg, str_arg, to_json};
-use crate::objects::{options_arg, parse_config, plan_config};
+use crate::objects::{config_args, parse_config, plan_config};
 
 /// Validates a config and returns its canonical JSON.
 ///
@@ -38,9 +38,7 @@ pub unsafe extern "C" fn fabric_validate(
     let stage = Stage::Config;
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(stage, "config_json", config_json) }?;
-        // SAFETY: forwarded from this function's contract.
-        let options = unsafe { options_arg(options_json) }?;
+        let (config, options) = unsafe { config_args(stage, config_json, options_json) }?;
         let config = parse_config(stage, config)?;
         match options.base_dir {
             Some(dir) => to_json(stage, &config.resolve_paths(Path::new(&dir))),
@@ -78,9 +76,7 @@ pub unsafe extern "C" fn fabric_plan(
     let stage = Stage::Plan;
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(stage, "config_json", config_json) }?;
-        // SAFETY: forwarded from this function's contract.
-        let options = unsafe { options_arg(options_json) }?;
+        let (config, options) = unsafe { config_args(stage, config_json, options_json) }?;
         let (plan, _options) = plan_config(stage, config, &options)?;
         to_json(stage, &plan)
     })
@@ -112,9 +108,7 @@ pub unsafe extern "C" fn fabric_doctor(
     let stage = Stage::Plan;
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
-        let config = unsafe { str_arg(stage, "config_json", config_json) }?;
-        // SAFETY: forwarded from this function's contract.
-        let options = unsafe { options_arg(options_json) }?;
+        let (config, options) = unsafe { config_args(stage, config_json, options_json) }?;
         let config = fabric_config::FabricConfig::from_json_str(config)
             .map_err(|error| crate::objects::config_error(Stage::Config, error))?;
         let report = fabric_host::Fabric::new().doctor(

@@ -7,10 +7,11 @@ use fabric_config::handles::EnvironmentReference;
 use fabric_config::{ErrorInfo, Stage};
 use fabric_host::Fabric;
 
-use crate::api_runtime::{plan_args, register_environment};
+use crate::api_runtime::register_environment;
 use crate::boundary::{ffi_boundary, str_arg};
 use crate::error::FfiError;
 use crate::fabric_environment;
+use crate::objects::plan_args;
 use crate::status::FabricStatus;
 
 /// Plans a config and attaches to the existing environment `reference_json` names: an

@@ -7,13 +7,13 @@ use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use fabric_config::Stage;
-use fabric_host::Fabric;
+use fabric_config::plan::RunPlan;
+use fabric_config::{CallOptions, Stage};
+use fabric_host::{Fabric, RunOptions};
 
-use crate::api_runtime::{config_args, request_or_default};
-use crate::boundary::{opt_str_arg, run_with_status, to_json, write_handle};
+use crate::boundary::{run_with_fd, run_with_status, to_json, write_handle};
 use crate::error::FfiError;
-use crate::objects::{RuntimeObject, plan_config};
+use crate::objects::{RuntimeObject, config_args, plan_config, request_arg};
 use crate::operation::queue::CompletionQueue;
 use crate::operation::{Operation, OperationObject, Outcome, QueueObject, Taken, pool};
 use crate::registry;
@@ -79,6 +79,28 @@ unsafe fn begin_pooled(
     Ok(registered)
 }
 
+/// A config planned on the completion pool, or why it could not be.
+type Planned = Result<(RunPlan, RunOptions), FfiError>;
+
+/// Begins `work` on the completion pool with `config` planned there first (a planning
+/// error is the outcome's: `work` reports it).
+///
+/// # Safety
+/// `operation_out` must be NULL or valid for writing one `u64`.
+unsafe fn begin_planned(
+    stage: Stage,
+    config: &str,
+    options: CallOptions,
+    queue: fabric_completion_queue,
+    operation_out: *mut fabric_operation,
+    work: impl FnOnce(Planned) -> Outcome + Send + 'static,
+) -> Result<(FabricStatus, Option<String>), FfiError> {
+    let config = config.to_owned();
+    let work = move || work(plan_config(Stage::Plan, &config, &options));
+    // SAFETY: per this function's contract.
+    unsafe { begin_pooled(stage, queue, operation_out, work) }
+}
+
 /// Begins one invocation on a started runtime without waiting for it: the non-blocking
 /// twin of `fabric_runtime_invoke`.
 ///
@@ -119,8 +141,7 @@ pub unsafe extern "C" fn fabric_runtime_invoke_begin(
         }
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
+        let request = unsafe { request_arg(request_json) }?;
         let queue = queue_arg(stage, queue)?;
         let operation = Operation::new();
         let pending = object
@@ -162,20 +183,17 @@ pub unsafe extern "C" fn fabric_run_begin(
     let stage = Stage::Invoke;
     let body = || {
         // SAFETY: forwarded from this function's contract.
-        let (config, options) = unsafe { config_args(config_json, options_json) }?;
-        let config = config.to_owned();
+        let (config, options) = unsafe { config_args(Stage::Config, config_json, options_json) }?;
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
-        let work = move || {
-            Outcome::Json((|| {
-                let (plan, options) = plan_config(Stage::Plan, &config, &options)?;
+        let request = unsafe { request_arg(request_json) }?;
+        let work = move |planned: Planned| {
+            Outcome::Json(planned.and_then(|(plan, options)| {
                 let result = Fabric::new().run_plan(&plan, request, &options.runtime)?;
                 to_json(stage, &result)
-            })())
+            }))
         };
         // SAFETY: forwarded from this function's contract.
-        unsafe { begin_pooled(stage, queue, operation_out, work) }
+        unsafe { begin_planned(stage, config, options, queue, operation_out, work) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }
@@ -204,18 +222,16 @@ pub unsafe extern "C" fn fabric_runtime_start_begin(
     let stage = Stage::Start;
     let body = || {
         // SAFETY: forwarded from this function's contract.
-        let (config, options) = unsafe { config_args(config_json, options_json) }?;
-        let config = config.to_owned();
-        let work = move || {
-            Outcome::Runtime((|| {
-                let (plan, options) = plan_config(Stage::Plan, &config, &options)?;
+        let (config, options) = unsafe { config_args(Stage::Config, config_json, options_json) }?;
+        let work = |planned: Planned| {
+            Outcome::Runtime(planned.and_then(|(plan, options)| {
                 Ok(Box::new(
                     Fabric::new().start_runtime_plan(&plan, &options.runtime)?,
                 ))
-            })())
+            }))
         };
         // SAFETY: forwarded from this function's contract.
-        unsafe { begin_pooled(stage, queue, operation_out, work) }
+        unsafe { begin_planned(stage, config, options, queue, operation_out, work) }
     };
     // SAFETY: forwarded from this function's contract.
     unsafe { run_with_status(stage, out, body) }
@@ -271,18 +287,12 @@ pub unsafe extern "C" fn fabric_operation_ready_fd(
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Invoke;
-    let body = || {
-        if fd_out.is_null() {
-            return Err(FfiError::null_argument(stage, "fd_out"));
-        }
+    let fd = || {
         let object = registry::get::<OperationObject>(stage, "operation", operation)?;
-        let fd = object.operation.ready_fd(stage)?;
-        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe { fd_out.write(fd) };
-        Ok((FabricStatus::Ok, None))
+        object.operation.ready_fd(stage)
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { run_with_fd(stage, fd_out, out, fd) }
 }
 
 /// Takes a finished operation's outcome. Never waits for the operation.
@@ -358,12 +368,7 @@ pub extern "C" fn fabric_operation_cancel(operation: fabric_operation) -> i32 {
 /// Blocking: no. Thread-safe. Safety: safe to call with any value.
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_operation_free(operation: fabric_operation) -> i32 {
-    let stage = Stage::Invoke;
-    crate::boundary::ffi_boundary!(stage, {
-        let removed = registry::remove::<OperationObject>(stage, "operation", operation)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<OperationObject>(Stage::Invoke, "operation", operation)
 }
 
 /// Creates a completion queue: one descriptor for many operations. Pass its handle to the
@@ -420,17 +425,12 @@ pub unsafe extern "C" fn fabric_completion_queue_fd(
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Invoke;
-    let body = || {
-        if fd_out.is_null() {
-            return Err(FfiError::null_argument(stage, "fd_out"));
-        }
+    let fd = || {
         let object = registry::get::<QueueObject>(stage, "queue", queue)?;
-        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
-        unsafe { fd_out.write(object.queue.fd()) };
-        Ok((FabricStatus::Ok, None))
+        Ok(object.queue.fd())
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { run_with_fd(stage, fd_out, out, fd) }
 }
 
 /// Pops the next finished operation: `FABRIC_STATUS_OK` with its handle in
@@ -478,10 +478,5 @@ pub unsafe extern "C" fn fabric_completion_queue_next(
 /// Blocking: no. Thread-safe. Safety: safe to call with any value.
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_completion_queue_free(queue: fabric_completion_queue) -> i32 {
-    let stage = Stage::Invoke;
-    crate::boundary::ffi_boundary!(stage, {
-        let removed = registry::remove::<QueueObject>(stage, "queue", queue)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<QueueObject>(Stage::Invoke, "queue", queue)
 }

@@ -5,11 +5,14 @@ use std::sync::Arc;
 
 use fabric_config::Stage;
 use fabric_config::plan::RunPlan;
-use fabric_host::{Fabric, RunOptions, Runtime};
+use fabric_host::{Fabric, HostError, RunOptions, Runtime};
 
 use crate::boundary::{ffi_boundary, opt_str_arg, str_arg, to_json, write_handle};
 use crate::error::FfiError;
-use crate::objects::{EnvironmentObject, RuntimeObject, options_arg, parse_request, plan_config};
+use crate::objects::{
+    EnvironmentObject, RuntimeObject, options_arg, plan_args, plan_config, request_arg,
+    request_or_default,
+};
 use crate::registry::{self, Kind};
 use crate::{fabric_environment, fabric_runtime};
 
@@ -61,6 +64,33 @@ pub(crate) fn register_environment(
     }
 }
 
+/// The body of the calls that start a runtime in or on a parent object (an environment, a
+/// service): `runtime_out` checked, the parent (argument name, handle) looked up, the
+/// config planned, the runtime started by `start` and registered.
+///
+/// # Safety
+/// `config_json` and `options_json` must be NULL or NUL-terminated strings valid for the
+/// duration of the call; `runtime_out` must be NULL or valid for writing one
+/// `fabric_runtime`.
+pub(crate) unsafe fn start_runtime_in<T: Kind>(
+    param: &'static str,
+    parent: u64,
+    config_json: *const c_char,
+    options_json: *const c_char,
+    runtime_out: *mut fabric_runtime,
+    start: impl FnOnce(&RunPlan, &T, &RunOptions) -> Result<Runtime, HostError>,
+) -> Result<String, FfiError> {
+    let stage = Stage::Start;
+    if runtime_out.is_null() {
+        return Err(FfiError::null_argument(stage, "runtime_out"));
+    }
+    let object = registry::get::<T>(stage, param, parent)?;
+    // SAFETY: per this function's contract.
+    let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
+    let runtime = start(&plan, &object, &options)?;
+    register_runtime(stage, runtime, runtime_out)
+}
+
 /// Registers `object`, writes its id to `handle_out` and returns `describe(id)` (the
 /// object's info document, which names its handle). On failure `object` is dropped and
 /// `handle_out` is left unchanged.
@@ -77,46 +107,6 @@ pub(crate) unsafe fn register<T: Kind>(
     // SAFETY: per this function's contract.
     unsafe { write_handle(handle_out, id) };
     describe(id)
-}
-
-/// Reads `config_json` (required) and `options_json` (NULL → the defaults) and plans the
-/// config.
-///
-/// # Safety
-/// Both pointers must be NULL or NUL-terminated strings valid for the duration of the call.
-pub(crate) unsafe fn plan_args(
-    config_json: *const c_char,
-    options_json: *const c_char,
-) -> Result<(RunPlan, RunOptions), FfiError> {
-    // SAFETY: per this function's contract.
-    let (config, options) = unsafe { config_args(config_json, options_json) }?;
-    plan_config(Stage::Plan, config, &options)
-}
-
-/// Reads `config_json` and `options_json` (planning is the caller's: at once, or later on
-/// the completion pool for the `_begin` calls).
-///
-/// # Safety
-/// Both must be NULL or NUL-terminated strings valid for the lifetime `'a`.
-pub(crate) unsafe fn config_args<'a>(
-    config_json: *const c_char,
-    options_json: *const c_char,
-) -> Result<(&'a str, fabric_config::CallOptions), FfiError> {
-    // SAFETY: per this function's contract.
-    let config = unsafe { str_arg(Stage::Config, "config_json", config_json) }?;
-    // SAFETY: per this function's contract.
-    let options = unsafe { options_arg(options_json) }?;
-    Ok((config, options))
-}
-
-/// The request of `request_json` (already read), or an empty one when it was NULL.
-pub(crate) fn request_or_default(
-    request: Option<&str>,
-) -> Result<fabric_config::RunRequest, FfiError> {
-    match request {
-        Some(text) => parse_request(Stage::Config, text),
-        None => Ok(fabric_config::RunRequest::default()),
-    }
 }
 
 /// Plans a config, starts a runtime, invokes it once with `request_json`, stops it, and
@@ -248,8 +238,7 @@ pub unsafe extern "C" fn fabric_runtime_invoke(
     ffi_boundary!(stage, out, {
         let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
+        let request = unsafe { request_arg(request_json) }?;
         let result = object.runtime.invoke(request)?;
         to_json(stage, &result)
     })
@@ -321,12 +310,7 @@ pub unsafe extern "C" fn fabric_runtime_status(
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_runtime_free(runtime: fabric_runtime) -> i32 {
-    let stage = Stage::Stop;
-    ffi_boundary!(stage, {
-        let removed = registry::remove::<RuntimeObject>(stage, "runtime", runtime)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<RuntimeObject>(Stage::Stop, "runtime", runtime)
 }
 
 /// Prepares the config's environment (workspace, artifacts, forwarded variables) without
@@ -391,17 +375,21 @@ pub unsafe extern "C" fn fabric_environment_start_runtime(
     runtime_out: *mut fabric_runtime,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Start;
-    ffi_boundary!(stage, out, {
-        if runtime_out.is_null() {
-            return Err(FfiError::null_argument(stage, "runtime_out"));
-        }
-        let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
+    let start = |plan: &RunPlan, object: &EnvironmentObject, options: &RunOptions| {
+        Fabric::new().start_runtime_in_plan(plan, &object.environment, &options.runtime)
+    };
+    ffi_boundary!(Stage::Start, out, {
         // SAFETY: forwarded from this function's contract.
-        let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
-        let runtime =
-            Fabric::new().start_runtime_in_plan(&plan, &object.environment, &options.runtime)?;
-        register_runtime(stage, runtime, runtime_out)
+        unsafe {
+            start_runtime_in(
+                "environment",
+                environment,
+                config_json,
+                options_json,
+                runtime_out,
+                start,
+            )
+        }
     })
 }
 
@@ -447,10 +435,5 @@ pub unsafe extern "C" fn fabric_environment_release(
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_environment_free(environment: fabric_environment) -> i32 {
-    let stage = Stage::Release;
-    ffi_boundary!(stage, {
-        let removed = registry::remove::<EnvironmentObject>(stage, "environment", environment)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<EnvironmentObject>(Stage::Release, "environment", environment)
 }

@@ -2,14 +2,15 @@
 
 use std::ffi::c_char;
 
+use fabric_config::plan::RunPlan;
 use fabric_config::service::{ServiceInfo, ServiceReference};
 use fabric_config::{ErrorInfo, Stage};
-use fabric_host::{Fabric, Service};
+use fabric_host::{Fabric, RunOptions, Service};
 
-use crate::api_runtime::{plan_args, register, register_runtime};
+use crate::api_runtime::{register, start_runtime_in};
 use crate::boundary::{ffi_boundary, str_arg, to_json};
 use crate::error::FfiError;
-use crate::objects::ServiceObject;
+use crate::objects::{ServiceObject, plan_args};
 use crate::registry;
 use crate::status::FabricStatus;
 use crate::{fabric_runtime, fabric_service};
@@ -146,17 +147,21 @@ pub unsafe extern "C" fn fabric_service_start_runtime(
     runtime_out: *mut fabric_runtime,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Start;
-    ffi_boundary!(stage, out, {
-        if runtime_out.is_null() {
-            return Err(FfiError::null_argument(stage, "runtime_out"));
-        }
-        let object = registry::get::<ServiceObject>(stage, "service", service)?;
+    let start = |plan: &RunPlan, object: &ServiceObject, options: &RunOptions| {
+        Fabric::new().start_runtime_on_plan(plan, &object.service, &options.runtime)
+    };
+    ffi_boundary!(Stage::Start, out, {
         // SAFETY: forwarded from this function's contract.
-        let (plan, options) = unsafe { plan_args(config_json, options_json) }?;
-        let runtime =
-            Fabric::new().start_runtime_on_plan(&plan, &object.service, &options.runtime)?;
-        register_runtime(stage, runtime, runtime_out)
+        unsafe {
+            start_runtime_in(
+                "service",
+                service,
+                config_json,
+                options_json,
+                runtime_out,
+                start,
+            )
+        }
     })
 }
 
@@ -224,10 +229,5 @@ pub unsafe extern "C" fn fabric_service_info(
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_service_free(service: fabric_service) -> i32 {
-    let stage = Stage::Release;
-    ffi_boundary!(stage, {
-        let removed = registry::remove::<ServiceObject>(stage, "service", service)?;
-        drop(removed);
-        Ok(())
-    })
+    registry::free::<ServiceObject>(Stage::Release, "service", service)
 }

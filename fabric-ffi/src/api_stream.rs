@@ -7,13 +7,13 @@ use std::ffi::c_char;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fabric_config::Stage;
-use fabric_host::{StreamBatch, StreamNext};
+use fabric_config::{RunRequest, Stage};
+use fabric_host::{HostError, PullStream, Runtime, StreamBatch, StreamNext};
 
-use crate::api_runtime::{register, request_or_default};
-use crate::boundary::{ffi_boundary, opt_str_arg, run_with_status, to_json};
+use crate::api_runtime::register;
+use crate::boundary::{ffi_boundary, run_with_fd, run_with_status, to_json};
 use crate::error::FfiError;
-use crate::objects::{RuntimeObject, StreamObject};
+use crate::objects::{RuntimeObject, StreamObject, request_arg};
 use crate::registry;
 use crate::status::FabricStatus;
 use crate::{fabric_runtime, fabric_stream};
@@ -51,26 +51,11 @@ pub unsafe extern "C" fn fabric_runtime_invoke_openai_stream(
     stream_out: *mut fabric_stream,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Invoke;
-    ffi_boundary!(stage, out, {
-        if stream_out.is_null() {
-            return Err(FfiError::null_argument(stage, "stream_out"));
-        }
-        let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
+    ffi_boundary!(Stage::Invoke, out, {
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
-        let stream = object.runtime.invoke_openai_stream(request)?;
-        let mut info = stream.info_owned();
-        let object = StreamObject {
-            stream: Box::new(stream),
-        };
-        // SAFETY: `stream_out` was checked non-NULL above and is valid for one write per
-        // this function's contract.
         unsafe {
-            register(stage, object, stream_out, |id| {
-                info.handle = Some(id);
-                to_json(stage, &info)
+            start_stream(runtime, request_json, stream_out, |runtime, request| {
+                Ok(Box::new(runtime.invoke_openai_stream(request)?))
             })
         }
     })
@@ -108,29 +93,46 @@ pub unsafe extern "C" fn fabric_runtime_invoke_stream(
     stream_out: *mut fabric_stream,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Invoke;
-    ffi_boundary!(stage, out, {
-        if stream_out.is_null() {
-            return Err(FfiError::null_argument(stage, "stream_out"));
-        }
-        let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
+    ffi_boundary!(Stage::Invoke, out, {
         // SAFETY: forwarded from this function's contract.
-        let request = unsafe { opt_str_arg(Stage::Config, "request_json", request_json) }?;
-        let request = request_or_default(request)?;
-        let stream = object.runtime.invoke_stream(request)?;
-        let mut info = stream.info_owned();
-        let object = StreamObject {
-            stream: Box::new(stream),
-        };
-        // SAFETY: `stream_out` was checked non-NULL above and is valid for one write per
-        // this function's contract.
         unsafe {
-            register(stage, object, stream_out, |id| {
-                info.handle = Some(id);
-                to_json(stage, &info)
+            start_stream(runtime, request_json, stream_out, |runtime, request| {
+                Ok(Box::new(runtime.invoke_stream(request)?))
             })
         }
     })
+}
+
+/// The body of the calls that start a streaming invocation: `stream_out` checked, the
+/// runtime looked up, the request read, `invoke` called, the stream registered under a new
+/// handle; returns the stream's identity naming that handle.
+///
+/// # Safety
+/// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+/// call; `stream_out` must be NULL or valid for writing one `fabric_stream`.
+unsafe fn start_stream(
+    runtime: fabric_runtime,
+    request_json: *const c_char,
+    stream_out: *mut fabric_stream,
+    invoke: impl FnOnce(&Arc<Runtime>, RunRequest) -> Result<Box<dyn PullStream>, HostError>,
+) -> Result<String, FfiError> {
+    let stage = Stage::Invoke;
+    if stream_out.is_null() {
+        return Err(FfiError::null_argument(stage, "stream_out"));
+    }
+    let object = registry::get::<RuntimeObject>(stage, "runtime", runtime)?;
+    // SAFETY: per this function's contract.
+    let request = unsafe { request_arg(request_json) }?;
+    let stream = invoke(&object.runtime, request)?;
+    let mut info = stream.info().clone();
+    // SAFETY: `stream_out` was checked non-NULL above and is valid for one write per this
+    // function's contract.
+    unsafe {
+        register(stage, StreamObject { stream }, stream_out, |id| {
+            info.handle = Some(id);
+            to_json(stage, &info)
+        })
+    }
 }
 
 /// Pulls the next item of a stream.
@@ -245,19 +247,12 @@ pub unsafe extern "C" fn fabric_stream_ready_fd(
     out: *mut *mut c_char,
 ) -> i32 {
     let stage = Stage::Invoke;
-    let body = || {
-        if fd_out.is_null() {
-            return Err(FfiError::null_argument(stage, "fd_out"));
-        }
+    let fd = || {
         let object = registry::get::<StreamObject>(stage, "stream", stream)?;
-        let fd = object.stream.ready_fd()?;
-        // SAFETY: `fd_out` was checked non-NULL above and is valid for one write per this
-        // function's contract.
-        unsafe { fd_out.write(fd) };
-        Ok((FabricStatus::Ok, None))
+        Ok(object.stream.ready_fd()?)
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { run_with_fd(stage, fd_out, out, fd) }
 }
 
 /// `[item,item,...]`: the items are JSON documents already, so they are joined, not

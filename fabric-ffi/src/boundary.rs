@@ -91,6 +91,35 @@ where
     status.code()
 }
 
+/// As [`run_with_status`] for the calls that hand out a descriptor (`fabric_*_ready_fd`,
+/// `fabric_completion_queue_fd`): `fd_out` is checked for NULL, then `fd()` is written to
+/// it; `*out` stays NULL on success.
+///
+/// # Safety
+/// `fd_out` must be NULL or valid for writing one `i32`; `out` must be NULL or valid for
+/// writing one `*mut c_char`.
+pub(crate) unsafe fn run_with_fd<F>(
+    stage: Stage,
+    fd_out: *mut i32,
+    out: *mut *mut c_char,
+    fd: F,
+) -> i32
+where
+    F: FnOnce() -> Result<i32, FfiError>,
+{
+    let body = || {
+        if fd_out.is_null() {
+            return Err(FfiError::null_argument(stage, "fd_out"));
+        }
+        let fd = fd()?;
+        // SAFETY: checked non-NULL above; valid for one write per this function's contract.
+        unsafe { fd_out.write(fd) };
+        Ok((FabricStatus::Ok, None))
+    };
+    // SAFETY: per this function's contract.
+    unsafe { run_with_status(stage, out, body) }
+}
+
 /// See [`ffi_boundary!`] (the form without `out`).
 pub(crate) fn run_status<F>(stage: Stage, body: F) -> i32
 where

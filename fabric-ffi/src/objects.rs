@@ -9,7 +9,7 @@ use fabric_config::{CallOptions, ErrorInfo, FabricConfig, RunRequest, Stage};
 use fabric_host::{Environment, ErrorClass, Fabric, HostError, PullStream, RunOptions, Runtime};
 use serde_json::Value;
 
-use crate::boundary::opt_str_arg;
+use crate::boundary::{opt_str_arg, str_arg};
 use crate::error::FfiError;
 use crate::status::FabricStatus;
 
@@ -132,6 +132,56 @@ pub(crate) unsafe fn options_arg(ptr: *const c_char) -> Result<CallOptions, FfiE
             info.with_metadata("argument", PARAM)
         })
     })
+}
+
+/// Reads `config_json` (required; NULL or invalid UTF-8 reported at `stage`) and
+/// `options_json` (NULL → the defaults). Planning is the caller's: at once, or later on
+/// the completion pool for the `_begin` calls.
+///
+/// # Safety
+/// Both must be NULL or NUL-terminated strings valid for the lifetime `'a`.
+pub(crate) unsafe fn config_args<'a>(
+    stage: Stage,
+    config_json: *const c_char,
+    options_json: *const c_char,
+) -> Result<(&'a str, CallOptions), FfiError> {
+    // SAFETY: per this function's contract.
+    let config = unsafe { str_arg(stage, "config_json", config_json) }?;
+    // SAFETY: per this function's contract.
+    let options = unsafe { options_arg(options_json) }?;
+    Ok((config, options))
+}
+
+/// Reads `config_json` (required) and `options_json` (NULL → the defaults) and plans the
+/// config.
+///
+/// # Safety
+/// Both pointers must be NULL or NUL-terminated strings valid for the duration of the call.
+pub(crate) unsafe fn plan_args(
+    config_json: *const c_char,
+    options_json: *const c_char,
+) -> Result<(RunPlan, RunOptions), FfiError> {
+    // SAFETY: per this function's contract.
+    let (config, options) = unsafe { config_args(Stage::Config, config_json, options_json) }?;
+    plan_config(Stage::Plan, config, &options)
+}
+
+/// The request of `request_json` (already read), or an empty one when it was NULL.
+pub(crate) fn request_or_default(request: Option<&str>) -> Result<RunRequest, FfiError> {
+    match request {
+        Some(text) => parse_request(Stage::Config, text),
+        None => Ok(RunRequest::default()),
+    }
+}
+
+/// Reads and decodes the optional `request_json` argument (NULL → an empty request).
+///
+/// # Safety
+/// `ptr` must be NULL or a NUL-terminated string valid for the duration of the call.
+pub(crate) unsafe fn request_arg(ptr: *const c_char) -> Result<RunRequest, FfiError> {
+    // SAFETY: per this function's contract.
+    let text = unsafe { opt_str_arg(Stage::Config, "request_json", ptr) }?;
+    request_or_default(text)
 }
 
 /// Parses and plans a config (discovery from the config and the environment), enforcing

@@ -241,6 +241,16 @@ pub(crate) fn remove<T: Kind>(
         .and_then(|object| T::unwrap(&object).cloned()))
 }
 
+/// The body of the plain `_free` entry points: removes handle `id` of kind `T` (`0` is a
+/// no-op) inside the panic boundary and drops the registry's reference outside the lock;
+/// returns the status (`INVALID_ARGUMENT` for a stale, unknown or wrong-kind id).
+pub(crate) fn free<T: Kind>(stage: Stage, param: &'static str, id: u64) -> i32 {
+    crate::boundary::ffi_boundary!(stage, {
+        drop(remove::<T>(stage, param, id)?);
+        Ok(())
+    })
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;

@@ -70,6 +70,7 @@ mod host;
 mod ids;
 mod launch;
 mod live;
+mod loopback;
 pub mod procfs;
 pub mod provider;
 pub mod relay_stream;

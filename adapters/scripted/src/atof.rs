@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::settings::Invalid;
+use crate::settings::{self, Invalid};
 
 /// The sink name a collector owns.
 pub const STREAM_SINK: &str = "nemo-fabric-stream";
@@ -87,39 +87,18 @@ impl Default for AtofSettings {
 impl AtofSettings {
     /// Applies the members of `value` (an object) on top of `self`.
     pub fn merged(mut self, value: &Value, path: &str) -> Result<AtofSettings, Invalid> {
-        let invalid = |key: &str, problem: &str| Invalid {
-            path: format!("{path}.{key}"),
-            problem: problem.to_owned(),
-        };
-        let Some(map) = value.as_object() else {
-            return Err(Invalid {
-                path: path.to_owned(),
-                problem: "must be an object".into(),
-            });
-        };
-        let bounded = |key: &str, item: &Value, max: u64| {
-            item.as_u64()
-                .filter(|n| *n <= max)
-                .ok_or_else(|| invalid(key, &format!("must be an integer in 0..={max}")))
-        };
-        for (key, item) in map {
+        for (key, item) in settings::object(value, path)? {
+            let path = format!("{path}.{key}");
+            let bounded = |max: u64| settings::uint(item, &path, 0, max);
             match key.as_str() {
-                "enabled" => {
-                    self.enabled = item
-                        .as_bool()
-                        .ok_or_else(|| invalid(key, "must be a boolean"))?;
-                }
-                "marks" => self.marks = bounded(key, item, MAX_MARKS)?,
-                "delay_ms" => self.delay_ms = bounded(key, item, MAX_DELAY_MS)?,
-                "payload_bytes" => self.payload_bytes = bounded(key, item, MAX_PAYLOAD_BYTES)?,
-                "tools" => self.tools = bounded(key, item, MAX_CHILD_SCOPES)?,
-                "model_calls" => self.model_calls = bounded(key, item, MAX_CHILD_SCOPES)?,
-                "fault" => {
-                    let fault = item.as_str().filter(|f| FAULTS.contains(f));
-                    let fault = fault.ok_or_else(|| invalid(key, "must name a known fault"))?;
-                    self.fault = Some(fault.to_owned());
-                }
-                _ => return Err(invalid(key, "is not a known key")),
+                "enabled" => self.enabled = settings::boolean(item, &path)?,
+                "marks" => self.marks = bounded(MAX_MARKS)?,
+                "delay_ms" => self.delay_ms = bounded(MAX_DELAY_MS)?,
+                "payload_bytes" => self.payload_bytes = bounded(MAX_PAYLOAD_BYTES)?,
+                "tools" => self.tools = bounded(MAX_CHILD_SCOPES)?,
+                "model_calls" => self.model_calls = bounded(MAX_CHILD_SCOPES)?,
+                "fault" => self.fault = Some(settings::fault(item, &path, FAULTS)?),
+                _ => return Err(settings::unknown_key(&path)),
             }
         }
         Ok(self)

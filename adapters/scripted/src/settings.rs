@@ -603,6 +603,19 @@ pub(crate) fn boolean(v: &Value, path: &str) -> Result<bool> {
         .ok_or_else(|| Invalid::new(path, "must be a boolean"))
 }
 
+/// A fault directive: one of the `known` fault names.
+pub(crate) fn fault(v: &Value, path: &str, known: &[&str]) -> Result<String> {
+    v.as_str()
+        .filter(|name| known.contains(name))
+        .map(str::to_owned)
+        .ok_or_else(|| Invalid::new(path, "must name a known fault"))
+}
+
+/// A member no rule knows.
+pub(crate) fn unknown_key(path: &str) -> Invalid {
+    Invalid::new(path, "is not a known key")
+}
+
 pub(crate) fn uint(v: &Value, path: &str, min: u64, max: u64) -> Result<u64> {
     match v.as_u64() {
         Some(n) if (min..=max).contains(&n) => Ok(n),

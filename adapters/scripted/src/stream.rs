@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::settings::Invalid;
+use crate::settings::{self, Invalid};
 use crate::wire::LifecycleError;
 
 const PROTOCOL: &str = "fabric.openai_stream/v1alpha1";
@@ -74,39 +74,17 @@ impl Default for StreamSettings {
 impl StreamSettings {
     /// Applies the members of `value` (an object) on top of `self`.
     pub fn merged(mut self, value: &Value, path: &str) -> Result<StreamSettings, Invalid> {
-        let invalid = |key: &str, problem: &str| Invalid {
-            path: format!("{path}.{key}"),
-            problem: problem.to_owned(),
-        };
-        let Some(map) = value.as_object() else {
-            return Err(Invalid {
-                path: path.to_owned(),
-                problem: "must be an object".into(),
-            });
-        };
-        for (key, item) in map {
+        for (key, item) in settings::object(value, path)? {
+            let path = format!("{path}.{key}");
             match key.as_str() {
-                "implemented" => {
-                    self.implemented = item
-                        .as_bool()
-                        .ok_or_else(|| invalid(key, "must be a boolean"))?;
-                }
+                "implemented" => self.implemented = settings::boolean(item, &path)?,
                 "chunk_chars" => {
-                    let n = item.as_u64().filter(|n| (1..=1_000_000).contains(n));
-                    let n = n.ok_or_else(|| invalid(key, "must be an integer in 1..=1000000"))?;
+                    let n = settings::uint(item, &path, 1, 1_000_000)?;
                     self.chunk_chars = usize::try_from(n).unwrap_or(1);
                 }
-                "delay_ms" => {
-                    let n = item.as_u64().filter(|n| *n <= MAX_DELAY_MS);
-                    self.delay_ms =
-                        n.ok_or_else(|| invalid(key, "must be an integer in 0..=600000"))?;
-                }
-                "fault" => {
-                    let fault = item.as_str().filter(|f| FAULTS.contains(f));
-                    let fault = fault.ok_or_else(|| invalid(key, "must name a known fault"))?;
-                    self.fault = Some(fault.to_owned());
-                }
-                _ => return Err(invalid(key, "is not a known key")),
+                "delay_ms" => self.delay_ms = settings::uint(item, &path, 0, MAX_DELAY_MS)?,
+                "fault" => self.fault = Some(settings::fault(item, &path, FAULTS)?),
+                _ => return Err(settings::unknown_key(&path)),
             }
         }
         Ok(self)

@@ -515,26 +515,9 @@ export class Runtime implements AsyncDisposable {
    * iteration rejects with `signal.reason`) without cancelling the turn.
    */
   async invokeOpenAIStream(options: InvokeOptions = {}): Promise<OpenAIInvokeStream> {
-    this.live("invoke");
-    const request = requestText(options);
-    options.signal?.throwIfAborted();
-    const orphan = this.orphan;
-    if (orphan) await abortable(orphan, options.signal);
-    const handle = this.live("invoke");
-    const library = this.library;
-    const work = library.callWithHandle("fabric_runtime_invoke_openai_stream", [handle, request]).catch((error: unknown) => {
-      if (!(error instanceof FabricStateError || error instanceof FabricConfigError || error instanceof FabricCapabilityError)) {
-        this.stateValue = "failed";
-      }
-      throw error;
+    return this.startStream("fabric_runtime_invoke_openai_stream", options, () => false, (handle, info) => {
+      return new OpenAIInvokeStream(this.library, this.streamOwner, handle, info, options.signal);
     });
-    // A stream that starts after its caller gave up is closed and freed (the turn runs on).
-    const started = await abortable(work, options.signal, (late) => {
-      library.callStatus("fabric_stream_free", late.handle).catch(() => undefined);
-    });
-    const stream = new OpenAIInvokeStream(library, this.streamOwner, started.handle, parse<StreamInfo>(started.text), options.signal);
-    this.streams.add(stream);
-    return stream;
   }
 
   /**
@@ -556,6 +539,23 @@ export class Runtime implements AsyncDisposable {
    * for {@link Runtime.invokeOpenAIStream}.
    */
   async invokeStream(options: InvokeOptions = {}): Promise<InvokeStream> {
+    const collectorRefused = (error: unknown) => error instanceof FabricRuntimeError && error.code === "collector_request_failed";
+    return this.startStream("fabric_runtime_invoke_stream", options, collectorRefused, (handle, info) => {
+      return new InvokeStream(this.library, this.streamOwner, handle, info, options.signal);
+    });
+  }
+
+  /**
+   * Starts a streaming turn with `symbol` and opens its stream. A failure fails the runtime
+   * unless it is a refusal: a state, config or capability error, or one `refused` names. A
+   * stream that starts after its caller gave up is closed and freed (the turn runs on).
+   */
+  private async startStream<S extends OpenAIInvokeStream<unknown>>(
+    symbol: string,
+    options: InvokeOptions,
+    refused: (error: unknown) => boolean,
+    open: (handle: number, info: StreamInfo) => S,
+  ): Promise<S> {
     this.live("invoke");
     const request = requestText(options);
     options.signal?.throwIfAborted();
@@ -563,16 +563,16 @@ export class Runtime implements AsyncDisposable {
     if (orphan) await abortable(orphan, options.signal);
     const handle = this.live("invoke");
     const library = this.library;
-    const work = library.callWithHandle("fabric_runtime_invoke_stream", [handle, request]).catch((error: unknown) => {
+    const work = library.callWithHandle(symbol, [handle, request]).catch((error: unknown) => {
       if (!(error instanceof FabricStateError || error instanceof FabricConfigError || error instanceof FabricCapabilityError)) {
-        if (!(error instanceof FabricRuntimeError && error.code === "collector_request_failed")) this.stateValue = "failed";
+        if (!refused(error)) this.stateValue = "failed";
       }
       throw error;
     });
     const started = await abortable(work, options.signal, (late) => {
       library.callStatus("fabric_stream_free", late.handle).catch(() => undefined);
     });
-    const stream = new InvokeStream(library, this.streamOwner, started.handle, parse<StreamInfo>(started.text), options.signal);
+    const stream = open(started.handle, parse<StreamInfo>(started.text));
     this.streams.add(stream);
     return stream;
   }

@@ -4,20 +4,20 @@
 //! Tokens: `TOKEN_BASE + slot * PER_SERVER + sub`, `sub` 0 for the listener and
 //! `1..=MAX_CONNECTIONS` for connections; the range sits above the stream listeners'.
 
-use std::io::{self, Read, Write};
-use std::net::Shutdown;
+use std::io;
 use std::sync::Arc;
 use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
-use mio::{Interest, Registry, Token};
+use mio::{Registry, Token};
 use serde_json::Value;
 
 use super::MAX_RECORD_BYTES;
 use super::control;
 use super::http::{self, Answer, Endpoint, Framing, Request};
 use super::hub::{AttachError, Hub, Pop, Put};
+use crate::loopback;
 use crate::slots::{SlotKey, Slots, TokenRange};
 use crate::stream::Chunked;
 
@@ -30,7 +30,6 @@ pub(crate) const MAX_CONNECTIONS: usize = 128;
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long an answered connection is drained before it is closed.
 const LINGER: Duration = Duration::from_secs(2);
-const READ_CHUNK: usize = 64 * 1024;
 /// Bytes one connection may read per readiness event before others get a turn.
 const READ_BUDGET: usize = 1024 * 1024;
 /// Output a stream connection buffers before it waits for the socket.
@@ -194,35 +193,31 @@ impl Servers {
     }
 
     fn open(&mut self, registry: &Registry, spec: Spec) -> io::Result<ServerKey> {
-        spec.listener.set_nonblocking(true)?;
-        let mut listener = TcpListener::from_std(spec.listener);
-        let slot = self.slots.reserve();
-        if let Err(error) =
-            registry.register(&mut listener, TOKENS.token(slot, 0), Interest::READABLE)
-        {
-            self.slots.unreserve(slot);
-            return Err(error);
-        }
-        Ok(self.slots.fill(
-            slot,
-            Server {
+        loopback::open(
+            &mut self.slots,
+            registry,
+            TOKENS,
+            spec.listener,
+            |listener| Server {
                 listener,
                 token: spec.token,
                 hub: spec.hub,
                 put_timeout: spec.put_timeout,
                 conns: (0..MAX_CONNECTIONS).map(|_| None).collect(),
             },
-        ))
+        )
     }
 
     fn remove(&mut self, registry: &Registry, slot: usize) {
         let Some(mut server) = self.slots.take(slot) else {
             return;
         };
-        let _ = registry.deregister(&mut server.listener);
-        for conn in server.conns.iter_mut().flatten() {
-            let _ = registry.deregister(&mut conn.stream);
-        }
+        let streams = server
+            .conns
+            .iter_mut()
+            .flatten()
+            .map(|conn| &mut conn.stream);
+        loopback::close(registry, &mut server.listener, streams);
         self.again.retain(|s| *s != slot);
     }
 
@@ -298,22 +293,11 @@ impl Servers {
             let Some(server) = self.slots.get_mut(slot) else {
                 return;
             };
-            let (mut stream, _) = match server.listener.accept() {
-                Ok(accepted) => accepted,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return,
+            let Some((index, stream)) =
+                loopback::accept(&server.listener, &server.conns, registry, TOKENS, slot)
+            else {
+                return;
             };
-            let Some(index) = server.conns.iter().position(Option::is_none) else {
-                drop(stream); // over MAX_CONNECTIONS: closed unanswered
-                continue;
-            };
-            let interest = Interest::READABLE | Interest::WRITABLE;
-            if registry
-                .register(&mut stream, TOKENS.token(slot, index + 1), interest)
-                .is_err()
-            {
-                continue;
-            }
             server.conns[index] = Some(Conn {
                 stream,
                 phase: Phase::Head,
@@ -396,44 +380,19 @@ fn respond(conn: &mut Conn, answer: &Answer) {
 
 /// Writes pending output; `Err` when the peer is gone.
 fn flush(conn: &mut Conn) -> io::Result<()> {
-    while !conn.out.is_empty() {
-        match conn.stream.write(&conn.out) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                conn.out.drain(..n);
-            }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(error) => return Err(error),
-        }
-    }
-    if matches!(conn.phase, Phase::Closing) && !conn.write_shut {
-        conn.write_shut = true;
-        let _ = conn.stream.shutdown(Shutdown::Write);
-    }
-    Ok(())
+    let closing = matches!(conn.phase, Phase::Closing);
+    loopback::flush(
+        &mut conn.stream,
+        &mut conn.out,
+        closing,
+        &mut conn.write_shut,
+    )
 }
 
 /// Reads what the socket has: `Ok(Some(true))` at EOF, `Ok(None)` when the budget is used.
 fn read_some(conn: &mut Conn, budget: &mut usize) -> io::Result<Option<bool>> {
-    let mut buf = [0u8; READ_CHUNK];
-    loop {
-        if *budget == 0 {
-            return Ok(None);
-        }
-        match conn.stream.read(&mut buf) {
-            Ok(0) => return Ok(Some(true)),
-            Ok(n) => {
-                *budget = budget.saturating_sub(n);
-                if matches!(conn.phase, Phase::Head | Phase::Control | Phase::Atof(_)) {
-                    conn.input.extend_from_slice(&buf[..n]);
-                }
-                return Ok(Some(false));
-            }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
+    let keep = matches!(conn.phase, Phase::Head | Phase::Control | Phase::Atof(_));
+    loopback::read_some(&mut conn.stream, &mut conn.input, keep, budget)
 }
 
 /// What one pass over a connection's phase decided.

@@ -4,18 +4,18 @@
 //! Tokens: `TOKEN_BASE + slot * 16 + sub`, `sub` 0 for the listener and 1..=8 for
 //! connections (host tokens stay far below `TOKEN_BASE`).
 
-use std::io::{self, Read, Write};
-use std::net::Shutdown;
+use std::io;
 use std::sync::Arc;
 use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
 
 use mio::net::{TcpListener, TcpStream};
-use mio::{Interest, Registry, Token};
+use mio::{Registry, Token};
 
 use super::http::{self, Chunked, Fault, Head, Status};
 use super::records::{Accepted, Identity, Records};
 use super::shared::Shared;
+use crate::loopback;
 use crate::slots::{SlotKey, Slots, TokenRange};
 
 /// First token owned by stream listeners.
@@ -28,7 +28,6 @@ pub(crate) const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a rejected connection is drained before it is closed (so the client reads the
 /// answer instead of a reset).
 const LINGER: Duration = Duration::from_secs(2);
-const READ_CHUNK: usize = 64 * 1024;
 /// Bytes one connection may read per readiness event before others get a turn.
 const READ_BUDGET: usize = 1024 * 1024;
 
@@ -138,35 +137,31 @@ impl Listeners {
     }
 
     fn open(&mut self, registry: &Registry, spec: Spec) -> io::Result<ListenerKey> {
-        spec.listener.set_nonblocking(true)?;
-        let mut listener = TcpListener::from_std(spec.listener);
-        let slot = self.slots.reserve();
-        if let Err(error) =
-            registry.register(&mut listener, TOKENS.token(slot, 0), Interest::READABLE)
-        {
-            self.slots.unreserve(slot);
-            return Err(error);
-        }
-        Ok(self.slots.fill(
-            slot,
-            Entry {
+        loopback::open(
+            &mut self.slots,
+            registry,
+            TOKENS,
+            spec.listener,
+            |listener| Entry {
                 listener,
                 token: spec.token,
                 records: Records::new(spec.identity),
                 shared: spec.shared,
                 conns: (0..MAX_CONNECTIONS).map(|_| None).collect(),
             },
-        ))
+        )
     }
 
     fn remove(&mut self, registry: &Registry, slot: usize) {
         let Some(mut entry) = self.slots.take(slot) else {
             return;
         };
-        let _ = registry.deregister(&mut entry.listener);
-        for conn in entry.conns.iter_mut().flatten() {
-            let _ = registry.deregister(&mut conn.stream);
-        }
+        let streams = entry
+            .conns
+            .iter_mut()
+            .flatten()
+            .map(|conn| &mut conn.stream);
+        loopback::close(registry, &mut entry.listener, streams);
         self.again.retain(|(s, _)| *s != slot);
     }
 
@@ -220,22 +215,11 @@ impl Listeners {
             let Some(entry) = self.slots.get_mut(slot) else {
                 return;
             };
-            let (mut stream, _) = match entry.listener.accept() {
-                Ok(accepted) => accepted,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => return, // WouldBlock, or a transient accept failure
+            let Some((index, stream)) =
+                loopback::accept(&entry.listener, &entry.conns, registry, TOKENS, slot)
+            else {
+                return;
             };
-            let Some(index) = entry.conns.iter().position(Option::is_none) else {
-                drop(stream); // more than MAX_CONNECTIONS at once: closed unanswered
-                continue;
-            };
-            let interest = Interest::READABLE | Interest::WRITABLE;
-            if registry
-                .register(&mut stream, TOKENS.token(slot, index + 1), interest)
-                .is_err()
-            {
-                continue;
-            }
             entry.conns[index] = Some(Conn {
                 stream,
                 phase: Phase::Head,
@@ -323,44 +307,19 @@ fn respond(conn: &mut Conn, status: Status) {
 
 /// Writes pending output; `Err` when the peer is gone.
 fn flush(conn: &mut Conn) -> io::Result<()> {
-    while !conn.out.is_empty() {
-        match conn.stream.write(&conn.out) {
-            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                conn.out.drain(..n);
-            }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-            Err(error) => return Err(error),
-        }
-    }
-    if conn.phase == Phase::Closing && !conn.write_shut {
-        conn.write_shut = true;
-        let _ = conn.stream.shutdown(Shutdown::Write);
-    }
-    Ok(())
+    let closing = conn.phase == Phase::Closing;
+    loopback::flush(
+        &mut conn.stream,
+        &mut conn.out,
+        closing,
+        &mut conn.write_shut,
+    )
 }
 
 /// Reads what the socket has (up to the budget); `Ok(true)` at EOF.
 fn read_some(conn: &mut Conn, budget: &mut usize) -> io::Result<Option<bool>> {
-    let mut buf = [0u8; READ_CHUNK];
-    loop {
-        if *budget == 0 {
-            return Ok(None);
-        }
-        match conn.stream.read(&mut buf) {
-            Ok(0) => return Ok(Some(true)),
-            Ok(n) => {
-                *budget = budget.saturating_sub(n);
-                if conn.phase != Phase::Closing {
-                    conn.input.extend_from_slice(&buf[..n]);
-                }
-                return Ok(Some(false));
-            }
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
-        }
-    }
+    let keep = conn.phase != Phase::Closing;
+    loopback::read_some(&mut conn.stream, &mut conn.input, keep, budget)
 }
 
 fn step(parts: &mut Parts<'_>, conn: &mut Conn) -> Step {

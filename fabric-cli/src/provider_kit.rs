@@ -92,6 +92,10 @@ pub trait Environment {
     fn dir(&self) -> &Path;
     /// Its `prepare` / `attach` / `inspect` output (see [`describe`]).
     fn describe(&self, id: &str) -> Value;
+    /// Whether this process prepared it (`release` deletes it) rather than attached it.
+    fn owned(&self) -> bool;
+    /// Stops what runs in an owned environment before `release` deletes its directory.
+    fn stop(&mut self) -> Result<(), Failure>;
 }
 
 /// The environment `id`, or `environment_not_found`.
@@ -102,14 +106,33 @@ pub fn find<'a, E>(environments: &'a HashMap<String, E>, id: &str) -> Result<&'a
 }
 
 /// Answers the operations every provider answers alike from the environment's directory:
-/// `inspect`, `runtime_control` (the directory's socket) and `collect_artifacts` (its
-/// `artifacts/`). Any other operation is the provider's own and fails here with
-/// `operation_unsupported`.
+/// `inspect`, `runtime_control` (the directory's socket), `collect_artifacts` (its
+/// `artifacts/`) and `release` (an owned environment is stopped and its directory deleted;
+/// an attached one only forgotten). Any other operation is the provider's own and fails
+/// here with `operation_unsupported`.
 pub fn answer_shared<E: Environment>(
-    environments: &HashMap<String, E>,
+    environments: &mut HashMap<String, E>,
     operation: ProviderOperation,
 ) -> Result<Value, Failure> {
     match operation {
+        ProviderOperation::Release { environment_id } => {
+            let Some(mut env) = environments.remove(&environment_id) else {
+                return Err((
+                    "environment_not_found",
+                    format!("no environment `{environment_id}`"),
+                ));
+            };
+            if env.owned() {
+                env.stop()?;
+                std::fs::remove_dir_all(env.dir()).map_err(|error| {
+                    (
+                        "release_failed",
+                        format!("cannot delete `{}`: {error}", env.dir().display()),
+                    )
+                })?;
+            }
+            Ok(json!({"deleted": env.owned()}))
+        }
         ProviderOperation::Inspect { environment_id } => {
             Ok(find(environments, &environment_id)?.describe(&environment_id))
         }

@@ -147,24 +147,6 @@ fn handle(
                 podman::exec_command(&env.container.id, &format!("{SANDBOX}/workspace"), &argv);
             provider_kit::exec(command, Duration::from_millis(timeout_ms))
         }
-        ProviderOperation::Release { environment_id } => {
-            let Some(env) = environments.remove(&environment_id) else {
-                return Err((
-                    "environment_not_found",
-                    format!("no environment `{environment_id}`"),
-                ));
-            };
-            if env.owned {
-                podman::remove(&env.container.id)?;
-                std::fs::remove_dir_all(&env.dir).map_err(|error| {
-                    (
-                        "release_failed",
-                        format!("cannot delete `{}`: {error}", env.dir.display()),
-                    )
-                })?;
-            }
-            Ok(json!({"deleted": env.owned}))
-        }
         shared => provider_kit::answer_shared(environments, shared),
     }
 }
@@ -284,6 +266,14 @@ fn start(
 impl provider_kit::Environment for Env {
     fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    fn owned(&self) -> bool {
+        self.owned
+    }
+
+    fn stop(&mut self) -> Result<(), Failure> {
+        podman::remove(&self.container.id)
     }
 
     fn describe(&self, id: &str) -> Value {

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use fabric_config::provider::ProviderOperation;
 use provider_kit::{Environment as _, Failure, SOCKET};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// The provider name.
 const PROVIDER: &str = "subprocess";
@@ -89,26 +89,6 @@ fn handle(
             command.args(args).current_dir(env.dir.join("workspace"));
             provider_kit::exec(command, Duration::from_millis(timeout_ms))
         }
-        ProviderOperation::Release { environment_id } => {
-            let Some(mut env) = environments.remove(&environment_id) else {
-                return Err((
-                    "environment_not_found",
-                    format!("no environment `{environment_id}`"),
-                ));
-            };
-            if env.owned {
-                if let Some(server) = env.server.as_mut() {
-                    stop_server(server);
-                }
-                std::fs::remove_dir_all(&env.dir).map_err(|error| {
-                    (
-                        "release_failed",
-                        format!("cannot delete `{}`: {error}", env.dir.display()),
-                    )
-                })?;
-            }
-            Ok(json!({"deleted": env.owned}))
-        }
         shared => provider_kit::answer_shared(environments, shared),
     }
 }
@@ -116,6 +96,17 @@ fn handle(
 impl provider_kit::Environment for Env {
     fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    fn owned(&self) -> bool {
+        self.owned
+    }
+
+    fn stop(&mut self) -> Result<(), Failure> {
+        if let Some(server) = self.server.as_mut() {
+            stop_server(server);
+        }
+        Ok(())
     }
 
     fn describe(&self, id: &str) -> Value {

@@ -394,3 +394,52 @@ fn a_server_killed_mid_start_leaves_the_marker_and_the_next_server_reports_clean
     fabric.release_environment(&environment).expect("release");
     assert!(!directory.exists());
 }
+
+#[test]
+fn the_subprocess_provider_codes_are_the_errors_own_through_fabric_env_prepare() {
+    support::ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let descriptor = subprocess_descriptor(dir.path());
+    let long_root = dir.path().join("r".repeat(100));
+    std::fs::create_dir(&long_root).expect("mkdir");
+    let cases = [
+        (json!({"root": 5}), "invalid_settings", 2, "settings.root"),
+        (
+            json!({"root": long_root}),
+            "socket_path_too_long",
+            2,
+            "settings.root",
+        ),
+        (
+            json!({"root": dir.path().join("absent")}),
+            "prepare_failed",
+            3,
+            "cannot create",
+        ),
+    ];
+    for (settings, expected, exit, named) in cases {
+        let environment = json!({"settings": settings});
+        config_with(
+            dir.path(),
+            "provider",
+            json!({}),
+            "subprocess",
+            &descriptor,
+            environment,
+        );
+        let config = dir.path().join("fabric.json");
+        let output = support::fabric(&["env", "prepare", config.to_str().expect("utf-8")]);
+        assert_eq!(output.status.code(), Some(exit), "{expected}: {output:?}");
+        let error = &support::stdout_json(&output)["error"];
+        assert_eq!(error["code"], expected, "{error}");
+        assert_eq!(error["metadata"]["provider_code"], expected, "{error}");
+        assert_eq!(error["stage"], "prepare", "{error}");
+        let message = error["message"].as_str().expect("message");
+        assert!(message.contains(named), "{message}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&long_root).expect("root").count(),
+        0,
+        "a refused prepare leaves nothing"
+    );
+}

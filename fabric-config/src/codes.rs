@@ -342,6 +342,26 @@ pub const CODES: &[ErrorCode] = &[
         O::Sandbox,
         "the container engine (podman) is missing or one of its commands failed; the message quotes its stderr",
     ),
+    // the subprocess and container environment providers' own codes (provider_kit; also the
+    // error's own code, like the container's above)
+    code(
+        "invalid_settings",
+        Some(S::Prepare),
+        O::Sandbox,
+        "a provider's `environment.settings` member has the wrong type (the message names `settings.<member>`)",
+    ),
+    code(
+        "socket_path_too_long",
+        Some(S::Prepare),
+        O::Sandbox,
+        "the environment's runtime-server socket under `settings.root` would exceed the 107-byte unix socket path limit",
+    ),
+    code(
+        "prepare_failed",
+        Some(S::Prepare),
+        O::Sandbox,
+        "a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)",
+    ),
     // fabric-plan
     code(
         "descriptor_read_failed",

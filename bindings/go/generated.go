@@ -126,6 +126,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"health_listener_bind_failed":             {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health listener could not bind its socket"},
 	"health_listener_thread_failed":           {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "the health listener thread could not be started"},
 	"health_secret_unavailable":               {Stage: "start", Retryable: false, ClassOverride: "", Origin: "health", Summary: "no random secret could be drawn for the health channel"},
+	"host_busy":                               {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "the runtime server is serving its maximum of 32 connections (MAX_CONNECTIONS); nothing was dispatched, try again"},
 	"host_crashed":                            {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host exited while a request was pending"},
 	"host_io":                                 {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "reading from or writing to the adapter host failed"},
 	"host_launch_failed":                      {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host process could not be started"},

@@ -316,6 +316,12 @@ pub const CODES: &[ErrorCode] = &[
         O::Sandbox,
         "another runtime server holds the socket's `fabric.lock`",
     ),
+    code(
+        "host_busy",
+        None,
+        O::Sandbox,
+        "the runtime server is serving its maximum of 32 connections (MAX_CONNECTIONS); nothing was dispatched, try again",
+    ),
     // the container environment provider (fabric-env-container; provider codes the core
     // reports as the error's own code, also in `metadata.provider_code`; docs/sandbox.md)
     code(

@@ -136,6 +136,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   health_listener_bind_failed: { stage: "start", retryable: false, classOverride: null, origin: "health", summary: "the health listener could not bind its socket" },
   health_listener_thread_failed: { stage: "start", retryable: false, classOverride: null, origin: "health", summary: "the health listener thread could not be started" },
   health_secret_unavailable: { stage: "start", retryable: false, classOverride: null, origin: "health", summary: "no random secret could be drawn for the health channel" },
+  host_busy: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "the runtime server is serving its maximum of 32 connections (MAX_CONNECTIONS); nothing was dispatched, try again" },
   host_crashed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the adapter host exited while a request was pending" },
   host_io: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "reading from or writing to the adapter host failed" },
   host_launch_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the adapter host process could not be started" },

@@ -131,6 +131,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "health_listener_bind_failed": ("start", False, None, "health"),
     "health_listener_thread_failed": ("start", False, None, "health"),
     "health_secret_unavailable": ("start", False, None, "health"),
+    "host_busy": (None, False, None, "sandbox"),
     "host_crashed": (None, False, None, "host"),
     "host_io": (None, False, None, "host"),
     "host_launch_failed": (None, False, None, "host"),

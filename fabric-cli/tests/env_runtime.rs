@@ -116,6 +116,25 @@ fn runtimes_in_a_provider_environment_run_through_its_runtime_server() {
         "made inside"
     );
     assert!(directory.join("artifacts/notes.txt").is_file());
+    // The environment's own `.fabric/<runtime_id>/<invocation_id>/` files land flat in the
+    // same directory, as a local runtime's: no nested `.fabric`.
+    let invocation_dir = format!("{}/{}", first.runtime_id(), result.invocation_id);
+    let stdout = result
+        .artifacts
+        .artifacts
+        .iter()
+        .find(|a| a.name == "stdout")
+        .unwrap_or_else(|| panic!("stdout artifact: {result:?}"));
+    assert_eq!(stdout.path, format!("{invocation_dir}/stdout.txt"));
+    let inside = directory
+        .join("artifacts/.fabric")
+        .join(&invocation_dir)
+        .join("stdout.txt");
+    assert_eq!(
+        std::fs::read(host_root.join(&stdout.path)).expect("copied stdout.txt"),
+        std::fs::read(inside).expect("the environment keeps its own layout")
+    );
+    assert!(!host_root.join(&invocation_dir).join(".fabric").exists());
 
     // Stopping one runtime leaves the other running.
     let stopped = first.stop();

@@ -5,8 +5,8 @@
 # `environment.settings.image`) on stdout.
 #
 # The rootfs holds /usr/local/bin/fabric-agent-ctl (the container's process: `serve`), the
-# scripted reference adapter at /opt/fabric/adapters/scripted/ (binary, descriptor, launch.sh:
-# a config in the container discovers `fabric.scripted` through discovery.local_paths
+# scripted reference adapter at /opt/fabric/adapters/scripted/ (binary, descriptor, launch.sh,
+# which sources /opt/fabric/adapters/lib/find-binary.sh: a config in the container discovers `fabric.scripted` through discovery.local_paths
 # ["/opt/fabric/adapters/scripted/scripted.fabric-adapter.json"]), /bin/sh, the shared
 # libraries `ldd` lists for each binary, /tmp and /sandbox.
 #
@@ -31,7 +31,7 @@ for binary in "$agent_ctl" "$scripted"; do
 done
 command -v podman >/dev/null 2>&1 || { echo "container-image.sh: podman is not installed" >&2; exit 2; }
 
-inputs=("$agent_ctl" "$scripted" "$shell" adapters/scripted/launch.sh
+inputs=("$agent_ctl" "$scripted" "$shell" adapters/scripted/launch.sh adapters/lib/find-binary.sh
   adapters/scripted/scripted.fabric-adapter.json "$0")
 tag=localhost/fabric-sandbox:$(cat "${inputs[@]}" | sha256sum | cut -c1-16)
 if id=$(podman image inspect --format '{{.Id}}' "$tag" 2>/dev/null); then
@@ -42,12 +42,13 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/rootfs
-mkdir -p "$root"/{bin,tmp,sandbox,usr/local/bin,opt/fabric/adapters/scripted}
+mkdir -p "$root"/{bin,tmp,sandbox,usr/local/bin,opt/fabric/adapters/scripted,opt/fabric/adapters/lib}
 chmod 1777 "$root/tmp"
 install -m 0755 "$agent_ctl" "$root/usr/local/bin/fabric-agent-ctl"
 install -m 0755 "$scripted" "$root/opt/fabric/adapters/scripted/fabric-adapter-scripted"
 install -m 0644 adapters/scripted/launch.sh adapters/scripted/scripted.fabric-adapter.json \
   "$root/opt/fabric/adapters/scripted/"
+install -m 0644 adapters/lib/find-binary.sh "$root/opt/fabric/adapters/lib/"
 install -m 0755 "$shell" "$root/bin/sh"
 # Shared libraries (and the dynamic loader) at their paths on this machine.
 for binary in "$agent_ctl" "$scripted" "$shell"; do

@@ -7,13 +7,14 @@
 #   dist/fabric-core-<v>.tgz                      npm package (prebuilds/<platform>-<arch>/)
 #   dist/fabric-sdk-<v>-<os>-<arch>/              C SDK: include/, lib/ (versioned soname, .a,
 #                                                 pkgconfig/), bin/fabric, bin/fabric-agent-ctl,
-#                                                 bin/fabric-env-subprocess, the scripted adapter
-#                                                 and the subprocess environment provider
+#                                                 bin/fabric-env-{subprocess,container}, the
+#                                                 scripted adapter and both environment providers
 #                                                 in share/nemo-fabric/adapters; install.sh PREFIX
 #   dist/go/                                      the Go module (cgo via pkg-config: fabric)
 #   dist/fabric                                   the CLI
 #   dist/fabric-agent-ctl                         the sandbox runtime server + command bridge
 #   dist/fabric-env-subprocess                    the subprocess environment provider
+#   dist/fabric-env-container                     the container (podman) environment provider
 #
 # Needs cargo, node/npm (bindings/typescript/node_modules, see scripts/setup.sh) and a Python
 # with pip ($FABRIC_TEST_PYTHON, else .venv/bin/python, else python3). The wheel's build
@@ -50,18 +51,26 @@ built=$root/target/dist
 rm -rf "$out"
 mkdir -p "$stage"
 
+# The runner scripts' shared binary lookup (adapters/lib/find-binary.sh), sourced from
+# ../lib or ../../lib: every layout below keeps lib/ beside scripted/ and
+# environment-providers/.
+lib=$stage/adapters/lib
+mkdir -p "$lib"
+cp adapters/lib/find-binary.sh "$lib/"
 # The scripted reference adapter as shipped: descriptor, runner script, binary side by side
 # (adapters/scripted/launch.sh execs the binary next to it first).
 adapter=$stage/adapters/scripted
 mkdir -p "$adapter"
 cp adapters/scripted/scripted.fabric-adapter.json adapters/scripted/launch.sh "$adapter/"
 cp "$built/fabric-adapter-scripted" "$adapter/"
-# The subprocess environment provider's descriptor and runner script (its launch.sh finds
-# PREFIX/bin/fabric-env-subprocess from share/nemo-fabric/adapters/environment-providers/).
-provider=$stage/adapters/environment-providers/subprocess
-mkdir -p "$provider"
-cp adapters/environment-providers/subprocess/subprocess.fabric-environment-provider.json \
-  adapters/environment-providers/subprocess/launch.sh "$provider/"
+# The environment providers' descriptors and runner scripts (their launch.sh finds
+# PREFIX/bin/fabric-env-<provider> from share/nemo-fabric/adapters/environment-providers/).
+providers=$stage/adapters/environment-providers
+for name in subprocess container; do
+  mkdir -p "$providers/$name"
+  cp "adapters/environment-providers/$name/$name.fabric-environment-provider.json" \
+    "adapters/environment-providers/$name/launch.sh" "$providers/$name/"
+done
 
 step "C SDK"
 sdk=$out/fabric-sdk-$version-$os-$arch
@@ -75,10 +84,9 @@ else
   ln -s "$soname" "$sdk/lib/libfabric_ffi.so"
 fi
 cp "$built/libfabric_ffi.a" "$sdk/lib/"
-cp "$built/fabric" "$built/fabric-agent-ctl" "$built/fabric-env-subprocess" "$sdk/bin/"
-cp -R "$adapter" "$sdk/share/nemo-fabric/adapters/"
-mkdir -p "$sdk/share/nemo-fabric/adapters/environment-providers"
-cp -R "$provider" "$sdk/share/nemo-fabric/adapters/environment-providers/"
+cp "$built/fabric" "$built/fabric-agent-ctl" "$built/fabric-env-subprocess" \
+  "$built/fabric-env-container" "$sdk/bin/"
+cp -R "$lib" "$adapter" "$providers" "$sdk/share/nemo-fabric/adapters/"
 # The rpath lets programs linked with `pkg-config --libs fabric` run from any PREFIX.
 cat > "$sdk/lib/pkgconfig/fabric.pc.in" <<PC
 prefix=@PREFIX@
@@ -97,8 +105,9 @@ cat > "$sdk/install.sh" <<'SH'
 #!/bin/sh
 # Installs the Fabric core C SDK into PREFIX (default /usr/local):
 #   PREFIX/include/fabric.h, PREFIX/lib/libfabric_ffi.{so*,a}, PREFIX/lib/pkgconfig/fabric.pc,
-#   PREFIX/bin/fabric, PREFIX/bin/fabric-agent-ctl, PREFIX/bin/fabric-env-subprocess,
-#   PREFIX/share/nemo-fabric/adapters/scripted/ and .../environment-providers/subprocess/.
+#   PREFIX/bin/fabric, PREFIX/bin/fabric-agent-ctl, PREFIX/bin/fabric-env-{subprocess,container},
+#   PREFIX/share/nemo-fabric/adapters/{lib,scripted}/ and
+#   .../environment-providers/{subprocess,container}/.
 # Usage: sh install.sh [PREFIX]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -108,11 +117,14 @@ prefix=$(cd "$prefix" && pwd)
 mkdir -p "$prefix/include" "$prefix/lib/pkgconfig" "$prefix/bin" "$prefix/share/nemo-fabric/adapters"
 cp "$here/include/fabric.h" "$prefix/include/"
 cp -P "$here"/lib/libfabric_ffi.* "$prefix/lib/"
-cp "$here/bin/fabric" "$here/bin/fabric-agent-ctl" "$here/bin/fabric-env-subprocess" "$prefix/bin/"
-rm -rf "$prefix/share/nemo-fabric/adapters/scripted" "$prefix/share/nemo-fabric/adapters/environment-providers/subprocess"
-cp -R "$here/share/nemo-fabric/adapters/scripted" "$prefix/share/nemo-fabric/adapters/"
-mkdir -p "$prefix/share/nemo-fabric/adapters/environment-providers"
-cp -R "$here/share/nemo-fabric/adapters/environment-providers/subprocess" "$prefix/share/nemo-fabric/adapters/environment-providers/"
+cp "$here/bin/fabric" "$here/bin/fabric-agent-ctl" "$here/bin/fabric-env-subprocess" \
+  "$here/bin/fabric-env-container" "$prefix/bin/"
+adapters=share/nemo-fabric/adapters
+mkdir -p "$prefix/$adapters/environment-providers"
+for dir in lib scripted environment-providers/subprocess environment-providers/container; do
+  rm -rf "${prefix:?}/$adapters/$dir"
+  cp -R "$here/$adapters/$dir" "$prefix/$adapters/$dir"
+done
 sed "s|@PREFIX@|$prefix|" "$here/lib/pkgconfig/fabric.pc.in" > "$prefix/lib/pkgconfig/fabric.pc"
 echo "installed Fabric core into $prefix"
 echo "  cc app.c \$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs fabric)"
@@ -120,7 +132,8 @@ SH
 chmod +x "$sdk/install.sh"
 
 step "CLI"
-cp "$built/fabric" "$built/fabric-agent-ctl" "$built/fabric-env-subprocess" "$out/"
+cp "$built/fabric" "$built/fabric-agent-ctl" "$built/fabric-env-subprocess" \
+  "$built/fabric-env-container" "$out/"
 
 step "Go module"
 mkdir -p "$out/go"
@@ -156,7 +169,7 @@ cp bindings/typescript/package.json "$npm_stage/"
 cp -R bindings/typescript/dist "$npm_stage/dist"
 rm -rf "$npm_stage/dist/test"
 cp "$built/$shared" "$npm_stage/prebuilds/$node_platform/"
-cp -R "$adapter" "$npm_stage/adapters/"
+cp -R "$lib" "$adapter" "$npm_stage/adapters/"
 (cd "$npm_stage" && npm pack --silent --pack-destination "$out" >/dev/null)
 
 rm -rf "$stage"

@@ -115,6 +115,20 @@ python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["environment"]={"
 expect "provider cli" "$(cd "$work/provider" && "${clean_env[@]}" "$prefix/bin/fabric" run fabric.json --input "Hello, Fabric")"
 [ -z "$(ls -A "$work/provider/environments")" ] || fail "the provider environment was not released"
 
+step "the container provider from the installed prefix: discovered, launched, its settings checked"
+cmp -s "$dist/fabric-env-container" "$prefix/bin/fabric-env-container" || fail "dist/fabric-env-container differs from the SDK's bin/fabric-env-container"
+# An unpinned image is refused before any podman call: podman is not needed here.
+mkdir -p "$work/container"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["environment"]={"provider": "container", "settings": {"image": "localhost/fabric-sandbox:latest"}}; json.dump(c, open(sys.argv[2], "w"))' \
+  "$root/examples/hello/fabric.json" "$work/container/fabric.json"
+status=0
+refused=$(cd "$work/container" && "${clean_env[@]}" "$prefix/bin/fabric" env prepare fabric.json) || status=$?
+[ "$status" = 2 ] || fail "container prepare exited $status (want 2): $refused"
+case "$refused" in
+  *'"sandbox_image_unpinned"'*settings.image*) echo "ok: container provider" ;;
+  *) fail "container prepare printed: $refused" ;;
+esac
+
 step "cargo install --path fabric-cli (debug, reusing target/)"
 CARGO_TARGET_DIR=$root/target cargo install -q --locked --debug --path fabric-cli --root "$work/cargo"
 expect "cargo-installed cli" "$(cd "$work/cli" && "$work/cargo/bin/fabric" run fabric.json --input "Hello, Fabric")"

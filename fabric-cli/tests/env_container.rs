@@ -10,12 +10,13 @@ mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use fabric_config::FabricConfig;
-use fabric_host::{Fabric, HostError, RunOptions};
+use fabric_host::{Environment, Fabric, RunOptions};
 use serde_json::{Value, json};
+use support::provider::{config_with, container_descriptor, provider_code, typed};
 
 /// Whether podman can be used; `false` (after printing why) only outside CI.
 fn podman_available() -> bool {
@@ -83,6 +84,25 @@ impl Drop for Created {
     }
 }
 
+/// Prepares a container environment and records its container in `created`; returns it
+/// with the container id.
+fn prepare(
+    fabric: &Fabric,
+    config: &FabricConfig,
+    options: &RunOptions,
+    created: &mut Created,
+) -> (Arc<Environment>, String) {
+    let environment = fabric
+        .prepare_environment(config, options)
+        .expect("prepare");
+    let container = environment.reference().resource["container_id"]
+        .as_str()
+        .expect("container_id")
+        .to_owned();
+    created.containers.push(container.clone());
+    (environment, container)
+}
+
 /// The ids of every container labelled with the environment id.
 fn labelled(environment_id: &str) -> String {
     podman(&[
@@ -98,32 +118,17 @@ fn labelled(environment_id: &str) -> String {
 /// A scripted config whose environment is the `container` provider (found through an
 /// explicit descriptor) with `settings`.
 fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
-    let providers = dir.join("providers");
-    std::fs::create_dir_all(&providers).expect("mkdir");
-    let descriptor = json!({
-        "schema_version": "fabric.environment-provider-descriptor/v1alpha1",
-        "provider": "container",
-        "protocol_version": "fabric.environment-provider.v1alpha1",
-        "command": [env!("CARGO_BIN_EXE_fabric-env-container")],
-        "attach": true,
-    });
-    std::fs::write(
-        providers.join("container.fabric-environment-provider.json"),
-        descriptor.to_string(),
-    )
-    .expect("write descriptor");
-    let path = support::scripted_config(dir, "contained", json!({}));
-    let mut config: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
-    config["discovery"]["local_paths"]
-        .as_array_mut()
-        .expect("local_paths")
-        .push(json!(providers));
-    config["environment"] = json!({"provider": "container", "settings": settings});
-    (
-        serde_json::from_value(config).expect("config"),
-        RunOptions::with_base_dir(dir),
-    )
+    let descriptor = container_descriptor(dir);
+    let environment = json!({"settings": settings});
+    let config = config_with(
+        dir,
+        "contained",
+        json!({}),
+        "container",
+        &descriptor,
+        environment,
+    );
+    typed(dir, config)
 }
 
 /// Settings with the built image and a root under `dir`.
@@ -131,18 +136,6 @@ fn settings(dir: &Path) -> Value {
     let root = dir.join("envs");
     std::fs::create_dir_all(&root).expect("mkdir");
     json!({"image": image(), "root": root})
-}
-
-fn provider_code(error: HostError) -> (String, String, String) {
-    let info = fabric_config::ErrorInfo::from(error);
-    (
-        info.code,
-        info.metadata["provider_code"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned(),
-        info.message,
-    )
 }
 
 fn bridge(operation: &str, members: Value) -> Value {
@@ -162,15 +155,8 @@ fn a_scripted_runtime_runs_inside_the_container_and_release_leaves_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (config, options) = provider_config(dir.path(), settings(dir.path()));
     let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
+    let (environment, container) = prepare(&fabric, &config, &options, &mut created);
     let reference = environment.reference();
-    let container = reference.resource["container_id"]
-        .as_str()
-        .expect("container_id")
-        .to_owned();
-    created.containers.push(container.clone());
     let id = environment.inspect().expect("inspect").environment_id;
     assert_eq!(labelled(&id), container[..12]);
     let info = environment.info();
@@ -333,16 +319,8 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
 
     // attaching with another pin than the container's image
     let (config, options) = provider_config(dir.path(), settings(dir.path()));
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
+    let (environment, _) = prepare(&fabric, &config, &options, &mut created);
     let reference = environment.reference();
-    created.containers.push(
-        reference.resource["container_id"]
-            .as_str()
-            .expect("id")
-            .to_owned(),
-    );
     let mut elsewhere = settings(dir.path());
     elsewhere["image"] = json!(format!("sha256:{}", other.trim_start_matches("sha256:")));
     let (other_config, _) = provider_config(dir.path(), elsewhere);
@@ -367,15 +345,8 @@ fn a_container_replaced_under_the_same_name_is_not_attached() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (config, options) = provider_config(dir.path(), settings(dir.path()));
     let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
+    let (environment, original) = prepare(&fabric, &config, &options, &mut created);
     let reference = environment.reference();
-    let original = reference.resource["container_id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    created.containers.push(original.clone());
     let name = environment.inspect().expect("inspect").environment_id;
     let directory = reference.resource["directory"].as_str().expect("dir");
 

@@ -9,59 +9,31 @@ use std::time::Duration;
 
 use fabric_config::FabricConfig;
 use fabric_config::handles::EnvironmentReference;
-use fabric_host::{Fabric, HostError, RunOptions};
+use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
+use support::provider::{
+    code, config_with, descriptor, fake_descriptor, prepared, subprocess_descriptor, typed,
+};
 
-/// Writes a provider descriptor for `provider` into `dir/providers/` and returns its path.
-fn descriptor(dir: &Path, provider: &str, command: Value, attach: bool) -> PathBuf {
-    let providers = dir.join("providers");
-    std::fs::create_dir_all(&providers).expect("mkdir");
-    let path = providers.join(format!("{provider}.fabric-environment-provider.json"));
-    let descriptor = json!({
-        "schema_version": "fabric.environment-provider-descriptor/v1alpha1",
-        "provider": provider,
-        "protocol_version": "fabric.environment-provider.v1alpha1",
-        "command": command,
-        "attach": attach,
-    });
-    std::fs::write(&path, descriptor.to_string()).expect("write descriptor");
-    path
-}
-
-fn config(dir: &Path, provider: &str, descriptor: &Path, environment: Value) -> FabricConfig {
-    let path = support::scripted_config(dir, "provider", json!({}));
-    let mut config: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
-    config["discovery"]["local_paths"]
-        .as_array_mut()
-        .expect("local_paths")
-        .push(json!(descriptor.parent().expect("providers dir")));
-    let mut environment = environment;
-    environment["provider"] = json!(provider);
-    config["environment"] = environment;
-    serde_json::from_value(config).expect("config")
+fn config_for(dir: &Path, provider: &str, descriptor: &Path) -> FabricConfig {
+    let config = config_with(dir, "provider", json!({}), provider, descriptor, json!({}));
+    typed(dir, config).0
 }
 
 fn subprocess(dir: &Path) -> (FabricConfig, RunOptions) {
     let root = dir.join("environments");
     std::fs::create_dir(&root).expect("mkdir");
-    let descriptor = descriptor(
+    let descriptor = subprocess_descriptor(dir);
+    let environment = json!({"workspace": "relative/ws", "settings": {"root": root}});
+    let config = config_with(
         dir,
-        "subprocess",
-        json!([env!("CARGO_BIN_EXE_fabric-env-subprocess")]),
-        true,
-    );
-    let config = config(
-        dir,
+        "provider",
+        json!({}),
         "subprocess",
         &descriptor,
-        json!({"workspace": "relative/ws", "settings": {"root": root}}),
+        environment,
     );
-    (config, RunOptions::with_base_dir(dir))
-}
-
-fn code(error: HostError) -> String {
-    error.code().to_owned()
+    typed(dir, config)
 }
 
 #[test]
@@ -215,33 +187,10 @@ fn the_subprocess_provider_prepares_attaches_and_releases_with_every_limit_enfor
     assert_eq!(code(error), "provider_error");
 }
 
-/// A fake provider: answers `prepare` with an environment, then each later request with
-/// `$BEHAVIOUR` (`garbage`, `fail`, `silent`, `exit`).
-const FAKE: &str = r#"
-while IFS= read -r line; do
-  id=$(printf '%s' "$line" | sed 's/.*"request_id":"\([^"]*\)".*/\1/')
-  case "$line" in
-    *'"operation":"prepare"'*)
-      printf '{"request_id":"%s","status":"succeeded","output":{"environment_id":"e","reference":{"provider":"fake"}}}\n' "$id"
-      continue ;;
-  esac
-  echo "fake provider: $BEHAVIOUR" >&2
-  case "$BEHAVIOUR" in
-    garbage) echo 'not json' ;;
-    other) printf '{"request_id":"someone-else","status":"succeeded","output":{}}\n' ;;
-    fail) printf '{"request_id":"%s","status":"failed","error":{"code":"quota","message":"no room"}}\n' "$id" ;;
-    silent) sleep 30 ;;
-    exit) exit 3 ;;
-  esac
-done
-"#;
-
 fn fake(dir: &Path, behaviour: &str, attach: bool) -> (FabricConfig, RunOptions) {
-    let script = dir.join("fake.sh");
-    std::fs::write(&script, FAKE.replace("$BEHAVIOUR", behaviour)).expect("write");
-    let descriptor = descriptor(dir, "fake", json!(["sh", script]), attach);
+    let descriptor = fake_descriptor(dir, behaviour, attach);
     (
-        config(dir, "fake", &descriptor, json!({})),
+        config_for(dir, "fake", &descriptor),
         RunOptions::with_base_dir(dir),
     )
 }
@@ -352,10 +301,6 @@ fn discovery_and_descriptor_errors_name_the_field() {
     );
 }
 
-fn config_for(dir: &Path, provider: &str, descriptor: &Path) -> FabricConfig {
-    config(dir, provider, descriptor, json!({}))
-}
-
 /// The children of `pid` (`/proc/<pid>/task/*/children`).
 fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
@@ -378,14 +323,7 @@ fn a_server_killed_mid_start_leaves_the_marker_and_the_next_server_reports_clean
     let dir = tempfile::tempdir().expect("tempdir");
     let (config, options) = subprocess(dir.path());
     let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let directory = PathBuf::from(
-        environment.reference().resource["directory"]
-            .as_str()
-            .expect("directory"),
-    );
+    let (environment, directory) = prepared(&fabric, &config, &options);
     let server: u32 = std::fs::read_to_string(directory.join("server.pid"))
         .expect("server.pid")
         .trim()
@@ -455,4 +393,53 @@ fn a_server_killed_mid_start_leaves_the_marker_and_the_next_server_reports_clean
     );
     fabric.release_environment(&environment).expect("release");
     assert!(!directory.exists());
+}
+
+#[test]
+fn the_subprocess_provider_codes_are_the_errors_own_through_fabric_env_prepare() {
+    support::ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let descriptor = subprocess_descriptor(dir.path());
+    let long_root = dir.path().join("r".repeat(100));
+    std::fs::create_dir(&long_root).expect("mkdir");
+    let cases = [
+        (json!({"root": 5}), "invalid_settings", 2, "settings.root"),
+        (
+            json!({"root": long_root}),
+            "socket_path_too_long",
+            2,
+            "settings.root",
+        ),
+        (
+            json!({"root": dir.path().join("absent")}),
+            "prepare_failed",
+            3,
+            "cannot create",
+        ),
+    ];
+    for (settings, expected, exit, named) in cases {
+        let environment = json!({"settings": settings});
+        config_with(
+            dir.path(),
+            "provider",
+            json!({}),
+            "subprocess",
+            &descriptor,
+            environment,
+        );
+        let config = dir.path().join("fabric.json");
+        let output = support::fabric(&["env", "prepare", config.to_str().expect("utf-8")]);
+        assert_eq!(output.status.code(), Some(exit), "{expected}: {output:?}");
+        let error = &support::stdout_json(&output)["error"];
+        assert_eq!(error["code"], expected, "{error}");
+        assert_eq!(error["metadata"]["provider_code"], expected, "{error}");
+        assert_eq!(error["stage"], "prepare", "{error}");
+        let message = error["message"].as_str().expect("message");
+        assert!(message.contains(named), "{message}");
+    }
+    assert_eq!(
+        std::fs::read_dir(&long_root).expect("root").count(),
+        0,
+        "a refused prepare leaves nothing"
+    );
 }

@@ -5,47 +5,26 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use fabric_config::{FabricConfig, RunRequest};
-use fabric_host::{Fabric, HostError, RunOptions};
+use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
+use support::provider::{code, config_with, prepared, subprocess_descriptor, typed};
 
 /// A scripted config whose environment is the `subprocess` provider (its descriptor in
 /// `dir/providers`), environments under `dir/environments`, host artifacts in
 /// `dir/host-artifacts`.
 fn provider_config(dir: &Path, name: &str, settings: Value) -> (FabricConfig, RunOptions) {
-    let providers = dir.join("providers");
-    std::fs::create_dir_all(&providers).expect("mkdir");
-    let descriptor = json!({
-        "schema_version": "fabric.environment-provider-descriptor/v1alpha1",
-        "provider": "subprocess",
-        "protocol_version": "fabric.environment-provider.v1alpha1",
-        "command": [env!("CARGO_BIN_EXE_fabric-env-subprocess")],
-        "attach": true,
-    });
-    std::fs::write(
-        providers.join("subprocess.fabric-environment-provider.json"),
-        descriptor.to_string(),
-    )
-    .expect("descriptor");
+    let descriptor = subprocess_descriptor(dir);
     let root = dir.join("environments");
     std::fs::create_dir_all(&root).expect("mkdir");
-    let path = support::scripted_config(dir, name, settings);
-    let mut config: Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("read")).expect("json");
-    config["discovery"]["local_paths"]
-        .as_array_mut()
-        .expect("local_paths")
-        .push(json!(providers));
-    config["environment"] = json!({"provider": "subprocess", "settings": {"root": root}});
+    let environment = json!({"settings": {"root": root}});
+    let mut config = config_with(dir, name, settings, "subprocess", &descriptor, environment);
     config["runtime"]["artifacts"] = json!("host-artifacts");
     std::fs::write(dir.join("fabric.json"), config.to_string()).expect("write config");
-    (
-        serde_json::from_value(config).expect("config"),
-        RunOptions::with_base_dir(dir),
-    )
+    typed(dir, config)
 }
 
 fn conversation() -> Value {
@@ -53,10 +32,6 @@ fn conversation() -> Value {
         {"response": "Hello! You said: {input}"},
         {"response": "Turn {turn}. Just before this you said: \"{previous_input}\""}
     ]})
-}
-
-fn code(error: HostError) -> String {
-    error.code().to_owned()
 }
 
 fn response(result: &fabric_config::result::RunResult) -> String {
@@ -72,14 +47,7 @@ fn runtimes_in_a_provider_environment_run_through_its_runtime_server() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (config, options) = provider_config(dir.path(), "remote", conversation());
     let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let directory = PathBuf::from(
-        environment.reference().resource["directory"]
-            .as_str()
-            .expect("directory"),
-    );
+    let (environment, directory) = prepared(&fabric, &config, &options);
 
     // Two runtimes by id in one environment.
     let first = Arc::new(
@@ -148,6 +116,25 @@ fn runtimes_in_a_provider_environment_run_through_its_runtime_server() {
         "made inside"
     );
     assert!(directory.join("artifacts/notes.txt").is_file());
+    // The environment's own `.fabric/<runtime_id>/<invocation_id>/` files land flat in the
+    // same directory, as a local runtime's: no nested `.fabric`.
+    let invocation_dir = format!("{}/{}", first.runtime_id(), result.invocation_id);
+    let stdout = result
+        .artifacts
+        .artifacts
+        .iter()
+        .find(|a| a.name == "stdout")
+        .unwrap_or_else(|| panic!("stdout artifact: {result:?}"));
+    assert_eq!(stdout.path, format!("{invocation_dir}/stdout.txt"));
+    let inside = directory
+        .join("artifacts/.fabric")
+        .join(&invocation_dir)
+        .join("stdout.txt");
+    assert_eq!(
+        std::fs::read(host_root.join(&stdout.path)).expect("copied stdout.txt"),
+        std::fs::read(inside).expect("the environment keeps its own layout")
+    );
+    assert!(!host_root.join(&invocation_dir).join(".fabric").exists());
 
     // Stopping one runtime leaves the other running.
     let stopped = first.stop();

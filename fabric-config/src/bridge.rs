@@ -51,6 +51,9 @@ pub const RESPONSE_LIMIT: usize = 4 * 1024 * 1024;
 pub const CALL_SECONDS: u64 = 320;
 /// The deadline for a complete request line (server) or stdin input (client).
 pub const READ_SECONDS: u64 = 10;
+/// Connections one runtime server serves at once; one more is answered `host_busy`
+/// (nothing dispatched) and closed.
+pub const MAX_CONNECTIONS: usize = 32;
 /// How long the server may take to exit after SIGTERM / SIGINT.
 pub const SHUTDOWN_SECONDS: u64 = 4;
 /// The default socket path; `FABRIC_HOST_SOCKET` overrides it.
@@ -310,6 +313,9 @@ pub fn message(code: &str) -> &'static str {
         "response_too_large" => "the response exceeds 4 MiB; the call's effects are unknown",
         "invalid_input" => "the input is not one UTF-8 JSON value within 512 KiB",
         "host_lock_held" => "another runtime server holds this socket's lock",
+        "host_busy" => {
+            "the runtime server is serving its maximum of 32 connections; nothing was dispatched"
+        }
         _ => "the bridge call failed",
     }
 }

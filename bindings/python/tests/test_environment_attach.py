@@ -14,7 +14,6 @@ from fabric_core import (
     EnvironmentReference,
     Fabric,
     FabricConfigError,
-    FabricRuntimeError,
 )
 
 
@@ -204,10 +203,12 @@ def test_a_root_too_deep_for_a_socket_is_refused(scripted, tmp_path) -> None:
     config.environment = EnvironmentConfig(provider="subprocess", settings={"root": str(deep)})
 
     async def main() -> None:
-        with pytest.raises(FabricRuntimeError) as caught:
+        # the provider's code is the error's own (a config error: pick a shorter root)
+        with pytest.raises(FabricConfigError) as caught:
             await Fabric().prepare_environment(config)
-        assert caught.value.code == "provider_error"
+        assert caught.value.code == "socket_path_too_long"
         assert caught.value.details["provider_code"] == "socket_path_too_long"
+        assert "settings.root" in str(caught.value)
         assert list(deep.iterdir()) == []
 
     asyncio.run(main())

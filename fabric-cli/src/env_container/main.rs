@@ -22,13 +22,13 @@ mod provider_kit;
 mod podman;
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
 use fabric_config::config::JsonObject;
 use fabric_config::provider::ProviderOperation;
-use provider_kit::{Failure, SOCKET};
+use provider_kit::{Environment as _, Failure, SOCKET};
 use serde_json::{Value, json};
 
 /// The provider name.
@@ -76,7 +76,7 @@ fn handle(
                 owned: true,
                 engine_version: podman::engine_version(),
             };
-            let output = describe(&id, &env);
+            let output = env.describe(&id);
             environments.insert(id, env);
             Ok(output)
         }
@@ -132,57 +132,22 @@ fn handle(
                 owned: false,
                 engine_version: podman::engine_version(),
             };
-            let output = describe(&id, &env);
+            let output = env.describe(&id);
             environments.insert(id, env);
             Ok(output)
-        }
-        ProviderOperation::Inspect { environment_id } => {
-            let env = find(environments, &environment_id)?;
-            Ok(describe(&environment_id, env))
-        }
-        ProviderOperation::RuntimeControl {
-            environment_id,
-            request,
-        } => {
-            let env = find(environments, &environment_id)?;
-            provider_kit::runtime_control(&env.dir.join(SOCKET), &request)
-        }
-        ProviderOperation::CollectArtifacts {
-            environment_id,
-            paths,
-        } => {
-            let env = find(environments, &environment_id)?;
-            provider_kit::collect(&env.dir.join("artifacts"), &paths)
         }
         ProviderOperation::Exec {
             environment_id,
             argv,
             timeout_ms,
         } => {
-            let env = find(environments, &environment_id)?;
+            let env = provider_kit::find(environments, &environment_id)?;
             provider_kit::split_argv(&argv)?;
             let command =
                 podman::exec_command(&env.container.id, &format!("{SANDBOX}/workspace"), &argv);
             provider_kit::exec(command, Duration::from_millis(timeout_ms))
         }
-        ProviderOperation::Release { environment_id } => {
-            let Some(env) = environments.remove(&environment_id) else {
-                return Err((
-                    "environment_not_found",
-                    format!("no environment `{environment_id}`"),
-                ));
-            };
-            if env.owned {
-                podman::remove(&env.container.id)?;
-                std::fs::remove_dir_all(&env.dir).map_err(|error| {
-                    (
-                        "release_failed",
-                        format!("cannot delete `{}`: {error}", env.dir.display()),
-                    )
-                })?;
-            }
-            Ok(json!({"deleted": env.owned}))
-        }
+        shared => provider_kit::answer_shared(environments, shared),
     }
 }
 
@@ -298,37 +263,45 @@ fn start(
     }
 }
 
-fn find<'a>(environments: &'a HashMap<String, Env>, id: &str) -> Result<&'a Env, Failure> {
-    environments
-        .get(id)
-        .ok_or_else(|| ("environment_not_found", format!("no environment `{id}`")))
-}
-
-fn describe(id: &str, env: &Env) -> Value {
-    let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
-    let mut container = json!({"engine": "podman"});
-    if let Some(version) = &env.engine_version {
-        container["engine_version"] = json!(version);
+impl provider_kit::Environment for Env {
+    fn dir(&self) -> &Path {
+        &self.dir
     }
-    provider_kit::describe(
-        PROVIDER,
-        id,
-        [
-            ("directory".to_owned(), path(env.dir.clone())),
-            ("container_id".to_owned(), json!(env.container.id)),
-        ]
-        .into(),
-        format!("{SANDBOX}/workspace"),
-        format!("{SANDBOX}/artifacts"),
-        [
-            ("socket".to_owned(), path(env.dir.join(SOCKET))),
-            ("directory".to_owned(), path(env.dir.clone())),
-            ("container_id".to_owned(), json!(env.container.id)),
-            ("container_name".to_owned(), json!(id)),
-            ("image".to_owned(), json!(env.container.image)),
-            ("owned".to_owned(), Value::Bool(env.owned)),
-            ("infrastructure".to_owned(), json!({"container": container})),
-        ]
-        .into(),
-    )
+
+    fn owned(&self) -> bool {
+        self.owned
+    }
+
+    fn stop(&mut self) -> Result<(), Failure> {
+        podman::remove(&self.container.id)
+    }
+
+    fn describe(&self, id: &str) -> Value {
+        let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
+        let mut container = json!({"engine": "podman"});
+        if let Some(version) = &self.engine_version {
+            container["engine_version"] = json!(version);
+        }
+        provider_kit::describe(
+            PROVIDER,
+            id,
+            [
+                ("directory".to_owned(), path(self.dir.clone())),
+                ("container_id".to_owned(), json!(self.container.id)),
+            ]
+            .into(),
+            format!("{SANDBOX}/workspace"),
+            format!("{SANDBOX}/artifacts"),
+            [
+                ("socket".to_owned(), path(self.dir.join(SOCKET))),
+                ("directory".to_owned(), path(self.dir.clone())),
+                ("container_id".to_owned(), json!(self.container.id)),
+                ("container_name".to_owned(), json!(id)),
+                ("image".to_owned(), json!(self.container.image)),
+                ("owned".to_owned(), Value::Bool(self.owned)),
+                ("infrastructure".to_owned(), json!({"container": container})),
+            ]
+            .into(),
+        )
+    }
 }

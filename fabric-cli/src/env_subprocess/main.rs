@@ -23,8 +23,8 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use fabric_config::provider::ProviderOperation;
-use provider_kit::{Failure, SOCKET};
-use serde_json::{Value, json};
+use provider_kit::{Environment as _, Failure, SOCKET};
+use serde_json::Value;
 
 /// The provider name.
 const PROVIDER: &str = "subprocess";
@@ -54,7 +54,7 @@ fn handle(
         ProviderOperation::Prepare { settings, .. } => {
             let root = provider_kit::settings_root(&settings)?;
             let (id, env) = prepare(&root)?;
-            let output = describe(&id, &env);
+            let output = env.describe(&id);
             environments.insert(id, env);
             Ok(output)
         }
@@ -74,82 +74,56 @@ fn handle(
                 owned: false,
                 server: None,
             };
-            let output = describe(&id, &env);
+            let output = env.describe(&id);
             environments.insert(id, env);
             Ok(output)
-        }
-        ProviderOperation::Inspect { environment_id } => {
-            let env = find(environments, &environment_id)?;
-            Ok(describe(&environment_id, env))
-        }
-        ProviderOperation::RuntimeControl {
-            environment_id,
-            request,
-        } => {
-            let env = find(environments, &environment_id)?;
-            provider_kit::runtime_control(&env.dir.join(SOCKET), &request)
-        }
-        ProviderOperation::CollectArtifacts {
-            environment_id,
-            paths,
-        } => {
-            let env = find(environments, &environment_id)?;
-            provider_kit::collect(&env.dir.join("artifacts"), &paths)
         }
         ProviderOperation::Exec {
             environment_id,
             argv,
             timeout_ms,
         } => {
-            let env = find(environments, &environment_id)?;
+            let env = provider_kit::find(environments, &environment_id)?;
             let (program, args) = provider_kit::split_argv(&argv)?;
             let mut command = Command::new(program);
             command.args(args).current_dir(env.dir.join("workspace"));
             provider_kit::exec(command, Duration::from_millis(timeout_ms))
         }
-        ProviderOperation::Release { environment_id } => {
-            let Some(mut env) = environments.remove(&environment_id) else {
-                return Err((
-                    "environment_not_found",
-                    format!("no environment `{environment_id}`"),
-                ));
-            };
-            if env.owned {
-                if let Some(server) = env.server.as_mut() {
-                    stop_server(server);
-                }
-                std::fs::remove_dir_all(&env.dir).map_err(|error| {
-                    (
-                        "release_failed",
-                        format!("cannot delete `{}`: {error}", env.dir.display()),
-                    )
-                })?;
-            }
-            Ok(json!({"deleted": env.owned}))
-        }
+        shared => provider_kit::answer_shared(environments, shared),
     }
 }
 
-fn find<'a>(environments: &'a HashMap<String, Env>, id: &str) -> Result<&'a Env, Failure> {
-    environments
-        .get(id)
-        .ok_or_else(|| ("environment_not_found", format!("no environment `{id}`")))
-}
+impl provider_kit::Environment for Env {
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
 
-fn describe(id: &str, env: &Env) -> Value {
-    let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
-    provider_kit::describe(
-        PROVIDER,
-        id,
-        [("directory".to_owned(), path(env.dir.clone()))].into(),
-        env.dir.join("workspace").to_string_lossy().into_owned(),
-        env.dir.join("artifacts").to_string_lossy().into_owned(),
-        [
-            ("socket".to_owned(), path(env.dir.join(SOCKET))),
-            ("owned".to_owned(), Value::Bool(env.owned)),
-        ]
-        .into(),
-    )
+    fn owned(&self) -> bool {
+        self.owned
+    }
+
+    fn stop(&mut self) -> Result<(), Failure> {
+        if let Some(server) = self.server.as_mut() {
+            stop_server(server);
+        }
+        Ok(())
+    }
+
+    fn describe(&self, id: &str) -> Value {
+        let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
+        provider_kit::describe(
+            PROVIDER,
+            id,
+            [("directory".to_owned(), path(self.dir.clone()))].into(),
+            self.dir.join("workspace").to_string_lossy().into_owned(),
+            self.dir.join("artifacts").to_string_lossy().into_owned(),
+            [
+                ("socket".to_owned(), path(self.dir.join(SOCKET))),
+                ("owned".to_owned(), Value::Bool(self.owned)),
+            ]
+            .into(),
+        )
+    }
 }
 
 fn prepare(root: &Path) -> Result<(String, Env), Failure> {

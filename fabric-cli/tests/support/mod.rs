@@ -80,6 +80,7 @@ pub fn scripted_config(dir: &Path, name: &str, settings: Value) -> String {
 }
 
 pub mod agent_ctl;
+pub mod provider;
 /// The upstream 0.5.0 oracles and their skip policy (see `tests/upstream/mod.rs` at the
 /// workspace root).
 #[path = "../../../tests/upstream/mod.rs"]

@@ -225,6 +225,7 @@ const fn state(code: ErrorCode) -> ErrorCode {
 const LISTS: &[&[ErrorCode]] = &[
     sandbox::SANDBOX,
     sandbox::CONTAINER_PROVIDER,
+    sandbox::PROVIDER_KIT,
     plan::PLAN,
     host::HOST,
     observe::STATS,

@@ -102,6 +102,12 @@ pub(super) const SANDBOX: &[ErrorCode] = &[
         O::Sandbox,
         "another runtime server holds the socket's `fabric.lock`",
     ),
+    code(
+        "host_busy",
+        None,
+        O::Sandbox,
+        "the runtime server is serving its maximum of 32 connections (MAX_CONNECTIONS); nothing was dispatched, try again",
+    ),
 ];
 
 /// The container environment provider (fabric-env-container; provider codes the core
@@ -130,5 +136,27 @@ pub(super) const CONTAINER_PROVIDER: &[ErrorCode] = &[
         Some(S::Prepare),
         O::Sandbox,
         "the container engine (podman) is missing or one of its commands failed; the message quotes its stderr",
+    ),];
+
+/// The subprocess and container environment providers' own codes (provider_kit; also the
+/// error's own code, like the container's above).
+pub(super) const PROVIDER_KIT: &[ErrorCode] = &[
+    code(
+        "invalid_settings",
+        Some(S::Prepare),
+        O::Sandbox,
+        "a provider's `environment.settings` member has the wrong type (the message names `settings.<member>`)",
+    ),
+    code(
+        "socket_path_too_long",
+        Some(S::Prepare),
+        O::Sandbox,
+        "the environment's runtime-server socket under `settings.root` would exceed the 107-byte unix socket path limit",
+    ),
+    code(
+        "prepare_failed",
+        Some(S::Prepare),
+        O::Sandbox,
+        "a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)",
     ),
 ];

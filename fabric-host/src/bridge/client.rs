@@ -73,20 +73,48 @@ impl Client {
             Response::failed(operation, &failure)
         };
         let remaining = deadline.saturating_duration_since(Instant::now());
-        if remaining.is_zero()
-            || stream.set_write_timeout(Some(remaining)).is_err()
-            || stream.write_all(&line).is_err()
-        {
+        if remaining.is_zero() || stream.set_write_timeout(Some(remaining)).is_err() {
             return uncertain();
+        }
+        if stream.write_all(&line).is_err() {
+            // A server at its connection limit may refuse before reading the request: its
+            // `host_busy` answer is still readable.
+            return match read_line(&mut stream, deadline) {
+                Ok(bytes) if is_busy(&bytes) => busy(operation),
+                _ => uncertain(),
+            };
         }
         let Ok(bytes) = read_line(&mut stream, deadline) else {
             return uncertain();
         };
         match decode_response(&bytes, request.operation) {
             Some(response) => response,
+            None if is_busy(&bytes) => busy(operation),
             None => uncertain(),
         }
     }
+}
+
+/// Whether `line` is a server's `host_busy` refusal (it names the request's operation, or
+/// "unknown" when the server refused before a whole request line had arrived).
+fn is_busy(line: &[u8]) -> bool {
+    bridge::decode_strict(line)
+        .ok()
+        .and_then(|value| serde_json::from_value::<Response>(value).ok())
+        .is_some_and(|response| {
+            response.status == Status::Failed
+                && response
+                    .error
+                    .is_some_and(|error| error.code == "host_busy")
+        })
+}
+
+/// The `host_busy` refusal of `operation`: nothing was dispatched.
+fn busy(operation: &str) -> Response {
+    Response::failed(
+        operation,
+        &Failure::new("host_busy", BridgeStage::Transport),
+    )
 }
 
 /// `$FABRIC_HOST_SOCKET`, else `/sandbox/fabric.sock`.

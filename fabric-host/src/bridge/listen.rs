@@ -1,6 +1,7 @@
 //! The runtime server's socket: exclusive ownership (`fabric.lock`), the `fabric.unclean`
 //! marker, a private (0600) unix socket, and one std thread per connection reading one
-//! bounded request line and writing one response line.
+//! bounded request line and writing one response line, at most [`MAX_CONNECTIONS`] at once
+//! (one more is answered `host_busy` and closed by the accepting thread).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
@@ -9,11 +10,12 @@ use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt}
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use fabric_config::bridge::{
-    BridgeStage, Failure, LOCK_FILE, READ_SECONDS, REQUEST_LIMIT, Response, UNCLEAN_FILE,
+    BridgeStage, Failure, LOCK_FILE, MAX_CONNECTIONS, Operation, READ_SECONDS, REQUEST_LIMIT,
+    Response, UNCLEAN_FILE,
 };
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token, Waker};
@@ -79,6 +81,8 @@ pub struct Server {
     _lock: File,
     poll: Poll,
     stopper: Stopper,
+    /// Connections being served (their threads).
+    active: Arc<AtomicUsize>,
 }
 
 impl Server {
@@ -201,6 +205,7 @@ impl Server {
                 waker: Arc::new(waker),
                 stopping: Arc::new(AtomicBool::new(false)),
             },
+            active: Arc::new(AtomicUsize::new(0)),
         })
     }
 
@@ -251,13 +256,22 @@ impl Server {
         loop {
             match self.listener.accept() {
                 Ok((stream, _)) => {
+                    if self.active.load(Ordering::Acquire) >= MAX_CONNECTIONS {
+                        refuse_busy(stream);
+                        continue;
+                    }
                     let runtime = Arc::clone(&self.runtime);
+                    let slot = Slot::take(&self.active);
                     let spawned = std::thread::Builder::new()
                         .name("fabric-bridge-conn".into())
-                        .spawn(move || serve_connection(&runtime, stream));
+                        .spawn(move || {
+                            let _slot = slot;
+                            serve_connection(&runtime, stream);
+                        });
                     if spawned.is_err() {
-                        // Out of threads: the dropped stream tells the client (host_unavailable
-                        // or invalid_response on its side); nothing was dispatched.
+                        // Out of threads: the dropped stream (and slot) tell the client
+                        // (host_unavailable or invalid_response on its side); nothing was
+                        // dispatched.
                         continue;
                     }
                 }
@@ -267,6 +281,59 @@ impl Server {
             }
         }
     }
+}
+
+/// One of the [`MAX_CONNECTIONS`] serving slots, given back when dropped (also when the
+/// connection's thread unwinds or was never spawned).
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(active: &Arc<AtomicUsize>) -> Slot {
+        active.fetch_add(1, Ordering::AcqRel);
+        Slot(Arc::clone(active))
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Answers a connection beyond [`MAX_CONNECTIONS`] on the accepting thread without waiting
+/// for it: what the client already sent is drained (so closing does not reset the
+/// connection), the refusal names the request's operation when a whole line had arrived
+/// ("unknown" otherwise; the bridge client accepts either), then the socket is closed.
+fn refuse_busy(mut stream: UnixStream) {
+    let _ = stream.set_nonblocking(true);
+    let mut received = Vec::new();
+    let mut chunk = [0u8; 65536];
+    while received.len() <= REQUEST_LIMIT {
+        match stream.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => received.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    let operation = received
+        .iter()
+        .position(|b| *b == b'\n')
+        .and_then(|end| serde_json::from_slice::<serde_json::Value>(&received[..end]).ok())
+        .and_then(|request| {
+            let name = request.get("operation")?.as_str()?.to_owned();
+            Operation::ALL
+                .iter()
+                .any(|known| known.as_str() == name)
+                .then_some(name)
+        })
+        .unwrap_or_else(|| "unknown".to_owned());
+    let refusal = Response::failed(
+        &operation,
+        &Failure::new("host_busy", BridgeStage::Transport),
+    );
+    let _ = stream.write_all(&refusal.encode());
+    let _ = stream.shutdown(std::net::Shutdown::Write);
 }
 
 /// Reads one request line (≤ 512 KiB, within 10 s), serves it, writes the response line.

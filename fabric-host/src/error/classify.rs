@@ -109,6 +109,15 @@ impl HostError {
             {
                 ErrorClass::Config
             }
+            // A provider's own codes for settings the caller must change.
+            HostError::Provider { code, .. }
+                if matches!(
+                    *code,
+                    "invalid_settings" | "socket_path_too_long" | "sandbox_image_unpinned"
+                ) =>
+            {
+                ErrorClass::Config
+            }
             HostError::InvalidRequest { .. } | HostError::RequestTooLarge { .. } => {
                 ErrorClass::Config
             }

@@ -277,7 +277,9 @@ impl Runtime {
     }
 
     /// Copies the result's relative artifacts from the environment's artifact root to
-    /// `<host root>/<runtime_id>/<invocation_id>/` and points the manifest there. A refused
+    /// `<host root>/<runtime_id>/<invocation_id>/` (the environment's own
+    /// `.fabric/<runtime_id>/<invocation_id>/` prefix flattened away, so that directory holds
+    /// what a local runtime's does) and points the manifest there. A refused
     /// collection (a limit, a provider failure) keeps the environment paths and adds an
     /// `artifacts_not_collected` event; the result's status is unchanged.
     fn collect_remote_artifacts(&self, result: &mut RunResult) {
@@ -295,13 +297,24 @@ impl Runtime {
             return;
         }
         let sub = format!("{}/{}", self.runtime_id, result.invocation_id);
+        // The environment's core files of this invocation (`.fabric/<runtime_id>/
+        // <invocation_id>/stdout.txt`, ...) land directly in `<runtime_id>/<invocation_id>/`,
+        // unless an adapter artifact already has that name there.
+        let nested = format!(".fabric/{sub}/");
+        let host_path = |path: &str| {
+            let flat = path
+                .strip_prefix(&nested)
+                .filter(|rest| !relative.iter().any(|other| other == rest))
+                .unwrap_or(path);
+            format!("{sub}/{flat}")
+        };
         let host_root = self.home.root().to_path_buf();
         let copied = self
             .environment
             .collect_artifacts(&relative)
             .and_then(|files| {
                 for (path, bytes) in &files {
-                    let target = host_root.join(&sub).join(path);
+                    let target = host_root.join(host_path(path));
                     if let Some(parent) = target.parent() {
                         private_dir(parent, Stage::Artifact)?;
                     }
@@ -319,7 +332,7 @@ impl Runtime {
             Ok(copied) => {
                 for artifact in &mut result.artifacts.artifacts {
                     if copied.contains(&artifact.path) {
-                        artifact.path = format!("{sub}/{}", artifact.path);
+                        artifact.path = host_path(&artifact.path);
                     } else if is_plain_relative(&artifact.path) {
                         artifact.path = Path::new(&env_root)
                             .join(&artifact.path)

@@ -1,18 +1,23 @@
-"""The package's public names load lazily; an adapter host's import stays light.
+"""What a cold run pays beyond the adapter's own start-up (bench/README.md).
 
 An adapter host imports ``fabric_core.adapter_evidence`` (standard library only) at start;
 importing the package must not load the SDK's models, the FFI or the client with it (that
-cost every host's start-up and shutdown, and so every cold run, tens of milliseconds).
+cost every host's start-up and shutdown, and so every cold run, tens of milliseconds): the
+package's public names load lazily. A host that exits on ``stop`` is reaped without any
+escalation, and the run's events carry the marks the benchmark splits a cold run by.
 """
 
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 import fabric_core
 
@@ -68,3 +73,26 @@ def test_the_type_checking_imports_match_the_lazy_table() -> None:
         assert isinstance(node, ast.ImportFrom)
         declared[node.module] = tuple(alias.name for alias in node.names)
     assert declared == fabric_core._EXPORTS
+
+
+def test_an_echo_host_that_exits_on_stop_is_reaped_without_escalation(monkeypatch) -> None:
+    from fcsupport import ECHO_DIR, echo_adapter_importable, echo_config_mapping
+
+    if not echo_adapter_importable():
+        if os.environ.get("CI"):
+            pytest.fail("fabric_python_echo / nemo_fabric_adapters must be importable in CI")
+        pytest.skip("fabric_python_echo / nemo_fabric_adapters are not importable here")
+    paths = [str(ECHO_DIR / "src"), str(PACKAGE_DIR.parent), os.environ.get("PYTHONPATH")]
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, paths)))
+
+    config = fabric_core.FabricConfig.from_mapping(echo_config_mapping())
+    result = asyncio.run(fabric_core.Fabric().run(config, input="cold"))
+    assert result.status == "succeeded"
+    events = {event.kind: event for event in result.events}
+    stop = events["runtime_stop"].metadata
+    assert stop["escalation"] == "none"
+    assert stop["host_crashed"] is False
+    assert stop["host_exit"] == "exit code 0"
+    # The marks bench/python/side_by_side.py splits a cold run by, in order.
+    marks = [events[kind].timestamp_millis for kind in ("runtime_start", "invocation_end", "runtime_stop")]
+    assert marks == sorted(marks)

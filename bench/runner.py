@@ -8,7 +8,8 @@ git checkout):
 * Python: our binding (``fabric_core``) vs upstream's SDK (``nemo_fabric`` 0.5.0), both
   driven by bench/python/side_by_side.py on the Python echo adapter: plan, warm invoke
   (plain loop; after 60 ms idle; alternating with a cold run), cold run, 64 runtimes x 20
-  invokes, system stats on and off.
+  invokes, system stats on and off; the adapter's own start-up as the cold run's reference
+  and where our cold run goes (from its RunResult's event timestamps).
 * Binding overhead: warm invoke on the Rust scripted adapter through the C ABI itself
   (bench/bindings/c_bench.c), Go, Node and Python vs our Rust call
   (bench/bindings/rust_bench.rs) with the same config.

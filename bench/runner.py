@@ -8,7 +8,8 @@ git checkout):
 * Python: our binding (``fabric_core``) vs upstream's SDK (``nemo_fabric`` 0.5.0), both
   driven by bench/python/side_by_side.py on the Python echo adapter: plan, warm invoke
   (plain loop; after 60 ms idle; alternating with a cold run), cold run, 64 runtimes x 20
-  invokes, system stats on and off.
+  invokes, system stats on and off; the adapter's own start-up as the cold run's reference
+  and where our cold run goes (from its RunResult's event timestamps).
 * Binding overhead: warm invoke on the Rust scripted adapter through the C ABI itself
   (bench/bindings/c_bench.c), Go, Node and Python vs our Rust call
   (bench/bindings/rust_bench.rs) with the same config.
@@ -35,6 +36,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench/python"))
+from side_by_side import HOST_IMPORTS  # noqa: E402
+
+# Where our cold run goes (side_by_side.py's `phases`, from the RunResult's event timestamps).
+COLD_PHASES = [
+    ("to_start", "call → `runtime_start` (plan, spawn, the host's interpreter + imports, `start`)"),
+    ("invoke", "`runtime_start` → `invocation_end` (the invoke)"),
+    ("stop", "`invocation_end` → `runtime_stop` (`stop`, the host's own shutdown, the reap)"),
+    ("after_stop", "`runtime_stop` → the call returns (the result's assembly, the binding's decoding)"),
+]
 
 # (key, label, phase, extra args, unit, better)
 PYTHON_ROWS = [
@@ -81,6 +92,10 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
         key: {"fabric_core": [], "nemo_fabric": []} for key, *_ in PYTHON_ROWS
     }
     startup: list[float] = []
+    # Compile the adapter's and the evidence helper's bytecode once, as an installed package
+    # has it: hosts run with PYTHONDONTWRITEBYTECODE=1, so a source tree that no process has
+    # imported yet would be compiled again by every host (and by the reference).
+    subprocess.run([args.python, "-c", HOST_IMPORTS], cwd=cwd, env=env, check=True)
     for index in range(args.rounds):
         sides = ["fabric_core", "nemo_fabric"]
         if index % 2:
@@ -133,9 +148,16 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
         label = label.format(fanout=args.fanout)
         lines.append(f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} | {ratio} |")
     adapter = median(startup)
-    lines.append(f"| reference: the adapter's own start-up (interpreter + imports) | {fmt(adapter, 'ms')} | | | | |")
+    lines.append(
+        "| reference: the adapter's own start-up (a fresh interpreter importing what its host imports, until it exits) "
+        f"| {fmt(adapter, 'ms')} | | | | |"
+    )
     if cold_ours is not None and adapter is not None:
         lines.append(f"| cold run minus the adapter's start-up (ours) | {fmt(cold_ours - adapter, 'ms')} | | | | |")
+    phases = [r["phases"] for r in rounds["cold"]["fabric_core"] if "phases" in r]
+    for key, label in COLD_PHASES:
+        value = median([p.get(key) for p in phases])
+        lines.append(f"| our cold run, {label} | {fmt(value, 'ms')} | | | | |")
     return lines
 
 

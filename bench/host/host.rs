@@ -1,4 +1,6 @@
-//! Hosting benchmarks for our core (compare with upstream: `python3 bench/host/compare.py`).
+//! Hosting benchmarks for our core, in-process from Rust (ours only: upstream has no Rust
+//! caller, so no row here has an upstream counterpart; the same-caller comparison with
+//! upstream is `bash bench/run.sh`, see bench/README.md).
 //!
 //! `cargo bench -p fabric-host --bench host` (optimized) or
 //! `cargo run -p fabric-host --bench host` is not available for benches, so the debug
@@ -13,7 +15,11 @@
 //! - `python_*` (when a Python with `nemo-fabric-adapters-common` is found through
 //!   `FABRIC_BENCH_PYTHON`, `FABRIC_TEST_PYTHON` or the repository's `.venv/bin/python`): the
 //!   same warm invoke on the python-echo adapter, cold `run` (start + invoke + stop), the
-//!   interpreter's bare start-up (`python -c pass`), and 64 runtimes × 20 invocations.
+//!   interpreter's bare start-up (`python -c pass`), the adapter's own start-up (importing
+//!   what its host imports, with the host's environment), and 64 runtimes × 20 invocations.
+//! - `ignore_stop_run`, `invoke_timeout_2s`: behaviour with a host that ignores `stop` and
+//!   `SIGTERM` (the stop escalates to `SIGKILL` after the grace period and the term wait)
+//!   and with a 2 s invoke timeout (the invocation fails with `timeout` when it fires).
 //! - `idle_runtime_core_bytes`: this process's RSS growth per idle scripted runtime.
 //!
 //! Environment: `FABRIC_BENCH_RUNS` scales the measured invocations.
@@ -35,9 +41,7 @@ fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
-/// The bench config: the same JSON as bench/host/upstream.py uses, plus
-/// `"system_stats": null` — upstream 0.5.0 collects no invocation system stats, so ours
-/// are disabled for a like-for-like comparison (`scripted_warm_invoke_with_stats_us`
+/// The bench config, with `"system_stats": null` (`scripted_warm_invoke_with_stats_us`
 /// measures the default). The python-echo module is importable through PYTHONPATH.
 fn config(adapter: &str, descriptor: &Path, settings: Value) -> FabricConfig {
     let mut value = json!({
@@ -294,14 +298,21 @@ fn main() {
             "python_startup_ms".into(),
             json!({"median": percentile(&mut startup, 0.5)}),
         );
-        // The adapter's own start-up: interpreter plus importing the adapter module (its
-        // dependencies are upstream's packages); neither core can go below this.
+        // The adapter's own start-up: interpreter plus what its host imports before the
+        // first request (bench/python/side_by_side.py's HOST_IMPORTS), with the environment
+        // the core gives a python host; no core can go below this.
+        let host_imports = "import runpy\nimport concurrent.futures.thread\n\
+                            import fabric_python_echo.adapter\n\
+                            try:\n    import fabric_core.adapter_evidence\n\
+                            except ImportError:\n    pass\n";
         let mut import: Vec<f64> = (0..runs(20).min(30))
             .map(|_| {
                 let began = Instant::now();
                 let status = Command::new(&python)
-                    .args(["-c", "import fabric_python_echo.adapter"])
+                    .args(["-c", host_imports])
                     .env("PYTHONPATH", repo_root().join("adapters/python-echo/src"))
+                    .env("PYTHONUNBUFFERED", "1")
+                    .env("PYTHONDONTWRITEBYTECODE", "1")
                     .status()
                     .expect("python import");
                 assert!(status.success());

@@ -62,7 +62,7 @@ fn measure(name: &str, runs: usize, mut f: impl FnMut()) {
     );
 }
 
-/// The benchmark config (also used by `bench_plan.py` for upstream).
+/// The benchmark config.
 fn bench_config() -> Value {
     json!({
         "schema_version": "fabric.agent/v1alpha1",

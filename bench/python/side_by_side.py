@@ -12,7 +12,17 @@ a child process and is not counted on either side).
 Phases: ``plan``; ``warm`` (a warm runtime invoked in a plain loop, or with ``--gap`` work
 between the measured invokes: the alternating-loop artifact, bench/README.md); ``cold``
 (``Fabric.run`` per call); ``fanout`` (64 runtimes x 20 invokes, invocations/s of the invoke
-phase); ``startup`` (the adapter's own start-up: a fresh interpreter importing it).
+phase); ``startup`` (the adapter's own start-up: a fresh interpreter with the adapter host's
+environment importing what the host imports, running nothing, until it has exited).
+
+The ``cold`` phase of ``fabric_core`` also reports where each run's time went, from the
+RunResult's own event timestamps (Unix milliseconds, the same clock as ``time.time()``):
+``to_start`` (the call until ``runtime_start``: plan, spawn, the host's interpreter and
+imports, the ``start`` handshake), ``invoke`` (``runtime_start`` to ``invocation_end``),
+``stop`` (``invocation_end`` to ``runtime_stop``: the ``stop`` request, the host's own
+shutdown, the reap) and ``after_stop`` (``runtime_stop`` until the call returned: the
+result's assembly and its decoding in the binding). Upstream 0.5.0 stamps its invocation
+events when it assembles the result, so its events do not split a run the same way.
 """
 
 from __future__ import annotations
@@ -30,6 +40,21 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
+
+# What the echo adapter's host imports before it reads its first request (`python -m
+# fabric_python_echo`: runpy, the adapter, fabric_core's evidence helper when importable,
+# upstream's lifecycle host and the stdin reader thread it starts).
+HOST_IMPORTS = """\
+import runpy
+import concurrent.futures.thread
+import fabric_python_echo.adapter
+try:
+    import fabric_core.adapter_evidence
+except ImportError:
+    pass
+"""
+# What the core adds to a python host's environment (fabric-host/src/launch.rs).
+HOST_ENV = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 
 
 def config_mapping(stats_off: bool) -> dict[str, Any]:
@@ -85,16 +110,40 @@ async def phase_warm(fabric: Any, config: Any, n: int, gap: str, idle_ms: float)
     return summary(samples, cpu_spent, 1e3)  # ms
 
 
-async def phase_cold(fabric: Any, config: Any, n: int) -> dict[str, Any]:
+def split(called_ms: float, returned_ms: float, events: Any) -> dict[str, float] | None:
+    """Where one run went, from its events' timestamps (ms); None when one is missing."""
+    stamps = {event.kind: event.timestamp_millis for event in events}
+    marks = [stamps.get(kind) for kind in ("runtime_start", "invocation_end", "runtime_stop")]
+    if None in marks:
+        return None
+    start, invoked, stopped = marks
+    return {
+        "to_start": start - called_ms,
+        "invoke": invoked - start,
+        "stop": stopped - invoked,
+        "after_stop": returned_ms - stopped,
+    }
+
+
+async def phase_cold(fabric: Any, config: Any, n: int, sdk: str) -> dict[str, Any]:
     samples: list[float] = []
+    phases: list[dict[str, float]] = []
     before = cpu()
     for index in range(n):
+        called = time.time()
         started = time.perf_counter()
         result = await fabric.run(config, input=f"cold {index}")
         samples.append(time.perf_counter() - started)
+        returned = time.time()
         if result.status != "succeeded":
             raise RuntimeError(f"run {index}: {result.status}")
-    return summary(samples, cpu() - before, 1e3)  # ms
+        parts = split(called * 1e3, returned * 1e3, result.events) if sdk == "fabric_core" else None
+        if parts is not None:
+            phases.append(parts)
+    out = summary(samples, cpu() - before, 1e3)  # ms
+    if phases:
+        out["phases"] = {key: statistics.median(p[key] for p in phases) for key in phases[0]}
+    return out
 
 
 async def phase_fanout(fabric: Any, config: Any, runtimes: int, invokes: int) -> dict[str, Any]:
@@ -126,10 +175,11 @@ async def phase_fanout(fabric: Any, config: Any, runtimes: int, invokes: int) ->
 
 def phase_startup(n: int) -> dict[str, Any]:
     python = os.environ.get("ADAPTER_PYTHON", sys.executable)
+    env = {**os.environ, **HOST_ENV}
     samples: list[float] = []
     for _ in range(n):
         started = time.perf_counter()
-        subprocess.run([python, "-c", "import fabric_python_echo.adapter"], check=True)
+        subprocess.run([python, "-c", HOST_IMPORTS], env=env, check=True)
         samples.append(time.perf_counter() - started)
     return summary(samples, 0.0, 1e3)  # ms
 
@@ -163,7 +213,7 @@ def main() -> int:
         elif args.phase == "warm":
             result = asyncio.run(phase_warm(fabric, config, args.n, args.gap, args.idle_ms))
         elif args.phase == "cold":
-            result = asyncio.run(phase_cold(fabric, config, args.n))
+            result = asyncio.run(phase_cold(fabric, config, args.n, args.sdk))
         else:
             result = asyncio.run(phase_fanout(fabric, config, args.runtimes, args.invokes))
     print(json.dumps({"sdk": args.sdk, "phase": args.phase, "stats_off": args.stats_off, "gap": args.gap, **result}))

@@ -102,8 +102,10 @@ pub struct Host {
     /// would break the protocol and make the runtime terminal).
     max_line: usize,
     terminal: Mutex<Option<HostError>>,
-    /// Microseconds the last request took (0 before the first): decides whether waiting
-    /// polls briefly before sleeping.
+    /// Microseconds the last request took (`u64::MAX` before the first): decides whether
+    /// waiting polls briefly before sleeping. A host's first request (`start`, behind its
+    /// interpreter's start-up) is never fast, so neither the caller nor the reactor spins
+    /// for it.
     last_round_trip_us: AtomicU64,
 }
 
@@ -177,7 +179,7 @@ impl Host {
             sink,
             max_line,
             terminal: Mutex::new(None),
-            last_round_trip_us: AtomicU64::new(0),
+            last_round_trip_us: AtomicU64::new(u64::MAX),
         })
     }
 

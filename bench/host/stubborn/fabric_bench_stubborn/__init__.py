@@ -2,5 +2,5 @@
 
 Written against upstream's `nemo-fabric-adapters-common` `lifecycle.serve`. It ignores
 SIGTERM, never returns from `stop()`, and sleeps 30 s when the input is "sleep". Used by
-bench/host/host.rs and bench/host/upstream.py to time the same faults on both cores.
+bench/host/host.rs to show the stop escalation and the invoke timeout (behaviour, not speed).
 """

@@ -136,7 +136,8 @@ pub(super) const CONTAINER_PROVIDER: &[ErrorCode] = &[
         Some(S::Prepare),
         O::Sandbox,
         "the container engine (podman) is missing or one of its commands failed; the message quotes its stderr",
-    ),];
+    ),
+];
 
 /// The subprocess and container environment providers' own codes (provider_kit; also the
 /// error's own code, like the container's above).

@@ -254,19 +254,11 @@ class Fabric:
         ``service_type``, adapter-defined ``connection``, ``metadata``). Releasing the
         returned service detaches Fabric without stopping the caller's deployment."""
 
-        if isinstance(reference, ServiceReference):
-            reference_map = reference.to_mapping()
-        elif isinstance(reference, Mapping):
-            reference_map = json_mapping(reference, "service reference")
-        else:
-            raise FabricConfigError(
-                "reference must be a ServiceReference",
-                stage="config",
-                code="invalid_service_reference",
-            )
+        reference_bytes = _reference_json(
+            reference, ServiceReference, "service reference", "a ServiceReference", "invalid_service_reference"
+        )
         library = self._lib()
         payload = config_json(config)
-        reference_bytes = dumps(reference_map)
         options = options_arg(base_dir=base_dir, start_timeout_seconds=start_timeout_seconds)
 
         def attach() -> tuple[int, str]:
@@ -309,19 +301,15 @@ class Fabric:
         caller's: ``release_environment`` only detaches. ``info["reference"]`` of any
         environment is a reference this method accepts."""
 
-        if isinstance(reference, EnvironmentReference):
-            reference_map = reference.to_mapping()
-        elif isinstance(reference, Mapping):
-            reference_map = json_mapping(reference, "environment reference")
-        else:
-            raise FabricConfigError(
-                "reference must be an EnvironmentReference",
-                stage="config",
-                code="invalid_environment_reference",
-            )
+        reference_bytes = _reference_json(
+            reference,
+            EnvironmentReference,
+            "environment reference",
+            "an EnvironmentReference",
+            "invalid_environment_reference",
+        )
         library = self._lib()
         payload = config_json(config)
-        reference_bytes = dumps(reference_map)
         options = options_arg(base_dir=base_dir)
 
         def attach() -> tuple[int, str]:
@@ -547,3 +535,13 @@ def inspect_adapter(
 
 
 __all__ = ["Fabric", "inspect_adapter"]
+
+
+def _reference_json(reference: Any, model: type[Any], what: str, expected: str, code: str) -> bytes:
+    """A service or environment reference (its model or a plain mapping) as the C ABI's JSON."""
+
+    if isinstance(reference, model):
+        return dumps(reference.to_mapping())
+    if isinstance(reference, Mapping):
+        return dumps(json_mapping(reference, what))
+    raise FabricConfigError(f"reference must be {expected}", stage="config", code=code)

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fabric_config::{ErrorInfo, Stage};
-use fabric_host::collector::{Collector, CollectorOptions, PUT_TIMEOUT};
+use fabric_relay::collector::{Collector, CollectorOptions, PUT_TIMEOUT};
 use serde_json::json;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;

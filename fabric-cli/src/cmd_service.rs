@@ -146,7 +146,10 @@ fn release(args: ReleaseArgs) -> ExitCode {
         .with_metadata("path", "pid");
         return print_error(&info, EXIT_INVALID);
     }
-    if let Err(error) = crate::sys::terminate(pid) {
+    let signalled = i32::try_from(pid)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+        .and_then(|pid| fabric_reactor::sys::signal_process(pid, fabric_reactor::sys::SIGTERM));
+    if let Err(error) = signalled {
         let info = ErrorInfo::new(
             Stage::Stop,
             "invalid_argument",

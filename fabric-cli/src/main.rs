@@ -7,6 +7,8 @@
 //! stdout as well. `run` on a terminal prints readable text instead (see cmd_run.rs);
 //! `--json` keeps JSON.
 
+#![forbid(unsafe_code)]
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,7 +28,6 @@ mod human;
 mod interrupt;
 mod output;
 mod stream;
-mod sys;
 
 /// Configure, plan, run and observe NeMo Fabric agent harnesses.
 #[derive(Debug, Parser)]

@@ -624,7 +624,7 @@ fn the_rust_client_bounds_a_call_and_never_replays() {
     let socket = dir.path().join("fabric.sock");
     let listener = UnixListener::bind(&socket).expect("bind");
     let holder = std::thread::spawn(move || listener.accept().map(|(stream, _)| stream));
-    let mut client = fabric_host::bridge::Client::new(&socket);
+    let mut client = fabric_sandbox::bridge::Client::new(&socket);
     client.set_timeout(Duration::from_secs(1));
     let request = Request {
         operation: Operation::Stop,
@@ -643,12 +643,12 @@ fn the_rust_client_bounds_a_call_and_never_replays() {
 #[test]
 fn shutdown_rejects_new_work_with_host_stopping() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = fabric_host::bridge::RuntimeServer::new(dir.path());
+    let server = fabric_host::RuntimeServer::new(dir.path());
     let check = server.handle_line(b"{\"interface_version\":2,\"operation\":\"check\"}\n");
     assert_eq!(check.result["outcome"], "passed");
     assert_eq!(
         server.shutdown(),
-        fabric_host::bridge::ShutdownOutcome::Clean { used: false }
+        fabric_sandbox::bridge::ShutdownOutcome::Clean { used: false }
     );
     let stop = server.handle_line(
         b"{\"interface_version\":2,\"operation\":\"stop\",\"agent\":\"a\",\"runtime_id\":\"r\"}\n",

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use fabric_host::procfs::{self, ProcStat};
+use fabric_stats::ProcStat;
+use fabric_stats::procs::{self as procfs};
 use serde_json::{Value, json};
 use support::{ensure_scripted_adapter, repo_root};
 

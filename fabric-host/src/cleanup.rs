@@ -19,8 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once, OnceLock};
 use std::time::{Duration, Instant};
 
-use crate::engine::{Engine, StopPolicy};
-use crate::sys;
+use crate::hosts::{HostsHandle, StopPolicy};
+use fabric_reactor::sys;
 
 /// The owner lock inside every temporary root.
 pub(crate) const LOCK_FILE: &str = ".owner.lock";
@@ -132,9 +132,9 @@ fn kill_leftovers(runtime_id: &str) {
     let entry = format!("FABRIC_RUNTIME_ID={runtime_id}");
     let me = std::process::id();
     let uid = sys::effective_uid();
-    for stat in crate::procfs::with_env_entry(proc_root, &entry) {
+    for stat in fabric_stats::procs::with_env_entry(proc_root, &entry) {
         let ours = fs::metadata(proc_root.join(stat.pid.to_string())).is_ok_and(|m| m.uid() == uid);
-        let same = crate::procfs::read_stat(proc_root, stat.pid)
+        let same = fabric_stats::procs::read_stat(proc_root, stat.pid)
             .is_some_and(|now| now.start_time == stat.start_time);
         if ours
             && same
@@ -176,7 +176,7 @@ pub fn shutdown(policy: StopPolicy) -> ShutdownReport {
     let began = Instant::now();
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
     let mut hosts_left = 0;
-    if let Some(engine) = Engine::running()
+    if let Some(engine) = HostsHandle::running()
         && engine.stop_all(policy).is_ok()
     {
         let deadline = began + policy.term_wait + policy.kill_wait;
@@ -205,7 +205,7 @@ pub fn shutdown(policy: StopPolicy) -> ShutdownReport {
 /// [`shutdown`].
 pub fn kill_all_hosts() {
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
-    if let Some(engine) = Engine::running() {
+    if let Some(engine) = HostsHandle::running() {
         let _ = engine.kill_all();
     }
 }

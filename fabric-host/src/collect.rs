@@ -24,8 +24,8 @@ use serde_json::Value;
 
 use crate::home::private_file;
 use crate::result::event;
-use crate::stderr::Capture;
 use crate::workspace::{self, Snapshot};
+use fabric_reactor::stderr::Capture;
 
 /// Largest `stdout.txt` / `stderr.txt` kept (bytes, before the marker).
 pub(crate) const LOG_CAP: usize = 4 * 1024 * 1024;

@@ -16,10 +16,10 @@ use serde_json::Value;
 
 use crate::error::HostError;
 use crate::ids;
-use crate::provider::{self, LIFECYCLE_TIMEOUT, ProviderClient};
 use fabric_config::provider::{
     ArtifactsOutput, ExecOutput, ProviderEnvironment, ProviderOperation,
 };
+use fabric_sandbox::provider::{self, LIFECYCLE_TIMEOUT, ProviderClient};
 use std::time::Duration;
 
 /// How much longer than an `exec`'s own deadline the core waits for the provider's answer.
@@ -248,11 +248,11 @@ impl Environment {
             stage,
         )?;
         serde_json::from_value(output).map_err(|error| {
-            remote.client.error(
+            HostError::from(remote.client.error(
                 stage,
                 "provider_protocol_error",
                 format!("the provider's environment is malformed: {error}"),
-            )
+            ))
         })
     }
 
@@ -301,7 +301,7 @@ impl Environment {
                 format!("the artifacts output is malformed: {error}"),
             )
         })?;
-        provider::check_artifacts(&output, stage)
+        Ok(provider::check_artifacts(&output, stage)?)
     }
 
     /// Sends one bridge request object to the environment's runtime server
@@ -487,7 +487,7 @@ impl Environment {
             Stage::Release,
         );
         remote.client.close();
-        outcome.map(drop)
+        outcome.map(drop).map_err(HostError::from)
     }
 
     /// Whether [`Environment::release`] was called.

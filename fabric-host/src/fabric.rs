@@ -9,9 +9,9 @@ use fabric_config::plan::{DoctorReport, RunPlan};
 use fabric_config::result::RunResult;
 use fabric_config::{CallOptions, FabricConfig};
 
-use crate::relay_stream::{RelayStream, RelayStreaming};
 use fabric_config::{RunRequest, Stage};
 use fabric_plan::PlanOptions;
+use fabric_relay::streaming::{RelayStream, RelayStreaming};
 use serde_json::Value;
 
 use crate::environment::Environment;
@@ -496,7 +496,7 @@ fn streaming_plan<'a>(
     match &options.relay_streaming {
         None => Ok((std::borrow::Cow::Borrowed(plan), None)),
         Some(streaming) => {
-            let (relay, patched) = crate::relay_stream::prepare(plan, streaming)?;
+            let (relay, patched) = fabric_relay::streaming::prepare(plan, streaming)?;
             Ok((std::borrow::Cow::Owned(patched), Some(relay)))
         }
     }

@@ -15,12 +15,12 @@ use mio::unix::pipe;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::engine::{
-    Engine, Escalation, HostInit, HostKey, Notify, PendingReply, SPIN, StopPolicy,
-};
 use crate::error::{Diagnostics, HostError, ProtocolViolation};
-use crate::stderr::StderrSink;
-use crate::sys;
+use crate::hosts::{
+    Escalation, HostInit, HostKey, HostsHandle, Notify, PendingReply, SPIN, StopPolicy,
+};
+use fabric_reactor::stderr::StderrSink;
+use fabric_reactor::sys;
 
 /// Default cap of one protocol line from a host (16 MiB).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -60,7 +60,7 @@ impl HostSpec {
             env: Vec::new(),
             cwd: PathBuf::from("."),
             stderr_log: None,
-            stderr_log_bytes: crate::stderr::DEFAULT_STDERR_LOG_BYTES,
+            stderr_log_bytes: fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES,
             secrets: Vec::new(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             use_pidfd: true,
@@ -93,7 +93,7 @@ pub struct StopReport {
 /// by the reactor (a second concurrent call gets `runtime_busy`).
 #[derive(Debug)]
 pub struct Host {
-    engine: &'static Engine,
+    engine: HostsHandle,
     key: HostKey,
     pid: u32,
     started_at: SystemTime,
@@ -113,9 +113,9 @@ impl Host {
     /// Spawns the host in its own session/process group with piped stdio and registers it
     /// on the reactor.
     pub fn launch(mut spec: HostSpec) -> Result<Host, HostError> {
-        let engine = Engine::global().map_err(|reason| HostError::EngineUnavailable {
+        let engine = HostsHandle::global().map_err(|error| HostError::EngineUnavailable {
             stage: Stage::Start,
-            reason,
+            reason: error.reason().to_owned(),
         })?;
         let program = spec.program.to_string_lossy().into_owned();
         let launch_error = |reason: String| HostError::Launch {
@@ -125,7 +125,7 @@ impl Host {
         };
         let log = match &spec.stderr_log {
             Some(path) => Some(
-                crate::stderr::LogRing::open(path, spec.stderr_log_bytes)
+                fabric_reactor::stderr::LogRing::open(path, spec.stderr_log_bytes)
                     .map_err(|error| launch_error(format!("stderr log: {error}")))?,
             ),
             None => None,
@@ -136,7 +136,7 @@ impl Host {
                 reason: "the process is shutting down".into(),
             });
         }
-        let spawned = crate::spawner::spawn(sys::SpawnSpec {
+        let spawned = fabric_reactor::spawner::spawn(sys::SpawnSpec {
             program: std::mem::take(&mut spec.program),
             args: std::mem::take(&mut spec.args),
             env: std::mem::take(&mut spec.env),
@@ -199,7 +199,7 @@ impl Host {
     }
 
     /// Ends the per-invocation stderr copy (`None` when none was started).
-    pub(crate) fn take_stderr_capture(&self) -> Option<crate::stderr::Capture> {
+    pub(crate) fn take_stderr_capture(&self) -> Option<fabric_reactor::stderr::Capture> {
         self.sink.take_capture()
     }
 

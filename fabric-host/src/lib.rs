@@ -50,51 +50,42 @@
 //! # Ok::<(), fabric_host::HostError>(())
 //! ```
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
-pub mod bridge;
 mod cleanup;
 mod collect;
-pub mod collector;
-mod engine;
 mod environment;
 mod error;
 mod evidence;
 mod extensions;
-mod external_collector;
 mod fabric;
 #[doc(hidden)]
 pub mod fuzz;
 mod home;
 mod host;
+mod hosts;
 mod ids;
 mod launch;
 mod live;
-mod loopback;
-pub mod procfs;
-pub mod provider;
-pub mod relay_stream;
 mod result;
 mod runtime;
+mod served;
 mod service;
-mod slots;
-mod spawner;
-mod stderr;
 mod stream;
-#[allow(unsafe_code)]
-mod sys;
 mod telemetry;
 mod workspace;
 
 pub use cleanup::{ShutdownReport, kill_all_hosts, shutdown};
-pub use engine::{EngineStats, Escalation, Notify, StopPolicy, engine_stats};
 pub use environment::Environment;
 pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
 pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo};
+pub use fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES;
+pub use fabric_relay::StreamNext;
+pub use fabric_relay::streaming::RelayStreaming;
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
-pub use relay_stream::RelayStreaming;
+pub use hosts::{EngineStats, Escalation, Notify, StopPolicy, engine_stats};
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, PendingInvoke, Runtime, RuntimeOptions};
+pub use served::{RuntimeServer, SERVER_SOURCE_ID};
 pub use service::Service;
-pub use stderr::DEFAULT_STDERR_LOG_BYTES;
-pub use stream::{AtofStream, COMPLETION_WAIT, OpenAiStream, PullStream, StreamBatch, StreamNext};
+pub use stream::{AtofStream, COMPLETION_WAIT, OpenAiStream, PullStream, StreamBatch};

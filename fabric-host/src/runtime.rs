@@ -13,12 +13,12 @@ use fabric_config::{ErrorInfo, RunRequest, Stage};
 use serde_json::{Value, json};
 
 use crate::collect::Collector;
-use crate::engine::StopPolicy;
 use crate::environment::Environment;
 use crate::error::HostError;
 use crate::extensions::ExtensionSchemas;
 use crate::home::FabricHome;
 use crate::host::{DEFAULT_MAX_LINE_BYTES, Host};
+use crate::hosts::StopPolicy;
 use crate::ids;
 use crate::launch::{self, HostEnv};
 use crate::live::{self, Live};
@@ -30,12 +30,13 @@ mod invocation;
 mod pending;
 mod snapshot;
 mod stop;
+mod streams;
 
 pub(crate) use crate::service::ServiceRole;
 
 pub use pending::PendingInvoke;
 
-pub(crate) use invocation::{Call, Started, StreamSend};
+pub(crate) use invocation::{Call, Started};
 use stop::summarize_stop;
 
 /// Default invocation timeout when `runtime.timeout_seconds` is not set.
@@ -69,7 +70,7 @@ pub struct RuntimeOptions {
     pub caller_python: Option<PathBuf>,
     /// Relay ATOF streaming (`CallOptions.streaming`): `None` (default) leaves the Relay
     /// configuration as it is and `invoke_stream` unavailable.
-    pub relay_streaming: Option<crate::relay_stream::RelayStreaming>,
+    pub relay_streaming: Option<fabric_relay::streaming::RelayStreaming>,
     /// The calling binding (`CallOptions.binding`), reported in the core's software evidence
     /// inventory. Default `None` (the core's own version only).
     pub binding: Option<fabric_config::options::BindingIdentity>,
@@ -82,7 +83,7 @@ impl Default for RuntimeOptions {
             invoke_margin: Duration::ZERO,
             stop_policy: StopPolicy::default(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            stderr_log_bytes: crate::stderr::DEFAULT_STDERR_LOG_BYTES,
+            stderr_log_bytes: fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES,
             python_interpreter: None,
             caller_python: None,
             relay_streaming: None,
@@ -190,7 +191,7 @@ pub struct Runtime {
     /// The plan's capability and the descriptor both claim native OpenAI streaming.
     supports_openai_streaming: bool,
     /// The ATOF collector of a runtime started with `streaming`.
-    relay: Option<crate::relay_stream::RelayStream>,
+    relay: Option<fabric_relay::streaming::RelayStream>,
     live: Arc<Live>,
     /// Core-collected artifacts (logs, workspace patch).
     collector: Collector,
@@ -203,7 +204,7 @@ impl Runtime {
         plan: &RunPlan,
         environment: Arc<Environment>,
         options: RuntimeOptions,
-        relay: Option<crate::relay_stream::RelayStream>,
+        relay: Option<fabric_relay::streaming::RelayStream>,
         role: ServiceRole,
     ) -> Result<Runtime, HostError> {
         if environment.is_released() {
@@ -386,7 +387,7 @@ impl Runtime {
         self.relay.is_some()
     }
 
-    pub(crate) fn relay_stream(&self) -> Option<&crate::relay_stream::RelayStream> {
+    pub(crate) fn relay_stream(&self) -> Option<&fabric_relay::streaming::RelayStream> {
         self.relay.as_ref()
     }
 

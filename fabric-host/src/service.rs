@@ -275,7 +275,7 @@ impl Service {
         &self,
         plan: &RunPlan,
         options: &RuntimeOptions,
-        relay: Option<crate::relay_stream::RelayStream>,
+        relay: Option<fabric_relay::streaming::RelayStream>,
     ) -> Result<Runtime, HostError> {
         let _serial = self.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
         if self.status() != ServiceStatus::Active {

@@ -296,7 +296,7 @@ fn git_os(checkout: &Checkout, args: &[&OsStr], cap: usize) -> Result<GitOutput,
     // The watchdog only signals before `wait` reaps the child, so the pid is still ours.
     let watchdog = std::thread::spawn(move || {
         if watch.recv_timeout(GIT_TIMEOUT) == Err(mpsc::RecvTimeoutError::Timeout) && pid > 0 {
-            let _ = crate::sys::signal_process(pid, libc::SIGKILL);
+            let _ = fabric_reactor::sys::signal_process(pid, libc::SIGKILL);
             return true;
         }
         false

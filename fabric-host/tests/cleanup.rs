@@ -8,7 +8,8 @@ use std::path::Path;
 
 use fabric_config::RunRequest;
 use fabric_config::agent::RunStatus;
-use fabric_host::{Fabric, RunOptions, procfs};
+use fabric_host::{Fabric, RunOptions};
+use fabric_stats::procs as procfs;
 use serde_json::{Value, json};
 use support::{scripted_config, wait_until};
 

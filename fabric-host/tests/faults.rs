@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use fabric_config::{ErrorInfo, Stage};
-use fabric_host::{Escalation, Host, HostError, HostSpec, ProtocolViolation, StopPolicy, procfs};
+use fabric_host::{Escalation, Host, HostError, HostSpec, ProtocolViolation, StopPolicy};
+use fabric_stats::procs as procfs;
 use serde_json::{Value, json};
 
 fn python() -> String {

@@ -23,6 +23,7 @@ mod cgroup;
 mod collector;
 mod error;
 mod proc;
+pub mod procs;
 mod reduce;
 mod sampling;
 mod stat;

@@ -23,8 +23,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fabric_config::bridge::{Operation, SHUTDOWN_SECONDS, Status, message};
-use fabric_host::RunOptions;
-use fabric_host::bridge::{Client, Server, ShutdownOutcome, socket_from_env};
+use fabric_host::{RunOptions, RuntimeServer};
+use fabric_sandbox::bridge::{Client, Server, ShutdownOutcome, socket_from_env};
 
 fn main() -> ExitCode {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
@@ -65,7 +65,9 @@ fn serve(rest: &[String]) -> ExitCode {
         return ExitCode::FAILURE;
     }
     let socket = socket_from_env();
-    let server = match Server::bind(&socket, RunOptions::default()) {
+    let server = match Server::bind(&socket, |dir| {
+        RuntimeServer::with_options(RunOptions::with_base_dir(dir))
+    }) {
         Ok(server) => server,
         Err(error) => {
             eprintln!("fabric-agent-ctl serve: {error}");

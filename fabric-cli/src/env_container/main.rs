@@ -16,8 +16,7 @@
 //! that must resolve to that id), `root` (as the subprocess provider's), `oci_runtime`
 //! (default `runc`).
 
-#[path = "../provider_kit.rs"]
-mod provider_kit;
+#![forbid(unsafe_code)]
 
 mod podman;
 
@@ -28,7 +27,7 @@ use std::time::Duration;
 
 use fabric_config::config::JsonObject;
 use fabric_config::provider::ProviderOperation;
-use provider_kit::{Environment as _, Failure, SOCKET};
+use fabric_sandbox::kit::{self as provider_kit, Environment as _, Failure, SOCKET};
 use serde_json::{Value, json};
 
 /// The provider name.

@@ -4,6 +4,7 @@
 //! without `CAP_SYS_RESOURCE`, where the OCI runtime then fails to set them (docs/sandbox.md,
 //! "The container provider").
 
+use fabric_reactor::sys::{self, Limit};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -115,24 +116,14 @@ pub fn verify_image(image: &str, name: Option<&str>) -> Result<(), Failure> {
 }
 
 /// `getrlimit`'s hard limit of `resource`, capped at [`ULIMIT_CAP`].
-fn ulimit(resource: libc::__rlimit_resource_t) -> u64 {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes into the valid, owned `limit`.
-    let ok = unsafe { libc::getrlimit(resource, &mut limit) } == 0;
-    if ok {
-        limit.rlim_max.min(ULIMIT_CAP)
-    } else {
-        1024
-    }
+fn ulimit(resource: Limit) -> u64 {
+    sys::hard_limit(resource).map_or(1024, |limit| limit.min(ULIMIT_CAP))
 }
 
 /// Starts the container detached; returns its id.
 pub fn run(spec: &RunSpec<'_>) -> Result<String, Failure> {
-    let nofile = ulimit(libc::RLIMIT_NOFILE);
-    let nproc = ulimit(libc::RLIMIT_NPROC);
+    let nofile = ulimit(Limit::OpenFiles);
+    let nproc = ulimit(Limit::Processes);
     let label = format!("{LABEL}={}", spec.name);
     let volume = format!("{}:{}", spec.directory.display(), spec.sandbox);
     let nofile = format!("nofile={nofile}:{nofile}");

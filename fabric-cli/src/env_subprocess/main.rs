@@ -12,10 +12,7 @@
 //! Settings (`environment.settings`): `root`, the directory new environments are created
 //! in (default: the system temporary directory).
 
-#[path = "../provider_kit.rs"]
-mod provider_kit;
-#[path = "../sys.rs"]
-mod sys;
+#![forbid(unsafe_code)]
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +20,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use fabric_config::provider::ProviderOperation;
-use provider_kit::{Environment as _, Failure, SOCKET};
+use fabric_sandbox::kit::{self as provider_kit, Environment as _, Failure, SOCKET};
 use serde_json::Value;
 
 /// The provider name.
@@ -185,7 +182,8 @@ fn agent_ctl() -> PathBuf {
 }
 
 fn stop_server(server: &mut Child) {
-    let _ = sys::terminate(server.id());
+    let _ = i32::try_from(server.id())
+        .map(|pid| fabric_reactor::sys::signal_process(pid, fabric_reactor::sys::SIGTERM));
     let began = Instant::now();
     while began.elapsed() < SERVER_EXIT {
         if let Ok(Some(_)) = server.try_wait() {

@@ -28,6 +28,66 @@ impl From<fabric_config::error::ConfigError> for HostError {
     }
 }
 
+impl From<fabric_relay::RelayError> for HostError {
+    fn from(error: fabric_relay::RelayError) -> HostError {
+        match error {
+            fabric_relay::RelayError::Collector {
+                stage,
+                code,
+                message,
+            } => HostError::Collector {
+                stage,
+                code,
+                message,
+            },
+            fabric_relay::RelayError::Config(error) => HostError::from(error),
+        }
+    }
+}
+
+impl From<fabric_sandbox::SandboxError> for HostError {
+    fn from(error: fabric_sandbox::SandboxError) -> HostError {
+        use fabric_sandbox::SandboxError;
+        match error {
+            SandboxError::Launch {
+                stage,
+                program,
+                reason,
+            } => HostError::Launch {
+                stage,
+                program,
+                reason,
+            },
+            SandboxError::Provider {
+                stage,
+                code,
+                message,
+                provider_code,
+                stderr_tail,
+            } => HostError::Provider {
+                stage,
+                code,
+                message,
+                provider_code,
+                stderr_tail,
+            },
+            SandboxError::Environment {
+                stage,
+                code,
+                class,
+                message,
+                path,
+            } => HostError::Environment {
+                stage,
+                code,
+                class,
+                message,
+                path,
+            },
+        }
+    }
+}
+
 /// Characters of an operation's stderr kept in a lifecycle failure's message (the end is
 /// kept: a traceback's last line names the cause).
 const MESSAGE_DIAGNOSTICS_CHARS: usize = 2048;
@@ -38,7 +98,7 @@ fn with_cause(message: String, stderr: &str) -> String {
     if stderr.is_empty() {
         return message;
     }
-    let kept = crate::stderr::keep_end(stderr, MESSAGE_DIAGNOSTICS_CHARS);
+    let kept = fabric_reactor::stderr::keep_end(stderr, MESSAGE_DIAGNOSTICS_CHARS);
     let marker = if kept.len() < stderr.len() { "..." } else { "" };
     if message.trim().is_empty() {
         format!("diagnostics: {marker}{kept}")
@@ -61,7 +121,7 @@ pub(super) fn crash_cause(diagnostics: &Diagnostics) -> String {
     else {
         return String::new();
     };
-    let kept = crate::stderr::keep_end(line, CRASH_CAUSE_CHARS);
+    let kept = fabric_reactor::stderr::keep_end(line, CRASH_CAUSE_CHARS);
     let marker = if kept.len() < line.len() { "..." } else { "" };
     let hint = if line.contains("No module named") {
         " (activate the virtual environment the adapter is installed in, or set ADAPTER_PYTHON \

@@ -185,7 +185,7 @@ impl Runtime {
         &self,
         mut request: RunRequest,
         (_, request_id): (String, String),
-        notify: Option<crate::engine::Notify>,
+        notify: Option<crate::hosts::Notify>,
     ) -> Result<Started, HostError> {
         let Some(bridge) = self.bridge() else {
             return Err(uncertain(
@@ -528,7 +528,7 @@ fn control(environment: &Environment, request: &Request, stage: Stage) -> Result
         .runtime_control(request.to_value(), timeout)
         .map_err(|error| error.at_stage(stage))?;
     let line = serde_json::to_vec(&response).unwrap_or_default();
-    let Some(response) = crate::bridge::decode_response(&line, request.operation) else {
+    let Some(response) = fabric_sandbox::bridge::decode_response(&line, request.operation) else {
         return Err(uncertain(
             stage,
             "the runtime server's response is malformed",

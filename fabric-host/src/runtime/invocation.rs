@@ -16,10 +16,10 @@ use fabric_stats::{ArtifactLocation, InvocationIds};
 
 use super::{DEADLINE_HEADROOM_MILLIS, Runtime};
 use crate::collect::{self, InvocationDir};
-use crate::engine::Notify;
 use crate::error::HostError;
 use crate::home::private_file;
 use crate::host::DetachedCall;
+use crate::hosts::Notify;
 use crate::ids;
 use crate::live;
 use crate::result::{self, event, meta};

@@ -7,8 +7,8 @@ use fabric_config::result::RunResult;
 use fabric_config::{RunRequest, Stage};
 
 use super::{Runtime, Started};
-use crate::engine::Notify;
 use crate::error::HostError;
+use crate::hosts::Notify;
 
 /// An invocation that was sent and whose answer is not collected yet. The runtime stays
 /// busy until it is passed to [`Runtime::finish_invoke`]; dropping it instead leaves the

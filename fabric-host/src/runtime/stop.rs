@@ -3,8 +3,8 @@
 use fabric_config::{ErrorInfo, Stage};
 
 use super::StopSummary;
-use crate::engine::Escalation;
 use crate::host::StopReport;
+use crate::hosts::Escalation;
 
 /// Classifies a stop: a host that could not be ended within the bound is a stop `timeout`
 /// (and fails `run()`); a host that needed signals, failed its stop, or broke the protocol

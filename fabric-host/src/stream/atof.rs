@@ -1,4 +1,4 @@
-//! The Relay ATOF stream of one invocation ([`Runtime::invoke_stream`]): the raw ATOF
+//! The Relay ATOF stream of one invocation (`Runtime::invoke_stream`): the raw ATOF
 //! records the adapter's Relay published for the invocation's request id, read from the
 //! runtime's collector (in-process for the embedded one, over HTTP for an external one),
 //! then the RunResult.
@@ -17,18 +17,18 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use fabric_config::stream::{StreamInfo, StreamKind};
-use fabric_config::{RunRequest, RunResult, Stage};
+use fabric_config::{RunResult, Stage};
+use fabric_relay::collector::RecordReader;
+use fabric_relay::external::ExternalReader;
+use fabric_relay::streaming::StreamCollector;
 
-use super::{PullStream, StreamBatch, StreamNext};
-use crate::collector::RecordReader;
-use crate::engine::Notify;
+use super::{PullStream, StreamBatch, StreamNext, StreamOwner};
 use crate::error::HostError;
-use crate::external_collector::ExternalReader;
-use crate::relay_stream::StreamCollector;
-use crate::runtime::{Runtime, Started};
+use crate::hosts::Notify;
 
+/// Where the records are read from.
 #[derive(Debug)]
-enum Source {
+pub(crate) enum Source {
     Embedded(RecordReader),
     External(ExternalReader),
 }
@@ -61,7 +61,6 @@ impl Signal {
 
 #[derive(Debug, Default)]
 struct Finish {
-    started: Option<Started>,
     finalized: Option<Result<RunResult, HostError>>,
 }
 
@@ -70,7 +69,7 @@ struct Finish {
 /// is closed or dropped.
 #[derive(Debug)]
 pub struct AtofStream {
-    runtime: Arc<Runtime>,
+    owner: Box<dyn StreamOwner>,
     source: Source,
     info: StreamInfo,
     signal: Arc<Signal>,
@@ -81,7 +80,8 @@ pub struct AtofStream {
     ready: OnceLock<UnixStream>,
 }
 
-fn capability_error() -> HostError {
+/// The runtime was not started with Relay streaming (`streaming_unavailable`).
+pub(crate) fn capability_error() -> HostError {
     HostError::Capability {
         stage: Stage::Invoke,
         code: "streaming_unavailable",
@@ -91,54 +91,58 @@ fn capability_error() -> HostError {
     }
 }
 
-impl Runtime {
-    /// Starts one invocation whose Relay ATOF records stream to the caller (see
-    /// [`AtofStream`]).
-    ///
-    /// Errors (the runtime is untouched): `streaming_unavailable` (capability: the runtime
-    /// was not started with `streaming`), `runtime_busy`, `runtime_stopped`,
-    /// `runtime_failed`, `collector_request_failed` (the collector refused the
-    /// registration or the stream); request checks as [`Runtime::invoke`].
-    pub fn invoke_stream(self: &Arc<Self>, request: RunRequest) -> Result<AtofStream, HostError> {
-        let stage = Stage::Invoke;
-        self.refuse_remote_stream()?;
-        let Some(relay) = self.relay_stream() else {
-            return Err(capability_error());
-        };
-        self.claim(stage, true)?;
-        let (invocation_id, request_id) = Runtime::invocation_ids(&request);
+/// A registration and its reader opened for one invocation, before the invocation is
+/// sent (see [`AtofOpened::open`]).
+pub(crate) struct AtofOpened {
+    source: Source,
+    signal: Arc<Signal>,
+    info: StreamInfo,
+    notify: Notify,
+}
+
+impl std::fmt::Debug for AtofOpened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtofOpened")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AtofOpened {
+    /// Registers the request id with the runtime's collector and attaches its reader, as
+    /// upstream's SDK orders it (register, attach, then `invoke`). Errors:
+    /// `collector_request_failed`.
+    pub(crate) fn open(
+        collector: &StreamCollector,
+        runtime_id: &str,
+        invocation_id: &str,
+        request_id: &str,
+    ) -> Result<AtofOpened, HostError> {
         let signal = Arc::new(Signal::default());
-        let opened = match &relay.collector {
+        let source = match collector {
             StreamCollector::Embedded(collector) => collector
-                .register(&request_id)
-                .and_then(|()| collector.attach(&request_id))
+                .register(request_id)
+                .and_then(|()| collector.attach(request_id))
                 .map(Source::Embedded),
             StreamCollector::External(external) => external
-                .register(&request_id)
-                .and_then(|()| match external.open_stream(&request_id) {
+                .register(request_id)
+                .and_then(|()| match external.open_stream(request_id) {
                     Ok(reader) => Ok(reader),
                     Err(error) => {
-                        let _ = external.deregister(&request_id, true);
+                        let _ = external.deregister(request_id, true);
                         Err(error)
                     }
                 })
                 .map(Source::External),
-        };
-        let source = match opened {
-            Ok(source) => source,
-            Err(error) => {
-                self.settle(&Err(error.clone()), None);
-                return Err(error);
-            }
-        };
+        }?;
         let watch = Arc::clone(&signal);
         let watcher: Arc<dyn Fn() + Send + Sync> = Arc::new(move || watch.changed());
-        let notify: Notify = match (&relay.collector, &source) {
+        let notify: Notify = match (collector, &source) {
             (StreamCollector::Embedded(collector), Source::Embedded(reader)) => {
                 reader.set_watcher(Some(watcher));
                 let collector = Arc::clone(collector);
                 let answered = Arc::clone(&signal);
-                let id = request_id.clone();
+                let id = request_id.to_owned();
                 Arc::new(move || {
                     answered.answered.store(true, Ordering::SeqCst);
                     // What was routed is delivered, then the stream ends.
@@ -155,36 +159,46 @@ impl Runtime {
                     answered.changed();
                 })
             }
-            (StreamCollector::External(_), Source::Embedded(_)) => unreachable!(),
-        };
-        let ids = (invocation_id.clone(), request_id.clone());
-        let started = match self.begin_invocation_notify(request, ids, notify) {
-            Ok(started) => started,
-            Err(error) => {
-                release(&relay.collector, &request_id);
-                self.settle(&Err(error.clone()), None);
-                return Err(error);
+            (StreamCollector::External(_), Source::Embedded(_)) => {
+                unreachable!("an external collector yields an external reader")
             }
         };
-        Ok(AtofStream {
-            runtime: Arc::clone(self),
+        Ok(AtofOpened {
             source,
+            signal,
             info: StreamInfo {
                 kind: StreamKind::AtofRecord,
-                runtime_id: self.runtime_id().to_owned(),
-                invocation_id,
-                request_id,
+                runtime_id: runtime_id.to_owned(),
+                invocation_id: invocation_id.to_owned(),
+                request_id: request_id.to_owned(),
                 handle: None,
             },
-            signal,
-            finish: Mutex::new(Finish {
-                started: Some(started),
-                finalized: None,
-            }),
+            notify,
+        })
+    }
+
+    /// What the host's answer runs.
+    pub(crate) fn answered_hook(&self) -> Notify {
+        Arc::clone(&self.notify)
+    }
+
+    /// Drops the registration (the invocation could not be sent).
+    pub(crate) fn abort(self, collector: &StreamCollector) {
+        release(collector, &self.info.request_id);
+    }
+
+    /// The stream of the sent invocation, settled through `owner`.
+    pub(crate) fn into_stream(self, owner: Box<dyn StreamOwner>) -> AtofStream {
+        AtofStream {
+            owner,
+            source: self.source,
+            info: self.info,
+            signal: self.signal,
+            finish: Mutex::new(Finish::default()),
             closed: AtomicBool::new(false),
             released: AtomicBool::new(false),
             ready: OnceLock::new(),
-        })
+        }
     }
 }
 
@@ -210,7 +224,7 @@ impl AtofStream {
     }
 
     fn collector(&self) -> Option<&StreamCollector> {
-        self.runtime.relay_stream().map(|relay| &relay.collector)
+        self.owner.collector()
     }
 
     /// Waits once for the invocation and releases the runtime; unread records stay
@@ -220,11 +234,11 @@ impl AtofStream {
         if let Some(done) = &finish.finalized {
             return done.clone();
         }
-        let outcome = match finish.started.take() {
-            Some(started) => self.runtime.finish_invocation(started),
-            None => Err(capability_error()),
-        };
-        self.runtime.settle(&outcome, None);
+        let outcome = self
+            .owner
+            .finish()
+            .unwrap_or_else(|| Err(capability_error()));
+        self.owner.settle(&outcome, None);
         finish.finalized = Some(outcome.clone());
         drop(finish);
         self.signal.signal_now();
@@ -253,7 +267,7 @@ impl AtofStream {
 
     /// The result was taken and the runtime stopped since: unread records are discarded.
     fn stopped_after_result(&self) -> bool {
-        self.lock_finish().finalized.is_some() && self.runtime.stopping_or_stopped()
+        self.lock_finish().finalized.is_some() && self.owner.stopped()
     }
 
     /// After the answer, an external registration is deregistered (queue kept) so its
@@ -265,9 +279,9 @@ impl AtofStream {
             return Ok(());
         }
         match self.collector() {
-            Some(StreamCollector::External(external)) => {
-                external.deregister(&self.info.request_id, false)
-            }
+            Some(StreamCollector::External(external)) => external
+                .deregister(&self.info.request_id, false)
+                .map_err(HostError::from),
             _ => Ok(()),
         }
     }
@@ -294,7 +308,7 @@ impl AtofStream {
                         let _ = self.finalize();
                         return Err(error);
                     }
-                    reader.next(remaining)
+                    reader.next(remaining).map_err(HostError::from)
                 }
             };
             match next {

@@ -1,482 +1,199 @@
-//! Stream listeners on the reactor: one loopback TCP listener per streaming invocation and
-//! its (at most eight) connections, driven by readiness events. No thread per stream.
-//!
-//! Tokens: `TOKEN_BASE + slot * 16 + sub`, `sub` 0 for the listener and 1..=8 for
-//! connections (host tokens stay far below `TOKEN_BASE`).
+//! The OpenAI stream listener as a loopback HTTP [`Service`]: one server per streaming
+//! invocation, whose first accepted request claims the stream and posts its NDJSON
+//! records. The transport (accept, heads, chunked bodies, capacity, deadlines) is the
+//! reactor's HTTP driver; this is the stream's checks and queue.
 
-use std::io;
 use std::sync::Arc;
-use std::sync::mpsc::SyncSender;
-use std::time::{Duration, Instant};
 
-use mio::net::{TcpListener, TcpStream};
-use mio::{Registry, Token};
+use fabric_reactor::http::{
+    ChunkedError, Ending, Limits, OnBody, OnHead, Reject, Reply, Request, Servers, Service, Turn,
+};
+use fabric_reactor::{EngineError, Handle, Registration};
 
-use super::http::{self, Chunked, Fault, Head, Status};
+use super::http::{self, Fault, Status};
 use super::records::{Accepted, Identity, Records};
 use super::shared::Shared;
-use crate::loopback;
-use crate::slots::{SlotKey, Slots, TokenRange};
 
-/// First token owned by stream listeners.
-const TOKEN_BASE: usize = 1 << (usize::BITS - 2);
-const PER_LISTENER: usize = 16;
-/// Connections one listener serves at once; more are closed on accept.
-pub(crate) const MAX_CONNECTIONS: usize = 8;
-/// How long a connection may take to send its request head.
-pub(crate) const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long a rejected connection is drained before it is closed (so the client reads the
-/// answer instead of a reset).
-const LINGER: Duration = Duration::from_secs(2);
-/// Bytes one connection may read per readiness event before others get a turn.
-const READ_BUDGET: usize = 1024 * 1024;
+/// Connections one listener serves at once (the adapter needs one), two of them kept for a
+/// request that passed the head checks.
+pub(crate) const LIMITS: Limits = Limits::new(8, 2);
 
-/// Whether a token belongs to a stream listener.
-pub(crate) fn owns(token: Token) -> bool {
-    TOKENS.owns(token)
+/// Every stream listener of the process: one reactor tenant.
+pub(crate) type Listeners = Servers<StreamService>;
+
+static LISTENERS: Registration<Listeners> = Registration::new();
+
+/// The listeners' tenant (registered on first use).
+pub(crate) fn listeners() -> Result<Handle<Listeners>, EngineError> {
+    LISTENERS.get_or_register(Listeners::default)
 }
 
-const TOKENS: TokenRange = TokenRange::new(TOKEN_BASE, PER_LISTENER);
-
-/// Identifies one listener (slot + generation).
-pub(crate) type ListenerKey = SlotKey;
-
-/// What the reactor needs to serve one stream.
+/// One stream's listener: its token, record checks and the queue its consumer reads.
 #[derive(Debug)]
-pub(crate) struct Spec {
-    pub listener: std::net::TcpListener,
-    pub token: String,
-    pub identity: Identity,
-    pub shared: Arc<Shared>,
-}
-
-/// Commands from consumers.
-#[derive(Debug)]
-pub(crate) enum Command {
-    Open {
-        spec: Box<Spec>,
-        reply: SyncSender<io::Result<ListenerKey>>,
-    },
-    /// The consumer made room in a full queue: read again.
-    Resume(ListenerKey),
-    /// Close the listener and every connection.
-    Close(ListenerKey),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    Head,
-    Body,
-    /// A final answer is queued or written; reading only drains.
-    Closing,
-}
-
-#[derive(Debug)]
-struct Conn {
-    stream: TcpStream,
-    phase: Phase,
-    input: Vec<u8>,
-    body: Vec<u8>,
-    chunked: Chunked,
-    out: Vec<u8>,
-    deadline: Option<Instant>,
-    claimed: bool,
-    write_shut: bool,
-}
-
-#[derive(Debug)]
-struct Entry {
-    listener: TcpListener,
+pub(crate) struct StreamService {
     token: String,
     records: Records,
     shared: Arc<Shared>,
-    conns: Vec<Option<Conn>>,
 }
 
-/// Every open stream listener of the reactor.
+impl StreamService {
+    pub(crate) fn new(token: String, identity: Identity, shared: Arc<Shared>) -> StreamService {
+        StreamService {
+            token,
+            records: Records::new(identity),
+            shared,
+        }
+    }
+
+    /// Marks the claimed connection finished, with its fault if any.
+    fn complete(&self, fault: Option<&Fault>) {
+        let mut state = self.shared.lock();
+        if let Some(fault) = fault {
+            state.fail(fault.message.clone(), Some(fault.status.0));
+        }
+        state.completed = true;
+        drop(state);
+        self.shared.notify();
+    }
+
+    /// A final answer for a fault of the claimed connection's body.
+    fn fail(&self, fault: &Fault) -> Reply {
+        self.complete(Some(fault));
+        Reply::close(fault.status.response())
+    }
+}
+
+/// Per-connection state: whether this connection claimed the stream.
 #[derive(Debug, Default)]
-pub(crate) struct Listeners {
-    slots: Slots<Entry>,
-    /// Connections that hit their read budget and must be driven again without an event.
-    again: Vec<(usize, usize)>,
+pub(crate) struct StreamConn {
+    claimed: bool,
 }
 
-impl Listeners {
-    /// Whether work is left for the next loop iteration without waiting.
-    pub(crate) fn has_work(&self) -> bool {
-        !self.again.is_empty()
-    }
+fn answer(status: Status) -> Reply {
+    Reply::close(status.response())
+}
 
-    /// The earliest connection deadline.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.slots
-            .values()
-            .flat_map(|entry| entry.conns.iter().flatten())
-            .filter_map(|conn| conn.deadline)
-            .min()
-    }
+impl Service for StreamService {
+    type Conn = StreamConn;
 
-    pub(crate) fn command(&mut self, registry: &Registry, command: Command) {
-        match command {
-            Command::Open { spec, reply } => {
-                let _ = reply.send(self.open(registry, *spec));
-            }
-            Command::Resume(key) => {
-                if self.slots.live(key) {
-                    for index in 0..MAX_CONNECTIONS {
-                        self.drive(registry, key.slot, index);
-                    }
-                }
-            }
-            Command::Close(key) => {
-                if self.slots.live(key) {
-                    self.remove(registry, key.slot);
-                }
-            }
+    fn on_head(&mut self, conn: &mut StreamConn, request: &Request, _turn: &mut Turn) -> OnHead {
+        if let Err(fault) = http::check_head(request, &self.token) {
+            return OnHead::Reply(answer(fault.status));
+        }
+        let mut state = self.shared.lock();
+        if state.claimed {
+            return OnHead::Reply(answer(http::CONFLICT));
+        }
+        state.claimed = true;
+        drop(state);
+        conn.claimed = true;
+        // The invocation's own deadline bounds the body: no idle deadline of its own.
+        OnHead::Body {
+            continue_first: true,
+            idle: None,
         }
     }
 
-    fn open(&mut self, registry: &Registry, spec: Spec) -> io::Result<ListenerKey> {
-        loopback::open(
-            &mut self.slots,
-            registry,
-            TOKENS,
-            spec.listener,
-            |listener| Entry {
-                listener,
-                token: spec.token,
-                records: Records::new(spec.identity),
-                shared: spec.shared,
-                conns: (0..MAX_CONNECTIONS).map(|_| None).collect(),
-            },
-        )
+    /// Checks and queues every complete record; pauses while the queue is full.
+    fn on_body(
+        &mut self,
+        _conn: &mut StreamConn,
+        data: &mut Vec<u8>,
+        complete: bool,
+        _turn: &mut Turn,
+    ) -> OnBody {
+        let mut queued = false;
+        let decision = loop {
+            match self.next_record(data, &mut queued) {
+                Ok(Some(paused)) => break paused,
+                Ok(None) => {}
+                Err(fault) => break OnBody::Reply(self.fail(&fault)),
+            }
+            if !complete {
+                break OnBody::Read;
+            }
+            if !data.trim_ascii().is_empty() {
+                // A last record without its newline.
+                data.push(b'\n');
+                continue;
+            }
+            if !self.records.ended() {
+                let fault = Fault::bad("OpenAI stream ended without an end record");
+                break OnBody::Reply(self.fail(&fault));
+            }
+            self.complete(None);
+            break OnBody::Reply(answer(http::OK));
+        };
+        if queued {
+            self.shared.notify();
+        }
+        decision
     }
 
-    fn remove(&mut self, registry: &Registry, slot: usize) {
-        let Some(mut entry) = self.slots.take(slot) else {
+    fn on_deadline(&mut self, _conn: &mut StreamConn, _turn: &mut Turn) -> OnBody {
+        OnBody::Read
+    }
+
+    fn on_body_error(
+        &mut self,
+        _conn: &mut StreamConn,
+        error: ChunkedError,
+        _turn: &mut Turn,
+    ) -> Vec<u8> {
+        self.fail(&Fault::from(error)).bytes
+    }
+
+    fn reject(&self, _why: Reject) -> Option<Vec<u8>> {
+        Some(http::BAD_REQUEST.response())
+    }
+
+    fn on_close(&mut self, conn: StreamConn, ending: Ending) {
+        if !conn.claimed || ending == Ending::ServerClosed {
             return;
-        };
-        let streams = entry
-            .conns
-            .iter_mut()
-            .flatten()
-            .map(|conn| &mut conn.stream);
-        loopback::close(registry, &mut entry.listener, streams);
-        self.again.retain(|(s, _)| *s != slot);
-    }
-
-    /// Handles one readiness event.
-    pub(crate) fn on_ready(&mut self, registry: &Registry, token: Token) {
-        let (slot, sub) = TOKENS.split(token);
-        if self.slots.get(slot).is_none() {
-            return; // stale event of a closed listener
         }
-        if sub == 0 {
-            self.accept(registry, slot);
-        } else if sub <= MAX_CONNECTIONS {
-            self.drive(registry, slot, sub - 1);
-        }
-    }
-
-    /// Drives the connections that ran out of read budget last time.
-    pub(crate) fn run_again(&mut self, registry: &Registry) {
-        for (slot, index) in std::mem::take(&mut self.again) {
-            self.drive(registry, slot, index);
-        }
-    }
-
-    /// Expires header and linger deadlines.
-    pub(crate) fn fire(&mut self, registry: &Registry, now: Instant) {
-        for slot in 0..self.slots.bound() {
-            for index in 0..MAX_CONNECTIONS {
-                let Some(entry) = self.slots.get_mut(slot) else {
-                    break;
-                };
-                let Some(conn) = entry.conns[index].as_mut() else {
-                    continue;
-                };
-                if conn.deadline.is_none_or(|d| d > now) {
-                    continue;
-                }
-                match conn.phase {
-                    Phase::Head => {
-                        respond(conn, http::BAD_REQUEST);
-                        conn.deadline = Some(now + LINGER);
-                        self.drive(registry, slot, index);
-                    }
-                    _ => self.drop_conn(registry, slot, index),
-                }
-            }
-        }
-    }
-
-    fn accept(&mut self, registry: &Registry, slot: usize) {
-        loop {
-            let Some(entry) = self.slots.get_mut(slot) else {
-                return;
-            };
-            let Some((index, stream)) =
-                loopback::accept(&entry.listener, &entry.conns, registry, TOKENS, slot)
-            else {
-                return;
-            };
-            entry.conns[index] = Some(Conn {
-                stream,
-                phase: Phase::Head,
-                input: Vec::new(),
-                body: Vec::new(),
-                chunked: Chunked::default(),
-                out: Vec::new(),
-                deadline: Some(Instant::now() + HEADER_TIMEOUT),
-                claimed: false,
-                write_shut: false,
-            });
-            self.drive(registry, slot, index);
-        }
-    }
-
-    fn drop_conn(&mut self, registry: &Registry, slot: usize, index: usize) {
-        let Some(entry) = self.slots.get_mut(slot) else {
+        let mut state = self.shared.lock();
+        if state.completed {
             return;
-        };
-        if let Some(mut conn) = entry.conns[index].take() {
-            let _ = registry.deregister(&mut conn.stream);
-            if conn.claimed {
-                let mut state = entry.shared.lock();
-                if !state.completed {
-                    state.fail("OpenAI stream connection closed before completion", None);
-                    state.completed = true;
-                }
-                drop(state);
-                entry.shared.notify();
-            }
         }
-    }
-
-    /// Does everything a connection can do now: write pending output, read, parse, queue.
-    fn drive(&mut self, registry: &Registry, slot: usize, index: usize) {
-        let Some(entry) = self.slots.get_mut(slot) else {
-            return;
-        };
-        let Entry {
-            token,
-            records,
-            shared,
-            conns,
-            ..
-        } = entry;
-        let Some(conn) = conns[index].as_mut() else {
-            return;
-        };
-        let mut parts = Parts {
-            token,
-            records,
-            shared,
-        };
-        match step(&mut parts, conn) {
-            Step::Wait => {}
-            Step::Again => self.again.push((slot, index)),
-            Step::Drop => self.drop_conn(registry, slot, index),
+        if ending == Ending::PeerClosed {
+            state.connection_closed = true;
         }
+        state.fail("OpenAI stream connection closed before completion", None);
+        state.completed = true;
+        drop(state);
+        self.shared.notify();
     }
 }
 
-/// The parts of an entry a connection step needs (the connection is borrowed separately).
-struct Parts<'a> {
-    token: &'a str,
-    records: &'a mut Records,
-    shared: &'a Shared,
-}
-
-enum Step {
-    /// Wait for the next readiness event or deadline.
-    Wait,
-    /// Read budget used up: drive again on the next loop iteration.
-    Again,
-    /// The connection is finished: close it.
-    Drop,
-}
-
-fn respond(conn: &mut Conn, status: Status) {
-    conn.out.extend_from_slice(&status.response());
-    if status.0 != 100 {
-        conn.phase = Phase::Closing;
-        conn.deadline = Some(Instant::now() + LINGER);
-    }
-}
-
-/// Writes pending output; `Err` when the peer is gone.
-fn flush(conn: &mut Conn) -> io::Result<()> {
-    let closing = conn.phase == Phase::Closing;
-    loopback::flush(
-        &mut conn.stream,
-        &mut conn.out,
-        closing,
-        &mut conn.write_shut,
-    )
-}
-
-/// Reads what the socket has (up to the budget); `Ok(true)` at EOF.
-fn read_some(conn: &mut Conn, budget: &mut usize) -> io::Result<Option<bool>> {
-    let keep = conn.phase != Phase::Closing;
-    loopback::read_some(&mut conn.stream, &mut conn.input, keep, budget)
-}
-
-fn step(parts: &mut Parts<'_>, conn: &mut Conn) -> Step {
-    let mut budget = READ_BUDGET;
-    loop {
-        if flush(conn).is_err() {
-            return Step::Drop;
-        }
-        match conn.phase {
-            Phase::Closing => match read_some(conn, &mut budget) {
-                Ok(Some(true)) => {
-                    return if conn.out.is_empty() {
-                        Step::Drop
-                    } else {
-                        Step::Wait
-                    };
-                }
-                Ok(Some(false)) => continue,
-                Ok(None) => return Step::Again,
-                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Step::Wait,
-                Err(_) => return Step::Drop,
-            },
-            Phase::Head => match http::check_head(&conn.input, parts.token) {
-                Ok(Head::Accepted(end)) => {
-                    let mut state = parts.shared.lock();
-                    if state.claimed {
-                        drop(state);
-                        respond(conn, http::CONFLICT);
-                        continue;
-                    }
-                    state.claimed = true;
-                    drop(state);
-                    conn.claimed = true;
-                    conn.input.drain(..end);
-                    conn.phase = Phase::Body;
-                    conn.deadline = None;
-                    respond(conn, http::CONTINUE);
-                    continue;
-                }
-                Ok(Head::Partial) => {}
-                Err(fault) => {
-                    respond(conn, fault.status);
-                    continue;
-                }
-            },
-            Phase::Body => match body_step(parts, conn) {
-                Ok(BodyStep::Paused) => return Step::Wait,
-                Ok(BodyStep::Finished) => {
-                    respond(conn, http::OK);
-                    complete(parts.shared, None);
-                    continue;
-                }
-                Ok(BodyStep::NeedInput) => {}
-                Err(fault) => {
-                    let status = fault.status;
-                    complete(parts.shared, Some(fault));
-                    respond(conn, status);
-                    continue;
-                }
-            },
-        }
-        // Head or body need more bytes.
-        match read_some(conn, &mut budget) {
-            Ok(Some(false)) => {}
-            Ok(Some(true)) => {
-                if conn.claimed && conn.phase == Phase::Body {
-                    let mut state = parts.shared.lock();
-                    state.connection_closed = true;
-                    state.fail("OpenAI stream connection closed before completion", None);
-                    state.completed = true;
-                    drop(state);
-                    parts.shared.notify();
-                }
-                conn.claimed = false;
-                return Step::Drop;
-            }
-            Ok(None) => return Step::Again,
-            Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Step::Wait,
-            Err(_) => {
-                if conn.claimed && conn.phase == Phase::Body {
-                    let mut state = parts.shared.lock();
-                    state.connection_closed = true;
-                    drop(state);
-                }
-                return Step::Drop;
-            }
-        }
-    }
-}
-
-/// Marks the claimed connection finished, with its fault if any.
-fn complete(shared: &Shared, fault: Option<Fault>) {
-    let mut state = shared.lock();
-    if let Some(fault) = fault {
-        state.fail(fault.message, Some(fault.status.0));
-    }
-    state.completed = true;
-    drop(state);
-    shared.notify();
-}
-
-enum BodyStep {
-    /// The queue is full: stop reading until the consumer makes room.
-    Paused,
-    /// Decoded everything available; more input is needed.
-    NeedInput,
-    /// The last chunk arrived after a valid end record.
-    Finished,
-}
-
-/// Checks and queues every complete record, then decodes more of the body.
-fn body_step(parts: &mut Parts<'_>, conn: &mut Conn) -> Result<BodyStep, Fault> {
-    let mut queued = false;
-    let result = (|| loop {
-        while let Some(line) = parts.records.next_line(&mut conn.body)? {
-            match parts.records.check(&line)? {
+impl StreamService {
+    /// Checks and queues the complete records in `data`: `Ok(Some(pause))` when the queue
+    /// filled up, `Ok(None)` once no complete line is left.
+    fn next_record(
+        &mut self,
+        data: &mut Vec<u8>,
+        queued: &mut bool,
+    ) -> Result<Option<OnBody>, Fault> {
+        while let Some(line) = self.records.next_line(data)? {
+            match self.records.check(&line)? {
                 None => {}
                 Some(Accepted::Chunk(json)) => {
-                    let mut state = parts.shared.lock();
+                    let mut state = self.shared.lock();
                     if !state.discard {
                         state.queued_bytes += json.len();
                         state.queue.push_back(json);
-                        queued = true;
+                        *queued = true;
                         if state.full() {
                             state.paused = true;
-                            return Ok(BodyStep::Paused);
+                            return Ok(Some(OnBody::Pause(None)));
                         }
                     }
                 }
                 Some(Accepted::End) => {
-                    parts.shared.lock().ended = true;
-                    queued = true;
+                    self.shared.lock().ended = true;
+                    *queued = true;
                 }
             }
         }
-        if conn.chunked.is_done() {
-            if !conn.body.trim_ascii().is_empty() {
-                // A last record without its newline.
-                conn.body.push(b'\n');
-                continue;
-            }
-            if !parts.records.ended() {
-                return Err(Fault::bad("OpenAI stream ended without an end record"));
-            }
-            return Ok(BodyStep::Finished);
-        }
-        if conn.input.is_empty() {
-            return Ok(BodyStep::NeedInput);
-        }
-        let used = conn.chunked.decode(&conn.input, &mut conn.body)?;
-        conn.input.drain(..used);
-        if used == 0 {
-            return Ok(BodyStep::NeedInput);
-        }
-    })();
-    if queued {
-        parts.shared.notify();
+        Ok(None)
     }
-    result
 }

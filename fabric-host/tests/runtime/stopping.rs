@@ -58,7 +58,7 @@ fn stop_leaves_no_process_of_the_host_group() {
         .expect("invoke");
     assert_eq!(result.status, RunStatus::Succeeded, "{:?}", result.error);
     let pgid = runtime.host_pid();
-    let live = fabric_host::procfs::group_members(Path::new("/proc"), pgid)
+    let live = fabric_stats::procs::group_members(Path::new("/proc"), pgid)
         .into_iter()
         .filter(|s| s.state != b'Z')
         .count();

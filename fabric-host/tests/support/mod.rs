@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use fabric_config::FabricConfig;
-use fabric_host::procfs;
+use fabric_stats::procs as procfs;
 use serde_json::Value;
 
 /// The repository root.

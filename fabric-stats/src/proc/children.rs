@@ -9,7 +9,7 @@ use std::sync::atomic::Ordering;
 
 use super::cache::CachedFd;
 use super::read::{Scratch, StatReadError, build_path, is_gone, read_full};
-use super::{CHILDREN_PRESENT, ProcReader, Step, TreeTotals};
+use super::{CHILDREN_PRESENT, ProcReader, Step};
 use crate::error::UnavailableReason;
 use crate::stat::ProcStat;
 
@@ -159,7 +159,7 @@ impl ProcReader {
         &self,
         host_pid: u32,
         scratch: &mut Scratch,
-    ) -> Step<TreeTotals> {
+    ) -> Step<Vec<ProcStat>> {
         let host = match self.read_stat(host_pid, scratch) {
             Ok(stat) if stat.is_exited() => return Step::Fail(UnavailableReason::HostExited),
             Ok(stat) => stat,
@@ -168,25 +168,17 @@ impl ProcReader {
                 return Step::Fail(UnavailableReason::ProcessUnreadable { path });
             }
         };
-        let mut totals = TreeTotals {
-            process_count: 0,
-            resident_memory_bytes: 0,
-            cpu_ticks: 0,
-        };
+        let mut members = Vec::new();
         let mut seen: HashSet<u32> = HashSet::from([host_pid]);
         let mut queue = vec![(host_pid, host)];
         // Every live process with its open children lists, for the re-check.
         let mut listed: Vec<Listed> = Vec::new();
         while let Some((pid, stat)) = queue.pop() {
-            totals.cpu_ticks = totals.cpu_ticks.saturating_add(stat.cpu_ticks);
+            members.push(stat);
             if stat.is_exited() {
                 // A zombie's children were already reparented away from it.
                 continue;
             }
-            totals.process_count += 1;
-            totals.resident_memory_bytes = totals
-                .resident_memory_bytes
-                .saturating_add(stat.rss_pages.saturating_mul(self.page_size));
             macro_rules! step {
                 ($e:expr) => {
                     match $e {
@@ -246,7 +238,7 @@ impl ProcReader {
                 _ => return Step::Retry,
             }
         }
-        Step::Done(totals)
+        Step::Done(members)
     }
 }
 

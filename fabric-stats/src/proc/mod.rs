@@ -20,6 +20,7 @@ use std::time::SystemTime;
 use fabric_config::stats::RuntimeResourceSnapshot;
 
 use crate::error::{StatsError, UnavailableReason, UnsupportedReason};
+use crate::stat::ProcStat;
 use crate::sys;
 use crate::timestamp::rfc3339_millis;
 
@@ -53,6 +54,7 @@ pub struct TreeTotals {
     pub cpu_ticks: u64,
 }
 
+/// The outcome of one attempt at a reading.
 pub(super) enum Step<T> {
     Done(T),
     Retry,
@@ -190,6 +192,33 @@ impl ProcReader {
     /// reparented, or the children lists differ on the re-check) is retried up to the
     /// configured attempts, then fails with [`UnavailableReason::TreeChanging`].
     pub fn read_tree(&self, host_pid: u32) -> Result<TreeTotals, StatsError> {
+        let members = self.read_members(host_pid)?;
+        Ok(self.totals(&members))
+    }
+
+    /// Totals of the processes of one reading (zombies count for CPU only).
+    fn totals(&self, members: &[ProcStat]) -> TreeTotals {
+        let mut totals = TreeTotals {
+            process_count: 0,
+            resident_memory_bytes: 0,
+            cpu_ticks: 0,
+        };
+        for stat in members {
+            totals.cpu_ticks = totals.cpu_ticks.saturating_add(stat.cpu_ticks);
+            if !stat.is_exited() {
+                totals.process_count += 1;
+                totals.resident_memory_bytes = totals
+                    .resident_memory_bytes
+                    .saturating_add(stat.rss_pages.saturating_mul(self.page_size));
+            }
+        }
+        totals
+    }
+
+    /// One consistent reading of `host_pid` and its descendants: their stats, the host's
+    /// first (zombies included, not descended into). Retried and failing as
+    /// [`ProcReader::read_tree`].
+    pub fn read_members(&self, host_pid: u32) -> Result<Vec<ProcStat>, StatsError> {
         if !cfg!(target_os = "linux") {
             return Err(StatsError::Unsupported {
                 reason: UnsupportedReason::Platform,
@@ -227,7 +256,7 @@ impl ProcReader {
         host_pid: u32,
         scratch: &mut Scratch,
         fail: &dyn Fn(UnavailableReason) -> StatsError,
-    ) -> Result<TreeTotals, StatsError> {
+    ) -> Result<Vec<ProcStat>, StatsError> {
         let mut use_scan = match self.discovery {
             TreeDiscovery::ParentScan => true,
             TreeDiscovery::ChildrenFiles => false,

@@ -6,12 +6,12 @@ use std::fs;
 use std::path::Path;
 
 use super::read::{Scratch, StatReadError};
-use super::{ProcReader, Step, TreeTotals};
+use super::{ProcReader, Step};
 use crate::error::UnavailableReason;
 use crate::stat::ProcStat;
 
 impl ProcReader {
-    pub(super) fn attempt_scan(&self, host_pid: u32, scratch: &mut Scratch) -> Step<TreeTotals> {
+    pub(super) fn attempt_scan(&self, host_pid: u32, scratch: &mut Scratch) -> Step<Vec<ProcStat>> {
         if proc_hides_processes(&self.root) {
             return Step::Fail(UnavailableReason::ProcessTableHidden);
         }
@@ -33,24 +33,15 @@ impl ProcReader {
         if descendants_in(&second, host_pid) != tree {
             return Step::Retry;
         }
-        let mut totals = TreeTotals {
-            process_count: 0,
-            resident_memory_bytes: 0,
-            cpu_ticks: 0,
-        };
-        for pid in &tree {
+        let mut members = Vec::with_capacity(tree.len());
+        // The host first, as the children walk reports it.
+        for pid in std::iter::once(&host_pid).chain(tree.iter().filter(|&&pid| pid != host_pid)) {
             let Some(stat) = first.get(pid) else {
                 return Step::Retry;
             };
-            totals.cpu_ticks = totals.cpu_ticks.saturating_add(stat.cpu_ticks);
-            if !stat.is_exited() {
-                totals.process_count += 1;
-                totals.resident_memory_bytes = totals
-                    .resident_memory_bytes
-                    .saturating_add(stat.rss_pages.saturating_mul(self.page_size));
-            }
+            members.push(*stat);
         }
-        Step::Done(totals)
+        Step::Done(members)
     }
 
     /// pid → stat of every process under the root. Processes that exit during the listing

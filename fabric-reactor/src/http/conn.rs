@@ -1,0 +1,386 @@
+//! One connection's transport state machine: head, body, streamed answer, closing.
+
+use std::io::{self, Read, Write};
+use std::net::Shutdown;
+use std::time::Instant;
+
+use mio::net::TcpStream;
+
+use super::body::BodyReader;
+use super::chunked::ChunkedError;
+use super::{
+    CONTINUE, Ending, Limits, OnBody, OnHead, Produce, Reject, Reply, Service, Turn, head,
+};
+
+/// Bytes read from a socket at once.
+const READ_CHUNK: usize = 64 * 1024;
+
+#[derive(Debug)]
+pub(super) enum Phase {
+    /// Waiting for a complete head (`idle`: between kept-alive requests).
+    Head { idle: bool },
+    /// Reading the body of an accepted request.
+    Body {
+        reader: BodyReader,
+        /// Decoded body bytes the service has not consumed.
+        data: Vec<u8>,
+        /// Inactivity deadline while waiting for input.
+        idle: Option<std::time::Duration>,
+        /// Paused by the service (backpressure) until resumed.
+        paused: bool,
+    },
+    /// Writing a streamed answer.
+    Stream,
+    /// A final answer is queued or written; reading only drains.
+    Closing,
+}
+
+/// Why a deadline is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Deadline {
+    Head,
+    BodyIdle,
+    Service,
+    Linger,
+}
+
+#[derive(Debug)]
+pub(super) struct Conn<C> {
+    pub(super) stream: TcpStream,
+    pub(super) phase: Phase,
+    pub(super) state: C,
+    input: Vec<u8>,
+    out: Vec<u8>,
+    pub(super) deadline: Option<(Instant, Deadline)>,
+    /// Passed the service's checks (a request was accepted).
+    pub(super) trusted: bool,
+    /// When the connection was accepted or last became idle (eviction order).
+    pub(super) since: u64,
+    write_shut: bool,
+}
+
+/// What the server does with the connection after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Step {
+    /// Wait for the next readiness event, deadline or resume.
+    Wait,
+    /// Read budget used up: drive again on the next loop iteration.
+    Again,
+    /// Finished: close it, telling the service how it ended.
+    Drop(Ending),
+}
+
+impl<C: Default> Conn<C> {
+    pub(super) fn new(stream: TcpStream, limits: &Limits, since: u64) -> Conn<C> {
+        Conn {
+            stream,
+            phase: Phase::Head { idle: false },
+            state: C::default(),
+            input: Vec::new(),
+            out: Vec::new(),
+            deadline: Some((Instant::now() + limits.head_timeout, Deadline::Head)),
+            trusted: false,
+            since,
+            write_shut: false,
+        }
+    }
+
+    /// Whether the connection waits for a head (a new or kept-alive one): shed first.
+    pub(super) fn untrusted(&self) -> bool {
+        !self.trusted || matches!(self.phase, Phase::Head { idle: true })
+    }
+
+    pub(super) fn is_waiting_on_service(&self) -> bool {
+        matches!(self.phase, Phase::Stream | Phase::Body { paused: true, .. })
+    }
+
+    fn reply(&mut self, reply: Reply, limits: &Limits, seq: &mut u64) {
+        self.out.extend_from_slice(&reply.bytes);
+        let body_done = match &self.phase {
+            Phase::Body { reader, .. } => reader.complete(),
+            _ => true,
+        };
+        if reply.keep_alive && body_done {
+            self.phase = Phase::Head { idle: true };
+            self.deadline = Some((Instant::now() + limits.keep_alive_idle, Deadline::Head));
+            *seq += 1;
+            self.since = *seq;
+        } else {
+            self.close_after_answer(limits);
+        }
+    }
+
+    pub(super) fn close_after_answer(&mut self, limits: &Limits) {
+        self.phase = Phase::Closing;
+        self.deadline = Some((Instant::now() + limits.linger, Deadline::Linger));
+    }
+
+    /// Answers a rejection (or drops the connection when the service has no answer).
+    pub(super) fn reject<S: Service<Conn = C>>(
+        &mut self,
+        service: &S,
+        why: Reject,
+        limits: &Limits,
+    ) -> bool {
+        match service.reject(why) {
+            Some(bytes) => {
+                self.out.extend_from_slice(&bytes);
+                self.close_after_answer(limits);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Writes pending output; `Err` when the peer is gone. Once everything is written on a
+    /// closing connection, its write side is shut down (once).
+    fn flush(&mut self) -> io::Result<()> {
+        while !self.out.is_empty() {
+            match self.stream.write(&self.out) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.out.drain(..n);
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(error) => return Err(error),
+            }
+        }
+        if matches!(self.phase, Phase::Closing) && !self.write_shut {
+            self.write_shut = true;
+            let _ = self.stream.shutdown(Shutdown::Write);
+        }
+        Ok(())
+    }
+
+    /// Reads once what the socket has, within `budget`: `Ok(None)` when the budget is
+    /// used, `Ok(Some(true))` at EOF. A closing or streaming connection only drains.
+    fn read_some(&mut self, budget: &mut usize) -> io::Result<Option<bool>> {
+        let keep = matches!(self.phase, Phase::Head { .. } | Phase::Body { .. });
+        let mut buf = [0u8; READ_CHUNK];
+        loop {
+            if *budget == 0 {
+                return Ok(None);
+            }
+            match self.stream.read(&mut buf) {
+                Ok(0) => return Ok(Some(true)),
+                Ok(n) => {
+                    *budget = budget.saturating_sub(n);
+                    if keep {
+                        self.input.extend_from_slice(&buf[..n]);
+                    }
+                    return Ok(Some(false));
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    /// Does everything the connection can do now: write, read, parse, hand to the service.
+    pub(super) fn step<S: Service<Conn = C>>(
+        &mut self,
+        service: &mut S,
+        limits: &Limits,
+        turn: &mut Turn,
+        seq: &mut u64,
+    ) -> Step {
+        let mut budget = limits.read_budget;
+        loop {
+            if self.flush().is_err() {
+                return Step::Drop(Ending::Dropped);
+            }
+            match self.advance(service, limits, turn, seq) {
+                Advance::Continue => continue,
+                Advance::Drop => return Step::Drop(Ending::Dropped),
+                Advance::Wait => {
+                    if self.flush().is_err() {
+                        return Step::Drop(Ending::Dropped);
+                    }
+                    return Step::Wait;
+                }
+                Advance::Read => {
+                    if self.flush().is_err() {
+                        return Step::Drop(Ending::Dropped);
+                    }
+                }
+            }
+            let in_request = matches!(self.phase, Phase::Body { .. } | Phase::Stream);
+            match self.read_some(&mut budget) {
+                Ok(Some(false)) => {
+                    if let Phase::Body {
+                        idle: Some(idle), ..
+                    } = self.phase
+                    {
+                        self.deadline = Some((Instant::now() + idle, Deadline::BodyIdle));
+                    }
+                }
+                Ok(Some(true)) => {
+                    return match self.phase {
+                        Phase::Closing if !self.out.is_empty() => Step::Wait,
+                        _ if in_request => Step::Drop(Ending::PeerClosed),
+                        _ => Step::Drop(Ending::Done),
+                    };
+                }
+                Ok(None) => return Step::Again,
+                Err(error) if error.kind() == io::ErrorKind::WouldBlock => return Step::Wait,
+                Err(_) if in_request => return Step::Drop(Ending::PeerClosed),
+                Err(_) => return Step::Drop(Ending::Dropped),
+            }
+        }
+    }
+
+    /// One pass over the current phase.
+    fn advance<S: Service<Conn = C>>(
+        &mut self,
+        service: &mut S,
+        limits: &Limits,
+        turn: &mut Turn,
+        seq: &mut u64,
+    ) -> Advance {
+        match &mut self.phase {
+            Phase::Closing => Advance::Read,
+            Phase::Head { .. } => {
+                let (request, end) = match head::parse(&self.input) {
+                    Ok(Some(parsed)) => parsed,
+                    Ok(None) => return Advance::Read,
+                    Err(why) => return self.rejected(&*service, why, limits),
+                };
+                self.input.drain(..end);
+                self.deadline = None;
+                match service.on_head(&mut self.state, &request, turn) {
+                    OnHead::Reply(reply) => self.reply(reply, limits, seq),
+                    OnHead::Body {
+                        continue_first,
+                        idle,
+                    } => {
+                        let Some(framing) = request.framing() else {
+                            return self.rejected(&*service, Reject::Malformed, limits);
+                        };
+                        self.trusted = true;
+                        if continue_first {
+                            self.out.extend_from_slice(CONTINUE);
+                        }
+                        self.deadline =
+                            idle.map(|idle| (Instant::now() + idle, Deadline::BodyIdle));
+                        self.phase = Phase::Body {
+                            reader: BodyReader::new(framing),
+                            data: Vec::new(),
+                            idle,
+                            paused: false,
+                        };
+                    }
+                    OnHead::Stream(head) => {
+                        self.trusted = true;
+                        self.out.extend_from_slice(&head);
+                        self.phase = Phase::Stream;
+                    }
+                }
+                Advance::Continue
+            }
+            Phase::Body { reader, data, .. } => {
+                let decision = service.on_body(&mut self.state, data, reader.complete(), turn);
+                self.apply_body(service, decision, limits, turn, seq)
+            }
+            Phase::Stream => {
+                let room = limits.stream_buffer.saturating_sub(self.out.len());
+                if room > 0
+                    && service.produce(&mut self.state, &mut self.out, room, turn) == Produce::Done
+                {
+                    self.close_after_answer(limits);
+                    return Advance::Continue;
+                }
+                // Reads only to notice the peer going away; more is produced when the
+                // socket drained or the service resumes the server.
+                Advance::Read
+            }
+        }
+    }
+
+    /// Applies a service's decision about the body; a broken chunked framing is answered
+    /// as the service says.
+    pub(super) fn apply_body<S: Service<Conn = C>>(
+        &mut self,
+        service: &mut S,
+        decision: OnBody,
+        limits: &Limits,
+        turn: &mut Turn,
+        seq: &mut u64,
+    ) -> Advance {
+        match self.after_body(decision, limits, seq) {
+            Err(error) => {
+                let reply = service.on_body_error(&mut self.state, error, turn);
+                self.reply(Reply::close(reply), limits, seq);
+                Advance::Continue
+            }
+            Ok(advance) => advance,
+        }
+    }
+
+    fn after_body(
+        &mut self,
+        decision: OnBody,
+        limits: &Limits,
+        seq: &mut u64,
+    ) -> Result<Advance, ChunkedError> {
+        let Phase::Body {
+            reader,
+            data,
+            idle,
+            paused,
+        } = &mut self.phase
+        else {
+            return Ok(Advance::Continue);
+        };
+        match decision {
+            OnBody::Reply(reply) => {
+                self.reply(reply, limits, seq);
+                Ok(Advance::Continue)
+            }
+            OnBody::Pause(until) => {
+                *paused = true;
+                self.deadline = until.map(|at| (at, Deadline::Service));
+                Ok(Advance::Wait)
+            }
+            OnBody::Read => {
+                *paused = false;
+                if matches!(self.deadline, Some((_, Deadline::Service))) {
+                    self.deadline = idle.map(|idle| (Instant::now() + idle, Deadline::BodyIdle));
+                }
+                Ok(match reader.feed(&mut self.input, data)? {
+                    true => Advance::Continue,
+                    // The service asked for more of a body that has ended: a bug; do not
+                    // spin on it.
+                    false if reader.complete() => Advance::Drop,
+                    false => Advance::Read,
+                })
+            }
+        }
+    }
+
+    fn rejected<S: Service<Conn = C>>(
+        &mut self,
+        service: &S,
+        why: Reject,
+        limits: &Limits,
+    ) -> Advance {
+        if self.reject(service, why, limits) {
+            Advance::Continue
+        } else {
+            Advance::Drop
+        }
+    }
+}
+
+/// What one pass decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Advance {
+    /// The phase changed or made progress.
+    Continue,
+    /// Needs more bytes from the socket.
+    Read,
+    /// Waits for an event (socket room, a resume, a deadline).
+    Wait,
+    /// Close it.
+    Drop,
+}

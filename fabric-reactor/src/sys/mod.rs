@@ -1,0 +1,202 @@
+//! Operating-system calls: the only module of this crate that contains `unsafe`.
+//!
+//! Every function is a thin, documented wrapper over one libc call; callers above this
+//! module never see raw libc types except pids and signal numbers.
+
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+
+mod spawn;
+
+pub use spawn::{HostChild, SpawnSpec, Spawned, spawn_host};
+
+/// `SIGTERM`.
+pub const SIGTERM: i32 = libc::SIGTERM;
+/// `SIGKILL`.
+pub const SIGKILL: i32 = libc::SIGKILL;
+
+/// The file mode creation mask of every adapter host: files and directories the adapter
+/// creates (artifacts, workspace files) are private to the user unless it widens them.
+pub const HOST_UMASK: u32 = 0o077;
+
+/// Tries to take an exclusive `flock` on `file` without blocking: `Ok(true)` when taken,
+/// `Ok(false)` when another open file description holds it.
+pub fn try_lock_exclusive(file: &std::fs::File) -> io::Result<bool> {
+    use std::os::fd::AsRawFd;
+    loop {
+        // SAFETY: `flock` takes a descriptor that `file` keeps open for the call, and flags.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(true);
+        }
+        let error = io::Error::last_os_error();
+        match error.raw_os_error() {
+            Some(libc::EWOULDBLOCK) => return Ok(false),
+            Some(libc::EINTR) => continue,
+            _ => return Err(error),
+        }
+    }
+}
+
+/// The effective user id of this process.
+pub fn effective_uid() -> u32 {
+    // SAFETY: `geteuid` takes no arguments and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// Opens a pidfd for `pid`: it becomes readable when the process exits (before reaping).
+#[cfg(target_os = "linux")]
+pub fn pidfd_open(pid: i32) -> io::Result<OwnedFd> {
+    // SAFETY: `pidfd_open(pid, 0)` takes two integers and returns a new file descriptor or
+    // -1; no memory is shared with the kernel.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(|_| io::Error::other("pidfd out of range"))?;
+    // SAFETY: `fd` was just returned by the kernel, is open, and is owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// pidfds are Linux-only; other systems fall back to polling with [`has_exited`].
+#[cfg(not(target_os = "linux"))]
+pub fn pidfd_open(_pid: i32) -> io::Result<OwnedFd> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Sends `signal` to every process of the process group `pgid`.
+///
+/// `ESRCH` (the group is empty) is not an error.
+pub fn signal_group(pgid: i32, signal: i32) -> io::Result<()> {
+    if pgid <= 1 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: `killpg` takes two integers; a positive pgid > 1 never addresses "all
+    // processes" (that needs pgid 0 or -1).
+    let rc = unsafe { libc::killpg(pgid, signal) };
+    esrch_is_ok(rc)
+}
+
+/// Sends `signal` to the single process `pid`. `ESRCH` is not an error.
+pub fn signal_process(pid: i32, signal: i32) -> io::Result<()> {
+    if pid <= 1 {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    }
+    // SAFETY: `kill` takes two integers; a positive pid > 1 addresses one process only.
+    let rc = unsafe { libc::kill(pid, signal) };
+    esrch_is_ok(rc)
+}
+
+/// The result of a signal call returning `rc`: `-1` is the last OS error, except `ESRCH`
+/// (no such process or group), which is success.
+fn esrch_is_ok(rc: i32) -> io::Result<()> {
+    if rc == -1 {
+        let error = io::Error::last_os_error();
+        if error.raw_os_error() == Some(libc::ESRCH) {
+            return Ok(());
+        }
+        return Err(error);
+    }
+    Ok(())
+}
+
+/// Whether our child `pid` has exited, without reaping it (`waitid(.., WNOWAIT)`), so its
+/// pid — and therefore its process-group id — stays reserved until we reap it.
+pub fn has_exited(pid: i32) -> io::Result<bool> {
+    let Ok(id) = libc::id_t::try_from(pid) else {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
+    };
+    loop {
+        // SAFETY: `info` is a zeroed, properly aligned `siginfo_t` owned by this frame
+        // that the kernel fills in; the other arguments are integers.
+        let (rc, pid_out) = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            let rc = libc::waitid(
+                libc::P_PID,
+                id,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            );
+            (rc, info.si_pid())
+        };
+        if rc == -1 {
+            let error = io::Error::last_os_error();
+            if error.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(error);
+        }
+        return Ok(pid_out != 0);
+    }
+}
+
+/// Raises the soft `RLIMIT_NOFILE` towards the hard limit (at most `want`): every host
+/// costs four descriptors on the reactor, and the common soft default (1024) is too low
+/// for a few hundred runtimes. Errors are ignored by the caller.
+pub fn raise_open_file_limit(want: u64) -> io::Result<u64> {
+    // SAFETY: `limit` is a properly aligned `rlimit` owned by this frame.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `getrlimit` writes into `limit`, which is valid for writes.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    let target = want.min(limit.rlim_max as u64);
+    if (limit.rlim_cur as u64) >= target {
+        return Ok(limit.rlim_cur as u64);
+    }
+    limit.rlim_cur = target as libc::rlim_t;
+    // SAFETY: `setrlimit` reads `limit`, which is a valid `rlimit`.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(target)
+}
+
+/// A per-process resource limit ([`hard_limit`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// `RLIMIT_NOFILE`.
+    OpenFiles,
+    /// `RLIMIT_NPROC`.
+    Processes,
+}
+
+/// The hard limit of `resource` (`getrlimit`); `u64::MAX` when unlimited.
+pub fn hard_limit(resource: Limit) -> io::Result<u64> {
+    let resource = match resource {
+        Limit::OpenFiles => libc::RLIMIT_NOFILE,
+        Limit::Processes => libc::RLIMIT_NPROC,
+    };
+    // SAFETY: `limit` is a properly aligned `rlimit` owned by this frame.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: `getrlimit` writes into `limit`, which is valid for writes.
+    if unsafe { libc::getrlimit(resource, &mut limit) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(limit.rlim_max as u64)
+}
+
+/// Blocks `SIGPIPE` for the calling thread, so a write to a pipe whose reader is gone fails
+/// with `EPIPE` instead of killing a host application that did not ignore the signal (C,
+/// Go or other embedders). Only the reactor thread writes to host pipes.
+pub fn block_sigpipe_in_this_thread() -> io::Result<()> {
+    // SAFETY: `set` is a zeroed `sigset_t` owned by this frame, initialized by
+    // `sigemptyset`/`sigaddset` before `pthread_sigmask` reads it; the old mask is not
+    // requested (null pointer is allowed).
+    let rc = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut())
+    };
+    if rc != 0 {
+        return Err(io::Error::from_raw_os_error(rc));
+    }
+    Ok(())
+}
+
+/// Sets the process file-mode creation mask and returns the previous one.
+pub fn set_umask(mask: u32) -> u32 {
+    // SAFETY: `umask` only swaps the process's creation mask; it cannot fail.
+    unsafe { libc::umask(mask as libc::mode_t) as u32 }
+}

@@ -157,21 +157,15 @@ fn discovered(
         }
         (_, target) => target,
     };
-    let adapter_id = match (&config.harness, &target) {
-        (Some(harness), _) => harness.adapter_id.clone(),
-        (None, Some(target)) => target.adapter_id.clone(),
-        (None, None) => {
-            return Err(ErrorInfo::new(
-                Stage::Plan,
-                "config_invalid",
-                "the config selects neither `harness.adapter_id` nor `workflow.target_id`",
-            ));
-        }
-    };
+    // The planner's selector rule, so a target of another adapter is refused as `plan`
+    // refuses it. A target descriptor without a workflow selects nothing (inspect refuses it).
+    let adapter_id = config
+        .selected_adapter(config.workflow.as_ref().and(target.as_ref()))
+        .map_err(|error| plan_error(&PlanError::from(error)))?;
     let found = catalog
         .adapters
-        .get(&adapter_id)
-        .ok_or_else(|| not_found("adapter_not_found", "adapter", &adapter_id, "--descriptor"))?;
+        .get(adapter_id)
+        .ok_or_else(|| not_found("adapter_not_found", "adapter", adapter_id, "--descriptor"))?;
     Ok((found.loaded.descriptor.clone(), target))
 }
 

@@ -407,6 +407,62 @@ fn inspect_with_and_without_descriptor() {
     assert_eq!(stdout_json(&output)["error"]["path"], json!("harness"));
 }
 
+/// `inspect` without `--descriptor` selects the adapter with the planner's rule: a workflow
+/// target of another adapter than `harness.adapter_id` is the error `plan` gives, whether
+/// discovery finds the target or `--target-descriptor` supplies it. Repository fixtures only
+/// (no upstream venv).
+#[test]
+fn inspect_refuses_a_target_of_another_adapter_as_plan_does() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let descriptors = dir.path().join("descriptors");
+    std::fs::create_dir_all(&descriptors).expect("mkdir");
+    for name in [
+        "everything.fabric-adapter.json",
+        "everything-react.fabric-target.json",
+        "bare.fabric-adapter.json",
+    ] {
+        std::fs::copy(
+            repo().join("tests/fixtures/descriptors").join(name),
+            descriptors.join(name),
+        )
+        .expect("copy");
+    }
+    // The target belongs to `test.fabric.everything`; both adapters are discoverable.
+    let config = write_config(
+        dir.path(),
+        "mismatch",
+        json!({"harness": {"adapter_id": "test.fabric.bare"},
+               "workflow": {"target_id": "test.fabric.everything.react"}}),
+    );
+    let config = config.to_str().expect("utf8");
+    let planned = fabric(&["plan", config], dir.path());
+    assert_eq!(planned.status.code(), Some(2));
+    let error = stdout_json(&planned);
+    assert_eq!(error["error"]["code"], json!("target_mismatch"), "{error}");
+    assert_eq!(
+        error["error"]["path"],
+        json!("workflow.target_id"),
+        "{error}"
+    );
+
+    let inspected = fabric(&["inspect", config], dir.path());
+    assert_eq!(inspected.status.code(), Some(2));
+    assert_eq!(stdout_json(&inspected), error);
+
+    let target = descriptors.join("everything-react.fabric-target.json");
+    let supplied = fabric(
+        &[
+            "inspect",
+            config,
+            "--target-descriptor",
+            target.to_str().expect("utf8"),
+        ],
+        dir.path(),
+    );
+    assert_eq!(supplied.status.code(), Some(2));
+    assert_eq!(stdout_json(&supplied), error);
+}
+
 #[test]
 fn adapters_lists_discovered_descriptors() {
     let Some(dir) = world() else {

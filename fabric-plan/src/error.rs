@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use fabric_config::plan::DescriptorSource;
-use fabric_config::{ErrorInfo, Stage};
+use fabric_config::validate::SelectorError;
+use fabric_config::{ConfigFinding, ErrorInfo, Stage};
 
 /// Everything that can fail while loading descriptors, planning, doctoring or inspecting.
 ///
@@ -297,6 +298,36 @@ impl PlanError {
             adapter_id: adapter_id.to_owned(),
             path: path.into(),
             reason: reason.into(),
+        }
+    }
+}
+
+/// A config rule violation, reported at the plan stage with the rule's code.
+impl From<ConfigFinding> for PlanError {
+    fn from(finding: ConfigFinding) -> Self {
+        PlanError::ConfigInvalid {
+            reason: match &finding.detail {
+                Some(detail) => format!("{} ({detail})", finding.rule.description()),
+                None => finding.rule.description().to_owned(),
+            },
+            code: finding.code().to_owned(),
+            path: finding.path,
+        }
+    }
+}
+
+/// The selector rule's errors: the missing-selector finding, or `target_mismatch`.
+impl From<SelectorError> for PlanError {
+    fn from(error: SelectorError) -> Self {
+        let path = error.path().to_owned();
+        let reason = error.to_string();
+        match error {
+            SelectorError::Missing(finding) => PlanError::from(finding),
+            SelectorError::TargetMismatch { target_id, .. } => PlanError::TargetMismatch {
+                target_id,
+                path,
+                reason,
+            },
         }
     }
 }

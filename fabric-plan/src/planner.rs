@@ -118,14 +118,7 @@ pub(crate) fn config_findings(config: &FabricConfig) -> Vec<PlanError> {
     config
         .validate_all()
         .into_iter()
-        .map(|finding| PlanError::ConfigInvalid {
-            reason: match &finding.detail {
-                Some(detail) => format!("{} ({detail})", finding.rule.description()),
-                None => finding.rule.description().to_owned(),
-            },
-            code: finding.code().to_owned(),
-            path: finding.path,
-        })
+        .map(PlanError::from)
         .collect()
 }
 
@@ -133,36 +126,13 @@ pub(crate) fn resolve(
     config: &FabricConfig,
     discovery: &DiscoveryOptions,
 ) -> Result<Resolution, PlanError> {
-    let configured_adapter = config
-        .harness
-        .as_ref()
-        .map(|harness| harness.adapter_id.as_str());
     let target = match &config.workflow {
         Some(workflow) => Some(discovery::find_target(discovery, &workflow.target_id)?),
         None => None,
     };
-    let adapter_id = match (&target, configured_adapter) {
-        (Some(target), Some(configured)) if target.loaded.descriptor.adapter_id != configured => {
-            return Err(PlanError::TargetMismatch {
-                target_id: target.loaded.descriptor.id.clone(),
-                path: "workflow.target_id".to_owned(),
-                reason: format!(
-                    "the target belongs to adapter `{}`, but harness.adapter_id selects `{configured}`",
-                    target.loaded.descriptor.adapter_id
-                ),
-            });
-        }
-        (Some(target), _) => target.loaded.descriptor.adapter_id.clone(),
-        (None, Some(configured)) => configured.to_owned(),
-        (None, None) => {
-            return Err(PlanError::ConfigInvalid {
-                path: "harness.adapter_id".to_owned(),
-                reason: "at least one of harness.adapter_id or workflow.target_id is required"
-                    .to_owned(),
-                code: String::new(),
-            });
-        }
-    };
+    let adapter_id = config
+        .selected_adapter(target.as_ref().map(|target| &target.loaded.descriptor))?
+        .to_owned();
     let adapter = discovery::find_adapter(discovery, &adapter_id)?;
     if let Some(target) = &target {
         crate::load::check_target_for_adapter(

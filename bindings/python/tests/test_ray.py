@@ -87,6 +87,44 @@ def test_missing_ray_names_the_extra(monkeypatch) -> None:
         asyncio.run(RuntimePool.create(scripted_config(), runtimes=1))
 
 
+def test_failed_result_is_a_run_result_the_schema_accepts() -> None:
+    """The result of a turn that produced none (a lost actor, a raised runtime) has the
+    shape the Rust ``RunResult`` has: every required member, only members the generated
+    model knows, and the model's defaults for the rest (no Ray needed)."""
+
+    import jsonschema
+
+    from fabric_core import _generated
+    from fabric_core.ray._host import METADATA_KEY, failed_result
+
+    schema = json.loads((REPO / "schemas" / "sdk" / "run-result.schema.json").read_text())
+    error = {"code": "node_lost", "stage": "invoke", "message": "lost", "retryable": False, "metadata": {}}
+    identity = {"adapter_id": "a", "adapter_kind": "process", "agent_name": "agent", "harness": "a", "pid": 1}
+    placement = {"node_id": "n", "actor_id": "x", "runtime_slot": 0}
+    result = failed_result(
+        {"request_id": "r-1", "input": "hi"}, error, identity=identity, placement=placement, runtime_id="runtime-1"
+    )
+    jsonschema.validate(result, schema)
+    assert set(schema["required"]) <= set(result) <= _generated.RunResult._fields
+    assert result == {
+        "status": "failed",
+        "request_id": "r-1",
+        "runtime_id": "runtime-1",
+        "invocation_id": "",
+        "adapter_id": "a",
+        "adapter_kind": "process",
+        "agent_name": "agent",
+        "harness": "a",
+        "output": None,
+        "events": [],
+        "telemetry": [],
+        "error": error,
+        "metadata": {METADATA_KEY: placement},
+        "artifacts": {"artifacts": []},
+        "usage": None,
+    }
+
+
 def test_invoke_spreads_over_workers_and_reports_placement(cluster) -> None:
     from fabric_core.ray import RuntimePool
 

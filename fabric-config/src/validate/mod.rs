@@ -1,4 +1,5 @@
-//! Decoding with JSON paths, and the config rules (`validate`, `validate_all`).
+//! Decoding with JSON paths, the config rules (`validate`, `validate_all`), and the adapter
+//! selector rule the planner shares (`selected_adapter`).
 //!
 //! Decode errors carry the path of the offending field (via `serde_path_to_error`) and a
 //! message built from the *expected* shape only: string and number literals from the input
@@ -8,6 +9,7 @@ mod decode;
 mod names;
 mod provenance;
 mod rules;
+mod selector;
 
 use serde_json::Value;
 
@@ -23,6 +25,7 @@ pub use provenance::{
     PROVENANCE_MAX_BYTES, PROVENANCE_MAX_CONTEXTS, PROVENANCE_MAX_ENTRIES,
     ProvenanceIncompleteReason, ProvenanceReportsSize, ProvenanceReportsStatus,
 };
+pub use selector::SelectorError;
 
 pub(super) fn finding(rule: ConfigRule, path: impl Into<String>) -> ConfigFinding {
     ConfigFinding {

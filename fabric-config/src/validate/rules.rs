@@ -24,9 +24,7 @@ impl FabricConfig {
         if is_blank(&self.metadata.name) {
             out.push(finding(ConfigRule::MetadataNameBlank, "metadata.name"));
         }
-        if self.harness.is_none() && self.workflow.is_none() {
-            out.push(finding(ConfigRule::SelectorMissing, "harness.adapter_id"));
-        }
+        self.check_selector(out);
         if let Some(harness) = &self.harness {
             if is_blank(&harness.adapter_id) {
                 out.push(finding(ConfigRule::AdapterIdBlank, "harness.adapter_id"));

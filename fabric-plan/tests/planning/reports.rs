@@ -118,6 +118,37 @@ fn doctor_collects_every_finding_without_stopping() {
     assert!(report.checks.iter().any(|c| c.name == "environment"));
 }
 
+/// A config that selects no adapter fails the `config` check and the `adapter_descriptor`
+/// check with the one finding of fabric-config's selector rule (code and path).
+#[test]
+fn doctor_reports_a_missing_selector_with_its_rule_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = fabric_config::FabricConfig::from_value(json!({"metadata": {"name": "none"}}))
+        .expect("decodes");
+    let report = doctor_with(&config, dir.path(), &options());
+    let failing: Vec<(&str, &str, Option<&str>)> = report
+        .checks
+        .iter()
+        .filter(|check| check.status == DoctorStatus::Fail)
+        .map(|check| {
+            (
+                check.name.as_str(),
+                check.code.as_str(),
+                check.path.as_deref(),
+            )
+        })
+        .collect();
+    let missing = ("missing_adapter_selector", Some("harness.adapter_id"));
+    assert_eq!(
+        failing,
+        [
+            ("config", missing.0, missing.1),
+            ("adapter_descriptor", missing.0, missing.1)
+        ],
+        "{report:?}"
+    );
+}
+
 #[test]
 fn inspect_profiles() {
     let Some(world) = World::new() else {

@@ -18,6 +18,7 @@ from fabric_core.client import Fabric
 from fabric_core.errors import FabricError
 from fabric_core.models import FabricConfig, RunRequest
 from fabric_core.runtime import Runtime, RuntimeStatus
+from fabric_core.types import RunResult
 
 #: Where a result's placement is recorded in ``RunResult.metadata``.
 METADATA_KEY = "ray"
@@ -46,23 +47,29 @@ def failed_result(
     runtime_id: str = "",
 ) -> dict[str, Any]:
     """A failed ``RunResult`` mapping for an invocation that produced no result of its own
-    (the actor or node died, the driver's deadline passed, the runtime raised)."""
+    (the actor or node died, the driver's deadline passed, the runtime raised).
 
-    return {
-        "status": "failed",
-        "request_id": str(request.get("request_id") or ""),
-        "runtime_id": runtime_id,
-        "invocation_id": "",
-        "adapter_id": identity.get("adapter_id"),
-        "adapter_kind": identity.get("adapter_kind") or "",
-        "agent_name": identity.get("agent_name") or "",
-        "harness": identity.get("harness") or "",
-        "output": None,
-        "events": [],
-        "telemetry": [],
-        "error": error,
-        "metadata": {METADATA_KEY: dict(placement)},
-    }
+    Built through the ``RunResult`` model, like the success path's ``to_dict()``: only what
+    this helper knows is given; events, telemetry, artifacts and usage are the model's
+    defaults, and optional members the Rust type gains stay absent (``None`` through the
+    model). ``test_ray`` validates the result against the schema generated from the Rust type,
+    so a new required member fails there instead of being missed here."""
+
+    return RunResult.from_mapping(
+        {
+            "status": "failed",
+            "request_id": str(request.get("request_id") or ""),
+            "runtime_id": runtime_id,
+            "invocation_id": "",
+            "adapter_id": identity.get("adapter_id"),
+            "adapter_kind": identity.get("adapter_kind") or "",
+            "agent_name": identity.get("agent_name") or "",
+            "harness": identity.get("harness") or "",
+            "output": None,
+            "error": error,
+            "metadata": {METADATA_KEY: dict(placement)},
+        }
+    ).to_mapping()
 
 
 def error_info(error: FabricError) -> dict[str, Any]:

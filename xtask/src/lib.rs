@@ -1,22 +1,26 @@
-//! The workspace generator: binding models and tables from the Rust types.
+//! The workspace generator: every generated file of the repository, from the Rust types.
 //!
 //! One source of truth for everything that crosses the C ABI: the JSON Schemas generated
-//! from `fabric-config` and the error registry (`fabric_config::codes`). From them this
+//! from `fabric-config` (written to `schemas/`), the error registry (`fabric_config::codes`)
+//! and the C header cbindgen writes from `fabric-ffi` (`include/fabric.h`). From them this
 //! crate writes the Python result models (`_generated.py`), the TypeScript interfaces
 //! (`generated.ts`) and the Go structs (`generated.go`), each with the stage list, the
-//! error-code registry and the status → error-class table. The output is committed;
-//! `tests/drift.rs` fails when it is stale (`cargo run -p xtask -- codegen` rewrites it).
+//! error-code registry and the status → error-class table, and `docs/errors.md`. The output
+//! is committed; `tests/drift.rs` fails when it is stale (`cargo xtask codegen` rewrites it,
+//! `cargo xtask codegen --check` lists it).
 //!
 //! ```no_run
-//! let files = xtask::generate().unwrap();
-//! assert!(files.iter().any(|(path, _)| path.ends_with("generated.go")));
+//! let files = xtask::generate(&xtask::repo_root()).unwrap();
+//! assert!(files.iter().any(|(path, _)| path == "include/fabric.h"));
 //! ```
 
 pub mod go;
+pub mod header;
 pub mod ir;
 pub mod markdown;
 pub mod python;
 pub mod registry;
+pub mod schemas;
 pub mod sources;
 pub mod typescript;
 
@@ -35,25 +39,74 @@ pub fn repo_root() -> PathBuf {
 }
 
 /// Every generated file as `(path relative to the repository root, contents)`.
-pub fn generate() -> Result<Vec<(&'static str, String)>, String> {
+pub fn generate(root: &Path) -> Result<Vec<(String, String)>, String> {
     let schemas = fabric_config::schema::all();
     let boundary = ir::read(&schemas)?;
     let registry = registry::read();
-    Ok(vec![
-        (python::PATH, python::render(&boundary, &registry)),
-        (typescript::PATH, typescript::render(&boundary, &registry)),
-        (go::PATH, go::gofmt(go::render(&boundary, &registry))?),
-        (markdown::PATH, markdown::render(&registry)),
-    ])
+    let mut files = schemas::render();
+    files.extend([
+        (header::PATH.to_owned(), header::render(root)?),
+        (
+            python::PATH.to_owned(),
+            python::render(&boundary, &registry),
+        ),
+        (
+            typescript::PATH.to_owned(),
+            typescript::render(&boundary, &registry),
+        ),
+        (
+            go::PATH.to_owned(),
+            go::gofmt(go::render(&boundary, &registry))?,
+        ),
+        (markdown::PATH.to_owned(), markdown::render(&registry)),
+    ]);
+    Ok(files)
 }
 
-/// The generated files whose committed contents differ from [`generate`]'s.
-pub fn stale(root: &Path) -> Result<Vec<&'static str>, String> {
-    Ok(generate()?
-        .into_iter()
+/// A committed file that differs from what [`generate`] writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stale {
+    /// Relative to the repository root.
+    pub path: String,
+    /// The generated contents, or `None` for a file nothing generates any more.
+    pub text: Option<String>,
+}
+
+/// The committed files that differ from [`generate`]'s, then those under a generated
+/// directory that nothing generates any more.
+pub fn stale(root: &Path) -> Result<Vec<Stale>, String> {
+    let files = generate(root)?;
+    let mut stale: Vec<Stale> = files
+        .iter()
         .filter(|(path, text)| {
-            std::fs::read_to_string(root.join(path)).ok().as_deref() != Some(text)
+            std::fs::read_to_string(root.join(path)).ok().as_deref() != Some(text.as_str())
         })
-        .map(|(path, _)| path)
-        .collect())
+        .map(|(path, text)| Stale {
+            path: path.clone(),
+            text: Some(text.clone()),
+        })
+        .collect();
+    stale.extend(
+        schemas::committed(root)
+            .into_iter()
+            .filter(|committed| !files.iter().any(|(path, _)| path == committed))
+            .map(|path| Stale { path, text: None }),
+    );
+    Ok(stale)
+}
+
+/// Writes (or removes) each stale file.
+pub fn write(root: &Path, stale: &[Stale]) -> Result<(), String> {
+    for file in stale {
+        let target = root.join(&file.path);
+        let done = match &file.text {
+            Some(text) => target
+                .parent()
+                .map_or(Ok(()), std::fs::create_dir_all)
+                .and_then(|()| std::fs::write(&target, text)),
+            None => std::fs::remove_file(&target),
+        };
+        done.map_err(|error| format!("cannot update {}: {error}", file.path))?;
+    }
+    Ok(())
 }

@@ -3,9 +3,33 @@
 #[test]
 fn generated_files_are_current() {
     let stale = xtask::stale(&xtask::repo_root()).expect("generate");
+    let paths: Vec<&str> = stale.iter().map(|file| file.path.as_str()).collect();
     assert!(
-        stale.is_empty(),
-        "stale generated files {stale:?}: run `cargo run -p xtask -- codegen` and commit"
+        paths.is_empty(),
+        "stale generated files {paths:?}: run `cargo xtask codegen` and commit"
+    );
+}
+
+#[test]
+fn every_kind_of_generated_file_is_checked() {
+    let files = xtask::generate(&xtask::repo_root()).expect("generate");
+    let generated = |path: &str| files.iter().any(|(candidate, _)| candidate == path);
+    for path in [
+        "schemas/sdk/agent.schema.json",
+        "schemas/adapter-contract/openai-stream-record.schema.json",
+        "include/fabric.h",
+        "bindings/python/src/fabric_core/_generated.py",
+        "bindings/typescript/src/generated.ts",
+        "bindings/go/generated.go",
+        "docs/errors.md",
+    ] {
+        assert!(generated(path), "{path} is not generated");
+    }
+    let schemas = fabric_config::schema::all().len();
+    let committed = xtask::schemas::committed(&xtask::repo_root()).len();
+    assert_eq!(
+        committed, schemas,
+        "one committed file per generated schema"
     );
 }
 

@@ -5,23 +5,30 @@
 //! and the C header cbindgen writes from `fabric-ffi` (`include/fabric.h`). From them this
 //! crate writes the Python result models (`_generated.py`), the TypeScript interfaces
 //! (`generated.ts`) and the Go structs (`generated.go`), each with the stage list, the
-//! error-code registry and the status → error-class table, and `docs/errors.md`. The output
+//! error-code registry and the status → error-class table; the header's function
+//! prototypes as ctypes types (`_prototypes.py`) and koffi signatures (`prototypes.ts`),
+//! from which the bindings declare every native function; and `docs/errors.md`. The output
 //! is committed; `tests/drift.rs` fails when it is stale (`cargo xtask codegen` rewrites it,
-//! `cargo xtask codegen --check` lists it).
+//! `cargo xtask codegen --check` lists it), and when a binding names a C function the
+//! header does not declare.
 //!
 //! ```no_run
 //! let files = xtask::generate(&xtask::repo_root()).unwrap();
 //! assert!(files.iter().any(|(path, _)| path == "include/fabric.h"));
 //! ```
 
+pub mod cdecl;
+pub mod ctypes;
 pub mod go;
 pub mod header;
 pub mod ir;
+pub mod koffi;
 pub mod markdown;
 pub mod python;
 pub mod registry;
 pub mod schemas;
 pub mod sources;
+pub mod symbols;
 pub mod typescript;
 
 use std::path::{Path, PathBuf};
@@ -43,9 +50,11 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>, String> {
     let schemas = fabric_config::schema::all();
     let boundary = ir::read(&schemas)?;
     let registry = registry::read();
+    let header = header::render(root)?;
+    let prototypes = cdecl::parse(&header)?;
     let mut files = schemas::render();
     files.extend([
-        (header::PATH.to_owned(), header::render(root)?),
+        (header::PATH.to_owned(), header),
         (
             python::PATH.to_owned(),
             python::render(&boundary, &registry),
@@ -58,6 +67,8 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>, String> {
             go::PATH.to_owned(),
             go::gofmt(go::render(&boundary, &registry))?,
         ),
+        (ctypes::PATH.to_owned(), ctypes::render(&prototypes)?),
+        (koffi::PATH.to_owned(), koffi::render(&prototypes)?),
         (markdown::PATH.to_owned(), markdown::render(&registry)),
     ]);
     Ok(files)
@@ -72,9 +83,26 @@ pub struct Stale {
     pub text: Option<String>,
 }
 
-/// The committed files that differ from [`generate`]'s, then those under a generated
-/// directory that nothing generates any more.
-pub fn stale(root: &Path) -> Result<Vec<Stale>, String> {
+/// What `cargo xtask codegen --check` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// The committed files that differ from [`generate`]'s, then those under a generated
+    /// directory that nothing generates any more: `cargo xtask codegen` fixes these.
+    pub stale: Vec<Stale>,
+    /// The functions the bindings name that the header does not declare: no regeneration
+    /// fixes these.
+    pub undeclared: Vec<symbols::Use>,
+}
+
+impl Check {
+    /// Nothing stale, nothing undeclared.
+    pub fn is_clean(&self) -> bool {
+        self.stale.is_empty() && self.undeclared.is_empty()
+    }
+}
+
+/// Generates every file and compares it with the committed one.
+pub fn check(root: &Path) -> Result<Check, String> {
     let files = generate(root)?;
     let mut stale: Vec<Stale> = files
         .iter()
@@ -92,7 +120,12 @@ pub fn stale(root: &Path) -> Result<Vec<Stale>, String> {
             .filter(|committed| !files.iter().any(|(path, _)| path == committed))
             .map(|path| Stale { path, text: None }),
     );
-    Ok(stale)
+    let header = files
+        .iter()
+        .find(|(path, _)| path == header::PATH)
+        .map_or("", |(_, text)| text.as_str());
+    let undeclared = symbols::undeclared(root, &cdecl::parse(header)?);
+    Ok(Check { stale, undeclared })
 }
 
 /// Writes (or removes) each stale file.

@@ -2,12 +2,35 @@
 
 #[test]
 fn generated_files_are_current() {
-    let stale = xtask::stale(&xtask::repo_root()).expect("generate");
-    let paths: Vec<&str> = stale.iter().map(|file| file.path.as_str()).collect();
+    let check = xtask::check(&xtask::repo_root()).expect("generate");
+    let paths: Vec<&str> = check.stale.iter().map(|file| file.path.as_str()).collect();
     assert!(
         paths.is_empty(),
         "stale generated files {paths:?}: run `cargo xtask codegen` and commit"
     );
+}
+
+#[test]
+fn bindings_name_only_functions_of_the_header() {
+    let check = xtask::check(&xtask::repo_root()).expect("generate");
+    let listed: Vec<String> = check
+        .undeclared
+        .iter()
+        .map(|used| format!("{}:{}: `{}`", used.file.display(), used.line, used.symbol))
+        .collect();
+    assert!(
+        listed.is_empty(),
+        "not functions of include/fabric.h:\n{}",
+        listed.join("\n")
+    );
+    // The walk reads both bindings' declaring modules.
+    let uses = xtask::symbols::uses(&xtask::repo_root());
+    for module in ["_ffi.py", "native.ts"] {
+        assert!(
+            uses.iter().any(|used| used.file.ends_with(module)),
+            "no function use found in {module}"
+        );
+    }
 }
 
 #[test]
@@ -21,6 +44,8 @@ fn every_kind_of_generated_file_is_checked() {
         "bindings/python/src/fabric_core/_generated.py",
         "bindings/typescript/src/generated.ts",
         "bindings/go/generated.go",
+        "bindings/python/src/fabric_core/_prototypes.py",
+        "bindings/typescript/src/prototypes.ts",
         "docs/errors.md",
     ] {
         assert!(generated(path), "{path} is not generated");

@@ -51,7 +51,7 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>, String> {
     let registry = registry::read();
     let header = header::render(root)?;
     let prototypes = cdecl::parse(&header)?;
-    let mut files = schemas::render();
+    let mut files = schemas::render(&schemas);
     files.extend([
         (header::PATH.to_owned(), header),
         (

@@ -5,6 +5,8 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 pub const DIR: &str = "schemas";
 
 /// The path of the schema called `name` (`sdk/agent` → `schemas/sdk/agent.schema.json`).
@@ -12,8 +14,9 @@ pub fn path(name: &str) -> String {
     format!("{DIR}/{name}.schema.json")
 }
 
-pub fn render() -> Vec<(String, String)> {
-    fabric_config::schema::all()
+/// The file of each schema of `fabric_config::schema::all()`.
+pub fn render(schemas: &[(&'static str, Value)]) -> Vec<(String, String)> {
+    schemas
         .iter()
         .map(|(name, schema)| (path(name), fabric_config::schema::to_file_text(schema)))
         .collect()

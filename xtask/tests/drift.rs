@@ -1,4 +1,5 @@
-//! The committed generated files are current, and no source names an unregistered code.
+//! The committed generated files are current, the bindings name only functions of the
+//! header, and no source names an unregistered code.
 
 #[test]
 fn generated_files_are_current() {

@@ -27,8 +27,8 @@ cargo fmt --all -- --check
 step "cargo build (workspace)"
 cargo build --workspace --all-targets
 
-step "generated bindings and docs are current (xtask codegen --check)"
-cargo run -q -p xtask -- codegen --check
+step "generated files are current (cargo xtask codegen --check)"
+cargo xtask codegen --check
 
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings

@@ -3,7 +3,7 @@ package fabric
 import "encoding/json"
 
 // The result documents (RunResult, RuntimeInfo, CheckReport, ...) are declared in
-// generated.go, generated from the Rust types by `cargo run -p xtask -- codegen`. This
+// generated.go, generated from the Rust types by `cargo xtask codegen`. This
 // file adds behaviour and the names earlier versions of this package used.
 
 // Names earlier versions of this package used for generated types.

@@ -1,8 +1,7 @@
 //! JSON Schemas (draft 2020-12) generated from the Rust types.
 //!
-//! `schemas/<name>.schema.json` in the repository is the output of [`all`]; a test fails when
-//! the committed files drift (`FABRIC_BLESS=1 cargo test -p fabric-config --test schemas`
-//! rewrites them).
+//! `schemas/<name>.schema.json` in the repository is the output of [`all`], written by
+//! `cargo xtask codegen`; xtask's drift test fails when the committed files are stale.
 
 use schemars::JsonSchema;
 use serde_json::Value;

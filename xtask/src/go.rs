@@ -123,7 +123,7 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     out.push_str(crate::HEADER_SLASH);
     out.push_str(
         "// Boundary types and tables generated from the Rust types (fabric-config).\n\
-         // Do not edit: run `cargo run -p xtask -- codegen`.\n\n\
+         // Do not edit: run `cargo xtask codegen`.\n\n\
          package fabric\n\nimport \"encoding/json\"\n\n",
     );
     let _ = writeln!(

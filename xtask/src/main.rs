@@ -1,44 +1,55 @@
-//! `cargo run -p xtask -- codegen [--check]`: writes (or checks) the generated binding
-//! models and tables; `cargo run -p xtask -- codes`: lists unregistered literal codes.
+//! `cargo xtask codegen [--check]`: writes (or only lists) every stale generated file;
+//! `cargo xtask codes`: lists unregistered literal codes. (`cargo xtask` is the alias of
+//! `cargo run -q -p xtask --` in `.cargo/config.toml`.)
 
 use std::process::ExitCode;
 
+/// Rewrites (or with `check`, lists) the stale files; lists the undeclared functions the
+/// bindings name. Whether everything was current.
+fn codegen(root: &std::path::Path, check: bool) -> Result<bool, String> {
+    let report = xtask::check(root)?;
+    if !check {
+        xtask::write(root, &report.stale)?;
+    }
+    for file in &report.stale {
+        match (check, file.text.is_some()) {
+            (true, true) => eprintln!("stale: {}", file.path),
+            (true, false) => eprintln!("stale: {} (no longer generated)", file.path),
+            (false, true) => println!("wrote {}", file.path),
+            (false, false) => println!("removed {} (no longer generated)", file.path),
+        }
+    }
+    for used in &report.undeclared {
+        eprintln!(
+            "{}:{}: `{}` is not a function of include/fabric.h",
+            used.file.display(),
+            used.line,
+            used.symbol
+        );
+    }
+    if check && !report.stale.is_empty() {
+        eprintln!("run `cargo xtask codegen` and commit the result");
+    }
+    Ok(report.undeclared.is_empty() && (!check || report.stale.is_empty()))
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let root = xtask::repo_root();
-    match args.first().map(String::as_str) {
-        Some("codegen") => {
-            let check = args.iter().any(|a| a == "--check");
-            let files = match xtask::generate() {
-                Ok(files) => files,
+    match args.as_slice() {
+        ["codegen", flags @ ..] if matches!(flags, [] | ["--check"]) => {
+            let check = !flags.is_empty();
+            match codegen(&root, check) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::FAILURE,
                 Err(error) => {
                     eprintln!("error: {error}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            let mut stale = 0;
-            for (path, text) in files {
-                let target = root.join(path);
-                if std::fs::read_to_string(&target).ok().as_deref() == Some(text.as_str()) {
-                    continue;
-                }
-                stale += 1;
-                if check {
-                    eprintln!("stale: {path}");
-                } else if let Err(error) = std::fs::write(&target, text) {
-                    eprintln!("error: cannot write {path}: {error}");
-                    return ExitCode::FAILURE;
-                } else {
-                    println!("wrote {path}");
+                    ExitCode::FAILURE
                 }
             }
-            if check && stale > 0 {
-                eprintln!("run `cargo run -p xtask -- codegen` and commit the result");
-                return ExitCode::FAILURE;
-            }
-            ExitCode::SUCCESS
         }
-        Some("codes") => {
+        ["codes"] => {
             let findings = xtask::sources::unregistered(&root);
             for finding in &findings {
                 println!(
@@ -56,7 +67,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: cargo run -p xtask -- codegen [--check] | codes");
+            eprintln!("usage: cargo xtask codegen [--check] | codes");
             ExitCode::from(2)
         }
     }

@@ -55,7 +55,7 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     out.push_str(crate::HEADER_HASH);
     out.push_str(
         "\"\"\"Boundary models and tables generated from the Rust types (fabric-config).\n\n\
-         Do not edit: run `cargo run -p xtask -- codegen`. Behaviour (properties, legacy\n\
+         Do not edit: run `cargo xtask codegen`. Behaviour (properties, legacy\n\
          shapes) is added in ``fabric_core.types``.\n\"\"\"\n\n\
          from __future__ import annotations\n\n\
          from collections.abc import Mapping\n\

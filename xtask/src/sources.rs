@@ -28,7 +28,9 @@ const SOURCE_DIRS: &[&str] = &[
     "bindings/go",
 ];
 
-fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The `.rs`, `.py`, `.ts` and non-test `.go` files under `dir`, outside test, example,
+/// fixture and dependency directories.
+pub(crate) fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

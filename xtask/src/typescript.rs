@@ -44,7 +44,7 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     out.push_str(crate::HEADER_SLASH);
     out.push_str(
         "// Boundary types and tables generated from the Rust types (fabric-config).\n\
-         // Do not edit: run `cargo run -p xtask -- codegen`.\n\n\
+         // Do not edit: run `cargo xtask codegen`.\n\n\
          /** Any JSON value. */\n\
          export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };\n\
          /** A JSON object. */\n\

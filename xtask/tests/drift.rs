@@ -1,11 +1,61 @@
-//! The committed generated files are current, and no source names an unregistered code.
+//! The committed generated files are current, the bindings name only functions of the
+//! header, and no source names an unregistered code.
 
 #[test]
 fn generated_files_are_current() {
-    let stale = xtask::stale(&xtask::repo_root()).expect("generate");
+    let check = xtask::check(&xtask::repo_root()).expect("generate");
+    let paths: Vec<&str> = check.stale.iter().map(|file| file.path.as_str()).collect();
     assert!(
-        stale.is_empty(),
-        "stale generated files {stale:?}: run `cargo run -p xtask -- codegen` and commit"
+        paths.is_empty(),
+        "stale generated files {paths:?}: run `cargo xtask codegen` and commit"
+    );
+}
+
+#[test]
+fn bindings_name_only_functions_of_the_header() {
+    let check = xtask::check(&xtask::repo_root()).expect("generate");
+    let listed: Vec<String> = check
+        .undeclared
+        .iter()
+        .map(|used| format!("{}:{}: `{}`", used.file.display(), used.line, used.symbol))
+        .collect();
+    assert!(
+        listed.is_empty(),
+        "not functions of include/fabric.h:\n{}",
+        listed.join("\n")
+    );
+    // The walk reads both bindings' declaring modules.
+    let uses = xtask::symbols::uses(&xtask::repo_root());
+    for module in ["_ffi.py", "native.ts"] {
+        assert!(
+            uses.iter().any(|used| used.file.ends_with(module)),
+            "no function use found in {module}"
+        );
+    }
+}
+
+#[test]
+fn every_kind_of_generated_file_is_checked() {
+    let files = xtask::generate(&xtask::repo_root()).expect("generate");
+    let generated = |path: &str| files.iter().any(|(candidate, _)| candidate == path);
+    for path in [
+        "schemas/sdk/agent.schema.json",
+        "schemas/adapter-contract/openai-stream-record.schema.json",
+        "include/fabric.h",
+        "bindings/python/src/fabric_core/_generated.py",
+        "bindings/typescript/src/generated.ts",
+        "bindings/go/generated.go",
+        "bindings/python/src/fabric_core/_prototypes.py",
+        "bindings/typescript/src/prototypes.ts",
+        "docs/errors.md",
+    ] {
+        assert!(generated(path), "{path} is not generated");
+    }
+    let schemas = fabric_config::schema::all().len();
+    let committed = xtask::schemas::committed(&xtask::repo_root()).len();
+    assert_eq!(
+        committed, schemas,
+        "one committed file per generated schema"
     );
 }
 

@@ -2,7 +2,7 @@
  * Consumer-facing shapes (the `sdk/` JSON Schemas).
  *
  * Every document the core returns (results, reports, infos, errors) is generated from the
- * Rust types into `generated.ts` by `cargo run -p xtask -- codegen` and only re-exported
+ * Rust types into `generated.ts` by `cargo xtask codegen` and only re-exported
  * here; CI fails when the two drift. The request and config models below are written by
  * hand so that building them stays idiomatic; `src/test/types.test.ts` checks their
  * fields against `schemas/sdk/agent.schema.json`, `run-request.schema.json` and

@@ -1,5 +1,6 @@
 /**
- * Private: every C ABI symbol this package uses, declared once with koffi.
+ * Private: every C ABI symbol this package uses, declared once with koffi from the signatures
+ * generated from include/fabric.h (`prototypes.ts`).
  *
  * `invoke` and `run` are non-blocking operations the event loop watches (see
  * {@link NativeLibrary.operate}); other blocking entry points run as koffi async calls (on
@@ -16,6 +17,7 @@ import type * as KoffiModule from "koffi" with { "resolution-mode": "import" };
 const koffi = require("koffi") as typeof KoffiModule;
 import { errorFromStatus, FabricConfigError, FabricNativeUnavailableError, Status } from "./errors";
 import { ABI_VERSION } from "./generated";
+import { PROTOTYPES, type NativeSymbol } from "./prototypes";
 
 /**
  * koffi runs async calls on libuv's thread pool, which has 4 threads unless
@@ -55,13 +57,61 @@ function configureKoffi(): void {
   }
 }
 
-/** The loaded library with its declared functions. */
+/** Functions every supported library exports: loading fails without one. */
+const REQUIRED: readonly NativeSymbol[] = [
+  "fabric_validate",
+  "fabric_plan",
+  "fabric_doctor",
+  "fabric_run",
+  "fabric_runtime_start",
+  "fabric_runtime_invoke",
+  "fabric_runtime_stop",
+  "fabric_runtime_status",
+  "fabric_environment_prepare",
+  "fabric_environment_attach",
+  "fabric_environment_start_runtime",
+  "fabric_environment_release",
+];
+
+/** Newer functions: a library without them still loads; calling one rejects. */
+const OPTIONAL: readonly NativeSymbol[] = [
+  "fabric_runtime_resource_snapshot",
+  "fabric_check",
+  "fabric_gym_observations",
+  "fabric_runtime_invoke_openai_stream",
+  "fabric_runtime_invoke_stream",
+  "fabric_stream_next_batch",
+  "fabric_stream_result",
+  "fabric_stream_close",
+  "fabric_stream_free",
+  // Non-blocking operations (docs/abi.md "Non-blocking calls").
+  "fabric_runtime_invoke_begin",
+  "fabric_run_begin",
+  "fabric_runtime_start_begin",
+  "fabric_runtime_stop_begin",
+  "fabric_operation_take",
+  "fabric_operation_free",
+  "fabric_completion_queue_new",
+  "fabric_completion_queue_fd",
+  "fabric_completion_queue_next",
+  "fabric_service_prepare",
+  "fabric_service_attach",
+  "fabric_service_start_runtime",
+  "fabric_service_release",
+  "fabric_service_info",
+];
+
+/**
+ * The loaded library with its declared functions: each signature comes from `PROTOTYPES`
+ * (generated from include/fabric.h); this class adds which functions may be missing, the
+ * async calls and the freeing of library strings.
+ */
 export class NativeLibrary {
   readonly path: string;
   readonly version: string;
   readonly abiVersion: number;
   private readonly stringFree: (pointer: unknown) => void;
-  private readonly functions: Record<string, NativeFunction>;
+  private readonly functions: Record<string, NativeFunction> = {};
   private readonly missing = new Set<string>();
   readonly runtimeFree: (handle: number) => number;
   readonly serviceFree: (handle: number) => number;
@@ -74,7 +124,8 @@ export class NativeLibrary {
     this.path = libraryPath;
     configureKoffi();
     const lib = koffi.load(libraryPath);
-    const abiVersion = lib.func("uint32_t fabric_abi_version()") as () => number;
+    const declare = (name: NativeSymbol): unknown => lib.func(PROTOTYPES[name]);
+    const abiVersion = declare("fabric_abi_version") as () => number;
     this.abiVersion = abiVersion();
     if (this.abiVersion !== EXPECTED_ABI_VERSION) {
       throw new FabricNativeUnavailableError(
@@ -82,113 +133,25 @@ export class NativeLibrary {
         { code: "abi_version_mismatch", stage: "config" },
       );
     }
-    this.version = (lib.func("const char *fabric_version()") as () => string)();
-    this.stringFree = lib.func("void fabric_string_free(void *s)") as (pointer: unknown) => void;
-    const declare = (signature: string) => lib.func(signature) as unknown as NativeFunction;
-    this.functions = {
-      fabric_validate: declare("int32_t fabric_validate(const char *config_json, const char *options_json, _Out_ void **out)"),
-      fabric_plan: declare("int32_t fabric_plan(const char *config_json, const char *options_json, _Out_ void **out)"),
-      fabric_doctor: declare("int32_t fabric_doctor(const char *config_json, const char *options_json, _Out_ void **out)"),
-      fabric_run: declare(
-        "int32_t fabric_run(const char *config_json, const char *request_json, const char *options_json, _Out_ void **out)",
-      ),
-      fabric_runtime_start: declare(
-        "int32_t fabric_runtime_start(const char *config_json, const char *options_json, _Out_ uint64_t *runtime_out, _Out_ void **out)",
-      ),
-      fabric_runtime_invoke: declare("int32_t fabric_runtime_invoke(uint64_t runtime, const char *request_json, _Out_ void **out)"),
-      fabric_runtime_stop: declare("int32_t fabric_runtime_stop(uint64_t runtime, _Out_ void **out)"),
-      fabric_runtime_status: declare("int32_t fabric_runtime_status(uint64_t runtime, _Out_ void **out)"),
-      fabric_environment_prepare: declare(
-        "int32_t fabric_environment_prepare(const char *config_json, const char *options_json, _Out_ uint64_t *environment_out, _Out_ void **out)",
-      ),
-      fabric_environment_attach: declare(
-        "int32_t fabric_environment_attach(const char *config_json, const char *reference_json, const char *options_json, _Out_ uint64_t *environment_out, _Out_ void **out)",
-      ),
-      fabric_environment_start_runtime: declare(
-        "int32_t fabric_environment_start_runtime(uint64_t environment, const char *config_json, const char *options_json, _Out_ uint64_t *runtime_out, _Out_ void **out)",
-      ),
-      fabric_environment_release: declare("int32_t fabric_environment_release(uint64_t environment, _Out_ void **out)"),
-    };
+    this.version = (declare("fabric_version") as () => string)();
+    this.stringFree = declare("fabric_string_free") as (pointer: unknown) => void;
+    for (const name of REQUIRED) this.functions[name] = declare(name) as NativeFunction;
     // Newer symbols: a library without them still loads; calling them rejects.
-    const optional = (name: string, signature: string) => {
+    for (const name of OPTIONAL) {
       try {
-        this.functions[name] = declare(signature);
+        this.functions[name] = declare(name) as NativeFunction;
       } catch {
         this.missing.add(name);
       }
-    };
-    optional(
-      "fabric_runtime_resource_snapshot",
-      "int32_t fabric_runtime_resource_snapshot(uint64_t runtime, _Out_ void **out)",
-    );
-    optional("fabric_check", "int32_t fabric_check(uint64_t environment, const char *request_json, _Out_ void **out)");
-    optional("fabric_gym_observations", "int32_t fabric_gym_observations(const char *request_json, _Out_ void **out)");
-    optional(
-      "fabric_runtime_invoke_openai_stream",
-      "int32_t fabric_runtime_invoke_openai_stream(uint64_t runtime, const char *request_json, _Out_ uint64_t *stream_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_runtime_invoke_stream",
-      "int32_t fabric_runtime_invoke_stream(uint64_t runtime, const char *request_json, _Out_ uint64_t *stream_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_stream_next_batch",
-      "int32_t fabric_stream_next_batch(uint64_t stream, int64_t timeout_ms, uint32_t max_items, _Out_ void **out)",
-    );
-    optional("fabric_stream_result", "int32_t fabric_stream_result(uint64_t stream, _Out_ void **out)");
-    optional("fabric_stream_close", "int32_t fabric_stream_close(uint64_t stream)");
-    optional("fabric_stream_free", "int32_t fabric_stream_free(uint64_t stream)");
-    // Non-blocking operations (docs/abi.md "Non-blocking calls").
-    optional(
-      "fabric_runtime_invoke_begin",
-      "int32_t fabric_runtime_invoke_begin(uint64_t runtime, const char *request_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_run_begin",
-      "int32_t fabric_run_begin(const char *config_json, const char *request_json, const char *options_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_runtime_start_begin",
-      "int32_t fabric_runtime_start_begin(const char *config_json, const char *options_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_runtime_stop_begin",
-      "int32_t fabric_runtime_stop_begin(uint64_t runtime, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
-    );
-    optional("fabric_operation_take", "int32_t fabric_operation_take(uint64_t operation, _Out_ void **out)");
-    optional("fabric_operation_free", "int32_t fabric_operation_free(uint64_t operation)");
-    optional("fabric_completion_queue_new", "int32_t fabric_completion_queue_new(_Out_ uint64_t *queue_out, _Out_ void **out)");
-    optional(
-      "fabric_completion_queue_fd",
-      "int32_t fabric_completion_queue_fd(uint64_t queue, _Out_ int32_t *fd_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_completion_queue_next",
-      "int32_t fabric_completion_queue_next(uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_service_prepare",
-      "int32_t fabric_service_prepare(const char *config_json, const char *options_json, _Out_ uint64_t *service_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_service_attach",
-      "int32_t fabric_service_attach(const char *config_json, const char *reference_json, const char *options_json, _Out_ uint64_t *service_out, _Out_ void **out)",
-    );
-    optional(
-      "fabric_service_start_runtime",
-      "int32_t fabric_service_start_runtime(uint64_t service, const char *config_json, const char *options_json, _Out_ uint64_t *runtime_out, _Out_ void **out)",
-    );
-    optional("fabric_service_release", "int32_t fabric_service_release(uint64_t service, _Out_ void **out)");
-    optional("fabric_service_info", "int32_t fabric_service_info(uint64_t service, _Out_ void **out)");
+    }
     try {
-      const free = lib.func("int32_t fabric_service_free(uint64_t service)") as (handle: number) => number;
-      this.serviceFree = free;
+      this.serviceFree = declare("fabric_service_free") as (handle: number) => number;
     } catch {
       this.serviceFree = () => 0;
     }
     this.dup = loadDup();
-    this.environmentFree = lib.func("int32_t fabric_environment_free(uint64_t environment)") as (handle: number) => number;
-    this.runtimeFree = lib.func("int32_t fabric_runtime_free(uint64_t runtime)") as (handle: number) => number;
+    this.environmentFree = declare("fabric_environment_free") as (handle: number) => number;
+    this.runtimeFree = declare("fabric_runtime_free") as (handle: number) => number;
   }
 
   /** Decodes and frees one library string. */

@@ -1,6 +1,7 @@
 """Private ctypes layer: loads the Fabric core C library and declares every symbol.
 
-Nothing here is public API. Every fallible native function returns an ``int32_t`` status and
+Nothing here is public API. The ctypes types of each function are generated from
+``include/fabric.h`` into ``_prototypes``; this module adds the behaviour. Every fallible native function returns an ``int32_t`` status and
 writes one JSON string to ``char **out``; that string is read with ``ctypes.string_at`` and
 released with ``fabric_string_free`` (never ``free``). ``errcheck`` turns a non-zero status
 into the matching :mod:`fabric_core.errors` class. ``CDLL`` releases the GIL during calls, so
@@ -14,11 +15,12 @@ import glob
 import json
 import os
 import threading
-from ctypes import POINTER, c_char_p, c_int32, c_int64, c_uint32, c_uint64, c_void_p
+from ctypes import c_int32, c_uint64, c_void_p
 from typing import Any
 
 from fabric_core import _generated, errors
 from fabric_core._generated import ABI_VERSION
+from fabric_core._prototypes import PROTOTYPES
 from fabric_core.errors import FabricConfigError, FabricError, FabricNativeUnavailableError
 
 #: Environment variable naming a prebuilt ``libfabric_ffi`` to load instead of the bundled one.
@@ -76,20 +78,70 @@ def error_from_status(status: int, text: str | None) -> FabricError:
     )
 
 
+#: Calls whose failure status raises (``errcheck``) and that return their ``*out`` text. A
+#: library without one still loads; calling it raises FabricNativeUnavailableError.
+_CHECKED = (
+    "fabric_validate",
+    "fabric_plan",
+    "fabric_doctor",
+    "fabric_inspect",
+    "fabric_gym_observations",
+    "fabric_run",
+    "fabric_runtime_start",
+    "fabric_runtime_invoke",
+    "fabric_runtime_stop",
+    "fabric_runtime_status",
+    "fabric_runtime_resource_snapshot",
+    "fabric_check",
+    "fabric_environment_prepare",
+    "fabric_environment_attach",
+    "fabric_environment_start_runtime",
+    "fabric_environment_release",
+    "fabric_service_prepare",
+    "fabric_service_attach",
+    "fabric_service_start_runtime",
+    "fabric_service_release",
+    "fabric_service_info",
+    "fabric_runtime_invoke_openai_stream",
+    "fabric_runtime_invoke_stream",
+    "fabric_stream_result",
+    # Non-blocking operations (`fabric_..._begin`, `fabric_operation_*`).
+    "fabric_runtime_invoke_begin",
+    "fabric_run_begin",
+    "fabric_runtime_start_begin",
+    "fabric_runtime_stop_begin",
+    "fabric_operation_ready_fd",
+    "fabric_completion_queue_new",
+    "fabric_completion_queue_fd",
+)
+
+#: Calls that return a status and no ``*out`` (frees, close, cancel): callers read the status.
+_STATUS_ONLY = (
+    "fabric_runtime_free",
+    "fabric_environment_free",
+    "fabric_service_free",
+    "fabric_stream_close",
+    "fabric_stream_free",
+    "fabric_operation_cancel",
+    "fabric_operation_free",
+    "fabric_completion_queue_free",
+)
+
+
 class Library:
-    """The loaded native library with every symbol declared."""
+    """The loaded native library with every symbol declared.
+
+    Argument and result types come from ``_prototypes`` (generated from ``include/fabric.h``);
+    this class adds the behaviour: which calls raise, which may be missing from an older
+    library, and how library strings are read and freed.
+    """
 
     def __init__(self, path: str) -> None:
         self.path = path
         lib = ctypes.CDLL(path)
         self._lib = lib
-
-        lib.fabric_version.argtypes = []
-        lib.fabric_version.restype = c_char_p
-        lib.fabric_abi_version.argtypes = []
-        lib.fabric_abi_version.restype = c_uint32
-        lib.fabric_string_free.argtypes = [c_void_p]
-        lib.fabric_string_free.restype = None
+        for name in ("fabric_version", "fabric_abi_version", "fabric_string_free"):
+            self._typed(name)
 
         abi = lib.fabric_abi_version()
         if abi != ABI_VERSION:
@@ -101,88 +153,20 @@ class Library:
             )
         self.version: str = lib.fabric_version().decode("utf-8")
 
-        out = POINTER(c_void_p)
-        u64 = c_uint64
-        self._declare("fabric_validate", [c_char_p, c_char_p, out])
-        self._declare("fabric_plan", [c_char_p, c_char_p, out])
-        self._declare("fabric_doctor", [c_char_p, c_char_p, out])
-        self._declare("fabric_inspect", [c_char_p, c_char_p, c_char_p, out])
-        self._declare("fabric_gym_observations", [c_char_p, out])
-        self._declare("fabric_run", [c_char_p, c_char_p, c_char_p, out])
-        self._declare("fabric_runtime_start", [c_char_p, c_char_p, POINTER(u64), out])
-        self._declare("fabric_runtime_invoke", [u64, c_char_p, out])
-        self._declare("fabric_runtime_stop", [u64, out])
-        self._declare("fabric_runtime_status", [u64, out])
-        self._declare("fabric_runtime_resource_snapshot", [u64, out])
-        self._declare("fabric_check", [u64, c_char_p, out])
-        self._declare_free("fabric_runtime_free")
-        self._declare("fabric_environment_prepare", [c_char_p, c_char_p, POINTER(u64), out])
-        self._declare(
-            "fabric_environment_attach", [c_char_p, c_char_p, c_char_p, POINTER(u64), out]
-        )
-        self._declare(
-            "fabric_environment_start_runtime",
-            [u64, c_char_p, c_char_p, POINTER(u64), out],
-        )
-        self._declare("fabric_environment_release", [u64, out])
-        self._declare_free("fabric_environment_free")
-        self._declare("fabric_service_prepare", [c_char_p, c_char_p, POINTER(u64), out])
-        self._declare(
-            "fabric_service_attach", [c_char_p, c_char_p, c_char_p, POINTER(u64), out]
-        )
-        self._declare(
-            "fabric_service_start_runtime", [u64, c_char_p, c_char_p, POINTER(u64), out]
-        )
-        self._declare("fabric_service_release", [u64, out])
-        self._declare("fabric_service_info", [u64, out])
-        self._declare_free("fabric_service_free")
-        self._declare(
-            "fabric_runtime_invoke_openai_stream", [u64, c_char_p, POINTER(u64), out]
-        )
-        self._declare("fabric_runtime_invoke_stream", [u64, c_char_p, POINTER(u64), out])
-        self._declare("fabric_stream_result", [u64, out])
-        self._declare_free("fabric_stream_close")
-        self._declare_free("fabric_stream_free")
-        next_fn = getattr(lib, "fabric_stream_next", None)
-        if next_fn is not None:
-            next_fn.argtypes = [u64, c_int64, out]
-            next_fn.restype = c_int32
-        self._stream_next = next_fn
-        batch_fn = getattr(lib, "fabric_stream_next_batch", None)
-        if batch_fn is not None:
-            batch_fn.argtypes = [u64, c_int64, c_uint32, out]
-            batch_fn.restype = c_int32
-        self._stream_next_batch = batch_fn
-        ready_fn = getattr(lib, "fabric_stream_ready_fd", None)
-        if ready_fn is not None:
-            ready_fn.argtypes = [u64, POINTER(c_int32), out]
-            ready_fn.restype = c_int32
-        self._stream_ready_fd = ready_fn
-        # Non-blocking operations (`fabric_..._begin`, `fabric_operation_*`).
-        self._declare("fabric_runtime_invoke_begin", [u64, c_char_p, u64, POINTER(u64), out])
-        self._declare(
-            "fabric_run_begin", [c_char_p, c_char_p, c_char_p, u64, POINTER(u64), out]
-        )
-        self._declare("fabric_runtime_start_begin", [c_char_p, c_char_p, u64, POINTER(u64), out])
-        self._declare("fabric_runtime_stop_begin", [u64, u64, POINTER(u64), out])
-        self._declare("fabric_operation_ready_fd", [u64, POINTER(c_int32), out])
-        self._declare_free("fabric_operation_cancel")
-        self._declare_free("fabric_operation_free")
-        self._declare("fabric_completion_queue_new", [POINTER(u64), out])
-        self._declare("fabric_completion_queue_fd", [u64, POINTER(c_int32), out])
-        self._declare_free("fabric_completion_queue_free")
-        take_fn = getattr(lib, "fabric_operation_take", None)
-        if take_fn is not None:
-            take_fn.argtypes = [u64, out]
-            take_fn.restype = c_int32
-        self._operation_take = take_fn
-        next_op = getattr(lib, "fabric_completion_queue_next", None)
-        if next_op is not None:
-            next_op.argtypes = [u64, POINTER(u64), out]
-            next_op.restype = c_int32
-        self._queue_next = next_op
+        for name in _CHECKED:
+            self._declare(name)
+        for name in _STATUS_ONLY:
+            self._declare_status(name)
+        # Pulls whose END and TIMEOUT are answers, not errors: called through the methods
+        # below, which raise (or, for the stream descriptor, answer None) when the library
+        # lacks them.
+        self._stream_next = self._typed("fabric_stream_next")
+        self._stream_next_batch = self._typed("fabric_stream_next_batch")
+        self._stream_ready_fd = self._typed("fabric_stream_ready_fd")
+        self._operation_take = self._typed("fabric_operation_take")
+        self._queue_next = self._typed("fabric_completion_queue_next")
         #: Whether the library has the non-blocking calls.
-        self.has_operations = take_fn is not None and next_op is not None
+        self.has_operations = self._operation_take is not None and self._queue_next is not None
 
     def completion_queue_next(self, queue: int) -> int | None:
         """The next finished operation of a completion queue, or ``None`` (never waits)."""
@@ -275,24 +259,28 @@ class Library:
         self.take_string(slot)
         return fd.value if status == STATUS_OK and fd.value >= 0 else None
 
-    def _declare(self, name: str, argtypes: list[Any]) -> None:
+    def _typed(self, name: str) -> Any:
+        """The library's ``name`` with the header's types, or ``None`` when the library lacks
+        it. A name the header does not declare is a KeyError: a bug of this module."""
+
+        restype, argtypes = PROTOTYPES[name]
         function = getattr(self._lib, name, None)
+        if function is not None:
+            function.restype = restype
+            function.argtypes = argtypes
+        return function
+
+    def _declare(self, name: str) -> None:
+        function = self._typed(name)
         if function is None:
             setattr(self, name, _missing(name, self.path))
             return
-        function.argtypes = argtypes
-        function.restype = c_int32
         function.errcheck = self._errcheck
         setattr(self, name, function)
 
-    def _declare_free(self, name: str) -> None:
-        function = getattr(self._lib, name, None)
-        if function is None:
-            setattr(self, name, _missing(name, self.path))
-            return
-        function.argtypes = [c_uint64]
-        function.restype = c_int32
-        setattr(self, name, function)
+    def _declare_status(self, name: str) -> None:
+        function = self._typed(name)
+        setattr(self, name, _missing(name, self.path) if function is None else function)
 
     def take_string(self, pointer: c_void_p) -> str | None:
         """Copy and release one library-owned string."""

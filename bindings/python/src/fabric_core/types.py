@@ -1,7 +1,7 @@
 """Typed, immutable result models decoded from the native JSON.
 
 The fields of every model are generated from the Rust types (``fabric_core._generated``,
-written by ``cargo run -p xtask -- codegen``); this module adds behaviour only: convenience
+written by ``cargo xtask codegen``); this module adds behaviour only: convenience
 properties, empty collections for absent members, and tolerance of older result shapes.
 Every model is a read-only ``Mapping`` with attribute access (see
 :class:`fabric_core._mapping.FabricMapping`).

@@ -6,6 +6,7 @@
 //! the collector; a last line `{"stopped": true, "stats": {...}}` reports its counters and
 //! the command exits 0.
 
+use fabric_config::codes;
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -65,7 +66,7 @@ pub fn run(args: Args) -> ExitCode {
 fn serve(args: ServeArgs) -> ExitCode {
     if !args.listen.ip().is_loopback() && !args.allow_non_loopback {
         return invalid(
-            "collector_listen_invalid",
+            codes::COLLECTOR_LISTEN_INVALID,
             "--listen",
             format!(
                 "--listen {} is not a loopback address; pass --allow-non-loopback to serve it",
@@ -75,7 +76,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     }
     if !(args.backpressure_timeout.is_finite() && args.backpressure_timeout > 0.0) {
         return invalid(
-            "collector_listen_invalid",
+            codes::COLLECTOR_LISTEN_INVALID,
             "--backpressure-timeout",
             "--backpressure-timeout must be a positive number of seconds".into(),
         );
@@ -87,7 +88,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         && (token.chars().count() < MIN_TOKEN_CHARS || !token.is_ascii() || token.contains(' '))
     {
         return invalid(
-            "collector_token_invalid",
+            codes::COLLECTOR_TOKEN_INVALID,
             "--token-env",
             format!(
                 "the environment variable {} must hold an ASCII token of at least \
@@ -100,7 +101,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
         let info = ErrorInfo::new(
             Stage::Start,
-            "collector_start_failed",
+            codes::COLLECTOR_START_FAILED,
             "cannot install the SIGINT/SIGTERM handlers",
         );
         return print_error(&info, EXIT_RUNTIME);

@@ -17,6 +17,7 @@
 //! resource that does not exist); 3 the environment could not be prepared (a provider that
 //! is not supported, file system).
 
+use fabric_config::codes;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -126,7 +127,7 @@ fn read_reference(path: &PathBuf) -> Result<EnvironmentReference, ErrorInfo> {
     let unreadable = |reason: String| {
         ErrorInfo::new(
             Stage::Config,
-            "invalid_environment_reference",
+            codes::INVALID_ENVIRONMENT_REFERENCE,
             format!("`--reference`: {reason}"),
         )
         .with_metadata("path", "--reference")

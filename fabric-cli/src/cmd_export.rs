@@ -7,6 +7,7 @@
 //! (`kind` `scope` or `mark`), so the output of `fabric run --stream-atof` can be exported
 //! as it is; `--atof` adds the records of another file. Blank lines are skipped.
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -78,7 +79,7 @@ fn read_lines(
     let text = std::fs::read_to_string(path).map_err(|error| {
         ErrorInfo::new(
             Stage::Config,
-            "export_read_failed",
+            codes::EXPORT_READ_FAILED,
             format!("cannot read `{}`: {error}", path.display()),
         )
         .with_metadata("file", file())
@@ -90,7 +91,7 @@ fn read_lines(
         let invalid = |what: String| {
             ErrorInfo::new(
                 Stage::Config,
-                "export_line_invalid",
+                codes::EXPORT_LINE_INVALID,
                 format!("`{}` line {}: {what}", path.display(), index + 1),
             )
             .with_metadata("file", file())

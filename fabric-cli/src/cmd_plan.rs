@@ -14,6 +14,7 @@
 //!
 //! The base directory defaults to the config file's directory.
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -147,7 +148,7 @@ fn discovered(
         (Some(workflow), None) => {
             let found = catalog.targets.get(&workflow.target_id).ok_or_else(|| {
                 not_found(
-                    "target_not_found",
+                    codes::TARGET_NOT_FOUND,
                     "target",
                     &workflow.target_id,
                     "--target-descriptor",
@@ -162,10 +163,14 @@ fn discovered(
     let adapter_id = config
         .selected_adapter(config.workflow.as_ref().and(target.as_ref()))
         .map_err(|error| plan_error(&PlanError::from(error)))?;
-    let found = catalog
-        .adapters
-        .get(adapter_id)
-        .ok_or_else(|| not_found("adapter_not_found", "adapter", adapter_id, "--descriptor"))?;
+    let found = catalog.adapters.get(adapter_id).ok_or_else(|| {
+        not_found(
+            codes::ADAPTER_NOT_FOUND,
+            "adapter",
+            adapter_id,
+            "--descriptor",
+        )
+    })?;
     Ok((found.loaded.descriptor.clone(), target))
 }
 

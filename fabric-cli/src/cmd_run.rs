@@ -23,6 +23,7 @@
 //! config, request or input file (`{"error": {...}}` on stdout, nothing started); 3 the
 //! runtime failed before a result (`{"error": {...}}` on stdout).
 
+use fabric_config::codes;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -145,7 +146,7 @@ fn request_from(value: Value) -> Result<RunRequest, RequestProblem> {
 
 impl RequestProblem {
     fn into_error(self, message: String, file: &Path) -> ErrorInfo {
-        let info = invalid("invalid_request", message, file);
+        let info = invalid(codes::INVALID_REQUEST, message, file);
         match self.path {
             Some(path) => info.with_metadata("path", path),
             None => info,
@@ -156,21 +157,21 @@ impl RequestProblem {
 fn read_request(path: &Path) -> Result<RunRequest, ErrorInfo> {
     let text = std::fs::read_to_string(path).map_err(|error| {
         invalid(
-            "request_read_failed",
+            codes::REQUEST_READ_FAILED,
             format!("cannot read request `{}`: {error}", path.display()),
             path,
         )
     })?;
     let value: Value = serde_json::from_str(&text).map_err(|error| {
         invalid(
-            "invalid_request",
+            codes::INVALID_REQUEST,
             format!("request `{}` is not JSON: {error}", path.display()),
             path,
         )
     })?;
     if !value.is_object() {
         return Err(invalid(
-            "invalid_request",
+            codes::INVALID_REQUEST,
             format!(
                 "request `{}` must be a RunRequest JSON object",
                 path.display()
@@ -191,7 +192,7 @@ fn read_request(path: &Path) -> Result<RunRequest, ErrorInfo> {
 fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
     let text = std::fs::read_to_string(path).map_err(|error| {
         invalid(
-            "inputs_read_failed",
+            codes::INPUTS_READ_FAILED,
             format!("cannot read inputs `{}`: {error}", path.display()),
             path,
         )
@@ -204,7 +205,7 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
         let number = index + 1;
         let bad = |reason: String| {
             invalid(
-                "invalid_request",
+                codes::INVALID_REQUEST,
                 format!(
                     "inputs `{}` line {number}: {reason}; {INPUTS_LINE}",
                     path.display()
@@ -233,7 +234,7 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
     }
     if requests.is_empty() {
         return Err(invalid(
-            "invalid_request",
+            codes::INVALID_REQUEST,
             format!(
                 "inputs `{}` holds no request; {INPUTS_LINE}",
                 path.display()
@@ -277,7 +278,7 @@ pub fn run(args: Args) -> ExitCode {
         (None, None) => {
             let info = ErrorInfo::new(
                 Stage::Config,
-                "invalid_request",
+                codes::INVALID_REQUEST,
                 "one of --input, --request or --inputs is required",
             );
             return style.error(&info, EXIT_INVALID);

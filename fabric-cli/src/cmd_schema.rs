@@ -1,5 +1,6 @@
 //! `fabric schema [NAME]`: print a generated JSON Schema, or list the names.
 
+use fabric_config::codes;
 use std::process::ExitCode;
 
 use fabric_config::{ErrorInfo, Stage, schema};
@@ -32,7 +33,7 @@ pub fn run(args: Args) -> ExitCode {
                 None => {
                     let info = ErrorInfo::new(
                         Stage::Config,
-                        "unknown_schema",
+                        codes::UNKNOWN_SCHEMA,
                         format!("no schema named `{name}`; run `fabric schema` to list them"),
                     );
                     print_error(&info, EXIT_INVALID)

@@ -13,6 +13,7 @@
 //! Exit codes: 0 ok; 2 invalid config or arguments, or PID is not a `fabric service
 //! prepare` process; 3 the service could not be started, or did not end in time.
 
+use fabric_config::codes;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -80,7 +81,7 @@ fn prepare(args: PrepareArgs) -> ExitCode {
         Err(error) => {
             let info = ErrorInfo::new(
                 Stage::Prepare,
-                "signal_handler_failed",
+                codes::SIGNAL_HANDLER_FAILED,
                 format!("cannot handle SIGINT/SIGTERM: {error}"),
             );
             return print_error(&info, EXIT_RUNTIME);
@@ -140,7 +141,7 @@ fn release(args: ReleaseArgs) -> ExitCode {
     if pid == 0 || !is_prepare_process(pid) {
         let info = ErrorInfo::new(
             Stage::Stop,
-            "invalid_argument",
+            codes::INVALID_ARGUMENT,
             format!("process {pid} is not a running `fabric service prepare`"),
         )
         .with_metadata("path", "pid");
@@ -152,7 +153,7 @@ fn release(args: ReleaseArgs) -> ExitCode {
     if let Err(error) = signalled {
         let info = ErrorInfo::new(
             Stage::Stop,
-            "invalid_argument",
+            codes::INVALID_ARGUMENT,
             format!("cannot signal process {pid}: {error}"),
         )
         .with_metadata("path", "pid");
@@ -163,7 +164,7 @@ fn release(args: ReleaseArgs) -> ExitCode {
         if began.elapsed() > RELEASE_WAIT {
             let info = ErrorInfo::new(
                 Stage::Stop,
-                "timeout",
+                codes::TIMEOUT,
                 format!("`fabric service prepare` (pid {pid}) did not exit in time"),
             );
             return print_error(&info, EXIT_RUNTIME);

@@ -1,6 +1,7 @@
 //! Inputs every command shares: the config file, the directory that anchors its relative
 //! paths, and the health-level argument.
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 
 use fabric_config::health::HealthLevel;
@@ -35,7 +36,7 @@ pub fn read_config_with(
     let text = std::fs::read_to_string(path).map_err(|error| {
         ErrorInfo::new(
             stage,
-            "config_read_failed",
+            codes::CONFIG_READ_FAILED,
             format!("cannot read config `{}`: {error}", path.display()),
         )
         .with_metadata("file", file())

@@ -1,6 +1,7 @@
 //! Readable output for terminals: `fabric run` prints these when stdout is a terminal and
 //! `--json` is not given (piped output stays JSON).
 
+use fabric_config::codes;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -11,51 +12,28 @@ use serde_json::Value;
 /// Characters of the response shown on a `--inputs` summary line.
 const LINE_RESPONSE_CHARS: usize = 100;
 
-/// What to try next for an error code, when there is a usual fix.
+/// What to try next for an error code, when there is a usual fix: the registry's hint of
+/// the code, refined by what this failure carries (a missing Python module, the stage).
 pub fn hint(info: &ErrorInfo) -> Option<&'static str> {
     let python_missing = info
         .metadata
         .get("stderr_tail")
         .and_then(Value::as_str)
         .is_some_and(|tail| tail.contains("No module named"));
-    Some(match info.code.as_str() {
-        "host_crashed" | "host_exited" if python_missing => {
+    match info.code.as_str() {
+        codes::HOST_CRASHED | codes::HOST_EXITED if python_missing => Some(
             "the adapter's Python package is not importable by the interpreter that ran it: \
              activate the virtual environment it is installed in, or set ADAPTER_PYTHON to \
-             that environment's python (`fabric doctor CONFIG` checks this)"
-        }
-        "host_crashed" | "host_exited" | "host_launch_failed" => {
-            "the adapter host died; its stderr is in metadata.stderr_tail (`--json`); \
-             `fabric doctor CONFIG` checks the adapter's requirements"
-        }
-        "timeout" if info.stage == Stage::Start => {
+             that environment's python (`fabric doctor CONFIG` checks this)",
+        ),
+        codes::TIMEOUT if info.stage == Stage::Start => Some(
             "the adapter took too long to start: raise --start-timeout, or check it with \
-             `fabric doctor CONFIG`"
-        }
-        "timeout" => "raise runtime.timeout_seconds in the config if the work needs longer",
-        "adapter_not_found" => {
-            "`fabric adapters` lists the adapters discovery finds; add the descriptor's \
-             directory to discovery.local_paths or FABRIC_ADAPTER_PATH"
-        }
-        "config_incompatible" | "config_schema_violation" => {
-            "`fabric inspect CONFIG` shows what the selected adapter supports"
-        }
-        "config_read_failed" | "request_read_failed" | "inputs_read_failed" => {
-            "check the file's path and permissions"
-        }
-        "invalid_json" => "fix the JSON syntax at the line and column shown",
-        "unknown_field" => "remove the field or correct its spelling",
-        "missing_field" => "add the field named in the message",
-        "invalid_request" => {
-            "a request is a JSON object with `input` (text or JSON) and optional \
-             `request_id`, `context`, `overrides`"
-        }
-        "runtime_busy" => "invocations of one runtime run one at a time",
-        _ if info.retryable => {
-            "the adapter marked this failure retryable: running again may succeed"
-        }
-        _ => return None,
-    })
+             `fabric doctor CONFIG`",
+        ),
+        code => codes::find(code).and_then(|entry| entry.hint).or(info
+            .retryable
+            .then_some("the adapter marked this failure retryable: running again may succeed")),
+    }
 }
 
 /// `label:` padded so that values line up.

@@ -33,6 +33,7 @@
 //! assert_eq!(failure.field.as_deref(), Some("interface_version"));
 //! ```
 
+use crate::codes;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
@@ -201,7 +202,7 @@ impl Response {
     pub fn failed(operation: &str, failure: &Failure) -> Response {
         Response {
             operation: operation.to_owned(),
-            status: if failure.code == "interface_unsupported" {
+            status: if failure.code == codes::INTERFACE_UNSUPPORTED {
                 Status::Unsupported
             } else {
                 Status::Failed
@@ -225,7 +226,7 @@ impl Response {
         if line.len() <= RESPONSE_LIMIT && line.len() > 1 {
             return line;
         }
-        let failure = Failure::new("response_too_large", BridgeStage::Transport)
+        let failure = Failure::new(codes::RESPONSE_TOO_LARGE, BridgeStage::Transport)
             .with_effects(None, Effects::Unknown);
         let mut line =
             serde_json::to_vec(&Response::failed(&self.operation, &failure)).unwrap_or_default();
@@ -264,7 +265,7 @@ impl Failure {
 
     /// `invalid_request` at `request`, naming `field`.
     pub fn invalid(field: impl Into<String>) -> Failure {
-        Failure::new("invalid_request", BridgeStage::Request).with_field(field)
+        Failure::new(codes::INVALID_REQUEST, BridgeStage::Request).with_field(field)
     }
 
     /// Names the field concerned.
@@ -293,27 +294,27 @@ impl Failure {
 /// The fixed text of a bridge code.
 pub fn message(code: &str) -> &'static str {
     match code {
-        "cleanup_unconfirmed" => {
+        codes::CLEANUP_UNCONFIRMED => {
             "cleanup of an earlier runtime in this sandbox is not confirmed; replace the sandbox"
         }
-        "invalid_request" => "the bridge request is malformed",
-        "interface_unsupported" => "this server speaks bridge interface version 2 only",
-        "wrong_agent" => "the agent name does not match the runtime or the config",
-        "validation_failed" => "the config or run request was rejected",
-        "validation_unavailable" => "the adapter's capabilities could not be verified",
-        "start_failed" => "the runtime could not be started; its effects are unknown",
-        "stop_failed" => "the runtime did not stop cleanly",
-        "invoke_failed" => "the invocation did not produce a result",
-        "host_stopping" => "the runtime server is shutting down",
-        "runtime_unavailable" => "no running runtime has this id",
-        "runtime_exists" => "this sandbox cannot start another runtime",
-        "host_unavailable" => "the runtime server socket is not reachable",
-        "invalid_response" => "the server's response is missing, malformed or truncated",
-        "request_too_large" => "the request exceeds 512 KiB",
-        "response_too_large" => "the response exceeds 4 MiB; the call's effects are unknown",
-        "invalid_input" => "the input is not one UTF-8 JSON value within 512 KiB",
-        "host_lock_held" => "another runtime server holds this socket's lock",
-        "host_busy" => {
+        codes::INVALID_REQUEST => "the bridge request is malformed",
+        codes::INTERFACE_UNSUPPORTED => "this server speaks bridge interface version 2 only",
+        codes::WRONG_AGENT => "the agent name does not match the runtime or the config",
+        codes::VALIDATION_FAILED => "the config or run request was rejected",
+        codes::VALIDATION_UNAVAILABLE => "the adapter's capabilities could not be verified",
+        codes::START_FAILED => "the runtime could not be started; its effects are unknown",
+        codes::STOP_FAILED => "the runtime did not stop cleanly",
+        codes::INVOKE_FAILED => "the invocation did not produce a result",
+        codes::HOST_STOPPING => "the runtime server is shutting down",
+        codes::RUNTIME_UNAVAILABLE => "no running runtime has this id",
+        codes::RUNTIME_EXISTS => "this sandbox cannot start another runtime",
+        codes::HOST_UNAVAILABLE => "the runtime server socket is not reachable",
+        codes::INVALID_RESPONSE => "the server's response is missing, malformed or truncated",
+        codes::REQUEST_TOO_LARGE => "the request exceeds 512 KiB",
+        codes::RESPONSE_TOO_LARGE => "the response exceeds 4 MiB; the call's effects are unknown",
+        codes::INVALID_INPUT => "the input is not one UTF-8 JSON value within 512 KiB",
+        codes::HOST_LOCK_HELD => "another runtime server holds this socket's lock",
+        codes::HOST_BUSY => {
             "the runtime server is serving its maximum of 32 connections; nothing was dispatched"
         }
         _ => "the bridge call failed",
@@ -378,7 +379,7 @@ impl Request {
         let mut line = serde_json::to_vec(&self.to_value()).unwrap_or_default();
         line.push(b'\n');
         if line.len() > REQUEST_LIMIT {
-            return Err(Failure::new("request_too_large", BridgeStage::Request));
+            return Err(Failure::new(codes::REQUEST_TOO_LARGE, BridgeStage::Request));
         }
         Ok(line)
     }
@@ -414,8 +415,10 @@ pub fn validate_request(value: &Value) -> Result<Request, Failure> {
     match object.get("interface_version") {
         Some(Value::Number(n)) if n.as_u64() == Some(INTERFACE_VERSION) && n.is_u64() => {}
         _ => {
-            return Err(Failure::new("interface_unsupported", BridgeStage::Request)
-                .with_field("interface_version"));
+            return Err(
+                Failure::new(codes::INTERFACE_UNSUPPORTED, BridgeStage::Request)
+                    .with_field("interface_version"),
+            );
         }
     }
     let mut allowed: Vec<&str> = vec!["interface_version", "operation"];
@@ -475,7 +478,7 @@ pub fn validate_request(value: &Value) -> Result<Request, Failure> {
                 .and_then(|m| m.get("name"))
                 .and_then(Value::as_str);
             if name != agent.as_deref() {
-                return Err(Failure::new("wrong_agent", BridgeStage::Request)
+                return Err(Failure::new(codes::WRONG_AGENT, BridgeStage::Request)
                     .with_field("config.metadata.name"));
             }
             Payload::Config(config.clone())

@@ -1,5 +1,6 @@
 //! The structured error shape shared by every surface (`ErrorInfo`) and its stages.
 
+use crate::codes;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -163,11 +164,11 @@ impl DecodeErrorKind {
     /// Stable snake_case code.
     pub fn code(self) -> &'static str {
         match self {
-            DecodeErrorKind::UnknownField => "unknown_field",
-            DecodeErrorKind::MissingField => "missing_field",
-            DecodeErrorKind::InvalidType => "invalid_type",
-            DecodeErrorKind::InvalidValue => "invalid_value",
-            DecodeErrorKind::UnknownVariant => "unknown_variant",
+            DecodeErrorKind::UnknownField => codes::UNKNOWN_FIELD,
+            DecodeErrorKind::MissingField => codes::MISSING_FIELD,
+            DecodeErrorKind::InvalidType => codes::INVALID_TYPE,
+            DecodeErrorKind::InvalidValue => codes::INVALID_VALUE,
+            DecodeErrorKind::UnknownVariant => codes::UNKNOWN_VARIANT,
         }
     }
 }
@@ -208,7 +209,7 @@ pub enum ConfigError {
 impl ConfigError {
     /// Every code `code()` can return (decode codes, then rule codes).
     pub fn all_codes() -> Vec<&'static str> {
-        let mut codes = vec!["invalid_json"];
+        let mut codes = vec![codes::INVALID_JSON];
         codes.extend(DecodeErrorKind::ALL.iter().map(|kind| kind.code()));
         codes.extend(ConfigRule::ALL.iter().map(|rule| rule.code()));
         codes
@@ -217,7 +218,7 @@ impl ConfigError {
     /// Stable snake_case code.
     pub fn code(&self) -> &'static str {
         match self {
-            ConfigError::InvalidJson { .. } => "invalid_json",
+            ConfigError::InvalidJson { .. } => codes::INVALID_JSON,
             ConfigError::Decode { kind, .. } => kind.code(),
             ConfigError::Invalid(finding) => finding.code(),
         }

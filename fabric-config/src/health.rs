@@ -29,6 +29,7 @@
 //! }
 //! ```
 
+use crate::codes;
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -53,7 +54,7 @@ pub mod reason {
     /// Stop, release or session replacement happened while the check ran.
     pub const OBSERVATION_CHANGED: &str = "observation_changed";
     /// The runtime is unknown, stopped, or its health endpoint is absent or refuses connections.
-    pub const RUNTIME_UNAVAILABLE: &str = "runtime_unavailable";
+    pub const RUNTIME_UNAVAILABLE: &str = crate::codes::RUNTIME_UNAVAILABLE;
     /// The service binding is released or unavailable.
     pub const SERVICE_UNAVAILABLE: &str = "service_unavailable";
     /// The adapter advertises no health levels.
@@ -65,7 +66,7 @@ pub mod reason {
     /// A health message carried a wrong MAC or was not bound to this request's nonce.
     pub const AUTHENTICATION_FAILED: &str = "authentication_failed";
     /// The health listener answered with something that is not a valid response.
-    pub const INVALID_RESPONSE: &str = "invalid_response";
+    pub const INVALID_RESPONSE: &str = crate::codes::INVALID_RESPONSE;
     /// The health endpoint file is unreadable, malformed or names a non-loopback host or a
     /// relative socket path.
     pub const INVALID_ENDPOINT: &str = "invalid_endpoint";
@@ -290,7 +291,7 @@ impl CheckRequest {
     pub fn validate(&self) -> Result<(), ErrorInfo> {
         let invalid = |path: &str, message: &str| {
             Err(
-                ErrorInfo::new(Stage::Config, "invalid_check_request", message)
+                ErrorInfo::new(Stage::Config, codes::INVALID_CHECK_REQUEST, message)
                     .with_metadata("path", path),
             )
         };

@@ -1,6 +1,7 @@
 //! Environment attach: `fabric_environment_attach` (prepare, start-in, release and free live
 //! beside the runtime entry points in `api_runtime.rs`).
 
+use fabric_config::codes;
 use std::ffi::c_char;
 
 use fabric_config::handles::EnvironmentReference;
@@ -57,7 +58,7 @@ pub unsafe extern "C" fn fabric_environment_attach(
         let reference: EnvironmentReference = serde_json::from_str(text).map_err(|e| {
             let info = ErrorInfo::new(
                 Stage::Config,
-                "invalid_environment_reference",
+                codes::INVALID_ENVIRONMENT_REFERENCE,
                 format!("reference_json is not an EnvironmentReference: {e}"),
             )
             .with_metadata("argument", "reference_json");

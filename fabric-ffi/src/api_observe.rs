@@ -1,5 +1,6 @@
 //! Observation entry points: resource snapshots and health checks.
 
+use fabric_config::codes;
 use std::ffi::c_char;
 
 use fabric_config::health::CheckRequest;
@@ -110,7 +111,7 @@ fn parse_check_request(text: &str) -> Result<CheckRequest, FfiError> {
             FabricStatus::Config,
             ErrorInfo::new(
                 Stage::Config,
-                "invalid_check_request",
+                codes::INVALID_CHECK_REQUEST,
                 format!("request_json is not a CheckRequest at `{path}`: {what}"),
             )
             .with_metadata("path", path),

@@ -1,5 +1,6 @@
 //! Shared services: prepare, attach, start a runtime on one, release, free.
 
+use fabric_config::codes;
 use std::ffi::c_char;
 
 use fabric_config::plan::RunPlan;
@@ -108,7 +109,7 @@ pub unsafe extern "C" fn fabric_service_attach(
         let reference: ServiceReference = serde_json::from_str(text).map_err(|e| {
             let info = ErrorInfo::new(
                 Stage::Config,
-                "invalid_service_reference",
+                codes::INVALID_SERVICE_REFERENCE,
                 format!("reference_json is not a ServiceReference: {e}"),
             )
             .with_metadata("argument", "reference_json");

@@ -1,6 +1,7 @@
 //! The boundary every entry point runs in: panics caught, `*out` written once, arguments
 //! checked for NULL and UTF-8 before any core code sees them.
 
+use fabric_config::codes;
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::ptr;
@@ -147,7 +148,7 @@ pub(crate) fn to_json<T: Serialize + ?Sized>(stage: Stage, value: &T) -> Result<
     serde_json::to_string(value).map_err(|_| {
         FfiError::internal(
             stage,
-            "internal_encode",
+            codes::INTERNAL_ENCODE,
             "failed to encode the result as JSON",
         )
     })

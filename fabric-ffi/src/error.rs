@@ -1,5 +1,6 @@
 //! The error a failed entry point reports: a status class plus an ErrorInfo.
 
+use fabric_config::codes;
 use fabric_config::{ErrorInfo, Stage};
 
 use crate::status::FabricStatus;
@@ -22,7 +23,7 @@ impl FfiError {
             FabricStatus::InvalidArgument,
             ErrorInfo::new(
                 stage,
-                "null_argument",
+                codes::NULL_ARGUMENT,
                 format!("`{param}` must not be NULL"),
             )
             .with_metadata("argument", param),
@@ -35,7 +36,7 @@ impl FfiError {
             FabricStatus::InvalidArgument,
             ErrorInfo::new(
                 stage,
-                "invalid_utf8",
+                codes::INVALID_UTF8,
                 format!("`{param}` is not valid UTF-8 (first invalid byte at offset {offset})"),
             )
             .with_metadata("argument", param)
@@ -66,7 +67,7 @@ impl FfiError {
             FabricStatus::Config,
             ErrorInfo::new(
                 stage,
-                "invalid_json",
+                codes::INVALID_JSON,
                 format!("`{param}` is not valid JSON (line {line}, column {column})"),
             )
             .with_metadata("argument", param)
@@ -97,7 +98,7 @@ impl FfiError {
             FabricStatus::Internal,
             ErrorInfo::new(
                 stage,
-                "internal_panic",
+                codes::INTERNAL_PANIC,
                 "an internal error occurred in the Fabric library (a panic was caught at the C ABI boundary)",
             ),
         )

@@ -56,6 +56,7 @@ pub use api_service::*;
 pub use api_stream::*;
 pub use status::FabricStatus;
 
+use fabric_config::codes;
 use std::ffi::{CString, c_char};
 
 /// The C ABI version. Incremented on every incompatible change to `include/fabric.h`;
@@ -67,16 +68,16 @@ pub const ABI_VERSION: u32 = fabric_config::codes::ABI_VERSION;
 /// Every `code` the C ABI layer itself reports (core codes come from the core crates).
 /// Codes are never renamed or reused; `tests/fixtures/error-codes.json` lists them.
 pub const ABI_ERROR_CODES: &[&str] = &[
-    "null_argument",
-    "invalid_utf8",
-    "invalid_json",
-    "null_handle",
-    "unknown_handle",
-    "stale_handle",
-    "wrong_handle_kind",
-    "internal_panic",
-    "internal_encode",
-    "handle_space_exhausted",
+    codes::NULL_ARGUMENT,
+    codes::INVALID_UTF8,
+    codes::INVALID_JSON,
+    codes::NULL_HANDLE,
+    codes::UNKNOWN_HANDLE,
+    codes::STALE_HANDLE,
+    codes::WRONG_HANDLE_KIND,
+    codes::INTERNAL_PANIC,
+    codes::INTERNAL_ENCODE,
+    codes::HANDLE_SPACE_EXHAUSTED,
 ];
 
 /// The library (Cargo package) version, NUL-terminated.

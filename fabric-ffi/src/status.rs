@@ -1,5 +1,7 @@
 //! Status codes: the `int32_t` every fallible entry point returns.
 
+use fabric_config::codes;
+
 /// The status every fallible entry point returns as an `int32_t`.
 ///
 /// `FABRIC_STATUS_OK` (0) means success and `*out` holds the result JSON. Every other value
@@ -72,10 +74,10 @@ impl FabricStatus {
             FabricStatus::State => "state",
             FabricStatus::ResourceUnavailable => "resource_unavailable",
             FabricStatus::ResourceUnsupported => "resource_unsupported",
-            FabricStatus::InvalidArgument => "invalid_argument",
+            FabricStatus::InvalidArgument => codes::INVALID_ARGUMENT,
             FabricStatus::Internal => "internal",
             FabricStatus::End => "end",
-            FabricStatus::Timeout => "timeout",
+            FabricStatus::Timeout => codes::TIMEOUT,
         }
     }
 }

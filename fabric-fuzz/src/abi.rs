@@ -16,6 +16,7 @@
 //! Every call must return a known status, never `FABRIC_STATUS_INTERNAL` (a caught panic
 //! or an encoding bug), and an error status must come with an ErrorInfo naming its code.
 
+use fabric_config::codes;
 use std::ffi::{CStr, CString, c_char};
 use std::sync::OnceLock;
 
@@ -29,14 +30,14 @@ const ABSENT_CONFIG: &str =
 /// Codes with which `fabric_validate` rejects a config before any rule runs (so no entry
 /// point gets as far as selecting an adapter).
 const UNDECODABLE: &[&str] = &[
-    "null_argument",
-    "invalid_utf8",
-    "invalid_json",
-    "unknown_field",
-    "missing_field",
-    "invalid_type",
-    "invalid_value",
-    "unknown_variant",
+    codes::NULL_ARGUMENT,
+    codes::INVALID_UTF8,
+    codes::INVALID_JSON,
+    codes::UNKNOWN_FIELD,
+    codes::MISSING_FIELD,
+    codes::INVALID_TYPE,
+    codes::INVALID_VALUE,
+    codes::UNKNOWN_VARIANT,
 ];
 
 /// Handles the harness owns for the whole process.
@@ -343,7 +344,7 @@ fn gated_config(input: &Input, options: usize) -> Option<CString> {
     // SAFETY: as above.
     let (status, error) =
         call_doc(|out| unsafe { ffi::fabric_plan(config.as_ptr(), options, out) });
-    if status != 0 && code(&error) == Some("adapter_not_found") {
+    if status != 0 && code(&error) == Some(codes::ADAPTER_NOT_FOUND) {
         Some(config)
     } else {
         absent()

@@ -1,5 +1,6 @@
 //! Errors of the listener side (the client reports problems as `CheckReport`s, not errors).
 
+use fabric_config::codes;
 use std::path::PathBuf;
 
 use fabric_config::{ErrorInfo, Stage};
@@ -44,10 +45,10 @@ impl Error {
     /// Stable snake_case code.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::Bind { .. } => "health_listener_bind_failed",
-            Error::Random { .. } => "health_secret_unavailable",
-            Error::EndpointFile { .. } => "health_endpoint_write_failed",
-            Error::Thread { .. } => "health_listener_thread_failed",
+            Error::Bind { .. } => codes::HEALTH_LISTENER_BIND_FAILED,
+            Error::Random { .. } => codes::HEALTH_SECRET_UNAVAILABLE,
+            Error::EndpointFile { .. } => codes::HEALTH_ENDPOINT_WRITE_FAILED,
+            Error::Thread { .. } => codes::HEALTH_LISTENER_THREAD_FAILED,
         }
     }
 }

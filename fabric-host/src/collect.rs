@@ -14,6 +14,7 @@
 //! and lists nothing). Every file is bounded and ends with a truncation marker when cut; a
 //! collection problem is an `artifact_collect_failed` event, never a failed invocation.
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -31,7 +32,7 @@ use fabric_reactor::stderr::Capture;
 pub(crate) const LOG_CAP: usize = 4 * 1024 * 1024;
 
 /// The code of a collection problem (an event, never a failed invocation).
-pub(crate) const COLLECT_FAILED: &str = "artifact_collect_failed";
+pub(crate) const COLLECT_FAILED: &str = codes::ARTIFACT_COLLECT_FAILED;
 
 /// Where one invocation's files go.
 pub(crate) struct InvocationDir<'a> {

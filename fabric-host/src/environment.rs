@@ -1,6 +1,7 @@
 //! The local environment provider: `prepare_environment`, `attach_environment`, env
 //! forwarding, release.
 
+use fabric_config::codes;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -103,7 +104,7 @@ impl Environment {
         if !workspace.is_dir() {
             return Err(HostError::Environment {
                 stage: Stage::Prepare,
-                code: "environment_not_found",
+                code: codes::ENVIRONMENT_NOT_FOUND,
                 class: ErrorClass::Config,
                 message: format!(
                     "resource.workspace `{}` is not an existing directory",
@@ -128,7 +129,7 @@ impl Environment {
         if reference.is_some() && !found.descriptor.attach {
             return Err(HostError::Capability {
                 stage: Stage::Prepare,
-                code: "environment_attach_unsupported",
+                code: codes::ENVIRONMENT_ATTACH_UNSUPPORTED,
                 message: format!(
                     "environment provider `{name}` cannot attach (its descriptor says `attach: false`)"
                 ),
@@ -167,7 +168,7 @@ impl Environment {
         let environment: ProviderEnvironment = serde_json::from_value(output).map_err(|error| {
             client.error(
                 Stage::Prepare,
-                "provider_protocol_error",
+                codes::PROVIDER_PROTOCOL_ERROR,
                 format!("the provider's environment is malformed: {error}"),
             )
         })?;
@@ -224,7 +225,7 @@ impl Environment {
     fn remote_or_unsupported(&self, stage: Stage) -> Result<&Remote, HostError> {
         self.remote.as_ref().ok_or_else(|| HostError::Capability {
             stage,
-            code: "environment_provider_unsupported",
+            code: codes::ENVIRONMENT_PROVIDER_UNSUPPORTED,
             message: "a local environment has no provider process".to_owned(),
         })
     }
@@ -250,7 +251,7 @@ impl Environment {
         serde_json::from_value(output).map_err(|error| {
             HostError::from(remote.client.error(
                 stage,
-                "provider_protocol_error",
+                codes::PROVIDER_PROTOCOL_ERROR,
                 format!("the provider's environment is malformed: {error}"),
             ))
         })
@@ -273,7 +274,7 @@ impl Environment {
         let output: ExecOutput = serde_json::from_value(output).map_err(|error| {
             remote.client.error(
                 stage,
-                "provider_protocol_error",
+                codes::PROVIDER_PROTOCOL_ERROR,
                 format!("the exec output is malformed: {error}"),
             )
         })?;
@@ -297,7 +298,7 @@ impl Environment {
         let output: ArtifactsOutput = serde_json::from_value(output).map_err(|error| {
             remote.client.error(
                 stage,
-                "provider_protocol_error",
+                codes::PROVIDER_PROTOCOL_ERROR,
                 format!("the artifacts output is malformed: {error}"),
             )
         })?;
@@ -514,7 +515,7 @@ fn provider_of(plan: &RunPlan) -> &str {
 fn invalid_reference(path: &str, message: String) -> HostError {
     HostError::Environment {
         stage: Stage::Config,
-        code: "invalid_environment_reference",
+        code: codes::INVALID_ENVIRONMENT_REFERENCE,
         class: ErrorClass::Config,
         message,
         path: Some(path.to_owned()),

@@ -4,6 +4,7 @@
 //! pipes to the process-wide reactor; [`Host::call`] sends one request line and waits for
 //! exactly one response line; [`Host::stop`] ends the whole process group within a bound.
 
+use fabric_config::codes;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
@@ -523,7 +524,7 @@ fn lifecycle_failure(mut error: Map<String, Value>, stage: Stage) -> HostError {
         .unwrap_or(stage);
     let code = match error.remove("code") {
         Some(Value::String(code)) if !code.trim().is_empty() => code,
-        _ => "lifecycle_error".to_owned(),
+        _ => codes::LIFECYCLE_ERROR.to_owned(),
     };
     let message = match error.remove("message") {
         Some(Value::String(message)) => message,

@@ -14,6 +14,7 @@
 //! inherited values are removed otherwise), `PYTHONUNBUFFERED=1` and
 //! `PYTHONDONTWRITEBYTECODE=1`.
 
+use fabric_config::codes;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
@@ -47,7 +48,7 @@ impl LaunchCommand {
 fn runner_invalid(adapter_id: &str, reason: &str) -> HostError {
     HostError::Capability {
         stage: Stage::Start,
-        code: "adapter_runner_invalid",
+        code: codes::ADAPTER_RUNNER_INVALID,
         message: format!("adapter `{adapter_id}` runner: {reason}"),
     }
 }
@@ -70,7 +71,7 @@ pub(crate) fn command_for(
     let Some(resolved) = plan.adapter_descriptor.as_ref() else {
         return Err(HostError::Capability {
             stage: Stage::Start,
-            code: "adapter_kind_unsupported",
+            code: codes::ADAPTER_KIND_UNSUPPORTED,
             message: "the plan has no adapter descriptor, so there is no host to start".into(),
         });
     };
@@ -151,7 +152,7 @@ pub(crate) fn command_for(
         }
         other => Err(HostError::Capability {
             stage: Stage::Start,
-            code: "adapter_kind_unsupported",
+            code: codes::ADAPTER_KIND_UNSUPPORTED,
             message: format!(
                 "adapter `{id}` has kind `{}`, which this core cannot host (process and python only)",
                 other.as_str()

@@ -77,7 +77,7 @@ mod workspace;
 
 pub use cleanup::{ShutdownReport, kill_all_hosts, shutdown};
 pub use environment::Environment;
-pub use error::{CODES, Diagnostics, ErrorClass, HostError, ProtocolViolation};
+pub use error::{Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
 pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo};
 pub use fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES;

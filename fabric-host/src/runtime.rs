@@ -1,5 +1,6 @@
 //! Runtimes: one started adapter host, ordered invocations, stop.
 
+use fabric_config::codes;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -611,7 +612,7 @@ impl Runtime {
         let details = meta([
             ("runtime_id", self.runtime_id.clone().into()),
             ("already_stopped", false.into()),
-            ("host_crashed", crashed.into()),
+            (codes::HOST_CRASHED, crashed.into()),
             ("escalation", report.escalation.as_str().into()),
             (
                 "host_exit",

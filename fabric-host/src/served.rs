@@ -4,6 +4,7 @@
 //! Transport-free: one request line in, one [`Response`] out (the socket is
 //! `fabric_sandbox::bridge::Server`).
 
+use fabric_config::codes;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -97,7 +98,7 @@ impl RuntimeServer {
     /// Serves one validated request.
     pub fn dispatch(&self, request: &Request) -> Result<Response, Failure> {
         if request.operation != Operation::Check && self.lock().shutting_down {
-            return Err(Failure::new("host_stopping", BridgeStage::Request));
+            return Err(Failure::new(codes::HOST_STOPPING, BridgeStage::Request));
         }
         match request.operation {
             Operation::Start => self.start(request),
@@ -113,7 +114,7 @@ impl RuntimeServer {
             return Err(Failure::invalid("config"));
         };
         if self.lock().blocked {
-            return Err(Failure::new("cleanup_unconfirmed", BridgeStage::Start));
+            return Err(Failure::new(codes::CLEANUP_UNCONFIRMED, BridgeStage::Start));
         }
         let config = FabricConfig::from_value(value.clone())
             .and_then(|config| config.validate().map(|()| config))
@@ -128,7 +129,7 @@ impl RuntimeServer {
         {
             let mut state = self.lock();
             if state.shutting_down {
-                return Err(Failure::new("host_stopping", BridgeStage::Request));
+                return Err(Failure::new(codes::HOST_STOPPING, BridgeStage::Request));
             }
             state.used = true;
             state.starting += 1;
@@ -143,7 +144,7 @@ impl RuntimeServer {
             }
             Err(_) => {
                 self.lock().blocked = true;
-                return Err(Failure::new("start_failed", BridgeStage::Start)
+                return Err(Failure::new(codes::START_FAILED, BridgeStage::Start)
                     .with_effects(None, Effects::Unknown));
             }
         };
@@ -184,7 +185,7 @@ impl RuntimeServer {
         let owned = self.lock().runtimes.get(id).cloned();
         match owned {
             Some(owned) if Some(owned.agent.as_str()) != request.agent.as_deref() => {
-                Err(Failure::new("wrong_agent", BridgeStage::Request).with_field("agent"))
+                Err(Failure::new(codes::WRONG_AGENT, BridgeStage::Request).with_field("agent"))
             }
             other => Ok(other),
         }
@@ -193,7 +194,7 @@ impl RuntimeServer {
     fn invoke(&self, request: &Request) -> Result<Response, Failure> {
         let owned = self
             .owned(request)?
-            .ok_or_else(|| Failure::new("runtime_unavailable", BridgeStage::Request))?;
+            .ok_or_else(|| Failure::new(codes::RUNTIME_UNAVAILABLE, BridgeStage::Request))?;
         let run_request = match &request.payload {
             Payload::Input(Value::Null) => RunRequest::new(""),
             Payload::Input(input) => RunRequest::new(input.clone()),
@@ -207,10 +208,13 @@ impl RuntimeServer {
         };
         let _serial = owned.calls.lock().unwrap_or_else(|p| p.into_inner());
         if self.lock().shutting_down {
-            return Err(Failure::new("host_stopping", BridgeStage::Request));
+            return Err(Failure::new(codes::HOST_STOPPING, BridgeStage::Request));
         }
         if owned.stopped.load(Ordering::Acquire) {
-            return Err(Failure::new("runtime_unavailable", BridgeStage::Invoke));
+            return Err(Failure::new(
+                codes::RUNTIME_UNAVAILABLE,
+                BridgeStage::Invoke,
+            ));
         }
         match owned.runtime.invoke(run_request) {
             Ok(result) => Ok(Response::succeeded(
@@ -222,10 +226,10 @@ impl RuntimeServer {
                 ErrorClass::Config | ErrorClass::Capability => {
                     validation_failure(&ErrorInfo::from(error), "request")
                 }
-                ErrorClass::State if error.code() == "runtime_stopped" => {
-                    Failure::new("runtime_unavailable", BridgeStage::Invoke)
+                ErrorClass::State if error.code() == codes::RUNTIME_STOPPED => {
+                    Failure::new(codes::RUNTIME_UNAVAILABLE, BridgeStage::Invoke)
                 }
-                _ => Failure::new("invoke_failed", BridgeStage::Invoke)
+                _ => Failure::new(codes::INVOKE_FAILED, BridgeStage::Invoke)
                     .with_effects(None, Effects::Unknown),
             }),
         }
@@ -234,7 +238,7 @@ impl RuntimeServer {
     fn stop(&self, request: &Request) -> Result<Response, Failure> {
         let owned = self
             .owned(request)?
-            .ok_or_else(|| Failure::new("runtime_unavailable", BridgeStage::Request))?;
+            .ok_or_else(|| Failure::new(codes::RUNTIME_UNAVAILABLE, BridgeStage::Request))?;
         let _serial = owned.calls.lock().unwrap_or_else(|p| p.into_inner());
         if owned.stopped.load(Ordering::Acquire) {
             return Ok(Response::succeeded("stop", Some(false), Value::Null));
@@ -242,9 +246,8 @@ impl RuntimeServer {
         let (_, summary) = owned.runtime.stop_inner();
         owned.stopped.store(true, Ordering::Release);
         if summary.timed_out {
-            return Err(
-                Failure::new("stop_failed", BridgeStage::Stop).with_effects(None, Effects::Unknown)
-            );
+            return Err(Failure::new(codes::STOP_FAILED, BridgeStage::Stop)
+                .with_effects(None, Effects::Unknown));
         }
         Ok(Response::succeeded("stop", Some(true), Value::Null))
     }
@@ -269,7 +272,7 @@ impl RuntimeServer {
                 if self.lock().shutting_down {
                     probe.observed(
                         CheckOutcome::Failed,
-                        Some("host_stopping"),
+                        Some(codes::HOST_STOPPING),
                         SERVER_SOURCE_ID,
                     )
                 } else {
@@ -336,9 +339,9 @@ impl RuntimeServer {
 /// naming the field the core reported, else `fallback`.
 fn validation_failure(info: &ErrorInfo, fallback: &str) -> Failure {
     let code = if info.code == "adapter_capability_unverified" {
-        "validation_unavailable"
+        codes::VALIDATION_UNAVAILABLE
     } else {
-        "validation_failed"
+        codes::VALIDATION_FAILED
     };
     let field = match info.path() {
         Some(path) => format!("{fallback}.{path}"),

@@ -11,6 +11,7 @@
 //! stopped (`service_in_use`, the service stays active); starts on a service that is not
 //! active fail with `service_not_active`.
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
@@ -159,7 +160,7 @@ impl Service {
         if !claims {
             return Err(HostError::Capability {
                 stage,
-                code: "service_unsupported",
+                code: codes::SERVICE_UNSUPPORTED,
                 message: format!(
                     "adapter `{adapter_id}` does not claim `capabilities.service`, so it cannot host a shared service"
                 ),
@@ -169,7 +170,7 @@ impl Service {
             if let Some(field) = reference.blank_field() {
                 return Err(rule(
                     Stage::Config,
-                    "invalid_service_reference",
+                    codes::INVALID_SERVICE_REFERENCE,
                     ErrorClass::Config,
                     format!("service reference `{field}` must not be empty"),
                     vec![field.to_owned()],
@@ -178,7 +179,7 @@ impl Service {
             if reference.adapter_id != adapter_id {
                 return Err(rule(
                     Stage::Config,
-                    "invalid_service_reference",
+                    codes::INVALID_SERVICE_REFERENCE,
                     ErrorClass::Config,
                     format!(
                         "service reference `adapter_id` is `{}` but the config selects adapter `{adapter_id}`",
@@ -204,7 +205,7 @@ impl Service {
             host.stop();
             return Err(rule(
                 Stage::Start,
-                "invalid_service_info",
+                codes::INVALID_SERVICE_INFO,
                 ErrorClass::Runtime,
                 format!(
                     "service host of adapter `{adapter_id}` answered start without `adapter_id` and `service_type`"
@@ -281,7 +282,7 @@ impl Service {
         if self.status() != ServiceStatus::Active {
             return Err(rule(
                 Stage::Start,
-                "service_not_active",
+                codes::SERVICE_NOT_ACTIVE,
                 ErrorClass::Config,
                 format!("service must be active (service `{}`)", self.service_id()),
                 Vec::new(),
@@ -292,7 +293,7 @@ impl Service {
         if !differs.is_empty() {
             return Err(rule(
                 Stage::Start,
-                "service_binding_mismatch",
+                codes::SERVICE_BINDING_MISMATCH,
                 ErrorClass::Config,
                 format!(
                     "the runtime's config differs from service `{}`'s at {}",
@@ -325,7 +326,7 @@ impl Service {
         if self.status() == ServiceStatus::Releasing {
             return Err(rule(
                 Stage::Stop,
-                "service_releasing",
+                codes::SERVICE_RELEASING,
                 ErrorClass::State,
                 format!("service `{}` is already being released", self.service_id()),
                 Vec::new(),
@@ -345,7 +346,7 @@ impl Service {
             if !connected.is_empty() {
                 return Err(rule(
                     Stage::Stop,
-                    "service_in_use",
+                    codes::SERVICE_IN_USE,
                     ErrorClass::Runtime,
                     format!(
                         "service `{}` has active runtimes: {}",

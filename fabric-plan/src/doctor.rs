@@ -1,5 +1,6 @@
 //! `doctor`: every preflight finding as a check, without starting anything.
 
+use fabric_config::codes;
 use std::path::{Component, Path, PathBuf};
 
 use fabric_config::FabricConfig;
@@ -337,7 +338,7 @@ fn paths_outside_base(config: &FabricConfig, base_dir: &Path, checks: &mut Vec<D
         let mut item = check(
             "config.path",
             DoctorStatus::Warn,
-            "path_outside_base_dir",
+            codes::PATH_OUTSIDE_BASE_DIR,
             format!("`{field}` resolves outside the base directory"),
         );
         item.path = Some(field);

@@ -1,5 +1,6 @@
 //! The planning error type.
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 
 use fabric_config::plan::DescriptorSource;
@@ -198,40 +199,40 @@ fn skipped_note(skipped: &[PathBuf]) -> String {
 
 /// Every code [`PlanError::code`] can return (listed in `tests/fixtures/error-codes.json`).
 pub const PLAN_ERROR_CODES: &[&str] = &[
-    "descriptor_read_failed",
-    "descriptor_invalid_json",
-    "descriptor_unsupported_contract",
-    "descriptor_invalid",
-    "descriptor_invalid_schema",
-    "descriptor_ambiguous",
-    "adapter_not_found",
-    "target_not_found",
-    "config_invalid",
-    "config_incompatible",
-    "config_schema_violation",
-    "model_role_ambiguous",
-    "target_mismatch",
-    "descriptor_mismatch",
+    codes::DESCRIPTOR_READ_FAILED,
+    codes::DESCRIPTOR_INVALID_JSON,
+    codes::DESCRIPTOR_UNSUPPORTED_CONTRACT,
+    codes::DESCRIPTOR_INVALID,
+    codes::DESCRIPTOR_INVALID_SCHEMA,
+    codes::DESCRIPTOR_AMBIGUOUS,
+    codes::ADAPTER_NOT_FOUND,
+    codes::TARGET_NOT_FOUND,
+    codes::CONFIG_INVALID,
+    codes::CONFIG_INCOMPATIBLE,
+    codes::CONFIG_SCHEMA_VIOLATION,
+    codes::MODEL_ROLE_AMBIGUOUS,
+    codes::TARGET_MISMATCH,
+    codes::DESCRIPTOR_MISMATCH,
 ];
 
 impl PlanError {
     /// The stable snake_case code.
     pub fn code(&self) -> &'static str {
         match self {
-            PlanError::DescriptorRead { .. } => "descriptor_read_failed",
-            PlanError::DescriptorJson { .. } => "descriptor_invalid_json",
-            PlanError::DescriptorContract { .. } => "descriptor_unsupported_contract",
-            PlanError::DescriptorInvalid { .. } => "descriptor_invalid",
-            PlanError::DescriptorSchema { .. } => "descriptor_invalid_schema",
-            PlanError::DescriptorAmbiguous { .. } => "descriptor_ambiguous",
-            PlanError::AdapterNotFound { .. } => "adapter_not_found",
-            PlanError::TargetNotFound { .. } => "target_not_found",
-            PlanError::ConfigInvalid { .. } => "config_invalid",
-            PlanError::Incompatible { .. } => "config_incompatible",
-            PlanError::SchemaViolation { .. } => "config_schema_violation",
-            PlanError::ModelRoleAmbiguous { .. } => "model_role_ambiguous",
-            PlanError::TargetMismatch { .. } => "target_mismatch",
-            PlanError::DescriptorMismatch { .. } => "descriptor_mismatch",
+            PlanError::DescriptorRead { .. } => codes::DESCRIPTOR_READ_FAILED,
+            PlanError::DescriptorJson { .. } => codes::DESCRIPTOR_INVALID_JSON,
+            PlanError::DescriptorContract { .. } => codes::DESCRIPTOR_UNSUPPORTED_CONTRACT,
+            PlanError::DescriptorInvalid { .. } => codes::DESCRIPTOR_INVALID,
+            PlanError::DescriptorSchema { .. } => codes::DESCRIPTOR_INVALID_SCHEMA,
+            PlanError::DescriptorAmbiguous { .. } => codes::DESCRIPTOR_AMBIGUOUS,
+            PlanError::AdapterNotFound { .. } => codes::ADAPTER_NOT_FOUND,
+            PlanError::TargetNotFound { .. } => codes::TARGET_NOT_FOUND,
+            PlanError::ConfigInvalid { .. } => codes::CONFIG_INVALID,
+            PlanError::Incompatible { .. } => codes::CONFIG_INCOMPATIBLE,
+            PlanError::SchemaViolation { .. } => codes::CONFIG_SCHEMA_VIOLATION,
+            PlanError::ModelRoleAmbiguous { .. } => codes::MODEL_ROLE_AMBIGUOUS,
+            PlanError::TargetMismatch { .. } => codes::TARGET_MISMATCH,
+            PlanError::DescriptorMismatch { .. } => codes::DESCRIPTOR_MISMATCH,
         }
     }
 

@@ -2,6 +2,7 @@
 //! block rebuilt as Relay's plugin document, with the defaults upstream 0.5.0 writes.
 
 use fabric_config::FabricConfig;
+use fabric_config::codes;
 use serde_json::{Map, Value, json};
 
 use crate::compat::selected_model;
@@ -54,7 +55,7 @@ pub fn relay_config(config: &FabricConfig) -> Value {
         let mut value = serde_json::to_value(policy).unwrap_or(Value::Null);
         if let Some(object) = value.as_object_mut() {
             object.entry("unknown_component").or_insert(json!("warn"));
-            object.entry("unknown_field").or_insert(json!("warn"));
+            object.entry(codes::UNKNOWN_FIELD).or_insert(json!("warn"));
             object.entry("unsupported_value").or_insert(json!("error"));
         }
         out.insert("policy".to_owned(), value);

@@ -2,6 +2,7 @@
 //! Over a bound, whole inventories or whole entries are dropped (never shortened) and the
 //! coverage records why.
 
+use fabric_config::codes;
 use fabric_config::evidence::{
     Availability, ExecutionEvidence, MAX_BYTES, MAX_CONTEXTS, MAX_ENTRIES,
 };
@@ -24,7 +25,9 @@ pub(crate) fn apply(evidence: &mut ExecutionEvidence) {
         evidence
             .infrastructure
             .retain(|r| r.context_ref.as_deref() != Some(dropped.context_ref.as_str()));
-        evidence.coverage.add_gap(&who, "evidence_contexts_dropped");
+        evidence
+            .coverage
+            .add_gap(&who, codes::EVIDENCE_CONTEXTS_DROPPED);
     }
     // Entries: drop from the end of the latest inventories.
     while evidence.entry_count() > MAX_ENTRIES {
@@ -35,20 +38,20 @@ pub(crate) fn apply(evidence: &mut ExecutionEvidence) {
         else {
             break;
         };
-        drop_entry(evidence, index, None, "evidence_entries_dropped");
+        drop_entry(evidence, index, None, codes::EVIDENCE_ENTRIES_DROPPED);
     }
     // Bytes: drop the largest entry until the document fits; then infrastructure reports,
     // then whole inventories (the last resort for oversized participants lists).
     while evidence.compact_len() > MAX_BYTES {
         if let Some((index, entry)) = largest_entry(evidence) {
-            drop_entry(evidence, index, Some(entry), "evidence_too_large");
+            drop_entry(evidence, index, Some(entry), codes::EVIDENCE_TOO_LARGE);
         } else if evidence.infrastructure.pop().is_some() {
-            evidence.coverage.add_gap("core", "evidence_too_large");
+            evidence.coverage.add_gap("core", codes::EVIDENCE_TOO_LARGE);
         } else if evidence.inventories.len() > 1 {
             let last = evidence.inventories.len() - 1;
             let who = owner(evidence, last);
             evidence.inventories.remove(last);
-            evidence.coverage.add_gap(&who, "evidence_too_large");
+            evidence.coverage.add_gap(&who, codes::EVIDENCE_TOO_LARGE);
         } else {
             break;
         }

@@ -1,6 +1,7 @@
 //! Composition: core + caller reports + the adapter host's report + what the core observed
 //! of a process adapter, into one bounded [`ExecutionEvidence`] with renumbered contexts.
 
+use fabric_config::codes;
 use std::collections::HashMap;
 
 use fabric_config::evidence::{
@@ -44,7 +45,7 @@ pub fn executable_inventory(program: &str) -> SoftwareInventory {
         "executable",
         "executable",
         name,
-        VersionObservation::unavailable("version_command_not_declared"),
+        VersionObservation::unavailable(codes::VERSION_COMMAND_NOT_DECLARED),
     )];
     SoftwareInventory {
         context_ref: "ctx-1".to_owned(),
@@ -78,7 +79,7 @@ pub fn compose(parts: Parts<'_>) -> ExecutionEvidence {
             Ok(document) => push_document(&mut out, &mut next, document, "caller"),
             Err(_) => out
                 .coverage
-                .add_gap("caller", "provenance_reports_malformed"),
+                .add_gap("caller", codes::PROVENANCE_REPORTS_MALFORMED),
         }
     }
     for inventory in parts.host_observed {
@@ -89,10 +90,14 @@ pub fn compose(parts: Parts<'_>) -> ExecutionEvidence {
         push_document(&mut out, &mut next, document, "adapter");
     }
     match parts.guest {
-        GuestReport::Missing => out.coverage.add_gap("guest_sdk", "guest_report_missing"),
+        GuestReport::Missing => out
+            .coverage
+            .add_gap("guest_sdk", codes::GUEST_REPORT_MISSING),
         GuestReport::Reported(value) => match serde_json::from_value::<ExecutionEvidence>(value) {
             Ok(document) => push_document(&mut out, &mut next, document, "guest_sdk"),
-            Err(_) => out.coverage.add_gap("guest_sdk", "guest_report_malformed"),
+            Err(_) => out
+                .coverage
+                .add_gap("guest_sdk", codes::GUEST_REPORT_MALFORMED),
         },
     }
     crate::bounds::apply(&mut out);
@@ -124,8 +129,9 @@ fn push_document(
                 .unwrap_or_else(|| participant.to_owned());
             inventory
                 .coverage
-                .add_gap(&owner, "evidence_entries_dropped");
-            out.coverage.add_gap(&owner, "evidence_entries_dropped");
+                .add_gap(&owner, codes::EVIDENCE_ENTRIES_DROPPED);
+            out.coverage
+                .add_gap(&owner, codes::EVIDENCE_ENTRIES_DROPPED);
         }
         if !inventory.coverage.is_complete() {
             for gap in &inventory.coverage.gaps {
@@ -138,7 +144,7 @@ fn push_document(
     for report in document.infrastructure {
         if !report.version.is_well_formed() || report.name.trim().is_empty() {
             out.coverage
-                .add_gap(participant, "evidence_entries_dropped");
+                .add_gap(participant, codes::EVIDENCE_ENTRIES_DROPPED);
             continue;
         }
         let context_ref = report

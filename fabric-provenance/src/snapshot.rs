@@ -1,6 +1,7 @@
 //! The core's own snapshot: its compiled version and the calling binding, captured once per
 //! process and binding identity and reused (same `observed_at`) afterwards.
 
+use fabric_config::codes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -75,14 +76,14 @@ fn take(binding: Option<&BindingIdentity>) -> SoftwareInventory {
         // A binding that cannot read its own version says "unknown" (a Go program built
         // inside the binding's checkout, a TypeScript build away from its manifest).
         let version = match binding.version.trim() {
-            "" | "unknown" => VersionObservation::unavailable("metadata_not_found"),
+            "" | "unknown" => VersionObservation::unavailable(codes::METADATA_NOT_FOUND),
             version => observed(version, "sdk:binding_identity", "sdk"),
         };
         entries.push(EvidenceEntry::new("sdk", "package", &binding.name, version));
         if let Some(runtime) = &binding.runtime_name {
             let version = match &binding.runtime_version {
                 Some(version) => observed(version, "sdk:binding_identity", "sdk"),
-                None => VersionObservation::unavailable("metadata_not_found"),
+                None => VersionObservation::unavailable(codes::METADATA_NOT_FOUND),
             };
             entries.push(EvidenceEntry::new(
                 "interpreter",

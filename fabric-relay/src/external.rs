@@ -2,6 +2,7 @@
 //! read the NDJSON stream on a thread of its own, deregister — blocking HTTP/1.1 over a
 //! plain TCP connection (`http` URLs; `https` needs TLS, which the core does not speak).
 
+use fabric_config::codes;
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -41,7 +42,7 @@ impl std::fmt::Debug for ExternalCollector {
 fn request_failed(message: String) -> RelayError {
     RelayError::Collector {
         stage: Stage::Invoke,
-        code: "collector_request_failed",
+        code: codes::COLLECTOR_REQUEST_FAILED,
         message,
     }
 }
@@ -63,7 +64,7 @@ impl ExternalCollector {
             .unwrap_or(Value::Null);
         let start_failed = |message: &str| RelayError::Collector {
             stage: Stage::Start,
-            code: "collector_start_failed",
+            code: codes::COLLECTOR_START_FAILED,
             message: message.to_owned(),
         };
         let url = sink.get("url").and_then(Value::as_str).unwrap_or_default();

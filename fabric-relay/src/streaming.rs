@@ -12,6 +12,7 @@
 //! copy; the core registers and reads over HTTP with the sink's `headers` and `header_env`
 //! values.
 
+use fabric_config::codes;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -184,7 +185,7 @@ fn with_stream_sink(plan: &RunPlan, sink: Value) -> Result<RunPlan, RelayError> 
 fn start_failed(message: &str) -> RelayError {
     RelayError::Collector {
         stage: Stage::Start,
-        code: "collector_start_failed",
+        code: codes::COLLECTOR_START_FAILED,
         message: message.to_owned(),
     }
 }

@@ -7,6 +7,7 @@
 //! before-observation to the start of the after-observation, so it covers only the adapter
 //! exchange.
 
+use fabric_config::codes;
 use std::collections::HashMap;
 use std::fs;
 use std::io::Write;
@@ -381,7 +382,7 @@ impl InvocationStats {
         let mut diagnostics = Vec::new();
         if series.late_discarded > 0 {
             diagnostics.push(StatsDiagnostic {
-                code: "late_samples_discarded".to_owned(),
+                code: codes::LATE_SAMPLES_DISCARDED.to_owned(),
                 message: "samples that arrived after the invocation closed were discarded"
                     .to_owned(),
                 count: Some(series.late_discarded),
@@ -389,7 +390,7 @@ impl InvocationStats {
         }
         if series.unavailable > 0 {
             diagnostics.push(StatsDiagnostic {
-                code: "sample_unavailable".to_owned(),
+                code: codes::SAMPLE_UNAVAILABLE.to_owned(),
                 message: "some process-tree samples could not be read".to_owned(),
                 count: Some(series.unavailable),
             });
@@ -442,7 +443,7 @@ impl InvocationStats {
                 artifacts.push(samples);
             }
             Err(error) => sampled.diagnostics.push(StatsDiagnostic {
-                code: "sample_write_failed".to_owned(),
+                code: codes::SAMPLE_WRITE_FAILED.to_owned(),
                 message: format!(
                     "cannot write {}: {}",
                     location.dir.join(SAMPLES_FILE).display(),
@@ -466,7 +467,7 @@ impl InvocationStats {
                 artifacts.push(summary);
             }
             Err(error) => sampled.diagnostics.push(StatsDiagnostic {
-                code: "summary_write_failed".to_owned(),
+                code: codes::SUMMARY_WRITE_FAILED.to_owned(),
                 message: format!(
                     "cannot write {}: {}",
                     location.dir.join(SUMMARY_FILE).display(),

@@ -1,5 +1,6 @@
 //! The crate's error type: why a resource observation could not be made.
 
+use fabric_config::codes;
 use std::path::PathBuf;
 
 use fabric_config::{ErrorInfo, Stage};
@@ -38,23 +39,23 @@ pub enum UnavailableReason {
 impl UnavailableReason {
     /// Every reason code, in declaration order.
     pub const ALL_CODES: [&'static str; 6] = [
-        "host_exited",
-        "process_unreadable",
-        "process_hidden",
-        "process_table_unreadable",
-        "process_table_hidden",
-        "tree_changing",
+        codes::HOST_EXITED,
+        codes::PROCESS_UNREADABLE,
+        codes::PROCESS_HIDDEN,
+        codes::PROCESS_TABLE_UNREADABLE,
+        codes::PROCESS_TABLE_HIDDEN,
+        codes::TREE_CHANGING,
     ];
 
     /// Stable snake_case reason (the `reason` of an `unavailable` observation).
     pub fn code(&self) -> &'static str {
         match self {
-            UnavailableReason::HostExited => "host_exited",
-            UnavailableReason::ProcessUnreadable { .. } => "process_unreadable",
-            UnavailableReason::ProcessHidden { .. } => "process_hidden",
-            UnavailableReason::ProcessTableUnreadable { .. } => "process_table_unreadable",
-            UnavailableReason::ProcessTableHidden => "process_table_hidden",
-            UnavailableReason::TreeChanging { .. } => "tree_changing",
+            UnavailableReason::HostExited => codes::HOST_EXITED,
+            UnavailableReason::ProcessUnreadable { .. } => codes::PROCESS_UNREADABLE,
+            UnavailableReason::ProcessHidden { .. } => codes::PROCESS_HIDDEN,
+            UnavailableReason::ProcessTableUnreadable { .. } => codes::PROCESS_TABLE_UNREADABLE,
+            UnavailableReason::ProcessTableHidden => codes::PROCESS_TABLE_HIDDEN,
+            UnavailableReason::TreeChanging { .. } => codes::TREE_CHANGING,
         }
     }
 }
@@ -100,17 +101,17 @@ pub enum UnsupportedReason {
 impl UnsupportedReason {
     /// Every reason code, in declaration order.
     pub const ALL_CODES: [&'static str; 3] = [
-        "platform_unsupported",
-        "proc_unavailable",
-        "children_lists_unavailable",
+        codes::PLATFORM_UNSUPPORTED,
+        codes::PROC_UNAVAILABLE,
+        codes::CHILDREN_LISTS_UNAVAILABLE,
     ];
 
     /// Stable snake_case reason (the `reason` of an `unsupported` observation).
     pub fn code(&self) -> &'static str {
         match self {
-            UnsupportedReason::Platform => "platform_unsupported",
-            UnsupportedReason::NoProcFilesystem => "proc_unavailable",
-            UnsupportedReason::NoChildrenLists => "children_lists_unavailable",
+            UnsupportedReason::Platform => codes::PLATFORM_UNSUPPORTED,
+            UnsupportedReason::NoProcFilesystem => codes::PROC_UNAVAILABLE,
+            UnsupportedReason::NoChildrenLists => codes::CHILDREN_LISTS_UNAVAILABLE,
         }
     }
 }
@@ -154,15 +155,15 @@ pub enum StatsError {
 impl StatsError {
     /// Every error code, in declaration order.
     pub const ALL_CODES: [&'static str; 2] = [
-        "resource_observation_unavailable",
-        "resource_observation_unsupported",
+        codes::RESOURCE_OBSERVATION_UNAVAILABLE,
+        codes::RESOURCE_OBSERVATION_UNSUPPORTED,
     ];
 
     /// Stable snake_case error code.
     pub fn code(&self) -> &'static str {
         match self {
-            StatsError::Unavailable { .. } => "resource_observation_unavailable",
-            StatsError::Unsupported { .. } => "resource_observation_unsupported",
+            StatsError::Unavailable { .. } => codes::RESOURCE_OBSERVATION_UNAVAILABLE,
+            StatsError::Unsupported { .. } => codes::RESOURCE_OBSERVATION_UNSUPPORTED,
         }
     }
 

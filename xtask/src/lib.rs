@@ -19,6 +19,7 @@
 
 pub mod cdecl;
 pub mod ctypes;
+pub mod fixture;
 pub mod go;
 pub mod header;
 pub mod ir;
@@ -69,6 +70,7 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>, String> {
         (ctypes::PATH.to_owned(), ctypes::render(&prototypes)?),
         (koffi::PATH.to_owned(), koffi::render(&prototypes)?),
         (markdown::PATH.to_owned(), markdown::render(&registry)),
+        (fixture::PATH.to_owned(), fixture::render(&registry)),
     ]);
     Ok(files)
 }

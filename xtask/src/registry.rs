@@ -41,6 +41,7 @@ pub struct Code {
     pub origin: String,
     pub summary: String,
     pub reason: bool,
+    pub hint: Option<String>,
 }
 
 #[derive(Debug)]
@@ -82,6 +83,7 @@ pub fn read() -> Registry {
                 origin: c.origin.as_str().to_owned(),
                 summary: c.summary.to_owned(),
                 reason: c.kind == codes::CodeKind::Reason,
+                hint: c.hint.map(str::to_owned),
             })
             .collect(),
     }

@@ -169,3 +169,113 @@ pub fn unregistered(root: &Path) -> Vec<Finding> {
     }
     findings
 }
+
+/// Where a registered code may be spelled: its declaration in the registry, and the config
+/// rules' table.
+const DECLARATIONS: &[&str] = &[
+    "fabric-config/src/codes/",
+    "fabric-config/src/error/rules.rs",
+];
+
+/// The Rust sources of every crate of the workspace (`<crate>/src/**.rs`).
+fn rust_sources(root: &Path) -> Vec<PathBuf> {
+    let mut crates: Vec<PathBuf> = Vec::new();
+    for dir in [root.to_path_buf(), root.join("adapters")] {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.join("Cargo.toml").is_file() && path.join("src").is_dir() {
+                crates.push(path.join("src"));
+            }
+        }
+    }
+    let mut paths = Vec::new();
+    for src in crates {
+        files(&src, &mut paths);
+    }
+    paths.retain(|path| path.extension().is_some_and(|e| e == "rs"));
+    paths.sort();
+    paths
+}
+
+/// The `"snake_case"` string literals of `text` before its first `#[cfg(test)]`, outside
+/// comments (unit tests and doc examples may spell codes: they check the wire), with their
+/// lines.
+pub fn string_literals(text: &str) -> Vec<(usize, String)> {
+    let code: String = text
+        .split("#[cfg(test)]")
+        .next()
+        .unwrap_or_default()
+        .lines()
+        .map(|line| {
+            if line.trim_start().starts_with("//") {
+                ""
+            } else {
+                line
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let code = code.as_str();
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(start) = code[from..].find('"') {
+        let at = from + start;
+        // Skip char literals like '"' and escaped quotes inside other strings.
+        if at > 0 && matches!(code.as_bytes()[at - 1], b'\'' | b'\\') {
+            from = at + 1;
+            continue;
+        }
+        let Some(len) = code[at + 1..].find('"') else {
+            break;
+        };
+        let literal = &code[at + 1..at + 1 + len];
+        if !literal.is_empty()
+            && literal
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        {
+            let line = code[..at].matches('\n').count() + 1;
+            found.push((line, literal.to_owned()));
+            from = at + 1 + len + 1;
+        } else {
+            // Not a code: resume after the opening quote so a string's end is never read
+            // as the next one's start.
+            from = at + 1 + len + 1;
+        }
+    }
+    found
+}
+
+/// Every string literal in the workspace's Rust sources that spells a registered code
+/// outside its declaration: code must name the registry's constant
+/// (`fabric_config::codes::RUNTIME_BUSY`) or the rule (`ConfigRule::X.code()`).
+pub fn spelled_outside(root: &Path) -> Vec<Finding> {
+    let codes: std::collections::HashSet<&'static str> =
+        fabric_config::codes::all().iter().map(|c| c.code).collect();
+    let mut findings = Vec::new();
+    for path in rust_sources(root) {
+        let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+        let shown = relative.to_string_lossy();
+        // `tests.rs` files are unit-test modules (`#[cfg(test)] mod tests;`).
+        if DECLARATIONS.iter().any(|d| shown.starts_with(d)) || shown.ends_with("/tests.rs") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        for (line, literal) in string_literals(&text) {
+            if codes.contains(literal.as_str()) {
+                findings.push(Finding {
+                    file: relative.clone(),
+                    line,
+                    kind: "code",
+                    literal,
+                });
+            }
+        }
+    }
+    findings
+}

@@ -90,31 +90,6 @@ fn the_walker_finds_literals() {
 }
 
 #[test]
-fn every_crate_code_list_is_registered() {
-    // tests/fixtures/error-codes.json lists each crate's codes (each crate's own test keeps
-    // its list exact); every one of them must be in the registry, with the right kind.
-    let path = xtask::repo_root().join("tests/fixtures/error-codes.json");
-    let lists: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(path).expect("fixture")).expect("json");
-    let all = fabric_config::codes::all();
-    for (crate_list, codes) in lists.as_object().expect("object") {
-        let reasons = crate_list.ends_with("Reason");
-        for code in codes.as_array().expect("array") {
-            let code = code.as_str().expect("string");
-            let entry = all
-                .iter()
-                .find(|entry| entry.code == code)
-                .unwrap_or_else(|| panic!("{crate_list}: `{code}` is not registered"));
-            assert_eq!(
-                entry.kind == fabric_config::codes::CodeKind::Reason,
-                reasons,
-                "{crate_list}: `{code}` has the wrong kind"
-            );
-        }
-    }
-}
-
-#[test]
 fn every_error_class_has_binding_names() {
     for class in fabric_config::codes::ErrorClass::ALL {
         assert!(
@@ -124,4 +99,28 @@ fn every_error_class_has_binding_names() {
             "{class:?} has no exception names in xtask::registry::CLASS_NAMES"
         );
     }
+}
+
+#[test]
+fn codes_are_spelled_only_where_they_are_declared() {
+    let findings = xtask::sources::spelled_outside(&xtask::repo_root());
+    let listed: Vec<String> = findings
+        .iter()
+        .map(|f| format!("{}:{}: `{}`", f.file.display(), f.line, f.literal))
+        .collect();
+    assert!(
+        listed.is_empty(),
+        "use the registry's constant (fabric_config::codes::NAME) or ConfigRule::X.code() \
+         instead of spelling these codes:\n{}",
+        listed.join("\n")
+    );
+}
+
+#[test]
+fn the_spelling_walker_sees_literals_outside_tests() {
+    let text = "let a = \"runtime_busy\";\nlet b = 'x'; let c = \"Not Code\";\n\
+                /// assert_eq!(code, \"host_crashed\");\n\
+                #[cfg(test)]\nmod tests { const X: &str = \"runtime_stopped\"; }";
+    let found = xtask::sources::string_literals(text);
+    assert_eq!(found, [(1, "runtime_busy".to_owned())]);
 }

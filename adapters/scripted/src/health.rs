@@ -10,6 +10,7 @@
 //! Checks pass while an invocation is running. `harness.settings.health.fail` makes one
 //! level fail (`scripted_failure`); `health.stall` makes its probe outlast the budget.
 
+use fabric_config::codes;
 use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -97,7 +98,7 @@ fn probe(state: &Mutex<HealthState>, level: HealthLevel, budget: Duration) -> Pr
         HealthLevel::Live => ProbeOutcome::passed("scripted:process"),
         _ if !now.started => ProbeOutcome::failed("scripted:runtime", "runtime_not_started"),
         HealthLevel::Ready if now.failed => {
-            ProbeOutcome::failed("scripted:runtime", "runtime_failed")
+            ProbeOutcome::failed("scripted:runtime", codes::RUNTIME_FAILED)
         }
         _ => ProbeOutcome::passed("scripted:runtime"),
     }

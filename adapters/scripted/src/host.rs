@@ -6,6 +6,7 @@
 //! malformed lines are answered and do not end the host. An adapter-raised failure during
 //! `invoke` latches the runtime: later invokes get `lifecycle_runtime_failed`.
 
+use fabric_config::codes;
 use std::io::{BufRead, Write};
 
 use serde::Deserialize;
@@ -103,7 +104,7 @@ impl Host {
                 wire::failed(
                     "start",
                     &LifecycleError::new(
-                        "lifecycle_invalid_request",
+                        codes::LIFECYCLE_INVALID_REQUEST,
                         "request line is not a JSON object",
                     ),
                 ),
@@ -249,7 +250,7 @@ impl Host {
                     Ok(settings) => settings,
                     Err(invalid) => {
                         return fail(LifecycleError::new(
-                            "lifecycle_invalid_request",
+                            codes::LIFECYCLE_INVALID_REQUEST,
                             invalid.to_string(),
                         ));
                     }
@@ -257,7 +258,7 @@ impl Host {
             };
             if !settings.implemented {
                 return fail(LifecycleError::new(
-                    "lifecycle_openai_stream_unsupported",
+                    codes::LIFECYCLE_OPENAI_STREAM_UNSUPPORTED,
                     "Adapter runtime does not implement OpenAI streaming",
                 ));
             }
@@ -276,7 +277,7 @@ impl Host {
         );
         let (Some(Ok(request)), Some(Ok(context))) = typed else {
             return fail(LifecycleError::new(
-                "lifecycle_invalid_request",
+                codes::LIFECYCLE_INVALID_REQUEST,
                 "invocation does not match the typed adapter contract",
             ));
         };
@@ -309,7 +310,7 @@ impl Host {
                 Ok(settings) => settings,
                 Err(invalid) => {
                     return fail(LifecycleError::new(
-                        "lifecycle_invalid_request",
+                        codes::LIFECYCLE_INVALID_REQUEST,
                         invalid.to_string(),
                     ));
                 }
@@ -448,7 +449,7 @@ fn validate(
             // falsy value means "no id"; any other non-object is an unexpected error.
             Some(other) if truthy(other) => {
                 return Err(Rejected::Unexpected(LifecycleError::new(
-                    "lifecycle_invalid_request",
+                    codes::LIFECYCLE_INVALID_REQUEST,
                     "runtime_context must be a JSON object",
                 )));
             }

@@ -1,5 +1,6 @@
 //! One scripted runtime: conversation state, replies, directives.
 
+use fabric_config::codes;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::process::Child;
@@ -59,7 +60,7 @@ impl ScriptedRuntime {
         let empty = Map::new();
         let raw = config.harness.as_ref().map_or(&empty, |h| &h.settings);
         let settings = Settings::parse(raw).map_err(|invalid| {
-            LifecycleError::new("invalid_settings", invalid.to_string())
+            LifecycleError::new(codes::INVALID_SETTINGS, invalid.to_string())
                 .with_metadata("path", invalid.path.clone())
         })?;
         if settings.start_delay_ms > 0 {

@@ -3,6 +3,7 @@
 //! The rules here mirror `settings_schema` in `scripted.fabric-adapter.json`; a unit test
 //! keeps the two in step (every schema property is known here and vice versa).
 
+use fabric_config::codes;
 use serde_json::{Map, Value};
 
 /// A validation failure: the dotted path of the offending field and what is wrong.
@@ -443,7 +444,7 @@ impl Directives {
                 "protocol_fault" => {
                     d.protocol_fault = Some(match v.as_str() {
                         Some("non_json") => ProtocolFault::NonJson,
-                        Some("invalid_utf8") => ProtocolFault::InvalidUtf8,
+                        Some(codes::INVALID_UTF8) => ProtocolFault::InvalidUtf8,
                         Some("wrong_operation") => ProtocolFault::WrongOperation,
                         Some("oversized") => ProtocolFault::Oversized,
                         Some("invalid_result") => ProtocolFault::InvalidResult,

@@ -13,6 +13,7 @@
 //! the listener refused fails the invocation with `lifecycle_stream_transport_failed` and
 //! `metadata.http_status`.
 
+use fabric_config::codes;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpStream;
 use std::time::Duration;
@@ -106,7 +107,7 @@ pub struct Sink {
 }
 
 fn sink_error(message: &str) -> LifecycleError {
-    LifecycleError::new("lifecycle_invalid_stream_sink", message)
+    LifecycleError::new(codes::LIFECYCLE_INVALID_STREAM_SINK, message)
 }
 
 /// Reads `payload.stream` and checks it against `payload.runtime_context`.
@@ -163,7 +164,7 @@ pub fn sink(payload: &Map<String, Value>) -> Result<Sink, LifecycleError> {
 }
 
 fn transport(message: &str, status: Option<u16>) -> LifecycleError {
-    let error = LifecycleError::new("lifecycle_stream_transport_failed", message);
+    let error = LifecycleError::new(codes::LIFECYCLE_STREAM_TRANSPORT_FAILED, message);
     match status {
         Some(status) => error.with_metadata("http_status", status),
         None => error,

@@ -2,6 +2,7 @@
 //! `--`; payload files are regular files or `-` (stdin within 10 s), one UTF-8 JSON value
 //! within 512 KiB, duplicate keys and NaN rejected.
 
+use fabric_config::codes;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
@@ -159,7 +160,7 @@ fn read_input(flag: &str, flags: &BTreeMap<&str, Option<&str>>) -> Result<Value,
             Some(path) => format!("{flag} {path}"),
             None => flag.to_owned(),
         };
-        Failure::new("invalid_input", BridgeStage::Request).with_field(field)
+        Failure::new(codes::INVALID_INPUT, BridgeStage::Request).with_field(field)
     };
     let path = flags.get(flag).copied().flatten().unwrap_or("-");
     let bytes = if path == "-" {

@@ -18,6 +18,7 @@
 
 mod args;
 
+use fabric_config::codes;
 use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -88,7 +89,7 @@ fn serve(rest: &[String]) -> ExitCode {
                     std::thread::sleep(Duration::from_secs(SHUTDOWN_SECONDS));
                     eprintln!(
                         "fabric-agent-ctl serve: cleanup_unconfirmed: {}",
-                        message("cleanup_unconfirmed")
+                        message(codes::CLEANUP_UNCONFIRMED)
                     );
                     std::process::exit(1);
                 }
@@ -107,7 +108,7 @@ fn serve(rest: &[String]) -> ExitCode {
         Ok(ShutdownOutcome::Unconfirmed) => {
             eprintln!(
                 "fabric-agent-ctl serve: cleanup_unconfirmed: {}",
-                message("cleanup_unconfirmed")
+                message(codes::CLEANUP_UNCONFIRMED)
             );
             ExitCode::FAILURE
         }

@@ -1,20 +1,26 @@
-//! The error-code registry: every `ErrorInfo.code` any surface (core crates, C ABI, CLI,
-//! bindings) can emit, declared once, with its stage and retryable flag; the SDK error
-//! classes; and the C ABI status → class table.
+//! The error-code registry: every `ErrorInfo.code` and result reason any surface (core
+//! crates, C ABI, CLI, bindings) can emit, declared once with its stage, class, retryable
+//! flag, summary and CLI hint; the SDK error classes; and the C ABI status → class table.
 //!
-//! The bindings' code and class tables are generated from this module (`cargo run -p xtask
-//! -- codegen`); a test walks the sources for string-literal codes outside the registry.
-//! Codes are never renamed or reused.
+//! Each code is spelled once, in its list here (`declare!` makes a constant of it, e.g.
+//! [`RUNTIME_BUSY`]), or — for the config rules — in `ConfigRule`'s table. Every other
+//! place uses the constant: the crates' error types, the host's classification, the CLI's
+//! hints, and what `cargo xtask codegen` writes (`docs/errors.md`, the bindings' tables,
+//! `tests/fixtures/error-codes.json`). A test walks the sources for string literals that
+//! spell a registered code outside its declaration. Codes are never renamed or reused.
 //!
 //! ```
 //! use fabric_config::codes::{self, Origin};
 //!
-//! let busy = codes::lookup("runtime_busy").unwrap();
+//! let busy = codes::find(codes::RUNTIME_BUSY).unwrap();
 //! assert_eq!(busy.origin, Origin::Host);
-//! assert!(codes::lookup("no_such_code").is_none());
+//! assert_eq!(busy.class, Some(codes::ErrorClass::State));
+//! assert!(codes::find("no_such_code").is_none());
 //! ```
 
 mod adapter;
+mod decode;
+mod gym;
 mod host;
 mod observe;
 mod plan;
@@ -22,7 +28,41 @@ mod reasons;
 mod sandbox;
 mod surfaces;
 
-use crate::error::{ConfigError, Stage};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use adapter::*;
+pub use decode::*;
+pub use gym::*;
+pub use host::*;
+pub use observe::*;
+pub use plan::*;
+pub use reasons::*;
+pub use sandbox::*;
+pub use surfaces::*;
+
+use crate::error::{ConfigRule, Stage};
+
+/// Declares a list of codes: for each entry a constant holding its spelling (the only place
+/// the code is written) and the registry entry that carries it.
+macro_rules! declare {
+    (
+        $(#[$meta:meta])*
+        $vis:vis $list:ident = [
+            $( $name:ident = $code:literal => $entry:expr ),* $(,)?
+        ];
+    ) => {
+        $(
+            #[doc = concat!("The registered code `", $code, "`.")]
+            pub const $name: &str = $code;
+        )*
+        $(#[$meta])*
+        $vis const $list: &[$crate::codes::ErrorCode] = &[
+            $( $crate::codes::ErrorCode { code: $name, ..$entry } ),*
+        ];
+    };
+}
+pub(crate) use declare;
 
 /// The SDK error class a failure maps to (`FabricConfigError`, `FabricStateError`, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -179,6 +219,40 @@ pub struct ErrorCode {
     pub summary: &'static str,
     /// Whether this is an `ErrorInfo.code` or a reason/diagnostic code inside a result.
     pub kind: CodeKind,
+    /// What the `fabric` command suggests to a user who meets it (human output).
+    pub hint: Option<&'static str>,
+}
+
+impl ErrorCode {
+    /// The same entry with a CLI hint.
+    pub(crate) const fn with_hint(self, hint: &'static str) -> ErrorCode {
+        ErrorCode {
+            hint: Some(hint),
+            ..self
+        }
+    }
+
+    /// The same entry with an SDK class that holds whatever the status (a provider's or
+    /// the bridge's code for a setting or request the caller must change is a config
+    /// error).
+    pub(crate) const fn with_class(self, class: ErrorClass) -> ErrorCode {
+        ErrorCode {
+            class: Some(class),
+            ..self
+        }
+    }
+}
+
+/// Hints shared by several codes.
+mod hints {
+    /// A host process that died.
+    pub(super) const HOST_DIED: &str = "the adapter host died; its stderr is in \
+        metadata.stderr_tail (`--json`); `fabric doctor CONFIG` checks the adapter's requirements";
+    /// A config the adapter cannot take.
+    pub(super) const INSPECT: &str =
+        "`fabric inspect CONFIG` shows what the selected adapter supports";
+    /// A file that could not be read.
+    pub(super) const CHECK_FILE: &str = "check the file's path and permissions";
 }
 
 /// What a registered code names.
@@ -190,30 +264,29 @@ pub enum CodeKind {
     Reason,
 }
 
-pub(crate) const fn code(
-    code: &'static str,
-    stage: Option<Stage>,
-    origin: Origin,
-    summary: &'static str,
-) -> ErrorCode {
+/// An `ErrorInfo.code` entry (its spelling is set by `declare!`).
+pub(crate) const fn code(stage: Option<Stage>, origin: Origin, summary: &'static str) -> ErrorCode {
     ErrorCode {
-        code,
+        code: "",
         stage,
         retryable: false,
         class: None,
         origin,
         summary,
         kind: CodeKind::Error,
+        hint: None,
     }
 }
 
-pub(crate) const fn reason(name: &'static str, origin: Origin, summary: &'static str) -> ErrorCode {
+/// A reason entry (its spelling is set by `declare!`).
+pub(crate) const fn reason(origin: Origin, summary: &'static str) -> ErrorCode {
     ErrorCode {
         kind: CodeKind::Reason,
-        ..code(name, None, origin, summary)
+        ..code(None, origin, summary)
     }
 }
 
+/// An entry of a state error (`FabricStateError` whatever the status).
 const fn state(code: ErrorCode) -> ErrorCode {
     ErrorCode {
         class: Some(ErrorClass::State),
@@ -221,8 +294,10 @@ const fn state(code: ErrorCode) -> ErrorCode {
     }
 }
 
-/// The per-origin lists, in registry order.
+/// The per-origin lists, in registry order (the config rules, declared by `ConfigRule`,
+/// come first in [`all`]).
 const LISTS: &[&[ErrorCode]] = &[
+    decode::DECODE,
     sandbox::SANDBOX,
     sandbox::CONTAINER_PROVIDER,
     sandbox::PROVIDER_KIT,
@@ -236,10 +311,10 @@ const LISTS: &[&[ErrorCode]] = &[
     surfaces::RAY,
     adapter::ADAPTER,
     reasons::REASONS,
+    gym::GYM,
 ];
 
-/// Every code except the config rules and decode errors (those come from
-/// [`ConfigError::all_codes`] and are added by [`all`]).
+/// Every code except the config rules (declared by `ConfigRule`, added by [`all`]).
 pub const CODES: &[ErrorCode] = &concat::<{ total(LISTS) }>(LISTS);
 
 /// Codes in `lists` together.
@@ -255,7 +330,7 @@ const fn total(lists: &[&[ErrorCode]]) -> usize {
 
 /// `lists` concatenated, in order (evaluated at compile time).
 const fn concat<const N: usize>(lists: &[&[ErrorCode]]) -> [ErrorCode; N] {
-    let mut out = [code("", None, Origin::Config, ""); N];
+    let mut out = [code(None, Origin::Config, ""); N];
     let mut at = 0;
     let mut list = 0;
     while list < lists.len() {
@@ -270,29 +345,44 @@ const fn concat<const N: usize>(lists: &[&[ErrorCode]]) -> [ErrorCode; N] {
     out
 }
 
-/// The whole registry: config decode and rule codes (reported at the stage of the call that
-/// read the config: `config`, or `plan` for planning calls), then [`CODES`].
+/// The whole registry: the config rules (reported at the stage of the call that read the
+/// config: `config`, or `plan` for planning calls), then [`CODES`].
 pub fn all() -> Vec<ErrorCode> {
-    let mut all: Vec<ErrorCode> = ConfigError::all_codes()
-        .into_iter()
-        .map(|name| code(name, None, Origin::Config, config_summary(name)))
+    let mut all: Vec<ErrorCode> = ConfigRule::ALL
+        .iter()
+        .map(|rule| ErrorCode {
+            code: rule.code(),
+            ..code(None, Origin::Config, rule.description())
+        })
         .collect();
     all.extend_from_slice(CODES);
-    all.extend_from_slice(crate::gym::CODES);
     all
 }
 
-fn config_summary(name: &str) -> &'static str {
-    crate::error::ConfigRule::ALL
-        .iter()
-        .find(|rule| rule.code() == name)
-        .map(|rule| rule.description())
-        .unwrap_or("the config is not the JSON its schema describes")
+/// The registered code `name`, if any.
+pub fn find(name: &str) -> Option<&'static ErrorCode> {
+    static INDEX: OnceLock<(Vec<ErrorCode>, HashMap<&'static str, usize>)> = OnceLock::new();
+    let (entries, index) = INDEX.get_or_init(|| {
+        let entries = all();
+        let index = entries
+            .iter()
+            .enumerate()
+            .map(|(at, entry)| (entry.code, at))
+            .collect();
+        (entries, index)
+    });
+    index.get(name).map(|&at| &entries[at])
 }
 
-/// The registered code `name`, if any.
+/// The registered code `name`, if any (a copy of [`find`]'s entry).
 pub fn lookup(name: &str) -> Option<ErrorCode> {
-    all().into_iter().find(|entry| entry.code == name)
+    find(name).copied()
+}
+
+/// The SDK class a registered code always maps to, whatever the status (`None`: the
+/// status's or the error's own class).
+pub fn class_of(name: &str) -> Option<ErrorClass> {
+    find(name).and_then(|entry| entry.class)
 }
 
 /// Every lifecycle stage, in declaration order.
@@ -331,7 +421,7 @@ mod tests {
 
     #[test]
     fn config_codes_are_registered() {
-        for name in ConfigError::all_codes() {
+        for name in crate::error::ConfigError::all_codes() {
             let entry = lookup(name).expect(name);
             assert_eq!(entry.origin, Origin::Config, "{name}");
         }
@@ -355,9 +445,6 @@ mod tests {
     fn gym_codes_are_registered() {
         for name in crate::gym::GymError::CODES {
             assert_eq!(lookup(name).expect(name).kind, CodeKind::Error, "{name}");
-        }
-        for name in crate::gym::GAP_CODES {
-            assert_eq!(lookup(name).expect(name).kind, CodeKind::Reason, "{name}");
         }
     }
 

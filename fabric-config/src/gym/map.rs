@@ -1,5 +1,6 @@
 //! The mapping from RunResults and ATOF records to a Gym bundle and trajectory.
 
+use crate::codes;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
@@ -22,16 +23,16 @@ use crate::stats::InvocationSystemStats;
 
 /// Gap codes the mapping emits (registered as reason codes).
 pub const GAP_CODES: &[&str] = &[
-    "conversation_unavailable",
-    "tool_calls_unobserved",
-    "model_calls_unobserved",
-    "model_call_ids_unreported",
-    "model_call_id_duplicate",
-    "tool_call_timing_invalid",
-    "step_count_unavailable",
-    "turn_timestamp_unavailable",
-    "sandbox_usage_unavailable",
-    "atof_records_uncorrelated",
+    codes::CONVERSATION_UNAVAILABLE,
+    codes::TOOL_CALLS_UNOBSERVED,
+    codes::MODEL_CALLS_UNOBSERVED,
+    codes::MODEL_CALL_IDS_UNREPORTED,
+    codes::MODEL_CALL_ID_DUPLICATE,
+    codes::TOOL_CALL_TIMING_INVALID,
+    codes::STEP_COUNT_UNAVAILABLE,
+    codes::TURN_TIMESTAMP_UNAVAILABLE,
+    codes::SANDBOX_USAGE_UNAVAILABLE,
+    codes::ATOF_RECORDS_UNCORRELATED,
 ];
 
 /// ATOF scope categories.
@@ -109,7 +110,7 @@ fn invocation_status(status: RunStatus) -> InvocationStatus {
 
 /// Whether an error code means the invocation ran out of time.
 fn is_timeout(code: &str) -> bool {
-    code == "timeout" || code.ends_with("_timeout") || code.ends_with("_timed_out")
+    code == codes::TIMEOUT || code.ends_with("_timeout") || code.ends_with("_timed_out")
 }
 
 /// Milliseconds between the result's `invocation_start` and `invocation_end` events, else
@@ -260,7 +261,7 @@ impl<'a> Mapping<'a> {
         }
         if uncorrelated > 0 {
             self.gaps.push(gap(
-                "atof_records_uncorrelated",
+                codes::ATOF_RECORDS_UNCORRELATED,
                 None,
                 Some(format!(
                     "{uncorrelated} ATOF scopes or marks belong to no result"
@@ -269,14 +270,14 @@ impl<'a> Mapping<'a> {
         }
         for invocation in &self.invocations {
             self.gaps.push(gap(
-                "conversation_unavailable",
+                codes::CONVERSATION_UNAVAILABLE,
                 Some(&invocation.invocation_id),
                 None,
             ));
         }
         for (index, result) in self.request.results.iter().enumerate() {
             if !self.roots.values().any(|&i| i == index) {
-                for code in ["tool_calls_unobserved", "model_calls_unobserved"] {
+                for code in [codes::TOOL_CALLS_UNOBSERVED, codes::MODEL_CALLS_UNOBSERVED] {
                     self.gaps.push(gap(
                         code,
                         Some(&result.invocation_id),
@@ -317,7 +318,7 @@ impl<'a> Mapping<'a> {
         if let (Some(start), Some(end)) = (scope.started_at, scope.completed_at) {
             if end < start {
                 self.gaps.push(gap(
-                    "tool_call_timing_invalid",
+                    codes::TOOL_CALL_TIMING_INVALID,
                     Some(&owner.invocation_id),
                     Some(format!("tool call {tool_call_id} ends before it starts")),
                 ));
@@ -360,7 +361,7 @@ impl<'a> Mapping<'a> {
                 });
                 if duplicate {
                     self.gaps.push(gap(
-                        "model_call_id_duplicate",
+                        codes::MODEL_CALL_ID_DUPLICATE,
                         Some(&owner.invocation_id),
                         reference.model_call_id.clone(),
                     ));
@@ -374,7 +375,7 @@ impl<'a> Mapping<'a> {
                 }
             }
             None => self.gaps.push(gap(
-                "model_call_ids_unreported",
+                codes::MODEL_CALL_IDS_UNREPORTED,
                 Some(&owner.invocation_id),
                 Some(format!("LLM scope {}", scope.uuid)),
             )),
@@ -430,7 +431,7 @@ impl<'a> Mapping<'a> {
         for (_, result, stats) in ordered {
             let Some(stats) = stats else {
                 gaps.push(gap(
-                    "sandbox_usage_unavailable",
+                    codes::SANDBOX_USAGE_UNAVAILABLE,
                     Some(&result.invocation_id),
                     Some(format!(
                         "runtime {} reported no system_stats",
@@ -460,7 +461,7 @@ impl<'a> Mapping<'a> {
             let timestamp = event_time.or(root.and_then(Scope::started));
             if timestamp.is_none() {
                 self.gaps.push(gap(
-                    "turn_timestamp_unavailable",
+                    codes::TURN_TIMESTAMP_UNAVAILABLE,
                     Some(&result.invocation_id),
                     None,
                 ));
@@ -469,7 +470,7 @@ impl<'a> Mapping<'a> {
                 Some(_) => self.steps.get(&result.invocation_id).copied().unwrap_or(0),
                 None => {
                     self.gaps.push(gap(
-                        "step_count_unavailable",
+                        codes::STEP_COUNT_UNAVAILABLE,
                         Some(&result.invocation_id),
                         None,
                     ));

@@ -28,7 +28,6 @@
 //! ```
 
 mod atof;
-mod codes;
 mod map;
 mod model;
 mod trajectory;
@@ -41,7 +40,6 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use codes::CODES;
 pub use map::{GAP_CODES, observations};
 pub use model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,

@@ -4,6 +4,7 @@
 //! call ids, model references with a join key, and tool calls that do not end before they
 //! start.
 
+use crate::codes;
 use std::collections::{HashMap, HashSet};
 
 use super::model::{AgentInvocation, AgentObservationBundle, AgentObservationRecord, ModelCallRef};
@@ -68,27 +69,27 @@ pub enum GymError {
 impl GymError {
     /// Every code [`GymError::code`] returns.
     pub const CODES: &'static [&'static str] = &[
-        "gym_id_blank",
-        "gym_invocation_id_duplicate",
-        "gym_parent_cycle",
-        "gym_turn_invalid",
-        "gym_turn_identity_mismatch",
-        "gym_model_call_id_duplicate",
-        "gym_model_call_ref_invalid",
-        "gym_tool_call_timing_invalid",
+        codes::GYM_ID_BLANK,
+        codes::GYM_INVOCATION_ID_DUPLICATE,
+        codes::GYM_PARENT_CYCLE,
+        codes::GYM_TURN_INVALID,
+        codes::GYM_TURN_IDENTITY_MISMATCH,
+        codes::GYM_MODEL_CALL_ID_DUPLICATE,
+        codes::GYM_MODEL_CALL_REF_INVALID,
+        codes::GYM_TOOL_CALL_TIMING_INVALID,
     ];
 
     /// Stable snake_case code.
     pub fn code(&self) -> &'static str {
         match self {
-            GymError::IdBlank { .. } => "gym_id_blank",
-            GymError::InvocationIdDuplicate { .. } => "gym_invocation_id_duplicate",
-            GymError::ParentCycle { .. } => "gym_parent_cycle",
-            GymError::TurnInvalid { .. } => "gym_turn_invalid",
-            GymError::TurnIdentityMismatch { .. } => "gym_turn_identity_mismatch",
-            GymError::ModelCallIdDuplicate { .. } => "gym_model_call_id_duplicate",
-            GymError::ModelCallRefInvalid { .. } => "gym_model_call_ref_invalid",
-            GymError::ToolCallTimingInvalid { .. } => "gym_tool_call_timing_invalid",
+            GymError::IdBlank { .. } => codes::GYM_ID_BLANK,
+            GymError::InvocationIdDuplicate { .. } => codes::GYM_INVOCATION_ID_DUPLICATE,
+            GymError::ParentCycle { .. } => codes::GYM_PARENT_CYCLE,
+            GymError::TurnInvalid { .. } => codes::GYM_TURN_INVALID,
+            GymError::TurnIdentityMismatch { .. } => codes::GYM_TURN_IDENTITY_MISMATCH,
+            GymError::ModelCallIdDuplicate { .. } => codes::GYM_MODEL_CALL_ID_DUPLICATE,
+            GymError::ModelCallRefInvalid { .. } => codes::GYM_MODEL_CALL_REF_INVALID,
+            GymError::ToolCallTimingInvalid { .. } => codes::GYM_TOOL_CALL_TIMING_INVALID,
         }
     }
 

@@ -1,6 +1,7 @@
 //! Bounds and status of supplied `provenance.reports` (incomplete evidence, never a config
 //! error).
 
+use crate::codes;
 use std::collections::BTreeSet;
 
 use serde_json::Value;
@@ -40,10 +41,14 @@ impl ProvenanceIncompleteReason {
     /// Stable snake_case code.
     pub fn code(self) -> &'static str {
         match self {
-            ProvenanceIncompleteReason::Malformed => "provenance_reports_malformed",
-            ProvenanceIncompleteReason::TooManyContexts => "provenance_reports_too_many_contexts",
-            ProvenanceIncompleteReason::TooManyEntries => "provenance_reports_too_many_entries",
-            ProvenanceIncompleteReason::TooLarge => "provenance_reports_too_large",
+            ProvenanceIncompleteReason::Malformed => codes::PROVENANCE_REPORTS_MALFORMED,
+            ProvenanceIncompleteReason::TooManyContexts => {
+                codes::PROVENANCE_REPORTS_TOO_MANY_CONTEXTS
+            }
+            ProvenanceIncompleteReason::TooManyEntries => {
+                codes::PROVENANCE_REPORTS_TOO_MANY_ENTRIES
+            }
+            ProvenanceIncompleteReason::TooLarge => codes::PROVENANCE_REPORTS_TOO_LARGE,
         }
     }
 }

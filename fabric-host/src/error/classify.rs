@@ -1,6 +1,7 @@
 //! Reading a `HostError`: its code, stage, class and lifecycle meaning.
 
 use fabric_config::Stage;
+use fabric_config::codes;
 
 use super::{Diagnostics, ErrorClass, HostError};
 
@@ -50,33 +51,33 @@ impl HostError {
     /// The stable snake_case code; for [`HostError::Lifecycle`] the adapter's own code.
     pub fn code(&self) -> &str {
         match self {
-            HostError::Launch { .. } => "host_launch_failed",
-            HostError::Protocol { .. } => "protocol_error",
-            HostError::HostCrashed { .. } => "host_crashed",
-            HostError::Timeout { .. } => "timeout",
-            HostError::HostIo { .. } => "host_io",
+            HostError::Launch { .. } => codes::HOST_LAUNCH_FAILED,
+            HostError::Protocol { .. } => codes::PROTOCOL_ERROR,
+            HostError::HostCrashed { .. } => codes::HOST_CRASHED,
+            HostError::Timeout { .. } => codes::TIMEOUT,
+            HostError::HostIo { .. } => codes::HOST_IO,
             HostError::Lifecycle { code, .. } => code,
-            HostError::TerminationFailed { .. } => "host_termination_failed",
-            HostError::EngineUnavailable { .. } => "engine_unavailable",
-            HostError::RuntimeBusy { .. } => "runtime_busy",
-            HostError::RuntimeStopped { .. } => "runtime_stopped",
-            HostError::RuntimeFailed { .. } => "runtime_failed",
+            HostError::TerminationFailed { .. } => codes::HOST_TERMINATION_FAILED,
+            HostError::EngineUnavailable { .. } => codes::ENGINE_UNAVAILABLE,
+            HostError::RuntimeBusy { .. } => codes::RUNTIME_BUSY,
+            HostError::RuntimeStopped { .. } => codes::RUNTIME_STOPPED,
+            HostError::RuntimeFailed { .. } => codes::RUNTIME_FAILED,
             HostError::Plan { info, .. } => &info.code,
             HostError::Capability { code, .. } => code,
-            HostError::InvalidRequest { .. } => "invalid_request",
-            HostError::RequestTooLarge { .. } => "request_too_large",
-            HostError::RequestExtensionsUndeclared { .. } => "request_extensions_unsupported",
-            HostError::RequestExtensionInvalid { .. } => "request_extension_invalid",
-            HostError::EnvNameUnset { .. } => "env_name_unset",
-            HostError::EnvNameChanged { .. } => "env_name_changed",
-            HostError::InvalidAgentRunResult { .. } => "invalid_agent_run_result",
-            HostError::Filesystem { .. } => "filesystem_error",
-            HostError::EnvironmentReleased { .. } => "environment_released",
+            HostError::InvalidRequest { .. } => codes::INVALID_REQUEST,
+            HostError::RequestTooLarge { .. } => codes::REQUEST_TOO_LARGE,
+            HostError::RequestExtensionsUndeclared { .. } => codes::REQUEST_EXTENSIONS_UNSUPPORTED,
+            HostError::RequestExtensionInvalid { .. } => codes::REQUEST_EXTENSION_INVALID,
+            HostError::EnvNameUnset { .. } => codes::ENV_NAME_UNSET,
+            HostError::EnvNameChanged { .. } => codes::ENV_NAME_CHANGED,
+            HostError::InvalidAgentRunResult { .. } => codes::INVALID_AGENT_RUN_RESULT,
+            HostError::Filesystem { .. } => codes::FILESYSTEM_ERROR,
+            HostError::EnvironmentReleased { .. } => codes::ENVIRONMENT_RELEASED,
             HostError::Resource { source, .. } => source.code(),
-            HostError::ResourceRuntimeStopped { .. } => "resource_observation_unavailable",
-            HostError::ResourceKindUnsupported { .. } => "resource_observation_unsupported",
-            HostError::StreamActive { .. } => "runtime_busy",
-            HostError::StreamProtocol { .. } => "openai_stream_protocol_error",
+            HostError::ResourceRuntimeStopped { .. } => codes::RESOURCE_OBSERVATION_UNAVAILABLE,
+            HostError::ResourceKindUnsupported { .. } => codes::RESOURCE_OBSERVATION_UNSUPPORTED,
+            HostError::StreamActive { .. } => codes::RUNTIME_BUSY,
+            HostError::StreamProtocol { .. } => codes::OPENAI_STREAM_PROTOCOL_ERROR,
             HostError::Collector { code, .. } => code,
             HostError::Service { code, .. } => code,
             HostError::Environment { code, .. } => code,
@@ -92,35 +93,10 @@ impl HostError {
     /// The SDK error class.
     pub fn class(&self) -> ErrorClass {
         match self {
-            HostError::RuntimeBusy { .. }
-            | HostError::RuntimeStopped { .. }
-            | HostError::RuntimeFailed { .. }
-            | HostError::StreamActive { .. }
-            | HostError::EnvironmentReleased { .. } => ErrorClass::State,
             HostError::Plan { class, .. }
             | HostError::Service { class, .. }
             | HostError::Environment { class, .. } => *class,
             HostError::Capability { .. } => ErrorClass::Capability,
-            HostError::Bridge { code, .. }
-                if matches!(
-                    *code,
-                    "validation_failed" | "invalid_request" | "wrong_agent"
-                ) =>
-            {
-                ErrorClass::Config
-            }
-            // A provider's own codes for settings the caller must change.
-            HostError::Provider { code, .. }
-                if matches!(
-                    *code,
-                    "invalid_settings" | "socket_path_too_long" | "sandbox_image_unpinned"
-                ) =>
-            {
-                ErrorClass::Config
-            }
-            HostError::InvalidRequest { .. } | HostError::RequestTooLarge { .. } => {
-                ErrorClass::Config
-            }
             HostError::Resource {
                 source: fabric_stats::StatsError::Unsupported { .. },
                 ..
@@ -129,7 +105,11 @@ impl HostError {
             HostError::Resource { .. } | HostError::ResourceRuntimeStopped { .. } => {
                 ErrorClass::ResourceUnavailable
             }
-            _ => ErrorClass::Runtime,
+            // The adapter's own code: its class is the adapter's business.
+            HostError::Lifecycle { .. } => ErrorClass::Runtime,
+            // The registry's class of the code: state errors (`runtime_busy`, ...), and the
+            // request, bridge and provider codes a caller fixes in what it sent (config).
+            _ => codes::class_of(self.code()).unwrap_or(ErrorClass::Runtime),
         }
     }
 
@@ -156,7 +136,7 @@ impl HostError {
             HostError::Provider { code, .. }
                 if matches!(
                     *code,
-                    "provider_crashed" | "provider_timeout" | "provider_protocol_error" | "provider_failed"
+                    codes::PROVIDER_CRASHED | codes::PROVIDER_TIMEOUT | codes::PROVIDER_PROTOCOL_ERROR | codes::PROVIDER_FAILED
                 )
         )
     }

@@ -1,5 +1,6 @@
 //! Structured context of host failures: protocol violations and redacted diagnostics.
 
+use fabric_config::codes;
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -27,8 +28,8 @@ impl ProtocolViolation {
     pub fn as_str(self) -> &'static str {
         match self {
             ProtocolViolation::LineTooLong => "line_too_long",
-            ProtocolViolation::InvalidUtf8 => "invalid_utf8",
-            ProtocolViolation::InvalidJson => "invalid_json",
+            ProtocolViolation::InvalidUtf8 => codes::INVALID_UTF8,
+            ProtocolViolation::InvalidJson => codes::INVALID_JSON,
             ProtocolViolation::WrongOperation => "wrong_operation",
             ProtocolViolation::InvalidOutcome => "invalid_outcome",
             ProtocolViolation::UnexpectedOutput => "unexpected_output",

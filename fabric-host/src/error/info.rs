@@ -2,6 +2,7 @@
 //! (messages with their bounded stderr cause, metadata with redacted diagnostics).
 
 use fabric_config::ErrorInfo;
+use fabric_config::codes;
 use serde_json::Value;
 
 use super::{Diagnostics, ErrorClass, HostError};
@@ -9,7 +10,7 @@ use super::{Diagnostics, ErrorClass, HostError};
 impl From<fabric_plan::PlanError> for HostError {
     fn from(error: fabric_plan::PlanError) -> HostError {
         let class = match error.code() {
-            "config_incompatible" | "config_schema_violation" => ErrorClass::Capability,
+            codes::CONFIG_INCOMPATIBLE | codes::CONFIG_SCHEMA_VIOLATION => ErrorClass::Capability,
             _ => ErrorClass::Config,
         };
         HostError::Plan {
@@ -234,7 +235,7 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::ResourceRuntimeStopped { runtime_id, .. } => {
                 info.metadata
-                    .insert("reason".into(), "runtime_stopped".into());
+                    .insert("reason".into(), codes::RUNTIME_STOPPED.into());
                 info.metadata.insert("runtime_id".into(), runtime_id.into());
             }
             HostError::StreamProtocol {
@@ -245,7 +246,7 @@ impl From<HostError> for ErrorInfo {
             }
             HostError::ResourceKindUnsupported { adapter_kind, .. } => {
                 info.metadata
-                    .insert("reason".into(), "adapter_kind_unsupported".into());
+                    .insert("reason".into(), codes::ADAPTER_KIND_UNSUPPORTED.into());
                 info.metadata
                     .insert("adapter_kind".into(), adapter_kind.into());
             }

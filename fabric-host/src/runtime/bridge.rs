@@ -5,6 +5,7 @@
 //! (`effects: unknown` makes the runtime terminal). Declared artifacts are copied with
 //! `collect_artifacts` into the host's `runtime.artifacts/<runtime_id>/<invocation_id>/`.
 
+use fabric_config::codes;
 use std::path::{Component, Path};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, SystemTime};
@@ -58,7 +59,7 @@ impl Runtime {
         if !matches!(role, ServiceRole::None) {
             return Err(HostError::Capability {
                 stage: Stage::Start,
-                code: "environment_runtime_unsupported",
+                code: codes::ENVIRONMENT_RUNTIME_UNSUPPORTED,
                 message: format!(
                     "shared services cannot start in a `{}` provider environment; start runtimes there",
                     environment.handle().provider
@@ -169,7 +170,7 @@ impl Runtime {
         if self.is_remote() {
             return Err(HostError::Capability {
                 stage: Stage::Invoke,
-                code: "environment_stream_unsupported",
+                code: codes::ENVIRONMENT_STREAM_UNSUPPORTED,
                 message: format!(
                     "runtime {} runs in a `{}` provider environment: its results come back whole through the environment's runtime server, so it cannot stream; use invoke",
                     self.runtime_id,
@@ -543,7 +544,8 @@ fn control(environment: &Environment, request: &Request, stage: Stage) -> Result
             "the runtime server's response has no error",
         ));
     };
-    let code = fabric_config::codes::lookup(&error.code).map_or("invalid_response", |c| c.code);
+    let code =
+        fabric_config::codes::lookup(&error.code).map_or(codes::INVALID_RESPONSE, |c| c.code);
     let consequence = if error.effects == Effects::Unknown {
         if stage == Stage::Invoke {
             "; the outcome is unknown (effects: unknown): nothing is resent and the runtime is terminal"
@@ -578,7 +580,7 @@ fn stop_request(environment: &Environment, agent: &str, runtime_id: &str) {
 fn uncertain(stage: Stage, message: &str) -> HostError {
     HostError::Bridge {
         stage,
-        code: "invalid_response",
+        code: codes::INVALID_RESPONSE,
         message: format!("{message}; the outcome is unknown: nothing is resent"),
         effects: Effects::Unknown,
     }

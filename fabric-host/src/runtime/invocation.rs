@@ -2,6 +2,7 @@
 //! a stream's sink), the invocation record, stats, and the normalized RunResult. Shared by
 //! [`Runtime::invoke`] and the pull streams (`crate::stream`).
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -230,7 +231,7 @@ impl Runtime {
             Err(rejection) => {
                 let info = ErrorInfo::new(
                     Stage::Artifact,
-                    "artifact_rejected",
+                    codes::ARTIFACT_REJECTED,
                     format!(
                         "artifact `{}` rejected: {}",
                         rejection.name, rejection.reason
@@ -238,9 +239,13 @@ impl Runtime {
                 )
                 .with_metadata("artifact", rejection.name.clone());
                 let mut details = ids_meta();
-                details.insert("code".into(), "artifact_rejected".into());
+                details.insert("code".into(), codes::ARTIFACT_REJECTED.into());
                 details.insert("artifact".into(), rejection.name.into());
-                events.push(event("artifact_rejected", info.message.clone(), details));
+                events.push(event(
+                    codes::ARTIFACT_REJECTED,
+                    info.message.clone(),
+                    details,
+                ));
                 if error.is_none() {
                     status = RunStatus::Failed;
                     error = Some(info);

@@ -1,5 +1,6 @@
 //! Classifying a local host's stop report.
 
+use fabric_config::codes;
 use fabric_config::{ErrorInfo, Stage};
 
 use super::StopSummary;
@@ -14,7 +15,7 @@ pub(crate) fn summarize_stop(report: &StopReport, terminal: bool) -> StopSummary
     if let Some(error) = &report.error {
         let mut info = ErrorInfo::new(
             Stage::Stop,
-            "timeout",
+            codes::TIMEOUT,
             "the adapter host did not terminate within the stop bound",
         );
         info.metadata
@@ -37,7 +38,7 @@ pub(crate) fn summarize_stop(report: &StopReport, terminal: bool) -> StopSummary
         {
             let mut info = ErrorInfo::new(
                 Stage::Stop,
-                "timeout",
+                codes::TIMEOUT,
                 format!(
                     "the adapter host did not finish stopping within the grace period; its process group was ended with {}",
                     report.escalation.as_str().to_uppercase()

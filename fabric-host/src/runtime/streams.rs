@@ -2,6 +2,7 @@
 //! streams themselves (`crate::stream`) know no runtime: they collect the outcome and
 //! release the runtime through [`Turn`], the runtime's side of one streaming invocation.
 
+use fabric_config::codes;
 use std::sync::{Arc, Mutex};
 
 use fabric_config::{RunRequest, RunResult, Stage};
@@ -67,7 +68,7 @@ impl Runtime {
         if !self.supports_openai_streaming() {
             return Err(HostError::Capability {
                 stage,
-                code: "openai_streaming_unavailable",
+                code: codes::OPENAI_STREAMING_UNAVAILABLE,
                 message: "the selected adapter does not support native OpenAI streaming".into(),
             });
         }

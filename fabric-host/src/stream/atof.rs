@@ -10,6 +10,7 @@
 //! does not finalize the stream); reading to the end, `close`, or a pull after the runtime
 //! was stopped deregisters the request with its queue removed.
 
+use fabric_config::codes;
 use std::os::fd::RawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,7 +85,7 @@ pub struct AtofStream {
 pub(crate) fn capability_error() -> HostError {
     HostError::Capability {
         stage: Stage::Invoke,
-        code: "streaming_unavailable",
+        code: codes::STREAMING_UNAVAILABLE,
         message: "streaming requires a runtime started with NeMo Relay telemetry and \
                   streaming=True"
             .into(),

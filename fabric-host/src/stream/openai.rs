@@ -3,6 +3,7 @@
 //! `listener`), the runtime sends `invoke_openai_stream` with the sink, and the adapter
 //! POSTs chunked NDJSON records to it (docs/hosting.md, "Native OpenAI streaming").
 
+use fabric_config::codes;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -259,11 +260,11 @@ impl OpenAiStream {
             None => outcome.clone(),
         };
         let failure = match (&stream_error, &outcome) {
-            (Some(error), _) if error.code() == "openai_stream_protocol_error" => {
-                Some("openai_stream_protocol_error")
+            (Some(error), _) if error.code() == codes::OPENAI_STREAM_PROTOCOL_ERROR => {
+                Some(codes::OPENAI_STREAM_PROTOCOL_ERROR)
             }
-            (_, Err(error)) if error.code() == "lifecycle_openai_stream_unsupported" => {
-                Some("lifecycle_openai_stream_unsupported")
+            (_, Err(error)) if error.code() == codes::LIFECYCLE_OPENAI_STREAM_UNSUPPORTED => {
+                Some(codes::LIFECYCLE_OPENAI_STREAM_UNSUPPORTED)
             }
             _ => None,
         };

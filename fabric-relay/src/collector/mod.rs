@@ -13,6 +13,7 @@ mod http;
 mod hub;
 mod service;
 
+use fabric_config::codes;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,11 +75,11 @@ pub struct Collector {
 }
 
 fn start_failed(message: String) -> RelayError {
-    RelayError::collector(Stage::Start, "collector_start_failed", message)
+    RelayError::collector(Stage::Start, codes::COLLECTOR_START_FAILED, message)
 }
 
 fn request_failed(message: String) -> RelayError {
-    RelayError::collector(Stage::Invoke, "collector_request_failed", message)
+    RelayError::collector(Stage::Invoke, codes::COLLECTOR_REQUEST_FAILED, message)
 }
 
 impl Collector {

@@ -2,6 +2,7 @@
 //! response line back. Every failure is a [`Response`] (`host_unavailable` when nothing was
 //! sent; `invalid_response` with unknown effects once a start / invoke / stop was sent).
 
+use fabric_config::codes;
 use std::io::{self, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -59,12 +60,12 @@ impl Client {
             Err(_) => {
                 return Response::failed(
                     operation,
-                    &Failure::new("host_unavailable", BridgeStage::Transport),
+                    &Failure::new(codes::HOST_UNAVAILABLE, BridgeStage::Transport),
                 );
             }
         };
         let uncertain = || {
-            let failure = Failure::new("invalid_response", BridgeStage::Transport);
+            let failure = Failure::new(codes::INVALID_RESPONSE, BridgeStage::Transport);
             let failure = if request.operation.has_effects() {
                 failure.with_effects(None, Effects::Unknown)
             } else {
@@ -105,7 +106,7 @@ fn is_busy(line: &[u8]) -> bool {
             response.status == Status::Failed
                 && response
                     .error
-                    .is_some_and(|error| error.code == "host_busy")
+                    .is_some_and(|error| error.code == codes::HOST_BUSY)
         })
 }
 
@@ -113,7 +114,7 @@ fn is_busy(line: &[u8]) -> bool {
 fn busy(operation: &str) -> Response {
     Response::failed(
         operation,
-        &Failure::new("host_busy", BridgeStage::Transport),
+        &Failure::new(codes::HOST_BUSY, BridgeStage::Transport),
     )
 }
 

@@ -5,6 +5,7 @@
 //! `host_busy` and closed by the accepting thread). What a request means is the
 //! [`Handler`]'s business.
 
+use fabric_config::codes;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
@@ -55,7 +56,7 @@ pub struct ServeError {
 impl ServeError {
     fn io(what: &str, path: &Path, error: &io::Error) -> ServeError {
         ServeError {
-            code: "host_unavailable",
+            code: codes::HOST_UNAVAILABLE,
             detail: format!("{what} {}: {error}", path.display()),
         }
     }
@@ -131,7 +132,7 @@ impl<H: Handler> Server<H> {
             Ok(true) => {}
             Ok(false) => {
                 return Err(ServeError {
-                    code: "host_lock_held",
+                    code: codes::HOST_LOCK_HELD,
                     detail: format!(
                         "{} is locked by another runtime server",
                         lock_path.display()
@@ -155,7 +156,7 @@ impl<H: Handler> Server<H> {
         let marker = dir.join(UNCLEAN_FILE);
         if std::fs::symlink_metadata(&marker).is_ok() {
             return Err(ServeError {
-                code: "cleanup_unconfirmed",
+                code: codes::CLEANUP_UNCONFIRMED,
                 detail: format!(
                     "{} exists: an earlier server used this sandbox; replace the sandbox",
                     marker.display()
@@ -227,7 +228,7 @@ impl<H: Handler> Server<H> {
     /// removes the marker only when nothing was ever started and cleanup is confirmed.
     pub fn run(self) -> Result<ShutdownOutcome, ServeError> {
         let unavailable = |reason: &str| ServeError {
-            code: "host_unavailable",
+            code: codes::HOST_UNAVAILABLE,
             detail: format!("cannot watch {}: {reason}", self.socket.display()),
         };
         let acceptors = accept_tenant().map_err(|error| unavailable(error.reason()))?;
@@ -325,7 +326,7 @@ fn refuse_busy(mut stream: UnixStream) {
         .unwrap_or_else(|| "unknown".to_owned());
     let refusal = Response::failed(
         &operation,
-        &Failure::new("host_busy", BridgeStage::Transport),
+        &Failure::new(codes::HOST_BUSY, BridgeStage::Transport),
     );
     let _ = stream.write_all(&refusal.encode());
     let _ = stream.shutdown(std::net::Shutdown::Write);
@@ -366,12 +367,12 @@ fn read_request(stream: &mut UnixStream) -> Result<Vec<u8>, Failure> {
                 if let Some(at) = line[start..].iter().position(|b| *b == b'\n') {
                     line.truncate(start + at + 1);
                     if line.len() > REQUEST_LIMIT {
-                        return Err(Failure::new("request_too_large", BridgeStage::Request));
+                        return Err(Failure::new(codes::REQUEST_TOO_LARGE, BridgeStage::Request));
                     }
                     return Ok(line);
                 }
                 if line.len() > REQUEST_LIMIT {
-                    return Err(Failure::new("request_too_large", BridgeStage::Request));
+                    return Err(Failure::new(codes::REQUEST_TOO_LARGE, BridgeStage::Request));
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

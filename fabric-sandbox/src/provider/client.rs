@@ -7,6 +7,7 @@
 //! outcome of the interrupted request is unknown. The provider's stderr is kept as a
 //! bounded tail for error messages.
 
+use fabric_config::codes;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -156,7 +157,7 @@ impl ProviderClient {
         let mut line = serde_json::to_vec(&request).map_err(|error| {
             self.error(
                 stage,
-                "provider_protocol_error",
+                codes::PROVIDER_PROTOCOL_ERROR,
                 format!("cannot encode `{name}`: {error}"),
             )
         })?;
@@ -164,7 +165,7 @@ impl ProviderClient {
         if line.len() > MAX_REQUEST_BYTES {
             return Err(self.error(
                 stage,
-                "provider_request_too_large",
+                codes::PROVIDER_REQUEST_TOO_LARGE,
                 format!(
                     "the `{name}` request is {} bytes encoded, above the {MAX_REQUEST_BYTES}-byte provider request limit; it was not sent",
                     line.len()
@@ -175,7 +176,7 @@ impl ProviderClient {
         if let Some(cause) = inner.failed {
             return Err(self.error(
                 stage,
-                "provider_failed",
+                codes::PROVIDER_FAILED,
                 format!("the `{}` provider is terminal after an earlier `{cause}`; its environments cannot be used", self.provider),
             ));
         }
@@ -187,7 +188,7 @@ impl ProviderClient {
             return Err(self.terminal(
                 &mut inner,
                 stage,
-                "provider_crashed",
+                codes::PROVIDER_CRASHED,
                 format!(
                     "the `{}` provider closed its stdin before `{name}`",
                     self.provider
@@ -200,7 +201,7 @@ impl ProviderClient {
                 return Err(self.terminal(
                     &mut inner,
                     stage,
-                    "provider_output_too_large",
+                    codes::PROVIDER_OUTPUT_TOO_LARGE,
                     format!("the `{name}` response exceeds {MAX_RESPONSE_BYTES} bytes"),
                 ));
             }
@@ -208,12 +209,12 @@ impl ProviderClient {
                 return Err(self.terminal(
                     &mut inner,
                     stage,
-                    "provider_crashed",
+                    codes::PROVIDER_CRASHED,
                     format!("the `{}` provider exited during `{name}`", self.provider),
                 ));
             }
             Err(RecvTimeoutError::Timeout) => {
-                return Err(self.terminal(&mut inner, stage, "provider_timeout", format!("the `{}` provider did not answer `{name}` within {} ms; its outcome is unknown and it is not retried", self.provider, timeout.as_millis())));
+                return Err(self.terminal(&mut inner, stage, codes::PROVIDER_TIMEOUT, format!("the `{}` provider did not answer `{name}` within {} ms; its outcome is unknown and it is not retried", self.provider, timeout.as_millis())));
             }
         };
         let response: ProviderResponse = match serde_json::from_slice(&answer) {
@@ -222,7 +223,7 @@ impl ProviderClient {
                 return Err(self.terminal(
                     &mut inner,
                     stage,
-                    "provider_protocol_error",
+                    codes::PROVIDER_PROTOCOL_ERROR,
                     format!("the `{name}` response is not a provider response: {error}"),
                 ));
             }
@@ -231,7 +232,7 @@ impl ProviderClient {
             return Err(self.terminal(
                 &mut inner,
                 stage,
-                "provider_protocol_error",
+                codes::PROVIDER_PROTOCOL_ERROR,
                 format!("the `{name}` response names another request_id"),
             ));
         }
@@ -245,7 +246,7 @@ impl ProviderClient {
                 // `metadata.provider_code` of a `provider_error`.
                 code: fabric_config::codes::lookup(&error.code)
                     .filter(|known| known.origin == fabric_config::codes::Origin::Sandbox)
-                    .map_or("provider_error", |known| known.code),
+                    .map_or(codes::PROVIDER_ERROR, |known| known.code),
                 message: format!(
                     "the `{}` provider failed `{name}`: {}: {}",
                     self.provider, error.code, error.message

@@ -12,6 +12,7 @@
 
 mod client;
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -90,7 +91,7 @@ pub fn find(plan: &RunPlan, provider: &str) -> Result<FoundProvider, SandboxErro
         .find(|c| c.is_file())
         .ok_or_else(|| SandboxError::Environment {
             stage: Stage::Prepare,
-            code: "environment_provider_not_found",
+            code: codes::ENVIRONMENT_PROVIDER_NOT_FOUND,
             class: ErrorClass::Config,
             message: format!(
                 "no `{name}` descriptor for environment provider `{provider}` in discovery.local_paths, FABRIC_ADAPTER_PATH, installed or bundled adapters"
@@ -125,7 +126,7 @@ pub fn find(plan: &RunPlan, provider: &str) -> Result<FoundProvider, SandboxErro
 fn invalid_descriptor(path: &Path, reason: String) -> SandboxError {
     SandboxError::Environment {
         stage: Stage::Prepare,
-        code: "invalid_provider_descriptor",
+        code: codes::INVALID_PROVIDER_DESCRIPTOR,
         class: ErrorClass::Config,
         message: format!("provider descriptor `{}`: {reason}", path.display()),
         path: Some("environment.provider".to_owned()),
@@ -166,7 +167,7 @@ pub fn check_artifacts(
     for file in &output.files {
         let bytes = hex::decode(&file.content_hex).map_err(|_| SandboxError::Provider {
             stage,
-            code: "provider_protocol_error",
+            code: codes::PROVIDER_PROTOCOL_ERROR,
             message: format!("artifact `{}`: `content_hex` is not hex", file.path),
             provider_code: None,
             stderr_tail: None,
@@ -198,7 +199,7 @@ pub fn check_artifacts(
 fn too_large(stage: Stage, message: String) -> SandboxError {
     SandboxError::Provider {
         stage,
-        code: "provider_output_too_large",
+        code: codes::PROVIDER_OUTPUT_TOO_LARGE,
         message,
         provider_code: None,
         stderr_tail: None,

@@ -25,6 +25,7 @@ mod delta;
 mod limit;
 mod snapshot;
 
+use fabric_config::codes;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -150,7 +151,7 @@ impl CgroupReader {
         revalidate: bool,
     ) -> Result<(&'c mut Cgroup, &'c mut Vec<u8>), (ObservationStatus, &'static str)> {
         if !cfg!(target_os = "linux") {
-            return Err((ObservationStatus::Unsupported, "platform_unsupported"));
+            return Err((ObservationStatus::Unsupported, codes::PLATFORM_UNSUPPORTED));
         }
         let CgroupCache {
             generation,
@@ -200,15 +201,15 @@ impl CgroupReader {
                 let gone = error.kind() == io::ErrorKind::NotFound
                     || error.raw_os_error() == Some(libc::ESRCH);
                 let reason = if gone {
-                    "host_exited"
+                    codes::HOST_EXITED
                 } else {
-                    "process_unreadable"
+                    codes::PROCESS_UNREADABLE
                 };
                 return Err((ObservationStatus::Unavailable, reason));
             }
         };
         let Some(target) = targets.get_mut(&pid) else {
-            return Err((ObservationStatus::Unavailable, "host_exited"));
+            return Err((ObservationStatus::Unavailable, codes::HOST_EXITED));
         };
         target.used = generation;
         let unchanged = target.text[..] == buf[..len];

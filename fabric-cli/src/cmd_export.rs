@@ -11,8 +11,9 @@ use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use fabric_config::gym::{self, GymObservationsRequest};
+use fabric_config::gym::GymObservationsRequest;
 use fabric_config::{ErrorInfo, RunResult, Stage};
+use fabric_relay::gym;
 use serde_json::Value;
 
 use crate::output::{EXIT_INVALID, EXIT_OK, print_error, print_json};

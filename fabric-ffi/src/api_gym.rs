@@ -2,8 +2,9 @@
 
 use std::ffi::c_char;
 
-use fabric_config::gym::{self, GymObservationsRequest};
+use fabric_config::gym::GymObservationsRequest;
 use fabric_config::{ConfigError, ErrorInfo, Stage};
+use fabric_relay::gym;
 
 use crate::boundary::{ffi_boundary, str_arg, to_json};
 use crate::error::FfiError;

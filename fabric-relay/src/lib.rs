@@ -1,7 +1,8 @@
 //! Relay telemetry: the embedded ATOF collector (a loopback HTTP service on the core's
 //! reactor, wire-compatible with upstream's collector app), the client of an external one,
 //! and Relay streaming of a runtime (where its adapter publishes, and the plan it starts
-//! with). See `docs/telemetry.md`.
+//! with). See `docs/telemetry.md`. And the mapping of a rollout's results and ATOF records to
+//! NeMo Gym's observations ([`gym`]).
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -22,6 +23,7 @@
 pub mod collector;
 mod error;
 pub mod external;
+pub mod gym;
 pub mod streaming;
 
 pub use error::RelayError;

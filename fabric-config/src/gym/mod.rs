@@ -1,46 +1,19 @@
 //! NeMo Gym rollout observations: Fabric results (and the Relay ATOF records of their
 //! invocations) mapped to Gym's `nemo_gym.rollout_observability` contract.
 //!
-//! [`observations`] is a pure function from a [`GymObservationsRequest`] (RunResults of one
-//! rollout, optional ATOF records, task and rollout ids) to [`GymObservations`]: the
-//! [`AgentObservationBundle`] that goes under the key [`NG_AGENT_OBSERVATIONS_KEY`] and the
-//! [`TrajectoryRecord`] of the rollout. What could not be observed is an
-//! [`ObservationGap`], never a guessed value. The mapping rules are in `docs/gym.md`.
-//!
-//! ```
-//! use fabric_config::gym::{self, GymObservationsRequest};
-//! use serde_json::json;
-//!
-//! let request: GymObservationsRequest = serde_json::from_value(json!({
-//!     "task_id": "task-1", "rollout_id": "rollout-1",
-//!     "results": [{"agent_name": "a", "harness": "h", "adapter_kind": "process",
-//!                  "runtime_id": "runtime-1", "invocation_id": "invocation-1",
-//!                  "request_id": "request-1", "status": "failed", "output": null,
-//!                  "error": {"stage": "invoke", "code": "timeout", "message": "late"}}]
-//! })).unwrap();
-//! let out = gym::observations(&request)?;
-//! let bundle = serde_json::to_value(&out.ng_agent_observations).unwrap();
-//! assert_eq!(bundle["records"][0]["kind"], "agent_invocation");
-//! assert_eq!(bundle["records"][0]["status"], "failed");
-//! assert_eq!(bundle["records"][0]["error_type"], "timeout");
-//! assert_eq!(out.trajectory.turns[0].turn_no, 1);
-//! # Ok::<(), fabric_config::gym::GymError>(())
-//! ```
+//! The documents live here (they cross the C ABI: their schemas are generated); the mapping
+//! itself, a pure function from a [`GymObservationsRequest`] (RunResults of one rollout,
+//! optional ATOF records, task and rollout ids) to [`GymObservations`], is
+//! `fabric_relay::gym::observations`. The mapping rules are in `docs/gym.md`.
 
-mod atof;
-mod map;
 mod model;
 mod trajectory;
 mod validate;
-
-#[cfg(test)]
-mod tests;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use map::{GAP_CODES, observations};
 pub use model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
     ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerKind, ModelServerRef,
@@ -61,7 +34,7 @@ pub const NG_AGENT_OBSERVATIONS_KEY: &str = "ng_agent_observations";
 /// The producer name of bundles, unless the request names another.
 pub const DEFAULT_SOURCE: &str = "nemo-fabric";
 
-/// Input of [`observations`] (`fabric_gym_observations`, `fabric export gym`).
+/// Input of the Gym mapping (`fabric_gym_observations`, `fabric export gym`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GymObservationsRequest {
@@ -87,7 +60,7 @@ impl GymObservationsRequest {
     }
 }
 
-/// Output of [`observations`]: the Gym bundle and the rollout's trajectory.
+/// Output of the Gym mapping: the Gym bundle and the rollout's trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GymObservations {

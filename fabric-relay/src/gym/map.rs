@@ -1,25 +1,25 @@
 //! The mapping from RunResults and ATOF records to a Gym bundle and trajectory.
 
-use crate::codes;
+use fabric_config::codes;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
 use super::atof::{Records, Scope, seconds, unix_seconds};
-use super::model::{
+use fabric_config::agent::RunStatus;
+use fabric_config::gym::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
     ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerRef, ObservationGap,
     SandboxObservation, SandboxOutcome, SandboxRole, TimingSource, ToolCallObservation,
     ToolCallStatus,
 };
-use super::trajectory::{
+use fabric_config::gym::{DEFAULT_SOURCE, GymError, GymObservations, GymObservationsRequest};
+use fabric_config::gym::{
     TrajectoryModelCall, TrajectoryRecord, TrajectoryResponseMetadata, TrajectorySchemaVersion,
     TrajectoryToolCall, TrajectoryTurn,
 };
-use super::{DEFAULT_SOURCE, GymError, GymObservations, GymObservationsRequest};
-use crate::agent::RunStatus;
-use crate::result::RunResult;
-use crate::stats::InvocationSystemStats;
+use fabric_config::result::RunResult;
+use fabric_config::stats::InvocationSystemStats;
 
 /// Gap codes the mapping emits (registered as reason codes).
 pub const GAP_CODES: &[&str] = &[

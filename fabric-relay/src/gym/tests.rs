@@ -3,6 +3,7 @@
 use serde_json::{Value, json};
 
 use super::*;
+use fabric_config::gym::*;
 
 fn result(invocation: &str, status: &str, code: Option<&str>) -> Value {
     let mut value = json!({
@@ -428,7 +429,7 @@ fn request_identity_is_checked() {
     assert_eq!(error.path(), "results[1].invocation_id");
     let error = observations(&request(vec![], " ")).unwrap_err();
     assert_eq!((error.code(), error.path()), ("gym_id_blank", "task_id"));
-    let info = crate::ErrorInfo::from(error);
+    let info = fabric_config::ErrorInfo::from(error);
     assert_eq!(info.path(), Some("task_id"));
     // Unknown request members are refused with their path.
     let error = GymObservationsRequest::from_json_str(

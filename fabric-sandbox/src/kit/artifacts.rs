@@ -13,7 +13,7 @@ use super::Failure;
 const ARTIFACT_READ_CAP: u64 = 1024 * 1024;
 
 /// A `collect_artifacts` output: the files of `paths` under `root` (missing ones left out).
-pub fn collect(root: &Path, paths: &[String]) -> Result<Value, Failure> {
+pub(super) fn collect(root: &Path, paths: &[String]) -> Result<Value, Failure> {
     let mut files = Vec::new();
     for path in paths {
         let relative = Path::new(path);

@@ -13,13 +13,13 @@ use super::Failure;
 const EXEC_READ_CAP: u64 = 4 * 1024 * 1024;
 
 /// Splits an `exec` argv into program and arguments.
-pub fn split_argv(argv: &[String]) -> Result<(&String, &[String]), Failure> {
+pub(super) fn split_argv(argv: &[String]) -> Result<(&String, &[String]), Failure> {
     argv.split_first()
         .ok_or(("invalid_argv", "`argv` is empty".to_owned()))
 }
 
 /// An `exec` output: runs `command` (stdin closed), killing it after `timeout`.
-pub fn exec(mut command: Command, timeout: Duration) -> Result<Value, Failure> {
+pub(super) fn exec(mut command: Command, timeout: Duration) -> Result<Value, Failure> {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

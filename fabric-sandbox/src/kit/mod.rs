@@ -1,28 +1,86 @@
-//! What every environment provider binary of this crate shares (`fabric-env-subprocess`,
-//! `fabric-env-container`; docs/sandbox.md, "Environment providers"): the
-//! `fabric.environment-provider.v1alpha1` request loop on stdio, the environment directory
-//! (mode 0700, `workspace/`, `artifacts/`, the runtime server's socket), the runtime-server
-//! client calls, artifact collection, `exec` with a deadline, and the operations every
-//! provider answers alike from its environment's directory ([`Environment`],
-//! [`answer_shared`]).
+//! The provider kit: what every environment provider binary of this workspace shares
+//! (`fabric-env-subprocess`, `fabric-env-container`; docs/sandbox.md, "Environment
+//! providers"), so that a binary holds only what differs.
 //!
-//! The provider binaries of `fabric-cli` depend on it as a library.
+//! A binary implements [`Provider`] (how an environment is prepared and attached) and
+//! [`Environment`] (how one is described, reached by `exec` and stopped), and its `main`
+//! returns [`run`]. The kit does the rest: the `fabric.environment-provider.v1alpha1`
+//! request loop on stdio, the table of environments by id (`environment_not_found` for an
+//! unknown one), `inspect`, `runtime_control` (the runtime server's socket [`SOCKET`] in the
+//! environment directory), `collect_artifacts` (its `artifacts/`), `exec` with a deadline,
+//! and `release` (an environment this process prepared is stopped and its directory
+//! deleted; an attached one is only forgotten). It also holds the helpers both providers
+//! build environments with: the environment directory (mode 0700, `workspace/`,
+//! `artifacts/`), `settings.root`, `resource.directory`, the runtime-server `check`.
+//!
+//! ```no_run
+//! use std::path::{Path, PathBuf};
+//! use std::process::{Command, ExitCode};
+//!
+//! use fabric_config::config::JsonObject;
+//! use fabric_config::handles::EnvironmentReference;
+//! use fabric_sandbox::kit::{self, Failure};
+//! use serde_json::{Value, json};
+//!
+//! /// Environments that are bare directories (nothing runs in them).
+//! struct Directories;
+//! struct Dir(PathBuf);
+//!
+//! impl kit::Provider for Directories {
+//!     type Env = Dir;
+//!     const BINARY: &'static str = "fabric-env-directories";
+//!     fn prepare(&self, settings: &JsonObject) -> Result<(String, Dir), Failure> {
+//!         let (id, dir) = kit::create_environment_dir(&kit::settings_root(settings)?)?;
+//!         Ok((id, Dir(dir)))
+//!     }
+//!     fn attach(&self, reference: &EnvironmentReference, _: &JsonObject) -> Result<(String, Dir), Failure> {
+//!         let dir = kit::reference_directory(reference)?;
+//!         Ok((kit::environment_id(&dir), Dir(dir)))
+//!     }
+//! }
+//!
+//! impl kit::Environment for Dir {
+//!     fn dir(&self) -> &Path {
+//!         &self.0
+//!     }
+//!     fn describe(&self, id: &str, owned: bool) -> Value {
+//!         let path = |p: PathBuf| p.to_string_lossy().into_owned();
+//!         let resource = [("directory".to_owned(), json!(path(self.0.clone())))].into();
+//!         let connection = [("owned".to_owned(), json!(owned))].into();
+//!         let (workspace, artifacts) = (path(self.0.join("workspace")), path(self.0.join("artifacts")));
+//!         kit::describe("directories", id, resource, workspace, artifacts, connection)
+//!     }
+//!     fn command(&self, program: &str, args: &[String]) -> Command {
+//!         let mut command = Command::new(program);
+//!         command.args(args).current_dir(self.0.join("workspace"));
+//!         command
+//!     }
+//!     fn stop(&mut self) -> Result<(), Failure> {
+//!         Ok(())
+//!     }
+//! }
+//!
+//! fn main() -> ExitCode {
+//!     kit::run(&Directories)
+//! }
+//! ```
 
 mod artifacts;
 mod directory;
+mod dispatch;
 mod exec;
+mod provider;
 mod serve;
 mod server;
-mod shared;
 
-pub use artifacts::collect;
+use artifacts::collect;
 pub use directory::{
     create_environment_dir, describe, environment_id, reference_directory, settings_root,
 };
-pub use exec::{exec, split_argv};
-pub use serve::serve;
-pub use server::{runtime_control, server_check, wait_for_server};
-pub use shared::{Environment, answer_shared, find};
+pub use provider::{Environment, Provider};
+pub use serve::{run, serve};
+use server::runtime_control;
+pub use server::{server_check, wait_for_server};
 
 /// A provider error: its code and a message (never a secret).
 pub type Failure = (&'static str, String);

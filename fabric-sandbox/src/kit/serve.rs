@@ -1,5 +1,5 @@
-//! The `fabric.environment-provider.v1alpha1` request loop on stdio: one request line in,
-//! one response line out.
+//! The `fabric.environment-provider.v1alpha1` request loop: one request line in, one
+//! response line out, until the input closes.
 
 use std::io::{BufRead, Read, Write};
 use std::process::ExitCode;
@@ -9,16 +9,34 @@ use fabric_config::provider::{
 };
 use serde_json::{Value, json};
 
-use super::Failure;
+use super::dispatch::Environments;
+use super::{Failure, Provider};
 
-/// Serves requests from stdin until it closes: `handle` answers each operation. `name` is
-/// the binary's name for diagnostics on stderr.
-pub fn serve(
+/// Runs `provider` on stdio: what a provider binary's `main` returns. When stdin closes
+/// the process exits and leaves every environment as it is.
+pub fn run<P: Provider>(provider: &P) -> ExitCode {
+    serve(provider, std::io::stdin().lock(), std::io::stdout().lock())
+}
+
+/// Serves `provider` on `input` / `output` (see [`run`]): every operation is answered from
+/// one environment table. Exits with success when `input` closes and with failure on a
+/// line that is not a request (nothing is answered to it: the core treats the provider as
+/// broken) or when `output` cannot be written.
+pub fn serve<P: Provider>(provider: &P, input: impl BufRead, output: impl Write) -> ExitCode {
+    let mut environments = Environments::new(provider);
+    lines(P::BINARY, input, output, |operation| {
+        environments.answer(operation)
+    })
+}
+
+/// The loop of [`serve`]: `handle` answers each operation. `name` is the binary's name for
+/// diagnostics on stderr.
+fn lines(
     name: &str,
+    mut input: impl BufRead,
+    mut output: impl Write,
     mut handle: impl FnMut(ProviderOperation) -> Result<Value, Failure>,
 ) -> ExitCode {
-    let stdin = std::io::stdin();
-    let mut input = stdin.lock();
     loop {
         let mut line = Vec::new();
         match (&mut input)
@@ -48,9 +66,8 @@ pub fn serve(
                 json!({"request_id": request.request_id, "status": "failed", "error": {"code": code, "message": message}})
             }
         };
-        let mut stdout = std::io::stdout().lock();
-        if writeln!(stdout, "{response}")
-            .and_then(|()| stdout.flush())
+        if writeln!(output, "{response}")
+            .and_then(|()| output.flush())
             .is_err()
         {
             return ExitCode::FAILURE;

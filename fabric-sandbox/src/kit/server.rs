@@ -43,7 +43,7 @@ pub fn wait_for_server(
 }
 
 /// A `runtime_control` output: the runtime server's response to one bridge request.
-pub fn runtime_control(socket: &Path, request: &Value) -> Result<Value, Failure> {
+pub(super) fn runtime_control(socket: &Path, request: &Value) -> Result<Value, Failure> {
     let request =
         validate_request(request).map_err(|failure| ("invalid_request", failure.message()))?;
     let mut client = Client::new(socket);

@@ -72,6 +72,8 @@ mod exec;
 mod provider;
 mod serve;
 mod server;
+#[cfg(test)]
+mod tests;
 
 use artifacts::collect;
 pub use directory::{

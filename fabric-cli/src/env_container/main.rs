@@ -15,6 +15,10 @@
 //! id, e.g. what `scripts/container-image.sh` prints), `image_name` (optional: a local name
 //! that must resolve to that id), `root` (as the subprocess provider's), `oci_runtime`
 //! (default `runc`).
+//!
+//! The protocol, the environment table and the operations every provider answers alike are
+//! the provider kit's (`fabric_sandbox::kit`); this file and `podman.rs` hold what is the
+//! container provider's own.
 
 #![forbid(unsafe_code)]
 

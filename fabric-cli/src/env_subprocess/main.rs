@@ -11,6 +11,10 @@
 //!
 //! Settings (`environment.settings`): `root`, the directory new environments are created
 //! in (default: the system temporary directory).
+//!
+//! The protocol, the environment table and the operations every provider answers alike are
+//! the provider kit's (`fabric_sandbox::kit`); this file holds what is the subprocess
+//! provider's own: starting, checking and stopping the server.
 
 #![forbid(unsafe_code)]
 

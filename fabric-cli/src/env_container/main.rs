@@ -30,11 +30,9 @@ use std::time::Duration;
 
 use fabric_config::config::JsonObject;
 use fabric_config::handles::EnvironmentReference;
-use fabric_sandbox::kit::{self, Failure, SOCKET};
+use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 use serde_json::{Value, json};
 
-/// The provider name.
-const PROVIDER: &str = "container";
 /// How long `prepare` waits for the container's server to answer `check`.
 const SERVER_READY: Duration = Duration::from_secs(30);
 /// Paths of the environment directory inside the container.
@@ -56,6 +54,7 @@ struct Env {
 
 impl kit::Provider for Container {
     type Env = Env;
+    const PROVIDER: &'static str = "container";
     const BINARY: &'static str = "fabric-env-container";
 
     fn prepare(&self, settings: &JsonObject) -> Result<(String, Env), Failure> {
@@ -92,12 +91,7 @@ impl kit::Provider for Container {
                 "`resource.container_id` must be the container's id".into(),
             ));
         };
-        if !dir.join("workspace").is_dir() {
-            return Err((
-                "environment_not_found",
-                format!("`{}` is not a container environment", dir.display()),
-            ));
-        }
+        kit::require_workspace(&dir, Self::PROVIDER)?;
         let id = kit::environment_id(&dir);
         let container = podman::inspect(&id)?.ok_or_else(|| {
             (
@@ -124,8 +118,7 @@ impl kit::Provider for Container {
                 ),
             ));
         }
-        kit::server_check(&dir.join(SOCKET))
-            .map_err(|message| ("environment_not_found", message))?;
+        kit::require_server(&dir)?;
         let env = Env {
             dir,
             container,
@@ -140,33 +133,26 @@ impl kit::Environment for Env {
         &self.dir
     }
 
-    fn describe(&self, id: &str, owned: bool) -> Value {
-        let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
+    /// Paths inside the container, and the container's identity.
+    fn describe(&self, id: &str) -> Description {
         let mut container = json!({"engine": "podman"});
         if let Some(version) = &self.engine_version {
             container["engine_version"] = json!(version);
         }
-        kit::describe(
-            PROVIDER,
-            id,
-            [
-                ("directory".to_owned(), path(self.dir.clone())),
-                ("container_id".to_owned(), json!(self.container.id)),
-            ]
-            .into(),
-            format!("{SANDBOX}/workspace"),
-            format!("{SANDBOX}/artifacts"),
-            [
-                ("socket".to_owned(), path(self.dir.join(SOCKET))),
-                ("directory".to_owned(), path(self.dir.clone())),
+        let directory = Value::String(self.dir.to_string_lossy().into_owned());
+        Description {
+            resource: [("container_id".to_owned(), json!(self.container.id))].into(),
+            workspace: format!("{SANDBOX}/workspace"),
+            artifacts: format!("{SANDBOX}/artifacts"),
+            connection: [
+                ("directory".to_owned(), directory),
                 ("container_id".to_owned(), json!(self.container.id)),
                 ("container_name".to_owned(), json!(id)),
                 ("image".to_owned(), json!(self.container.image)),
-                ("owned".to_owned(), Value::Bool(owned)),
                 ("infrastructure".to_owned(), json!({"container": container})),
             ]
             .into(),
-        )
+        }
     }
 
     /// `podman exec` in the container's workspace.

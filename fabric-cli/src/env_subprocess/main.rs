@@ -24,11 +24,8 @@ use std::time::{Duration, Instant};
 
 use fabric_config::config::JsonObject;
 use fabric_config::handles::EnvironmentReference;
-use fabric_sandbox::kit::{self, Failure, SOCKET};
-use serde_json::Value;
+use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 
-/// The provider name.
-const PROVIDER: &str = "subprocess";
 /// How long `prepare` waits for the new server to answer `check`.
 const SERVER_READY: Duration = Duration::from_secs(20);
 /// How long `release` waits for the server to exit after `SIGTERM`.
@@ -49,6 +46,7 @@ struct Env {
 
 impl kit::Provider for Subprocess {
     type Env = Env;
+    const PROVIDER: &'static str = "subprocess";
     const BINARY: &'static str = "fabric-env-subprocess";
 
     fn prepare(&self, settings: &JsonObject) -> Result<(String, Env), Failure> {
@@ -61,14 +59,8 @@ impl kit::Provider for Subprocess {
         _settings: &JsonObject,
     ) -> Result<(String, Env), Failure> {
         let dir = kit::reference_directory(reference)?;
-        if !dir.join("workspace").is_dir() {
-            return Err((
-                "environment_not_found",
-                format!("`{}` is not a subprocess environment", dir.display()),
-            ));
-        }
-        kit::server_check(&dir.join(SOCKET))
-            .map_err(|message| ("environment_not_found", message))?;
+        kit::require_workspace(&dir, Self::PROVIDER)?;
+        kit::require_server(&dir)?;
         Ok((kit::environment_id(&dir), Env { dir, server: None }))
     }
 }
@@ -78,20 +70,14 @@ impl kit::Environment for Env {
         &self.dir
     }
 
-    fn describe(&self, id: &str, owned: bool) -> Value {
-        let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
-        kit::describe(
-            PROVIDER,
-            id,
-            [("directory".to_owned(), path(self.dir.clone()))].into(),
-            self.dir.join("workspace").to_string_lossy().into_owned(),
-            self.dir.join("artifacts").to_string_lossy().into_owned(),
-            [
-                ("socket".to_owned(), path(self.dir.join(SOCKET))),
-                ("owned".to_owned(), Value::Bool(owned)),
-            ]
-            .into(),
-        )
+    /// Host paths: the environment's processes run on this machine.
+    fn describe(&self, _id: &str) -> Description {
+        Description {
+            resource: JsonObject::new(),
+            workspace: self.dir.join("workspace").to_string_lossy().into_owned(),
+            artifacts: self.dir.join("artifacts").to_string_lossy().into_owned(),
+            connection: JsonObject::new(),
+        }
     }
 
     /// Runs `program` directly, in the workspace directory.
@@ -110,7 +96,7 @@ impl kit::Environment for Env {
 }
 
 /// Creates an environment directory under `root` and starts its server there; when the
-/// server does not answer, stops it and deletes the directory (nothing is left behind).
+/// server does not answer, stops it and deletes the directory.
 fn prepare(root: &Path) -> Result<(String, Env), Failure> {
     let (id, dir) = kit::create_environment_dir(root)?;
     let log = std::fs::File::create(dir.join("server.log")).map_err(|error| {

@@ -1,5 +1,5 @@
 //! The environment directory: where it is created, how a reference names it, how it is
-//! described.
+//! recognized and how it is described.
 
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -9,7 +9,7 @@ use fabric_config::handles::EnvironmentReference;
 use fabric_config::provider::ProviderEnvironment;
 use serde_json::Value;
 
-use super::{Failure, SOCKET};
+use super::{Description, Environment, Failure, SOCKET};
 
 /// Longest unix socket path (`sun_path`, NUL included).
 const SOCKET_PATH_MAX: usize = 108;
@@ -75,15 +75,32 @@ pub fn environment_id(dir: &Path) -> String {
     )
 }
 
-/// A `prepare` / `attach` / `inspect` output.
-pub fn describe(
-    provider: &str,
-    id: &str,
-    resource: JsonObject,
-    workspace: String,
-    artifacts: String,
-    connection: JsonObject,
-) -> Value {
+/// Refuses, as `environment_not_found`, a directory to attach that has no `workspace/`:
+/// it is no environment of `provider`.
+pub fn require_workspace(dir: &Path, provider: &str) -> Result<(), Failure> {
+    if dir.join("workspace").is_dir() {
+        Ok(())
+    } else {
+        Err((
+            "environment_not_found",
+            format!("`{}` is not a {provider} environment", dir.display()),
+        ))
+    }
+}
+
+/// A `prepare` / `attach` / `inspect` output: the environment's [`Description`] with the
+/// members the kit adds (see there).
+pub(super) fn describe(provider: &str, id: &str, env: &impl Environment, owned: bool) -> Value {
+    let Description {
+        mut resource,
+        workspace,
+        artifacts,
+        mut connection,
+    } = env.describe(id);
+    let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
+    resource.insert("directory".to_owned(), path(env.dir().to_path_buf()));
+    connection.insert("socket".to_owned(), path(env.dir().join(SOCKET)));
+    connection.insert("owned".to_owned(), Value::Bool(owned));
     let environment = ProviderEnvironment {
         environment_id: id.to_owned(),
         reference: EnvironmentReference {

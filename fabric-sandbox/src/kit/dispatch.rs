@@ -7,6 +7,7 @@ use std::time::Duration;
 use fabric_config::provider::ProviderOperation;
 use serde_json::{Value, json};
 
+use super::directory::describe;
 use super::exec::{exec, split_argv};
 use super::{Environment, Failure, Provider, SOCKET, collect, runtime_control};
 
@@ -47,7 +48,12 @@ impl<'p, P: Provider> Environments<'p, P> {
             }
             ProviderOperation::Inspect { environment_id } => {
                 let entry = self.find(&environment_id)?;
-                Ok(entry.env.describe(&environment_id, entry.owned))
+                Ok(describe(
+                    P::PROVIDER,
+                    &environment_id,
+                    &entry.env,
+                    entry.owned,
+                ))
             }
             ProviderOperation::RuntimeControl {
                 environment_id,
@@ -81,7 +87,7 @@ impl<'p, P: Provider> Environments<'p, P> {
 
     /// Records a new environment; its description is the operation's output.
     fn insert(&mut self, id: String, env: P::Env, owned: bool) -> Value {
-        let output = env.describe(&id, owned);
+        let output = describe(P::PROVIDER, &id, &env, owned);
         self.table.insert(id, Entry { env, owned });
         output
     }

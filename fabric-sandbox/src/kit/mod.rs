@@ -3,15 +3,17 @@
 //! providers"), so that a binary holds only what differs.
 //!
 //! A binary implements [`Provider`] (how an environment is prepared and attached) and
-//! [`Environment`] (how one is described, reached by `exec` and stopped), and its `main`
-//! returns [`run`]. The kit does the rest: the `fabric.environment-provider.v1alpha1`
-//! request loop on stdio, the table of environments by id (`environment_not_found` for an
-//! unknown one), `inspect`, `runtime_control` (the runtime server's socket [`SOCKET`] in the
-//! environment directory), `collect_artifacts` (its `artifacts/`), `exec` with a deadline,
-//! and `release` (an environment this process prepared is stopped and its directory
-//! deleted; an attached one is only forgotten). It also holds the helpers both providers
-//! build environments with: the environment directory (mode 0700, `workspace/`,
-//! `artifacts/`), `settings.root`, `resource.directory`, the runtime-server `check`.
+//! [`Environment`] (its directory, its own part of its description, the command `exec`
+//! runs, how an owned one is stopped), and its `main` returns [`run`]. The kit does the
+//! rest: the `fabric.environment-provider.v1alpha1` request loop on stdio, the table of
+//! environments by id (`environment_not_found` for an unknown one), the descriptions'
+//! common members, `inspect`, `runtime_control` (the runtime server's socket [`SOCKET`] in
+//! the environment directory), `collect_artifacts` (its `artifacts/`), `exec` with a
+//! deadline, and `release` (an environment this process prepared is stopped and its
+//! directory deleted; an attached one is only forgotten). It also holds the helpers both
+//! providers build environments with: the environment directory (mode 0700, `workspace/`,
+//! `artifacts/`), `settings.root`, `resource.directory`, the checks of an environment to
+//! attach, waiting for a runtime server.
 //!
 //! ```no_run
 //! use std::path::{Path, PathBuf};
@@ -19,22 +21,30 @@
 //!
 //! use fabric_config::config::JsonObject;
 //! use fabric_config::handles::EnvironmentReference;
-//! use fabric_sandbox::kit::{self, Failure};
-//! use serde_json::{Value, json};
+//! use fabric_sandbox::kit::{self, Description, Failure};
 //!
-//! /// Environments that are bare directories (nothing runs in them).
+//! /// Environments that are bare directories (nothing runs in them, so `attach` checks no
+//! /// server).
 //! struct Directories;
 //! struct Dir(PathBuf);
 //!
 //! impl kit::Provider for Directories {
 //!     type Env = Dir;
+//!     const PROVIDER: &'static str = "directories";
 //!     const BINARY: &'static str = "fabric-env-directories";
+//!
 //!     fn prepare(&self, settings: &JsonObject) -> Result<(String, Dir), Failure> {
 //!         let (id, dir) = kit::create_environment_dir(&kit::settings_root(settings)?)?;
 //!         Ok((id, Dir(dir)))
 //!     }
-//!     fn attach(&self, reference: &EnvironmentReference, _: &JsonObject) -> Result<(String, Dir), Failure> {
+//!
+//!     fn attach(
+//!         &self,
+//!         reference: &EnvironmentReference,
+//!         _settings: &JsonObject,
+//!     ) -> Result<(String, Dir), Failure> {
 //!         let dir = kit::reference_directory(reference)?;
+//!         kit::require_workspace(&dir, Self::PROVIDER)?;
 //!         Ok((kit::environment_id(&dir), Dir(dir)))
 //!     }
 //! }
@@ -43,18 +53,23 @@
 //!     fn dir(&self) -> &Path {
 //!         &self.0
 //!     }
-//!     fn describe(&self, id: &str, owned: bool) -> Value {
+//!
+//!     fn describe(&self, _id: &str) -> Description {
 //!         let path = |p: PathBuf| p.to_string_lossy().into_owned();
-//!         let resource = [("directory".to_owned(), json!(path(self.0.clone())))].into();
-//!         let connection = [("owned".to_owned(), json!(owned))].into();
-//!         let (workspace, artifacts) = (path(self.0.join("workspace")), path(self.0.join("artifacts")));
-//!         kit::describe("directories", id, resource, workspace, artifacts, connection)
+//!         Description {
+//!             resource: JsonObject::new(),
+//!             workspace: path(self.0.join("workspace")),
+//!             artifacts: path(self.0.join("artifacts")),
+//!             connection: JsonObject::new(),
+//!         }
 //!     }
+//!
 //!     fn command(&self, program: &str, args: &[String]) -> Command {
 //!         let mut command = Command::new(program);
 //!         command.args(args).current_dir(self.0.join("workspace"));
 //!         command
 //!     }
+//!
 //!     fn stop(&mut self) -> Result<(), Failure> {
 //!         Ok(())
 //!     }
@@ -77,12 +92,12 @@ mod tests;
 
 use artifacts::collect;
 pub use directory::{
-    create_environment_dir, describe, environment_id, reference_directory, settings_root,
+    create_environment_dir, environment_id, reference_directory, require_workspace, settings_root,
 };
-pub use provider::{Environment, Provider};
+pub use provider::{Description, Environment, Provider};
 pub use serve::{run, serve};
 use server::runtime_control;
-pub use server::{server_check, wait_for_server};
+pub use server::{require_server, wait_for_server};
 
 /// A provider error: its code and a message (never a secret).
 pub type Failure = (&'static str, String);

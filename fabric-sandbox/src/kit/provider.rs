@@ -7,7 +7,6 @@ use std::process::Command;
 
 use fabric_config::config::JsonObject;
 use fabric_config::handles::EnvironmentReference;
-use serde_json::Value;
 
 use super::Failure;
 
@@ -18,6 +17,9 @@ use super::Failure;
 pub trait Provider {
     /// One environment this provider prepared or attached.
     type Env: Environment;
+
+    /// The provider's name: `reference.provider` of its environments.
+    const PROVIDER: &'static str;
 
     /// The binary's name, for diagnostics on stderr.
     const BINARY: &'static str;
@@ -42,9 +44,8 @@ pub trait Environment {
     /// `release`.
     fn dir(&self) -> &Path;
 
-    /// Its `prepare` / `attach` / `inspect` output (see [`describe`](super::describe));
-    /// `owned` says whether this process prepared it.
-    fn describe(&self, id: &str, owned: bool) -> Value;
+    /// What its `prepare` / `attach` / `inspect` output holds besides what the kit adds.
+    fn describe(&self, id: &str) -> Description;
 
     /// The command that runs `program` with `args` in the environment's workspace for
     /// `exec`; the kit closes its stdin, reads its output and enforces the deadline.
@@ -53,4 +54,21 @@ pub trait Environment {
     /// Stops what runs in an owned environment before `release` deletes its directory
     /// (never called for an attached one: that is the caller's).
     fn stop(&mut self) -> Result<(), Failure>;
+}
+
+/// A provider's part of an environment's description. The kit adds what every provider's
+/// has and what only the kit knows: `resource.directory` (the [`Environment::dir`], which
+/// `attach` reads back with [`reference_directory`](super::reference_directory)),
+/// `connection.socket` and `connection.owned`; members of those names set here are
+/// replaced.
+#[derive(Debug)]
+pub struct Description {
+    /// `reference.resource`: what `attach` needs besides the directory.
+    pub resource: JsonObject,
+    /// The workspace path as the environment's processes see it.
+    pub workspace: String,
+    /// The artifact root as the environment's processes see it.
+    pub artifacts: String,
+    /// `connection`: how to reach the environment besides its socket.
+    pub connection: JsonObject,
 }

@@ -7,10 +7,10 @@ use crate::bridge::Client;
 use fabric_config::bridge::validate_request;
 use serde_json::{Value, json};
 
-use super::Failure;
+use super::{Failure, SOCKET};
 
 /// Whether the runtime server on `socket` answers a server `check`.
-pub fn server_check(socket: &Path) -> Result<(), String> {
+fn server_check(socket: &Path) -> Result<(), String> {
     let mut client = Client::new(socket);
     client.set_timeout(Duration::from_secs(5));
     let request = validate_request(&json!({
@@ -23,6 +23,12 @@ pub fn server_check(socket: &Path) -> Result<(), String> {
         None => Ok(()),
         Some(error) => Err(format!("{}: {}", error.code, error.message)),
     }
+}
+
+/// Refuses, as `environment_not_found` with the check's message, an environment to attach
+/// whose runtime server in `dir` does not answer `check`.
+pub fn require_server(dir: &Path) -> Result<(), Failure> {
+    server_check(&dir.join(SOCKET)).map_err(|message| ("environment_not_found", message))
 }
 
 /// Polls [`server_check`] until it passes, `alive` says the server is gone, or `deadline`

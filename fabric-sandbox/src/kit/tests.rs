@@ -11,7 +11,7 @@ use fabric_config::handles::EnvironmentReference;
 use serde_json::{Value, json};
 
 use crate::kit::{
-    Environment, Failure, Provider, describe, environment_id, reference_directory, serve,
+    Description, Environment, Failure, Provider, environment_id, reference_directory, serve,
     settings_root,
 };
 
@@ -28,6 +28,7 @@ struct FakeEnv {
 
 impl Provider for Fake {
     type Env = FakeEnv;
+    const PROVIDER: &'static str = "fake";
     const BINARY: &'static str = "fabric-env-fake";
 
     fn prepare(&self, settings: &JsonObject) -> Result<(String, FakeEnv), Failure> {
@@ -65,16 +66,19 @@ impl Environment for FakeEnv {
         &self.dir
     }
 
-    fn describe(&self, id: &str, owned: bool) -> Value {
-        let path = |p: PathBuf| p.to_string_lossy().into_owned();
-        describe(
-            "fake",
-            id,
-            [("directory".to_owned(), json!(path(self.dir.clone())))].into(),
-            path(self.dir.join("workspace")),
-            path(self.dir.join("artifacts")),
-            [("owned".to_owned(), json!(owned))].into(),
-        )
+    /// Sets `owned` and `socket` too, which the kit replaces.
+    fn describe(&self, id: &str) -> Description {
+        Description {
+            resource: [("name".to_owned(), json!(id))].into(),
+            workspace: "/w".into(),
+            artifacts: "/a".into(),
+            connection: [
+                ("owned".to_owned(), json!("maybe")),
+                ("socket".to_owned(), json!("elsewhere")),
+                ("kind".to_owned(), json!("fake")),
+            ]
+            .into(),
+        }
     }
 
     fn command(&self, program: &str, args: &[String]) -> Command {
@@ -185,6 +189,33 @@ fn release_of_an_owned_environment_stops_it_and_deletes_its_directory() {
     assert_eq!(parse(&lines[3])["error"]["code"], "environment_not_found");
     assert_eq!(stopped, ["mine"]);
     assert!(!root.path().join("mine").exists());
+}
+
+#[test]
+fn a_description_is_the_providers_part_with_directory_socket_and_ownership() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let dir = root.path().join("d");
+    let (_, lines, _) = session(&[prepare(root.path(), "d"), attach(&dir)]);
+    let path = |p: PathBuf| p.to_string_lossy().into_owned();
+    for (line, owned) in [(&lines[0], true), (&lines[1], false)] {
+        assert_eq!(
+            parse(line)["output"],
+            json!({
+                "environment_id": "d",
+                "reference": {
+                    "provider": "fake",
+                    "resource": {"name": "d", "directory": path(dir.clone())},
+                },
+                "workspace": "/w",
+                "artifacts": "/a",
+                "connection": {
+                    "kind": "fake",
+                    "owned": owned,
+                    "socket": path(dir.join("fabric.sock")),
+                },
+            })
+        );
+    }
 }
 
 #[test]

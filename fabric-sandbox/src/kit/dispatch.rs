@@ -98,8 +98,8 @@ impl<'p, P: Provider> Environments<'p, P> {
     }
 
     /// Forgets the environment `id`; an owned one is first stopped and its directory
-    /// deleted. It is forgotten even when that fails: the core never resends a request, so
-    /// a second `release` would only find it half torn down.
+    /// deleted. It is forgotten even when that fails, so the table never holds an
+    /// environment half torn down: the error tells the caller what was left.
     fn release(&mut self, id: &str) -> Result<Value, Failure> {
         let Entry { mut env, owned } = self.table.remove(id).ok_or_else(|| not_found(id))?;
         if owned {

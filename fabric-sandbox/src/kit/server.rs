@@ -31,8 +31,8 @@ pub fn require_server(dir: &Path) -> Result<(), Failure> {
     server_check(&dir.join(SOCKET)).map_err(|message| ("environment_not_found", message))
 }
 
-/// Polls [`server_check`] until it passes, `alive` says the server is gone, or `deadline`
-/// passes (the last check's message).
+/// Polls the runtime server on `socket` with `check` until it answers, `alive` says the
+/// server is gone, or `deadline` passes (the last check's message).
 pub fn wait_for_server(
     socket: &Path,
     deadline: Duration,

@@ -15,144 +15,164 @@
 //! id, e.g. what `scripts/container-image.sh` prints), `image_name` (optional: a local name
 //! that must resolve to that id), `root` (as the subprocess provider's), `oci_runtime`
 //! (default `runc`).
+//!
+//! The protocol, the environment table and the operations every provider answers alike are
+//! the provider kit's (`fabric_sandbox::kit`); this file and `podman.rs` hold what is the
+//! container provider's own.
 
 #![forbid(unsafe_code)]
 
 mod podman;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
+use std::process::{Command, ExitCode};
 use std::time::Duration;
 
 use fabric_config::config::JsonObject;
-use fabric_config::provider::ProviderOperation;
-use fabric_sandbox::kit::{self as provider_kit, Environment as _, Failure, SOCKET};
+use fabric_config::handles::EnvironmentReference;
+use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 use serde_json::{Value, json};
 
-/// The provider name.
-const PROVIDER: &str = "container";
 /// How long `prepare` waits for the container's server to answer `check`.
 const SERVER_READY: Duration = Duration::from_secs(30);
 /// Paths of the environment directory inside the container.
 const SANDBOX: &str = "/sandbox";
 
+fn main() -> ExitCode {
+    kit::run(&Container)
+}
+
+/// The provider: environments are directories bind-mounted into a podman container.
+struct Container;
+
+/// One environment: its directory and its container.
 struct Env {
     dir: PathBuf,
     container: podman::Container,
-    owned: bool,
     engine_version: Option<String>,
 }
 
-fn main() -> ExitCode {
-    let mut environments: HashMap<String, Env> = HashMap::new();
-    provider_kit::serve("fabric-env-container", |operation| {
-        handle(&mut environments, operation)
-    })
-}
+impl kit::Provider for Container {
+    type Env = Env;
+    const PROVIDER: &'static str = "container";
+    const BINARY: &'static str = "fabric-env-container";
 
-fn handle(
-    environments: &mut HashMap<String, Env>,
-    operation: ProviderOperation,
-) -> Result<Value, Failure> {
-    match operation {
-        ProviderOperation::Prepare { settings, .. } => {
-            let settings = Settings::read(&settings, true)?;
-            let root = provider_kit::settings_root(&settings.raw)?;
-            let image = settings.image.clone().unwrap_or_default();
-            podman::verify_image(&image, settings.image_name.as_deref())?;
-            let (id, dir) = provider_kit::create_environment_dir(&root)?;
-            let container = match start(&id, &dir, &image, &settings) {
-                Ok(container) => container,
-                Err(failure) => {
-                    let _ = std::fs::remove_dir_all(&dir);
-                    return Err(failure);
-                }
-            };
-            let env = Env {
-                dir,
-                container,
-                owned: true,
-                engine_version: podman::engine_version(),
-            };
-            let output = env.describe(&id);
-            environments.insert(id, env);
-            Ok(output)
-        }
-        ProviderOperation::Attach {
-            reference,
-            settings,
-        } => {
-            let settings = Settings::read(&settings, false)?;
-            let dir = provider_kit::reference_directory(&reference)?;
-            let Some(Value::String(expected)) = reference.resource.get("container_id") else {
-                return Err((
-                    "invalid_reference",
-                    "`resource.container_id` must be the container's id".into(),
-                ));
-            };
-            if !dir.join("workspace").is_dir() {
-                return Err((
-                    "environment_not_found",
-                    format!("`{}` is not a container environment", dir.display()),
-                ));
+    fn prepare(&self, settings: &JsonObject) -> Result<(String, Env), Failure> {
+        let checked = Settings::read(settings, true)?;
+        let root = kit::settings_root(settings)?;
+        let image = checked.image.clone().unwrap_or_default();
+        podman::verify_image(&image, checked.image_name.as_deref())?;
+        let (id, dir) = kit::create_environment_dir(&root)?;
+        let container = match start(&id, &dir, &image, &checked) {
+            Ok(container) => container,
+            Err(failure) => {
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(failure);
             }
-            let id = provider_kit::environment_id(&dir);
-            let container = podman::inspect(&id)?.ok_or_else(|| {
-                (
-                    "environment_not_found",
-                    format!("no container is named `{id}`"),
-                )
-            })?;
-            if &container.id != expected {
-                return Err((
-                    "sandbox_identity_changed",
-                    format!(
-                        "the container named `{id}` is not the one the reference names (`resource.container_id`): it was replaced"
-                    ),
-                ));
-            }
-            if let Some(image) = &settings.image
-                && image != &container.image
-            {
-                return Err((
-                    "sandbox_image_mismatch",
-                    format!(
-                        "the container `{id}` runs image `{}`, not the pinned `settings.image`",
-                        container.image
-                    ),
-                ));
-            }
-            provider_kit::server_check(&dir.join(SOCKET))
-                .map_err(|message| ("environment_not_found", message))?;
-            let env = Env {
-                dir,
-                container,
-                owned: false,
-                engine_version: podman::engine_version(),
-            };
-            let output = env.describe(&id);
-            environments.insert(id, env);
-            Ok(output)
+        };
+        let env = Env {
+            dir,
+            container,
+            engine_version: podman::engine_version(),
+        };
+        Ok((id, env))
+    }
+
+    fn attach(
+        &self,
+        reference: &EnvironmentReference,
+        settings: &JsonObject,
+    ) -> Result<(String, Env), Failure> {
+        let checked = Settings::read(settings, false)?;
+        let dir = kit::reference_directory(reference)?;
+        let Some(Value::String(expected)) = reference.resource.get("container_id") else {
+            return Err((
+                "invalid_reference",
+                "`resource.container_id` must be the container's id".into(),
+            ));
+        };
+        kit::require_workspace(&dir, Self::PROVIDER)?;
+        let id = kit::environment_id(&dir);
+        let container = podman::inspect(&id)?.ok_or_else(|| {
+            (
+                "environment_not_found",
+                format!("no container is named `{id}`"),
+            )
+        })?;
+        if &container.id != expected {
+            return Err((
+                "sandbox_identity_changed",
+                format!(
+                    "the container named `{id}` is not the one the reference names (`resource.container_id`): it was replaced"
+                ),
+            ));
         }
-        ProviderOperation::Exec {
-            environment_id,
-            argv,
-            timeout_ms,
-        } => {
-            let env = provider_kit::find(environments, &environment_id)?;
-            provider_kit::split_argv(&argv)?;
-            let command =
-                podman::exec_command(&env.container.id, &format!("{SANDBOX}/workspace"), &argv);
-            provider_kit::exec(command, Duration::from_millis(timeout_ms))
+        if let Some(image) = &checked.image
+            && image != &container.image
+        {
+            return Err((
+                "sandbox_image_mismatch",
+                format!(
+                    "the container `{id}` runs image `{}`, not the pinned `settings.image`",
+                    container.image
+                ),
+            ));
         }
-        shared => provider_kit::answer_shared(environments, shared),
+        kit::require_server(&dir)?;
+        let env = Env {
+            dir,
+            container,
+            engine_version: podman::engine_version(),
+        };
+        Ok((id, env))
     }
 }
 
-/// The provider's settings.
+impl kit::Environment for Env {
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Paths inside the container, and the container's identity.
+    fn describe(&self, id: &str) -> Description {
+        let mut container = json!({"engine": "podman"});
+        if let Some(version) = &self.engine_version {
+            container["engine_version"] = json!(version);
+        }
+        let directory = Value::String(self.dir.to_string_lossy().into_owned());
+        Description {
+            resource: [("container_id".to_owned(), json!(self.container.id))].into(),
+            workspace: format!("{SANDBOX}/workspace"),
+            artifacts: format!("{SANDBOX}/artifacts"),
+            connection: [
+                ("directory".to_owned(), directory),
+                ("container_id".to_owned(), json!(self.container.id)),
+                ("container_name".to_owned(), json!(id)),
+                ("image".to_owned(), json!(self.container.image)),
+                ("infrastructure".to_owned(), json!({"container": container})),
+            ]
+            .into(),
+        }
+    }
+
+    /// `podman exec` in the container's workspace.
+    fn command(&self, program: &str, args: &[String]) -> Command {
+        podman::exec_command(
+            &self.container.id,
+            &format!("{SANDBOX}/workspace"),
+            program,
+            args,
+        )
+    }
+
+    /// Removes the container (the directory is the kit's to delete).
+    fn stop(&mut self) -> Result<(), Failure> {
+        podman::remove(&self.container.id)
+    }
+}
+
+/// The provider's own settings (`root` is read by the kit's `settings_root`).
 struct Settings {
-    raw: JsonObject,
     /// The pinned image id, `sha256:<64 hex>`.
     image: Option<String>,
     image_name: Option<String>,
@@ -189,7 +209,6 @@ impl Settings {
             _ => {}
         }
         Ok(Settings {
-            raw: settings.clone(),
             image,
             image_name: string("image_name")?,
             oci_runtime: string("oci_runtime")?.unwrap_or_else(|| "runc".into()),
@@ -211,7 +230,7 @@ fn is_pinned(image: &str) -> bool {
 /// when the server does not answer.
 fn start(
     id: &str,
-    dir: &std::path::Path,
+    dir: &Path,
     image: &str,
     settings: &Settings,
 ) -> Result<podman::Container, Failure> {
@@ -223,8 +242,7 @@ fn start(
         oci_runtime: &settings.oci_runtime,
     })?;
     let socket = dir.join(SOCKET);
-    let ready =
-        provider_kit::wait_for_server(&socket, SERVER_READY, || podman::is_running(&container_id));
+    let ready = kit::wait_for_server(&socket, SERVER_READY, || podman::is_running(&container_id));
     let container = podman::inspect(id).and_then(|found| {
         found.ok_or_else(|| {
             (
@@ -259,48 +277,5 @@ fn start(
             let _ = podman::remove(&container_id);
             Err(failure)
         }
-    }
-}
-
-impl provider_kit::Environment for Env {
-    fn dir(&self) -> &Path {
-        &self.dir
-    }
-
-    fn owned(&self) -> bool {
-        self.owned
-    }
-
-    fn stop(&mut self) -> Result<(), Failure> {
-        podman::remove(&self.container.id)
-    }
-
-    fn describe(&self, id: &str) -> Value {
-        let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
-        let mut container = json!({"engine": "podman"});
-        if let Some(version) = &self.engine_version {
-            container["engine_version"] = json!(version);
-        }
-        provider_kit::describe(
-            PROVIDER,
-            id,
-            [
-                ("directory".to_owned(), path(self.dir.clone())),
-                ("container_id".to_owned(), json!(self.container.id)),
-            ]
-            .into(),
-            format!("{SANDBOX}/workspace"),
-            format!("{SANDBOX}/artifacts"),
-            [
-                ("socket".to_owned(), path(self.dir.join(SOCKET))),
-                ("directory".to_owned(), path(self.dir.clone())),
-                ("container_id".to_owned(), json!(self.container.id)),
-                ("container_name".to_owned(), json!(id)),
-                ("image".to_owned(), json!(self.container.image)),
-                ("owned".to_owned(), Value::Bool(self.owned)),
-                ("infrastructure".to_owned(), json!({"container": container})),
-            ]
-            .into(),
-        )
     }
 }

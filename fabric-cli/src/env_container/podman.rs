@@ -8,7 +8,7 @@ use fabric_reactor::sys::{self, Limit};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use crate::provider_kit::Failure;
+use fabric_sandbox::kit::Failure;
 
 /// The engine binary.
 const PODMAN: &str = "podman";
@@ -219,10 +219,12 @@ pub fn remove(id: &str) -> Result<(), Failure> {
     }
 }
 
-/// `podman exec` of `argv` in `workdir` of the container.
-pub fn exec_command(id: &str, workdir: &str, argv: &[String]) -> Command {
+/// `podman exec` of `program` with `args` in `workdir` of the container.
+pub fn exec_command(id: &str, workdir: &str, program: &str, args: &[String]) -> Command {
     let mut command = Command::new(PODMAN);
-    command.args(["exec", "-w", workdir, id]).args(argv);
+    command
+        .args(["exec", "-w", workdir, id, program])
+        .args(args);
     command
 }
 

@@ -11,92 +11,80 @@
 //!
 //! Settings (`environment.settings`): `root`, the directory new environments are created
 //! in (default: the system temporary directory).
+//!
+//! The protocol, the environment table and the operations every provider answers alike are
+//! the provider kit's (`fabric_sandbox::kit`); this file holds what is the subprocess
+//! provider's own: starting, checking and stopping the server.
 
 #![forbid(unsafe_code)]
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use fabric_config::provider::ProviderOperation;
-use fabric_sandbox::kit::{self as provider_kit, Environment as _, Failure, SOCKET};
-use serde_json::Value;
+use fabric_config::config::JsonObject;
+use fabric_config::handles::EnvironmentReference;
+use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 
-/// The provider name.
-const PROVIDER: &str = "subprocess";
 /// How long `prepare` waits for the new server to answer `check`.
 const SERVER_READY: Duration = Duration::from_secs(20);
 /// How long `release` waits for the server to exit after `SIGTERM`.
 const SERVER_EXIT: Duration = Duration::from_secs(10);
 
+fn main() -> ExitCode {
+    kit::run(&Subprocess)
+}
+
+/// The provider: environments are directories with their own `fabric-agent-ctl serve`.
+struct Subprocess;
+
+/// One environment: its directory and, when this process prepared it, its server.
 struct Env {
     dir: PathBuf,
-    owned: bool,
     server: Option<Child>,
 }
 
-fn main() -> ExitCode {
-    let mut environments: HashMap<String, Env> = HashMap::new();
-    provider_kit::serve("fabric-env-subprocess", |operation| {
-        handle(&mut environments, operation)
-    })
-}
+impl kit::Provider for Subprocess {
+    type Env = Env;
+    const PROVIDER: &'static str = "subprocess";
+    const BINARY: &'static str = "fabric-env-subprocess";
 
-fn handle(
-    environments: &mut HashMap<String, Env>,
-    operation: ProviderOperation,
-) -> Result<Value, Failure> {
-    match operation {
-        ProviderOperation::Prepare { settings, .. } => {
-            let root = provider_kit::settings_root(&settings)?;
-            let (id, env) = prepare(&root)?;
-            let output = env.describe(&id);
-            environments.insert(id, env);
-            Ok(output)
-        }
-        ProviderOperation::Attach { reference, .. } => {
-            let dir = provider_kit::reference_directory(&reference)?;
-            if !dir.join("workspace").is_dir() {
-                return Err((
-                    "environment_not_found",
-                    format!("`{}` is not a subprocess environment", dir.display()),
-                ));
-            }
-            provider_kit::server_check(&dir.join(SOCKET))
-                .map_err(|message| ("environment_not_found", message))?;
-            let id = provider_kit::environment_id(&dir);
-            let env = Env {
-                dir,
-                owned: false,
-                server: None,
-            };
-            let output = env.describe(&id);
-            environments.insert(id, env);
-            Ok(output)
-        }
-        ProviderOperation::Exec {
-            environment_id,
-            argv,
-            timeout_ms,
-        } => {
-            let env = provider_kit::find(environments, &environment_id)?;
-            let (program, args) = provider_kit::split_argv(&argv)?;
-            let mut command = Command::new(program);
-            command.args(args).current_dir(env.dir.join("workspace"));
-            provider_kit::exec(command, Duration::from_millis(timeout_ms))
-        }
-        shared => provider_kit::answer_shared(environments, shared),
+    fn prepare(&self, settings: &JsonObject) -> Result<(String, Env), Failure> {
+        prepare(&kit::settings_root(settings)?)
+    }
+
+    fn attach(
+        &self,
+        reference: &EnvironmentReference,
+        _settings: &JsonObject,
+    ) -> Result<(String, Env), Failure> {
+        let dir = kit::reference_directory(reference)?;
+        kit::require_workspace(&dir, Self::PROVIDER)?;
+        kit::require_server(&dir)?;
+        Ok((kit::environment_id(&dir), Env { dir, server: None }))
     }
 }
 
-impl provider_kit::Environment for Env {
+impl kit::Environment for Env {
     fn dir(&self) -> &Path {
         &self.dir
     }
 
-    fn owned(&self) -> bool {
-        self.owned
+    /// Host paths: the environment's processes run on this machine.
+    fn describe(&self, _id: &str) -> Description {
+        Description {
+            resource: JsonObject::new(),
+            workspace: self.dir.join("workspace").to_string_lossy().into_owned(),
+            artifacts: self.dir.join("artifacts").to_string_lossy().into_owned(),
+            connection: JsonObject::new(),
+        }
+    }
+
+    /// Runs `program` directly, in the workspace directory.
+    fn command(&self, program: &str, args: &[String]) -> Command {
+        let mut command = Command::new(program);
+        command.args(args).current_dir(self.dir.join("workspace"));
+        command
     }
 
     fn stop(&mut self) -> Result<(), Failure> {
@@ -105,26 +93,12 @@ impl provider_kit::Environment for Env {
         }
         Ok(())
     }
-
-    fn describe(&self, id: &str) -> Value {
-        let path = |p: PathBuf| Value::String(p.to_string_lossy().into_owned());
-        provider_kit::describe(
-            PROVIDER,
-            id,
-            [("directory".to_owned(), path(self.dir.clone()))].into(),
-            self.dir.join("workspace").to_string_lossy().into_owned(),
-            self.dir.join("artifacts").to_string_lossy().into_owned(),
-            [
-                ("socket".to_owned(), path(self.dir.join(SOCKET))),
-                ("owned".to_owned(), Value::Bool(self.owned)),
-            ]
-            .into(),
-        )
-    }
 }
 
+/// Creates an environment directory under `root` and starts its server there; when the
+/// server does not answer, stops it and deletes the directory.
 fn prepare(root: &Path) -> Result<(String, Env), Failure> {
-    let (id, dir) = provider_kit::create_environment_dir(root)?;
+    let (id, dir) = kit::create_environment_dir(root)?;
     let log = std::fs::File::create(dir.join("server.log")).map_err(|error| {
         (
             "prepare_failed",
@@ -154,10 +128,9 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
     let _ = std::fs::write(dir.join("server.pid"), server.id().to_string());
     let mut env = Env {
         dir,
-        owned: true,
         server: Some(server),
     };
-    match provider_kit::wait_for_server(&env.dir.join(SOCKET), SERVER_READY, || true) {
+    match kit::wait_for_server(&env.dir.join(SOCKET), SERVER_READY, || true) {
         Ok(()) => Ok((id, env)),
         Err(message) => {
             if let Some(server) = env.server.as_mut() {
@@ -181,6 +154,7 @@ fn agent_ctl() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("fabric-agent-ctl"))
 }
 
+/// `SIGTERM`, then `SIGKILL` after [`SERVER_EXIT`].
 fn stop_server(server: &mut Child) {
     let _ = i32::try_from(server.id())
         .map(|pid| fabric_reactor::sys::signal_process(pid, fabric_reactor::sys::SIGTERM));

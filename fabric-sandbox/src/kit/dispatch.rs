@@ -1,0 +1,120 @@
+//! The environment table of one provider process and every operation's answer: `prepare`
+//! and `attach` through the [`Provider`], the rest from the environment by its id.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use fabric_config::provider::ProviderOperation;
+use serde_json::{Value, json};
+
+use super::directory::describe;
+use super::exec::{exec, split_argv};
+use super::{Environment, Failure, Provider, SOCKET, collect, runtime_control};
+
+/// One environment in the table and whether this process prepared it.
+struct Entry<E> {
+    env: E,
+    owned: bool,
+}
+
+/// The environments one provider process prepared or attached, by id. A second `prepare`
+/// or `attach` yielding the same id replaces the entry.
+pub(super) struct Environments<'p, P: Provider> {
+    provider: &'p P,
+    table: HashMap<String, Entry<P::Env>>,
+}
+
+impl<'p, P: Provider> Environments<'p, P> {
+    pub(super) fn new(provider: &'p P) -> Self {
+        Environments {
+            provider,
+            table: HashMap::new(),
+        }
+    }
+
+    /// Answers one operation: its output, or the provider error to send back.
+    pub(super) fn answer(&mut self, operation: ProviderOperation) -> Result<Value, Failure> {
+        match operation {
+            ProviderOperation::Prepare { settings, .. } => {
+                let (id, env) = self.provider.prepare(&settings)?;
+                Ok(self.insert(id, env, true))
+            }
+            ProviderOperation::Attach {
+                reference,
+                settings,
+            } => {
+                let (id, env) = self.provider.attach(&reference, &settings)?;
+                Ok(self.insert(id, env, false))
+            }
+            ProviderOperation::Inspect { environment_id } => {
+                let entry = self.find(&environment_id)?;
+                Ok(describe(
+                    P::PROVIDER,
+                    &environment_id,
+                    &entry.env,
+                    entry.owned,
+                ))
+            }
+            ProviderOperation::RuntimeControl {
+                environment_id,
+                request,
+            } => {
+                let entry = self.find(&environment_id)?;
+                runtime_control(&entry.env.dir().join(SOCKET), &request)
+            }
+            ProviderOperation::CollectArtifacts {
+                environment_id,
+                paths,
+            } => {
+                let entry = self.find(&environment_id)?;
+                collect(&entry.env.dir().join("artifacts"), &paths)
+            }
+            ProviderOperation::Exec {
+                environment_id,
+                argv,
+                timeout_ms,
+            } => {
+                let entry = self.find(&environment_id)?;
+                let (program, args) = split_argv(&argv)?;
+                exec(
+                    entry.env.command(program, args),
+                    Duration::from_millis(timeout_ms),
+                )
+            }
+            ProviderOperation::Release { environment_id } => self.release(&environment_id),
+        }
+    }
+
+    /// Records a new environment; its description is the operation's output.
+    fn insert(&mut self, id: String, env: P::Env, owned: bool) -> Value {
+        let output = describe(P::PROVIDER, &id, &env, owned);
+        self.table.insert(id, Entry { env, owned });
+        output
+    }
+
+    /// The environment `id`, or `environment_not_found`.
+    fn find(&self, id: &str) -> Result<&Entry<P::Env>, Failure> {
+        self.table.get(id).ok_or_else(|| not_found(id))
+    }
+
+    /// Forgets the environment `id`; an owned one is first stopped and its directory
+    /// deleted. It is forgotten even when that fails, so the table never holds an
+    /// environment half torn down: the error tells the caller what was left.
+    fn release(&mut self, id: &str) -> Result<Value, Failure> {
+        let Entry { mut env, owned } = self.table.remove(id).ok_or_else(|| not_found(id))?;
+        if owned {
+            env.stop()?;
+            std::fs::remove_dir_all(env.dir()).map_err(|error| {
+                (
+                    "release_failed",
+                    format!("cannot delete `{}`: {error}", env.dir().display()),
+                )
+            })?;
+        }
+        Ok(json!({"deleted": owned}))
+    }
+}
+
+fn not_found(id: &str) -> Failure {
+    ("environment_not_found", format!("no environment `{id}`"))
+}

@@ -884,7 +884,7 @@ type GaugeSummary struct {
 	TimeWeightedMean *float64 `json:"time_weighted_mean,omitempty"`
 }
 
-// GymObservations: Output of [`observations`]: the Gym bundle and the rollout's trajectory.
+// GymObservations: Output of the Gym mapping: the Gym bundle and the rollout's trajectory.
 type GymObservations struct {
 	// NgAgentObservations: The value for Gym's `ng_agent_observations` key.
 	NgAgentObservations AgentObservationBundle `json:"ng_agent_observations"`
@@ -892,7 +892,7 @@ type GymObservations struct {
 	Trajectory TrajectoryRecord `json:"trajectory"`
 }
 
-// GymObservationsRequest: Input of [`observations`] (`fabric_gym_observations`, `fabric export gym`).
+// GymObservationsRequest: Input of the Gym mapping (`fabric_gym_observations`, `fabric export gym`).
 type GymObservationsRequest struct {
 	// ATOF: Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`.
 	ATOF []json.RawMessage `json:"atof,omitempty"`

@@ -810,7 +810,7 @@ export interface GaugeSummary {
   time_weighted_mean?: number | null;
 }
 
-/** Output of [`observations`]: the Gym bundle and the rollout's trajectory. */
+/** Output of the Gym mapping: the Gym bundle and the rollout's trajectory. */
 export interface GymObservations {
   /** The value for Gym's `ng_agent_observations` key. */
   ng_agent_observations: AgentObservationBundle;
@@ -818,7 +818,7 @@ export interface GymObservations {
   trajectory: TrajectoryRecord;
 }
 
-/** Input of [`observations`] (`fabric_gym_observations`, `fabric export gym`). */
+/** Input of the Gym mapping (`fabric_gym_observations`, `fabric export gym`). */
 export interface GymObservationsRequest {
   /** Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`. */
   atof?: JsonValue[];

@@ -24,6 +24,7 @@
 
 mod podman;
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
@@ -95,13 +96,13 @@ impl kit::Provider for Container {
         let id = kit::environment_id(&dir);
         let container = podman::inspect(&id)?.ok_or_else(|| {
             (
-                "environment_not_found",
+                codes::ENVIRONMENT_NOT_FOUND,
                 format!("no container is named `{id}`"),
             )
         })?;
         if &container.id != expected {
             return Err((
-                "sandbox_identity_changed",
+                codes::SANDBOX_IDENTITY_CHANGED,
                 format!(
                     "the container named `{id}` is not the one the reference names (`resource.container_id`): it was replaced"
                 ),
@@ -111,7 +112,7 @@ impl kit::Provider for Container {
             && image != &container.image
         {
             return Err((
-                "sandbox_image_mismatch",
+                codes::SANDBOX_IMAGE_MISMATCH,
                 format!(
                     "the container `{id}` runs image `{}`, not the pinned `settings.image`",
                     container.image
@@ -187,7 +188,7 @@ impl Settings {
                 None => Ok(None),
                 Some(Value::String(value)) if !value.trim().is_empty() => Ok(Some(value.clone())),
                 Some(_) => Err((
-                    "invalid_settings",
+                    codes::INVALID_SETTINGS,
                     format!("`settings.{key}` must be a non-empty string"),
                 )),
             }
@@ -196,13 +197,13 @@ impl Settings {
         match &image {
             None if require_image => {
                 return Err((
-                    "sandbox_image_unpinned",
+                    codes::SANDBOX_IMAGE_UNPINNED,
                     "`settings.image` is required: the image id `sha256:<64 hex digits>`".into(),
                 ));
             }
             Some(image) if !is_pinned(image) => {
                 return Err((
-                    "sandbox_image_unpinned",
+                    codes::SANDBOX_IMAGE_UNPINNED,
                     "`settings.image` must pin the image by id (`sha256:<64 hex digits>`), not name a tag".into(),
                 ));
             }
@@ -246,7 +247,7 @@ fn start(
     let container = podman::inspect(id).and_then(|found| {
         found.ok_or_else(|| {
             (
-                "container_engine_failed",
+                codes::CONTAINER_ENGINE_FAILED,
                 format!("the container `{id}` disappeared"),
             )
         })
@@ -258,7 +259,7 @@ fn start(
         (Ok(()), Ok(container)) => {
             let _ = podman::remove(&container_id);
             Err((
-                "sandbox_image_mismatch",
+                codes::SANDBOX_IMAGE_MISMATCH,
                 format!(
                     "the started container runs image `{}`, not the pinned `settings.image`",
                     container.image
@@ -269,7 +270,7 @@ fn start(
             let logs = podman::logs_tail(&container_id);
             let _ = podman::remove(&container_id);
             Err((
-                "prepare_failed",
+                codes::PREPARE_FAILED,
                 format!("the container's runtime server did not answer: {message}; {logs}"),
             ))
         }

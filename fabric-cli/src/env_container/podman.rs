@@ -4,6 +4,7 @@
 //! without `CAP_SYS_RESOURCE`, where the OCI runtime then fails to set them (docs/sandbox.md,
 //! "The container provider").
 
+use fabric_config::codes;
 use fabric_reactor::sys::{self, Limit};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -43,7 +44,7 @@ fn podman(args: &[&str]) -> Result<Output, Failure> {
         .output()
         .map_err(|error| {
             (
-                "container_engine_failed",
+                codes::CONTAINER_ENGINE_FAILED,
                 format!("cannot run `{PODMAN}`: {error}"),
             )
         })
@@ -62,7 +63,7 @@ fn tail(bytes: &[u8]) -> String {
 
 fn failed(what: &str, output: &Output) -> Failure {
     (
-        "container_engine_failed",
+        codes::CONTAINER_ENGINE_FAILED,
         format!("`podman {what}` failed: {}", tail(&output.stderr)),
     )
 }
@@ -93,11 +94,11 @@ pub fn verify_image(image: &str, name: Option<&str>) -> Result<(), Failure> {
     if !found.status.success() {
         return Err(match name {
             Some(name) => (
-                "sandbox_image_mismatch",
+                codes::SANDBOX_IMAGE_MISMATCH,
                 format!("no local image is named `{name}` (`settings.image_name`)"),
             ),
             None => (
-                "sandbox_image_mismatch",
+                codes::SANDBOX_IMAGE_MISMATCH,
                 "no local image has the pinned id `settings.image`".into(),
             ),
         });
@@ -105,7 +106,7 @@ pub fn verify_image(image: &str, name: Option<&str>) -> Result<(), Failure> {
     let local = with_prefix(&stdout(&found));
     if local != image {
         return Err((
-            "sandbox_image_mismatch",
+            codes::SANDBOX_IMAGE_MISMATCH,
             format!(
                 "the local image `{}` has id `{local}`, not the pinned `settings.image`",
                 name.unwrap_or(hex)
@@ -185,7 +186,7 @@ pub fn inspect(name: &str) -> Result<Option<Container>, Failure> {
             image: with_prefix(image),
         })),
         _ => Err((
-            "container_engine_failed",
+            codes::CONTAINER_ENGINE_FAILED,
             "`podman container inspect` printed no id and image".into(),
         )),
     }

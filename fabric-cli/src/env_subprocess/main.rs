@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
@@ -101,13 +102,13 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
     let (id, dir) = kit::create_environment_dir(root)?;
     let log = std::fs::File::create(dir.join("server.log")).map_err(|error| {
         (
-            "prepare_failed",
+            codes::PREPARE_FAILED,
             format!("cannot create the server log: {error}"),
         )
     })?;
     let log_err = log.try_clone().map_err(|error| {
         (
-            "prepare_failed",
+            codes::PREPARE_FAILED,
             format!("cannot create the server log: {error}"),
         )
     })?;
@@ -121,7 +122,7 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
         .spawn()
         .map_err(|error| {
             (
-                "prepare_failed",
+                codes::PREPARE_FAILED,
                 format!("cannot start fabric-agent-ctl serve: {error}"),
             )
         })?;
@@ -138,7 +139,7 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
             }
             let _ = std::fs::remove_dir_all(&env.dir);
             Err((
-                "prepare_failed",
+                codes::PREPARE_FAILED,
                 format!("the runtime server did not answer: {message}"),
             ))
         }

@@ -1,6 +1,7 @@
 //! The environment directory: where it is created, how a reference names it, how it is
 //! recognized and how it is described.
 
+use fabric_config::codes;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
@@ -20,7 +21,7 @@ pub fn settings_root(settings: &JsonObject) -> Result<PathBuf, Failure> {
     match settings.get("root") {
         Some(Value::String(root)) => Ok(PathBuf::from(root)),
         Some(_) => Err((
-            "invalid_settings",
+            codes::INVALID_SETTINGS,
             "`settings.root` must be a directory path".into(),
         )),
         None => Ok(std::env::temp_dir()),
@@ -47,7 +48,7 @@ pub fn create_environment_dir(root: &Path) -> Result<(String, PathBuf), Failure>
     let socket = dir.join(SOCKET);
     if socket.as_os_str().len() >= SOCKET_PATH_MAX {
         return Err((
-            "socket_path_too_long",
+            codes::SOCKET_PATH_TOO_LONG,
             format!(
                 "the runtime server socket `{}` would exceed the {SOCKET_PATH_MAX}-byte unix socket path limit; choose a shorter `settings.root`",
                 socket.display()
@@ -59,7 +60,7 @@ pub fn create_environment_dir(root: &Path) -> Result<(String, PathBuf), Failure>
     for path in [dir.clone(), dir.join("workspace"), dir.join("artifacts")] {
         builder.create(&path).map_err(|error| {
             (
-                "prepare_failed",
+                codes::PREPARE_FAILED,
                 format!("cannot create `{}`: {error}", path.display()),
             )
         })?;
@@ -82,7 +83,7 @@ pub fn require_workspace(dir: &Path, provider: &str) -> Result<(), Failure> {
         Ok(())
     } else {
         Err((
-            "environment_not_found",
+            codes::ENVIRONMENT_NOT_FOUND,
             format!("`{}` is not a {provider} environment", dir.display()),
         ))
     }

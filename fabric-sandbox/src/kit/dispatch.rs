@@ -1,6 +1,7 @@
 //! The environment table of one provider process and every operation's answer: `prepare`
 //! and `attach` through the [`Provider`], the rest from the environment by its id.
 
+use fabric_config::codes;
 use std::collections::HashMap;
 use std::time::Duration;
 
@@ -116,5 +117,8 @@ impl<'p, P: Provider> Environments<'p, P> {
 }
 
 fn not_found(id: &str) -> Failure {
-    ("environment_not_found", format!("no environment `{id}`"))
+    (
+        codes::ENVIRONMENT_NOT_FOUND,
+        format!("no environment `{id}`"),
+    )
 }

@@ -1,5 +1,6 @@
 //! Calls to the runtime server on an environment's socket.
 
+use fabric_config::codes;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -28,7 +29,7 @@ fn server_check(socket: &Path) -> Result<(), String> {
 /// Refuses, as `environment_not_found` with the check's message, an environment to attach
 /// whose runtime server in `dir` does not answer `check`.
 pub fn require_server(dir: &Path) -> Result<(), Failure> {
-    server_check(&dir.join(SOCKET)).map_err(|message| ("environment_not_found", message))
+    server_check(&dir.join(SOCKET)).map_err(|message| (codes::ENVIRONMENT_NOT_FOUND, message))
 }
 
 /// Polls the runtime server on `socket` with `check` until it answers, `alive` says the
@@ -51,7 +52,7 @@ pub fn wait_for_server(
 /// A `runtime_control` output: the runtime server's response to one bridge request.
 pub(super) fn runtime_control(socket: &Path, request: &Value) -> Result<Value, Failure> {
     let request =
-        validate_request(request).map_err(|failure| ("invalid_request", failure.message()))?;
+        validate_request(request).map_err(|failure| (codes::INVALID_REQUEST, failure.message()))?;
     let mut client = Client::new(socket);
     client.set_timeout(Duration::from_secs(fabric_config::bridge::CALL_SECONDS));
     Ok(json!({"response": client.call(&request)}))

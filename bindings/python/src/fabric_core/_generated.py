@@ -804,7 +804,7 @@ class GaugeSummary(FabricMapping):
 
 
 class GymObservations(FabricMapping):
-    """Output of [`observations`]: the Gym bundle and the rollout's trajectory.
+    """Output of the Gym mapping: the Gym bundle and the rollout's trajectory.
 
     ``ng_agent_observations`` (AgentObservationBundle): The value for Gym's `ng_agent_observations` key.
     ``trajectory`` (TrajectoryRecord): The rollout's trajectory record.
@@ -816,7 +816,7 @@ class GymObservations(FabricMapping):
 
 
 class GymObservationsRequest(FabricMapping):
-    """Input of [`observations`] (`fabric_gym_observations`, `fabric export gym`).
+    """Input of the Gym mapping (`fabric_gym_observations`, `fabric export gym`).
 
     ``atof`` (tuple[Any, ...], optional): Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`.
     ``results`` (tuple[RunResult, ...]): The rollout's RunResults, in invocation order (unique invocation ids).

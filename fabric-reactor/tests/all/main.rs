@@ -1,0 +1,3 @@
+//! The integration tests of `fabric-reactor`, one binary (modules by concern).
+
+mod http;

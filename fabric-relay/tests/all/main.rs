@@ -1,0 +1,3 @@
+//! The integration tests of `fabric-relay`, one binary (modules by concern).
+
+mod collector;

@@ -24,6 +24,7 @@ pub mod go;
 pub mod header;
 pub mod ir;
 pub mod koffi;
+pub mod layers;
 pub mod markdown;
 pub mod python;
 pub mod registry;

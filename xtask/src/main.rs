@@ -1,5 +1,7 @@
 //! `cargo xtask codegen [--check]`: writes (or only lists) every stale generated file;
-//! `cargo xtask codes`: lists unregistered literal codes. (`cargo xtask` is the alias of
+//! `cargo xtask codes`: lists unregistered literal codes, and codes spelled outside their
+//! declaration; `cargo xtask check-layers`: checks the crate graph of ARCHITECTURE.md.
+//! (`cargo xtask` is the alias of
 //! `cargo run -q -p xtask --` in `.cargo/config.toml`.)
 
 use std::process::ExitCode;
@@ -49,11 +51,25 @@ fn main() -> ExitCode {
                 }
             }
         }
+        ["check-layers"] => match xtask::layers::check(&root) {
+            Ok(findings) if findings.is_empty() => ExitCode::SUCCESS,
+            Ok(findings) => {
+                for finding in findings {
+                    eprintln!("{finding}");
+                }
+                ExitCode::FAILURE
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                ExitCode::FAILURE
+            }
+        },
         ["codes"] => {
-            let findings = xtask::sources::unregistered(&root);
+            let mut findings = xtask::sources::unregistered(&root);
+            findings.extend(xtask::sources::spelled_outside(&root));
             for finding in &findings {
                 println!(
-                    "{}:{}: unregistered {} `{}`",
+                    "{}:{}: unregistered or misplaced {} `{}`",
                     finding.file.display(),
                     finding.line,
                     finding.kind,
@@ -67,7 +83,7 @@ fn main() -> ExitCode {
             }
         }
         _ => {
-            eprintln!("usage: cargo xtask codegen [--check] | codes");
+            eprintln!("usage: cargo xtask codegen [--check] | codes | check-layers");
             ExitCode::from(2)
         }
     }

@@ -17,7 +17,7 @@
 //! # Ok::<(), fabric_stats::StatsError>(())
 //! ```
 
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 
 mod cgroup;
 mod collector;
@@ -29,9 +29,6 @@ mod sampling;
 mod stat;
 mod timestamp;
 
-// `sys` is the only module allowed to contain `unsafe`.
-#[allow(unsafe_code)]
-mod sys;
 
 pub use cgroup::{CgroupReader, deltas as cgroup_deltas};
 pub use collector::{

@@ -21,7 +21,7 @@ use fabric_config::stats::RuntimeResourceSnapshot;
 
 use crate::error::{StatsError, UnavailableReason, UnsupportedReason};
 use crate::stat::ProcStat;
-use crate::sys;
+use fabric_reactor::sys;
 use crate::timestamp::rfc3339_millis;
 
 use cache::FdCache;

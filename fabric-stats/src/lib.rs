@@ -29,7 +29,6 @@ mod sampling;
 mod stat;
 mod timestamp;
 
-
 pub use cgroup::{CgroupReader, deltas as cgroup_deltas};
 pub use collector::{
     ArtifactLocation, FinishedStats, InvocationIds, InvocationStats, SAMPLES_FILE, SUMMARY_FILE,

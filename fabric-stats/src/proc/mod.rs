@@ -21,8 +21,8 @@ use fabric_config::stats::RuntimeResourceSnapshot;
 
 use crate::error::{StatsError, UnavailableReason, UnsupportedReason};
 use crate::stat::ProcStat;
-use fabric_reactor::sys;
 use crate::timestamp::rfc3339_millis;
+use fabric_reactor::sys;
 
 use cache::FdCache;
 pub use cache::cached_descriptors;

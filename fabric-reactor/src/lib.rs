@@ -37,5 +37,6 @@ pub mod spawner;
 pub mod stderr;
 #[allow(unsafe_code)]
 pub mod sys;
+pub mod watched;
 
 pub use engine::{AsAny, Context, Engine, EngineError, Handle, Registration, Tenant, Tokens};

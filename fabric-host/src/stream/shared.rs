@@ -5,7 +5,9 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{MutexGuard, OnceLock};
+
+use fabric_reactor::watched::Watched;
 use std::time::Instant;
 
 /// Most items queued before the listener stops reading (backpressure on the adapter).
@@ -71,8 +73,7 @@ impl State {
 /// while a consumer is armed: see [`Shared::arm`]).
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
-    state: Mutex<State>,
-    changed: Condvar,
+    state: Watched<State>,
     /// The write end of the readiness socket pair (non-blocking).
     signal: OnceLock<UnixStream>,
     /// A zero-timeout pull found nothing: the next change writes one byte.
@@ -81,12 +82,12 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock()
     }
 
     /// Wakes every waiting consumer, and the readiness socket when armed.
     pub(crate) fn notify(&self) {
-        self.changed.notify_all();
+        self.state.notify_all();
         if self.armed.swap(false, Ordering::SeqCst) {
             self.signal_now();
         }
@@ -123,15 +124,6 @@ impl Shared {
         guard: MutexGuard<'a, State>,
         deadline: Option<Instant>,
     ) -> MutexGuard<'a, State> {
-        match deadline {
-            None => self.changed.wait(guard).unwrap_or_else(|p| p.into_inner()),
-            Some(deadline) => {
-                let timeout = deadline.saturating_duration_since(Instant::now());
-                self.changed
-                    .wait_timeout(guard, timeout)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0
-            }
-        }
+        self.state.wait_until(guard, deadline)
     }
 }

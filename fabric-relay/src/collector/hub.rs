@@ -11,7 +11,9 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use fabric_reactor::watched::Watched;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -344,8 +346,7 @@ impl Routes {
 /// says a publisher waits for queue room (so a consumer that made room wakes the reactor).
 #[derive(Debug, Default)]
 pub(crate) struct Hub {
-    routes: Mutex<Routes>,
-    changed: Condvar,
+    routes: Watched<Routes>,
     publisher_blocked: AtomicBool,
     watcher: Mutex<Watcher>,
 }
@@ -366,11 +367,11 @@ impl std::fmt::Debug for Watcher {
 
 impl Hub {
     pub(crate) fn lock(&self) -> MutexGuard<'_, Routes> {
-        self.routes.lock().unwrap_or_else(|p| p.into_inner())
+        self.routes.lock()
     }
 
     pub(crate) fn notify(&self) {
-        self.changed.notify_all();
+        self.routes.notify_all();
         let watcher = self
             .watcher
             .lock()
@@ -402,16 +403,7 @@ impl Hub {
         guard: MutexGuard<'a, Routes>,
         deadline: Option<Instant>,
     ) -> MutexGuard<'a, Routes> {
-        match deadline {
-            None => self.changed.wait(guard).unwrap_or_else(|p| p.into_inner()),
-            Some(deadline) => {
-                let timeout = deadline.saturating_duration_since(Instant::now());
-                self.changed
-                    .wait_timeout(guard, timeout)
-                    .unwrap_or_else(|p| p.into_inner())
-                    .0
-            }
-        }
+        self.routes.wait_until(guard, deadline)
     }
 }
 

@@ -57,7 +57,7 @@ func (f *Fabric) AttachService(ctx context.Context, config any, reference Servic
 	}
 	data, err := json.Marshal(reference)
 	if err != nil {
-		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_service_reference", Message: "reference cannot be encoded as JSON: " + err.Error()}}}
+		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidServiceReference, Message: "reference cannot be encoded as JSON: " + err.Error()}}}
 	}
 	o := collect(opts)
 	return awaitService(ctx, func() nativeResult { return nativeServiceAttach(text, string(data), o) })

@@ -49,7 +49,7 @@ func (f *Fabric) AttachEnvironment(ctx context.Context, config any, reference En
 	}
 	data, err := json.Marshal(reference)
 	if err != nil {
-		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_environment_reference", Message: "reference cannot be encoded as JSON: " + err.Error()}}}
+		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidEnvironmentReference, Message: "reference cannot be encoded as JSON: " + err.Error()}}}
 	}
 	o := collect(opts)
 	return awaitEnvironment(ctx, func() nativeResult { return nativeEnvironmentAttach(text, string(data), o) })

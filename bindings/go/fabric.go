@@ -85,11 +85,11 @@ func (o options) json() (string, error) {
 	native.CompletionWaitTimeout = o.completionWaitTimeout
 	native.Binding = bindingIdentity()
 	if strings.IndexByte(o.baseDir, 0) >= 0 {
-		return "", newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_argument", Message: "base dir must not contain NUL bytes"}})
+		return "", newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidArgument, Message: "base dir must not contain NUL bytes"}})
 	}
 	data, err := json.Marshal(native)
 	if err != nil {
-		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_json_value", Message: "options cannot be encoded as JSON: " + err.Error()}}}
+		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidJSONValue, Message: "options cannot be encoded as JSON: " + err.Error()}}}
 	}
 	return string(data), nil
 }
@@ -131,7 +131,7 @@ func configJSON(config any) (string, error) {
 	}
 	data, err := json.Marshal(config)
 	if err != nil {
-		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_json_value", Message: "config cannot be encoded as JSON: " + err.Error()}}}
+		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidJSONValue, Message: "config cannot be encoded as JSON: " + err.Error()}}}
 	}
 	return string(data), nil
 }
@@ -139,7 +139,7 @@ func configJSON(config any) (string, error) {
 func requestJSON(request RunRequest) (string, error) {
 	data, err := json.Marshal(request)
 	if err != nil {
-		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_request", Message: "request cannot be encoded as JSON: " + err.Error()}}}
+		return "", &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidRequest, Message: "request cannot be encoded as JSON: " + err.Error()}}}
 	}
 	return string(data), nil
 }
@@ -184,7 +184,7 @@ func decodeInto(result nativeResult, v any) error {
 		return err
 	}
 	if err := json.Unmarshal([]byte(text), v); err != nil {
-		return &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "invalid_native_json", Message: "library returned JSON this package cannot decode: " + err.Error()}}}
+		return &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: CodeInvalidNativeJSON, Message: "library returned JSON this package cannot decode: " + err.Error()}}}
 	}
 	return nil
 }
@@ -356,13 +356,13 @@ func issuedHandle(result nativeResult) nativeResult {
 func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckRequest) (*CheckReport, error) {
 	data, err := json.Marshal(request)
 	if err != nil {
-		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_check_request", Message: "check request cannot be encoded as JSON: " + err.Error()}}}
+		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidCheckRequest, Message: "check request cannot be encoded as JSON: " + err.Error()}}}
 	}
 	var handle uint64
 	if env != nil {
 		select {
 		case <-env.released:
-			return nil, &StateError{Info{Status: StatusState, ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "environment_released", Message: "environment was already released"}}}
+			return nil, &StateError{Info{Status: StatusState, ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeEnvironmentReleased, Message: "environment was already released"}}}
 		default:
 		}
 		handle = env.handle

@@ -309,6 +309,497 @@ var ReasonCodes = []string{
 	"version_command_not_declared",
 }
 
+// Every registered error and reason code as a constant: CodeRuntimeBusy is "runtime_busy".
+// The package's sources name a code through its constant, never as a string literal
+// (`cargo test -p xtask` walks them). C ABI status names are the Status constants, even
+// where a name equals a code (invalid_argument).
+const (
+	// CodeABIVersionMismatch (error): the native library speaks another ABI version
+	CodeABIVersionMismatch = "abi_version_mismatch"
+	// CodeAdapterKindUnsupported (error): this core cannot host adapters of that kind
+	CodeAdapterKindUnsupported = "adapter_kind_unsupported"
+	// CodeAdapterNotFound (error): no descriptor was discovered for the selected adapter id
+	CodeAdapterNotFound = "adapter_not_found"
+	// CodeAdapterRunnerInvalid (error): the descriptor's runner cannot be launched
+	CodeAdapterRunnerInvalid = "adapter_runner_invalid"
+	// CodeArtifactCollectFailed (reason): a core-collected artifact (invocation log, workspace patch) could not be written; reported as an `artifact_collect_failed` event, the invocation keeps its outcome
+	CodeArtifactCollectFailed = "artifact_collect_failed"
+	// CodeArtifactRejected (error): an artifact the adapter listed is outside the artifact root or unreadable
+	CodeArtifactRejected = "artifact_rejected"
+	// CodeATOFRecordsUncorrelated (reason): Gym gap: ATOF records that belong to none of the results
+	CodeATOFRecordsUncorrelated = "atof_records_uncorrelated"
+	// CodeBlankAdapterID (error): harness.adapter_id must be a non-blank string
+	CodeBlankAdapterID = "blank_adapter_id"
+	// CodeBlankDiscoveryPath (error): discovery local paths must not be blank
+	CodeBlankDiscoveryPath = "blank_discovery_path"
+	// CodeBlankEnvName (error): environment variable names must not be blank
+	CodeBlankEnvName = "blank_env_name"
+	// CodeBlankInstructionContent (error): instruction content must be non-blank
+	CodeBlankInstructionContent = "blank_instruction_content"
+	// CodeBlankMCPServerName (error): MCP server names must not be blank
+	CodeBlankMCPServerName = "blank_mcp_server_name"
+	// CodeBlankMCPURL (error): MCP server url must be a non-blank string
+	CodeBlankMCPURL = "blank_mcp_url"
+	// CodeBlankMetadataName (error): metadata.name must be a non-blank string
+	CodeBlankMetadataName = "blank_metadata_name"
+	// CodeBlankModelField (error): model fields must be non-blank strings
+	CodeBlankModelField = "blank_model_field"
+	// CodeBlankModelRole (error): model role names must not be blank
+	CodeBlankModelRole = "blank_model_role"
+	// CodeBlankRequestID (error): request_id must be non-blank when present
+	CodeBlankRequestID = "blank_request_id"
+	// CodeBlankSkillPath (error): skill paths must not be blank
+	CodeBlankSkillPath = "blank_skill_path"
+	// CodeBlankTargetID (error): workflow.target_id must be a non-blank string
+	CodeBlankTargetID = "blank_target_id"
+	// CodeBlankToolDefinitionField (error): tool definition kind and ref must be non-blank strings
+	CodeBlankToolDefinitionField = "blank_tool_definition_field"
+	// CodeBlankToolDefinitionName (error): tool definition names must not be blank
+	CodeBlankToolDefinitionName = "blank_tool_definition_name"
+	// CodeBlankToolName (error): tool names must not be blank
+	CodeBlankToolName = "blank_tool_name"
+	// CodeChildrenListsUnavailable (reason): the kernel lacks /proc/<pid>/task/<tid>/children
+	CodeChildrenListsUnavailable = "children_lists_unavailable"
+	// CodeCleanupUnconfirmed (error): cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox
+	CodeCleanupUnconfirmed = "cleanup_unconfirmed"
+	// CodeCollectionDeadlineExceeded (reason): software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown
+	CodeCollectionDeadlineExceeded = "collection_deadline_exceeded"
+	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout
+	CodeCollectorListenInvalid = "collector_listen_invalid"
+	// CodeCollectorRequestFailed (error): the ATOF collector refused or failed a request (registration, stream, deregistration)
+	CodeCollectorRequestFailed = "collector_request_failed"
+	// CodeCollectorStartFailed (error): the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone
+	CodeCollectorStartFailed = "collector_start_failed"
+	// CodeCollectorTokenInvalid (error): `fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters
+	CodeCollectorTokenInvalid = "collector_token_invalid"
+	// CodeConfigIncompatible (error): the config uses a field the adapter does not accept
+	CodeConfigIncompatible = "config_incompatible"
+	// CodeConfigInvalid (error): the config breaks a planning rule
+	CodeConfigInvalid = "config_invalid"
+	// CodeConfigReadFailed (error): the config file cannot be read
+	CodeConfigReadFailed = "config_read_failed"
+	// CodeConfigSchemaViolation (error): an extension value breaks the adapter's extension schema
+	CodeConfigSchemaViolation = "config_schema_violation"
+	// CodeContainerEngineFailed (error): the container engine (podman) is missing or one of its commands failed; the message quotes its stderr
+	CodeContainerEngineFailed = "container_engine_failed"
+	// CodeConversationUnavailable (reason): Gym gap: the invocation's conversation items are not observed
+	CodeConversationUnavailable = "conversation_unavailable"
+	// CodeDescriptorAmbiguous (error): two descriptors claim the same adapter or target id
+	CodeDescriptorAmbiguous = "descriptor_ambiguous"
+	// CodeDescriptorInvalid (error): a descriptor breaks the descriptor schema
+	CodeDescriptorInvalid = "descriptor_invalid"
+	// CodeDescriptorInvalidJSON (error): a descriptor is not valid JSON
+	CodeDescriptorInvalidJSON = "descriptor_invalid_json"
+	// CodeDescriptorInvalidSchema (error): an embedded extension schema is not a usable JSON Schema
+	CodeDescriptorInvalidSchema = "descriptor_invalid_schema"
+	// CodeDescriptorMismatch (error): the descriptor's sha256 differs from the expected fingerprint
+	CodeDescriptorMismatch = "descriptor_mismatch"
+	// CodeDescriptorReadFailed (error): an adapter or target descriptor file cannot be read
+	CodeDescriptorReadFailed = "descriptor_read_failed"
+	// CodeDescriptorUnsupportedContract (error): a descriptor names a contract version this core does not speak
+	CodeDescriptorUnsupportedContract = "descriptor_unsupported_contract"
+	// CodeEngineUnavailable (error): the core's reactor thread is not running
+	CodeEngineUnavailable = "engine_unavailable"
+	// CodeEnvNameChanged (error): a forwarded environment variable changed after start
+	CodeEnvNameChanged = "env_name_changed"
+	// CodeEnvNameReserved (error): FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config
+	CodeEnvNameReserved = "env_name_reserved"
+	// CodeEnvNameUnset (error): a forwarded environment variable is not set
+	CodeEnvNameUnset = "env_name_unset"
+	// CodeEnvNamesConflict (error): a variable cannot be listed in environment.env_names and also set in environment.env
+	CodeEnvNamesConflict = "env_names_conflict"
+	// CodeEnvironmentAttachUnsupported (error): the environment provider cannot attach to existing environments
+	CodeEnvironmentAttachUnsupported = "environment_attach_unsupported"
+	// CodeEnvironmentNotFound (error): the resource an EnvironmentReference names does not exist (`metadata.path` names the field)
+	CodeEnvironmentNotFound = "environment_not_found"
+	// CodeEnvironmentProviderNotFound (error): no descriptor serves the config's environment.provider (docs/sandbox.md, "Providers")
+	CodeEnvironmentProviderNotFound = "environment_provider_not_found"
+	// CodeEnvironmentProviderUnsupported (error): the environment provider is not supported
+	CodeEnvironmentProviderUnsupported = "environment_provider_unsupported"
+	// CodeEnvironmentReleased (error): the environment was released
+	CodeEnvironmentReleased = "environment_released"
+	// CodeEnvironmentRuntimeUnsupported (error): this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)
+	CodeEnvironmentRuntimeUnsupported = "environment_runtime_unsupported"
+	// CodeEnvironmentStreamUnsupported (error): a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke
+	CodeEnvironmentStreamUnsupported = "environment_stream_unsupported"
+	// CodeEvidenceContextsDropped (reason): software evidence: more than 16 inventories after composition; the later ones are dropped whole
+	CodeEvidenceContextsDropped = "evidence_contexts_dropped"
+	// CodeEvidenceEntriesDropped (reason): software evidence: more than 128 entries (or an entry that is not well formed); entries are dropped whole, versions are never shortened
+	CodeEvidenceEntriesDropped = "evidence_entries_dropped"
+	// CodeEvidenceTooLarge (reason): software evidence: more than 64 KiB of compact JSON; the largest entries are dropped whole until it fits
+	CodeEvidenceTooLarge = "evidence_too_large"
+	// CodeExportLineInvalid (error): a `fabric export` input line is not a RunResult or an ATOF record
+	CodeExportLineInvalid = "export_line_invalid"
+	// CodeExportReadFailed (error): a `fabric export` input file cannot be read
+	CodeExportReadFailed = "export_read_failed"
+	// CodeFilesystemError (error): a file-system operation of the core failed
+	CodeFilesystemError = "filesystem_error"
+	// CodeGuestReportMalformed (reason): software evidence: the adapter host's `execution` report is not the documented shape; it is left out and coverage is incomplete
+	CodeGuestReportMalformed = "guest_report_malformed"
+	// CodeGuestReportMissing (reason): software evidence: the adapter host sent no `execution` report at start (an upstream-built host, or an older intermediary dropped it): a `guest_sdk` coverage gap
+	CodeGuestReportMissing = "guest_report_missing"
+	// CodeGymIDBlank (error): a Gym task_id or rollout_id is blank
+	CodeGymIDBlank = "gym_id_blank"
+	// CodeGymInvocationIDDuplicate (error): two invocations of a Gym bundle or trajectory share an invocation_id
+	CodeGymInvocationIDDuplicate = "gym_invocation_id_duplicate"
+	// CodeGymModelCallIDDuplicate (error): two model calls of a Gym trajectory share a model_call_id
+	CodeGymModelCallIDDuplicate = "gym_model_call_id_duplicate"
+	// CodeGymModelCallRefInvalid (error): a Gym model call reference has neither model_call_id nor model_ref with response_id
+	CodeGymModelCallRefInvalid = "gym_model_call_ref_invalid"
+	// CodeGymParentCycle (error): the parent_invocation_id links of a Gym bundle form a cycle
+	CodeGymParentCycle = "gym_parent_cycle"
+	// CodeGymToolCallTimingInvalid (error): a Gym tool call ends before it starts
+	CodeGymToolCallTimingInvalid = "gym_tool_call_timing_invalid"
+	// CodeGymTurnIdentityMismatch (error): a Gym turn names another task or rollout than its trajectory
+	CodeGymTurnIdentityMismatch = "gym_turn_identity_mismatch"
+	// CodeGymTurnInvalid (error): a Gym turn_no is 0 or repeats within its invocation
+	CodeGymTurnInvalid = "gym_turn_invalid"
+	// CodeHandleSpaceExhausted (error): no more handle ids can be issued
+	CodeHandleSpaceExhausted = "handle_space_exhausted"
+	// CodeHealthEndpointWriteFailed (error): the health endpoint file could not be written
+	CodeHealthEndpointWriteFailed = "health_endpoint_write_failed"
+	// CodeHealthListenerBindFailed (error): the health listener could not bind its socket
+	CodeHealthListenerBindFailed = "health_listener_bind_failed"
+	// CodeHealthListenerThreadFailed (error): the health listener thread could not be started
+	CodeHealthListenerThreadFailed = "health_listener_thread_failed"
+	// CodeHealthSecretUnavailable (error): no random secret could be drawn for the health channel
+	CodeHealthSecretUnavailable = "health_secret_unavailable"
+	// CodeHostBusy (error): the runtime server is serving its maximum of 32 connections (MAX_CONNECTIONS); nothing was dispatched, try again
+	CodeHostBusy = "host_busy"
+	// CodeHostCrashed (error): the adapter host exited while a request was pending
+	CodeHostCrashed = "host_crashed"
+	// CodeHostExited (reason): the adapter host exited before it could be read
+	CodeHostExited = "host_exited"
+	// CodeHostIO (error): reading from or writing to the adapter host failed
+	CodeHostIO = "host_io"
+	// CodeHostLaunchFailed (error): the adapter host process could not be started
+	CodeHostLaunchFailed = "host_launch_failed"
+	// CodeHostLockHeld (error): another runtime server holds the socket's `fabric.lock`
+	CodeHostLockHeld = "host_lock_held"
+	// CodeHostStopping (error): the runtime server is shutting down and takes no new work
+	CodeHostStopping = "host_stopping"
+	// CodeHostTerminationFailed (error): the adapter host's process group could not be ended
+	CodeHostTerminationFailed = "host_termination_failed"
+	// CodeHostUnavailable (error): the runtime server socket cannot be reached; nothing was sent
+	CodeHostUnavailable = "host_unavailable"
+	// CodeInputsReadFailed (error): the --inputs file cannot be read
+	CodeInputsReadFailed = "inputs_read_failed"
+	// CodeInterfaceUnsupported (error): a bridge request names an interface version other than 2
+	CodeInterfaceUnsupported = "interface_unsupported"
+	// CodeInternalEncode (error): a bug: a result could not be encoded as JSON
+	CodeInternalEncode = "internal_encode"
+	// CodeInternalPanic (error): a bug: a panic was caught at the C ABI boundary
+	CodeInternalPanic = "internal_panic"
+	// CodeInvalidAgentRunResult (error): the adapter returned a result that breaks the contract
+	CodeInvalidAgentRunResult = "invalid_agent_run_result"
+	// CodeInvalidArgument (error): an argument cannot be passed to the native library (NUL byte, wrong type)
+	CodeInvalidArgument = "invalid_argument"
+	// CodeInvalidCheckRequest (error): a CheckRequest is malformed or names an unknown level
+	CodeInvalidCheckRequest = "invalid_check_request"
+	// CodeInvalidConfigType (error): a config value has the wrong type for its field
+	CodeInvalidConfigType = "invalid_config_type"
+	// CodeInvalidEnvName (error): environment variable names must match [A-Za-z_][A-Za-z0-9_]*
+	CodeInvalidEnvName = "invalid_env_name"
+	// CodeInvalidEnvironmentReference (error): an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)
+	CodeInvalidEnvironmentReference = "invalid_environment_reference"
+	// CodeInvalidHeaderName (error): HTTP header names must be RFC 7230 tokens
+	CodeInvalidHeaderName = "invalid_header_name"
+	// CodeInvalidHeaderValue (error): HTTP header values must not contain CR, LF, NUL or other control characters
+	CodeInvalidHeaderValue = "invalid_header_value"
+	// CodeInvalidInput (error): a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)
+	CodeInvalidInput = "invalid_input"
+	// CodeInvalidJSON (error): the document is not valid JSON (or not a single JSON value)
+	CodeInvalidJSON = "invalid_json"
+	// CodeInvalidJSONValue (error): a value cannot be encoded as JSON
+	CodeInvalidJSONValue = "invalid_json_value"
+	// CodeInvalidMCPAuthentication (error): inconsistent MCP authentication settings
+	CodeInvalidMCPAuthentication = "invalid_mcp_authentication"
+	// CodeInvalidModelProvider (error): model provider must be a non-blank, trimmed, lowercase identifier
+	CodeInvalidModelProvider = "invalid_model_provider"
+	// CodeInvalidNativeJSON (error): the native library returned text that is not the documented JSON
+	CodeInvalidNativeJSON = "invalid_native_json"
+	// CodeInvalidProviderDescriptor (error): an environment-provider descriptor is malformed or names another provider or protocol
+	CodeInvalidProviderDescriptor = "invalid_provider_descriptor"
+	// CodeInvalidRequest (error): a RunRequest is missing, malformed or invalid
+	CodeInvalidRequest = "invalid_request"
+	// CodeInvalidResponse (error): the runtime server's response is missing, malformed, oversized or late; effects unknown for start/invoke/stop
+	CodeInvalidResponse = "invalid_response"
+	// CodeInvalidServiceInfo (error): the service host's start answer is not `{adapter_id, service_type, connection, metadata}`
+	CodeInvalidServiceInfo = "invalid_service_info"
+	// CodeInvalidServiceReference (error): a ServiceReference is malformed or names another adapter
+	CodeInvalidServiceReference = "invalid_service_reference"
+	// CodeInvalidSettings (error): a provider's `environment.settings` member has the wrong type (the message names `settings.<member>`)
+	CodeInvalidSettings = "invalid_settings"
+	// CodeInvalidTimeoutSeconds (error): timeout_seconds must be a finite number greater than 0
+	CodeInvalidTimeoutSeconds = "invalid_timeout_seconds"
+	// CodeInvalidType (error): a value has the wrong JSON type
+	CodeInvalidType = "invalid_type"
+	// CodeInvalidURL (error): must be an absolute URL without whitespace or control characters
+	CodeInvalidURL = "invalid_url"
+	// CodeInvalidUTF8 (error): a string argument is not UTF-8
+	CodeInvalidUTF8 = "invalid_utf8"
+	// CodeInvalidValue (error): a value has the right type but an invalid value
+	CodeInvalidValue = "invalid_value"
+	// CodeInvokeFailed (error): an invocation through the runtime server produced no result; effects unknown
+	CodeInvokeFailed = "invoke_failed"
+	// CodeLateSamplesDiscarded (reason): samples that arrived after the invocation ended were dropped
+	CodeLateSamplesDiscarded = "late_samples_discarded"
+	// CodeLaunchCollectorRequiresStreaming (error): launch_collector requires streaming=True
+	CodeLaunchCollectorRequiresStreaming = "launch_collector_requires_streaming"
+	// CodeLifecycleAdapterInvokeFailed (error): the adapter failed during lifecycle invoke
+	CodeLifecycleAdapterInvokeFailed = "lifecycle_adapter_invoke_failed"
+	// CodeLifecycleAdapterStartFailed (error): the adapter failed during lifecycle start
+	CodeLifecycleAdapterStartFailed = "lifecycle_adapter_start_failed"
+	// CodeLifecycleAdapterStopFailed (error): the adapter failed during lifecycle stop
+	CodeLifecycleAdapterStopFailed = "lifecycle_adapter_stop_failed"
+	// CodeLifecycleError (error): the adapter reported a failure without a code
+	CodeLifecycleError = "lifecycle_error"
+	// CodeLifecycleInvalidOpenaiStreamEvent (error): the adapter emitted a chunk that breaks the chunk rules
+	CodeLifecycleInvalidOpenaiStreamEvent = "lifecycle_invalid_openai_stream_event"
+	// CodeLifecycleInvalidRequest (error): the adapter could not decode a lifecycle request
+	CodeLifecycleInvalidRequest = "lifecycle_invalid_request"
+	// CodeLifecycleInvalidStreamSink (error): the adapter rejected the OpenAI stream sink of the request
+	CodeLifecycleInvalidStreamSink = "lifecycle_invalid_stream_sink"
+	// CodeLifecycleOpenaiStreamEventTooLarge (error): the adapter emitted a chunk whose record exceeds 1 MiB
+	CodeLifecycleOpenaiStreamEventTooLarge = "lifecycle_openai_stream_event_too_large"
+	// CodeLifecycleOpenaiStreamUnsupported (error): the adapter claims OpenAI streaming but does not implement it; the runtime is failed
+	CodeLifecycleOpenaiStreamUnsupported = "lifecycle_openai_stream_unsupported"
+	// CodeLifecycleRuntimeNotStarted (error): the adapter was invoked before start
+	CodeLifecycleRuntimeNotStarted = "lifecycle_runtime_not_started"
+	// CodeLifecycleStreamTransportFailed (error): the adapter could not connect to, write to or finish the OpenAI stream listener
+	CodeLifecycleStreamTransportFailed = "lifecycle_stream_transport_failed"
+	// CodeLookupLimitReached (reason): software evidence (adapter collector): the selected package lookup limit (32) was reached; later packages are unknown
+	CodeLookupLimitReached = "lookup_limit_reached"
+	// CodeMaxTokensZero (error): max_tokens must be at least 1
+	CodeMaxTokensZero = "max_tokens_zero"
+	// CodeMaxTurnsOutOfRange (error): max_turns must be between 1 and 4294967295
+	CodeMaxTurnsOutOfRange = "max_turns_out_of_range"
+	// CodeMCPEnvRequiresStdio (error): env is only valid for stdio MCP servers
+	CodeMCPEnvRequiresStdio = "mcp_env_requires_stdio"
+	// CodeMCPStdioAuthentication (error): authentication is only valid for sse and streamable-http MCP servers
+	CodeMCPStdioAuthentication = "mcp_stdio_authentication"
+	// CodeMCPStdioCustomHeaders (error): custom_headers is only valid for sse and streamable-http MCP servers
+	CodeMCPStdioCustomHeaders = "mcp_stdio_custom_headers"
+	// CodeMCPToolAllowedAndBlocked (error): an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)
+	CodeMCPToolAllowedAndBlocked = "mcp_tool_allowed_and_blocked"
+	// CodeMetadataFileLimitReached (reason): software evidence (adapter collector): the candidate metadata file limit (4,096 per target) or a byte limit (64 KiB headers, 512 KiB RECORD, 64 KiB manifest, 8 directory levels) was reached
+	CodeMetadataFileLimitReached = "metadata_file_limit_reached"
+	// CodeMetadataNotFound (reason): software evidence (adapter collector): no installed metadata names the package (or an editable checkout shadows it)
+	CodeMetadataNotFound = "metadata_not_found"
+	// CodeMissingAdapterSelector (error): at least one of harness.adapter_id or workflow.target_id is required
+	CodeMissingAdapterSelector = "missing_adapter_selector"
+	// CodeMissingField (error): a required key is absent
+	CodeMissingField = "missing_field"
+	// CodeModelCallIDDuplicate (reason): Gym gap: an LLM scope repeats a reported model_call_id and was left out
+	CodeModelCallIDDuplicate = "model_call_id_duplicate"
+	// CodeModelCallIDSUnreported (reason): Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id
+	CodeModelCallIDSUnreported = "model_call_ids_unreported"
+	// CodeModelCallsUnobserved (reason): Gym gap: no ATOF records of the invocation, so its model calls are unknown
+	CodeModelCallsUnobserved = "model_calls_unobserved"
+	// CodeModelRoleAmbiguous (error): the adapter cannot tell which model role to use
+	CodeModelRoleAmbiguous = "model_role_ambiguous"
+	// CodeNativeLibraryMissing (error): the native library was not found
+	CodeNativeLibraryMissing = "native_library_missing"
+	// CodeNativeLibraryUnloadable (error): the native library exists but cannot be loaded
+	CodeNativeLibraryUnloadable = "native_library_unloadable"
+	// CodeNativeSymbolMissing (error): the native library lacks a required symbol
+	CodeNativeSymbolMissing = "native_symbol_missing"
+	// CodeNodeLost (error): the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown
+	CodeNodeLost = "node_lost"
+	// CodeNullArgument (error): a required pointer argument is NULL
+	CodeNullArgument = "null_argument"
+	// CodeNullHandle (error): a handle argument is 0
+	CodeNullHandle = "null_handle"
+	// CodeOpenaiStreamProtocolError (error): the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed
+	CodeOpenaiStreamProtocolError = "openai_stream_protocol_error"
+	// CodeOpenaiStreamingUnavailable (error): the selected adapter does not claim native OpenAI streaming; the runtime is untouched
+	CodeOpenaiStreamingUnavailable = "openai_streaming_unavailable"
+	// CodePathOutsideBaseDir (reason): doctor: a skills, workspace or artifacts path resolves outside the base directory (a warning)
+	CodePathOutsideBaseDir = "path_outside_base_dir"
+	// CodePlatformUnsupported (reason): no resource reader exists for this operating system
+	CodePlatformUnsupported = "platform_unsupported"
+	// CodePoolClosed (error): the runtime pool was closed
+	CodePoolClosed = "pool_closed"
+	// CodePrepareFailed (error): a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)
+	CodePrepareFailed = "prepare_failed"
+	// CodeProcUnavailable (reason): /proc is not mounted
+	CodeProcUnavailable = "proc_unavailable"
+	// CodeProcessHidden (reason): a process of the tree is hidden from this user
+	CodeProcessHidden = "process_hidden"
+	// CodeProcessTableHidden (reason): the process table is hidden from this user
+	CodeProcessTableHidden = "process_table_hidden"
+	// CodeProcessTableUnreadable (reason): the process table could not be read
+	CodeProcessTableUnreadable = "process_table_unreadable"
+	// CodeProcessUnreadable (reason): a process of the tree could not be read
+	CodeProcessUnreadable = "process_unreadable"
+	// CodeProtocolError (error): the adapter host broke the lifecycle protocol
+	CodeProtocolError = "protocol_error"
+	// CodeProvenanceReportsMalformed (reason): supplied provenance reports are not the documented shape
+	CodeProvenanceReportsMalformed = "provenance_reports_malformed"
+	// CodeProvenanceReportsTooLarge (reason): supplied provenance reports exceed 64 KiB
+	CodeProvenanceReportsTooLarge = "provenance_reports_too_large"
+	// CodeProvenanceReportsTooManyContexts (reason): supplied provenance reports name more than 16 contexts
+	CodeProvenanceReportsTooManyContexts = "provenance_reports_too_many_contexts"
+	// CodeProvenanceReportsTooManyEntries (reason): supplied provenance reports hold more than 128 entries
+	CodeProvenanceReportsTooManyEntries = "provenance_reports_too_many_entries"
+	// CodeProviderCrashed (error): the environment provider process exited or closed a pipe; it is terminal
+	CodeProviderCrashed = "provider_crashed"
+	// CodeProviderError (error): the environment provider answered `failed` (its code in `metadata.provider_code`)
+	CodeProviderError = "provider_error"
+	// CodeProviderFailed (error): an earlier failure made the environment provider terminal
+	CodeProviderFailed = "provider_failed"
+	// CodeProviderOutputTooLarge (error): a provider answer exceeds a limit (exec output 3 MiB; artifacts 16 files, 256 KiB each, 512 KiB total); nothing of it is kept
+	CodeProviderOutputTooLarge = "provider_output_too_large"
+	// CodeProviderProtocolError (error): the environment provider's answer broke the protocol; it is terminal
+	CodeProviderProtocolError = "provider_protocol_error"
+	// CodeProviderRequestTooLarge (error): a provider request exceeds 256 KiB encoded; it was not sent
+	CodeProviderRequestTooLarge = "provider_request_too_large"
+	// CodeProviderTimeout (error): the environment provider did not answer in time; the outcome is unknown, nothing is resent, the provider is terminal
+	CodeProviderTimeout = "provider_timeout"
+	// CodeRelayOpentelemetryWithoutDestination (error): enabled Relay OpenTelemetry requires at least one endpoint or file sink
+	CodeRelayOpentelemetryWithoutDestination = "relay_opentelemetry_without_destination"
+	// CodeRelayStreamHeaderEnvUnset (error): Relay sink nemo-fabric-stream header_env names an unset environment variable
+	CodeRelayStreamHeaderEnvUnset = "relay_stream_header_env_unset"
+	// CodeRelayStreamSinkDuplicate (error): Relay streaming requires exactly one nemo-fabric-stream sink
+	CodeRelayStreamSinkDuplicate = "relay_stream_sink_duplicate"
+	// CodeRelayStreamSinkMissing (error): external collector streaming requires one nemo-fabric-stream sink in enabled relay.observability.atof
+	CodeRelayStreamSinkMissing = "relay_stream_sink_missing"
+	// CodeRelayStreamSinkNotStream (error): Relay sink nemo-fabric-stream must be a stream sink
+	CodeRelayStreamSinkNotStream = "relay_stream_sink_not_stream"
+	// CodeRelayStreamSinkTransport (error): Relay sink nemo-fabric-stream must use the ndjson transport with a collector
+	CodeRelayStreamSinkTransport = "relay_stream_sink_transport"
+	// CodeRelayStreamSinkURL (error): Relay sink nemo-fabric-stream must use an http(s) URL without credentials, query, or fragment
+	CodeRelayStreamSinkURL = "relay_stream_sink_url"
+	// CodeRequestExtensionInvalid (error): the request's overrides violate the adapter's run_request extension schema
+	CodeRequestExtensionInvalid = "request_extension_invalid"
+	// CodeRequestExtensionsUnsupported (error): the request carries overrides but the adapter declares no run_request extension schema
+	CodeRequestExtensionsUnsupported = "request_extensions_unsupported"
+	// CodeRequestOverridesUnsupported (error): retired (never emitted): request overrides now reach the adapter as request.extensions
+	CodeRequestOverridesUnsupported = "request_overrides_unsupported"
+	// CodeRequestReadFailed (error): the --request file cannot be read
+	CodeRequestReadFailed = "request_read_failed"
+	// CodeRequestTooLarge (error): an encoded request exceeds the protocol line limit; it was not sent and the runtime is untouched
+	CodeRequestTooLarge = "request_too_large"
+	// CodeResourceObservationUnavailable (error): a resource observation could not be read now
+	CodeResourceObservationUnavailable = "resource_observation_unavailable"
+	// CodeResourceObservationUnsupported (error): no resource reader exists for this runtime
+	CodeResourceObservationUnsupported = "resource_observation_unsupported"
+	// CodeResponseTooLarge (error): a bridge response exceeds 4 MiB; effects unknown
+	CodeResponseTooLarge = "response_too_large"
+	// CodeRuntimeBusy (error): an invocation is already running on this runtime
+	CodeRuntimeBusy = "runtime_busy"
+	// CodeRuntimeExists (error): an upstream 0.5.0 runtime server refuses a second start in its sandbox (the bridge client accepts this answer; this server starts several runtimes)
+	CodeRuntimeExists = "runtime_exists"
+	// CodeRuntimeFailed (error): a host failure made the runtime terminal
+	CodeRuntimeFailed = "runtime_failed"
+	// CodeRuntimeStopped (error): the runtime was stopped
+	CodeRuntimeStopped = "runtime_stopped"
+	// CodeRuntimeUnavailable (error): no running runtime of the runtime server has this id
+	CodeRuntimeUnavailable = "runtime_unavailable"
+	// CodeSampleUnavailable (reason): a periodic sample could not be read
+	CodeSampleUnavailable = "sample_unavailable"
+	// CodeSampleWriteFailed (reason): the samples artifact could not be written
+	CodeSampleWriteFailed = "sample_write_failed"
+	// CodeSandboxIdentityChanged (error): the container named by an environment reference was replaced (another container id under the same name)
+	CodeSandboxIdentityChanged = "sandbox_identity_changed"
+	// CodeSandboxImageMismatch (error): the local image (or `settings.image_name`, or an attached container's image) is not the pinned `settings.image`
+	CodeSandboxImageMismatch = "sandbox_image_mismatch"
+	// CodeSandboxImageUnpinned (error): the container provider's `settings.image` is missing or not an image id `sha256:<64 hex>` (a tag is refused)
+	CodeSandboxImageUnpinned = "sandbox_image_unpinned"
+	// CodeSandboxUsageUnavailable (reason): Gym gap: the runtime reported no system_stats
+	CodeSandboxUsageUnavailable = "sandbox_usage_unavailable"
+	// CodeServiceBindingMismatch (error): the runtime's plan differs from the service's (`metadata.fields` names what)
+	CodeServiceBindingMismatch = "service_binding_mismatch"
+	// CodeServiceInUse (error): release refused: runtimes connected to the service are still running
+	CodeServiceInUse = "service_in_use"
+	// CodeServiceNotActive (error): service must be active: it was released or its release failed
+	CodeServiceNotActive = "service_not_active"
+	// CodeServiceReleasing (error): a release of this service is already in progress
+	CodeServiceReleasing = "service_releasing"
+	// CodeServiceUnsupported (error): the adapter's descriptor does not claim `capabilities.service`
+	CodeServiceUnsupported = "service_unsupported"
+	// CodeSignalHandlerFailed (error): `fabric service prepare`: SIGINT/SIGTERM handling could not be installed
+	CodeSignalHandlerFailed = "signal_handler_failed"
+	// CodeSocketPathTooLong (error): the environment's runtime-server socket under `settings.root` would exceed the 107-byte unix socket path limit
+	CodeSocketPathTooLong = "socket_path_too_long"
+	// CodeStaleHandle (error): a handle argument was already freed
+	CodeStaleHandle = "stale_handle"
+	// CodeStartFailed (error): the runtime server could not establish a runtime; effects unknown
+	CodeStartFailed = "start_failed"
+	// CodeStepCountUnavailable (reason): Gym gap: the turn's step count is not observed (reported as 0)
+	CodeStepCountUnavailable = "step_count_unavailable"
+	// CodeStopFailed (error): the runtime server could not complete a stop; effects unknown
+	CodeStopFailed = "stop_failed"
+	// CodeStreamingRequiresRelay (error): streaming requires Relay telemetry to be enabled
+	CodeStreamingRequiresRelay = "streaming_requires_relay"
+	// CodeStreamingUnavailable (error): invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched
+	CodeStreamingUnavailable = "streaming_unavailable"
+	// CodeSummaryWriteFailed (reason): the sampling summary artifact could not be written
+	CodeSummaryWriteFailed = "summary_write_failed"
+	// CodeSystemStatsCollectEmpty (error): system_stats.collect must not be empty; use system_stats: null to disable stats
+	CodeSystemStatsCollectEmpty = "system_stats_collect_empty"
+	// CodeSystemStatsGroupDuplicate (error): system_stats.collect lists a group twice
+	CodeSystemStatsGroupDuplicate = "system_stats_group_duplicate"
+	// CodeSystemStatsGroupUnknown (error): unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure
+	CodeSystemStatsGroupUnknown = "system_stats_group_unknown"
+	// CodeSystemStatsIntervalTooSmall (error): sampling interval_ms must be at least 10
+	CodeSystemStatsIntervalTooSmall = "system_stats_interval_too_small"
+	// CodeSystemStatsIntervalZero (error): sampling interval_ms must be at least 1
+	CodeSystemStatsIntervalZero = "system_stats_interval_zero"
+	// CodeSystemStatsMaxSamplesTooLarge (error): sampling max_samples must be at most 100000 (the retention cap)
+	CodeSystemStatsMaxSamplesTooLarge = "system_stats_max_samples_too_large"
+	// CodeSystemStatsMaxSamplesZero (error): sampling max_samples must be at least 1
+	CodeSystemStatsMaxSamplesZero = "system_stats_max_samples_zero"
+	// CodeTargetMismatch (error): the workflow target does not fit the adapter
+	CodeTargetMismatch = "target_mismatch"
+	// CodeTargetNotFound (error): no descriptor was discovered for the selected workflow target
+	CodeTargetNotFound = "target_not_found"
+	// CodeTargetRefused (error): a health target the binding cannot check was given
+	CodeTargetRefused = "target_refused"
+	// CodeTemperatureNotFinite (error): temperature must be a finite number
+	CodeTemperatureNotFinite = "temperature_not_finite"
+	// CodeTimeout (error): the adapter host did not answer or stop in time
+	CodeTimeout = "timeout"
+	// CodeToolCallTimingInvalid (reason): Gym gap: a tool scope ends before it starts; its end time was left out
+	CodeToolCallTimingInvalid = "tool_call_timing_invalid"
+	// CodeToolCallsUnobserved (reason): Gym gap: no ATOF records of the invocation, so its tool calls are unknown
+	CodeToolCallsUnobserved = "tool_calls_unobserved"
+	// CodeToolEnabledAndBlocked (error): a tool cannot be both enabled (tools.enabled) and blocked (tools.blocked)
+	CodeToolEnabledAndBlocked = "tool_enabled_and_blocked"
+	// CodeTopPOutOfRange (error): top_p must be between 0 and 1
+	CodeTopPOutOfRange = "top_p_out_of_range"
+	// CodeTreeChanging (reason): the process tree kept changing during the read
+	CodeTreeChanging = "tree_changing"
+	// CodeTurnTimestampUnavailable (reason): Gym gap: the turn's start time is not observed (reported as 0)
+	CodeTurnTimestampUnavailable = "turn_timestamp_unavailable"
+	// CodeUnknownField (error): a key that is not part of the vocabulary, outside an extension point
+	CodeUnknownField = "unknown_field"
+	// CodeUnknownHandle (error): a handle argument was never issued
+	CodeUnknownHandle = "unknown_handle"
+	// CodeUnknownInstructionMode (error): instruction mode must be `replace` or `append`
+	CodeUnknownInstructionMode = "unknown_instruction_mode"
+	// CodeUnknownSchema (error): `fabric schema` was given an unknown schema name
+	CodeUnknownSchema = "unknown_schema"
+	// CodeUnknownSchemaVersion (error): unsupported schema_version; the only accepted version is fabric.agent/v1alpha1
+	CodeUnknownSchemaVersion = "unknown_schema_version"
+	// CodeUnknownTelemetryProvider (error): unknown telemetry provider; expected relay or native
+	CodeUnknownTelemetryProvider = "unknown_telemetry_provider"
+	// CodeUnknownVariant (error): a string is not one of an enum's spellings
+	CodeUnknownVariant = "unknown_variant"
+	// CodeUnsupportedRelayObservabilityVersion (error): NeMo Fabric requires Relay observability config version 4
+	CodeUnsupportedRelayObservabilityVersion = "unsupported_relay_observability_version"
+	// CodeValidationFailed (error): the runtime server rejected the config or run request
+	CodeValidationFailed = "validation_failed"
+	// CodeValidationUnavailable (error): the runtime server could not verify the adapter's capabilities
+	CodeValidationUnavailable = "validation_unavailable"
+	// CodeVersionCommandNotDeclared (reason): software evidence: a process adapter's executable version is unavailable because the descriptor declares no way to ask for it
+	CodeVersionCommandNotDeclared = "version_command_not_declared"
+	// CodeWrongAgent (error): a bridge request's agent does not match the runtime or the config's metadata.name
+	CodeWrongAgent = "wrong_agent"
+	// CodeWrongHandleKind (error): a handle argument is of another kind
+	CodeWrongHandleKind = "wrong_handle_kind"
+)
+
 // Activity: Runtime activity: whether a Fabric invocation is pending. Separate from health.
 type Activity string
 

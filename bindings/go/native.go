@@ -46,7 +46,7 @@ func cstring(value, what string) (*C.char, error) {
 	if strings.IndexByte(value, 0) >= 0 {
 		return nil, newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{
 			Stage:   StageConfig,
-			Code:    "invalid_argument",
+			Code:    CodeInvalidArgument,
 			Message: what + " must not contain NUL bytes",
 		}})
 	}
@@ -70,7 +70,7 @@ func checkLibrary() error {
 		if got := uint32(C.fabric_abi_version()); got != ABIVersion {
 			loadErr = &NativeUnavailableError{Info{ErrorInfo: ErrorInfo{
 				Stage:   StageConfig,
-				Code:    "abi_version_mismatch",
+				Code:    CodeABIVersionMismatch,
 				Message: "linked libfabric_ffi has another C ABI version; rebuild it with 'cargo build -p fabric-ffi'",
 			}}}
 		}

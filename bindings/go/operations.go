@@ -80,7 +80,7 @@ func (q *opQueue) fail(err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for operation, done := range q.waiting {
-		done <- errorResult(&RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "engine_unavailable", Message: "the completion queue failed: " + err.Error()}}})
+		done <- errorResult(&RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: CodeEngineUnavailable, Message: "the completion queue failed: " + err.Error()}}})
 		delete(q.waiting, operation)
 	}
 }

@@ -62,7 +62,7 @@ func (r *Runtime) Invoke(ctx context.Context, request RunRequest) (*RunResult, e
 	r.mu.Lock()
 	if r.closedLocked() {
 		r.mu.Unlock()
-		return nil, &StateError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "runtime_stopped", Message: "cannot invoke a stopped runtime"}}}
+		return nil, &StateError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: CodeRuntimeStopped, Message: "cannot invoke a stopped runtime"}}}
 	}
 	orphan := r.orphan
 	r.mu.Unlock()
@@ -141,7 +141,7 @@ func (r *Runtime) ResourceSnapshot(ctx context.Context) (*RuntimeResourceSnapsho
 			Status: StatusResourceUnavailable,
 			ErrorInfo: ErrorInfo{
 				Stage:   StageInvoke,
-				Code:    "resource_observation_unavailable",
+				Code:    CodeResourceObservationUnavailable,
 				Message: "the runtime is stopped or stopping; its process tree is gone",
 			},
 		}}

@@ -10,11 +10,6 @@ import (
 
 var _ io.Closer = (*Service)(nil)
 
-// CodeServiceInUse is the code of the *RuntimeError that Service.Release returns while a
-// runtime connected to the service still runs (stage stop; Details["fields"] lists the
-// runtime ids). The service stays active.
-const CodeServiceInUse = "service_in_use"
-
 // Service is a long-lived adapter service shared by runtimes: Fabric-owned
 // (Fabric.PrepareService) or caller-owned (Fabric.AttachService). Each runtime started on
 // it gets its own adapter host connected to the service. Release it after its runtimes
@@ -62,7 +57,7 @@ func (f *Fabric) AttachService(ctx context.Context, config any, reference Servic
 	}
 	data, err := json.Marshal(reference)
 	if err != nil {
-		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: "invalid_service_reference", Message: "reference cannot be encoded as JSON: " + err.Error()}}}
+		return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidServiceReference, Message: "reference cannot be encoded as JSON: " + err.Error()}}}
 	}
 	o := collect(opts)
 	return awaitService(ctx, func() nativeResult { return nativeServiceAttach(text, string(data), o) })
@@ -109,8 +104,9 @@ func (s *Service) StartRuntime(ctx context.Context, config any, opts ...Option) 
 }
 
 // Release stops a Fabric-owned service or detaches from a caller-owned one. While a
-// connected runtime still runs it returns a *RuntimeError with code CodeServiceInUse and
-// the service stays active. Idempotent after success.
+// connected runtime still runs it returns a *RuntimeError with code CodeServiceInUse (stage
+// stop; Details["fields"] lists the runtime ids) and the service stays active. Idempotent
+// after success.
 func (s *Service) Release(ctx context.Context) (*ServiceInfo, error) {
 	s.mu.Lock()
 	if s.status == ServiceStatusReleased || s.status == ServiceStatusFailed {

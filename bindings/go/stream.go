@@ -69,7 +69,7 @@ func (r *Runtime) openStream(ctx context.Context, request RunRequest, raw bool) 
 	r.mu.Lock()
 	if r.closedLocked() || r.stopStarted {
 		r.mu.Unlock()
-		return nil, &StateError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "runtime_stopped", Message: "cannot invoke a stopped runtime"}}}
+		return nil, &StateError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: CodeRuntimeStopped, Message: "cannot invoke a stopped runtime"}}}
 	}
 	orphan := r.orphan
 	r.mu.Unlock()
@@ -188,7 +188,7 @@ func (s *OpenAIStream) absorb(result nativeResult) {
 		var records []AtofRecord
 		if err := json.Unmarshal([]byte(result.text), &records); err != nil {
 			s.ended = true
-			s.err = &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "invalid_native_json", Message: "library returned JSON this package cannot decode: " + err.Error()}}}
+			s.err = &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: CodeInvalidNativeJSON, Message: "library returned JSON this package cannot decode: " + err.Error()}}}
 			return
 		}
 		s.records, s.pos = records, 0
@@ -196,7 +196,7 @@ func (s *OpenAIStream) absorb(result nativeResult) {
 		var batch []Chunk
 		if err := json.Unmarshal([]byte(result.text), &batch); err != nil {
 			s.ended = true
-			s.err = &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: "invalid_native_json", Message: "library returned JSON this package cannot decode: " + err.Error()}}}
+			s.err = &RuntimeError{Info{ErrorInfo: ErrorInfo{Stage: StageInvoke, Code: CodeInvalidNativeJSON, Message: "library returned JSON this package cannot decode: " + err.Error()}}}
 			return
 		}
 		s.batch, s.pos = batch, 0

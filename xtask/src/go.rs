@@ -1,5 +1,5 @@
-//! `bindings/go/generated.go`: result structs, the error registry, stages and the
-//! status → error-class table.
+//! `bindings/go/generated.go`: result structs, the error registry, every registered code
+//! as a constant (`CodeRuntimeBusy`), stages and the status → error-class table.
 
 use std::fmt::Write;
 
@@ -11,7 +11,7 @@ pub const PATH: &str = "bindings/go/generated.go";
 
 const INITIALISMS: &[&str] = &[
     "id", "ids", "pid", "url", "uri", "api", "json", "http", "mcp", "ms", "cpu", "atif", "atof",
-    "sha256", "usd", "io", "os", "otlp", "ok", "sse",
+    "sha256", "usd", "io", "os", "otlp", "ok", "sse", "abi", "utf8",
 ];
 
 /// A type or constant name with Go's initialisms: `McpServerConfig` → `MCPServerConfig`,
@@ -68,6 +68,11 @@ pub fn gofmt(text: String) -> Result<String, String> {
         ));
     }
     String::from_utf8(output.stdout).map_err(|error| format!("gofmt: {error}"))
+}
+
+/// The Go constant of a registered code: `runtime_busy` → `CodeRuntimeBusy`.
+pub fn code_constant(code: &str) -> String {
+    format!("Code{}", go_name(code))
 }
 
 fn go_str(text: &str) -> String {
@@ -169,7 +174,23 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     for code in registry.codes.iter().filter(|c| c.reason) {
         let _ = writeln!(out, "\t{},", go_str(&code.code));
     }
-    out.push_str("}\n");
+    out.push_str(
+        "}\n\n// Every registered error and reason code as a constant: CodeRuntimeBusy is \"runtime_busy\".\n\
+         // The package's sources name a code through its constant, never as a string literal\n\
+         // (`cargo test -p xtask` walks them). C ABI status names are the Status constants, even\n\
+         // where a name equals a code (invalid_argument).\nconst (\n",
+    );
+    for code in &registry.codes {
+        let name = code_constant(&code.code);
+        let kind = if code.reason { "reason" } else { "error" };
+        let _ = writeln!(
+            out,
+            "\t// {name} ({kind}): {}\n\t{name} = {}",
+            code.summary.replace('\n', " "),
+            go_str(&code.code)
+        );
+    }
+    out.push_str(")\n");
     for (name, def) in &boundary.defs {
         let type_name = go_name(name);
         out.push('\n');

@@ -5,7 +5,8 @@
 //! and the C header cbindgen writes from `fabric-ffi` (`include/fabric.h`). From them this
 //! crate writes the Python result models (`_generated.py`), the TypeScript interfaces
 //! (`generated.ts`) and the Go structs (`generated.go`), each with the stage list, the
-//! error-code registry and the status → error-class table; the header's function
+//! error-code registry, a named constant per code (Python's in `_codes.py`) and the
+//! status → error-class table; the header's function
 //! prototypes as ctypes types (`_prototypes.py`) and koffi signatures (`prototypes.ts`),
 //! from which the bindings declare every native function; and `docs/errors.md`. The output
 //! is committed; `tests/drift.rs` fails when it is stale (`cargo xtask codegen` rewrites it,
@@ -59,6 +60,10 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>, String> {
         (
             python::PATH.to_owned(),
             python::render(&boundary, &registry),
+        ),
+        (
+            python::CODES_PATH.to_owned(),
+            python::render_codes(&registry),
         ),
         (
             typescript::PATH.to_owned(),

@@ -1,6 +1,6 @@
 //! `cargo xtask codegen [--check]`: writes (or only lists) every stale generated file;
 //! `cargo xtask codes`: lists unregistered literal codes, and codes spelled outside their
-//! declaration; `cargo xtask check-layers`: checks the crate graph of ARCHITECTURE.md.
+//! declaration (in the Rust sources and the bindings' hand-written ones); `cargo xtask check-layers`: checks the crate graph of ARCHITECTURE.md.
 //! (`cargo xtask` is the alias of
 //! `cargo run -q -p xtask --` in `.cargo/config.toml`.)
 
@@ -67,6 +67,7 @@ fn main() -> ExitCode {
         ["codes"] => {
             let mut findings = xtask::sources::unregistered(&root);
             findings.extend(xtask::sources::spelled_outside(&root));
+            findings.extend(xtask::sources::spelled_outside_bindings(&root));
             for finding in &findings {
                 println!(
                     "{}:{}: unregistered or misplaced {} `{}`",
@@ -76,7 +77,14 @@ fn main() -> ExitCode {
                     finding.literal
                 );
             }
-            if findings.is_empty() {
+            let stale = xtask::sources::stale_not_codes(&root);
+            for not in &stale {
+                println!(
+                    "{}: NOT_CODES entry `{}` matches nothing (remove it)",
+                    not.file, not.line
+                );
+            }
+            if findings.is_empty() && stale.is_empty() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE

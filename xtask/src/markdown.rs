@@ -16,7 +16,9 @@ pub fn render(registry: &Registry) -> String {
          tables (`_generated.py`, `generated.ts`, `generated.go`) and into \
          `tests/fixtures/error-codes.json`. Codes are never renamed or reused; a test walks the \
          sources and fails on a literal code or stage that is not here, and on a code spelled \
-         anywhere in the Rust sources but its declaration.\n\n\
+         anywhere in the Rust sources but its declaration or in the bindings' hand-written \
+         sources, which name it through the generated constant (Python and TypeScript \
+         `Code.RUNTIME_BUSY`, Go `CodeRuntimeBusy`).\n\n\
          ## Statuses and error classes\n\n\
          | status | name | class | Python / TypeScript | Go |\n| ---: | --- | --- | --- | --- |\n",
     );

@@ -1,5 +1,8 @@
 //! `bindings/python/src/fabric_core/_generated.py`: result models, the error registry,
-//! stages and the status → error-class table.
+//! stages, the statuses by name and the status → error-class table; and
+//! `bindings/python/src/fabric_core/_codes.py`: every registered code as a constant
+//! (`Code.RUNTIME_BUSY`), apart so that modules which must load nothing else (the adapter
+//! evidence helper) can name codes.
 
 use std::fmt::Write;
 
@@ -7,6 +10,8 @@ use crate::ir::{Boundary, Def, Ty};
 use crate::registry::Registry;
 
 pub const PATH: &str = "bindings/python/src/fabric_core/_generated.py";
+
+pub const CODES_PATH: &str = "bindings/python/src/fabric_core/_codes.py";
 
 fn py_str(text: &str) -> String {
     serde_json::to_string(text).unwrap_or_default()
@@ -73,7 +78,16 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     for status in &registry.statuses {
         let _ = writeln!(out, "    {}: {},", status.status, py_str(&status.name));
     }
-    out.push_str("}\n\n#: C ABI status number -> error class name (statuses that are errors).\nSTATUS_CLASSES: dict[int, str] = {\n");
+    out.push_str("}\n\n#: C ABI statuses by name (the numbers of ``STATUS_NAMES``).\n");
+    for status in &registry.statuses {
+        let _ = writeln!(
+            out,
+            "STATUS_{} = {}",
+            status.name.to_ascii_uppercase(),
+            status.status
+        );
+    }
+    out.push_str("\n#: C ABI status number -> error class name (statuses that are errors).\nSTATUS_CLASSES: dict[int, str] = {\n");
     for status in &registry.statuses {
         if let Some(class) = &status.class {
             let _ = writeln!(out, "    {}: {},", status.status, py_str(class));
@@ -182,4 +196,36 @@ fn doc(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace("\"\"\"", "'''")
         .replace('\n', " ")
+}
+
+/// `_codes.py`: the `Code` namespace, one plain `str` constant per registered code.
+pub fn render_codes(registry: &Registry) -> String {
+    let mut out = String::new();
+    out.push_str(crate::HEADER_HASH);
+    out.push_str(
+        "\"\"\"Every registered error and reason code as a named constant, generated from the\n\
+         Rust registry (``fabric_config::codes``).\n\n\
+         Do not edit: run ``cargo xtask codegen``. The binding's sources name a code through\n\
+         ``Code`` (``code=Code.RUNTIME_BUSY``), never as a string literal: ``cargo test -p\n\
+         xtask`` walks them. The values are the plain ``str`` spellings that\n\
+         ``FabricError.code`` and results carry. C ABI status names are another table\n\
+         (``_generated.STATUS_NAMES``, ``STATUS_*``), even where a name equals a code\n\
+         (``invalid_argument``, ``timeout``). This module imports nothing, so\n\
+         ``fabric_core.adapter_evidence`` (standard library only) can use it.\n\"\"\"\n\n\n\
+         class Code:\n    \
+         \"\"\"Every registered code: ``Code.RUNTIME_BUSY == \"runtime_busy\"`` (the spelling\n    \
+         upper-cased, as the Rust constant); each is documented with its summary.\"\"\"\n\n    \
+         __slots__ = ()\n",
+    );
+    for code in &registry.codes {
+        let kind = if code.reason { "reason" } else { "error" };
+        let _ = writeln!(
+            out,
+            "\n    #: ({kind}) {}\n    {} = {}",
+            doc(&code.summary),
+            crate::registry::constant(&code.code),
+            py_str(&code.code)
+        );
+    }
+    out
 }

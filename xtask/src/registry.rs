@@ -52,6 +52,12 @@ pub struct Registry {
     pub codes: Vec<Code>,
 }
 
+/// The name of a code's constant in the Python and TypeScript `Code` tables: its spelling
+/// upper-cased, as the Rust registry's constant (`runtime_busy` → `RUNTIME_BUSY`).
+pub fn constant(code: &str) -> String {
+    code.to_ascii_uppercase()
+}
+
 fn class(class: ErrorClass) -> String {
     class.as_str().to_owned()
 }

@@ -3,6 +3,10 @@
 //! Looked at: Rust `src/` of every crate (`ErrorInfo::new(stage, "code"` and the arms of
 //! `fn code`), and the bindings' sources (`code="…"`, `code: "…"`, `Code: "…"` and the
 //! same for stages). Tests are not walked: they may name codes that must not exist.
+//!
+//! And for registered codes spelled where they should be named: [`spelled_outside`] in the
+//! Rust sources (outside the registry's declarations), [`spelled_outside_bindings`] in the
+//! bindings' hand-written sources (outside the generated constants).
 
 use std::path::{Path, PathBuf};
 
@@ -278,4 +282,279 @@ pub fn spelled_outside(root: &Path) -> Vec<Finding> {
         }
     }
     findings
+}
+
+/// The bindings' hand-written sources: everything [`files`] finds under these directories
+/// but the generated files.
+const BINDING_DIRS: &[&str] = &[
+    "bindings/python/src/fabric_core",
+    "bindings/typescript/src",
+    "bindings/go",
+];
+
+/// The language of a binding source, which decides its comments and string forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lang {
+    Python,
+    TypeScript,
+    Go,
+}
+
+impl Lang {
+    /// The language of `path` by its extension (`.py`, `.ts`, `.go`).
+    pub fn of(path: &Path) -> Option<Lang> {
+        match path.extension()?.to_str()? {
+            "py" => Some(Lang::Python),
+            "ts" => Some(Lang::TypeScript),
+            "go" => Some(Lang::Go),
+            _ => None,
+        }
+    }
+}
+
+/// A literal of the bindings that spells a registered code but is not one where it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotCode {
+    /// The file, relative to the repository root.
+    pub file: &'static str,
+    /// Text of the literal's line, the quoted literal included: the literal is accepted
+    /// only on a line that contains it.
+    pub line: &'static str,
+    /// Why it is not a code.
+    pub why: &'static str,
+}
+
+/// The bindings' literals that spell a registered code without being one. Keep it short:
+/// a code is named through the generated constant, and a status name through the status
+/// table. An entry that matches nothing any more is reported too.
+pub const NOT_CODES: &[NotCode] = &[
+    NotCode {
+        file: "bindings/python/src/fabric_core/adapter_health.py",
+        line: "p.name == \"timeout\"",
+        why: "the name of a keyword parameter a probe may accept (`def probe(timeout=...)`)",
+    },
+    // A private sentinel: `bounded` resolves to "timeout" when the probe's deadline passed
+    // first, and `evaluate` reports that as the reason `probe_timeout`; it never leaves the
+    // listener.
+    NotCode {
+        file: "bindings/typescript/src/adapter/health.ts",
+        line: "found === \"timeout\"",
+        why: "the probe race's private deadline sentinel",
+    },
+    NotCode {
+        file: "bindings/typescript/src/adapter/health.ts",
+        line: "Promise<\"timeout\" |",
+        why: "the type of the probe race's private deadline sentinel",
+    },
+    NotCode {
+        file: "bindings/typescript/src/adapter/health.ts",
+        line: "new Promise<\"timeout\">",
+        why: "the type of the probe race's private deadline sentinel",
+    },
+    NotCode {
+        file: "bindings/typescript/src/adapter/health.ts",
+        line: "resolve(\"timeout\")",
+        why: "the probe race's private deadline sentinel",
+    },
+];
+
+fn snake(literal: &str) -> bool {
+    !literal.is_empty()
+        && literal
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The index after `end` from `at` on (or the end of `bytes`), counting the lines passed.
+fn skip_to(bytes: &[u8], mut at: usize, end: &[u8], line: &mut usize) -> usize {
+    while at < bytes.len() && !bytes[at..].starts_with(end) {
+        if bytes[at] == b'\n' {
+            *line += 1;
+        }
+        at += 1;
+    }
+    (at + end.len()).min(bytes.len())
+}
+
+/// Whether the escape at `at` (a backslash) escapes the next byte: not a line break, whose
+/// line is counted where it stands.
+fn escapes(bytes: &[u8], at: usize) -> bool {
+    bytes[at] == b'\\' && bytes.get(at + 1).is_some_and(|&next| next != b'\n')
+}
+
+/// The end of TypeScript template text starting at `at` (after "`" or an interpolation's
+/// `}`): the index after the closing "`" (`false`) or after `${` (`true`).
+fn template_text(bytes: &[u8], mut at: usize, line: &mut usize) -> (usize, bool) {
+    while at < bytes.len() {
+        match bytes[at] {
+            _ if escapes(bytes, at) => at += 1,
+            b'\n' => *line += 1,
+            b'`' => return (at + 1, false),
+            b'$' if bytes.get(at + 1) == Some(&b'{') => return (at + 2, true),
+            _ => {}
+        }
+        at += 1;
+    }
+    (at, false)
+}
+
+/// The quoted string literals (`'…'`, `"…"`) of one binding source whose whole text is
+/// snake_case, with their lines. Skipped as prose: comments (`#` in Python; `//` and
+/// `/* */` in TypeScript and Go) and Python's triple-quoted strings (docstrings). Not quoted,
+/// so not looked at: Go raw strings and the text of TypeScript template literals (their
+/// `${…}` interpolations are). A quote left open at the end of its line (one inside a
+/// regular expression) ends there.
+pub fn binding_literals(text: &str, lang: Lang) -> Vec<(usize, String)> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut line = 1;
+    let mut at = 0;
+    // TypeScript: the brace depth, and the depths at which template interpolations opened.
+    let mut depth = 0usize;
+    let mut templates: Vec<usize> = Vec::new();
+    while at < bytes.len() {
+        let byte = bytes[at];
+        let next = bytes.get(at + 1).copied();
+        let line_comment = match lang {
+            Lang::Python => byte == b'#',
+            Lang::TypeScript | Lang::Go => byte == b'/' && next == Some(b'/'),
+        };
+        if line_comment {
+            at = bytes[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .map_or(bytes.len(), |end| at + end);
+            continue;
+        }
+        match (byte, lang) {
+            (b'\n', _) => {
+                line += 1;
+                at += 1;
+            }
+            (b'/', Lang::TypeScript | Lang::Go) if next == Some(b'*') => {
+                at = skip_to(bytes, at + 2, b"*/", &mut line);
+            }
+            (b'`', Lang::Go) => at = skip_to(bytes, at + 1, b"`", &mut line),
+            (b'`', Lang::TypeScript) => {
+                let (end, open) = template_text(bytes, at + 1, &mut line);
+                at = end;
+                if open {
+                    depth += 1;
+                    templates.push(depth);
+                }
+            }
+            (b'{', Lang::TypeScript) => {
+                depth += 1;
+                at += 1;
+            }
+            (b'}', Lang::TypeScript) => {
+                at += 1;
+                if templates.last() == Some(&depth) {
+                    templates.pop();
+                    depth -= 1;
+                    let (end, open) = template_text(bytes, at, &mut line);
+                    at = end;
+                    if open {
+                        depth += 1;
+                        templates.push(depth);
+                    }
+                } else {
+                    depth = depth.saturating_sub(1);
+                }
+            }
+            (b'"' | b'\'', _) => {
+                let triple = [byte; 3];
+                if lang == Lang::Python && bytes[at..].starts_with(&triple) {
+                    at = skip_to(bytes, at + 3, &triple, &mut line);
+                    continue;
+                }
+                let start = at + 1;
+                let mut end = start;
+                while end < bytes.len() && bytes[end] != byte && bytes[end] != b'\n' {
+                    end += if escapes(bytes, end) { 2 } else { 1 };
+                }
+                if bytes.get(end) == Some(&byte) {
+                    let literal = &text[start..end];
+                    if snake(literal) {
+                        found.push((line, literal.to_owned()));
+                    }
+                    at = end + 1;
+                } else {
+                    // Unclosed on its line: resume at the line break.
+                    at = end.min(bytes.len());
+                }
+            }
+            _ => at += 1,
+        }
+    }
+    found
+}
+
+/// What [`spelled_outside_bindings`] and [`stale_not_codes`] report, from one walk.
+fn walk_bindings(root: &Path) -> (Vec<Finding>, Vec<NotCode>) {
+    let codes: std::collections::HashSet<&'static str> =
+        fabric_config::codes::all().iter().map(|c| c.code).collect();
+    let mut paths = Vec::new();
+    for dir in BINDING_DIRS {
+        files(&root.join(dir), &mut paths);
+    }
+    paths.sort();
+    let mut findings = Vec::new();
+    let mut used = vec![false; NOT_CODES.len()];
+    for path in paths {
+        let Some(lang) = Lang::of(&path) else {
+            continue;
+        };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        if text.contains("@generated by xtask") || text.contains("Code generated by xtask") {
+            continue;
+        }
+        let relative = path.strip_prefix(root).unwrap_or(&path).to_path_buf();
+        let shown = relative.to_string_lossy().replace('\\', "/");
+        let lines: Vec<&str> = text.lines().collect();
+        for (line, literal) in binding_literals(&text, lang) {
+            if !codes.contains(literal.as_str()) {
+                continue;
+            }
+            let source = lines.get(line - 1).copied().unwrap_or_default();
+            let allowed = NOT_CODES.iter().position(|not| {
+                not.file == shown
+                    && source.contains(not.line)
+                    && (not.line.contains(&format!("\"{literal}\""))
+                        || not.line.contains(&format!("'{literal}'")))
+            });
+            match allowed {
+                Some(index) => used[index] = true,
+                None => findings.push(Finding {
+                    file: relative.clone(),
+                    line,
+                    kind: "code",
+                    literal,
+                }),
+            }
+        }
+    }
+    let stale = NOT_CODES
+        .iter()
+        .zip(used)
+        .filter(|(_, used)| !used)
+        .map(|(not, _)| *not)
+        .collect();
+    (findings, stale)
+}
+
+/// Every string literal in the bindings' hand-written sources (Python, TypeScript, Go; not
+/// their tests, examples or generated files) that spells a registered code: the sources
+/// name the generated constant (`Code.RUNTIME_BUSY`, `CodeRuntimeBusy`) instead, and a
+/// status name through the status table. [`NOT_CODES`] lists the literals that are not
+/// codes where they stand.
+pub fn spelled_outside_bindings(root: &Path) -> Vec<Finding> {
+    walk_bindings(root).0
+}
+
+/// The [`NOT_CODES`] entries that match no literal any more (remove them).
+pub fn stale_not_codes(root: &Path) -> Vec<NotCode> {
+    walk_bindings(root).1
 }

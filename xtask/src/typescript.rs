@@ -1,5 +1,6 @@
-//! `bindings/typescript/src/generated.ts`: result interfaces, the error registry, stages
-//! and the status → error-class table.
+//! `bindings/typescript/src/generated.ts`: result interfaces, the error registry, every
+//! registered code as a constant (`Code.RUNTIME_BUSY`), stages and the status → error-class
+//! table.
 
 use std::fmt::Write;
 
@@ -90,7 +91,24 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
     for code in registry.codes.iter().filter(|c| c.reason) {
         let _ = writeln!(out, "  {},", js(&code.code));
     }
-    out.push_str("]);\n");
+    out.push_str(
+        "]);\n\n/**\n * Every registered error and reason code by name: `Code.RUNTIME_BUSY === \"runtime_busy\"`\n \
+         * (the spelling upper-cased, as the Rust constant). The binding's sources name a code\n \
+         * through `Code`, never as a string literal (`cargo test -p xtask` walks them). C ABI\n \
+         * status names are `Status`, even where a name equals a code (`invalid_argument`).\n \
+         */\nexport const Code = {\n",
+    );
+    for code in &registry.codes {
+        let kind = if code.reason { "reason" } else { "error" };
+        let _ = writeln!(
+            out,
+            "  /** ({kind}) {} */\n  {}: {},",
+            code.summary.replace("*/", "*\\/").replace('\n', " "),
+            crate::registry::constant(&code.code),
+            js(&code.code)
+        );
+    }
+    out.push_str("} as const;\n");
     for (name, def) in &boundary.defs {
         out.push('\n');
         match def {

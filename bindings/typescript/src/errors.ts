@@ -5,7 +5,7 @@
  * errors are subclasses of {@link FabricRuntimeError}.
  */
 
-import { ERROR_CODES, STATUS_CLASSES, Status, type ErrorClassKey, type ErrorInfo } from "./generated";
+import { Code, ERROR_CODES, STATUS_CLASSES, Status, type ErrorClassKey, type ErrorInfo } from "./generated";
 
 export { Status };
 export type { ErrorInfo };
@@ -102,7 +102,7 @@ export function errorFromStatus(status: number, text: string | null): FabricErro
     }
   }
   const code = typeof info.code === "string" ? info.code : null;
-  const cls = code === "service_in_use" ? ServiceInUseError : errorClass(status, code);
+  const cls = code === Code.SERVICE_IN_USE ? ServiceInUseError : errorClass(status, code);
   const message = typeof info.message === "string" && info.message ? info.message : `native call failed with status ${status}`;
   const metadata = info.metadata;
   return new cls(message, {

@@ -28,7 +28,7 @@ import type {
   JsonValue,
   StreamInfo,
 } from "./models";
-import type { CallOptions as NativeCallOptions } from "./generated";
+import { Code, type CallOptions as NativeCallOptions } from "./generated";
 import { cString, nativeLibrary, type NativeLibrary } from "./native";
 import { abortable, parse } from "./util";
 import { InvokeStream, OpenAIInvokeStream, type StreamOwner } from "./stream";
@@ -111,7 +111,7 @@ function bindingIdentity(): NativeCallOptions["binding"] {
 
 function requestText(options: InvokeOptions): string {
   if (options.input !== undefined && options.request !== undefined) {
-    throw new FabricConfigError("input and request are mutually exclusive", { stage: "config", code: "invalid_request" });
+    throw new FabricConfigError("input and request are mutually exclusive", { stage: "config", code: Code.INVALID_REQUEST });
   }
   const request: RunRequest = options.request ?? { input: options.input === undefined ? null : options.input };
   return cString(JSON.stringify(request), "request");
@@ -255,7 +255,7 @@ export class Fabric {
   async startRuntime(config: FabricConfig | string, options: CallOptions & { service?: Service } = {}): Promise<Runtime> {
     if (options.service !== undefined) {
       if (!(options.service instanceof Service)) {
-        throw new FabricConfigError("service must be a Service", { stage: "start", code: "invalid_argument" });
+        throw new FabricConfigError("service must be a Service", { stage: "start", code: Code.INVALID_ARGUMENT });
       }
       return options.service.startRuntime(config, options);
     }
@@ -331,7 +331,7 @@ export class Environment implements AsyncDisposable {
 
   private live(): number {
     if (this.handle === 0) {
-      throw new FabricStateError("the environment was closed", { stage: "start", code: "environment_released" });
+      throw new FabricStateError("the environment was closed", { stage: "start", code: Code.ENVIRONMENT_RELEASED });
     }
     return this.handle;
   }
@@ -339,7 +339,7 @@ export class Environment implements AsyncDisposable {
   /** @internal The C ABI handle for {@link Fabric.check}; throws once closed. */
   nativeHandle(): number {
     if (this.handle === 0 || this.releasing !== null) {
-      throw new FabricStateError("the environment was released", { stage: "config", code: "environment_released" });
+      throw new FabricStateError("the environment was released", { stage: "config", code: Code.ENVIRONMENT_RELEASED });
     }
     return this.handle;
   }
@@ -450,7 +450,7 @@ export class Runtime implements AsyncDisposable {
 
   private live(stage: string): number {
     if (this.handle === 0 || this.stopping !== null) {
-      throw new FabricStateError(`cannot ${stage} a stopped runtime`, { stage, code: "runtime_stopped" });
+      throw new FabricStateError(`cannot ${stage} a stopped runtime`, { stage, code: Code.RUNTIME_STOPPED });
     }
     return this.handle;
   }
@@ -539,7 +539,7 @@ export class Runtime implements AsyncDisposable {
    * for {@link Runtime.invokeOpenAIStream}.
    */
   async invokeStream(options: InvokeOptions = {}): Promise<InvokeStream> {
-    const collectorRefused = (error: unknown) => error instanceof FabricRuntimeError && error.code === "collector_request_failed";
+    const collectorRefused = (error: unknown) => error instanceof FabricRuntimeError && error.code === Code.COLLECTOR_REQUEST_FAILED;
     return this.startStream("fabric_runtime_invoke_stream", options, collectorRefused, (handle, info) => {
       return new InvokeStream(this.library, this.streamOwner, handle, info, options.signal);
     });
@@ -583,7 +583,7 @@ export class Runtime implements AsyncDisposable {
       if (this.finalStatus !== null) return this.finalStatus;
       throw new FabricStateError("the runtime was stopped and its status could not be read", {
         stage: "invoke",
-        code: "runtime_stopped",
+        code: Code.RUNTIME_STOPPED,
       });
     }
     return parse(await this.library.call("fabric_runtime_status", [this.handle]));
@@ -599,7 +599,7 @@ export class Runtime implements AsyncDisposable {
     if (this.handle === 0 || this.stopping !== null) {
       throw new ResourceObservationUnavailableError("the runtime is stopped or stopping; its process tree is gone", {
         stage: "invoke",
-        code: "resource_observation_unavailable",
+        code: Code.RESOURCE_OBSERVATION_UNAVAILABLE,
       });
     }
     return parse(await this.library.call("fabric_runtime_resource_snapshot", [this.handle]));
@@ -617,7 +617,7 @@ export class Runtime implements AsyncDisposable {
         return Promise.reject(
           new FabricStateError("cannot stop while a streaming invocation is active; consume it or await its result() or close()", {
             stage: "stop",
-            code: "runtime_busy",
+            code: Code.RUNTIME_BUSY,
           }),
         );
       }

@@ -319,6 +319,499 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "version_command_not_declared",
 ]);
 
+/**
+ * Every registered error and reason code by name: `Code.RUNTIME_BUSY === "runtime_busy"`
+ * (the spelling upper-cased, as the Rust constant). The binding's sources name a code
+ * through `Code`, never as a string literal (`cargo test -p xtask` walks them). C ABI
+ * status names are `Status`, even where a name equals a code (`invalid_argument`).
+ */
+export const Code = {
+  /** (error) the native library speaks another ABI version */
+  ABI_VERSION_MISMATCH: "abi_version_mismatch",
+  /** (error) this core cannot host adapters of that kind */
+  ADAPTER_KIND_UNSUPPORTED: "adapter_kind_unsupported",
+  /** (error) no descriptor was discovered for the selected adapter id */
+  ADAPTER_NOT_FOUND: "adapter_not_found",
+  /** (error) the descriptor's runner cannot be launched */
+  ADAPTER_RUNNER_INVALID: "adapter_runner_invalid",
+  /** (reason) a core-collected artifact (invocation log, workspace patch) could not be written; reported as an `artifact_collect_failed` event, the invocation keeps its outcome */
+  ARTIFACT_COLLECT_FAILED: "artifact_collect_failed",
+  /** (error) an artifact the adapter listed is outside the artifact root or unreadable */
+  ARTIFACT_REJECTED: "artifact_rejected",
+  /** (reason) Gym gap: ATOF records that belong to none of the results */
+  ATOF_RECORDS_UNCORRELATED: "atof_records_uncorrelated",
+  /** (error) harness.adapter_id must be a non-blank string */
+  BLANK_ADAPTER_ID: "blank_adapter_id",
+  /** (error) discovery local paths must not be blank */
+  BLANK_DISCOVERY_PATH: "blank_discovery_path",
+  /** (error) environment variable names must not be blank */
+  BLANK_ENV_NAME: "blank_env_name",
+  /** (error) instruction content must be non-blank */
+  BLANK_INSTRUCTION_CONTENT: "blank_instruction_content",
+  /** (error) MCP server names must not be blank */
+  BLANK_MCP_SERVER_NAME: "blank_mcp_server_name",
+  /** (error) MCP server url must be a non-blank string */
+  BLANK_MCP_URL: "blank_mcp_url",
+  /** (error) metadata.name must be a non-blank string */
+  BLANK_METADATA_NAME: "blank_metadata_name",
+  /** (error) model fields must be non-blank strings */
+  BLANK_MODEL_FIELD: "blank_model_field",
+  /** (error) model role names must not be blank */
+  BLANK_MODEL_ROLE: "blank_model_role",
+  /** (error) request_id must be non-blank when present */
+  BLANK_REQUEST_ID: "blank_request_id",
+  /** (error) skill paths must not be blank */
+  BLANK_SKILL_PATH: "blank_skill_path",
+  /** (error) workflow.target_id must be a non-blank string */
+  BLANK_TARGET_ID: "blank_target_id",
+  /** (error) tool definition kind and ref must be non-blank strings */
+  BLANK_TOOL_DEFINITION_FIELD: "blank_tool_definition_field",
+  /** (error) tool definition names must not be blank */
+  BLANK_TOOL_DEFINITION_NAME: "blank_tool_definition_name",
+  /** (error) tool names must not be blank */
+  BLANK_TOOL_NAME: "blank_tool_name",
+  /** (reason) the kernel lacks /proc/<pid>/task/<tid>/children */
+  CHILDREN_LISTS_UNAVAILABLE: "children_lists_unavailable",
+  /** (error) cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox */
+  CLEANUP_UNCONFIRMED: "cleanup_unconfirmed",
+  /** (reason) software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown */
+  COLLECTION_DEADLINE_EXCEEDED: "collection_deadline_exceeded",
+  /** (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout */
+  COLLECTOR_LISTEN_INVALID: "collector_listen_invalid",
+  /** (error) the ATOF collector refused or failed a request (registration, stream, deregistration) */
+  COLLECTOR_REQUEST_FAILED: "collector_request_failed",
+  /** (error) the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone */
+  COLLECTOR_START_FAILED: "collector_start_failed",
+  /** (error) `fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters */
+  COLLECTOR_TOKEN_INVALID: "collector_token_invalid",
+  /** (error) the config uses a field the adapter does not accept */
+  CONFIG_INCOMPATIBLE: "config_incompatible",
+  /** (error) the config breaks a planning rule */
+  CONFIG_INVALID: "config_invalid",
+  /** (error) the config file cannot be read */
+  CONFIG_READ_FAILED: "config_read_failed",
+  /** (error) an extension value breaks the adapter's extension schema */
+  CONFIG_SCHEMA_VIOLATION: "config_schema_violation",
+  /** (error) the container engine (podman) is missing or one of its commands failed; the message quotes its stderr */
+  CONTAINER_ENGINE_FAILED: "container_engine_failed",
+  /** (reason) Gym gap: the invocation's conversation items are not observed */
+  CONVERSATION_UNAVAILABLE: "conversation_unavailable",
+  /** (error) two descriptors claim the same adapter or target id */
+  DESCRIPTOR_AMBIGUOUS: "descriptor_ambiguous",
+  /** (error) a descriptor breaks the descriptor schema */
+  DESCRIPTOR_INVALID: "descriptor_invalid",
+  /** (error) a descriptor is not valid JSON */
+  DESCRIPTOR_INVALID_JSON: "descriptor_invalid_json",
+  /** (error) an embedded extension schema is not a usable JSON Schema */
+  DESCRIPTOR_INVALID_SCHEMA: "descriptor_invalid_schema",
+  /** (error) the descriptor's sha256 differs from the expected fingerprint */
+  DESCRIPTOR_MISMATCH: "descriptor_mismatch",
+  /** (error) an adapter or target descriptor file cannot be read */
+  DESCRIPTOR_READ_FAILED: "descriptor_read_failed",
+  /** (error) a descriptor names a contract version this core does not speak */
+  DESCRIPTOR_UNSUPPORTED_CONTRACT: "descriptor_unsupported_contract",
+  /** (error) the core's reactor thread is not running */
+  ENGINE_UNAVAILABLE: "engine_unavailable",
+  /** (error) a forwarded environment variable changed after start */
+  ENV_NAME_CHANGED: "env_name_changed",
+  /** (error) FABRIC_HOME, FABRIC_RUNTIME_ID, FABRIC_ARTIFACTS, FABRIC_RELAY_ENABLED and FABRIC_RELAY_CONFIG_PATH are set by the core and cannot be set or forwarded by config */
+  ENV_NAME_RESERVED: "env_name_reserved",
+  /** (error) a forwarded environment variable is not set */
+  ENV_NAME_UNSET: "env_name_unset",
+  /** (error) a variable cannot be listed in environment.env_names and also set in environment.env */
+  ENV_NAMES_CONFLICT: "env_names_conflict",
+  /** (error) the environment provider cannot attach to existing environments */
+  ENVIRONMENT_ATTACH_UNSUPPORTED: "environment_attach_unsupported",
+  /** (error) the resource an EnvironmentReference names does not exist (`metadata.path` names the field) */
+  ENVIRONMENT_NOT_FOUND: "environment_not_found",
+  /** (error) no descriptor serves the config's environment.provider (docs/sandbox.md, "Providers") */
+  ENVIRONMENT_PROVIDER_NOT_FOUND: "environment_provider_not_found",
+  /** (error) the environment provider is not supported */
+  ENVIRONMENT_PROVIDER_UNSUPPORTED: "environment_provider_unsupported",
+  /** (error) the environment was released */
+  ENVIRONMENT_RELEASED: "environment_released",
+  /** (error) this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server) */
+  ENVIRONMENT_RUNTIME_UNSUPPORTED: "environment_runtime_unsupported",
+  /** (error) a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke */
+  ENVIRONMENT_STREAM_UNSUPPORTED: "environment_stream_unsupported",
+  /** (reason) software evidence: more than 16 inventories after composition; the later ones are dropped whole */
+  EVIDENCE_CONTEXTS_DROPPED: "evidence_contexts_dropped",
+  /** (reason) software evidence: more than 128 entries (or an entry that is not well formed); entries are dropped whole, versions are never shortened */
+  EVIDENCE_ENTRIES_DROPPED: "evidence_entries_dropped",
+  /** (reason) software evidence: more than 64 KiB of compact JSON; the largest entries are dropped whole until it fits */
+  EVIDENCE_TOO_LARGE: "evidence_too_large",
+  /** (error) a `fabric export` input line is not a RunResult or an ATOF record */
+  EXPORT_LINE_INVALID: "export_line_invalid",
+  /** (error) a `fabric export` input file cannot be read */
+  EXPORT_READ_FAILED: "export_read_failed",
+  /** (error) a file-system operation of the core failed */
+  FILESYSTEM_ERROR: "filesystem_error",
+  /** (reason) software evidence: the adapter host's `execution` report is not the documented shape; it is left out and coverage is incomplete */
+  GUEST_REPORT_MALFORMED: "guest_report_malformed",
+  /** (reason) software evidence: the adapter host sent no `execution` report at start (an upstream-built host, or an older intermediary dropped it): a `guest_sdk` coverage gap */
+  GUEST_REPORT_MISSING: "guest_report_missing",
+  /** (error) a Gym task_id or rollout_id is blank */
+  GYM_ID_BLANK: "gym_id_blank",
+  /** (error) two invocations of a Gym bundle or trajectory share an invocation_id */
+  GYM_INVOCATION_ID_DUPLICATE: "gym_invocation_id_duplicate",
+  /** (error) two model calls of a Gym trajectory share a model_call_id */
+  GYM_MODEL_CALL_ID_DUPLICATE: "gym_model_call_id_duplicate",
+  /** (error) a Gym model call reference has neither model_call_id nor model_ref with response_id */
+  GYM_MODEL_CALL_REF_INVALID: "gym_model_call_ref_invalid",
+  /** (error) the parent_invocation_id links of a Gym bundle form a cycle */
+  GYM_PARENT_CYCLE: "gym_parent_cycle",
+  /** (error) a Gym tool call ends before it starts */
+  GYM_TOOL_CALL_TIMING_INVALID: "gym_tool_call_timing_invalid",
+  /** (error) a Gym turn names another task or rollout than its trajectory */
+  GYM_TURN_IDENTITY_MISMATCH: "gym_turn_identity_mismatch",
+  /** (error) a Gym turn_no is 0 or repeats within its invocation */
+  GYM_TURN_INVALID: "gym_turn_invalid",
+  /** (error) no more handle ids can be issued */
+  HANDLE_SPACE_EXHAUSTED: "handle_space_exhausted",
+  /** (error) the health endpoint file could not be written */
+  HEALTH_ENDPOINT_WRITE_FAILED: "health_endpoint_write_failed",
+  /** (error) the health listener could not bind its socket */
+  HEALTH_LISTENER_BIND_FAILED: "health_listener_bind_failed",
+  /** (error) the health listener thread could not be started */
+  HEALTH_LISTENER_THREAD_FAILED: "health_listener_thread_failed",
+  /** (error) no random secret could be drawn for the health channel */
+  HEALTH_SECRET_UNAVAILABLE: "health_secret_unavailable",
+  /** (error) the runtime server is serving its maximum of 32 connections (MAX_CONNECTIONS); nothing was dispatched, try again */
+  HOST_BUSY: "host_busy",
+  /** (error) the adapter host exited while a request was pending */
+  HOST_CRASHED: "host_crashed",
+  /** (reason) the adapter host exited before it could be read */
+  HOST_EXITED: "host_exited",
+  /** (error) reading from or writing to the adapter host failed */
+  HOST_IO: "host_io",
+  /** (error) the adapter host process could not be started */
+  HOST_LAUNCH_FAILED: "host_launch_failed",
+  /** (error) another runtime server holds the socket's `fabric.lock` */
+  HOST_LOCK_HELD: "host_lock_held",
+  /** (error) the runtime server is shutting down and takes no new work */
+  HOST_STOPPING: "host_stopping",
+  /** (error) the adapter host's process group could not be ended */
+  HOST_TERMINATION_FAILED: "host_termination_failed",
+  /** (error) the runtime server socket cannot be reached; nothing was sent */
+  HOST_UNAVAILABLE: "host_unavailable",
+  /** (error) the --inputs file cannot be read */
+  INPUTS_READ_FAILED: "inputs_read_failed",
+  /** (error) a bridge request names an interface version other than 2 */
+  INTERFACE_UNSUPPORTED: "interface_unsupported",
+  /** (error) a bug: a result could not be encoded as JSON */
+  INTERNAL_ENCODE: "internal_encode",
+  /** (error) a bug: a panic was caught at the C ABI boundary */
+  INTERNAL_PANIC: "internal_panic",
+  /** (error) the adapter returned a result that breaks the contract */
+  INVALID_AGENT_RUN_RESULT: "invalid_agent_run_result",
+  /** (error) an argument cannot be passed to the native library (NUL byte, wrong type) */
+  INVALID_ARGUMENT: "invalid_argument",
+  /** (error) a CheckRequest is malformed or names an unknown level */
+  INVALID_CHECK_REQUEST: "invalid_check_request",
+  /** (error) a config value has the wrong type for its field */
+  INVALID_CONFIG_TYPE: "invalid_config_type",
+  /** (error) environment variable names must match [A-Za-z_][A-Za-z0-9_]* */
+  INVALID_ENV_NAME: "invalid_env_name",
+  /** (error) an EnvironmentReference is malformed or names another provider (`metadata.path` names the field) */
+  INVALID_ENVIRONMENT_REFERENCE: "invalid_environment_reference",
+  /** (error) HTTP header names must be RFC 7230 tokens */
+  INVALID_HEADER_NAME: "invalid_header_name",
+  /** (error) HTTP header values must not contain CR, LF, NUL or other control characters */
+  INVALID_HEADER_VALUE: "invalid_header_value",
+  /** (error) a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline) */
+  INVALID_INPUT: "invalid_input",
+  /** (error) the document is not valid JSON (or not a single JSON value) */
+  INVALID_JSON: "invalid_json",
+  /** (error) a value cannot be encoded as JSON */
+  INVALID_JSON_VALUE: "invalid_json_value",
+  /** (error) inconsistent MCP authentication settings */
+  INVALID_MCP_AUTHENTICATION: "invalid_mcp_authentication",
+  /** (error) model provider must be a non-blank, trimmed, lowercase identifier */
+  INVALID_MODEL_PROVIDER: "invalid_model_provider",
+  /** (error) the native library returned text that is not the documented JSON */
+  INVALID_NATIVE_JSON: "invalid_native_json",
+  /** (error) an environment-provider descriptor is malformed or names another provider or protocol */
+  INVALID_PROVIDER_DESCRIPTOR: "invalid_provider_descriptor",
+  /** (error) a RunRequest is missing, malformed or invalid */
+  INVALID_REQUEST: "invalid_request",
+  /** (error) the runtime server's response is missing, malformed, oversized or late; effects unknown for start/invoke/stop */
+  INVALID_RESPONSE: "invalid_response",
+  /** (error) the service host's start answer is not `{adapter_id, service_type, connection, metadata}` */
+  INVALID_SERVICE_INFO: "invalid_service_info",
+  /** (error) a ServiceReference is malformed or names another adapter */
+  INVALID_SERVICE_REFERENCE: "invalid_service_reference",
+  /** (error) a provider's `environment.settings` member has the wrong type (the message names `settings.<member>`) */
+  INVALID_SETTINGS: "invalid_settings",
+  /** (error) timeout_seconds must be a finite number greater than 0 */
+  INVALID_TIMEOUT_SECONDS: "invalid_timeout_seconds",
+  /** (error) a value has the wrong JSON type */
+  INVALID_TYPE: "invalid_type",
+  /** (error) must be an absolute URL without whitespace or control characters */
+  INVALID_URL: "invalid_url",
+  /** (error) a string argument is not UTF-8 */
+  INVALID_UTF8: "invalid_utf8",
+  /** (error) a value has the right type but an invalid value */
+  INVALID_VALUE: "invalid_value",
+  /** (error) an invocation through the runtime server produced no result; effects unknown */
+  INVOKE_FAILED: "invoke_failed",
+  /** (reason) samples that arrived after the invocation ended were dropped */
+  LATE_SAMPLES_DISCARDED: "late_samples_discarded",
+  /** (error) launch_collector requires streaming=True */
+  LAUNCH_COLLECTOR_REQUIRES_STREAMING: "launch_collector_requires_streaming",
+  /** (error) the adapter failed during lifecycle invoke */
+  LIFECYCLE_ADAPTER_INVOKE_FAILED: "lifecycle_adapter_invoke_failed",
+  /** (error) the adapter failed during lifecycle start */
+  LIFECYCLE_ADAPTER_START_FAILED: "lifecycle_adapter_start_failed",
+  /** (error) the adapter failed during lifecycle stop */
+  LIFECYCLE_ADAPTER_STOP_FAILED: "lifecycle_adapter_stop_failed",
+  /** (error) the adapter reported a failure without a code */
+  LIFECYCLE_ERROR: "lifecycle_error",
+  /** (error) the adapter emitted a chunk that breaks the chunk rules */
+  LIFECYCLE_INVALID_OPENAI_STREAM_EVENT: "lifecycle_invalid_openai_stream_event",
+  /** (error) the adapter could not decode a lifecycle request */
+  LIFECYCLE_INVALID_REQUEST: "lifecycle_invalid_request",
+  /** (error) the adapter rejected the OpenAI stream sink of the request */
+  LIFECYCLE_INVALID_STREAM_SINK: "lifecycle_invalid_stream_sink",
+  /** (error) the adapter emitted a chunk whose record exceeds 1 MiB */
+  LIFECYCLE_OPENAI_STREAM_EVENT_TOO_LARGE: "lifecycle_openai_stream_event_too_large",
+  /** (error) the adapter claims OpenAI streaming but does not implement it; the runtime is failed */
+  LIFECYCLE_OPENAI_STREAM_UNSUPPORTED: "lifecycle_openai_stream_unsupported",
+  /** (error) the adapter was invoked before start */
+  LIFECYCLE_RUNTIME_NOT_STARTED: "lifecycle_runtime_not_started",
+  /** (error) the adapter could not connect to, write to or finish the OpenAI stream listener */
+  LIFECYCLE_STREAM_TRANSPORT_FAILED: "lifecycle_stream_transport_failed",
+  /** (reason) software evidence (adapter collector): the selected package lookup limit (32) was reached; later packages are unknown */
+  LOOKUP_LIMIT_REACHED: "lookup_limit_reached",
+  /** (error) max_tokens must be at least 1 */
+  MAX_TOKENS_ZERO: "max_tokens_zero",
+  /** (error) max_turns must be between 1 and 4294967295 */
+  MAX_TURNS_OUT_OF_RANGE: "max_turns_out_of_range",
+  /** (error) env is only valid for stdio MCP servers */
+  MCP_ENV_REQUIRES_STDIO: "mcp_env_requires_stdio",
+  /** (error) authentication is only valid for sse and streamable-http MCP servers */
+  MCP_STDIO_AUTHENTICATION: "mcp_stdio_authentication",
+  /** (error) custom_headers is only valid for sse and streamable-http MCP servers */
+  MCP_STDIO_CUSTOM_HEADERS: "mcp_stdio_custom_headers",
+  /** (error) an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools) */
+  MCP_TOOL_ALLOWED_AND_BLOCKED: "mcp_tool_allowed_and_blocked",
+  /** (reason) software evidence (adapter collector): the candidate metadata file limit (4,096 per target) or a byte limit (64 KiB headers, 512 KiB RECORD, 64 KiB manifest, 8 directory levels) was reached */
+  METADATA_FILE_LIMIT_REACHED: "metadata_file_limit_reached",
+  /** (reason) software evidence (adapter collector): no installed metadata names the package (or an editable checkout shadows it) */
+  METADATA_NOT_FOUND: "metadata_not_found",
+  /** (error) at least one of harness.adapter_id or workflow.target_id is required */
+  MISSING_ADAPTER_SELECTOR: "missing_adapter_selector",
+  /** (error) a required key is absent */
+  MISSING_FIELD: "missing_field",
+  /** (reason) Gym gap: an LLM scope repeats a reported model_call_id and was left out */
+  MODEL_CALL_ID_DUPLICATE: "model_call_id_duplicate",
+  /** (reason) Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id */
+  MODEL_CALL_IDS_UNREPORTED: "model_call_ids_unreported",
+  /** (reason) Gym gap: no ATOF records of the invocation, so its model calls are unknown */
+  MODEL_CALLS_UNOBSERVED: "model_calls_unobserved",
+  /** (error) the adapter cannot tell which model role to use */
+  MODEL_ROLE_AMBIGUOUS: "model_role_ambiguous",
+  /** (error) the native library was not found */
+  NATIVE_LIBRARY_MISSING: "native_library_missing",
+  /** (error) the native library exists but cannot be loaded */
+  NATIVE_LIBRARY_UNLOADABLE: "native_library_unloadable",
+  /** (error) the native library lacks a required symbol */
+  NATIVE_SYMBOL_MISSING: "native_symbol_missing",
+  /** (error) the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown */
+  NODE_LOST: "node_lost",
+  /** (error) a required pointer argument is NULL */
+  NULL_ARGUMENT: "null_argument",
+  /** (error) a handle argument is 0 */
+  NULL_HANDLE: "null_handle",
+  /** (error) the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed */
+  OPENAI_STREAM_PROTOCOL_ERROR: "openai_stream_protocol_error",
+  /** (error) the selected adapter does not claim native OpenAI streaming; the runtime is untouched */
+  OPENAI_STREAMING_UNAVAILABLE: "openai_streaming_unavailable",
+  /** (reason) doctor: a skills, workspace or artifacts path resolves outside the base directory (a warning) */
+  PATH_OUTSIDE_BASE_DIR: "path_outside_base_dir",
+  /** (reason) no resource reader exists for this operating system */
+  PLATFORM_UNSUPPORTED: "platform_unsupported",
+  /** (error) the runtime pool was closed */
+  POOL_CLOSED: "pool_closed",
+  /** (error) a provider could not create the environment directory or its runtime server did not answer (nothing is left behind) */
+  PREPARE_FAILED: "prepare_failed",
+  /** (reason) /proc is not mounted */
+  PROC_UNAVAILABLE: "proc_unavailable",
+  /** (reason) a process of the tree is hidden from this user */
+  PROCESS_HIDDEN: "process_hidden",
+  /** (reason) the process table is hidden from this user */
+  PROCESS_TABLE_HIDDEN: "process_table_hidden",
+  /** (reason) the process table could not be read */
+  PROCESS_TABLE_UNREADABLE: "process_table_unreadable",
+  /** (reason) a process of the tree could not be read */
+  PROCESS_UNREADABLE: "process_unreadable",
+  /** (error) the adapter host broke the lifecycle protocol */
+  PROTOCOL_ERROR: "protocol_error",
+  /** (reason) supplied provenance reports are not the documented shape */
+  PROVENANCE_REPORTS_MALFORMED: "provenance_reports_malformed",
+  /** (reason) supplied provenance reports exceed 64 KiB */
+  PROVENANCE_REPORTS_TOO_LARGE: "provenance_reports_too_large",
+  /** (reason) supplied provenance reports name more than 16 contexts */
+  PROVENANCE_REPORTS_TOO_MANY_CONTEXTS: "provenance_reports_too_many_contexts",
+  /** (reason) supplied provenance reports hold more than 128 entries */
+  PROVENANCE_REPORTS_TOO_MANY_ENTRIES: "provenance_reports_too_many_entries",
+  /** (error) the environment provider process exited or closed a pipe; it is terminal */
+  PROVIDER_CRASHED: "provider_crashed",
+  /** (error) the environment provider answered `failed` (its code in `metadata.provider_code`) */
+  PROVIDER_ERROR: "provider_error",
+  /** (error) an earlier failure made the environment provider terminal */
+  PROVIDER_FAILED: "provider_failed",
+  /** (error) a provider answer exceeds a limit (exec output 3 MiB; artifacts 16 files, 256 KiB each, 512 KiB total); nothing of it is kept */
+  PROVIDER_OUTPUT_TOO_LARGE: "provider_output_too_large",
+  /** (error) the environment provider's answer broke the protocol; it is terminal */
+  PROVIDER_PROTOCOL_ERROR: "provider_protocol_error",
+  /** (error) a provider request exceeds 256 KiB encoded; it was not sent */
+  PROVIDER_REQUEST_TOO_LARGE: "provider_request_too_large",
+  /** (error) the environment provider did not answer in time; the outcome is unknown, nothing is resent, the provider is terminal */
+  PROVIDER_TIMEOUT: "provider_timeout",
+  /** (error) enabled Relay OpenTelemetry requires at least one endpoint or file sink */
+  RELAY_OPENTELEMETRY_WITHOUT_DESTINATION: "relay_opentelemetry_without_destination",
+  /** (error) Relay sink nemo-fabric-stream header_env names an unset environment variable */
+  RELAY_STREAM_HEADER_ENV_UNSET: "relay_stream_header_env_unset",
+  /** (error) Relay streaming requires exactly one nemo-fabric-stream sink */
+  RELAY_STREAM_SINK_DUPLICATE: "relay_stream_sink_duplicate",
+  /** (error) external collector streaming requires one nemo-fabric-stream sink in enabled relay.observability.atof */
+  RELAY_STREAM_SINK_MISSING: "relay_stream_sink_missing",
+  /** (error) Relay sink nemo-fabric-stream must be a stream sink */
+  RELAY_STREAM_SINK_NOT_STREAM: "relay_stream_sink_not_stream",
+  /** (error) Relay sink nemo-fabric-stream must use the ndjson transport with a collector */
+  RELAY_STREAM_SINK_TRANSPORT: "relay_stream_sink_transport",
+  /** (error) Relay sink nemo-fabric-stream must use an http(s) URL without credentials, query, or fragment */
+  RELAY_STREAM_SINK_URL: "relay_stream_sink_url",
+  /** (error) the request's overrides violate the adapter's run_request extension schema */
+  REQUEST_EXTENSION_INVALID: "request_extension_invalid",
+  /** (error) the request carries overrides but the adapter declares no run_request extension schema */
+  REQUEST_EXTENSIONS_UNSUPPORTED: "request_extensions_unsupported",
+  /** (error) retired (never emitted): request overrides now reach the adapter as request.extensions */
+  REQUEST_OVERRIDES_UNSUPPORTED: "request_overrides_unsupported",
+  /** (error) the --request file cannot be read */
+  REQUEST_READ_FAILED: "request_read_failed",
+  /** (error) an encoded request exceeds the protocol line limit; it was not sent and the runtime is untouched */
+  REQUEST_TOO_LARGE: "request_too_large",
+  /** (error) a resource observation could not be read now */
+  RESOURCE_OBSERVATION_UNAVAILABLE: "resource_observation_unavailable",
+  /** (error) no resource reader exists for this runtime */
+  RESOURCE_OBSERVATION_UNSUPPORTED: "resource_observation_unsupported",
+  /** (error) a bridge response exceeds 4 MiB; effects unknown */
+  RESPONSE_TOO_LARGE: "response_too_large",
+  /** (error) an invocation is already running on this runtime */
+  RUNTIME_BUSY: "runtime_busy",
+  /** (error) an upstream 0.5.0 runtime server refuses a second start in its sandbox (the bridge client accepts this answer; this server starts several runtimes) */
+  RUNTIME_EXISTS: "runtime_exists",
+  /** (error) a host failure made the runtime terminal */
+  RUNTIME_FAILED: "runtime_failed",
+  /** (error) the runtime was stopped */
+  RUNTIME_STOPPED: "runtime_stopped",
+  /** (error) no running runtime of the runtime server has this id */
+  RUNTIME_UNAVAILABLE: "runtime_unavailable",
+  /** (reason) a periodic sample could not be read */
+  SAMPLE_UNAVAILABLE: "sample_unavailable",
+  /** (reason) the samples artifact could not be written */
+  SAMPLE_WRITE_FAILED: "sample_write_failed",
+  /** (error) the container named by an environment reference was replaced (another container id under the same name) */
+  SANDBOX_IDENTITY_CHANGED: "sandbox_identity_changed",
+  /** (error) the local image (or `settings.image_name`, or an attached container's image) is not the pinned `settings.image` */
+  SANDBOX_IMAGE_MISMATCH: "sandbox_image_mismatch",
+  /** (error) the container provider's `settings.image` is missing or not an image id `sha256:<64 hex>` (a tag is refused) */
+  SANDBOX_IMAGE_UNPINNED: "sandbox_image_unpinned",
+  /** (reason) Gym gap: the runtime reported no system_stats */
+  SANDBOX_USAGE_UNAVAILABLE: "sandbox_usage_unavailable",
+  /** (error) the runtime's plan differs from the service's (`metadata.fields` names what) */
+  SERVICE_BINDING_MISMATCH: "service_binding_mismatch",
+  /** (error) release refused: runtimes connected to the service are still running */
+  SERVICE_IN_USE: "service_in_use",
+  /** (error) service must be active: it was released or its release failed */
+  SERVICE_NOT_ACTIVE: "service_not_active",
+  /** (error) a release of this service is already in progress */
+  SERVICE_RELEASING: "service_releasing",
+  /** (error) the adapter's descriptor does not claim `capabilities.service` */
+  SERVICE_UNSUPPORTED: "service_unsupported",
+  /** (error) `fabric service prepare`: SIGINT/SIGTERM handling could not be installed */
+  SIGNAL_HANDLER_FAILED: "signal_handler_failed",
+  /** (error) the environment's runtime-server socket under `settings.root` would exceed the 107-byte unix socket path limit */
+  SOCKET_PATH_TOO_LONG: "socket_path_too_long",
+  /** (error) a handle argument was already freed */
+  STALE_HANDLE: "stale_handle",
+  /** (error) the runtime server could not establish a runtime; effects unknown */
+  START_FAILED: "start_failed",
+  /** (reason) Gym gap: the turn's step count is not observed (reported as 0) */
+  STEP_COUNT_UNAVAILABLE: "step_count_unavailable",
+  /** (error) the runtime server could not complete a stop; effects unknown */
+  STOP_FAILED: "stop_failed",
+  /** (error) streaming requires Relay telemetry to be enabled */
+  STREAMING_REQUIRES_RELAY: "streaming_requires_relay",
+  /** (error) invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched */
+  STREAMING_UNAVAILABLE: "streaming_unavailable",
+  /** (reason) the sampling summary artifact could not be written */
+  SUMMARY_WRITE_FAILED: "summary_write_failed",
+  /** (error) system_stats.collect must not be empty; use system_stats: null to disable stats */
+  SYSTEM_STATS_COLLECT_EMPTY: "system_stats_collect_empty",
+  /** (error) system_stats.collect lists a group twice */
+  SYSTEM_STATS_GROUP_DUPLICATE: "system_stats_group_duplicate",
+  /** (error) unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure */
+  SYSTEM_STATS_GROUP_UNKNOWN: "system_stats_group_unknown",
+  /** (error) sampling interval_ms must be at least 10 */
+  SYSTEM_STATS_INTERVAL_TOO_SMALL: "system_stats_interval_too_small",
+  /** (error) sampling interval_ms must be at least 1 */
+  SYSTEM_STATS_INTERVAL_ZERO: "system_stats_interval_zero",
+  /** (error) sampling max_samples must be at most 100000 (the retention cap) */
+  SYSTEM_STATS_MAX_SAMPLES_TOO_LARGE: "system_stats_max_samples_too_large",
+  /** (error) sampling max_samples must be at least 1 */
+  SYSTEM_STATS_MAX_SAMPLES_ZERO: "system_stats_max_samples_zero",
+  /** (error) the workflow target does not fit the adapter */
+  TARGET_MISMATCH: "target_mismatch",
+  /** (error) no descriptor was discovered for the selected workflow target */
+  TARGET_NOT_FOUND: "target_not_found",
+  /** (error) a health target the binding cannot check was given */
+  TARGET_REFUSED: "target_refused",
+  /** (error) temperature must be a finite number */
+  TEMPERATURE_NOT_FINITE: "temperature_not_finite",
+  /** (error) the adapter host did not answer or stop in time */
+  TIMEOUT: "timeout",
+  /** (reason) Gym gap: a tool scope ends before it starts; its end time was left out */
+  TOOL_CALL_TIMING_INVALID: "tool_call_timing_invalid",
+  /** (reason) Gym gap: no ATOF records of the invocation, so its tool calls are unknown */
+  TOOL_CALLS_UNOBSERVED: "tool_calls_unobserved",
+  /** (error) a tool cannot be both enabled (tools.enabled) and blocked (tools.blocked) */
+  TOOL_ENABLED_AND_BLOCKED: "tool_enabled_and_blocked",
+  /** (error) top_p must be between 0 and 1 */
+  TOP_P_OUT_OF_RANGE: "top_p_out_of_range",
+  /** (reason) the process tree kept changing during the read */
+  TREE_CHANGING: "tree_changing",
+  /** (reason) Gym gap: the turn's start time is not observed (reported as 0) */
+  TURN_TIMESTAMP_UNAVAILABLE: "turn_timestamp_unavailable",
+  /** (error) a key that is not part of the vocabulary, outside an extension point */
+  UNKNOWN_FIELD: "unknown_field",
+  /** (error) a handle argument was never issued */
+  UNKNOWN_HANDLE: "unknown_handle",
+  /** (error) instruction mode must be `replace` or `append` */
+  UNKNOWN_INSTRUCTION_MODE: "unknown_instruction_mode",
+  /** (error) `fabric schema` was given an unknown schema name */
+  UNKNOWN_SCHEMA: "unknown_schema",
+  /** (error) unsupported schema_version; the only accepted version is fabric.agent/v1alpha1 */
+  UNKNOWN_SCHEMA_VERSION: "unknown_schema_version",
+  /** (error) unknown telemetry provider; expected relay or native */
+  UNKNOWN_TELEMETRY_PROVIDER: "unknown_telemetry_provider",
+  /** (error) a string is not one of an enum's spellings */
+  UNKNOWN_VARIANT: "unknown_variant",
+  /** (error) NeMo Fabric requires Relay observability config version 4 */
+  UNSUPPORTED_RELAY_OBSERVABILITY_VERSION: "unsupported_relay_observability_version",
+  /** (error) the runtime server rejected the config or run request */
+  VALIDATION_FAILED: "validation_failed",
+  /** (error) the runtime server could not verify the adapter's capabilities */
+  VALIDATION_UNAVAILABLE: "validation_unavailable",
+  /** (reason) software evidence: a process adapter's executable version is unavailable because the descriptor declares no way to ask for it */
+  VERSION_COMMAND_NOT_DECLARED: "version_command_not_declared",
+  /** (error) a bridge request's agent does not match the runtime or the config's metadata.name */
+  WRONG_AGENT: "wrong_agent",
+  /** (error) a handle argument is of another kind */
+  WRONG_HANDLE_KIND: "wrong_handle_kind",
+} as const;
+
 /** Runtime activity: whether a Fabric invocation is pending. Separate from health. */
 export type Activity = "idle" | "busy";
 

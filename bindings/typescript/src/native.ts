@@ -16,7 +16,7 @@ import type * as KoffiModule from "koffi" with { "resolution-mode": "import" };
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const koffi = require("koffi") as typeof KoffiModule;
 import { errorFromStatus, FabricConfigError, FabricNativeUnavailableError, Status } from "./errors";
-import { ABI_VERSION } from "./generated";
+import { ABI_VERSION, Code } from "./generated";
 import { PROTOTYPES, type NativeSymbol } from "./prototypes";
 
 /**
@@ -52,7 +52,7 @@ function configureKoffi(): void {
     throw new FabricNativeUnavailableError(
       `koffi was configured before fabric-core loaded and its async stack (${current.async_stack_size} bytes) is too small; ` +
         `create a Fabric before loading other koffi libraries`,
-      { code: "native_library_unloadable", stage: "config", cause: error },
+      { code: Code.NATIVE_LIBRARY_UNLOADABLE, stage: "config", cause: error },
     );
   }
 }
@@ -130,7 +130,7 @@ export class NativeLibrary {
     if (this.abiVersion !== EXPECTED_ABI_VERSION) {
       throw new FabricNativeUnavailableError(
         `${libraryPath} has C ABI version ${this.abiVersion}; this package needs ${EXPECTED_ABI_VERSION}`,
-        { code: "abi_version_mismatch", stage: "config" },
+        { code: Code.ABI_VERSION_MISMATCH, stage: "config" },
       );
     }
     this.version = (declare("fabric_version") as () => string)();
@@ -171,7 +171,7 @@ export class NativeLibrary {
   }
 
   private missingSymbol(name: string): FabricNativeUnavailableError {
-    return new FabricNativeUnavailableError(`${this.path} does not export ${name}`, { code: "native_symbol_missing", stage: "config" });
+    return new FabricNativeUnavailableError(`${this.path} does not export ${name}`, { code: Code.NATIVE_SYMBOL_MISSING, stage: "config" });
   }
 
   /** Calls `name(...args, &out)` on a worker thread; resolves with the `*out` text. */
@@ -283,7 +283,7 @@ export class NativeLibrary {
     const fdText: unknown[] = [null];
     this.settle((this.functions.fabric_completion_queue_fd as NativeFunction)(handle, fdOut, fdText), fdText[0]);
     const fd = (this.dup as (fd: number) => number)(Number(fdOut[0]));
-    if (fd < 0) throw new FabricNativeUnavailableError("dup() of the completion queue descriptor failed", { code: "engine_unavailable" });
+    if (fd < 0) throw new FabricNativeUnavailableError("dup() of the completion queue descriptor failed", { code: Code.ENGINE_UNAVAILABLE });
     // The socket owns the copy; the core's descriptor stays with the queue (never freed:
     // it lives as long as this library object, i.e. the process).
     const socket = new net.Socket({ fd, readable: true, writable: false });
@@ -408,7 +408,7 @@ export interface StreamPull {
 function toHandle(value: unknown): number {
   const handle = typeof value === "bigint" ? Number(value) : Number(value);
   if (!Number.isSafeInteger(handle) || handle <= 0) {
-    throw new FabricNativeUnavailableError("the library returned an invalid runtime handle", { code: "invalid_native_json" });
+    throw new FabricNativeUnavailableError("the library returned an invalid runtime handle", { code: Code.INVALID_NATIVE_JSON });
   }
   return handle;
 }
@@ -416,7 +416,7 @@ function toHandle(value: unknown): number {
 /** Rejects strings the C ABI cannot carry (NUL characters). */
 export function cString(value: string, what: string): string {
   if (value.includes("\u0000")) {
-    throw new FabricConfigError(`${what} must not contain NUL characters`, { code: "invalid_argument", stage: "config" });
+    throw new FabricConfigError(`${what} must not contain NUL characters`, { code: Code.INVALID_ARGUMENT, stage: "config" });
   }
   return value;
 }
@@ -494,7 +494,7 @@ export function nativeLibrary(): NativeLibrary {
   const { path: file, problem } = resolveLibrary();
   try {
     if (problem !== undefined) {
-      throw new FabricNativeUnavailableError(problem, { code: "native_library_missing", stage: "config" });
+      throw new FabricNativeUnavailableError(problem, { code: Code.NATIVE_LIBRARY_MISSING, stage: "config" });
     }
     loaded = new NativeLibrary(file);
     return loaded;
@@ -503,7 +503,7 @@ export function nativeLibrary(): NativeLibrary {
       error instanceof FabricNativeUnavailableError
         ? error
         : new FabricNativeUnavailableError(`cannot load ${file}: ${(error as Error).message}`, {
-            code: "native_library_unloadable",
+            code: Code.NATIVE_LIBRARY_UNLOADABLE,
             stage: "config",
             cause: error,
           });

@@ -9,6 +9,7 @@
  * ```
  */
 import { FabricConfigError } from "./errors";
+import { Code } from "./generated";
 import type { FabricConfig, RuntimeInfo, ServiceHandle, ServiceInfo, ServiceStatus } from "./models";
 import type { NativeLibrary } from "./native";
 import { abortable, parse } from "./util";
@@ -70,7 +71,7 @@ export class Service implements AsyncDisposable {
    */
   async startRuntime(config: FabricConfig | string, options: CallOptions = {}): Promise<Runtime> {
     if (this.handle === 0 || this.status_ !== "active") {
-      throw new FabricConfigError("service must be active", { stage: "start", code: "service_not_active" });
+      throw new FabricConfigError("service must be active", { stage: "start", code: Code.SERVICE_NOT_ACTIVE });
     }
     options.signal?.throwIfAborted();
     const library = this.library;

@@ -19,25 +19,26 @@ from ctypes import c_int32, c_uint64, c_void_p
 from typing import Any
 
 from fabric_core import _generated, errors
-from fabric_core._generated import ABI_VERSION
+from fabric_core._codes import Code
+from fabric_core._generated import (  # the C ABI statuses, re-exported for the other modules
+    ABI_VERSION,
+    STATUS_CAPABILITY,
+    STATUS_CONFIG,
+    STATUS_END,
+    STATUS_INTERNAL,
+    STATUS_INVALID_ARGUMENT,
+    STATUS_OK,
+    STATUS_RESOURCE_UNAVAILABLE,
+    STATUS_RESOURCE_UNSUPPORTED,
+    STATUS_RUNTIME,
+    STATUS_STATE,
+    STATUS_TIMEOUT,
+)
 from fabric_core._prototypes import PROTOTYPES
 from fabric_core.errors import FabricConfigError, FabricError, FabricNativeUnavailableError
 
 #: Environment variable naming a prebuilt ``libfabric_ffi`` to load instead of the bundled one.
 LIB_ENV = "FABRIC_CORE_LIB"
-
-_STATUS = {name: number for number, name in _generated.STATUS_NAMES.items()}
-STATUS_OK = _STATUS["ok"]
-STATUS_CONFIG = _STATUS["config"]
-STATUS_CAPABILITY = _STATUS["capability"]
-STATUS_RUNTIME = _STATUS["runtime"]
-STATUS_STATE = _STATUS["state"]
-STATUS_RESOURCE_UNAVAILABLE = _STATUS["resource_unavailable"]
-STATUS_RESOURCE_UNSUPPORTED = _STATUS["resource_unsupported"]
-STATUS_INVALID_ARGUMENT = _STATUS["invalid_argument"]
-STATUS_INTERNAL = _STATUS["internal"]
-STATUS_END = _STATUS["end"]
-STATUS_TIMEOUT = _STATUS["timeout"]
 
 
 def _exception(class_key: str | None) -> type[FabricError]:
@@ -66,7 +67,7 @@ def error_from_status(status: int, text: str | None) -> FabricError:
     registered = _generated.ERROR_CODES.get(code) if isinstance(code, str) else None
     override = registered[2] if registered is not None else None
     cls = _exception(override or _generated.STATUS_CLASSES.get(status))
-    if code == "service_in_use":
+    if code == Code.SERVICE_IN_USE:
         cls = errors.ServiceInUseError
     message = info.get("message") or f"native call failed with status {status}"
     return cls(
@@ -149,7 +150,7 @@ class Library:
                 f"native library {path} has C ABI version {abi}, "
                 f"this package requires {ABI_VERSION}",
                 stage="config",
-                code="abi_version_mismatch",
+                code=Code.ABI_VERSION_MISMATCH,
             )
         self.version: str = lib.fabric_version().decode("utf-8")
 
@@ -175,7 +176,7 @@ class Library:
             raise FabricNativeUnavailableError(
                 f"native library {self.path} does not export fabric_completion_queue_next",
                 stage="config",
-                code="native_symbol_missing",
+                code=Code.NATIVE_SYMBOL_MISSING,
             )
         operation = c_uint64(0)
         slot = c_void_p()
@@ -203,7 +204,7 @@ class Library:
             raise FabricNativeUnavailableError(
                 f"native library {self.path} does not export fabric_operation_take",
                 stage="config",
-                code="native_symbol_missing",
+                code=Code.NATIVE_SYMBOL_MISSING,
             )
         slot = c_void_p()
         status = self._operation_take(handle, ctypes.byref(slot))
@@ -220,7 +221,7 @@ class Library:
             raise FabricNativeUnavailableError(
                 f"native library {self.path} does not export fabric_stream_next",
                 stage="config",
-                code="native_symbol_missing",
+                code=Code.NATIVE_SYMBOL_MISSING,
             )
         slot = c_void_p()
         status = self._stream_next(handle, timeout_ms, ctypes.byref(slot))
@@ -238,7 +239,7 @@ class Library:
             raise FabricNativeUnavailableError(
                 f"native library {self.path} does not export fabric_stream_next_batch",
                 stage="config",
-                code="native_symbol_missing",
+                code=Code.NATIVE_SYMBOL_MISSING,
             )
         slot = c_void_p()
         status = self._stream_next_batch(handle, timeout_ms, 0, ctypes.byref(slot))
@@ -307,7 +308,7 @@ def _missing(name: str, path: str) -> Any:
         raise FabricNativeUnavailableError(
             f"native library {path} does not export {name}",
             stage="config",
-            code="native_symbol_missing",
+            code=Code.NATIVE_SYMBOL_MISSING,
         )
 
     return call
@@ -326,7 +327,7 @@ def encode(value: str | os.PathLike[str] | None) -> bytes | None:
         return None
     text = os.fspath(value)
     if "\x00" in text:
-        raise FabricConfigError("argument must not contain NUL characters", code="invalid_argument")
+        raise FabricConfigError("argument must not contain NUL characters", code=Code.INVALID_ARGUMENT)
     return text.encode("utf-8")
 
 
@@ -363,7 +364,7 @@ def library() -> Library:
                 "the Fabric core native library is not installed; reinstall fabric-core "
                 f"or set {LIB_ENV} to a built libfabric_ffi",
                 stage="config",
-                code="native_library_missing",
+                code=Code.NATIVE_LIBRARY_MISSING,
             )
             raise _load_error
         try:
@@ -376,9 +377,9 @@ def library() -> Library:
                 f"failed to load the Fabric core native library from {candidates[0]}: {error}",
                 stage="config",
                 code=(
-                    "native_library_unloadable"
+                    Code.NATIVE_LIBRARY_UNLOADABLE
                     if os.path.exists(candidates[0])
-                    else "native_library_missing"
+                    else Code.NATIVE_LIBRARY_MISSING
                 ),
             )
             raise _load_error from error

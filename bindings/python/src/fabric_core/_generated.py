@@ -41,6 +41,19 @@ STATUS_NAMES: dict[int, str] = {
     101: "timeout",
 }
 
+#: C ABI statuses by name (the numbers of ``STATUS_NAMES``).
+STATUS_OK = 0
+STATUS_CONFIG = 1
+STATUS_CAPABILITY = 2
+STATUS_RUNTIME = 3
+STATUS_STATE = 4
+STATUS_RESOURCE_UNAVAILABLE = 5
+STATUS_RESOURCE_UNSUPPORTED = 6
+STATUS_INVALID_ARGUMENT = 7
+STATUS_INTERNAL = 8
+STATUS_END = 100
+STATUS_TIMEOUT = 101
+
 #: C ABI status number -> error class name (statuses that are errors).
 STATUS_CLASSES: dict[int, str] = {
     1: "config",

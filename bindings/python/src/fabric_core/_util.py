@@ -14,6 +14,7 @@ import sysconfig
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from fabric_core._codes import Code
 from fabric_core.errors import FabricConfigError
 from fabric_core.models import FabricConfig, RunRequest
 
@@ -28,10 +29,10 @@ def config_json(config: FabricConfig) -> bytes:
             raise FabricConfigError(
                 "config mappings are not accepted directly; use FabricConfig.from_mapping(...) first",
                 stage="config",
-                code="invalid_config_type",
+                code=Code.INVALID_CONFIG_TYPE,
             )
         raise FabricConfigError(
-            "config must be a FabricConfig", stage="config", code="invalid_config_type"
+            "config must be a FabricConfig", stage="config", code=Code.INVALID_CONFIG_TYPE
         )
     return dumps(config.to_mapping())
 
@@ -41,7 +42,7 @@ def dumps(value: Any) -> bytes:
         return json.dumps(value, allow_nan=False, separators=(",", ":")).encode("utf-8")
     except (TypeError, ValueError) as error:
         raise FabricConfigError(
-            f"value is not JSON-compatible: {error}", stage="config", code="invalid_json_value"
+            f"value is not JSON-compatible: {error}", stage="config", code=Code.INVALID_JSON_VALUE
         ) from error
 
 
@@ -69,7 +70,7 @@ def options_arg(
     if base_dir is not None:
         text = os.fspath(base_dir)
         if "\x00" in text:
-            raise FabricConfigError("base_dir must not contain NUL", stage="config", code="invalid_argument")
+            raise FabricConfigError("base_dir must not contain NUL", stage="config", code=Code.INVALID_ARGUMENT)
         options["base_dir"] = text
     if expected_descriptor_sha256 is not None:
         options["expected_descriptor_sha256"] = expected_descriptor_sha256
@@ -109,12 +110,12 @@ def json_mapping(value: Mapping[str, Any] | None, name: str) -> dict[str, Any]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
-        raise FabricConfigError(f"{name} must be a JSON object", stage="config", code="invalid_request")
+        raise FabricConfigError(f"{name} must be a JSON object", stage="config", code=Code.INVALID_REQUEST)
     try:
         decoded = json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError) as error:
         raise FabricConfigError(
-            f"{name} must contain JSON-compatible values", stage="config", code="invalid_request"
+            f"{name} must contain JSON-compatible values", stage="config", code=Code.INVALID_REQUEST
         ) from error
     return decoded
 
@@ -140,11 +141,11 @@ def request_payload(
 
     if input is not None and request is not None:
         raise FabricConfigError(
-            "input and request are mutually exclusive", stage="config", code="invalid_request"
+            "input and request are mutually exclusive", stage="config", code=Code.INVALID_REQUEST
         )
     if request is not None:
         if not isinstance(request, RunRequest):
-            raise FabricConfigError("request must be a RunRequest", stage="config", code="invalid_request")
+            raise FabricConfigError("request must be a RunRequest", stage="config", code=Code.INVALID_REQUEST)
         payload = request.to_mapping()
     else:
         payload = RunRequest(input=input).to_mapping()

@@ -26,7 +26,9 @@ Use::
     serve(MyRuntime, config_loader=AgentConfig.from_mapping)   # upstream serve + evidence
 
 ``fabric_core.adapter_health.serve`` reports evidence too. This module must stay importable
-without the native Fabric library.
+without the native Fabric library, and importing it loads nothing else of the package: the
+functions that report a reason import ``fabric_core._codes`` (the generated code constants,
+standard library only) when they run.
 """
 
 from __future__ import annotations
@@ -78,6 +80,8 @@ def _normalize(name: str) -> str:
 
 def _read_headers(path: str, budget: list[int]) -> dict[str, str]:
     """Reads ``METADATA`` headers (up to the first blank line) within ``budget[0]`` bytes."""
+    from fabric_core._codes import Code
+
     headers: dict[str, str] = {}
     with open(path, "rb") as handle:
         while True:
@@ -86,7 +90,7 @@ def _read_headers(path: str, budget: list[int]) -> dict[str, str]:
                 break
             budget[0] -= len(line)
             if budget[0] < 0:
-                raise _Missing("metadata_file_limit_reached")
+                raise _Missing(Code.METADATA_FILE_LIMIT_REACHED)
             text = line.decode("utf-8", "replace").rstrip("\r\n")
             if not text:
                 break
@@ -98,11 +102,13 @@ def _read_headers(path: str, budget: list[int]) -> dict[str, str]:
 
 def _record_lists(path: str, relative: str, budget: list[int]) -> bool:
     """Whether ``RECORD`` lists ``relative``, reading at most ``budget[0]`` bytes."""
+    from fabric_core._codes import Code
+
     with open(path, "rb") as handle:
         for line in handle:
             budget[0] -= len(line)
             if budget[0] < 0:
-                raise _Missing("metadata_file_limit_reached")
+                raise _Missing(Code.METADATA_FILE_LIMIT_REACHED)
             entry = line.decode("utf-8", "replace").split(",", 1)[0]
             if entry == relative:
                 return True
@@ -123,16 +129,18 @@ def attribute(
 
     Candidates named like the import name's top-level package are read first. Raises
     ``_Missing`` with a reason when none does or a bound is reached."""
+    from fabric_core._codes import Code
+
     try:
         with os.scandir(site_dir) as entries:
             candidates = []
             for count, entry in enumerate(entries, start=1):
                 if count > max_files:
-                    raise _Missing("metadata_file_limit_reached")
+                    raise _Missing(Code.METADATA_FILE_LIMIT_REACHED)
                 if entry.name.endswith(".dist-info"):
                     candidates.append(entry.name)
     except OSError:
-        raise _Missing("metadata_not_found") from None
+        raise _Missing(Code.METADATA_NOT_FOUND) from None
     top = _normalize(import_name.split(".", 1)[0])
     candidates.sort(key=lambda name: (not _normalize(name).startswith(top), name))
     headers_budget, record_budget = [max_header_bytes], [max_record_bytes]
@@ -146,22 +154,24 @@ def attribute(
             continue
         if headers.get("Name") and headers.get("Version"):
             return headers["Name"], headers["Version"]
-    raise _Missing("metadata_not_found")
+    raise _Missing(Code.METADATA_NOT_FOUND)
 
 
 def installed_lookup(import_name: str) -> tuple[str, str]:
     """The default lookup: attributes an imported module to its installed distribution."""
+    from fabric_core._codes import Code
+
     module = sys.modules.get(import_name)
     file = getattr(module, "__file__", None)
     if not file:
-        raise _Missing("metadata_not_found")
+        raise _Missing(Code.METADATA_NOT_FOUND)
     file = os.path.realpath(file)
     for entry in sorted({p for p in sys.path if p}, key=len, reverse=True):
         site_dir = os.path.realpath(entry)
         if file.startswith(site_dir + os.sep):
             relative = os.path.relpath(file, site_dir).replace(os.sep, "/")
             return attribute(site_dir, relative, import_name)
-    raise _Missing("metadata_not_found")
+    raise _Missing(Code.METADATA_NOT_FOUND)
 
 
 def _observed(value: str, at: str) -> dict[str, str]:
@@ -201,6 +211,8 @@ def collect(
     earlier worker is still running, no new one starts (every target is then unknown).
     ``lookup`` replaces the installed-metadata lookup (tests inject slow or failing ones)."""
     global _worker_busy, _worker
+    from fabric_core._codes import Code
+
     lookup = lookup or installed_lookup
     at = _now()
     selected = [t for t in dict.fromkeys(targets) if t in sys.modules or lookup is not installed_lookup]
@@ -219,7 +231,7 @@ def collect(
                 except _Missing as missing:
                     found = (target, _missing("unavailable", missing.reason))
                 except Exception:  # a failing lookup never fails the start
-                    found = (target, _missing("unavailable", "metadata_not_found"))
+                    found = (target, _missing("unavailable", Code.METADATA_NOT_FOUND))
                 with results_lock:
                     results[target] = found
         finally:
@@ -242,8 +254,8 @@ def collect(
         if target in finished:
             name, version = finished[target]
         else:
-            name, version = target, _missing("unknown", "collection_deadline_exceeded")
-            _add_gap(gaps, "collection_deadline_exceeded")
+            name, version = target, _missing("unknown", Code.COLLECTION_DEADLINE_EXCEEDED)
+            _add_gap(gaps, Code.COLLECTION_DEADLINE_EXCEEDED)
         entries.append({"role": "dependency", "kind": "package", "name": name, "version": version})
     for target in over:
         entries.append(
@@ -251,13 +263,13 @@ def collect(
                 "role": "dependency",
                 "kind": "package",
                 "name": target,
-                "version": _missing("unknown", "lookup_limit_reached"),
+                "version": _missing("unknown", Code.LOOKUP_LIMIT_REACHED),
             }
         )
-        _add_gap(gaps, "lookup_limit_reached")
+        _add_gap(gaps, Code.LOOKUP_LIMIT_REACHED)
     for _, version in finished.values():
-        if version.get("reason") == "metadata_file_limit_reached":
-            _add_gap(gaps, "metadata_file_limit_reached")
+        if version.get("reason") == Code.METADATA_FILE_LIMIT_REACHED:
+            _add_gap(gaps, Code.METADATA_FILE_LIMIT_REACHED)
     observed = sum(1 for e in entries if "value" in e["version"])
     availability = "available" if observed == len(entries) else "partial"
     coverage: dict[str, Any] = {"status": "incomplete" if gaps else "complete"}

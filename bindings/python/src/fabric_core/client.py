@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fabric_core import _ffi, _operation
+from fabric_core._codes import Code
 from fabric_core._util import (
     call_blocking,
     config_json,
@@ -160,7 +161,7 @@ class Fabric:
 
         if service is not None and not isinstance(service, Service):
             raise FabricConfigError(
-                "service must be a Service", stage="start", code="invalid_argument"
+                "service must be a Service", stage="start", code=Code.INVALID_ARGUMENT
             )
         library = self._lib()
         payload = config_json(config)
@@ -203,7 +204,7 @@ class Fabric:
         async with service._lock:
             if service.status is not ServiceStatus.ACTIVE:
                 raise FabricConfigError(
-                    "service must be active", stage="start", code="service_not_active"
+                    "service must be active", stage="start", code=Code.SERVICE_NOT_ACTIVE
                 )
             service_handle = service._native_for_start()
 
@@ -255,7 +256,7 @@ class Fabric:
         returned service detaches Fabric without stopping the caller's deployment."""
 
         reference_bytes = _reference_json(
-            reference, ServiceReference, "service reference", "a ServiceReference", "invalid_service_reference"
+            reference, ServiceReference, "service reference", "a ServiceReference", Code.INVALID_SERVICE_REFERENCE
         )
         library = self._lib()
         payload = config_json(config)
@@ -306,7 +307,7 @@ class Fabric:
             EnvironmentReference,
             "environment reference",
             "an EnvironmentReference",
-            "invalid_environment_reference",
+            Code.INVALID_ENVIRONMENT_REFERENCE,
         )
         library = self._lib()
         payload = config_json(config)
@@ -336,11 +337,11 @@ class Fabric:
 
         if not isinstance(environment, EnvironmentHandle):
             raise FabricConfigError(
-                "environment must be an EnvironmentHandle", stage="start", code="invalid_argument"
+                "environment must be an EnvironmentHandle", stage="start", code=Code.INVALID_ARGUMENT
             )
         if environment.native_handle == 0:
             raise FabricStateError(
-                "environment was already released", stage="start", code="environment_released"
+                "environment was already released", stage="start", code=Code.ENVIRONMENT_RELEASED
             )
         library = self._lib()
         payload = config_json(config)
@@ -391,7 +392,7 @@ class Fabric:
             raise FabricConfigError(
                 "environment must be an EnvironmentHandle or None",
                 stage="config",
-                code="invalid_argument",
+                code=Code.INVALID_ARGUMENT,
             )
         if isinstance(request, CheckRequest):
             payload = request.to_mapping()
@@ -399,7 +400,7 @@ class Fabric:
             payload = json_mapping(request, "check request")
         else:
             raise FabricConfigError(
-                "request must be a CheckRequest", stage="config", code="invalid_check_request"
+                "request must be a CheckRequest", stage="config", code=Code.INVALID_CHECK_REQUEST
             )
         if service is not None:
             if isinstance(service, Service):
@@ -410,13 +411,13 @@ class Fabric:
                 raise FabricConfigError(
                     "service must be a Service or its handle",
                     stage="config",
-                    code="invalid_check_request",
+                    code=Code.INVALID_CHECK_REQUEST,
                 )
             if payload.get("service_id") != service_id:
                 raise FabricConfigError(
                     "request.service_id must name the given service",
                     stage="config",
-                    code="invalid_check_request",
+                    code=Code.INVALID_CHECK_REQUEST,
                     details={"path": "service_id"},
                 )
         library = self._lib()
@@ -425,7 +426,7 @@ class Fabric:
             env_handle = environment.native_handle
             if env_handle == 0:
                 raise FabricStateError(
-                    "environment was already released", stage="config", code="environment_released"
+                    "environment was already released", stage="config", code=Code.ENVIRONMENT_RELEASED
                 )
         request_bytes = dumps(payload)
         text = await call_blocking(
@@ -438,7 +439,7 @@ class Fabric:
 
         if not isinstance(environment, EnvironmentHandle):
             raise FabricConfigError(
-                "environment must be an EnvironmentHandle", stage="release", code="invalid_argument"
+                "environment must be an EnvironmentHandle", stage="release", code=Code.INVALID_ARGUMENT
             )
         if environment.released:
             return

@@ -25,6 +25,7 @@ from enum import Enum
 from pathlib import PurePath
 from typing import Any, ClassVar, Literal, TypeVar
 
+from fabric_core._codes import Code
 from fabric_core.errors import FabricConfigError
 
 SCHEMA_VERSION = "fabric.agent/v1alpha1"
@@ -51,7 +52,7 @@ def _json_value(value: Any, name: str) -> Any:
     if isinstance(value, float):
         if not math.isfinite(value):
             raise FabricConfigError(
-                f"{name} must contain only finite JSON numbers", code="invalid_json_value"
+                f"{name} must contain only finite JSON numbers", code=Code.INVALID_JSON_VALUE
             )
         return value
     if isinstance(value, PurePath):
@@ -63,13 +64,13 @@ def _json_value(value: Any, name: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise FabricConfigError(
-                    f"{name} JSON object keys must be strings", code="invalid_json_value"
+                    f"{name} JSON object keys must be strings", code=Code.INVALID_JSON_VALUE
                 )
             result[key] = _json_value(item, name)
         return result
     if isinstance(value, (list, tuple)):
         return [_json_value(item, name) for item in value]
-    raise FabricConfigError(f"{name} must be JSON-compatible", code="invalid_json_value")
+    raise FabricConfigError(f"{name} must be JSON-compatible", code=Code.INVALID_JSON_VALUE)
 
 
 def _is_empty_container(value: Any) -> bool:
@@ -138,7 +139,7 @@ class _Model:
         if not isinstance(value, Mapping):
             raise FabricConfigError(
                 f"{cls.__name__} must be built from a mapping, not {type(value).__name__}",
-                code="invalid_config_type",
+                code=Code.INVALID_CONFIG_TYPE,
             )
         names = set(cls._field_names())
         known: dict[str, Any] = {}
@@ -146,7 +147,7 @@ class _Model:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise FabricConfigError(
-                    f"{cls.__name__} keys must be strings", code="invalid_config_type"
+                    f"{cls.__name__} keys must be strings", code=Code.INVALID_CONFIG_TYPE
                 )
             if key in names:
                 known[key] = copy.deepcopy(item)
@@ -156,7 +157,7 @@ class _Model:
             return cls(**known, extra_fields=extra)
         except TypeError as error:
             raise FabricConfigError(
-                f"{cls.__name__}: {error}", code="invalid_config_type"
+                f"{cls.__name__}: {error}", code=Code.INVALID_CONFIG_TYPE
             ) from error
 
     def to_mapping(self) -> dict[str, Any]:
@@ -674,7 +675,7 @@ class ToolsConfig(_Model):
         """Add or replace one named definition."""
 
         if not name.strip():
-            raise FabricConfigError("tool definition names must not be empty", code="blank_tool_definition_name")
+            raise FabricConfigError("tool definition names must not be empty", code=Code.BLANK_TOOL_DEFINITION_NAME)
         self.definitions[name] = ToolDefinitionConfig(
             kind=kind, ref=ref, settings=dict(settings or {}), extra_fields=dict(extra_fields or {})
         )
@@ -913,14 +914,14 @@ class RunRequest(_Model):
         super().__post_init__()
         self.input = _json_value("" if self.input is None else self.input, "request input")
         if not isinstance(self.context, Mapping):
-            raise FabricConfigError("request context must be a JSON object", code="invalid_request")
+            raise FabricConfigError("request context must be a JSON object", code=Code.INVALID_REQUEST)
         self.context = _json_value(self.context, "request context")
         if self.overrides is not None:
             if not isinstance(self.overrides, Mapping):
-                raise FabricConfigError("request overrides must be a JSON object", code="invalid_request")
+                raise FabricConfigError("request overrides must be a JSON object", code=Code.INVALID_REQUEST)
             self.overrides = _json_value(self.overrides, "request overrides")
         if not isinstance(self.request_id, str) or not self.request_id:
-            raise FabricConfigError("request_id must be a non-empty string", code="invalid_request")
+            raise FabricConfigError("request_id must be a non-empty string", code=Code.INVALID_REQUEST)
 
     def to_mapping(self) -> dict[str, Any]:
         data: dict[str, Any] = {

@@ -11,6 +11,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from fabric_core import _ffi, _operation
+from fabric_core._codes import Code
 from fabric_core._util import dumps, request_payload, to_thread
 from fabric_core.errors import (
     FabricError,
@@ -161,7 +162,7 @@ class Runtime:
             raise FabricCapabilityError(
                 "the selected adapter does not support native OpenAI streaming",
                 stage="invoke",
-                code="openai_streaming_unavailable",
+                code=Code.OPENAI_STREAMING_UNAVAILABLE,
                 details={"capability": "streaming"},
             )
         return self._open_stream(
@@ -193,7 +194,7 @@ class Runtime:
             raise FabricCapabilityError(
                 "streaming requires a runtime started with NeMo Relay telemetry and streaming=True",
                 stage="invoke",
-                code="streaming_unavailable",
+                code=Code.STREAMING_UNAVAILABLE,
                 details={"capability": "streaming"},
             )
         return self._open_stream(self._library.fabric_runtime_invoke_stream, InvokeStream, input, request)
@@ -207,7 +208,7 @@ class Runtime:
             raise FabricStateError(
                 "the previous streaming invocation is still closing; await it first",
                 stage="invoke",
-                code="runtime_busy",
+                code=Code.RUNTIME_BUSY,
             )
         self._release_stream()
         payload = request_payload(input=input, request=request, overrides=self._overrides)
@@ -240,25 +241,25 @@ class Runtime:
                 "a streaming invocation is active; fully consume it or call "
                 "`await stream.aclose()` before starting another turn",
                 stage="invoke",
-                code="runtime_busy",
+                code=Code.RUNTIME_BUSY,
             )
         if self._status is not RuntimeStatus.ACTIVE:
             raise FabricStateError(
                 f"cannot invoke a {self._status.value} runtime",
                 stage="invoke",
-                code="runtime_stopped",
+                code=Code.RUNTIME_STOPPED,
             )
         if self._closing:
             raise FabricStateError(
                 "cannot invoke while runtime shutdown is in progress",
                 stage="invoke",
-                code="runtime_stopped",
+                code=Code.RUNTIME_STOPPED,
             )
         if self._invoking:
             raise FabricStateError(
                 "runtime is already running an invocation; start another runtime for parallel work",
                 stage="invoke",
-                code="runtime_busy",
+                code=Code.RUNTIME_BUSY,
             )
 
     async def _drain_orphan(self) -> None:
@@ -383,7 +384,7 @@ class Runtime:
             raise ResourceObservationUnavailableError(
                 "the runtime was stopped; its process tree is gone",
                 stage="invoke",
-                code="resource_observation_unavailable",
+                code=Code.RESOURCE_OBSERVATION_UNAVAILABLE,
             )
         library, handle = self._library, self._handle
         text = await to_thread(
@@ -408,15 +409,15 @@ class Runtime:
                 "cannot stop while a streaming invocation is active; consume the stream or "
                 "await `stream.result()` or `stream.aclose()`",
                 stage="stop",
-                code="runtime_busy",
+                code=Code.RUNTIME_BUSY,
             )
         if self._invoking:
             raise FabricStateError(
-                "cannot stop while a turn is in flight", stage="stop", code="runtime_busy"
+                "cannot stop while a turn is in flight", stage="stop", code=Code.RUNTIME_BUSY
             )
         if self._closing:
             raise FabricStateError(
-                "runtime shutdown is already in progress", stage="stop", code="runtime_stopped"
+                "runtime shutdown is already in progress", stage="stop", code=Code.RUNTIME_STOPPED
             )
         self._closing = True
         try:

@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Any
 
 from fabric_core import _ffi
+from fabric_core._codes import Code
 from fabric_core._util import call_blocking
 from fabric_core.errors import FabricError, FabricStateError
 from fabric_core.types import ServiceHandle, ServiceInfo
@@ -85,7 +86,7 @@ class Service:
         handle = self.native_handle
         if handle == 0:
             raise FabricStateError(
-                "service must be active", stage="start", code="service_not_active"
+                "service must be active", stage="start", code=Code.SERVICE_NOT_ACTIVE
             )
         return handle
 
@@ -100,7 +101,7 @@ class Service:
             return
         if self._status is ServiceStatus.RELEASING:
             raise FabricStateError(
-                "service release is already in progress", stage="stop", code="service_releasing"
+                "service release is already in progress", stage="stop", code=Code.SERVICE_RELEASING
             )
         self._status = ServiceStatus.RELEASING
         library, handle = self._library, self._handle

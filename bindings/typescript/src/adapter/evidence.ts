@@ -13,6 +13,7 @@
  */
 import { promises as fs } from "node:fs";
 import * as path from "node:path";
+import { Code } from "../generated";
 
 export const MAX_TARGETS = 32;
 export const MAX_LEVELS = 8;
@@ -84,13 +85,13 @@ async function readManifest(file: string, maxBytes: number): Promise<LookupResul
   try {
     const buffer = Buffer.alloc(maxBytes + 1);
     const { bytesRead } = await handle.read(buffer, 0, maxBytes + 1, 0);
-    if (bytesRead > maxBytes) return { missing: "unknown", reason: "metadata_file_limit_reached" };
+    if (bytesRead > maxBytes) return { missing: "unknown", reason: Code.METADATA_FILE_LIMIT_REACHED };
     const parsed: unknown = JSON.parse(buffer.subarray(0, bytesRead).toString("utf8"));
     const version = (parsed as { version?: unknown }).version;
     if (typeof version === "string" && version.trim() !== "") return { version };
-    return { missing: "unavailable", reason: "metadata_not_found" };
+    return { missing: "unavailable", reason: Code.METADATA_NOT_FOUND };
   } catch {
-    return { missing: "unavailable", reason: "metadata_not_found" };
+    return { missing: "unavailable", reason: Code.METADATA_NOT_FOUND };
   } finally {
     await handle.close();
   }
@@ -108,16 +109,16 @@ export async function lookupManifest(
     const found = await readManifest(path.join(dir, "node_modules", name, "package.json"), maxBytes);
     if (found !== null) return found;
     const parent = path.dirname(dir);
-    if (parent === dir) return { missing: "unavailable", reason: "metadata_not_found" };
+    if (parent === dir) return { missing: "unavailable", reason: Code.METADATA_NOT_FOUND };
     dir = parent;
   }
-  return { missing: "unknown", reason: "metadata_file_limit_reached" };
+  return { missing: "unknown", reason: Code.METADATA_FILE_LIMIT_REACHED };
 }
 
 /** This library's own version: the executing host's context, not the adapter's. */
 async function ownManifest(maxBytes: number): Promise<LookupResult> {
   const found = await readManifest(path.join(__dirname, "..", "..", "package.json"), maxBytes);
-  return found ?? { missing: "unavailable", reason: "metadata_not_found" };
+  return found ?? { missing: "unavailable", reason: Code.METADATA_NOT_FOUND };
 }
 
 function addGap(gaps: CoverageGap[], reason: string): void {
@@ -148,7 +149,7 @@ export async function collectEvidence(targets: readonly string[], options: Colle
       try {
         result = await lookup(name);
       } catch {
-        result = { missing: "unavailable", reason: "metadata_not_found" };
+        result = { missing: "unavailable", reason: Code.METADATA_NOT_FOUND };
       }
       results.set(name, result);
     }),
@@ -168,19 +169,19 @@ export async function collectEvidence(targets: readonly string[], options: Colle
     const result = results.get(name);
     let version: VersionObservation;
     if (result === undefined) {
-      version = { status: "unknown", reason: "collection_deadline_exceeded" };
-      addGap(gaps, "collection_deadline_exceeded");
+      version = { status: "unknown", reason: Code.COLLECTION_DEADLINE_EXCEEDED };
+      addGap(gaps, Code.COLLECTION_DEADLINE_EXCEEDED);
     } else if ("version" in result) {
       version = { value: result.version, source: SOURCE, origin: "adapter", observed_at: observedAt };
     } else {
       version = { status: result.missing, reason: result.reason };
-      if (result.reason === "metadata_file_limit_reached") addGap(gaps, result.reason);
+      if (result.reason === Code.METADATA_FILE_LIMIT_REACHED) addGap(gaps, result.reason);
     }
     entries.push({ role: "dependency", kind: "package", name, version });
   }
   for (const name of over) {
-    entries.push({ role: "dependency", kind: "package", name, version: { status: "unknown", reason: "lookup_limit_reached" } });
-    addGap(gaps, "lookup_limit_reached");
+    entries.push({ role: "dependency", kind: "package", name, version: { status: "unknown", reason: Code.LOOKUP_LIMIT_REACHED } });
+    addGap(gaps, Code.LOOKUP_LIMIT_REACHED);
   }
   const observed = entries.filter((entry) => entry.version.value !== undefined).length;
   const coverage: EvidenceCoverage = gaps.length > 0 ? { status: "incomplete", gaps } : { status: "complete" };

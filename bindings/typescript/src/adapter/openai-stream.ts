@@ -7,6 +7,7 @@
 import * as net from "node:net";
 import { JsonEncodeError, toPlainJson } from "./pyjson";
 import { LifecycleError } from "./errors";
+import { Code } from "../generated";
 
 export const OPENAI_STREAM_PROTOCOL = "fabric.openai_stream/v1alpha1";
 export const OPENAI_STREAM_PROFILE = "openai.chat_completions.chunk/v1";
@@ -65,7 +66,7 @@ function isBlank(value: unknown): boolean {
 export function validatedSink(payload: Record<string, unknown>): { sink: Sink; adapterPayload: Record<string, unknown> } {
   const sink = payload.stream;
   const context = payload.runtime_context;
-  const invalid = (message: string) => new LifecycleError("lifecycle_invalid_stream_sink", message);
+  const invalid = (message: string) => new LifecycleError(Code.LIFECYCLE_INVALID_STREAM_SINK, message);
   if (!isObject(sink) || !isObject(context)) throw invalid("OpenAI stream invocation is missing its transport");
   if (
     sink.protocol_version !== OPENAI_STREAM_PROTOCOL ||
@@ -107,7 +108,7 @@ export function validatedSink(payload: Record<string, unknown>): { sink: Sink; a
 
 /** Checks one chunk the way upstream's host does; returns it unchanged. */
 export function validatedChunk(value: Record<string, unknown>): Record<string, unknown> {
-  const invalid = (message: string) => new LifecycleError("lifecycle_invalid_openai_stream_event", message);
+  const invalid = (message: string) => new LifecycleError(Code.LIFECYCLE_INVALID_OPENAI_STREAM_EVENT, message);
   if (value.object !== "chat.completion.chunk") {
     throw invalid("OpenAI stream events must use object 'chat.completion.chunk'");
   }
@@ -158,7 +159,7 @@ export function validatedChunk(value: Record<string, unknown>): Record<string, u
 }
 
 function transportFailed(message: string): LifecycleError {
-  return new LifecycleError("lifecycle_stream_transport_failed", message);
+  return new LifecycleError(Code.LIFECYCLE_STREAM_TRANSPORT_FAILED, message);
 }
 
 /** A connection to the core's stream listener. */
@@ -299,7 +300,7 @@ export class OpenAIStreamWriter {
   /** The emitter handed to the adapter. */
   readonly emit: OpenAIChunkEmitter = async (chunk) => {
     if (!isObject(chunk)) {
-      throw new LifecycleError("lifecycle_invalid_openai_stream_event", "OpenAI stream events must be mappings");
+      throw new LifecycleError(Code.LIFECYCLE_INVALID_OPENAI_STREAM_EVENT, "OpenAI stream events must be mappings");
     }
     const event = validatedChunk({ ...chunk });
     await this.locked(async () => {
@@ -323,13 +324,13 @@ export class OpenAIStreamWriter {
     } catch (error) {
       if (!(error instanceof JsonEncodeError)) throw error;
       throw new LifecycleError(
-        "lifecycle_invalid_openai_stream_event",
+        Code.LIFECYCLE_INVALID_OPENAI_STREAM_EVENT,
         "OpenAI stream events must contain JSON-compatible values",
       );
     }
     if (encoded.length > OPENAI_STREAM_RECORD_LIMIT) {
       throw new LifecycleError(
-        "lifecycle_openai_stream_event_too_large",
+        Code.LIFECYCLE_OPENAI_STREAM_EVENT_TOO_LARGE,
         "OpenAI stream event exceeds the 1 MiB record limit",
       );
     }

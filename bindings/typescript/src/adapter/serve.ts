@@ -16,6 +16,7 @@ import { JsonEncodeError, pythonJsonDumps, toPlainJson } from "./pyjson";
 import type { AgentRunRequest, AgentRunResult, JsonObject, JsonValue, RuntimeContext, StartPayload } from "./types";
 import { contractValidator, type ContractValidator } from "./validate";
 import { LifecycleError } from "./errors";
+import { Code } from "../generated";
 import { OpenAIStreamWriter, validatedSink, type OpenAIChunkEmitter } from "./openai-stream";
 import { HealthListener, runtimeProbe, type HealthCheckOptions, type HealthCheckResult, type HealthLevel } from "./health";
 
@@ -249,7 +250,7 @@ class Host {
         this.state.failed = true;
       }
       return {
-        response: failure(operation, new LifecycleError("lifecycle_invalid_request", "Invalid lifecycle request")),
+        response: failure(operation, new LifecycleError(Code.LIFECYCLE_INVALID_REQUEST, "Invalid lifecycle request")),
         exit: false,
       };
     }
@@ -324,12 +325,12 @@ class Host {
         prefixed("runtime_context", this.validator.check("runtimeContext", context));
       if (issue) {
         throw new LifecycleError(
-          "lifecycle_invalid_request",
+          Code.LIFECYCLE_INVALID_REQUEST,
           `Invocation does not match the typed adapter contract at ${issue.path}: ${issue.rule}`,
         );
       }
     } else if (!isObject(request) || !isObject(context)) {
-      throw new LifecycleError("lifecycle_invalid_request", "Invocation does not match the typed adapter contract");
+      throw new LifecycleError(Code.LIFECYCLE_INVALID_REQUEST, "Invocation does not match the typed adapter contract");
     }
     return { request: request as unknown as AgentRunRequest, context: context as unknown as RuntimeContext };
   }
@@ -340,7 +341,7 @@ class Host {
     }
     const invoke = runtime.invokeOpenAIStream;
     if (typeof invoke !== "function") {
-      throw new LifecycleError("lifecycle_openai_stream_unsupported", "Adapter runtime does not implement OpenAI streaming");
+      throw new LifecycleError(Code.LIFECYCLE_OPENAI_STREAM_UNSUPPORTED, "Adapter runtime does not implement OpenAI streaming");
     }
     const { sink, adapterPayload } = validatedSink(payload);
     const writer = await OpenAIStreamWriter.connect(sink);

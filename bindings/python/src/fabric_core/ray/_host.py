@@ -14,6 +14,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from fabric_core._codes import Code
 from fabric_core.client import Fabric
 from fabric_core.errors import FabricError
 from fabric_core.models import FabricConfig, RunRequest
@@ -229,7 +230,7 @@ class RuntimeHost:
         if runtime is None:
             slot.failures += 1
             error = {
-                "code": "runtime_stopped",
+                "code": Code.RUNTIME_STOPPED,
                 "stage": "invoke",
                 "message": "the session's runtime failed in an earlier turn; the session cannot continue",
                 "retryable": False,

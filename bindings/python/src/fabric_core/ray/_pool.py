@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fabric_core import _ffi
+from fabric_core._codes import Code
 from fabric_core.errors import FabricConfigError, FabricError, FabricStateError
 from fabric_core.models import FabricConfig, RunRequest
 from fabric_core.ray._host import METADATA_KEY, RuntimeHost, failed_result
@@ -61,7 +62,7 @@ def _request_mapping(request: Any) -> dict[str, Any]:
     raise FabricConfigError(
         "request must be a RunRequest or a RunRequest mapping",
         stage="config",
-        code="invalid_request",
+        code=Code.INVALID_REQUEST,
     )
 
 
@@ -146,9 +147,9 @@ class RuntimePool:
         if not isinstance(config, FabricConfig):
             config = FabricConfig.from_mapping(config)
         if not isinstance(runtimes, int) or runtimes < 1:
-            raise FabricConfigError("runtimes must be a positive integer", stage="config", code="invalid_argument")
+            raise FabricConfigError("runtimes must be a positive integer", stage="config", code=Code.INVALID_ARGUMENT)
         if not isinstance(per_actor, int) or per_actor < 1:
-            raise FabricConfigError("per_actor must be a positive integer", stage="config", code="invalid_argument")
+            raise FabricConfigError("per_actor must be a positive integer", stage="config", code=Code.INVALID_ARGUMENT)
         start_options: dict[str, Any] = {}
         if base_dir is not None:
             start_options["base_dir"] = str(base_dir)
@@ -210,7 +211,7 @@ class RuntimePool:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise FabricStateError("the runtime pool was closed", stage="invoke", code="pool_closed")
+            raise FabricStateError("the runtime pool was closed", stage="invoke", code=Code.POOL_CLOSED)
 
     async def _take(self, affinity: str | None, reserve: bool) -> _Member | None:
         """Wait for a live actor with an idle runtime (matching ``affinity``, a node or an
@@ -222,13 +223,13 @@ class RuntimePool:
                 candidates = [member for member in self._members if member.alive and member.matches(affinity)]
                 if not candidates and not self._replacements:
                     if affinity is None:
-                        raise _error("node_lost", "every actor of the pool was lost and none could be replaced")
+                        raise _error(Code.NODE_LOST, "every actor of the pool was lost and none could be replaced")
                     if any(affinity in (lost["node_id"], lost["actor_id"]) for lost in self._lost):
                         return None
                     raise FabricConfigError(
                         "affinity names no node or actor of this pool",
                         stage="invoke",
-                        code="invalid_argument",
+                        code=Code.INVALID_ARGUMENT,
                         details={"path": "affinity"},
                     )
                 idle = [member for member in candidates if member.free > 0]
@@ -314,7 +315,7 @@ class RuntimePool:
             "runtime_slot": slot,
         }
         error = {
-            "code": "node_lost",
+            "code": Code.NODE_LOST,
             "stage": "invoke",
             "message": "the Ray actor or node running the invocation was lost",
             "retryable": False,
@@ -342,7 +343,7 @@ class RuntimePool:
             self._lose(member, "deadline")
             result = self._lost_result(request, member, "deadline", session)
             error = dict(result["error"])
-            error.update(code="timeout", message="the actor did not answer within the driver's deadline")
+            error.update(code=Code.TIMEOUT, message="the actor did not answer within the driver's deadline")
             return RunResult.from_mapping({**result.to_dict(), "error": error})
         except self._ray.exceptions.RayTaskError as error:
             raise error.as_instanceof_cause() from None
@@ -365,7 +366,7 @@ class RuntimePool:
         payload = _request_mapping(request)
         member = await self._take(affinity, reserve=False)
         if member is None:
-            raise _error("node_lost", "the node or actor named by affinity was lost", affinity=affinity)
+            raise _error(Code.NODE_LOST, "the node or actor named by affinity was lost", affinity=affinity)
         try:
             return await self._call(member, payload, None)
         finally:
@@ -387,7 +388,9 @@ class RuntimePool:
 
         limit = max_in_flight if max_in_flight is not None else max(1, self.capacity)
         if not isinstance(limit, int) or limit < 1:
-            raise FabricConfigError("max_in_flight must be a positive integer", stage="config", code="invalid_argument")
+            raise FabricConfigError(
+                "max_in_flight must be a positive integer", stage="config", code=Code.INVALID_ARGUMENT
+            )
         pending: collections.deque[asyncio.Task[RunResult]] = collections.deque()
         intake = _aiter(requests)
         try:
@@ -538,7 +541,7 @@ class PoolSession:
         while self._member is None:
             member = await self._pool._take(self._affinity, reserve=True)
             if member is None:
-                raise _error("node_lost", "the node or actor named by affinity was lost", affinity=self._affinity)
+                raise _error(Code.NODE_LOST, "the node or actor named by affinity was lost", affinity=self._affinity)
             try:
                 self._slot = await member.handle.reserve.remote()
             except _lost_errors(self._pool._ray) as error:
@@ -558,16 +561,16 @@ class PoolSession:
 
         payload = _request_mapping(request)
         if self._closed:
-            raise FabricStateError("the session was closed", stage="invoke", code="pool_closed")
+            raise FabricStateError("the session was closed", stage="invoke", code=Code.POOL_CLOSED)
         if self._lost:
             raise _error(
-                "node_lost",
+                Code.NODE_LOST,
                 "the session's actor or node was lost; its conversation cannot continue",
                 node_id=self.node_id,
                 actor_id=self.actor_id,
             )
         if self._busy:
-            raise FabricStateError("the session is already running a turn", stage="invoke", code="runtime_busy")
+            raise FabricStateError("the session is already running a turn", stage="invoke", code=Code.RUNTIME_BUSY)
         self._busy = True
         try:
             await self._reserve()

@@ -17,7 +17,7 @@ const INVALID_UTF8: &str = "<invalid utf-8>";
 
 /// The upstream 0.5.0 packages and their skip policy (see `tests/upstream/mod.rs` at the
 /// workspace root).
-#[path = "../../../tests/upstream/mod.rs"]
+#[path = "../../../../tests/upstream/mod.rs"]
 mod upstream;
 
 /// An interpreter with nemo-fabric-adapters-common 0.5.0 (`FABRIC_TEST_PYTHON` or the

@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::adapter::{
+use super::adapter::{
     Adapter, context, invoke_msg, scratch_dir, start_msg, started, stop_msg, succeeded_output,
 };
 

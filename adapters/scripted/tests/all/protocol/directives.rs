@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::adapter::{
+use super::adapter::{
     DEADLINE, decode_line, invoke_msg, lifecycle_code, started, stop_msg, succeeded_output,
 };
 

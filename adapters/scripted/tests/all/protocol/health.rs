@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use fabric_health::{CheckOutcome, CheckReport, CheckRequest, HealthLevel};
 use serde_json::{Value, json};
 
-use crate::adapter::{
+use super::adapter::{
     Adapter, invoke_msg, lifecycle_code, scratch_dir, start_msg, stop_msg, succeeded_output,
 };
 

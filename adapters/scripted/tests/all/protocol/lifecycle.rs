@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::adapter::{
+use super::adapter::{
     Adapter, DEADLINE, invoke_msg, lifecycle_code, start_msg, started, stop_msg, succeeded_output,
 };
 

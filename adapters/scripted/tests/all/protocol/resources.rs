@@ -2,7 +2,7 @@
 
 use serde_json::{Value, json};
 
-use crate::adapter::{invoke_msg, started, stop_msg, succeeded_output};
+use super::adapter::{invoke_msg, started, stop_msg, succeeded_output};
 
 #[test]
 fn spawned_children_live_until_stop() {

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::cases::{accepted, problems, rejected};
+use super::cases::{accepted, problems, rejected};
 
 #[test]
 fn schema_version() {

@@ -5,14 +5,12 @@
 //! `.venv` of `scripts/setup.sh`) provides the schema and the SDK checks at test time; without
 //! it those tests are skipped loudly (failed when `CI` is set).
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::support::upstream;
 use fabric_config::FabricConfig;
 use serde_json::Value;
-use support::upstream;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -3,7 +3,7 @@
 use fabric_config::FabricConfig;
 use serde_json::json;
 
-use crate::cases::{accepted, base, rejected, with};
+use super::cases::{accepted, base, rejected, with};
 
 #[test]
 fn urls_are_parsed() {

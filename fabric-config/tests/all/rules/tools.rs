@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::cases::{accepted, rejected, server};
+use super::cases::{accepted, rejected, server};
 
 #[test]
 fn tools() {

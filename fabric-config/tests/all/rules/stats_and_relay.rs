@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use crate::cases::{accepted, rejected};
+use super::cases::{accepted, rejected};
 
 #[test]
 fn system_stats() {

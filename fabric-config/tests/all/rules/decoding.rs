@@ -4,7 +4,7 @@
 use fabric_config::{ConfigRule, ErrorInfo, FabricConfig};
 use serde_json::json;
 
-use crate::cases::{accepted, base, rejected, with};
+use super::cases::{accepted, base, rejected, with};
 
 #[test]
 fn unknown_fields_are_rejected_outside_extension_points() {

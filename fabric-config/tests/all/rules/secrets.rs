@@ -3,7 +3,7 @@
 use fabric_config::{ConfigError, ErrorInfo, FabricConfig};
 use serde_json::json;
 
-use crate::cases::{server, with};
+use super::cases::{server, with};
 
 const SENTINEL: &str = "S3CR3T-SENTINEL-VALUE";
 

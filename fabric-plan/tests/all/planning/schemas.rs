@@ -4,7 +4,7 @@
 use fabric_config::plan::CapabilityTarget;
 use serde_json::{Value, json};
 
-use crate::world::{World, rejected};
+use super::world::{World, rejected};
 
 #[test]
 fn instruction_modes() {

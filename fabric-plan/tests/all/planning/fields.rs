@@ -4,7 +4,7 @@
 use fabric_config::descriptor::AdapterConfigField;
 use serde_json::{Value, json};
 
-use crate::world::{World, incompatible_paths, rejected};
+use super::world::{World, incompatible_paths, rejected};
 
 #[test]
 fn every_normalized_field_follows_config_accepts_for_every_catalog_adapter() {

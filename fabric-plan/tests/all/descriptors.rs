@@ -7,10 +7,9 @@
 //! every catalog descriptor, of synthetic descriptors and of descriptor variants. Without the
 //! venv these tests are skipped loudly (failed when `CI` is set).
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::upstream;
 use fabric_config::canonical::canonical_json;
 use fabric_plan::{
     PlanError, check_target_for_adapter, descriptor_sha256, load_adapter_descriptor,
@@ -18,7 +17,6 @@ use fabric_plan::{
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
-use support::upstream;
 
 fn sha(text: &str) -> String {
     hex::encode(Sha256::digest(text.as_bytes()))

@@ -4,7 +4,7 @@ use fabric_config::plan::DescriptorSource;
 use fabric_plan::{DiscoveryOptions, PlanOptions};
 use serde_json::{Value, json};
 
-use crate::world::{World, options, repo};
+use super::world::{World, options, repo};
 
 #[test]
 fn discovery_precedence_merging_and_ambiguity() {

@@ -5,9 +5,6 @@
 //! the expected fingerprints are computed by upstream at test time (`tests/upstream/mod.rs`);
 //! tests that need them are skipped loudly without the venv (failed when `CI` is set).
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod discovery;
 mod fields;
 mod reports;

@@ -3,5 +3,5 @@
 
 #![allow(dead_code)]
 
-#[path = "../../../tests/upstream/mod.rs"]
+#[path = "../../../../tests/upstream/mod.rs"]
 pub mod upstream;

@@ -7,7 +7,7 @@ use fabric_config::plan::DoctorStatus;
 use fabric_plan::{PlanOptions, doctor_with, inspect, plan};
 use serde_json::json;
 
-use crate::world::{World, options, repo};
+use super::world::{World, options, repo};
 
 #[test]
 fn doctor_collects_every_finding_without_stopping() {

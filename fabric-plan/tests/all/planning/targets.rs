@@ -7,7 +7,7 @@ use fabric_config::plan::{CapabilityTarget, DescriptorSource};
 use fabric_plan::{PlanError, inspect, plan};
 use serde_json::json;
 
-use crate::world::{World, options, rejected};
+use super::world::{World, options, rejected};
 
 #[test]
 fn workflow_targets_and_settings() {

@@ -187,12 +187,18 @@ pub fn assert_failure_and_stall(start: impl Fn(&str) -> Host, request: &CheckReq
     host.stop();
 }
 
+/// Held by the running [`Attacker`]: one attack at a time in this test binary, as when each
+/// test file was its own binary. An attack holds `n` descriptors (and an in-process listener
+/// its side of them); two at once could exceed a soft limit of 1024 descriptors.
+static ONE_ATTACK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A local process holding many idle connections to a TCP health listener: it opens `n`
 /// connections, never writes, and reopens every connection the listener closes.
 pub struct Attacker {
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<thread::JoinHandle<usize>>,
     held: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    _alone: std::sync::MutexGuard<'static, ()>,
 }
 
 impl Attacker {
@@ -201,6 +207,9 @@ impl Attacker {
         use std::io::{ErrorKind, Read};
         use std::net::TcpStream;
         use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+        let alone = ONE_ATTACK
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
         let stop = std::sync::Arc::new(AtomicBool::new(false));
         let held = std::sync::Arc::new(AtomicUsize::new(0));
         let (ready_tx, ready_rx) = mpsc::channel();
@@ -243,6 +252,7 @@ impl Attacker {
             stop,
             thread: Some(thread),
             held,
+            _alone: alone,
         }
     }
 

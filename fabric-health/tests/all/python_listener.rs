@@ -2,13 +2,13 @@
 //! (`bindings/python/src/fabric_core/adapter_health.py`). Interpreter: `FABRIC_TEST_PYTHON`,
 //! else `python3`; skipped only when neither runs.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::support::Host;
 use fabric_health::{CheckRequest, HealthLevel};
-use support::Host;
 
 const HOST: &str = r#"
 import asyncio, importlib.util, json, sys

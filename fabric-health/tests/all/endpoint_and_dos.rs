@@ -2,8 +2,7 @@
 //! listener's bounds: idle connections, on TCP from any local user or on the private unix
 //! socket, cannot deny legitimate checks.
 
-#[allow(dead_code)]
-mod support;
+use crate::support;
 
 use std::fs;
 use std::io::Write;

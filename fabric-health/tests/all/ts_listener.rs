@@ -4,15 +4,15 @@
 //! stale.
 //! Skipped only when node is missing and `CI` is unset.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use crate::support::Host;
 use fabric_health::client::Check;
 use fabric_health::wire;
 use fabric_health::{CheckOutcome, CheckRequest, HealthLevel, reason};
-use support::Host;
 
 const HOST: &str = r#"
 const [adapterPath, home, modesText] = process.argv.slice(1);

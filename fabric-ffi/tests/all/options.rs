@@ -2,16 +2,14 @@
 //! anchors discovery, `expected_descriptor_sha256` is enforced by the core, keys are
 //! strict. Planning only: no adapter process is started.
 
-mod support;
-
 use std::ffi::CString;
 
+use crate::support::{call, repo_root};
 use fabric_ffi::{
     FabricStatus, fabric_doctor, fabric_environment_prepare, fabric_plan, fabric_run,
     fabric_runtime_start, fabric_validate,
 };
 use serde_json::{Value, json};
-use support::{call, repo_root};
 
 /// A scripted-adapter config whose discovery path is relative to the repository root.
 fn config() -> CString {

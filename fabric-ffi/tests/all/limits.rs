@@ -3,16 +3,14 @@
 //! (`request_too_large`) and the runtime stays usable (issue 21 item 7); the start timeout
 //! is an option (`start_timeout_seconds`) and the error reports it (item 8).
 
-mod support;
-
 use std::ffi::CString;
 
+use crate::support::{call, scripted_config};
 use fabric_ffi::{
     FabricStatus, fabric_runtime_free, fabric_runtime_invoke, fabric_runtime_start,
     fabric_runtime_stop,
 };
 use serde_json::{Value, json};
-use support::{call, scripted_config};
 
 fn config() -> CString {
     config_with(json!({}))

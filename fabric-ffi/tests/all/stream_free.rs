@@ -2,16 +2,14 @@
 //! invocation runs is closed in the background, so a finalizer or an event loop calling
 //! free is not blocked for the adapter's turn.
 
-mod support;
-
 use std::ffi::CString;
 
+use crate::support::{call, scripted_config};
 use fabric_ffi::{
     FabricStatus, fabric_runtime_free, fabric_runtime_invoke, fabric_runtime_invoke_openai_stream,
     fabric_runtime_start, fabric_runtime_stop, fabric_stream_free,
 };
 use serde_json::json;
-use support::{call, scripted_config};
 
 #[test]
 fn freeing_a_running_stream_returns_before_the_invocation_ends() {

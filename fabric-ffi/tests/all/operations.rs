@@ -1,11 +1,10 @@
 //! Non-blocking calls through the C ABI: begin, watch the readiness descriptor with
 //! `poll(2)`, take; cancellation and free before completion; the descriptor's lifetime.
 
-mod support;
-
 use std::ffi::CString;
 use std::time::{Duration, Instant};
 
+use crate::support::{call, call_maybe, scripted_config};
 use fabric_ffi::{
     FabricStatus, fabric_completion_queue_fd, fabric_completion_queue_free,
     fabric_completion_queue_new, fabric_completion_queue_next, fabric_operation_cancel,
@@ -15,7 +14,6 @@ use fabric_ffi::{
     fabric_runtime_stop_begin,
 };
 use serde_json::{Value, json};
-use support::{call, call_maybe, scripted_config};
 
 const OK: i32 = FabricStatus::Ok as i32;
 

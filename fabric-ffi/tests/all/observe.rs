@@ -1,17 +1,15 @@
 //! `fabric_runtime_resource_snapshot` and `fabric_check` through the Rust view of the ABI,
 //! with the scripted adapter.
 
-mod support;
-
 use std::ffi::CString;
 
+use crate::support::{call, scripted_config};
 use fabric_ffi::{
     FabricStatus, fabric_check, fabric_environment_free, fabric_environment_prepare,
     fabric_environment_start_runtime, fabric_runtime_free, fabric_runtime_invoke,
     fabric_runtime_resource_snapshot, fabric_runtime_start, fabric_runtime_stop,
 };
 use serde_json::{Value, json};
-use support::{call, scripted_config};
 
 fn config(settings: Value) -> CString {
     scripted_config("ffi-observe", settings)

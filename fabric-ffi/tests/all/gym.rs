@@ -1,13 +1,11 @@
 //! `fabric_gym_observations` through the Rust view of the ABI: a mapped rollout, the
 //! error statuses and codes.
 
-mod support;
-
 use std::ffi::CString;
 
+use crate::support::call;
 use fabric_ffi::{FabricStatus, fabric_gym_observations};
 use serde_json::{Value, json};
-use support::call;
 
 fn observe(request: &str) -> (i32, Value) {
     let request = CString::new(request).expect("cstring");

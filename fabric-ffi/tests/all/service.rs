@@ -3,7 +3,7 @@
 //! runtime's stop, release is refused while a runtime is connected, starts after release
 //! fail, the binding rule names what differs, and service checks route to the service.
 
-mod support;
+use crate::support;
 
 use std::ffi::CString;
 

@@ -2,17 +2,17 @@
 //! `streaming` option, `fabric_runtime_invoke_stream`, the generic `fabric_stream_*`
 //! calls, with the test adapter of tests/fixtures/atof-adapter; and the errors.
 
-mod support;
+use crate::support;
 
 use std::ffi::CString;
 
+use crate::support::{call, call_maybe, repo_root, scripted_config_value};
 use fabric_ffi::{
     FabricStatus, fabric_runtime_free, fabric_runtime_invoke_stream, fabric_runtime_start,
     fabric_runtime_stop, fabric_stream_free, fabric_stream_next, fabric_stream_next_batch,
     fabric_stream_result,
 };
 use serde_json::{Value, json};
-use support::{call, call_maybe, repo_root, scripted_config_value};
 
 fn config(dir: &std::path::Path, relay: bool) -> CString {
     let path = repo_root().join("tests/fixtures/atof-adapter/atof.fabric-adapter.json");

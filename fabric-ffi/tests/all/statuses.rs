@@ -5,17 +5,15 @@
 //! `FABRIC_STATUS_INVALID_ARGUMENT` stays for a malformed C call: NULL, invalid UTF-8,
 //! bad handles.
 
-mod support;
-
 use std::ffi::CString;
 
+use crate::support::{build_scripted, call_maybe, scripted_config_value};
 use fabric_ffi::{
     FabricStatus, fabric_check, fabric_doctor, fabric_environment_free, fabric_environment_prepare,
     fabric_environment_start_runtime, fabric_inspect, fabric_plan, fabric_run, fabric_runtime_free,
     fabric_runtime_invoke, fabric_runtime_start, fabric_runtime_stop, fabric_validate,
 };
 use serde_json::{Value, json};
-use support::{build_scripted, call_maybe, scripted_config_value};
 
 fn config_value() -> Value {
     let mut config = scripted_config_value("ffi-statuses", json!({}));

@@ -1,19 +1,14 @@
-//! The cgroup reader's and the collector's descriptor caches against real processes (own
-//! test binary: the descriptor counter is process-wide).
-
-mod common;
+//! The cgroup reader's and the collector's descriptor caches against real processes (each
+//! test alone in its own process: the descriptor counter is process-wide).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use common::{RealTree, until};
+use crate::support::{self, RealTree, until};
 use fabric_config::config::{SystemStatsConfig, SystemStatsGroup};
 use fabric_config::stats::ObservationStatus;
 use fabric_stats::{CgroupReader, InvocationIds, StatsCollector, StatsTarget, cached_descriptors};
-
-/// Serializes the tests of this binary (they compare the process-wide counter).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// A fixture cgroup tree whose leaf is the real cgroup path of `pid`.
 fn fixture_for(pid: u32, cg: &Path) -> PathBuf {
@@ -35,7 +30,11 @@ fn fixture_for(pid: u32, cg: &Path) -> PathBuf {
 
 #[test]
 fn descriptors_are_reused_counted_and_released() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if !support::alone::in_own_process(
+        "collector_fd_cache::descriptors_are_reused_counted_and_released",
+    ) {
+        return; // it ran, and passed, in its own process
+    }
     let dir = tempfile::tempdir().unwrap();
     let cg = dir.path().join("cg");
     let tree = RealTree::spawn("exec sleep 30");
@@ -66,7 +65,11 @@ fn descriptors_are_reused_counted_and_released() {
 
 #[test]
 fn a_collector_keeps_per_target_readers_until_released() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if !support::alone::in_own_process(
+        "collector_fd_cache::a_collector_keeps_per_target_readers_until_released",
+    ) {
+        return; // it ran, and passed, in its own process
+    }
     let dir = tempfile::tempdir().unwrap();
     let cg = dir.path().join("cg");
     let tree = RealTree::spawn("exec sleep 30");
@@ -111,7 +114,11 @@ fn a_collector_keeps_per_target_readers_until_released() {
 
 #[test]
 fn idle_targets_give_way_under_the_descriptor_budget() {
-    let _serial = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    if !support::alone::in_own_process(
+        "collector_fd_cache::idle_targets_give_way_under_the_descriptor_budget",
+    ) {
+        return; // it ran, and passed, in its own process
+    }
     let tree = RealTree::spawn("sleep 30 & sleep 30 & wait");
     let baseline = cached_descriptors();
     let collector = StatsCollector::default();

@@ -1,13 +1,11 @@
 //! Invocation system stats around real process trees (fixture cgroup trees).
 
-mod common;
-
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use common::{RealTree, until};
+use crate::support::{RealTree, until};
 use fabric_config::config::{
     SystemStatsConfig, SystemStatsGroup, SystemStatsSamplingConfig, SystemStatsSetting,
 };

@@ -1,10 +1,8 @@
 //! Process-tree snapshots against fixture proc trees and real process trees.
 
-mod common;
-
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{FakeProc, Proc, RealTree, until};
+use crate::support::{FakeProc, Proc, RealTree, until};
 use fabric_stats::{ProcReader, StatsError, TreeDiscovery, UnavailableReason, UnsupportedReason};
 
 const PAGE: u64 = 4096;

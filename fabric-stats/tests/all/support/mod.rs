@@ -1,10 +1,16 @@
-//! Test helpers: fixture proc/cgroup trees in temporary directories, and real process trees.
+//! Test helpers: fixture proc/cgroup trees in temporary directories, real process trees, and
+//! running a test alone in its own process.
 #![allow(dead_code)]
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// Runs a test alone in its own process of this binary (see `tests/alone.rs` at the
+/// workspace root).
+#[path = "../../../../tests/alone.rs"]
+pub mod alone;
 
 /// A fake proc file system.
 pub struct FakeProc {

@@ -1,11 +1,9 @@
-//! The sampling scheduler is one process-wide thread for every runtime (own test binary,
-//! so no other test shares the scheduler).
-
-mod common;
+//! The sampling scheduler is one process-wide thread for every runtime (alone in its own
+//! process, so no other test shares the scheduler).
 
 use std::time::{Duration, SystemTime};
 
-use common::{RealTree, until};
+use crate::support::{self, RealTree, until};
 use fabric_config::config::{SystemStatsConfig, SystemStatsGroup, SystemStatsSamplingConfig};
 use fabric_stats::{
     InvocationIds, StatsCollector, StatsTarget, active_sampled_invocations, sampler_thread_id,
@@ -21,6 +19,9 @@ fn sampler_threads() -> usize {
 
 #[test]
 fn one_scheduler_thread_serves_every_runtime() {
+    if !support::alone::in_own_process("scheduler::one_scheduler_thread_serves_every_runtime") {
+        return; // it ran, and passed, in its own process
+    }
     let tree = RealTree::spawn("sleep 30");
     let collector = StatsCollector::default();
     let config = SystemStatsConfig {

@@ -4,7 +4,7 @@ use fabric_config::{ErrorInfo, RunRequest, Stage};
 use fabric_host::Fabric;
 use serde_json::{Value, json};
 
-use crate::fixtures::options;
+use super::fixtures::options;
 use crate::support::{self, scripted_config};
 
 #[test]

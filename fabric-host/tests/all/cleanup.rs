@@ -2,16 +2,16 @@
 //! adapter: orphans that left the host's session survive no stop, and hosts are forked so
 //! that their death signal follows the process, not the calling thread.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 
+use crate::support::{scripted_config, wait_until};
 use fabric_config::RunRequest;
 use fabric_config::agent::RunStatus;
 use fabric_host::{Fabric, RunOptions};
 use fabric_stats::procs as procfs;
 use serde_json::{Value, json};
-use support::{scripted_config, wait_until};
 
 fn alive(pid: u32) -> bool {
     procfs::read_stat(Path::new("/proc"), pid).is_some_and(|s| !s.is_exited())

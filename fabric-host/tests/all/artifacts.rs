@@ -2,15 +2,13 @@
 //! `stdout.txt` / `stderr.txt` and the git workspace patch, on a real git checkout the
 //! scripted adapter edits, adds and deletes files in.
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::{mode, scripted_config};
 use fabric_config::RunRequest;
 use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
-use support::{mode, scripted_config};
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")

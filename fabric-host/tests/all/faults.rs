@@ -1,4 +1,4 @@
-//! Fault tests: small misbehaving hosts (tests/support/fake_host.py) drive every failure
+//! Fault tests: small misbehaving hosts (tests/all/support/fake_host.py) drive every failure
 //! mode of the lifecycle protocol. Each test asserts the structured error (code + stage),
 //! a generous time bound, and that no process of the host's group is left.
 
@@ -16,7 +16,7 @@ fn python() -> String {
 }
 
 fn fake_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake_host.py")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/all/support/fake_host.py")
 }
 
 fn spec(mode: &str, extra: &[(&str, &str)]) -> HostSpec {

@@ -1,4 +1,5 @@
-//! Shared helpers of the runtime tests: the scripted adapter binary and configs.
+//! Shared helpers of the runtime tests: the scripted adapter binary and configs, and running a
+//! test alone in its own process.
 
 #![allow(dead_code)]
 
@@ -9,6 +10,11 @@ use std::time::{Duration, Instant};
 use fabric_config::FabricConfig;
 use fabric_stats::procs as procfs;
 use serde_json::Value;
+
+/// Runs a test alone in its own process of this binary (see `tests/alone.rs` at the
+/// workspace root).
+#[path = "../../../../tests/alone.rs"]
+pub mod alone;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
@@ -136,7 +142,7 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 
 /// The upstream 0.5.0 oracles and their skip policy (see `tests/upstream/mod.rs` at the
 /// workspace root).
-#[path = "../../../tests/upstream/mod.rs"]
+#[path = "../../../../tests/upstream/mod.rs"]
 pub mod upstream;
 
 /// An interpreter with the upstream packages (`FABRIC_TEST_PYTHON` or the `.venv` of

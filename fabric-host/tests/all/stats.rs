@@ -1,17 +1,15 @@
 //! Resource snapshots and invocation system stats through the Rust API, with the scripted
 //! adapter (issue 7).
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::{mode, scripted_config, wait_until};
 use fabric_config::RunRequest;
 use fabric_config::agent::RunStatus;
 use fabric_host::{ErrorClass, Fabric, RunOptions, RuntimeState};
 use serde_json::{Value, json};
-use support::{mode, scripted_config, wait_until};
 
 const MIB: f64 = 1024.0 * 1024.0;
 

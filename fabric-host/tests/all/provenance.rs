@@ -1,16 +1,14 @@
 //! Software evidence (`RunResult.execution`) through the Rust API with the scripted adapter:
 //! composition, the `guest_sdk` gap, the bounds and `provenance.enabled: false` (issue 18).
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::scripted_config;
 use fabric_config::RunRequest;
 use fabric_config::agent::RunStatus;
 use fabric_config::options::BindingIdentity;
 use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
-use support::scripted_config;
 
 fn binding(name: &str) -> BindingIdentity {
     BindingIdentity {

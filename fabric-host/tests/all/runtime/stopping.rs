@@ -8,7 +8,7 @@ use fabric_config::{RunRequest, Stage};
 use fabric_host::{Fabric, RuntimeState};
 use serde_json::{Value, json};
 
-use crate::fixtures::{fake_config, options, request_with, start_busy};
+use super::fixtures::{fake_config, options, request_with, start_busy};
 use crate::support::{assert_group_gone, scripted_config};
 
 #[test]

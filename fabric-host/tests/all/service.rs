@@ -3,7 +3,7 @@
 //! store the service owns, on nemo_fabric_adapters.common). Needs FABRIC_TEST_PYTHON;
 //! mandatory in CI.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

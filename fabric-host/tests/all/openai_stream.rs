@@ -2,18 +2,16 @@
 //! result, early close, the one-active-turn rule, and every listener answer provoked by a
 //! real adapter process (`harness.settings.stream.fault`).
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::scripted_config;
 use fabric_config::agent::RunStatus;
 use fabric_config::stream::OpenAiChunk;
 use fabric_config::{ErrorInfo, RunRequest, Stage};
 use fabric_host::{Fabric, PullStream, RunOptions, Runtime, RuntimeState, StreamBatch, StreamNext};
 use serde_json::{Value, json};
-use support::scripted_config;
 
 fn runtime(dir: &Path, stream: Value) -> Arc<Runtime> {
     let settings =

@@ -7,7 +7,7 @@ use fabric_config::{ErrorInfo, RunRequest, Stage};
 use fabric_host::{Fabric, RuntimeState};
 use serde_json::json;
 
-use crate::fixtures::{options, request_with, start_busy};
+use super::fixtures::{options, request_with, start_busy};
 use crate::support::{assert_group_gone, scripted_config};
 
 #[test]

@@ -1,8 +1,5 @@
 //! Runtimes, run() and environments through the Rust facade, with the scripted adapter.
 
-#[path = "../support/mod.rs"]
-mod support;
-
 mod environments;
 mod failures;
 mod fixtures;

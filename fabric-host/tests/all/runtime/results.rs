@@ -7,7 +7,7 @@ use fabric_config::{RunRequest, Stage};
 use fabric_host::Fabric;
 use serde_json::{Value, json};
 
-use crate::fixtures::{fake_config, options, request_with};
+use super::fixtures::{fake_config, options, request_with};
 use crate::support::{assert_group_gone, mode, scripted_config};
 
 #[test]

@@ -50,7 +50,7 @@ pub(crate) fn start_busy(
     (runtime, worker)
 }
 
-/// A config whose adapter is the fake host (tests/support/fake_host.py) in `mode`.
+/// A config whose adapter is the fake host (tests/all/support/fake_host.py) in `mode`.
 pub(crate) fn fake_config(
     dir: &Path,
     mode: &str,
@@ -58,7 +58,7 @@ pub(crate) fn fake_config(
     runtime: Value,
 ) -> fabric_config::FabricConfig {
     let python = std::env::var("FABRIC_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/fake_host.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/all/support/fake_host.py");
     let descriptor = dir.join("fake.fabric-adapter.json");
     std::fs::write(
         &descriptor,

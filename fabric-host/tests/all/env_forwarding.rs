@@ -1,23 +1,22 @@
 //! `environment.env_names`: resolved at start, re-checked before every invoke.
 //!
-//! One test in its own binary: it changes this process's environment, which must not race
-//! with other threads reading it.
-
-mod support;
+//! Alone in its own process (a run of the test binary with only this test): it changes this
+//! process's environment, which must not race with other threads reading it.
 
 use std::path::Path;
 
+use crate::support::{self, scripted_config};
 use fabric_config::agent::RunStatus;
 use fabric_config::{RunRequest, Stage};
 use fabric_host::{Fabric, RunOptions};
 use serde_json::json;
-use support::scripted_config;
 
 const NAME: &str = "FABRIC_HOST_TEST_FORWARDED_TOKEN";
 
 fn set(value: Option<&str>) {
-    // SAFETY: this test binary has a single test and sets variables only while no other
-    // thread of this process reads the environment (no runtime is mid-launch here).
+    // SAFETY: this test runs alone in its process (`support::alone`) and sets variables only
+    // while no other thread of this process reads the environment (no runtime is mid-launch
+    // here).
     unsafe {
         match value {
             Some(value) => std::env::set_var(NAME, value),
@@ -28,6 +27,11 @@ fn set(value: Option<&str>) {
 
 #[test]
 fn env_names_are_resolved_at_start_and_rechecked_before_each_invoke() {
+    if !support::alone::in_own_process(
+        "env_forwarding::env_names_are_resolved_at_start_and_rechecked_before_each_invoke",
+    ) {
+        return; // it ran, and passed, in its own process
+    }
     let dir = tempfile::tempdir().expect("tempdir");
     let options = RunOptions::with_base_dir(dir.path());
     let config = scripted_config(

@@ -1,18 +1,18 @@
 //! `Fabric::check` through the Rust API with the scripted adapter (issue 8).
 
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::{
+    mode, python_echo_config, repo_root, scripted_config, test_python, wait_until,
+};
 use fabric_config::RunRequest;
 use fabric_config::health::{
     Activity, CheckOutcome, CheckReport, CheckRequest, HealthLevel, reason,
 };
 use fabric_host::{Fabric, RunOptions, Runtime, RuntimeState};
 use serde_json::{Value, json};
-use support::{mode, python_echo_config, repo_root, scripted_config, test_python, wait_until};
 
 fn start(dir: &Path, settings: Value, extra: Value) -> Runtime {
     let config = scripted_config("check", settings, extra);

@@ -2,18 +2,18 @@
 //! provider (`fabric-env-subprocess`, found through an explicit descriptor) and with fake
 //! providers (shell scripts) that break the protocol: every limit and provider error code.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::support::provider::{
+    code, config_with, descriptor, fake_descriptor, prepared, subprocess_descriptor, typed,
+};
 use fabric_config::FabricConfig;
 use fabric_config::handles::EnvironmentReference;
 use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
-use support::provider::{
-    code, config_with, descriptor, fake_descriptor, prepared, subprocess_descriptor, typed,
-};
 
 fn config_for(dir: &Path, provider: &str, descriptor: &Path) -> FabricConfig {
     let config = config_with(dir, "provider", json!({}), provider, descriptor, json!({}));

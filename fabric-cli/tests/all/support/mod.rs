@@ -83,5 +83,5 @@ pub mod agent_ctl;
 pub mod provider;
 /// The upstream 0.5.0 oracles and their skip policy (see `tests/upstream/mod.rs` at the
 /// workspace root).
-#[path = "../../../tests/upstream/mod.rs"]
+#[path = "../../../../tests/upstream/mod.rs"]
 pub mod upstream;

@@ -1,13 +1,13 @@
 //! `fabric run` end to end with the scripted adapter (and, with the upstream venv located by
 //! `support::upstream`, the upstream-style python-echo adapter).
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::{ensure_scripted_adapter, fabric, repo_root, stdout_json};
 use serde_json::{Value, json};
-use support::{ensure_scripted_adapter, fabric, repo_root, stdout_json};
 
 /// A scripted config in `dir` (found through discovery.local_paths).
 fn scripted_config(dir: &Path, settings: Value) -> String {

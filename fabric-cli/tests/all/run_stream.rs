@@ -1,12 +1,12 @@
 //! `fabric run --stream` with the scripted adapter: JSON lines when piped (chunks, then the
 //! RunResult), the assistant text on a terminal (through `script`), and the failures.
 
-mod support;
+use crate::support;
 
 use std::process::Command;
 
+use crate::support::{ensure_scripted_adapter, fabric};
 use serde_json::{Value, json};
-use support::{ensure_scripted_adapter, fabric};
 
 const REPLY: &str = "The quick brown fox jumps over the lazy dog.";
 

@@ -2,10 +2,10 @@
 //! item 6): `..`, absolute paths and symlinks leading out. The paths stay valid (the
 //! author's choice) and the report is a warning, not a failure.
 
-mod support;
+use crate::support;
 
+use crate::support::{fabric, stdout_json};
 use serde_json::{Value, json};
-use support::{fabric, stdout_json};
 
 fn outside_paths(report: &Value) -> Vec<String> {
     report["checks"]

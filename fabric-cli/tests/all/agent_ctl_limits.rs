@@ -2,13 +2,11 @@
 //! it a connection is refused with `host_busy` (nothing dispatched) by the accepting
 //! thread, and a request succeeds again once the held connections close.
 
-mod support;
-
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
+use crate::support::agent_ctl::{Serve, code, raw, response};
 use fabric_config::bridge::MAX_CONNECTIONS;
-use support::agent_ctl::{Serve, code, raw, response};
 
 #[test]
 fn connections_beyond_the_cap_are_refused_host_busy_and_served_again_after_they_close() {

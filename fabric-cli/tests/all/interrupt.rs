@@ -2,16 +2,16 @@
 //! leaves no process and no FABRIC_HOME behind, and exits 130 / 143; a second signal kills
 //! the hosts at once.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::{ensure_scripted_adapter, repo_root};
 use fabric_stats::ProcStat;
 use fabric_stats::procs::{self as procfs};
 use serde_json::{Value, json};
-use support::{ensure_scripted_adapter, repo_root};
 
 const PROC: &str = "/proc";
 

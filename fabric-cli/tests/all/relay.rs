@@ -2,13 +2,11 @@
 //! core wrote (`relay_config`, kind `telemetry_config`) and the Relay files the adapter
 //! reported (`relay_atif`), and carries the Relay telemetry reference.
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
+use crate::support::{fabric, repo_root, stdout_json};
 use serde_json::{Value, json};
-use support::{fabric, repo_root, stdout_json};
 
 /// The scripted adapter's descriptor, declaring Relay telemetry, in `dir`.
 fn relay_scripted_descriptor(dir: &Path) -> String {

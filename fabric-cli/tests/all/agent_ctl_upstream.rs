@@ -6,14 +6,14 @@
 //! and the SDK payload fields upstream defines (ids normalized) — and the exit codes must
 //! match. Skip policy: tests/upstream/mod.rs (with CI=1 a missing venv fails).
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::agent_ctl::{AGENT_CTL, Serve, ctl_at, response};
+use crate::support::upstream;
 use serde_json::{Value, json};
-use support::agent_ctl::{AGENT_CTL, Serve, ctl_at, response};
-use support::upstream;
 
 /// The venv of the upstream interpreter (`<venv>/bin/python`).
 fn venv(python: &Path) -> PathBuf {

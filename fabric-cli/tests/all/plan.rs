@@ -3,13 +3,11 @@
 //! The upstream venv is located by `support::upstream` (`FABRIC_TEST_PYTHON` or `.venv`);
 //! without it these tests are skipped loudly (failed when `CI` is set).
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::support::upstream;
 use serde_json::{Value, json};
-use support::upstream;
 use tempfile::TempDir;
 
 fn repo() -> PathBuf {

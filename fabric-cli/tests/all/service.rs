@@ -2,7 +2,7 @@
 //! meanwhile another process (this test, through the Rust facade, as any SDK would)
 //! attaches to it with the printed reference and uses its store.
 
-mod support;
+use crate::support;
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};

@@ -1,12 +1,10 @@
 //! `fabric export gym`: the output of `fabric run --stream-atof` (ATOF records, then the
 //! RunResult) exported as a NeMo Gym bundle and trajectory; input errors.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::{fabric, repo_root, stdout_json};
 use serde_json::{Value, json};
-use support::{fabric, repo_root, stdout_json};
 
 /// A Relay-streaming config of the ATOF test adapter in `dir`.
 fn config(dir: &Path) -> String {

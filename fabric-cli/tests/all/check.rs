@@ -1,11 +1,11 @@
 //! `fabric check` and `fabric run --check-level` end to end with the scripted adapter.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 
+use crate::support::{fabric, stdout_json};
 use serde_json::{Value, json};
-use support::{fabric, stdout_json};
 
 /// A scripted config in `dir` (found through discovery.local_paths).
 fn scripted_config(dir: &Path, settings: Value) -> String {

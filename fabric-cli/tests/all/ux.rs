@@ -2,13 +2,11 @@
 //! `--json`, `--inputs` errors that say what a line must be, a host that dies at start named
 //! with its cause. Terminal runs go through a pseudo-terminal made by `script` (util-linux).
 
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 
+use crate::support::{ensure_scripted_adapter, fabric, repo_root, stdout_json};
 use serde_json::{Value, json};
-use support::{ensure_scripted_adapter, fabric, repo_root, stdout_json};
 
 fn shell_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', r"'\''"))

@@ -6,17 +6,17 @@
 //! script caches by the binaries' hash). Without podman these tests skip with a printed
 //! reason, except with `CI=1`, where a missing podman fails them.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+use crate::support::provider::{config_with, container_descriptor, provider_code, typed};
 use fabric_config::FabricConfig;
 use fabric_host::{Environment, Fabric, RunOptions};
 use serde_json::{Value, json};
-use support::provider::{config_with, container_descriptor, provider_code, typed};
 
 /// Whether podman can be used; `false` (after printing why) only outside CI.
 fn podman_available() -> bool {

@@ -3,12 +3,10 @@
 //! routed to the invocation's request id come out as JSON lines, then the RunResult; the
 //! collector's token reaches the adapter through its environment only.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::{fabric, repo_root, stdout_json};
 use serde_json::{Value, json};
-use support::{fabric, repo_root, stdout_json};
 
 /// A config of the ATOF test adapter in `dir` (`relay`: with Relay telemetry).
 fn config(dir: &Path, relay: bool) -> String {

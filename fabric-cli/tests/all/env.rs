@@ -1,7 +1,7 @@
 //! `fabric env prepare` prints a reference that `fabric env attach` / `release` accept;
 //! attach keeps the caller's ownership and release only detaches.
 
-mod support;
+use crate::support;
 
 use std::io::Write;
 use std::process::{Command, Stdio};

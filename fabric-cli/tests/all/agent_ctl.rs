@@ -1,16 +1,16 @@
 //! `fabric-agent-ctl serve` and the command bridge end to end with the scripted adapter:
 //! lifecycle, several runtimes by id, health checks, ownership files, every limit and code.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::agent_ctl::{AGENT_CTL, Serve, code, ctl_at, raw, raw_with, response};
 use fabric_config::bridge::{Operation, Payload, Request, Response};
 use serde_json::{Value, json};
-use support::agent_ctl::{AGENT_CTL, Serve, code, ctl_at, raw, raw_with, response};
 
 fn config(dir: &Path, name: &str, settings: Value) -> String {
     let sub = dir.join(format!("cfg-{name}"));

@@ -3,15 +3,15 @@
 //! two-turn conversation, several runtimes by id, streams refused, artifacts copied into
 //! the host's `runtime.artifacts/<runtime_id>/<invocation_id>/`, uncertain outcomes.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::support::provider::{code, config_with, prepared, subprocess_descriptor, typed};
 use fabric_config::{FabricConfig, RunRequest};
 use fabric_host::{Fabric, RunOptions};
 use serde_json::{Value, json};
-use support::provider::{code, config_with, prepared, subprocess_descriptor, typed};
 
 /// A scripted config whose environment is the `subprocess` provider (its descriptor in
 /// `dir/providers`), environments under `dir/environments`, host artifacts in

@@ -148,7 +148,7 @@ fn the_subprocess_provider_prepares_attaches_and_releases_with_every_limit_enfor
         .expect("runtime_control");
     assert_eq!(response["status"], "succeeded", "{response}");
 
-    // a runtime starts through that server (tests/env_runtime.rs covers it in depth)
+    // a runtime starts through that server (tests/all/env_runtime.rs covers it in depth)
     let runtime = fabric
         .start_runtime_in(&config, &environment, &options)
         .expect("start");

@@ -112,7 +112,7 @@ fn validate_rejects_each_bad_config_with_code_and_path() {
     // infinities are not JSON numbers), `blank_request_id` is a RunRequest rule and the
     // `relay_stream_*` codes belong to the external-collector check of a streaming start
     // (`fabric_config::streaming`), not to `validate`; the two streaming option rules
-    // belong to the start options (`run --stream-atof`, fabric-ffi/tests/atof_stream.rs);
+    // belong to the start options (`run --stream-atof`, fabric-ffi/tests/all/atof_stream.rs);
     // all are covered by the fabric-config tests.
     let not_validate = [
         "temperature_not_finite",

@@ -8,7 +8,7 @@
 # one at a time with one worker, starting from the committed corpus, the hand-written seeds
 # (fuzz/seeds/) and the repository's fixtures. Afterwards the corpus is minimized (libFuzzer
 # -set_cover_merge=1 over edges) into fuzz/corpus/<target>/, which the stable regression test
-# (fabric-fuzz/tests/corpus.rs) replays. Crashes are left in fuzz/artifacts/<target>/:
+# (fabric-fuzz/tests/all/corpus.rs) replays. Crashes are left in fuzz/artifacts/<target>/:
 # copy each into fuzz/regressions/<target>/ once it is fixed.
 #
 # Prints one line per target: seconds, executions, executions/s, corpus files, crashes.

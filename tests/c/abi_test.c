@@ -1,7 +1,7 @@
 /*
  * C ABI test program for include/fabric.h, linked against the static library.
  *
- * Build (done by fabric-ffi/tests/c_abi.rs):
+ * Build (done by fabric-ffi/tests/all/c_abi.rs):
  *   cc -std=c11 -Wall -Wextra -Wpedantic -Werror -fsanitize=address,undefined \
  *      -Iinclude tests/c/abi_test.c target/debug/libfabric_ffi.a -lpthread -ldl -lm
  * Run: abi_test <repository root>

@@ -1,6 +1,6 @@
 """Tests for fabric_core.adapter_health: the Python health listener against a small,
 independent client of the same wire (the Rust client is exercised against this listener in
-fabric-health/tests/python_listener.rs)."""
+fabric-health/tests/all/python_listener.rs)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,71 @@
+//! Environment values and environment variable names.
+
+use serde_json::json;
+
+use super::cases::{accepted, rejected};
+
+#[test]
+fn env_and_env_names() {
+    accepted(
+        json!({"environment": {"env": {"LOG_LEVEL": "debug"}, "env_names": ["GITHUB_TOKEN", "_X1"]}}),
+    );
+    rejected(
+        json!({"environment": {"env": {"GITHUB_TOKEN": "x"}, "env_names": ["A", "GITHUB_TOKEN"]}}),
+        "env_names_conflict",
+        "environment.env_names[1]",
+    );
+    rejected(
+        json!({"environment": {"env_names": ["1BAD"]}}),
+        "invalid_env_name",
+        "environment.env_names[0]",
+    );
+    rejected(
+        json!({"environment": {"env_names": ["BAD-NAME"]}}),
+        "invalid_env_name",
+        "environment.env_names[0]",
+    );
+    rejected(
+        json!({"environment": {"env": {" ": "x"}}}),
+        "blank_env_name",
+        "environment.env[\" \"]",
+    );
+}
+
+#[test]
+fn env_keys_follow_the_env_name_rule() {
+    // A key containing `=` would otherwise override a variable the core sets
+    // (`FABRIC_HOME=/tmp/x` + value becomes a second FABRIC_HOME entry).
+    rejected(
+        json!({"environment": {"env": {"FABRIC_HOME=/tmp/x": "y"}}}),
+        "invalid_env_name",
+        "environment.env.FABRIC_HOME=/tmp/x",
+    );
+    rejected(
+        json!({"environment": {"env": {"LD_PRELOAD\0": "y"}}}),
+        "invalid_env_name",
+        "environment.env[\"LD_PRELOAD\\u0000\"]",
+    );
+    accepted(json!({"environment": {"env": {"_A1": "x", "FABRIC_LOG": "1"}}}));
+}
+
+#[test]
+fn env_names_reserved_by_the_core() {
+    for name in [
+        "FABRIC_HOME",
+        "FABRIC_RUNTIME_ID",
+        "FABRIC_ARTIFACTS",
+        "FABRIC_RELAY_ENABLED",
+        "FABRIC_RELAY_CONFIG_PATH",
+    ] {
+        rejected(
+            json!({"environment": {"env": {name: "x"}}}),
+            "env_name_reserved",
+            &format!("environment.env.{name}"),
+        );
+        rejected(
+            json!({"environment": {"env_names": ["A", name]}}),
+            "env_name_reserved",
+            "environment.env_names[1]",
+        );
+    }
+}

@@ -1,0 +1,15 @@
+//! Every integration test of `fabric-ffi`, in one binary (`cargo test -p fabric-ffi --test
+//! all`; `-- header::` runs one module). `error_codes.rs` stays its own binary.
+
+mod atof_stream;
+mod c_abi;
+mod gym;
+mod header;
+mod limits;
+mod observe;
+mod operations;
+mod options;
+mod service;
+mod statuses;
+mod stream_free;
+mod support;

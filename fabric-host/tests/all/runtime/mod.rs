@@ -1,0 +1,7 @@
+//! Runtimes, run() and environments through the Rust facade, with the scripted adapter.
+
+mod environments;
+mod failures;
+mod fixtures;
+mod results;
+mod stopping;

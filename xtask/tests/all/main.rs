@@ -1,0 +1,4 @@
+//! Every integration test of `xtask`, in one binary (`cargo test -p xtask --test all`;
+//! `-- drift::` runs one module).
+
+mod drift;

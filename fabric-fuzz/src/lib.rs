@@ -1,6 +1,6 @@
 //! Fuzz harness functions: one per fuzz target, each taking arbitrary bytes and panicking
 //! only on a bug. The cargo-fuzz targets in `fuzz/` (nightly, libFuzzer) and the stable
-//! regression test `tests/corpus.rs` (every file of `fuzz/corpus/<target>/` and
+//! regression test `tests/all/corpus.rs` (every file of `fuzz/corpus/<target>/` and
 //! `fuzz/regressions/<target>/`) call the same functions, so a crash found by the fuzzer
 //! becomes a CI test by adding its input file. See `docs/fuzzing.md`.
 //!

@@ -1,8 +1,8 @@
 //! Upstream NeMo Fabric 0.5.0 as a test oracle, and the one skip policy of the tests that
-//! need it. Included by each test crate's `tests/support` module (and by `bench/plan`):
+//! need it. Included by each test crate's `tests/all/support` module (and by `bench/plan`):
 //!
 //! ```ignore
-//! #[path = "../../../tests/upstream/mod.rs"]
+//! #[path = "../../../../tests/upstream/mod.rs"]
 //! pub mod upstream;
 //! ```
 //!

@@ -9,7 +9,7 @@
 //! status → error-class table; the header's function
 //! prototypes as ctypes types (`_prototypes.py`) and koffi signatures (`prototypes.ts`),
 //! from which the bindings declare every native function; and `docs/errors.md`. The output
-//! is committed; `tests/drift.rs` fails when it is stale (`cargo xtask codegen` rewrites it,
+//! is committed; `tests/all/drift.rs` fails when it is stale (`cargo xtask codegen` rewrites it,
 //! `cargo xtask codegen --check` lists it), and when a binding names a C function the
 //! header does not declare.
 //!

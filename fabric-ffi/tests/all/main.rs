@@ -1,8 +1,9 @@
 //! Every integration test of `fabric-ffi`, in one binary (`cargo test -p fabric-ffi --test
-//! all`; `-- header::` runs one module). `error_codes.rs` stays its own binary.
+//! all`; `-- header::` runs one module).
 
 mod atof_stream;
 mod c_abi;
+mod error_codes;
 mod gym;
 mod header;
 mod limits;

@@ -1,44 +1,12 @@
-//! A generational slot table: the reactor's stream listeners and collector servers keep
+//! A generational slot table: tenants (the HTTP servers, the runtime-server acceptors) keep
 //! their entries here, addressed by a slot index inside mio tokens and by a [`SlotKey`]
-//! (slot + generation) from commands, so a command for a closed entry never reaches the
+//! (slot + generation) from handle calls, so a call for a closed entry never reaches the
 //! entry that reused its slot.
-
-use mio::Token;
-
-/// The mio tokens of one slot table: `base + slot * per_slot + sub`, `sub` telling an
-/// entry's own sources apart (0 its listener, 1.. its connections). Tables take disjoint
-/// high ranges, far above the host tokens.
-#[derive(Debug, Clone, Copy)]
-pub struct TokenRange {
-    base: usize,
-    per_slot: usize,
-}
-
-impl TokenRange {
-    pub const fn new(base: usize, per_slot: usize) -> TokenRange {
-        TokenRange { base, per_slot }
-    }
-
-    /// Whether `token` is at or above this range's base (ranges are checked from the
-    /// highest base down).
-    pub fn owns(self, token: Token) -> bool {
-        token.0 >= self.base
-    }
-
-    pub fn token(self, slot: usize, sub: usize) -> Token {
-        Token(self.base + slot * self.per_slot + sub)
-    }
-
-    /// The (slot, sub) of one of this range's tokens.
-    pub fn split(self, token: Token) -> (usize, usize) {
-        let raw = token.0 - self.base;
-        (raw / self.per_slot, raw % self.per_slot)
-    }
-}
 
 /// One entry of a [`Slots`] table: its slot and the generation it was filled in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlotKey {
+    /// The slot index (part of the entry's tokens).
     pub slot: usize,
     generation: u64,
 }
@@ -111,10 +79,6 @@ impl<T> Slots<T> {
     pub fn bound(&self) -> usize {
         self.entries.len()
     }
-
-    pub fn values(&self) -> impl Iterator<Item = &T> {
-        self.entries.iter().flatten()
-    }
 }
 
 #[cfg(test)]
@@ -133,15 +97,7 @@ mod tests {
         assert_eq!(again, slot);
         let new = slots.fill(again, "b");
         assert!(slots.live(new) && !slots.live(old));
-        assert_eq!(slots.values().collect::<Vec<_>>(), [&"b"]);
-    }
-
-    #[test]
-    fn tokens_round_trip() {
-        let range = TokenRange::new(1 << 40, 16);
-        let token = range.token(3, 5);
-        assert!(range.owns(token) && !range.owns(Token(5)));
-        assert_eq!(range.split(token), (3, 5));
+        assert_eq!(slots.get(again), Some(&"b"));
     }
 
     #[test]

@@ -22,7 +22,10 @@ pub struct Finding {
 const SOURCE_DIRS: &[&str] = &[
     "fabric-config/src",
     "fabric-plan/src",
+    "fabric-reactor/src",
     "fabric-host/src",
+    "fabric-relay/src",
+    "fabric-sandbox/src",
     "fabric-health/src",
     "fabric-stats/src",
     "fabric-ffi/src",

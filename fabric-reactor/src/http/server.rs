@@ -114,16 +114,6 @@ impl<S: Service> Servers<S> {
         }
     }
 
-    /// The service of a live server.
-    pub fn service_mut(&mut self, key: ServerKey) -> Option<&mut S> {
-        if !self.slots.live(key) {
-            return None;
-        }
-        self.slots
-            .get_mut(key.slot)
-            .map(|server| &mut server.service)
-    }
-
     /// Connections a live server holds now.
     pub fn connections(&self, key: ServerKey) -> usize {
         match self.slots.get(key.slot) {
@@ -172,24 +162,12 @@ impl<S: Service> Servers<S> {
     }
 
     fn drive(&mut self, registry: &Registry, slot: usize, index: usize) {
-        let Some(server) = self.slots.get_mut(slot) else {
+        let step = self.with_conn(slot, index, |conn, service, limits, seq, turn| {
+            conn.step(service, limits, turn, seq)
+        });
+        let Some(step) = step else {
             return;
         };
-        let Server {
-            service,
-            limits,
-            conns,
-            seq,
-            ..
-        } = server;
-        let Some(conn) = conns[index].as_mut() else {
-            return;
-        };
-        let mut turn = Turn::default();
-        let step = conn.step(service, limits, &mut turn, seq);
-        if turn.wake {
-            self.wake.push(slot);
-        }
         match step {
             Step::Wait => self.note_deadline(slot, index),
             Step::Again => {
@@ -225,23 +203,34 @@ impl<S: Service> Servers<S> {
         }
     }
 
+    /// Runs `f` with connection `index` of server `slot` and its server's parts; a change
+    /// the service announced (`Turn::wake_server`) queues the server for the next turn.
+    /// `None` when the connection is gone.
+    fn with_conn<R>(
+        &mut self,
+        slot: usize,
+        index: usize,
+        f: impl FnOnce(&mut Conn<S::Conn>, &mut S, &Limits, &mut u64, &mut Turn) -> R,
+    ) -> Option<R> {
+        let Server {
+            service,
+            limits,
+            conns,
+            seq,
+            ..
+        } = self.slots.get_mut(slot)?;
+        let conn = conns[index].as_mut()?;
+        let mut turn = Turn::default();
+        let result = f(conn, service, limits, seq, &mut turn);
+        if turn.wake {
+            self.wake.push(slot);
+        }
+        Some(result)
+    }
+
     /// Handles one expired deadline of connection `index`.
     fn expire(&mut self, registry: &Registry, slot: usize, index: usize, kind: Deadline) {
-        let mut wake = false;
-        let then = {
-            let Some(server) = self.slots.get_mut(slot) else {
-                return;
-            };
-            let Server {
-                service,
-                limits,
-                conns,
-                seq,
-                ..
-            } = server;
-            let Some(conn) = conns[index].as_mut() else {
-                return;
-            };
+        let then = self.with_conn(slot, index, |conn, service, limits, seq, turn| {
             conn.deadline = None;
             match kind {
                 Deadline::Head if matches!(conn.phase, Phase::Head { idle: true }) => {
@@ -252,20 +241,16 @@ impl<S: Service> Servers<S> {
                 Deadline::BodyIdle => Some(Ending::Dropped),
                 Deadline::Linger => Some(Ending::Done),
                 Deadline::Service => {
-                    let mut turn = Turn::default();
-                    let decision = service.on_deadline(&mut conn.state, &mut turn);
-                    conn.apply_body(service, decision, limits, &mut turn, seq);
-                    wake = turn.wake;
+                    let decision = service.on_deadline(&mut conn.state, turn);
+                    conn.apply_body(service, decision, limits, turn, seq);
                     None
                 }
             }
-        };
-        if wake {
-            self.wake.push(slot);
-        }
+        });
         match then {
-            Some(ending) => self.drop_conn(registry, slot, index, ending),
-            None => self.drive(registry, slot, index),
+            Some(Some(ending)) => self.drop_conn(registry, slot, index, ending),
+            Some(None) => self.drive(registry, slot, index),
+            None => {}
         }
     }
 }

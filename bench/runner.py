@@ -287,6 +287,12 @@ def main() -> int:
         python = [] if args.skip_python else python_rows(args, cwd, env)
         bindings = [] if args.skip_bindings else binding_rows(args, cwd, env)
     mode = "--quick" if args.quick else "full"
+    if args.quick:
+        print(
+            "SMOKE TEST, not a measurement: --quick runs a debug build for one round of a few "
+            "samples to show that every row works; its times and ratios mean nothing "
+            "(README's table comes from `bash bench/run.sh` on a quiet machine)."
+        )
     print(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `bash bench/run.sh{' --quick' if args.quick else ''}` ({mode}; rounds: {args.rounds}, samples: {args.samples}, {args.profile} library)")
     print(f"Machine: {platform.machine()} {platform.system()} {platform.release()}; {os.cpu_count()} cores; load before: {started}; after: {machine()}")
     print()

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Prepares a fresh machine for scripts/test.sh and the benchmarks: valgrind, script,
 # pkg-config, podman and runc, a Python venv in .venv with upstream NeMo Fabric 0.5.0 and its
-# adapter catalog (the test oracles, see tests/upstream/oracle.py), pytest, the Python echo
-# adapter and our Python binding; nemo-gym 0.7.0 in .venv-gym (Python 3.13); npm packages of the TypeScript binding.
+# adapter catalog (the test oracles, see tests/upstream/oracle.py), pytest and the Python echo
+# adapter; nemo-gym 0.7.0 in .venv-gym (Python 3.13); npm packages of the TypeScript binding.
+# Our Python binding is not installed here: scripts/test.sh runs it from bindings/python/src
+# over the workspace's debug library (one build), and scripts/test-dist.sh installs the wheel.
 # Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,9 +48,6 @@ fi
 if [ -f adapters/python-echo/pyproject.toml ]; then
   .venv/bin/python -m pip install -q -e adapters/python-echo
 fi
-if [ -f bindings/python/pyproject.toml ]; then
-  .venv/bin/python -m pip install -q ./bindings/python
-fi
 # NeMo Gym 0.7.0, the oracle of the Gym observation tests (bindings/python/tests/test_gym.py):
 # its own venv in .venv-gym, since it declares Requires-Python >=3.13.14 while .venv is the
 # system Python. It is installed with the newest Python 3.13 found (python3.13 on PATH, else
@@ -70,7 +69,9 @@ if [ -n "$gym_python" ]; then
   fi
   .venv-gym/bin/python -m pip install -q --upgrade pip
   .venv-gym/bin/python -m pip install -q --no-deps --ignore-requires-python "nemo-gym==0.7.0"
-  .venv-gym/bin/python -m pip install -q "openai==2.44.0" pydantic rich omegaconf orjson requests \
+  # --no-warn-conflicts: nemo-gym's other declared dependencies are left out on purpose
+  # (above); pip would list each as a conflict.
+  .venv-gym/bin/python -m pip install -q --no-warn-conflicts "openai==2.44.0" pydantic rich omegaconf orjson requests \
     uvicorn aiohttp fastapi itsdangerous httptools hydra-core ray yappi pydot
 else
   echo "warning: no Python 3.13 found: .venv-gym (nemo-gym) not created" >&2

@@ -38,7 +38,10 @@ cargo test --workspace
 
 if [ -d bindings/python/tests ]; then
   step "pytest (bindings/python, adapters)"
-  "$FABRIC_TEST_PYTHON" -m pytest -q bindings/python/tests adapters/python-echo/tests
+  # The binding from the source tree over the workspace's debug library: the one build this
+  # command makes (the installed wheel is tested by scripts/test-dist.sh).
+  FABRIC_CORE_LIB="$root/target/debug/libfabric_ffi.so" PYTHONPATH="$root/bindings/python/src" \
+    "$FABRIC_TEST_PYTHON" -m pytest -q bindings/python/tests adapters/python-echo/tests
 fi
 
 step "soak, short mode (bench/soak/soak.py --short: 200 cycles, 2 x 20 concurrent, through the C ABI)"
@@ -60,7 +63,7 @@ step "TypeScript echo adapter (tsc + node --test)"
 step "Go binding (go vet + go test -race)"
 bash bindings/go/test.sh
 
-step "benchmark command, quick mode (bench/run.sh --quick: it works; nothing about time is asserted)"
+step "benchmark smoke test (bench/run.sh --quick: debug build, one round; checks that every row runs, asserts nothing about time)"
 bash bench/run.sh --quick
 
 if [ "${FABRIC_SKIP_DIST:-}" = 1 ]; then

@@ -217,6 +217,58 @@ func (f *Fabric) Validate(ctx context.Context, config any, opts ...Option) (json
 	return json.RawMessage(out), err
 }
 
+// InspectAdapter inspects declared adapter support for a config from descriptor metadata
+// alone (no discovery, no harness import, no task-local paths): the adapter's capability
+// profile (AdapterID, DescriptorSHA256, Skills, MCP, ATIF).
+//
+// descriptor is the adapter's canonical descriptor (for example from the adapter catalog)
+// as JSON text ([]byte, json.RawMessage, string) or a value encoded as JSON; nil permits
+// basic execution with false capability claims but rejects requested skills, MCP or
+// telemetry. targetDescriptor is required for a config that selects a registered workflow,
+// else nil. Errors as the Python inspect_adapter: *ConfigError (invalid config or
+// descriptor), *CapabilityError (`config_incompatible`, Metadata["path"] naming the field
+// the adapter cannot implement).
+func (f *Fabric) InspectAdapter(ctx context.Context, config any, descriptor, targetDescriptor any) (*AdapterCapabilityProfile, error) {
+	text, err := configJSON(config)
+	if err != nil {
+		return nil, err
+	}
+	descriptorText, err := optionalJSON(descriptor, "descriptor")
+	if err != nil {
+		return nil, err
+	}
+	targetText, err := optionalJSON(targetDescriptor, "target descriptor")
+	if err != nil {
+		return nil, err
+	}
+	return decoded[AdapterCapabilityProfile](await(ctx, func() nativeResult { return nativeInspect(text, descriptorText, targetText) }, nil))
+}
+
+// optionalJSON is an optional JSON argument: nil, empty text and JSON null are absent.
+func optionalJSON(value any, what string) (*string, error) {
+	var text string
+	switch v := value.(type) {
+	case nil:
+		return nil, nil
+	case string:
+		text = v
+	case []byte:
+		text = string(v)
+	case json.RawMessage:
+		text = string(v)
+	default:
+		data, err := json.Marshal(value)
+		if err != nil {
+			return nil, &ConfigError{Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidJSONValue, Message: what + " cannot be encoded as JSON: " + err.Error()}}}
+		}
+		text = string(data)
+	}
+	if text == "" || text == "null" {
+		return nil, nil
+	}
+	return &text, nil
+}
+
 // GymObservations maps one rollout's RunResults (and the raw ATOF records of their
 // invocations) to NeMo Gym's observation contract: the bundle for `ng_agent_observations`
 // and the trajectory record (docs/gym.md). Blank ids and duplicate invocation ids are

@@ -186,6 +186,31 @@ func nativeDoctor(config string, o options) nativeResult {
 	return callConfig(func(c, b *C.char, out **C.char) C.int32_t { return C.fabric_doctor(c, b, out) }, config, o)
 }
 
+// nativeInspect calls fabric_inspect; a nil descriptor or target is passed as NULL.
+func nativeInspect(config string, descriptor, target *string) nativeResult {
+	cConfig, err := cstring(config, "config")
+	if err != nil {
+		return errorResult(err)
+	}
+	defer free(cConfig)
+	var cDescriptor, cTarget *C.char
+	if descriptor != nil {
+		if cDescriptor, err = cstring(*descriptor, "descriptor"); err != nil {
+			return errorResult(err)
+		}
+		defer free(cDescriptor)
+	}
+	if target != nil {
+		if cTarget, err = cstring(*target, "target descriptor"); err != nil {
+			return errorResult(err)
+		}
+		defer free(cTarget)
+	}
+	var out *C.char
+	status := C.fabric_inspect(cConfig, cDescriptor, cTarget, &out)
+	return finish(status, out, 0)
+}
+
 func nativeGymObservations(request string) nativeResult {
 	cRequest, err := cstring(request, "request")
 	if err != nil {

@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { FabricCapabilityError, FabricConfigError, FabricRuntimeError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
 import type {
+  AdapterCapabilityProfile,
   CheckReport,
   CheckRequest,
   DoctorReport,
@@ -109,6 +110,12 @@ function bindingIdentity(): NativeCallOptions["binding"] {
   return identity;
 }
 
+/** A descriptor argument of `fabric_inspect`: `null` passes NULL, a string is sent as is. */
+function descriptorText(descriptor: Record<string, unknown> | string | null, what: string): string | null {
+  if (descriptor === null) return null;
+  return cString(typeof descriptor === "string" ? descriptor : JSON.stringify(descriptor), what);
+}
+
 function requestText(options: InvokeOptions): string {
   if (options.input !== undefined && options.request !== undefined) {
     throw new FabricConfigError("input and request are mutually exclusive", { stage: "config", code: Code.INVALID_REQUEST });
@@ -141,6 +148,27 @@ export class Fabric {
   async plan(config: FabricConfig | string, options: CallOptions = {}): Promise<RunPlan> {
     options.signal?.throwIfAborted();
     return parse(await abortable(this.library.call("fabric_plan", [configText(config), optionsText(options)]), options.signal));
+  }
+
+  /**
+   * Inspects declared adapter support for a config from descriptor metadata alone (no
+   * discovery, no harness import, no task-local paths): an AdapterCapabilityProfile
+   * (`adapter_id`, `descriptor_sha256`, `skills`, `mcp`, `atif`).
+   *
+   * `descriptor` is the adapter's canonical descriptor (for example from the adapter
+   * catalog); `null` permits basic execution with false capability claims but rejects
+   * requested skills, MCP or telemetry. `targetDescriptor` is required for a config that
+   * selects a registered workflow. Rejects with FabricConfigError (invalid config or
+   * descriptor) or FabricCapabilityError (`config_incompatible`, `details.path` naming the
+   * field the adapter cannot implement), as the Python `inspect_adapter`.
+   */
+  async inspectAdapter(
+    config: FabricConfig | string,
+    descriptor: Record<string, unknown> | string | null,
+    targetDescriptor: Record<string, unknown> | string | null = null,
+  ): Promise<AdapterCapabilityProfile> {
+    const args = [configText(config), descriptorText(descriptor, "descriptor"), descriptorText(targetDescriptor, "targetDescriptor")];
+    return parse(await this.library.call("fabric_inspect", args));
   }
 
   /**

@@ -64,6 +64,45 @@ test("a config for an unknown adapter is not planned", async () => {
   });
 });
 
+test("inspectAdapter returns the capability profile from descriptor metadata", async () => {
+  const descriptor = JSON.parse(fs.readFileSync(SCRIPTED, "utf8")) as Record<string, unknown>;
+  const config = scriptedConfig("inspect");
+  const profile = await fabric.inspectAdapter(config, descriptor);
+  assert.equal(profile.adapter_id, "fabric.scripted");
+  assert.equal(profile.skills, true);
+  assert.equal(profile.mcp, false);
+  assert.equal(profile.atif, false);
+  assert.equal(profile.descriptor_sha256, (await fabric.plan(config)).descriptor_sha256);
+
+  const without = await fabric.inspectAdapter(config, null);
+  assert.equal(without.skills, false);
+  assert.equal(without.descriptor_sha256 ?? null, null);
+  // A descriptor given as JSON text is sent as is.
+  assert.deepEqual(await fabric.inspectAdapter(JSON.stringify(config), JSON.stringify(descriptor)), profile);
+});
+
+test("inspectAdapter rejects what the adapter cannot implement, naming the field", async () => {
+  const descriptor = JSON.parse(fs.readFileSync(SCRIPTED, "utf8")) as Record<string, unknown>;
+  const unknown = { ...scriptedConfig("inspect-unknown"), harness: { adapter_id: "no.such.adapter" } };
+  await assert.rejects(fabric.inspectAdapter(unknown, descriptor), (error: unknown) => {
+    assert.ok(error instanceof FabricCapabilityError, String(error));
+    assert.equal(error.code, "config_incompatible");
+    assert.equal(error.details.path, "harness.adapter_id");
+    return true;
+  });
+  const skills = { ...scriptedConfig("inspect-skills"), skills: { paths: ["skills/a"] } } as FabricConfig;
+  await assert.rejects(fabric.inspectAdapter(skills, null), (error: unknown) => {
+    assert.ok(error instanceof FabricCapabilityError, String(error));
+    assert.equal(error.details.path, "skills");
+    return true;
+  });
+  await assert.rejects(fabric.inspectAdapter(scriptedConfig("inspect-bad"), { bogus: 1 }), (error: unknown) => {
+    assert.ok(error instanceof FabricConfigError, String(error));
+    assert.equal(error.code, "descriptor_unsupported_contract");
+    return true;
+  });
+});
+
 test("doctor collects findings instead of throwing", async () => {
   const good = await fabric.doctor(scriptedConfig("doctor"));
   assert.equal(good.agent_name, "doctor");

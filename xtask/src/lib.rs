@@ -8,6 +8,8 @@
 //! error-code registry, a named constant per code (Python's in `_codes.py`) and the
 //! status → error-class table; the header's function
 //! prototypes as ctypes types (`_prototypes.py`) and koffi signatures (`prototypes.ts`),
+//! the SDK schemas by model name for the Python models' `model_json_schema()`
+//! (`_model_schemas.json`),
 //! from which the bindings declare every native function; and `docs/errors.md`. The output
 //! is committed; `tests/all/drift.rs` fails when it is stale (`cargo xtask codegen` rewrites it,
 //! `cargo xtask codegen --check` lists it), and when a binding names a C function the
@@ -27,6 +29,7 @@ pub mod ir;
 pub mod koffi;
 pub mod layers;
 pub mod markdown;
+pub mod pyschemas;
 pub mod python;
 pub mod registry;
 pub mod schemas;
@@ -65,6 +68,7 @@ pub fn generate(root: &Path) -> Result<Vec<(String, String)>, String> {
             python::CODES_PATH.to_owned(),
             python::render_codes(&registry),
         ),
+        (pyschemas::PATH.to_owned(), pyschemas::render(&schemas)?),
         (
             typescript::PATH.to_owned(),
             typescript::render(&boundary, &registry),

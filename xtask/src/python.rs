@@ -151,6 +151,18 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
                 out.push_str("    \"\"\"\n\n    __slots__ = ()\n");
                 let names: Vec<String> = fields.iter().map(|f| py_str(&f.name)).collect();
                 let _ = writeln!(out, "    _fields = frozenset({{{}}})", names.join(", "));
+                let required: Vec<String> = fields
+                    .iter()
+                    .filter(|f| f.required)
+                    .map(|f| py_str(&f.name))
+                    .collect();
+                if !required.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "    _required = frozenset({{{}}})",
+                        required.join(", ")
+                    );
+                }
                 let nested: Vec<String> = fields
                     .iter()
                     .filter_map(|f| {

@@ -343,6 +343,7 @@ class AdapterCapabilityProfile(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter_id", "atif", "descriptor_sha256", "mcp", "skills"})
+    _required = frozenset({"adapter_id", "atif", "mcp", "skills"})
 
 #: Adapter implementation kind.
 ADAPTER_KIND_VALUES = ("process", "http", "python", "native_plugin",)
@@ -364,6 +365,7 @@ class AgentInvocation(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"conversation", "duration_ms", "error_type", "invocation_id", "model_calls", "parent_invocation_id", "spawned_by_tool_call_id", "status", "stop_reason"})
+    _required = frozenset({"invocation_id", "status"})
     _nested = {"model_calls": ("ModelCallRef", "list")}
 
 
@@ -377,6 +379,7 @@ class AgentObservationBundle(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"gaps", "records", "source"})
+    _required = frozenset({"source"})
     _nested = {"gaps": ("ObservationGap", "list")}
 
 
@@ -404,6 +407,7 @@ class ArtifactRef(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "media_type", "metadata", "name", "path"})
+    _required = frozenset({"kind", "name", "path"})
 
 #: Whether an inventory's versions could be observed.
 AVAILABILITY_VALUES = ("available", "partial", "unavailable",)
@@ -420,6 +424,7 @@ class BindingIdentity(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"name", "runtime_name", "runtime_version", "version"})
+    _required = frozenset({"name", "version"})
 
 
 class CallOptions(FabricMapping):
@@ -474,6 +479,7 @@ class CapabilityRoute(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "name", "reason", "target"})
+    _required = frozenset({"kind", "name", "reason", "target"})
 
 #: Component responsible for executing a configured capability (ownership, not routing).
 CAPABILITY_TARGET_VALUES = ("harness_native", "fabric_managed", "unsupported",)
@@ -503,6 +509,7 @@ class CgroupDeltas(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"cpu_throttled_periods", "cpu_throttled_seconds", "cpu_usage_seconds", "memory_oom_kills"})
+    _required = frozenset({"cpu_throttled_periods", "cpu_throttled_seconds", "cpu_usage_seconds", "memory_oom_kills"})
     _nested = {"cpu_throttled_periods": ("Measurement_uint64", "one"), "cpu_throttled_seconds": ("Measurement_double", "one"), "cpu_usage_seconds": ("Measurement_double", "one"), "memory_oom_kills": ("Measurement_uint64", "one")}
 
 
@@ -516,6 +523,7 @@ class CgroupObservation(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"reason", "snapshot", "status"})
+    _required = frozenset({"status"})
     _nested = {"snapshot": ("CgroupSnapshot", "one")}
 
 
@@ -545,6 +553,7 @@ class CgroupSnapshot(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"cpu_limit_cores", "cpu_pressure_full_seconds", "cpu_pressure_some_seconds", "cpu_throttled_periods", "cpu_throttled_seconds", "cpu_usage_seconds", "io_pressure_full_seconds", "io_pressure_some_seconds", "memory_current_bytes", "memory_high_bytes", "memory_max_bytes", "memory_oom_kills", "memory_peak_bytes", "memory_pressure_full_seconds", "memory_pressure_some_seconds", "memory_swap_current_bytes", "memory_swap_max_bytes", "observed_at", "path"})
+    _required = frozenset({"cpu_limit_cores", "cpu_pressure_full_seconds", "cpu_pressure_some_seconds", "cpu_throttled_periods", "cpu_throttled_seconds", "cpu_usage_seconds", "io_pressure_full_seconds", "io_pressure_some_seconds", "memory_current_bytes", "memory_high_bytes", "memory_max_bytes", "memory_oom_kills", "memory_peak_bytes", "memory_pressure_full_seconds", "memory_pressure_some_seconds", "memory_swap_current_bytes", "memory_swap_max_bytes", "observed_at", "path"})
     _nested = {"cpu_limit_cores": ("Limit_double", "one"), "cpu_pressure_full_seconds": ("Measurement_double", "one"), "cpu_pressure_some_seconds": ("Measurement_double", "one"), "cpu_throttled_periods": ("Measurement_uint64", "one"), "cpu_throttled_seconds": ("Measurement_double", "one"), "cpu_usage_seconds": ("Measurement_double", "one"), "io_pressure_full_seconds": ("Measurement_double", "one"), "io_pressure_some_seconds": ("Measurement_double", "one"), "memory_current_bytes": ("Measurement_uint64", "one"), "memory_high_bytes": ("Limit_uint64", "one"), "memory_max_bytes": ("Limit_uint64", "one"), "memory_oom_kills": ("Measurement_uint64", "one"), "memory_peak_bytes": ("Measurement_uint64", "one"), "memory_pressure_full_seconds": ("Measurement_double", "one"), "memory_pressure_some_seconds": ("Measurement_double", "one"), "memory_swap_current_bytes": ("Measurement_uint64", "one"), "memory_swap_max_bytes": ("Limit_uint64", "one")}
 
 
@@ -558,6 +567,7 @@ class CgroupStats(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"after", "before", "deltas"})
+    _required = frozenset({"after", "before", "deltas"})
     _nested = {"after": ("CgroupObservation", "one"), "before": ("CgroupObservation", "one"), "deltas": ("CgroupDeltas", "one")}
 
 
@@ -573,6 +583,7 @@ class CheckObservation(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"level", "observed_at", "outcome", "reason", "source_id"})
+    _required = frozenset({"level", "observed_at", "outcome", "source_id"})
 
 #: Outcome of one observation or of a whole check.
 CHECK_OUTCOME_VALUES = ("passed", "failed", "unknown", "unsupported",)
@@ -596,6 +607,7 @@ class CheckReport(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"activity", "checks", "elapsed_ms", "finished_at", "level", "outcome", "reason", "schema_version", "scope", "started_at", "target"})
+    _required = frozenset({"checks", "elapsed_ms", "finished_at", "outcome", "schema_version", "scope", "started_at", "target"})
     _nested = {"checks": ("CheckObservation", "list"), "target": ("CheckTarget", "one")}
 
 #: What a check targets.
@@ -625,6 +637,7 @@ class CoverageGap(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"participant", "reason"})
+    _required = frozenset({"participant", "reason"})
 
 #: `complete` or `incomplete`.
 COVERAGE_STATUS_VALUES = ("complete", "incomplete",)
@@ -640,6 +653,7 @@ class DescriptorProvenance(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"path", "root", "source"})
+    _required = frozenset({"path", "root", "source"})
 
 #: Where a descriptor was discovered, in precedence order.
 DESCRIPTOR_SOURCE_VALUES = ("explicit_local", "env_path", "interpreter_prefix", "installed_package", "bundled",)
@@ -658,6 +672,7 @@ class DoctorCheck(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"code", "message", "metadata", "name", "path", "status"})
+    _required = frozenset({"code", "message", "name", "status"})
 
 
 class DoctorReport(FabricMapping):
@@ -670,6 +685,7 @@ class DoctorReport(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"agent_name", "checks", "status"})
+    _required = frozenset({"agent_name", "checks", "status"})
     _nested = {"checks": ("DoctorCheck", "list")}
 
 #: Outcome of one doctor check.
@@ -696,6 +712,7 @@ class EnvironmentInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"artifacts", "attached", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "reference", "released", "workspace"})
+    _required = frozenset({"control_location", "environment_id", "ownership", "provider"})
     _nested = {"reference": ("EnvironmentReference", "one")}
 
 #: Who tears the environment down.
@@ -719,6 +736,7 @@ class EnvironmentPlan(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"artifacts", "connection", "control_location", "env", "env_names", "metadata", "ownership", "provider", "settings", "workspace"})
+    _required = frozenset({"control_location", "ownership", "provider"})
 
 
 class EnvironmentReference(FabricMapping):
@@ -730,6 +748,7 @@ class EnvironmentReference(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"provider", "resource"})
+    _required = frozenset({"provider"})
 
 
 class ErrorInfo(FabricMapping):
@@ -744,6 +763,7 @@ class ErrorInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"code", "message", "metadata", "retryable", "stage"})
+    _required = frozenset({"code", "message", "stage"})
 
 
 class EvidenceCoverage(FabricMapping):
@@ -755,6 +775,7 @@ class EvidenceCoverage(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"gaps", "status"})
+    _required = frozenset({"status"})
     _nested = {"gaps": ("CoverageGap", "list")}
 
 
@@ -769,6 +790,7 @@ class EvidenceEntry(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "name", "role", "version"})
+    _required = frozenset({"kind", "name", "role", "version"})
     _nested = {"version": ("VersionObservation", "one")}
 
 
@@ -797,6 +819,7 @@ class FabricEvent(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"event_id", "kind", "message", "metadata", "timestamp_millis"})
+    _required = frozenset({"event_id", "kind", "message", "timestamp_millis"})
 
 
 class GaugeSummary(FabricMapping):
@@ -814,6 +837,7 @@ class GaugeSummary(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"covered_fraction", "covered_seconds", "final", "max", "min", "observations", "sampled_peak", "time_weighted_mean"})
+    _required = frozenset({"covered_fraction", "covered_seconds", "observations"})
 
 
 class GymObservations(FabricMapping):
@@ -825,6 +849,7 @@ class GymObservations(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"ng_agent_observations", "trajectory"})
+    _required = frozenset({"ng_agent_observations", "trajectory"})
     _nested = {"ng_agent_observations": ("AgentObservationBundle", "one"), "trajectory": ("TrajectoryRecord", "one")}
 
 
@@ -840,6 +865,7 @@ class GymObservationsRequest(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"atof", "results", "rollout_id", "source", "task_id"})
+    _required = frozenset({"results", "rollout_id", "task_id"})
     _nested = {"results": ("RunResult", "list")}
 
 #: A health level. Ordered: `Live < Active < Ready`.
@@ -856,6 +882,7 @@ class InfrastructureReport(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"context_ref", "name", "version"})
+    _required = frozenset({"name", "version"})
     _nested = {"version": ("VersionObservation", "one")}
 
 #: Outcome of one agent conversation.
@@ -876,6 +903,7 @@ class InvocationSystemStats(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"after", "before", "cgroup", "collected_groups", "cpu_time_seconds_estimate", "elapsed_seconds", "sampled"})
+    _required = frozenset({"after", "before", "elapsed_seconds"})
     _nested = {"after": ("Observation", "one"), "before": ("Observation", "one"), "cgroup": ("CgroupStats", "one"), "sampled": ("SampledStats", "one")}
 
 #: Availability of a resource limit.
@@ -893,6 +921,7 @@ class Limit_double(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"reason", "source", "status", "value"})
+    _required = frozenset({"status"})
 
 
 class Limit_uint64(FabricMapping):
@@ -906,6 +935,7 @@ class Limit_uint64(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"reason", "source", "status", "value"})
+    _required = frozenset({"status"})
 
 #: How Fabric exposes an MCP server to the harness.
 MCP_EXPOSURE_VALUES = ("harness_native", "fabric_managed",)
@@ -927,6 +957,7 @@ class McpServerConfig(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"allowed_tools", "args", "authentication", "blocked_tools", "custom_headers", "env", "exposure", "transport", "url"})
+    _required = frozenset({"transport", "url"})
 
 #: MCP transport.
 MCP_TRANSPORT_VALUES = ("stdio", "sse", "streamable-http",)
@@ -942,6 +973,7 @@ class Measurement_double(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"reason", "status", "value"})
+    _required = frozenset({"status"})
 
 
 class Measurement_uint64(FabricMapping):
@@ -954,6 +986,7 @@ class Measurement_uint64(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"reason", "status", "value"})
+    _required = frozenset({"status"})
 
 
 class ModelCallRef(FabricMapping):
@@ -981,6 +1014,7 @@ class ModelServerRef(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"name", "type"})
+    _required = frozenset({"name", "type"})
 
 
 class Observation(FabricMapping):
@@ -993,6 +1027,7 @@ class Observation(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"reason", "snapshot", "status"})
+    _required = frozenset({"status"})
     _nested = {"snapshot": ("RuntimeResourceSnapshot", "one")}
 
 
@@ -1006,6 +1041,7 @@ class ObservationGap(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"code", "detail", "invocation_id"})
+    _required = frozenset({"code"})
 
 #: Availability of one observation or measurement.
 OBSERVATION_STATUS_VALUES = ("available", "unavailable", "unsupported", "not_collected",)
@@ -1024,6 +1060,7 @@ class OpenAiChunk(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"choices", "created", "id", "model", "object", "usage"})
+    _required = frozenset({"choices", "created", "id", "model", "object"})
     _nested = {"choices": ("OpenAiChunkChoice", "list")}
 
 
@@ -1038,6 +1075,7 @@ class OpenAiChunkChoice(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"delta", "finish_reason", "index", "logprobs"})
+    _required = frozenset({"delta", "index"})
     _nested = {"delta": ("OpenAiChunkDelta", "one")}
 
 
@@ -1067,6 +1105,7 @@ class ResolvedAdapterDescriptor(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"descriptor", "provenance"})
+    _required = frozenset({"descriptor", "provenance"})
     _nested = {"provenance": ("DescriptorProvenance", "list")}
 
 
@@ -1079,6 +1118,7 @@ class ResolvedTargetDescriptor(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"descriptor", "provenance"})
+    _required = frozenset({"descriptor", "provenance"})
     _nested = {"provenance": ("DescriptorProvenance", "list")}
 
 #: Where a model response came from.
@@ -1105,6 +1145,7 @@ class RunPlan(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter", "adapter_descriptor", "adapter_target_descriptor", "agent_config", "agent_name", "base_dir", "capabilities", "capability_plan", "config", "descriptor_sha256", "environment_plan", "resolution", "telemetry_plan"})
+    _required = frozenset({"agent_config", "agent_name", "base_dir", "capabilities", "config"})
     _nested = {"adapter_descriptor": ("ResolvedAdapterDescriptor", "one"), "adapter_target_descriptor": ("ResolvedTargetDescriptor", "one"), "capabilities": ("RuntimeCapabilities", "one"), "capability_plan": ("CapabilityPlan", "one"), "environment_plan": ("EnvironmentPlan", "one"), "telemetry_plan": ("TelemetryPlan", "one")}
 
 
@@ -1133,6 +1174,7 @@ class RunResult(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "execution", "harness", "invocation_id", "metadata", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
+    _required = frozenset({"adapter_kind", "agent_name", "harness", "invocation_id", "request_id", "runtime_id", "status"})
     _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "execution": ("ExecutionEvidence", "one"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
 
 #: Terminal status of an invocation.
@@ -1188,6 +1230,7 @@ class RuntimeInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "environment", "fabric_home", "handle", "harness", "host_pid", "runtime_id", "service_id", "supports_openai_streaming", "supports_streaming"})
+    _required = frozenset({"adapter_kind", "agent_name", "environment", "fabric_home", "harness", "host_pid", "runtime_id"})
     _nested = {"environment": ("EnvironmentInfo", "one")}
 
 
@@ -1204,6 +1247,7 @@ class RuntimeResourceSnapshot(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"cpu_time_seconds", "observed_at", "process_count", "resident_memory_bytes", "runtime_id", "started_at"})
+    _required = frozenset({"cpu_time_seconds", "observed_at", "process_count", "resident_memory_bytes", "runtime_id", "started_at"})
 
 #: Lifecycle state of a runtime.
 RUNTIME_STATE_VALUES = ("idle", "busy", "failed", "stopping", "stopped",)
@@ -1223,6 +1267,7 @@ class RuntimeStatusInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"fabric_home", "failure", "host_pid", "invocations", "runtime_id", "started_at_millis", "state"})
+    _required = frozenset({"fabric_home", "host_pid", "invocations", "runtime_id", "started_at_millis", "state"})
 
 
 class RuntimeStopResult(FabricMapping):
@@ -1260,6 +1305,7 @@ class SampledStats(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"cgroup_memory_current_bytes", "collection_seconds", "cpu_time_seconds", "diagnostics", "dropped_samples", "interval_ms", "largest_gap_seconds", "max_samples", "process_count", "resident_memory_bytes", "retained_samples", "samples", "span_seconds", "summary", "truncated"})
+    _required = frozenset({"collection_seconds", "dropped_samples", "interval_ms", "largest_gap_seconds", "max_samples", "retained_samples", "span_seconds", "truncated"})
     _nested = {"cgroup_memory_current_bytes": ("GaugeSummary", "one"), "cpu_time_seconds": ("Measurement_double", "one"), "diagnostics": ("StatsDiagnostic", "list"), "process_count": ("GaugeSummary", "one"), "resident_memory_bytes": ("GaugeSummary", "one"), "samples": ("ArtifactRef", "one"), "summary": ("ArtifactRef", "one")}
 
 
@@ -1277,6 +1323,7 @@ class ServiceHandle(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter_id", "connection", "metadata", "ownership", "service_binding", "service_id", "service_type"})
+    _required = frozenset({"adapter_id", "ownership", "service_binding", "service_id", "service_type"})
 
 
 class ServiceInfo(FabricMapping):
@@ -1293,6 +1340,7 @@ class ServiceInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"connected_runtimes", "fabric_home", "handle", "host_pid", "service", "service_id", "status"})
+    _required = frozenset({"fabric_home", "host_pid", "service", "service_id", "status"})
     _nested = {"service": ("ServiceHandle", "one")}
 
 #: Who owns a service's lifecycle.
@@ -1310,6 +1358,7 @@ class ServiceReference(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter_id", "connection", "metadata", "service_type"})
+    _required = frozenset({"adapter_id", "service_type"})
 
 #: Lifecycle state of a prepared or attached service.
 SERVICE_STATUS_VALUES = ("active", "releasing", "released", "failed",)
@@ -1327,6 +1376,7 @@ class SoftwareInventory(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"availability", "context_ref", "coverage", "entries", "participants"})
+    _required = frozenset({"availability", "context_ref"})
     _nested = {"coverage": ("EvidenceCoverage", "one"), "entries": ("EvidenceEntry", "list")}
 
 #: The lifecycle stage an error belongs to. Spellings follow upstream `ErrorInfo.stage`.
@@ -1343,6 +1393,7 @@ class StatsDiagnostic(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"code", "count", "message"})
+    _required = frozenset({"code", "message"})
 
 
 class StreamInfo(FabricMapping):
@@ -1357,6 +1408,7 @@ class StreamInfo(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"handle", "invocation_id", "kind", "request_id", "runtime_id"})
+    _required = frozenset({"invocation_id", "kind", "request_id", "runtime_id"})
 
 #: What the items of a pull stream are.
 STREAM_KIND_VALUES = ("openai.chat_completions.chunk/v1", "relay.atof.record",)
@@ -1379,6 +1431,7 @@ class TelemetryPlan(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"adapter_outputs", "native_config", "providers", "relay_config", "relay_enabled", "relay_output_dir", "relay_project"})
+    _required = frozenset({"providers", "relay_enabled"})
 
 #: Telemetry provider name (closed set).
 TELEMETRY_PROVIDER_VALUES = ("relay", "native",)
@@ -1396,6 +1449,7 @@ class TelemetryRef(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "metadata", "provider", "trace_id", "uri"})
+    _required = frozenset({"kind", "provider"})
 
 #: Where a tool call's timing came from.
 TIMING_SOURCE_VALUES = ("executor", "artifact", "harness",)
@@ -1414,6 +1468,7 @@ class ToolDefinitionConfig(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"kind", "ref", "settings"})
+    _required = frozenset({"kind", "ref"})
 
 
 class ToolsPlan(FabricMapping):
@@ -1464,6 +1519,7 @@ class TrajectoryRecord(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"gaps", "invocations", "model_calls", "rollout_id", "schema_version", "task_id", "tool_calls", "turns"})
+    _required = frozenset({"rollout_id", "task_id"})
     _nested = {"gaps": ("ObservationGap", "list"), "invocations": ("AgentInvocation", "list"), "model_calls": ("TrajectoryModelCall", "list"), "tool_calls": ("TrajectoryToolCall", "list"), "turns": ("TrajectoryTurn", "list")}
 
 
@@ -1525,6 +1581,7 @@ class TrajectoryToolCall(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"completed_at", "duration_ms", "error_type", "invocation_id", "output", "sandbox_id", "started_at", "status", "timing_source", "tool_call_id", "tool_name"})
+    _required = frozenset({"invocation_id", "status", "tool_call_id"})
 
 
 class TrajectoryTurn(FabricMapping):
@@ -1547,6 +1604,7 @@ class TrajectoryTurn(FabricMapping):
 
     __slots__ = ()
     _fields = frozenset({"answer", "invocation_id", "model_calls", "question", "reasoning_content", "resolved", "rollout_id", "source_message_id", "source_model_ref", "step_count", "task_id", "timestamp", "turn_no"})
+    _required = frozenset({"invocation_id", "rollout_id", "step_count", "task_id", "timestamp", "turn_no"})
     _nested = {"model_calls": ("ModelCallRef", "list"), "source_model_ref": ("ModelServerRef", "one")}
 
 

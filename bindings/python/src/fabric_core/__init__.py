@@ -1,6 +1,7 @@
 """Python binding of the Fabric core (NeMo Fabric compatible SDK).
 
-Porting from NeMo Fabric is an import change::
+Porting from NeMo Fabric is an import change (the models carry Pydantic's ``model_*``
+methods without Pydantic; docs/python.md lists what differs)::
 
     from fabric_core import Fabric, FabricConfig, HarnessConfig, MetadataConfig
 

@@ -16,6 +16,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar, TypeVar
 
+from fabric_core._sdk_model import SdkModel
+
 _T = TypeVar("_T", bound="FabricMapping")
 
 
@@ -53,11 +55,14 @@ def _thaw(value: Any) -> Any:
     return copy.deepcopy(value)
 
 
-class FabricMapping(Mapping[str, Any]):
-    """Immutable mapping-compatible base of results and snapshots."""
+class FabricMapping(SdkModel, Mapping[str, Any]):
+    """Immutable mapping-compatible base of results and snapshots (with the Pydantic-shaped
+    methods of ``SdkModel``)."""
 
     #: Field names this model knows (others are extension fields).
     _fields: ClassVar[frozenset[str]] = frozenset()
+    #: Members the schema requires (``model_validate`` checks them).
+    _required: ClassVar[frozenset[str]] = frozenset()
     #: Members holding models: name -> (model name, "one" | "list" | "map"). Model names are
     #: resolved through :data:`MODELS`, so a behaviour subclass registered later is used.
     _nested: ClassVar[dict[str, tuple[str, str]]] = {}

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from fabric_core._codes import Code
+from fabric_core._sdk_model import foreign_model
 from fabric_core.errors import FabricConfigError
 from fabric_core.models import FabricConfig, RunRequest
 
@@ -22,8 +23,11 @@ _R = TypeVar("_R")
 
 
 def config_json(config: FabricConfig) -> bytes:
-    """Serialize a typed config for the native core (raw mappings are rejected)."""
+    """Serialize a typed config for the native core (raw mappings are rejected; a NeMo
+    Fabric model is read through its ``model_dump``)."""
 
+    if foreign_model(config):
+        config = FabricConfig.model_validate(config)
     if not isinstance(config, FabricConfig):
         if isinstance(config, Mapping):
             raise FabricConfigError(
@@ -144,6 +148,8 @@ def request_payload(
             "input and request are mutually exclusive", stage="config", code=Code.INVALID_REQUEST
         )
     if request is not None:
+        if foreign_model(request):
+            request = RunRequest.model_validate(request)
         if not isinstance(request, RunRequest):
             raise FabricConfigError("request must be a RunRequest", stage="config", code=Code.INVALID_REQUEST)
         payload = request.to_mapping()

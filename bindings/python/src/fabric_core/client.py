@@ -11,6 +11,7 @@ from typing import Any
 
 from fabric_core import _ffi, _operation
 from fabric_core._codes import Code
+from fabric_core._sdk_model import foreign_model
 from fabric_core._util import (
     call_blocking,
     config_json,
@@ -394,6 +395,8 @@ class Fabric:
                 stage="config",
                 code=Code.INVALID_ARGUMENT,
             )
+        if foreign_model(request):
+            request = CheckRequest.model_validate(request)
         if isinstance(request, CheckRequest):
             payload = request.to_mapping()
         elif isinstance(request, Mapping):

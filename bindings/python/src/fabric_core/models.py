@@ -26,6 +26,7 @@ from pathlib import PurePath
 from typing import Any, ClassVar, Literal, TypeVar
 
 from fabric_core._codes import Code
+from fabric_core._sdk_model import SdkModel
 from fabric_core.errors import FabricConfigError
 
 SCHEMA_VERSION = "fabric.agent/v1alpha1"
@@ -78,8 +79,8 @@ def _is_empty_container(value: Any) -> bool:
 
 
 @dataclass(kw_only=True)
-class _Model:
-    """Base of the config models: mapping conversion, copies, extension fields."""
+class _Model(SdkModel):
+    """Base of the config models: mapping conversion, extension fields (``SdkModel``: Pydantic's methods)."""
 
     #: Unknown keys preserved for the native core (which rejects them outside extension
     #: points, naming their path).
@@ -91,7 +92,7 @@ class _Model:
     _nested_map: ClassVar[dict[str, type[_Model]]] = {}
     #: field → model class (list of nested models; mappings are converted)
     _nested_list: ClassVar[dict[str, type[_Model]]] = {}
-    #: field → default value that is omitted when serializing
+    #: field → default value omitted when serializing (``to_mapping``, ``model_dump``)
     _omit_default: ClassVar[dict[str, Any]] = {}
 
     def __post_init__(self) -> None:
@@ -188,11 +189,6 @@ class _Model:
     def _keeps_null(self, name: str) -> bool:
         return False
 
-    def model_copy(self: _M, *, deep: bool = True) -> _M:
-        """A copy (deep by default), matching the NeMo Fabric SDK spelling."""
-
-        return copy.deepcopy(self) if deep else copy.copy(self)
-
     def copy(self: _M) -> _M:
         """A deep copy."""
 
@@ -215,6 +211,8 @@ class HarnessConfig(_Model):
     resolution: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
 
+    _omit_default: ClassVar[dict[str, Any]] = {"settings": {}}
+
 
 @dataclass(kw_only=True)
 class WorkflowConfig(_Model):
@@ -222,6 +220,8 @@ class WorkflowConfig(_Model):
 
     target_id: str
     settings: dict[str, Any] = field(default_factory=dict)
+
+    _omit_default: ClassVar[dict[str, Any]] = {"settings": {}}
 
 
 @dataclass(kw_only=True)
@@ -334,8 +334,7 @@ class McpAuthenticationConfig(_Model):
     token_cache_buffer_seconds: int = 300
 
     _omit_default: ClassVar[dict[str, Any]] = {
-        "enable_dynamic_registration": True,
-        "authorization_timeout_seconds": 300,
+        "scopes": [], "enable_dynamic_registration": True, "authorization_timeout_seconds": 300,
         "token_cache_buffer_seconds": 300,
     }
 
@@ -355,6 +354,9 @@ class McpServerConfig(_Model):
     blocked_tools: list[str] = field(default_factory=list)
 
     _nested: ClassVar[dict[str, type[_Model]]] = {"authentication": McpAuthenticationConfig}
+    _omit_default: ClassVar[dict[str, Any]] = {
+        "args": [], "env": {}, "authentication": None, "custom_headers": {}, "allowed_tools": None, "blocked_tools": []
+    }
 
 
 @dataclass(kw_only=True)
@@ -490,6 +492,8 @@ class RelayAtofStreamSinkConfig(_Model):
     field_name_policy: str | None = None
     name: str | None = None
 
+    _omit_default: ClassVar[dict[str, Any]] = {"headers": {}, "header_env": {}}
+
 
 def _typed_items(items: Any, kinds: dict[str, type[_Model]]) -> Any:
     """Convert mappings in a list to the model named by their ``type`` (others kept)."""
@@ -582,6 +586,8 @@ class RelayOpenTelemetryEndpointConfig(_Model):
     service_name: str | None = None
     timeout_millis: int | None = None
 
+    _omit_default: ClassVar[dict[str, Any]] = {"headers": {}, "header_env": {}}
+
 
 @dataclass(kw_only=True)
 class RelayOpenTelemetryConfig(_Model):
@@ -591,9 +597,8 @@ class RelayOpenTelemetryConfig(_Model):
     endpoints: list[RelayOpenTelemetryEndpointConfig] = field(default_factory=list)
     file_sinks: list[dict[str, Any]] = field(default_factory=list)
 
-    _nested_list: ClassVar[dict[str, type[_Model]]] = {
-        "endpoints": RelayOpenTelemetryEndpointConfig
-    }
+    _nested_list: ClassVar[dict[str, type[_Model]]] = {"endpoints": RelayOpenTelemetryEndpointConfig}
+    _omit_default: ClassVar[dict[str, Any]] = {"endpoints": []}
 
 
 @dataclass(kw_only=True)
@@ -624,7 +629,9 @@ class RelayConfig(_Model):
     observability: RelayObservabilityConfig | None = None
     components: list[RelayComponentConfig] = field(default_factory=list)
     policy: RelayConfigPolicy | None = None
-    plugins: dict[str, Any] | None = None
+    plugins: dict[str, Any] | None = None  # not in NeMo Fabric 0.5.0: model_dump omits None
+
+    _omit_default: ClassVar[dict[str, Any]] = {"plugins": None}
 
     _nested: ClassVar[dict[str, type[_Model]]] = {
         "observability": RelayObservabilityConfig,
@@ -641,6 +648,8 @@ class ToolDefinitionConfig(_Model):
     ref: str
     settings: dict[str, Any] = field(default_factory=dict)
 
+    _omit_default: ClassVar[dict[str, Any]] = {"settings": {}}
+
 
 @dataclass(kw_only=True)
 class ToolsConfig(_Model):
@@ -652,6 +661,7 @@ class ToolsConfig(_Model):
     blocked: list[str] = field(default_factory=list)
 
     _nested_map: ClassVar[dict[str, type[_Model]]] = {"definitions": ToolDefinitionConfig}
+    _omit_default: ClassVar[dict[str, Any]] = {"definitions": {}, "blocked": []}
 
     def block(self, *tools: str) -> ToolsConfig:
         """Add tool names to ``blocked`` (keeping order, no duplicates)."""
@@ -720,7 +730,7 @@ class FabricConfig(_Model):
 
     At least one of ``harness`` or ``workflow`` selects what runs. Helpers
     (``add_skill_path``, ``add_mcp_server``, ``enable_relay``, ``block_tools``, ...) edit
-    this config in place and return it; copy first (``model_copy()``) to make variants.
+    this config in place and return it; copy first (``model_copy(deep=True)``) to make variants.
     """
 
     schema_version: str = SCHEMA_VERSION
@@ -738,7 +748,7 @@ class FabricConfig(_Model):
     relay: RelayConfig | None = None
     tools: ToolsConfig | None = None
     system_stats: SystemStatsConfig | None | _Unset = UNSET
-    provenance: ProvenanceConfig | None = None
+    provenance: ProvenanceConfig | None = None  # not in NeMo Fabric 0.5.0: model_dump omits None
 
     _nested: ClassVar[dict[str, type[_Model]]] = {
         "metadata": MetadataConfig,
@@ -757,6 +767,7 @@ class FabricConfig(_Model):
         "provenance": ProvenanceConfig,
     }
     _nested_map: ClassVar[dict[str, type[_Model]]] = {"models": ModelConfig}
+    _omit_default: ClassVar[dict[str, Any]] = {"provenance": None}
 
     def _keeps_null(self, name: str) -> bool:
         return name == "system_stats"

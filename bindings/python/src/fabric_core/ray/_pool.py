@@ -17,6 +17,7 @@ from typing import Any
 
 from fabric_core import _ffi
 from fabric_core._codes import Code
+from fabric_core._sdk_model import foreign_model
 from fabric_core.errors import FabricConfigError, FabricError, FabricStateError
 from fabric_core.models import FabricConfig, RunRequest
 from fabric_core.ray._host import METADATA_KEY, RuntimeHost, failed_result
@@ -55,6 +56,8 @@ def _lost_errors(ray: Any) -> tuple[type[BaseException], ...]:
 
 
 def _request_mapping(request: Any) -> dict[str, Any]:
+    if foreign_model(request):
+        request = RunRequest.model_validate(request)
     if isinstance(request, RunRequest):
         return request.to_mapping()
     if isinstance(request, Mapping):
@@ -144,7 +147,9 @@ class RuntimePool:
         """
 
         ray = _ray()
-        if not isinstance(config, FabricConfig):
+        if foreign_model(config):
+            config = FabricConfig.model_validate(config)
+        elif not isinstance(config, FabricConfig):
             config = FabricConfig.from_mapping(config)
         if not isinstance(runtimes, int) or runtimes < 1:
             raise FabricConfigError("runtimes must be a positive integer", stage="config", code=Code.INVALID_ARGUMENT)

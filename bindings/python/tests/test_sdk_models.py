@@ -93,6 +93,8 @@ def test_every_public_model_has_the_sdk_methods() -> None:
         assert issubclass(model, SdkModel), model
         for method in METHODS:
             assert callable(getattr(model, method, None)), (model, method)
+        schema = model.model_json_schema()
+        assert isinstance(schema.get("title"), str) and json.loads(json.dumps(schema)) == schema, model
 
 
 def test_config_dump_matches_upstream() -> None:

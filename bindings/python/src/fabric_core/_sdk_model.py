@@ -460,7 +460,11 @@ def _fallback_schema(cls: type) -> dict[str, Any]:
     """A model the Rust types do not name (a typed view of a free-form member): its fields,
     extension members allowed."""
 
-    properties = {item.name: {} for item in dataclasses.fields(cls) if item.name != "extra_fields"}
+    if dataclasses.is_dataclass(cls):
+        names = [item.name for item in dataclasses.fields(cls) if item.name != "extra_fields"]
+    else:
+        names = sorted(getattr(cls, "_fields", ()))
+    properties: dict[str, Any] = {name: {} for name in names}
     schema: dict[str, Any] = {"title": cls.__name__, "type": "object", "properties": properties}
     if cls.__doc__:
         schema["description"] = " ".join(cls.__doc__.split())

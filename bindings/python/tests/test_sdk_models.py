@@ -292,3 +292,27 @@ def test_a_mapping_is_still_not_a_config() -> None:
         Fabric().plan({"metadata": {"name": "x"}})  # type: ignore[arg-type]
     assert info.value.code == "invalid_config_type"
     assert isinstance(FabricConfig(metadata=MetadataConfig(name="x"), harness=HarnessConfig(adapter_id="a"), discovery=DiscoveryConfig(), runtime=RuntimeConfig(), models={"m": ModelConfig(provider="p", model="m")}), SdkModel)
+
+
+class _ForeignCheckRequest:
+    """Another library's model (NeMo Fabric 0.5.0 has no CheckRequest): duck-typed on
+    ``model_dump``."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.fields = fields
+
+    def model_dump(self, *, mode: str = "python") -> dict[str, Any]:
+        return dict(self.fields)
+
+
+def test_check_takes_a_foreign_request_model() -> None:
+    import asyncio
+
+    fabric = Fabric()
+    report = asyncio.run(
+        fabric.check(request=_ForeignCheckRequest(scope="runtime", runtime_id="no-such-runtime", level="live", timeout_seconds=1.0))
+    )
+    assert report.outcome == "unknown"
+    with pytest.raises(FabricConfigError) as info:
+        asyncio.run(fabric.check(request=_ForeignCheckRequest(scope="runtime", level=5)))
+    assert info.value.details["path"] == "level"

@@ -182,9 +182,25 @@ impl Beneath {
         Ok(meta)
     }
 
-    /// Writes `bytes` to `relative` with `mode` (replacing a regular file; missing parent
-    /// directories are created with mode 0700).
+    /// Writes `bytes` to `relative` with `mode` (replacing a regular file, whose mode
+    /// becomes `mode`; missing parent directories are created with mode 0700).
     pub fn write(&self, relative: &Path, bytes: &[u8], mode: u32) -> Result<(), Refusal> {
+        self.write_file(relative, bytes, mode, true)
+    }
+
+    /// Writes `bytes` to `relative` like [`Beneath::write`], but an existing file keeps its
+    /// mode (`mode`, less the umask, is for a new one).
+    pub fn edit(&self, relative: &Path, bytes: &[u8], mode: u32) -> Result<(), Refusal> {
+        self.write_file(relative, bytes, mode, false)
+    }
+
+    fn write_file(
+        &self,
+        relative: &Path,
+        bytes: &[u8],
+        mode: u32,
+        set_mode: bool,
+    ) -> Result<(), Refusal> {
         let names = components(relative)?;
         let (last, parents) = names.split_last().ok_or(Refusal::OutsideRoot)?;
         let parent = self.walk(parents, Some(0o700))?;
@@ -197,8 +213,10 @@ impl Beneath {
         )?;
         let mut file = regular(File::from(fd))?;
         file.set_len(0).map_err(Refusal::Io)?;
-        file.set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(Refusal::Io)?;
+        if set_mode {
+            file.set_permissions(std::fs::Permissions::from_mode(mode))
+                .map_err(Refusal::Io)?;
+        }
         file.write_all(bytes).map_err(Refusal::Io)
     }
 

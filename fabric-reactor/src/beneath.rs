@@ -220,6 +220,34 @@ impl Beneath {
         file.write_all(bytes).map_err(Refusal::Io)
     }
 
+    /// Opens the regular file `name` of the root itself (one name, no `/`) for appending,
+    /// creating it with `mode`, truncated when `truncate`.
+    pub fn append(&self, name: &Path, mode: u32, truncate: bool) -> Result<File, Refusal> {
+        let name = single(name)?;
+        let mut flags = sys::O_WRONLY
+            | sys::O_APPEND
+            | sys::O_CREAT
+            | sys::O_NONBLOCK
+            | sys::O_NOCTTY
+            | sys::O_NOFOLLOW;
+        if truncate {
+            flags |= sys::O_TRUNC;
+        }
+        let fd = opened(
+            &self.dir,
+            &name,
+            sys::openat(self.dir.as_fd(), &name, flags, mode),
+        )?;
+        regular(File::from(fd))
+    }
+
+    /// Renames `from` to `to`, two names of the root itself (a link is renamed, never
+    /// followed; `to` is replaced).
+    pub fn rename(&self, from: &Path, to: &Path) -> Result<(), Refusal> {
+        let (from, to) = (single(from)?, single(to)?);
+        sys::renameat(self.dir.as_fd(), &from, &to).map_err(Refusal::from)
+    }
+
     /// Creates `relative` and its missing parents as directories with `mode` (existing
     /// ones are kept as they are) and returns it as a root of its own.
     pub fn create_dir_all(&self, relative: &Path, mode: u32) -> Result<Beneath, Refusal> {
@@ -367,6 +395,15 @@ fn regular(file: File) -> Result<File, Refusal> {
         Ok(file)
     } else {
         Err(Refusal::NotRegular(kind_name(kind)))
+    }
+}
+
+/// The one name of a path that must be a single component.
+fn single(name: &Path) -> Result<CString, Refusal> {
+    let mut names = components(name)?;
+    match (names.pop(), names.is_empty()) {
+        (Some(name), true) => Ok(name),
+        _ => Err(Refusal::OutsideRoot),
     }
 }
 

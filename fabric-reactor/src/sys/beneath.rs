@@ -20,8 +20,8 @@ pub const LOOK: i32 = libc::O_PATH | libc::O_NOFOLLOW;
 pub const LOOK: i32 = libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK;
 
 pub use libc::{
-    EEXIST, EINTR, EINVAL, EISDIR, ELOOP, ENOENT, ENOSYS, ENOTDIR, ENXIO, EPERM, EXDEV, O_CREAT,
-    O_DIRECTORY, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_WRONLY,
+    EEXIST, EINTR, EINVAL, EISDIR, ELOOP, ENOENT, ENOSYS, ENOTDIR, ENXIO, EPERM, EXDEV, O_APPEND,
+    O_CREAT, O_DIRECTORY, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_TRUNC, O_WRONLY,
 };
 
 fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
@@ -110,6 +110,17 @@ pub fn openat(dir: BorrowedFd<'_>, name: &CStr, flags: i32, mode: u32) -> io::Re
 pub fn mkdirat(dir: BorrowedFd<'_>, name: &CStr, mode: u32) -> io::Result<()> {
     // SAFETY: `mkdirat` reads the NUL-terminated `name`, valid for the call.
     if unsafe { libc::mkdirat(dir.as_raw_fd(), name.as_ptr(), mode as libc::mode_t) } == -1 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `renameat(dir, from, dir, to)`: renames a name of `dir` (a link itself, never its
+/// target; `to` is replaced).
+pub fn renameat(dir: BorrowedFd<'_>, from: &CStr, to: &CStr) -> io::Result<()> {
+    // SAFETY: `renameat` reads the two NUL-terminated names, valid for the call.
+    if unsafe { libc::renameat(dir.as_raw_fd(), from.as_ptr(), dir.as_raw_fd(), to.as_ptr()) } == -1
+    {
         return Err(io::Error::last_os_error());
     }
     Ok(())

@@ -100,3 +100,67 @@ fn write_files_never_edits_through_a_link() {
     assert!(secret.exists());
     assert!(runtime.stop().error.is_none());
 }
+
+#[test]
+fn an_unchanged_workspace_never_reuses_a_patch_the_adapter_replaced_with_a_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let outside = tempfile::tempdir().expect("outside");
+    let secret = outside.path().join("id_rsa");
+    std::fs::write(&secret, "PRIVATE KEY 7d1c").expect("write");
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).expect("mkdir");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .arg("-C")
+            .arg(&ws)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .expect("git");
+        assert!(status.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    std::fs::write(ws.join("a.txt"), "old\n").expect("write");
+    git(&["add", "."]);
+    git(&["commit", "-qm", "base"]);
+    std::fs::write(ws.join("a.txt"), "new\n").expect("write");
+    let root = dir.path().join("artifacts");
+    let config = scripted_config(
+        "escapes",
+        json!({}),
+        json!({"environment": {"workspace": ws.to_str().expect("utf8"),
+                               "artifacts": root.to_str().expect("utf8")}}),
+    );
+    let runtime = Fabric::new()
+        .start_runtime(&config, &RunOptions::with_base_dir(dir.path()))
+        .expect("start");
+    let patch_of = |result: &fabric_config::result::RunResult| {
+        let artifact = result
+            .artifacts
+            .artifacts
+            .iter()
+            .find(|a| a.name == "workspace_patch")
+            .expect("workspace_patch");
+        root.join(&artifact.path)
+    };
+    let first = runtime.invoke(RunRequest::new("one")).expect("invoke");
+    let first_patch = patch_of(&first);
+    assert!(
+        std::fs::read_to_string(&first_patch)
+            .expect("patch")
+            .contains("+new")
+    );
+    // The adapter replaces the last patch with a link to a secret; the workspace is unchanged.
+    std::fs::remove_file(&first_patch).expect("remove");
+    symlink(&secret, &first_patch).expect("symlink");
+    let second = runtime.invoke(RunRequest::new("two")).expect("invoke");
+    let second_patch = patch_of(&second);
+    let meta = second_patch.symlink_metadata().expect("meta");
+    assert!(meta.is_file(), "the new patch is a regular file of its own");
+    let text = std::fs::read_to_string(&second_patch).expect("patch");
+    assert!(text.contains("+new") && !text.contains("PRIVATE"), "{text}");
+    assert!(runtime.stop().error.is_none());
+}

@@ -193,6 +193,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"null_handle":                             {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is 0"},
 	"openai_stream_protocol_error":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed"},
 	"openai_streaming_unavailable":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the selected adapter does not claim native OpenAI streaming; the runtime is untouched"},
+	"path_refused":                            {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected"},
 	"pool_closed":                             {Stage: "", Retryable: false, ClassOverride: "state", Origin: "binding", Summary: "the runtime pool was closed"},
 	"prepare_failed":                          {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)"},
 	"protocol_error":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host broke the lifecycle protocol"},
@@ -616,6 +617,8 @@ const (
 	CodeOpenaiStreamingUnavailable = "openai_streaming_unavailable"
 	// CodePathOutsideBaseDir (reason): doctor: a skills, workspace or artifacts path resolves outside the base directory (a warning)
 	CodePathOutsideBaseDir = "path_outside_base_dir"
+	// CodePathRefused (error): a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected
+	CodePathRefused = "path_refused"
 	// CodePlatformUnsupported (reason): no resource reader exists for this operating system
 	CodePlatformUnsupported = "platform_unsupported"
 	// CodePoolClosed (error): the runtime pool was closed

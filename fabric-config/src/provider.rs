@@ -227,6 +227,24 @@ pub struct ExecOutput {
 pub struct ArtifactsOutput {
     /// The files found (missing paths are left out).
     pub files: Vec<ArtifactFile>,
+    /// Paths refused one by one (a symbolic link on the way, not a regular file, above
+    /// the per-file limit); the other paths are still collected. Absent from providers
+    /// that refuse nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub refused: Vec<ArtifactRefusal>,
+}
+
+/// One path a provider refused to collect.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ArtifactRefusal {
+    /// The requested relative path.
+    pub path: String,
+    /// A stable code (`path_refused`).
+    pub code: String,
+    /// Why: `symlink`, `not_regular`, `too_large`, `outside_root`.
+    pub reason: String,
+    /// A message naming the path.
+    pub message: String,
 }
 
 /// One collected file.

@@ -36,6 +36,9 @@ pub(crate) const COLLECT_FAILED: &str = codes::ARTIFACT_COLLECT_FAILED;
 
 /// Where one invocation's files go.
 pub(crate) struct InvocationDir<'a> {
+    /// The root the directory is under (the artifact root): nothing below it is followed
+    /// through a symbolic link.
+    pub root: &'a Path,
     /// The directory on disk.
     pub dir: &'a Path,
     /// The same directory relative to the artifact root (`.fabric/<runtime>/<invocation>`).
@@ -115,7 +118,7 @@ impl Collector {
                 format!("\n[fabric: {file} truncated, {dropped} bytes dropped]\n").as_bytes(),
             );
         }
-        match private_file(&at.dir.join(&file), &content, Stage::Artifact) {
+        match private_file(at.root, &at.dir.join(&file), &content, Stage::Artifact) {
             Ok(()) => refs.push(reference(at, name, "log", &file, "text/plain", dropped > 0)),
             Err(error) => events.push(failed(at, &file, &error.to_string())),
         }
@@ -136,7 +139,7 @@ impl Collector {
             return Vec::new();
         };
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        let outcome = workspace::collect(&repo, last.as_ref(), at.dir);
+        let outcome = workspace::collect(&repo, last.as_ref(), at.root, at.dir);
         match outcome {
             Ok(None) => {
                 *last = None;

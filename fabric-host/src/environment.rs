@@ -284,7 +284,12 @@ impl Environment {
 
     /// Reads files of the environment's artifact root (`collect_artifacts`), enforcing 16
     /// files, 256 KiB each, 512 KiB in total (`provider_output_too_large`: none is kept).
-    pub fn collect_artifacts(&self, paths: &[String]) -> Result<Vec<(String, Vec<u8>)>, HostError> {
+    /// Paths the provider refused one by one (`path_refused`: a symbolic link, a special
+    /// file, a size) are in [`CollectedArtifacts::refused`](crate::CollectedArtifacts).
+    pub fn collect_artifacts(
+        &self,
+        paths: &[String],
+    ) -> Result<crate::CollectedArtifacts, HostError> {
         let stage = Stage::Artifact;
         let remote = self.live_remote(stage)?;
         let output = remote.client.request(

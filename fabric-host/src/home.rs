@@ -6,14 +6,14 @@
 //! and `<root>/.fabric/<runtime_id>/<invocation_id>/adapter-invocation.json` is written
 //! for every invocation with environment values redacted.
 
-use std::fs::{self, DirBuilder, OpenOptions, Permissions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::fs::{self, DirBuilder};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use fabric_config::Stage;
 
 use crate::error::HostError;
+use fabric_reactor::beneath::{Beneath, Refusal};
 
 /// One runtime's FABRIC_HOME.
 #[derive(Debug)]
@@ -25,7 +25,7 @@ pub(crate) struct FabricHome {
     _lock: Option<fs::File>,
 }
 
-fn fs_error(stage: Stage, path: &Path, error: &std::io::Error) -> HostError {
+pub(crate) fn fs_error(stage: Stage, path: &Path, error: &std::io::Error) -> HostError {
     HostError::Filesystem {
         stage,
         path: path.to_string_lossy().into_owned(),
@@ -33,28 +33,59 @@ fn fs_error(stage: Stage, path: &Path, error: &std::io::Error) -> HostError {
     }
 }
 
-/// Creates `path` (and missing parents) with mode 0700 and makes `path` itself 0700.
-pub(crate) fn private_dir(path: &Path, stage: Stage) -> Result<(), HostError> {
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(path)
-        .map_err(|e| fs_error(stage, path, &e))?;
-    fs::set_permissions(path, Permissions::from_mode(0o700)).map_err(|e| fs_error(stage, path, &e))
+/// The error of a refused path (`path_refused`) or of a failed write (`filesystem_error`).
+pub(crate) fn refusal_error(stage: Stage, path: &Path, refusal: &Refusal) -> HostError {
+    match refusal {
+        Refusal::Io(error) => fs_error(stage, path, error),
+        Refusal::Missing => fs_error(stage, path, &std::io::ErrorKind::NotFound.into()),
+        refusal => HostError::PathRefused {
+            stage,
+            path: path.to_string_lossy().into_owned(),
+            reason: refusal.reason(),
+            detail: refusal.to_string(),
+        },
+    }
 }
 
-/// Writes `bytes` to `path` with mode 0600 (replacing an existing file).
-pub(crate) fn private_file(path: &Path, bytes: &[u8], stage: Stage) -> Result<(), HostError> {
-    let mut file = OpenOptions::new()
-        .create(true)
-        .truncate(true)
-        .write(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(|e| fs_error(stage, path, &e))?;
-    file.set_permissions(Permissions::from_mode(0o600))
-        .map_err(|e| fs_error(stage, path, &e))?;
-    file.write_all(bytes).map_err(|e| fs_error(stage, path, &e))
+/// `path` relative to `root` (`path` must be beneath it, lexically).
+fn beneath<'a>(
+    root: &Path,
+    path: &'a Path,
+    stage: Stage,
+) -> Result<(Beneath, &'a Path), HostError> {
+    let relative = path
+        .strip_prefix(root)
+        .map_err(|_| HostError::PathRefused {
+            stage,
+            path: path.to_string_lossy().into_owned(),
+            reason: Refusal::OutsideRoot.reason(),
+            detail: Refusal::OutsideRoot.to_string(),
+        })?;
+    let root = Beneath::open(root).map_err(|e| fs_error(stage, root, &e))?;
+    Ok((root, relative))
+}
+
+/// Creates `path` (and missing parents) below `root` with mode 0700. The adapter can write
+/// under `root` (its artifact root, its FABRIC_HOME): nothing is followed through a
+/// symbolic link (`path_refused`).
+pub(crate) fn private_dir(root: &Path, path: &Path, stage: Stage) -> Result<(), HostError> {
+    let (root, relative) = beneath(root, path, stage)?;
+    root.create_dir_all(relative, 0o700)
+        .map(drop)
+        .map_err(|refusal| refusal_error(stage, path, &refusal))
+}
+
+/// Writes `bytes` to `path` below `root` with mode 0600 (replacing a regular file; never
+/// through a symbolic link, never into a FIFO or device: `path_refused`).
+pub(crate) fn private_file(
+    root: &Path,
+    path: &Path,
+    bytes: &[u8],
+    stage: Stage,
+) -> Result<(), HostError> {
+    let (root, relative) = beneath(root, path, stage)?;
+    root.write(relative, bytes, 0o600)
+        .map_err(|refusal| refusal_error(stage, path, &refusal))
 }
 
 /// Where temporary FABRIC_HOMEs live: `$XDG_RUNTIME_DIR` when it is a directory, else
@@ -101,10 +132,8 @@ impl FabricHome {
                 (root, true, Some(lock))
             }
         };
-        let dot = root.join(".fabric");
-        private_dir(&dot, Stage::Start)?;
-        let home = dot.join(runtime_id);
-        private_dir(&home, Stage::Start)?;
+        let home = root.join(".fabric").join(runtime_id);
+        private_dir(&root, &home, Stage::Start)?;
         Ok(FabricHome {
             root,
             home,
@@ -138,10 +167,7 @@ impl FabricHome {
     /// Creates `<home>/<invocation_id>/` (0700).
     pub(crate) fn invocation_dir(&self, invocation_id: &str) -> Result<PathBuf, HostError> {
         let dir = self.home.join(invocation_id);
-        DirBuilder::new()
-            .mode(0o700)
-            .create(&dir)
-            .map_err(|e| fs_error(Stage::Invoke, &dir, &e))?;
+        private_dir(&self.root, &dir, Stage::Invoke)?;
         Ok(dir)
     }
 
@@ -157,6 +183,7 @@ impl FabricHome {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
 
     fn mode(path: &Path) -> u32 {
         fs::metadata(path).expect("metadata").permissions().mode() & 0o777
@@ -173,7 +200,7 @@ mod tests {
         let inv = home.invocation_dir("invocation-y").expect("inv");
         assert_eq!(mode(&inv), 0o700);
         let file = inv.join("adapter-invocation.json");
-        private_file(&file, b"{}", Stage::Invoke).expect("write");
+        private_file(&root, &file, b"{}", Stage::Invoke).expect("write");
         assert_eq!(mode(&file), 0o600);
         home.remove_if_temporary();
         assert!(file.exists(), "caller-owned artifact root must be kept");

@@ -83,6 +83,7 @@ pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, Run
 pub use fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES;
 pub use fabric_relay::StreamNext;
 pub use fabric_relay::streaming::RelayStreaming;
+pub use fabric_sandbox::provider::Collected as CollectedArtifacts;
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
 pub use hosts::{EngineStats, Escalation, Notify, StopPolicy, engine_stats};
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, PendingInvoke, Runtime, RuntimeOptions};

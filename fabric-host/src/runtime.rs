@@ -230,7 +230,7 @@ impl Runtime {
         let identity = Identity::of(plan);
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
         let service = role
-            .payload(home.path())
+            .payload(&home)
             .inspect_err(|_| home.remove_if_temporary())?;
         // Written before the launch: the host's environment names the Relay config.
         let telemetry = RuntimeTelemetry::prepare(

@@ -12,7 +12,7 @@
 //! active fail with `service_not_active`.
 
 use fabric_config::codes;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use fabric_config::Stage;
@@ -72,7 +72,10 @@ impl ServiceRole {
 
     /// The `service` member of the start payload. A service host's connection file is
     /// created empty (0600) in its FABRIC_HOME for the adapter to fill.
-    pub(crate) fn payload(&self, home: &Path) -> Result<Option<ServiceStartPayload>, HostError> {
+    pub(crate) fn payload(
+        &self,
+        fabric_home: &crate::home::FabricHome,
+    ) -> Result<Option<ServiceStartPayload>, HostError> {
         let (operation, reference) = match self {
             ServiceRole::None => return Ok(None),
             ServiceRole::Connect {
@@ -87,8 +90,8 @@ impl ServiceRole {
             ServiceRole::Prepare => (ServiceOperation::Prepare, None),
             ServiceRole::Attach(reference) => (ServiceOperation::Attach, Some(reference.clone())),
         };
-        let path = home.join(CONNECTION_FILE_NAME);
-        crate::home::private_file(&path, b"", Stage::Start)?;
+        let path = fabric_home.path().join(CONNECTION_FILE_NAME);
+        crate::home::private_file(fabric_home.root(), &path, b"", Stage::Start)?;
         Ok(Some(ServiceStartPayload {
             operation,
             connection_path: path.to_string_lossy().into_owned(),

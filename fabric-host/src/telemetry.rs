@@ -203,10 +203,10 @@ fn write_relay_config(
         },
     });
     let dir = location.home.join(location.start_id);
-    private_dir(&dir, Stage::Start)?;
+    private_dir(root, &dir, Stage::Start)?;
     let path = dir.join(RELAY_CONFIG_FILE);
     let bytes = serde_json::to_vec_pretty(&document).unwrap_or_default();
-    private_file(&path, &bytes, Stage::Start)?;
+    private_file(root, &path, &bytes, Stage::Start)?;
     let reference = match path.strip_prefix(root) {
         Ok(relative) => relative.to_string_lossy().into_owned(),
         Err(_) => path.to_string_lossy().into_owned(),

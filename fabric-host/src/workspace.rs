@@ -31,6 +31,7 @@ use std::time::Duration;
 
 use crate::home::private_file;
 use fabric_config::Stage;
+use fabric_reactor::beneath::Beneath;
 
 /// `workspace.patch`.
 pub(crate) const PATCH_FILE: &str = "workspace.patch";
@@ -83,9 +84,12 @@ pub(crate) struct Snapshot {
 }
 
 /// Collects into `dir`. `Ok(None)`: nothing to collect (no changes, or an empty patch).
+/// `root` is the artifact root `dir` is under: nothing below it is written or read through
+/// a symbolic link.
 pub(crate) fn collect(
     checkout: &Checkout,
     last: Option<&Snapshot>,
+    root: &Path,
     dir: &Path,
 ) -> Result<Option<Snapshot>, String> {
     let status = git(
@@ -111,7 +115,7 @@ pub(crate) fn collect(
     let signature = signature(checkout, &status.stdout, &parsed);
     if let (Some(last), Some(signature)) = (last, &signature)
         && last.signature.as_ref() == Some(signature)
-        && reuse(&last.dir, dir).is_ok()
+        && reuse(root, &last.dir, dir).is_ok()
     {
         return Ok(Some(Snapshot {
             dir: dir.to_path_buf(),
@@ -158,14 +162,15 @@ pub(crate) fn collect(
             .as_bytes(),
         );
     }
-    private_file(&dir.join(PATCH_FILE), &patch, Stage::Artifact).map_err(|e| e.to_string())?;
+    private_file(root, &dir.join(PATCH_FILE), &patch, Stage::Artifact)
+        .map_err(|e| e.to_string())?;
     let mut short = git(checkout, &["status", "--short"], STATUS_CAP)?;
     if short.truncated {
         short
             .stdout
             .extend_from_slice(b"\n# fabric: workspace-status.txt truncated\n");
     }
-    private_file(&dir.join(STATUS_FILE), &short.stdout, Stage::Artifact)
+    private_file(root, &dir.join(STATUS_FILE), &short.stdout, Stage::Artifact)
         .map_err(|e| e.to_string())?;
     Ok(Some(Snapshot {
         signature,
@@ -176,13 +181,20 @@ pub(crate) fn collect(
     }))
 }
 
-/// Hard-links (else copies) the previous invocation's files into `dir`.
-fn reuse(from: &Path, dir: &Path) -> std::io::Result<()> {
+/// Copies the previous invocation's files into `dir` (both under `root`, where the
+/// adapter can write: read and written without following a link, the patch capped).
+fn reuse(root: &Path, from: &Path, dir: &Path) -> Result<(), String> {
+    let cap = (PATCH_CAP + 4096) as u64;
     for name in [PATCH_FILE, STATUS_FILE] {
         let (src, dst) = (from.join(name), dir.join(name));
-        if std::fs::hard_link(&src, &dst).is_err() {
-            std::fs::copy(&src, &dst)?;
-        }
+        let relative = src
+            .strip_prefix(root)
+            .map_err(|_| "outside the root".to_owned())?;
+        let bytes = Beneath::open(root)
+            .map_err(|e| e.to_string())?
+            .read(relative, cap)
+            .map_err(|e| e.to_string())?;
+        private_file(root, &dst, &bytes, Stage::Artifact).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

@@ -30,6 +30,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod beneath;
 mod engine;
 pub mod http;
 pub mod slots;

@@ -3,10 +3,11 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+
+use crate::beneath::{Beneath, Refusal};
 use std::sync::Mutex;
 
 /// Bytes of stderr kept for error diagnostics.
@@ -21,10 +22,17 @@ pub const DEFAULT_STDERR_LOG_BYTES: u64 = 1024 * 1024;
 /// `segment_bytes`, it is renamed to `host.stderr.log.1` (replacing the older segment) and
 /// a new one is started. At most `2 × segment_bytes` are kept and the newest output always
 /// is (the tail is what explains a failure).
+///
+/// The adapter can write in the log's directory (its FABRIC_HOME): the ring keeps that
+/// directory open and renames and creates its segments there by name, so a directory
+/// swapped for a link later never redirects them, and a segment is never opened through a
+/// link or as a FIFO (`O_NOFOLLOW | O_NONBLOCK`, regular files only).
 #[derive(Debug)]
 pub struct LogRing {
     file: File,
-    path: PathBuf,
+    dir: Beneath,
+    name: PathBuf,
+    previous: PathBuf,
     segment_bytes: u64,
     written: u64,
 }
@@ -32,11 +40,24 @@ pub struct LogRing {
 impl LogRing {
     /// Opens (appending, created 0600, never through a symlink) the log at `path`.
     pub fn open(path: &Path, segment_bytes: u64) -> io::Result<LogRing> {
-        let file = open_log(path, false)?;
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            return Err(io::ErrorKind::InvalidInput.into());
+        };
+        let parent = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let dir = Beneath::open(parent)?;
+        let name = PathBuf::from(name);
+        let file = open_log(&dir, &name, false)?;
         let written = file.metadata()?.len();
+        let previous = LogRing::previous_segment(&name);
         Ok(LogRing {
             file,
-            path: path.to_path_buf(),
+            dir,
+            name,
+            previous,
             segment_bytes: segment_bytes.max(1),
             written,
         })
@@ -54,8 +75,10 @@ impl LogRing {
         let cap = usize::try_from(self.segment_bytes).unwrap_or(usize::MAX);
         let line = &line[line.len().saturating_sub(cap)..];
         if self.written > 0 && self.written + line.len() as u64 > self.segment_bytes {
-            std::fs::rename(&self.path, LogRing::previous_segment(&self.path))?;
-            self.file = open_log(&self.path, true)?;
+            self.dir
+                .rename(&self.name, &self.previous)
+                .map_err(refusal_error)?;
+            self.file = open_log(&self.dir, &self.name, true)?;
             self.written = 0;
         }
         self.file.write_all(line)?;
@@ -64,18 +87,15 @@ impl LogRing {
     }
 }
 
-fn open_log(path: &Path, truncate: bool) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    if truncate {
-        options.write(true).truncate(true);
-    } else {
-        options.append(true);
+fn open_log(dir: &Beneath, name: &Path, truncate: bool) -> io::Result<File> {
+    dir.append(name, 0o600, truncate).map_err(refusal_error)
+}
+
+fn refusal_error(refusal: Refusal) -> io::Error {
+    match refusal {
+        Refusal::Io(error) => error,
+        refusal => io::Error::new(io::ErrorKind::InvalidInput, refusal.to_string()),
     }
-    options
-        .create(true)
-        .mode(0o600)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
 }
 
 /// Collects one host's stderr. Shared between the reactor (writer) and the host handle
@@ -336,5 +356,39 @@ mod tests {
         let link = dir.path().join("link.log");
         std::os::unix::fs::symlink(&path, &link).expect("symlink");
         assert!(LogRing::open(&link, 1000).is_err());
+    }
+
+    #[test]
+    fn a_log_directory_swapped_for_a_link_never_redirects_the_segments() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("outside");
+        let home = dir.path().join("home");
+        std::fs::create_dir(&home).expect("mkdir");
+        let log = LogRing::open(&home.join("host.stderr.log"), 100).expect("open");
+        let sink = StderrSink::new(Some(log), Vec::new());
+        sink.push(b"before the swap\n");
+        sink.flush();
+        // The adapter swaps its FABRIC_HOME for a link to a directory of the user's, with a
+        // FIFO where the next segment would be created.
+        std::fs::rename(&home, dir.path().join("moved")).expect("rename");
+        std::os::unix::fs::symlink(outside.path(), &home).expect("symlink");
+        let fifo = std::process::Command::new("mkfifo")
+            .arg(outside.path().join("host.stderr.log"))
+            .status()
+            .expect("mkfifo");
+        assert!(fifo.success());
+        for i in 0..50 {
+            sink.push(format!("line {i} after the swap\n").as_bytes());
+        }
+        sink.flush();
+        let names: Vec<_> = std::fs::read_dir(outside.path())
+            .expect("outside")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["host.stderr.log"], "only the planted FIFO is there");
+        let moved = dir.path().join("moved");
+        let current = std::fs::read_to_string(moved.join("host.stderr.log")).expect("current");
+        assert!(current.ends_with("line 49 after the swap\n"), "{current}");
+        assert!(moved.join("host.stderr.log.1").exists());
     }
 }

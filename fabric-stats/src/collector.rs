@@ -9,10 +9,7 @@
 
 use fabric_config::codes;
 use std::collections::HashMap;
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -57,6 +54,9 @@ pub struct InvocationIds {
 /// Where the stats artifacts of one invocation go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArtifactLocation {
+    /// The root `dir` is under (the artifact root, where the adapter can write): nothing
+    /// below it is created or written through a symbolic link.
+    pub root: PathBuf,
     /// Directory to write into (created 0700 if missing), normally
     /// `<artifact root>/.fabric/<runtime_id>/<invocation_id>`.
     pub dir: PathBuf,
@@ -435,7 +435,7 @@ impl InvocationStats {
             lines.push_str(&line.to_string());
             lines.push('\n');
         }
-        match write_private(&location.dir, SAMPLES_FILE, lines.as_bytes()) {
+        match write_private(location, SAMPLES_FILE, lines.as_bytes()) {
             Ok(()) => {
                 let samples =
                     reference(SAMPLES_FILE, "system_stats_samples", "application/x-ndjson");
@@ -460,7 +460,7 @@ impl InvocationStats {
             "system_stats": stats,
         });
         let text = serde_json::to_vec_pretty(&summary).unwrap_or_default();
-        match write_private(&location.dir, SUMMARY_FILE, &text) {
+        match write_private(location, SUMMARY_FILE, &text) {
             Ok(()) => {
                 let summary = reference(SUMMARY_FILE, "system_stats_summary", "application/json");
                 sampled.summary = Some(summary.clone());
@@ -546,20 +546,21 @@ fn sample_line(
     line
 }
 
-/// Writes `dir/name` (mode 0600; `dir` created 0700 when missing).
-fn write_private(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
-    let path = dir.join(name);
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&path)?;
-    file.set_permissions(fs::Permissions::from_mode(0o600))?;
-    file.write_all(bytes)?;
-    file.flush()
+/// Writes `dir/name` (mode 0600; `dir` created 0700 when missing), beneath the root
+/// without following a link (a refusal is an `InvalidInput` error).
+fn write_private(location: &ArtifactLocation, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    let relative = location
+        .dir
+        .strip_prefix(&location.root)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?
+        .join(name);
+    fabric_reactor::beneath::Beneath::open(&location.root)?
+        .write(&relative, bytes, 0o600)
+        .map_err(|refusal| match refusal {
+            fabric_reactor::beneath::Refusal::Io(error) => error,
+            refusal if refusal.is_unsafe_path() => {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, refusal.to_string())
+            }
+            refusal => std::io::Error::other(refusal.to_string()),
+        })
 }

@@ -2,7 +2,9 @@
 
 use fabric_config::codes;
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use fabric_reactor::beneath::{Beneath, Refusal};
 use std::process::Child;
 use std::time::Duration;
 
@@ -519,14 +521,23 @@ fn write_artifacts(
     })?;
     let mut refs = Vec::new();
     for spec in &directives.artifacts {
-        let path = root.join(&spec.name);
-        write_private(&path, spec.content.as_bytes()).map_err(|_| ErrorSpec {
-            code: "artifact_write_failed".into(),
-            message: format!(
-                "could not write artifact `{}` under the artifact root",
-                spec.name
-            ),
-            retryable: false,
+        write_private(&root, &spec.name, spec.content.as_bytes()).map_err(|refusal| {
+            if refusal.is_unsafe_path() {
+                ErrorSpec {
+                    code: codes::PATH_REFUSED.into(),
+                    message: format!("refused to write artifact `{}`: {refusal}", spec.name),
+                    retryable: false,
+                }
+            } else {
+                ErrorSpec {
+                    code: "artifact_write_failed".into(),
+                    message: format!(
+                        "could not write artifact `{}` under the artifact root",
+                        spec.name
+                    ),
+                    retryable: false,
+                }
+            }
         })?;
         let mut r = Map::new();
         r.insert("name".into(), spec.name.clone().into());
@@ -541,43 +552,43 @@ fn write_artifacts(
 }
 
 /// Applies `write_files` in the working directory (the workspace): writes create missing
-/// parent directories; deleting a missing file is not an error.
+/// parent directories; deleting a missing file is not an error. Paths resolve beneath the
+/// workspace without following a symbolic link, and only regular files are written or
+/// removed: anything else fails the edit with `path_refused`.
 fn edit_files(edits: &[crate::settings::FileEdit]) -> Result<usize, ErrorSpec> {
+    let failed = |path: &str| ErrorSpec {
+        code: "scripted_write_failed".into(),
+        message: format!("could not edit workspace file `{path}`"),
+        retryable: false,
+    };
+    let workspace = Beneath::open(Path::new(".")).map_err(|_| failed("."))?;
     for edit in edits {
-        let path = std::path::Path::new(&edit.path);
+        let path = Path::new(&edit.path);
         let outcome = match &edit.content {
-            Some(bytes) => path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .map_or(Ok(()), std::fs::create_dir_all)
-                .and_then(|()| std::fs::write(path, bytes)),
-            None => match std::fs::remove_file(path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            },
+            Some(bytes) => workspace.edit(path, bytes, 0o666),
+            None => workspace.remove_file(path).map(drop),
         };
-        outcome.map_err(|_| ErrorSpec {
-            code: "scripted_write_failed".into(),
-            message: format!("could not edit workspace file `{}`", edit.path),
-            retryable: false,
-        })?;
+        match outcome {
+            Ok(()) => {}
+            Err(refusal) if refusal.is_unsafe_path() => {
+                return Err(ErrorSpec {
+                    code: codes::PATH_REFUSED.into(),
+                    message: format!("refused to edit workspace file `{}`: {refusal}", edit.path),
+                    retryable: false,
+                });
+            }
+            Err(_) => return Err(failed(&edit.path)),
+        }
     }
     Ok(edits.len())
 }
 
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path)?.write_all(bytes)
+/// Writes an artifact (mode 0600) under the artifact root, never through a link.
+fn write_private(root: &Path, name: &str, bytes: &[u8]) -> Result<(), Refusal> {
+    std::fs::create_dir_all(root).map_err(Refusal::Io)?;
+    Beneath::open(root)
+        .map_err(Refusal::Io)?
+        .write(Path::new(name), bytes, 0o600)
 }
 
 /// Request extensions this adapter declares (`extension_schemas.run_request` in its

@@ -203,6 +203,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   null_handle: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument is 0" },
   openai_stream_protocol_error: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed" },
   openai_streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the selected adapter does not claim native OpenAI streaming; the runtime is untouched" },
+  path_refused: { stage: "artifact", retryable: false, classOverride: null, origin: "host", summary: "a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected" },
   pool_closed: { stage: null, retryable: false, classOverride: "state", origin: "binding", summary: "the runtime pool was closed" },
   prepare_failed: { stage: "prepare", retryable: false, classOverride: null, origin: "sandbox", summary: "a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)" },
   protocol_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the adapter host broke the lifecycle protocol" },
@@ -628,6 +629,8 @@ export const Code = {
   OPENAI_STREAMING_UNAVAILABLE: "openai_streaming_unavailable",
   /** (reason) doctor: a skills, workspace or artifacts path resolves outside the base directory (a warning) */
   PATH_OUTSIDE_BASE_DIR: "path_outside_base_dir",
+  /** (error) a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected */
+  PATH_REFUSED: "path_refused",
   /** (reason) no resource reader exists for this operating system */
   PLATFORM_UNSUPPORTED: "platform_unsupported",
   /** (error) the runtime pool was closed */

@@ -237,6 +237,28 @@ fn several_runtimes_by_id_are_independent() {
 }
 
 #[test]
+fn a_sandbox_directory_replaced_by_a_link_is_refused() {
+    // Code in a sandbox sharing this machine's filesystem swaps `artifacts` for a link to a
+    // directory of the user's: the next server refuses it instead of writing there.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let outside = tempfile::tempdir().expect("outside");
+    std::os::unix::fs::symlink(outside.path(), dir.path().join("artifacts")).expect("symlink");
+    let output = std::process::Command::new(AGENT_CTL)
+        .arg("serve")
+        .env("FABRIC_HOST_SOCKET", dir.path().join("fabric.sock"))
+        .output()
+        .expect("serve");
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("path_refused"), "{stderr}");
+    assert!(!dir.path().join("fabric.unclean").exists());
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("outside").count(),
+        0
+    );
+}
+
+#[test]
 fn the_lock_refuses_a_second_server_and_an_unused_server_removes_its_marker() {
     let dir = tempfile::tempdir().expect("tempdir");
     let serve = Serve::ours(dir.path());

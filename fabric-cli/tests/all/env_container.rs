@@ -1,6 +1,7 @@
 //! The `container` environment provider (`fabric-env-container`) on podman, through
 //! `fabric_host`'s public API: a scripted runtime started, invoked twice and stopped inside
-//! the container through `runtime_control`, an artifact collected, release leaving neither
+//! the container through `runtime_control`, an artifact collected (and links, FIFOs and
+//! oversized files in its artifacts refused one by one), release leaving neither
 //! container nor directory; `sandbox_image_mismatch`, `sandbox_identity_changed` and an
 //! unpinned image. The image comes from `scripts/container-image.sh` (once per process; the
 //! script caches by the binaries' hash). Without podman these tests skip with a printed
@@ -232,8 +233,14 @@ fn a_scripted_runtime_runs_inside_the_container_and_release_leaves_nothing() {
     let relative = find_file(&host_artifacts, "note.txt").expect("note.txt in the artifacts");
     let files = environment
         .collect_artifacts(std::slice::from_ref(&relative))
-        .expect("collect");
+        .expect("collect")
+        .files;
     assert_eq!(files, vec![(relative, b"written inside".to_vec())]);
+
+    // links, FIFOs and oversized files in the bind-mounted artifacts/ are refused one by
+    // one on the host side (the container has no `ln`: they are planted from here, in the
+    // same directory code inside the container writes)
+    support::provider::assert_artifact_escapes_refused(&environment, &host_artifacts);
 
     // attach: the caller's; release only detaches
     let attached = fabric

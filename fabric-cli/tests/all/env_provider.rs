@@ -115,7 +115,8 @@ fn the_subprocess_provider_prepares_attaches_and_releases_with_every_limit_enfor
     }
     let files = environment
         .collect_artifacts(&["f0.txt".into(), "f1.txt".into(), "missing.txt".into()])
-        .expect("collect");
+        .expect("collect")
+        .files;
     assert_eq!(
         files,
         vec![
@@ -124,9 +125,14 @@ fn the_subprocess_provider_prepares_attaches_and_releases_with_every_limit_enfor
         ]
     );
     let seventeen: Vec<String> = (0..17).map(|i| format!("f{i}.txt")).collect();
+    // a file above 256 KiB is refused on its own by the bundled providers (`path_refused`)
+    let big = environment
+        .collect_artifacts(&["big.bin".into(), "f0.txt".into()])
+        .expect("collect");
+    assert_eq!(big.files, vec![("f0.txt".to_owned(), b"file 0".to_vec())]);
+    assert_eq!(big.refused[0].reason, "too_large");
     for paths in [
         seventeen,
-        vec!["big.bin".into()],
         vec!["mid0.bin".into(), "mid1.bin".into(), "mid2.bin".into()],
     ] {
         let error = environment
@@ -138,6 +144,9 @@ fn the_subprocess_provider_prepares_attaches_and_releases_with_every_limit_enfor
         .collect_artifacts(&["../escape".into()])
         .expect_err("escape");
     assert_eq!(code(error), "provider_error");
+
+    // links, FIFOs and oversized files planted in artifacts/ are refused one by one
+    support::provider::assert_artifact_escapes_refused(&environment, &artifacts);
 
     // runtime_control reaches the environment's own runtime server
     let response = environment

@@ -242,6 +242,11 @@ declare! {
             O::Host,
             "an artifact the adapter listed is outside the artifact root or unreadable",
         ),
+        PATH_REFUSED = "path_refused" => code(
+            Some(S::Artifact),
+            O::Host,
+            "a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected",
+        ),
         LIFECYCLE_ERROR = "lifecycle_error" => code(
             None,
             O::Host,

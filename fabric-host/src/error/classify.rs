@@ -35,6 +35,7 @@ macro_rules! with_stage {
             | HostError::EnvNameChanged { $stage, .. }
             | HostError::InvalidAgentRunResult { $stage, .. }
             | HostError::Filesystem { $stage, .. }
+            | HostError::PathRefused { $stage, .. }
             | HostError::EnvironmentReleased { $stage, .. }
             | HostError::Resource { $stage, .. }
             | HostError::ResourceRuntimeStopped { $stage, .. }
@@ -72,6 +73,7 @@ impl HostError {
             HostError::EnvNameChanged { .. } => codes::ENV_NAME_CHANGED,
             HostError::InvalidAgentRunResult { .. } => codes::INVALID_AGENT_RUN_RESULT,
             HostError::Filesystem { .. } => codes::FILESYSTEM_ERROR,
+            HostError::PathRefused { .. } => codes::PATH_REFUSED,
             HostError::EnvironmentReleased { .. } => codes::ENVIRONMENT_RELEASED,
             HostError::Resource { source, .. } => source.code(),
             HostError::ResourceRuntimeStopped { .. } => codes::RESOURCE_OBSERVATION_UNAVAILABLE,

@@ -215,6 +215,10 @@ impl From<HostError> for ErrorInfo {
             HostError::Filesystem { path, .. } => {
                 info.metadata.insert("file".into(), path.into());
             }
+            HostError::PathRefused { path, reason, .. } => {
+                info.metadata.insert("file".into(), path.into());
+                info.metadata.insert("reason".into(), (*reason).into());
+            }
             HostError::Provider {
                 provider_code,
                 stderr_tail,

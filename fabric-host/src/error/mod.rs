@@ -273,6 +273,19 @@ pub enum HostError {
         /// OS error text.
         reason: String,
     },
+    /// A path under a root the adapter or environment controls was refused (a symbolic
+    /// link, a special file, a size): nothing was read or written through it.
+    #[error("refused `{path}`: {detail}")]
+    PathRefused {
+        /// Stage.
+        stage: Stage,
+        /// The path concerned.
+        path: String,
+        /// `symlink`, `not_regular`, `too_large` or `outside_root`.
+        reason: &'static str,
+        /// What was found (no file content).
+        detail: String,
+    },
     /// The environment was released.
     #[error("environment is released")]
     EnvironmentReleased {

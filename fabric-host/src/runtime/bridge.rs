@@ -21,12 +21,13 @@ use crate::collect::Collector;
 use crate::environment::Environment;
 use crate::error::HostError;
 use crate::extensions::ExtensionSchemas;
-use crate::home::{FabricHome, private_dir, private_file};
+use crate::home::FabricHome;
 use crate::ids;
 use crate::live::{self, Live};
 use crate::result::{event, meta};
 use crate::service::ServiceRole;
 use crate::telemetry::RuntimeTelemetry;
+use fabric_reactor::beneath::Beneath;
 
 /// How much longer than the bridge's own call limit (320 s) the core waits for the
 /// provider's `runtime_control` answer.
@@ -313,15 +314,23 @@ impl Runtime {
         let copied = self
             .environment
             .collect_artifacts(&relative)
-            .and_then(|files| {
-                for (path, bytes) in &files {
-                    let target = host_root.join(host_path(path));
-                    if let Some(parent) = target.parent() {
-                        private_dir(parent, Stage::Artifact)?;
-                    }
-                    private_file(&target, bytes, Stage::Artifact)?;
+            .and_then(|collected| {
+                let root = Beneath::open(&host_root)
+                    .map_err(|e| crate::home::fs_error(Stage::Artifact, &host_root, &e))?;
+                for (path, bytes) in &collected.files {
+                    let target = host_path(path);
+                    root.write(Path::new(&target), bytes, 0o600)
+                        .map_err(|refusal| {
+                            crate::home::refusal_error(
+                                Stage::Artifact,
+                                &host_root.join(&target),
+                                &refusal,
+                            )
+                        })?;
                 }
-                Ok(files.into_iter().map(|(path, _)| path).collect::<Vec<_>>())
+                let copied: Vec<String> =
+                    collected.files.into_iter().map(|(path, _)| path).collect();
+                Ok((copied, collected.refused))
             });
         let ids = || {
             meta([
@@ -330,11 +339,20 @@ impl Runtime {
             ])
         };
         match copied {
-            Ok(copied) => {
+            Ok((copied, refused)) => {
                 for artifact in &mut result.artifacts.artifacts {
                     if copied.contains(&artifact.path) {
                         artifact.path = host_path(&artifact.path);
                     } else if is_plain_relative(&artifact.path) {
+                        let refusal = refused.iter().find(|r| r.path == artifact.path);
+                        if let Some(refusal) = refusal {
+                            artifact
+                                .metadata
+                                .insert("refused".into(), refusal.code.clone().into());
+                            artifact
+                                .metadata
+                                .insert("refused_reason".into(), refusal.reason.clone().into());
+                        }
                         artifact.path = Path::new(&env_root)
                             .join(&artifact.path)
                             .to_string_lossy()
@@ -343,6 +361,16 @@ impl Runtime {
                             .metadata
                             .insert("location".into(), "environment".into());
                     }
+                }
+                for refusal in refused {
+                    let mut details = ids();
+                    details.insert("code".into(), refusal.code.clone().into());
+                    details.insert("path".into(), refusal.path.into());
+                    details.insert("reason".into(), refusal.reason.into());
+                    // The provider's own code is in the details; the kind is always ours.
+                    result
+                        .events
+                        .push(event(codes::PATH_REFUSED, refusal.message, details));
                 }
                 result.artifacts.root = Some(host_root.to_string_lossy().into_owned());
             }

@@ -146,7 +146,7 @@ impl Runtime {
                 }),
             }
             .unwrap_or_default();
-            private_file(&path, &bytes, Stage::Invoke).map(|()| (dir, path))
+            private_file(self.home.root(), &path, &bytes, Stage::Invoke).map(|()| (dir, path))
         });
         Ok(Started {
             invocation_id,
@@ -208,6 +208,7 @@ impl Runtime {
         let agent = result::decode_agent_result(output)?;
         self.extensions.check_result(&agent)?;
         let at = InvocationDir {
+            root: self.home.root(),
             dir: &invocation_dir,
             reference: format!(".fabric/{}/{invocation_id}", self.runtime_id),
             ids: ids_meta(),
@@ -341,6 +342,7 @@ impl Runtime {
     /// Where the stats files of an invocation go: next to `adapter-invocation.json`.
     fn stats_location(&self, invocation_id: &str) -> ArtifactLocation {
         ArtifactLocation {
+            root: self.home.root().to_path_buf(),
             dir: self.home.path().join(invocation_id),
             reference_dir: format!(".fabric/{}/{invocation_id}", self.runtime_id),
         }

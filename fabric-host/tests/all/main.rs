@@ -7,6 +7,7 @@ mod artifacts;
 mod check;
 mod cleanup;
 mod env_forwarding;
+mod escapes;
 mod faults;
 mod free_fds;
 mod openai_stream;

@@ -6,6 +6,7 @@
 use std::io;
 use std::os::fd::{FromRawFd, OwnedFd};
 
+pub mod beneath;
 mod spawn;
 
 pub use spawn::{HostChild, SpawnSpec, Spawned, spawn_host};

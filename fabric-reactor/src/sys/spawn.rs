@@ -23,7 +23,12 @@
 //!   to the host instead of PID 1, so they stay in its process tree, where the stop-time
 //!   descendant snapshot finds them even after they left its process group.
 //!
-//! Other systems use `std::process::Command` with `setsid` and the umask in `pre_exec`.
+//! - every descriptor above 2 close-on-exec (`close_range(3, ~0, CLOSE_RANGE_CLOEXEC)`, a
+//!   `fcntl` per descriptor below `RLIMIT_NOFILE` before Linux 5.11): an embedding
+//!   program's files and sockets without `O_CLOEXEC` never reach a host.
+//!
+//! Other systems use `std::process::Command` with `setsid`, the umask and the same
+//! close-on-exec loop in `pre_exec`.
 
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -185,6 +190,20 @@ fn is_executable(path: &Path) -> bool {
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
+/// One above the highest descriptor number this process may hold (the soft
+/// `RLIMIT_NOFILE`, at least 1024, at most `i32::MAX`).
+fn fd_limit() -> libc::c_int {
+    // SAFETY: `limit` is a `rlimit` owned by this frame for `getrlimit` to fill in.
+    let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `getrlimit` writes only `limit`.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return 1024;
+    }
+    libc::c_int::try_from(limit.rlim_cur)
+        .unwrap_or(libc::c_int::MAX)
+        .max(1024)
+}
+
 fn cstring(bytes: &[u8]) -> io::Result<CString> {
     CString::new(bytes)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL byte in an argument"))
@@ -209,6 +228,8 @@ mod imp {
         stdio: [libc::c_int; 3],
         report: libc::c_int,
         parent: libc::pid_t,
+        /// One above the highest descriptor this process may have (`RLIMIT_NOFILE`).
+        fd_limit: libc::c_int,
     }
 
     pub(super) fn spawn(
@@ -250,6 +271,7 @@ mod imp {
             report: report_write.as_raw_fd(),
             // SAFETY: `getpid` takes no arguments and cannot fail.
             parent: unsafe { libc::getpid() },
+            fd_limit: fd_limit(),
         };
         let mut stack = vec![0u8; CHILD_STACK];
         // The stack grows down on every Linux target Rust supports; 16-byte aligned top.
@@ -349,6 +371,20 @@ mod imp {
                     return fail(plan.report);
                 }
             }
+            // Nothing of the caller's but stdio crosses `exec`: every descriptor above 2
+            // becomes close-on-exec (the report pipe already is, and stays open until then).
+            if libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            ) != 0
+            {
+                // Before Linux 5.11: one `fcntl` per possible descriptor.
+                for fd in 3..plan.fd_limit {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
+            }
             if libc::chdir(plan.cwd) == -1
                 || libc::setsid() == -1
                 || {
@@ -402,14 +438,19 @@ mod imp {
             .stdin(Stdio::from(stdin.try_clone()?))
             .stdout(Stdio::from(stdout.try_clone()?))
             .stderr(Stdio::from(stderr.try_clone()?));
-        // SAFETY: the closure runs in the forked child before exec; it only calls `setsid`
-        // and `umask`, async-signal-safe system calls that allocate nothing.
+        let limit = fd_limit();
+        // SAFETY: the closure runs in the forked child before exec; it only calls `setsid`,
+        // `umask` and `fcntl`, async-signal-safe system calls that allocate nothing.
         unsafe {
-            command.pre_exec(|| {
+            command.pre_exec(move || {
                 if libc::setsid() == -1 {
                     return Err(io::Error::last_os_error());
                 }
                 libc::umask(HOST_UMASK as libc::mode_t);
+                // Nothing of the caller's but stdio crosses `exec`.
+                for fd in 3..limit {
+                    libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+                }
                 Ok(())
             });
         }
@@ -473,6 +514,35 @@ mod tests {
         assert_eq!(not_in_path.kind(), io::ErrorKind::NotFound);
         let bad_cwd = spawn("sh", &["-c", "true"], Path::new("/nonexistent-dir")).unwrap_err();
         assert_eq!(bad_cwd.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn descriptors_without_cloexec_do_not_reach_the_child() {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let fd = file.as_raw_fd();
+        // SAFETY: `fd` is open (held by `file`); clearing its flags is what is under test.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_SETFD, 0) }, 0);
+        let mut spawned = spawn("sh", &["-c", "ls /proc/$$/fd"], &std::env::temp_dir()).unwrap();
+        drop(spawned.stdin);
+        let mut out = String::new();
+        std::fs::File::from(spawned.stdout)
+            .read_to_string(&mut out)
+            .unwrap();
+        assert!(spawned.child.wait().unwrap().success());
+        let fds: Vec<i32> = out
+            .split_whitespace()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        assert!(fds.contains(&0) && fds.contains(&2), "{fds:?}");
+        assert!(
+            !fds.contains(&fd),
+            "descriptor {fd} leaked into the child: {fds:?}"
+        );
+        assert!(
+            fds.iter().all(|&n| n <= 2),
+            "only stdio crosses exec: {fds:?}"
+        );
     }
 
     #[test]

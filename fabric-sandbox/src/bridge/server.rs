@@ -8,7 +8,7 @@
 use fabric_config::codes;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -19,6 +19,7 @@ use fabric_config::bridge::{
     BridgeStage, Failure, LOCK_FILE, MAX_CONNECTIONS, Operation, READ_SECONDS, REQUEST_LIMIT,
     Response, UNCLEAN_FILE,
 };
+use fabric_reactor::beneath::{Beneath, Refusal};
 use fabric_reactor::sys;
 
 use super::accept::{Acceptors, accept_tenant};
@@ -47,7 +48,8 @@ pub enum ShutdownOutcome {
 #[derive(Debug, thiserror::Error)]
 #[error("{code}: {detail}")]
 pub struct ServeError {
-    /// `host_lock_held`, `cleanup_unconfirmed` or `host_unavailable` (an OS failure).
+    /// `host_lock_held`, `cleanup_unconfirmed`, `path_refused` (`tmp`, `workspace` or
+    /// `artifacts` is a link or not a directory) or `host_unavailable` (an OS failure).
     pub code: &'static str,
     /// What happened (paths and OS errors only).
     pub detail: String,
@@ -163,14 +165,20 @@ impl<H: Handler> Server<H> {
                 ),
             });
         }
+        // Code in the sandbox may have replaced one of them with a link (to a directory of
+        // this machine's user, when the sandbox shares its filesystem): refused, never used.
+        let base = Beneath::open(&dir).map_err(|e| ServeError::io("cannot open", &dir, &e))?;
         for sub in ["tmp", "workspace", "artifacts"] {
             let path = dir.join(sub);
-            if !path.is_dir() {
-                std::fs::DirBuilder::new()
-                    .mode(0o700)
-                    .recursive(true)
-                    .create(&path)
-                    .map_err(|e| ServeError::io("cannot create", &path, &e))?;
+            match base.create_dir_all(Path::new(sub), 0o700) {
+                Ok(_) => {}
+                Err(Refusal::Io(e)) => return Err(ServeError::io("cannot create", &path, &e)),
+                Err(refusal) => {
+                    return Err(ServeError {
+                        code: codes::PATH_REFUSED,
+                        detail: format!("{} refused: {refusal}", path.display()),
+                    });
+                }
             }
         }
         if let Ok(meta) = std::fs::symlink_metadata(socket) {

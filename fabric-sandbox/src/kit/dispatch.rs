@@ -68,7 +68,7 @@ impl<'p, P: Provider> Environments<'p, P> {
                 paths,
             } => {
                 let entry = self.find(&environment_id)?;
-                collect(&entry.env.dir().join("artifacts"), &paths)
+                collect(entry.env.dir(), &paths)
             }
             ProviderOperation::Exec {
                 environment_id,

@@ -20,9 +20,9 @@ use fabric_config::Stage;
 use fabric_config::codes::ErrorClass;
 use fabric_config::plan::RunPlan;
 use fabric_config::provider::{
-    ArtifactsOutput, DESCRIPTOR_SUFFIX, DESCRIPTOR_VERSION, ExecOutput, MAX_ARTIFACT_FILE_BYTES,
-    MAX_ARTIFACT_FILES, MAX_ARTIFACT_TOTAL_BYTES, MAX_EXEC_OUTPUT_BYTES, PROTOCOL_VERSION,
-    ProviderDescriptor,
+    ArtifactRefusal, ArtifactsOutput, DESCRIPTOR_SUFFIX, DESCRIPTOR_VERSION, ExecOutput,
+    MAX_ARTIFACT_FILE_BYTES, MAX_ARTIFACT_FILES, MAX_ARTIFACT_TOTAL_BYTES, MAX_EXEC_OUTPUT_BYTES,
+    PROTOCOL_VERSION, ProviderDescriptor,
 };
 use fabric_plan::discovery::DiscoveryOptions;
 
@@ -147,12 +147,18 @@ pub fn check_exec(output: &ExecOutput, stage: Stage) -> Result<(), SandboxError>
     Ok(())
 }
 
+/// What one `collect_artifacts` brought back.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Collected {
+    /// The files read, as `(requested path, bytes)` (missing paths left out).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// The paths the provider refused one by one (a link, a special file, a size).
+    pub refused: Vec<ArtifactRefusal>,
+}
+
 /// Checks a `collect_artifacts` output against the limits (16 files, 256 KiB each,
-/// 512 KiB in total) and decodes it to `(path, bytes)`.
-pub fn check_artifacts(
-    output: &ArtifactsOutput,
-    stage: Stage,
-) -> Result<Vec<(String, Vec<u8>)>, SandboxError> {
+/// 512 KiB in total) and decodes it.
+pub fn check_artifacts(output: &ArtifactsOutput, stage: Stage) -> Result<Collected, SandboxError> {
     if output.files.len() > MAX_ARTIFACT_FILES {
         return Err(too_large(
             stage,
@@ -193,7 +199,10 @@ pub fn check_artifacts(
         }
         files.push((file.path.clone(), bytes));
     }
-    Ok(files)
+    Ok(Collected {
+        files,
+        refused: output.refused.clone(),
+    })
 }
 
 fn too_large(stage: Stage, message: String) -> SandboxError {

@@ -97,6 +97,7 @@ fn explicit_null_disables_everything() {
     let dir = tempfile::tempdir().unwrap();
     let collector = collector_for(tree.pid(), &dir.path().join("cg"));
     let location = ArtifactLocation {
+        root: dir.path().to_path_buf(),
         dir: dir.path().join("out"),
         reference_dir: "x".into(),
     };
@@ -261,6 +262,7 @@ fn sampling_truncates_keeps_endpoints_and_writes_artifacts() {
     let collector = collector_for(tree.pid(), &dir.path().join("cg"));
     let out = dir.path().join("artifacts/.fabric/runtime-1/invocation-2");
     let location = ArtifactLocation {
+        root: dir.path().to_path_buf(),
         dir: out.clone(),
         reference_dir: ".fabric/runtime-1/invocation-2".into(),
     };
@@ -379,6 +381,7 @@ fn sample_write_failure_keeps_reductions_and_suppresses_the_reference() {
     let blocker = dir.path().join("not-a-dir");
     fs::write(&blocker, "file").unwrap();
     let location = ArtifactLocation {
+        root: dir.path().to_path_buf(),
         dir: blocker.join("sub"),
         reference_dir: "sub".into(),
     };

@@ -471,6 +471,9 @@ class Code:
     #: (reason) doctor: a skills, workspace or artifacts path resolves outside the base directory (a warning)
     PATH_OUTSIDE_BASE_DIR = "path_outside_base_dir"
 
+    #: (error) a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected
+    PATH_REFUSED = "path_refused"
+
     #: (reason) no resource reader exists for this operating system
     PLATFORM_UNSUPPORTED = "platform_unsupported"
 

@@ -211,6 +211,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "null_handle": (None, False, "state", "abi"),
     "openai_stream_protocol_error": ("invoke", False, None, "host"),
     "openai_streaming_unavailable": ("invoke", False, None, "host"),
+    "path_refused": ("artifact", False, None, "host"),
     "pool_closed": (None, False, "state", "binding"),
     "prepare_failed": ("prepare", False, None, "sandbox"),
     "protocol_error": (None, False, None, "host"),

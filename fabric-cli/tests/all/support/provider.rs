@@ -142,3 +142,77 @@ pub fn provider_code(error: HostError) -> (String, String, String) {
         info.message,
     )
 }
+
+/// The escape of issue 33 item 1 against a prepared environment whose `artifacts/` is
+/// `artifacts` on this machine: a link to a secret file (`loot.txt`), a link to a secret
+/// directory (`dirlink/`), a FIFO and a file above the per-file limit are each refused with
+/// `path_refused` (at once: the FIFO never blocks), an ordinary file is still collected, and
+/// the secret is never read. Then `artifacts` itself becomes a link: refused too.
+pub fn assert_artifact_escapes_refused(environment: &Environment, artifacts: &Path) {
+    use std::os::unix::fs::symlink;
+    let secrets = tempfile::tempdir().expect("secrets");
+    let secret = secrets.path().join("id_rsa");
+    std::fs::write(&secret, "PRIVATE KEY 7d1c").expect("secret");
+    std::fs::create_dir_all(artifacts).expect("artifacts");
+    std::fs::write(artifacts.join("ok.txt"), "fine").expect("write");
+    symlink(&secret, artifacts.join("loot.txt")).expect("symlink");
+    symlink(secrets.path(), artifacts.join("dirlink")).expect("symlink");
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(artifacts.join("fifo"))
+        .status()
+        .expect("mkfifo");
+    assert!(fifo.success());
+    std::fs::write(artifacts.join("huge.bin"), vec![0u8; 300 * 1024]).expect("write");
+    let started = std::time::Instant::now();
+    let paths: Vec<String> = [
+        "ok.txt",
+        "loot.txt",
+        "dirlink/id_rsa",
+        "fifo",
+        "huge.bin",
+        "gone",
+    ]
+    .map(String::from)
+    .to_vec();
+    let collected = environment.collect_artifacts(&paths).expect("collect");
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(5),
+        "the FIFO blocked the provider: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        collected.files,
+        vec![("ok.txt".to_owned(), b"fine".to_vec())]
+    );
+    let refused: Vec<(&str, &str, &str)> = collected
+        .refused
+        .iter()
+        .map(|r| (r.path.as_str(), r.code.as_str(), r.reason.as_str()))
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            ("loot.txt", "path_refused", "symlink"),
+            ("dirlink/id_rsa", "path_refused", "symlink"),
+            ("fifo", "path_refused", "not_regular"),
+            ("huge.bin", "path_refused", "too_large"),
+        ]
+    );
+    for refusal in &collected.refused {
+        assert!(refusal.message.contains(&refusal.path), "{refusal:?}");
+        assert!(!refusal.message.contains("PRIVATE"), "{refusal:?}");
+    }
+
+    // `artifacts` itself swapped for a link to the secret directory
+    let moved = artifacts.with_file_name("artifacts.moved");
+    std::fs::rename(artifacts, &moved).expect("rename");
+    symlink(secrets.path(), artifacts).expect("symlink");
+    let collected = environment
+        .collect_artifacts(&["id_rsa".to_owned()])
+        .expect("collect");
+    assert!(collected.files.is_empty(), "{:?}", collected.files);
+    assert_eq!(collected.refused.len(), 1);
+    assert_eq!(collected.refused[0].reason, "symlink");
+    std::fs::remove_file(artifacts).expect("unlink");
+    std::fs::rename(&moved, artifacts).expect("rename back");
+}

@@ -5,8 +5,10 @@ use fabric_config::codes;
 use std::path::{Path, PathBuf};
 
 use fabric_config::health::HealthLevel;
+use fabric_config::plan::RunPlan;
 use fabric_config::{CallOptions, ErrorInfo, FabricConfig, Stage};
 use fabric_host::RunOptions;
+use fabric_plan::PlanOptions;
 
 /// What [`read_config`] checks beyond decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +52,15 @@ pub fn read_config_with(
         info.stage = stage;
         info.with_metadata("file", file())
     })
+}
+
+/// The one verdict on a config that `validate`, `plan`, `doctor`, `run` and `check` give:
+/// every config rule, then planning against the descriptors discovery finds from
+/// `base_dir` (`fabric_plan::plan`, the call every start makes before anything runs, so a
+/// config one command accepts is not rejected by another). Errors keep the planner's code,
+/// path and hint ("did you mean `max_turns`?").
+pub fn verdict(config: &FabricConfig, base_dir: &Path) -> Result<RunPlan, ErrorInfo> {
+    fabric_plan::plan(config, base_dir, &PlanOptions::default()).map_err(ErrorInfo::from)
 }
 
 /// The directory of `config`, or `.` when it has none.

@@ -4,6 +4,7 @@
 mod agent_ctl;
 mod agent_ctl_limits;
 mod agent_ctl_upstream;
+mod agree;
 mod check;
 mod collector;
 mod doctor_paths;

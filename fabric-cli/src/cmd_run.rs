@@ -163,11 +163,19 @@ fn read_request(path: &Path) -> Result<RunRequest, ErrorInfo> {
         )
     })?;
     let value: Value = serde_json::from_str(&text).map_err(|error| {
+        let reason = fabric_config::json_syntax_reason(&error, &text);
         invalid(
             codes::INVALID_REQUEST,
-            format!("request `{}` is not JSON: {error}", path.display()),
+            format!(
+                "request `{}` is not JSON: {reason} (line {}, column {})",
+                path.display(),
+                error.line(),
+                error.column()
+            ),
             path,
         )
+        .with_metadata("line", error.line())
+        .with_metadata("column", error.column())
     })?;
     if !value.is_object() {
         return Err(invalid(
@@ -215,8 +223,7 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
             .with_metadata("line", number)
         };
         let value: Value = serde_json::from_str(line).map_err(|error| {
-            let reason = error.to_string();
-            let reason = reason.split(" at line ").next().unwrap_or(&reason);
+            let reason = fabric_config::json_syntax_reason(&error, line);
             bad(format!("not JSON: {reason} (column {})", error.column()))
                 .with_metadata("column", error.column())
         })?;

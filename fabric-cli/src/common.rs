@@ -43,6 +43,19 @@ pub fn read_config_with(
         )
         .with_metadata("file", file())
     })?;
+    if text.trim().is_empty() {
+        return Err(ErrorInfo::new(
+            stage,
+            codes::INVALID_JSON,
+            format!(
+                "config `{}` is not valid JSON: the file is empty (expected a FabricConfig JSON object)",
+                path.display()
+            ),
+        )
+        .with_metadata("file", file())
+        .with_metadata("line", 1)
+        .with_metadata("column", 1));
+    }
     let decoded = match rules {
         Rules::Enforce => FabricConfig::parse(&text),
         Rules::Report => FabricConfig::from_json_str(&text),

@@ -145,7 +145,9 @@ fn inputs_files_without_requests_or_with_bad_lines_say_what_a_line_must_be() {
     let error = &stdout_json(&output)["error"];
     let message = error["message"].as_str().expect("message");
     assert!(
-        message.contains("line 2: not JSON: trailing comma (column 15)"),
+        message.contains(
+            "line 2: not JSON: trailing comma: JSON allows no `,` before `]` or `}` (column 15)"
+        ),
         "{message}"
     );
     assert!(message.contains(must_be), "{message}");

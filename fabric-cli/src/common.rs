@@ -118,6 +118,14 @@ pub fn runtime_options(
     Ok(options)
 }
 
+/// The default of `--start-timeout`: the host's own (`RuntimeOptions::host_timeout`), in
+/// seconds, shown by `--help` as `[default: 90]`.
+pub fn default_start_timeout() -> f64 {
+    fabric_host::RuntimeOptions::default()
+        .host_timeout
+        .as_secs_f64()
+}
+
 /// Parses `live`, `active` or `ready` (`fabric check --level`, `fabric run --check-level`).
 pub fn parse_level(text: &str) -> Result<HealthLevel, String> {
     HealthLevel::parse(text).ok_or_else(|| "expected one of: live, active, ready".to_owned())

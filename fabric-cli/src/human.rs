@@ -196,8 +196,9 @@ pub fn result_line(number: usize, result: &RunResult, elapsed_ms: u128) -> Strin
     line
 }
 
-/// An error before any result, with its hint.
+/// An error before any result, with its hint (`interrupted` after a signal).
 pub fn error(info: &ErrorInfo) -> String {
+    let info = &crate::interrupt::explain(info);
     let mut out = format!("✗ error: {}\n", error_text(info));
     if let Some(tail) = info.metadata.get("stderr_tail").and_then(Value::as_str) {
         let last: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();

@@ -13,6 +13,7 @@ mod env_container;
 mod env_provider;
 mod env_runtime;
 mod export_gym;
+mod help;
 mod interrupt;
 mod plan;
 mod relay;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test suite of the repository: Rust (workspace), C ABI, Python, TypeScript, Go;
+# Runs every test suite of the repository: Rust (workspace), C ABI, Python, TypeScript, the
+# runnable examples of the docs (scripts/docs-test.py), Go;
 # then builds the shipped artifacts (scripts/package.sh, one `dist` profile build) and installs
 # and runs each outside the checkout (scripts/test-dist.sh).
 # Expects the environment prepared by scripts/setup.sh (the Python venv in .venv).
@@ -59,6 +60,10 @@ step "TypeScript binding (tsc + node --test)"
 
 step "TypeScript echo adapter (tsc + node --test)"
 (cd adapters/typescript-echo && npm run --silent build && npm test)
+
+step "docs: every fenced example marked runnable, in a clean directory (scripts/docs-test.py, docs/examples.md)"
+FABRIC_CORE_LIB="$root/target/debug/libfabric_ffi.so" PYTHONPATH="$root/bindings/python/src" \
+  "$FABRIC_TEST_PYTHON" scripts/docs-test.py
 
 step "Go binding (go vet + go test -race)"
 bash bindings/go/test.sh

@@ -138,6 +138,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"interface_unsupported":                   {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "a bridge request names an interface version other than 2"},
 	"internal_encode":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a bug: a result could not be encoded as JSON"},
 	"internal_panic":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a bug: a panic was caught at the C ABI boundary"},
+	"interrupted":                             {Stage: "", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "the command was interrupted by SIGINT or SIGTERM and stopped its runtimes"},
 	"invalid_agent_run_result":                {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter returned a result that breaks the contract"},
 	"invalid_argument":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "an argument cannot be passed to the native library (NUL byte, wrong type)"},
 	"invalid_check_request":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "health", Summary: "a CheckRequest is malformed or names an unknown level"},
@@ -491,6 +492,8 @@ const (
 	CodeInternalEncode = "internal_encode"
 	// CodeInternalPanic (error): a bug: a panic was caught at the C ABI boundary
 	CodeInternalPanic = "internal_panic"
+	// CodeInterrupted (error): the command was interrupted by SIGINT or SIGTERM and stopped its runtimes
+	CodeInterrupted = "interrupted"
 	// CodeInvalidAgentRunResult (error): the adapter returned a result that breaks the contract
 	CodeInvalidAgentRunResult = "invalid_agent_run_result"
 	// CodeInvalidArgument (error): an argument cannot be passed to the native library (NUL byte, wrong type)

@@ -7,7 +7,7 @@
 
 use std::process::ExitCode;
 
-use fabric_config::health::{CheckRequest, HealthLevel};
+use fabric_config::health::{CheckRequest, DEFAULT_CHECK_TIMEOUT_SECONDS, HealthLevel};
 use fabric_config::{ErrorInfo, Stage};
 use fabric_host::Fabric;
 
@@ -22,12 +22,17 @@ pub struct Args {
     /// Level to check; earlier levels are checked first (live → active → ready).
     #[arg(long, default_value = "live", value_parser = parse_level)]
     pub level: HealthLevel,
-    /// The whole check's budget in seconds (default 3; positive, at most 86400).
-    #[arg(long)]
-    pub timeout: Option<f64>,
-    /// Seconds the adapter host may take to answer `start` (default 90).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub start_timeout: Option<f64>,
+    /// The whole check's budget in seconds (positive, at most 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CHECK_TIMEOUT_SECONDS)]
+    pub timeout: f64,
+    /// Seconds the adapter host may take to answer `start`.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        default_value_t = crate::common::default_start_timeout()
+    )]
+    pub start_timeout: f64,
 }
 
 /// Runs `fabric check`.
@@ -38,7 +43,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     // Validate the request before starting anything (the runtime id is filled in later).
     let mut request = CheckRequest::runtime("runtime-pending").with_level(args.level);
-    request.timeout_seconds = args.timeout;
+    request.timeout_seconds = Some(args.timeout);
     if let Err(mut info) = request.validate() {
         if info.path() == Some("timeout_seconds") {
             info = ErrorInfo::new(Stage::Config, info.code.clone(), info.message.clone())
@@ -46,7 +51,7 @@ pub fn run(args: Args) -> ExitCode {
         }
         return print_error(&info, EXIT_INVALID);
     }
-    let options = match runtime_options(&args.config, args.start_timeout) {
+    let options = match runtime_options(&args.config, Some(args.start_timeout)) {
         Ok(options) => options,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };

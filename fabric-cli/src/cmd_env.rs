@@ -40,7 +40,8 @@ pub enum Command {
     Prepare(PrepareArgs),
     /// Verify an existing environment (`--reference`); print `{"environment"}` and detach.
     Attach(ReferenceArgs),
-    /// Attach to an existing environment (`--reference`) and release it (detach only).
+    /// Let go of an existing environment (`--reference`): Fabric detaches from it, and the
+    /// environment stays its owner's; print `{"released"}`.
     Release(ReferenceArgs),
 }
 

@@ -46,9 +46,9 @@ pub struct GymArgs {
     /// JSON Lines file of Relay ATOF records of the same invocations.
     #[arg(long)]
     pub atof: Option<PathBuf>,
-    /// The bundle's `source` (default `nemo-fabric`).
-    #[arg(long)]
-    pub source: Option<String>,
+    /// The bundle's `source`.
+    #[arg(long, default_value = fabric_config::gym::DEFAULT_SOURCE)]
+    pub source: String,
 }
 
 /// Runs `fabric export`.
@@ -124,7 +124,7 @@ fn export_gym(args: &GymArgs) -> Result<Value, ErrorInfo> {
         rollout_id: args.rollout_id.clone(),
         results,
         atof,
-        source: args.source.clone(),
+        source: Some(args.source.clone()),
     };
     let observations = gym::observations(&request).map_err(|error| {
         let info = ErrorInfo::from(error);

@@ -2,9 +2,10 @@
 //!
 //! - `fabric plan CONFIG [--base-dir DIR]`: RunPlan JSON, exit 0; an invalid or incompatible
 //!   config prints `{"error": {"code", "stage": "plan", "message", "path"}}` and exits 2.
-//! - `fabric doctor CONFIG [--base-dir DIR]`: DoctorReport JSON listing every finding, config
-//!   rule violations included; exit 0 when no check failed, 1 when one did, 2 when the config
-//!   file cannot be read or decoded.
+//! - `fabric doctor CONFIG [--base-dir DIR] [--json]`: the DoctorReport listing every finding,
+//!   config rule violations included — a readable summary on a terminal, JSON when piped or
+//!   with `--json`; exit 2 when the config cannot be read or decoded or is invalid (the
+//!   verdict `validate`, `plan` and `run` give), else 1 when a check failed, else 0.
 //! - `fabric inspect CONFIG [--descriptor FILE] [--target-descriptor FILE]`: the capability
 //!   profile JSON; exit 2 when admission fails. Without `--descriptor` (or
 //!   `--target-descriptor`) the descriptors are found as `plan` finds them, so the profile
@@ -15,21 +16,30 @@
 //! The base directory defaults to the config file's directory.
 
 use fabric_config::codes;
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use fabric_config::descriptor::{AdapterDescriptor, TargetDescriptor};
 use fabric_config::{ErrorInfo, FabricConfig, Stage};
-use fabric_plan::{DiscoveryOptions, PlanError, PlanOptions};
+use fabric_plan::{DiscoveryOptions, PlanError};
 use serde_json::{Value, json};
 
-use crate::common::{Rules, base_dir, config_dir, read_config, read_config_with};
-use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json};
+use crate::common::{Rules, base_dir, config_dir, read_config, read_config_with, verdict};
+use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json, print_line};
 
 /// Arguments of `fabric plan`.
 pub type PlanArgs = crate::ConfigArgs;
+
 /// Arguments of `fabric doctor`.
-pub type DoctorArgs = crate::ConfigArgs;
+#[derive(Debug, clap::Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub config: crate::ConfigArgs,
+    /// Print the DoctorReport JSON even on a terminal (piped output is always JSON).
+    #[arg(long)]
+    pub json: bool,
+}
 
 /// Arguments of `fabric inspect`.
 #[derive(Debug, clap::Args)]
@@ -67,27 +77,43 @@ pub fn plan(args: PlanArgs) -> ExitCode {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
-    match fabric_plan::plan(&config, &base_dir(&args), &PlanOptions::default()) {
+    match verdict(&config, &base_dir(&args)) {
         Ok(plan) => {
             print_json(&to_json(&plan));
             ExitCode::from(EXIT_OK)
         }
-        Err(error) => print_error(&plan_error(&error), EXIT_INVALID),
+        Err(info) => print_error(&info, EXIT_INVALID),
     }
 }
 
+/// `fabric doctor`: the report (readable on a terminal, JSON when piped or with `--json`);
+/// exit 2 when the config is invalid — the verdict `validate`, `plan` and `run` give
+/// ([`verdict`]) — else 1 when a check failed, else 0.
 pub fn doctor(args: DoctorArgs) -> ExitCode {
-    let config = match read_config_with(&args.config, Stage::Plan, Rules::Report) {
+    let human = !args.json && std::io::stdout().is_terminal();
+    let config = match read_config_with(&args.config.config, Stage::Plan, Rules::Report) {
         Ok(config) => config,
+        Err(info) if human => {
+            print_line(&crate::human::error(&info));
+            return ExitCode::from(EXIT_INVALID);
+        }
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
-    let report = fabric_plan::doctor(&config, &base_dir(&args));
-    print_json(&to_json(&report));
-    ExitCode::from(if report.passed() {
+    let base = base_dir(&args.config);
+    let report = fabric_plan::doctor(&config, &base);
+    let exit = if verdict(&config, &base).is_err() {
+        EXIT_INVALID
+    } else if report.passed() {
         EXIT_OK
     } else {
         EXIT_FAILED
-    })
+    };
+    if human {
+        print_line(&crate::human::doctor(&report));
+    } else {
+        print_json(&to_json(&report));
+    }
+    ExitCode::from(exit)
 }
 
 pub fn inspect(args: InspectArgs) -> ExitCode {

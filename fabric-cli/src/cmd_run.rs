@@ -38,7 +38,7 @@ use serde_json::{Value, json};
 use crate::common::{parse_level, read_config, runtime_options};
 use crate::human;
 use crate::output::{
-    EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json, print_line,
+    EXIT_FAILED, EXIT_INVALID, EXIT_OK, error_value, exit_for, print_error, print_json, print_line,
 };
 
 /// What a `--inputs` line must hold (said by every line error).
@@ -73,9 +73,14 @@ pub struct Args {
     /// the result as the last line.
     #[arg(long, conflicts_with_all = ["inputs", "check_level", "stream"])]
     pub stream_atof: bool,
-    /// Seconds the adapter host may take to answer `start` (default 90).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub start_timeout: Option<f64>,
+    /// Seconds the adapter host may take to answer `start`.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        default_value_t = crate::common::default_start_timeout()
+    )]
+    pub start_timeout: f64,
     /// Print the full RunResult JSON even on a terminal (piped output is always JSON).
     #[arg(long)]
     pub json: bool,
@@ -163,11 +168,19 @@ fn read_request(path: &Path) -> Result<RunRequest, ErrorInfo> {
         )
     })?;
     let value: Value = serde_json::from_str(&text).map_err(|error| {
+        let reason = fabric_config::json_syntax_reason(&error, &text);
         invalid(
             codes::INVALID_REQUEST,
-            format!("request `{}` is not JSON: {error}", path.display()),
+            format!(
+                "request `{}` is not JSON: {reason} (line {}, column {})",
+                path.display(),
+                error.line(),
+                error.column()
+            ),
             path,
         )
+        .with_metadata("line", error.line())
+        .with_metadata("column", error.column())
     })?;
     if !value.is_object() {
         return Err(invalid(
@@ -215,8 +228,7 @@ fn read_inputs(path: &Path) -> Result<Vec<RunRequest>, ErrorInfo> {
             .with_metadata("line", number)
         };
         let value: Value = serde_json::from_str(line).map_err(|error| {
-            let reason = error.to_string();
-            let reason = reason.split(" at line ").next().unwrap_or(&reason);
+            let reason = fabric_config::json_syntax_reason(&error, line);
             bad(format!("not JSON: {reason} (column {})", error.column()))
                 .with_metadata("column", error.column())
         })?;
@@ -259,7 +271,7 @@ pub fn run(args: Args) -> ExitCode {
         Ok(config) => config,
         Err(info) => return style.error(&info, EXIT_INVALID),
     };
-    let options = match runtime_options(&args.config, args.start_timeout) {
+    let options = match runtime_options(&args.config, Some(args.start_timeout)) {
         Ok(options) => options,
         Err(info) => return style.error(&info, EXIT_INVALID),
     };
@@ -425,7 +437,7 @@ fn run_many(
                 let info = ErrorInfo::from(error);
                 match &progress {
                     Some(bar) => bar.println(human::error(&info)),
-                    None => print_line(&json!({ "error": error_body(&info) }).to_string()),
+                    None => print_line(&error_value(&info).to_string()),
                 }
                 break;
             }
@@ -446,17 +458,4 @@ fn run_many(
         ));
     }
     ExitCode::from(exit)
-}
-
-fn error_body(info: &ErrorInfo) -> Value {
-    let mut body = json!({
-        "code": info.code,
-        "stage": info.stage.as_str(),
-        "message": info.message,
-        "path": info.path(),
-    });
-    if !info.metadata.is_empty() {
-        body["metadata"] = Value::Object(info.metadata.clone());
-    }
-    body
 }

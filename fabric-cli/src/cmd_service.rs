@@ -46,9 +46,14 @@ pub enum Command {
 pub struct PrepareArgs {
     #[command(flatten)]
     pub config: crate::ConfigArgs,
-    /// Seconds the service host may take to answer `start` (default 90).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub start_timeout: Option<f64>,
+    /// Seconds the service host may take to answer `start`.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        default_value_t = crate::common::default_start_timeout()
+    )]
+    pub start_timeout: f64,
 }
 
 /// Arguments of `fabric service release`.
@@ -71,7 +76,7 @@ fn prepare(args: PrepareArgs) -> ExitCode {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
-    let options = match runtime_options(&args.config, args.start_timeout) {
+    let options = match runtime_options(&args.config, Some(args.start_timeout)) {
         Ok(options) => options,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };

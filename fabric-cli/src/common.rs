@@ -5,8 +5,10 @@ use fabric_config::codes;
 use std::path::{Path, PathBuf};
 
 use fabric_config::health::HealthLevel;
+use fabric_config::plan::RunPlan;
 use fabric_config::{CallOptions, ErrorInfo, FabricConfig, Stage};
 use fabric_host::RunOptions;
+use fabric_plan::PlanOptions;
 
 /// What [`read_config`] checks beyond decoding.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,6 +43,19 @@ pub fn read_config_with(
         )
         .with_metadata("file", file())
     })?;
+    if text.trim().is_empty() {
+        return Err(ErrorInfo::new(
+            stage,
+            codes::INVALID_JSON,
+            format!(
+                "config `{}` is not valid JSON: the file is empty (expected a FabricConfig JSON object)",
+                path.display()
+            ),
+        )
+        .with_metadata("file", file())
+        .with_metadata("line", 1)
+        .with_metadata("column", 1));
+    }
     let decoded = match rules {
         Rules::Enforce => FabricConfig::parse(&text),
         Rules::Report => FabricConfig::from_json_str(&text),
@@ -50,6 +65,15 @@ pub fn read_config_with(
         info.stage = stage;
         info.with_metadata("file", file())
     })
+}
+
+/// The one verdict on a config that `validate`, `plan`, `doctor`, `run` and `check` give:
+/// every config rule, then planning against the descriptors discovery finds from
+/// `base_dir` (`fabric_plan::plan`, the call every start makes before anything runs, so a
+/// config one command accepts is not rejected by another). Errors keep the planner's code,
+/// path and hint ("did you mean `max_turns`?").
+pub fn verdict(config: &FabricConfig, base_dir: &Path) -> Result<RunPlan, ErrorInfo> {
+    fabric_plan::plan(config, base_dir, &PlanOptions::default()).map_err(ErrorInfo::from)
 }
 
 /// The directory of `config`, or `.` when it has none.
@@ -92,6 +116,14 @@ pub fn runtime_options(
     let mut options = RunOptions::from_call_options(&call);
     options.base_dir = Some(base_dir(args));
     Ok(options)
+}
+
+/// The default of `--start-timeout`: the host's own (`RuntimeOptions::host_timeout`), in
+/// seconds, shown by `--help` as `[default: 90]`.
+pub fn default_start_timeout() -> f64 {
+    fabric_host::RuntimeOptions::default()
+        .host_timeout
+        .as_secs_f64()
 }
 
 /// Parses `live`, `active` or `ready` (`fabric check --level`, `fabric run --check-level`).

@@ -1,11 +1,12 @@
-//! Readable output for terminals: `fabric run` prints these when stdout is a terminal and
-//! `--json` is not given (piped output stays JSON).
+//! Readable output for terminals: `fabric run` and `fabric doctor` print these when stdout
+//! is a terminal and `--json` is not given (piped output stays JSON).
 
 use fabric_config::codes;
 use std::fmt::Write as _;
 use std::path::Path;
 
 use fabric_config::agent::RunStatus;
+use fabric_config::plan::{DoctorReport, DoctorStatus};
 use fabric_config::{ErrorInfo, RunResult, Stage};
 use serde_json::Value;
 
@@ -195,8 +196,9 @@ pub fn result_line(number: usize, result: &RunResult, elapsed_ms: u128) -> Strin
     line
 }
 
-/// An error before any result, with its hint.
+/// An error before any result, with its hint (`interrupted` after a signal).
 pub fn error(info: &ErrorInfo) -> String {
+    let info = &crate::interrupt::explain(info);
     let mut out = format!("✗ error: {}\n", error_text(info));
     if let Some(tail) = info.metadata.get("stderr_tail").and_then(Value::as_str) {
         let last: Vec<&str> = tail.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -210,4 +212,79 @@ pub fn error(info: &ErrorInfo) -> String {
     }
     out.pop();
     out
+}
+
+fn doctor_mark(status: DoctorStatus) -> &'static str {
+    match status {
+        DoctorStatus::Pass => "✓",
+        DoctorStatus::Warn => "!",
+        DoctorStatus::Fail => "✗",
+    }
+}
+
+/// The readable doctor report: a verdict line, then one line per check (mark, name,
+/// message, the config field) with the descriptor file it resolved and, for a failed
+/// check with a usual fix, a hint.
+pub fn doctor(report: &DoctorReport) -> String {
+    let count = |status: DoctorStatus| {
+        report
+            .checks
+            .iter()
+            .filter(|check| check.status == status)
+            .count()
+    };
+    let (failed, warned) = (count(DoctorStatus::Fail), count(DoctorStatus::Warn));
+    let verdict = match (failed, warned) {
+        (0, 0) => "ready: every check passed".to_owned(),
+        (0, warned) => format!("ready, with {warned} warning{}", plural(warned)),
+        (failed, warned) => format!(
+            "not ready: {failed} check{} failed, {warned} warning{}",
+            plural(failed),
+            plural(warned)
+        ),
+    };
+    let name = if report.agent_name.is_empty() {
+        "config"
+    } else {
+        &report.agent_name
+    };
+    let mut out = format!(
+        "{} doctor · {name} · {verdict}\n",
+        doctor_mark(report.status)
+    );
+    let width = report
+        .checks
+        .iter()
+        .map(|check| check.name.chars().count())
+        .max()
+        .unwrap_or(0);
+    for check in &report.checks {
+        let mut line = format!(
+            "  {} {:<width$}  {}",
+            doctor_mark(check.status),
+            check.name,
+            check.message
+        );
+        if let Some(path) = &check.path
+            && !check.message.contains(path.as_str())
+        {
+            line.push_str(&format!(" (at `{path}`)"));
+        }
+        let _ = writeln!(out, "{line}");
+        let indent = " ".repeat(width + 6);
+        if let Some(file) = check.metadata.get("file").and_then(Value::as_str) {
+            let _ = writeln!(out, "{indent}{file}");
+        }
+        if check.status == DoctorStatus::Fail
+            && let Some(hint) = codes::find(&check.code).and_then(|entry| entry.hint)
+        {
+            let _ = writeln!(out, "{indent}hint: {hint}");
+        }
+    }
+    out.pop();
+    out
+}
+
+fn plural(count: usize) -> &'static str {
+    if count == 1 { "" } else { "s" }
 }

@@ -6,12 +6,14 @@
 //! `SIGTERM`); a second signal meanwhile `SIGKILL`s every host group at once. One line on
 //! stderr says so (`fabric: SIGINT: stopping runtimes ...`). Signals are
 //! received on a thread of their own (`signal-hook`'s self-pipe), so the command's thread
-//! keeps running until the shutdown ends the process.
+//! keeps running until the shutdown ends the process. An error the shutdown caused (a start
+//! cut short) is printed as `interrupted` ([`explain`]).
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
+use fabric_config::{ErrorInfo, codes};
 use fabric_host::StopPolicy;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -50,11 +52,7 @@ pub fn install() {
 }
 
 fn shut_down(signal: i32) -> ! {
-    let name = if signal == SIGINT {
-        "SIGINT"
-    } else {
-        "SIGTERM"
-    };
+    let name = signal_name(signal);
     eprintln!("fabric: {name}: stopping runtimes (signal again to kill them now)");
     fabric_host::shutdown(StopPolicy {
         grace: Duration::ZERO,
@@ -62,6 +60,34 @@ fn shut_down(signal: i32) -> ! {
         kill_wait: KILL_WAIT,
     });
     std::process::exit(128 + signal)
+}
+
+/// `info` as the command should report it: after `SIGINT` or `SIGTERM`, whatever failed
+/// because the shutdown stopped the runtimes (a start cut short says `runtime_stopped`) is
+/// reported as `interrupted`, at the stage it reached.
+pub fn explain(info: &ErrorInfo) -> ErrorInfo {
+    let signal = RECEIVED.load(Ordering::SeqCst);
+    if signal == 0 {
+        return info.clone();
+    }
+    let name = signal_name(signal);
+    ErrorInfo::new(
+        info.stage,
+        codes::INTERRUPTED,
+        format!(
+            "interrupted by {name} during {}: the runtime was stopped",
+            info.stage.as_str()
+        ),
+    )
+    .with_metadata("signal", name)
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    if signal == SIGINT {
+        "SIGINT"
+    } else {
+        "SIGTERM"
+    }
 }
 
 /// The command's exit code, unless a signal arrived: then the shutdown thread ends the

@@ -4,8 +4,8 @@
 //! 3 runtime failure before a result; `run` and `check` exit 130 on `SIGINT` and 143 on
 //! `SIGTERM` after stopping their runtimes (see `interrupt.rs`). Machine-readable JSON goes
 //! to stdout; errors are printed as `{"error": {"code", "stage", "message", "path"}}` on
-//! stdout as well. `run` on a terminal prints readable text instead (see cmd_run.rs);
-//! `--json` keeps JSON.
+//! stdout as well. `run` and `doctor` on a terminal print readable text instead (see
+//! human.rs); `--json` keeps JSON.
 
 #![forbid(unsafe_code)]
 
@@ -35,7 +35,7 @@ mod stream;
     name = "fabric",
     version,
     about = "Configure, plan, run and observe NeMo Fabric agent harnesses.",
-    after_help = "Exit codes: 0 ok; 1 a failed outcome (failed result, failed check); 2 invalid input or config; 3 a runtime failure before a result.\nOutput: JSON on stdout (errors as {\"error\": {...}}); `fabric run` prints a readable result instead when stdout is a terminal (`--json` keeps JSON)."
+    after_help = "Exit codes: 0 ok; 1 a failed outcome (failed result, failed check); 2 invalid input or config; 3 a runtime failure before a result.\nOutput: JSON on stdout (errors as {\"error\": {...}}); `fabric run` and `fabric doctor` print readable text instead when stdout is a terminal (`--json` keeps JSON)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -44,15 +44,17 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Validate a FabricConfig JSON file and print its canonical form (warnings on stderr).
+    /// Validate a FabricConfig JSON file, plan it as `run` would, and print its canonical
+    /// form (warnings on stderr); `--config-only` checks the config's own rules only.
     Validate(cmd_validate::Args),
     /// Print a generated JSON Schema (without NAME: list the available schemas).
     Schema(cmd_schema::Args),
     /// Resolve the adapter and print the RunPlan JSON.
     Plan(cmd_plan::PlanArgs),
-    /// Run every preflight check without starting anything and print the DoctorReport JSON;
-    /// exit 0 when no check failed (warnings allowed), 1 when one did, 2 when the config
-    /// file cannot be read or decoded.
+    /// Run every preflight check without starting anything and print the report: readable
+    /// on a terminal, the DoctorReport JSON when piped or with `--json`; exit 0 when no check
+    /// failed (warnings allowed), 1 when one did, 2 when the config cannot be read or decoded
+    /// or is invalid (the verdict `validate`, `plan` and `run` give).
     Doctor(cmd_plan::DoctorArgs),
     /// Report the capability profile of a config against its adapter's descriptor (the one
     /// discovery finds, or `--descriptor`).

@@ -60,8 +60,10 @@ pub fn print_error(error: &ErrorInfo, exit: u8) -> ExitCode {
     ExitCode::from(exit)
 }
 
-/// `{"error": {"code", "stage", "message", "path", "metadata"?}}`.
+/// `{"error": {"code", "stage", "message", "path", "metadata"?}}` (`interrupted` after a
+/// signal, see [`crate::interrupt::explain`]).
 pub fn error_value(error: &ErrorInfo) -> Value {
+    let error = &crate::interrupt::explain(error);
     let mut body = json!({
         "code": error.code,
         "stage": error.stage.as_str(),

@@ -187,8 +187,8 @@ pub enum ConfigError {
         line: usize,
         /// 1-based column.
         column: usize,
-        /// What is wrong there (`trailing comma`, `EOF while parsing an object`); syntax
-        /// reasons never quote the input.
+        /// What is wrong there, in words ([`crate::json_syntax_reason`]: "the text ends
+        /// inside an object: a `}` is missing"); syntax reasons never quote the input.
         reason: String,
     },
     /// The JSON does not have the shape of the vocabulary.

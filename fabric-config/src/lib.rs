@@ -70,3 +70,4 @@ pub use error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind, ErrorIn
 pub use options::CallOptions;
 pub use request::RunRequest;
 pub use result::RunResult;
+pub use validate::json_syntax_reason;

@@ -74,7 +74,7 @@ fn known_fields<T: JsonSchema>() -> Vec<String> {
 }
 
 /// The known field closest to `key` (Jaro-Winkler similarity of at least 0.8).
-fn closest(key: &str, known: &[String]) -> Option<String> {
+pub(crate) fn closest(key: &str, known: &[String]) -> Option<String> {
     closest_above(key, known, 0.8)
 }
 

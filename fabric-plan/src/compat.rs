@@ -25,6 +25,30 @@ pub(crate) fn legacy_model_field(adapter: &LoadedAdapter, field: Field, name: &s
             .is_some_and(|properties| properties.contains_key(name))
 }
 
+/// Adds "did you mean `max_turns`?" to each finding at an extension key that is one slip
+/// away from a field its section defines (`FabricConfig::extension_near_misses`), so that
+/// `plan`, `doctor` and every start that plans say it, not only `validate`'s warning.
+fn suggest_fields(config: &FabricConfig, findings: &mut [PlanError]) {
+    let near = config.extension_near_misses();
+    if near.is_empty() {
+        return;
+    }
+    for finding in findings {
+        let (PlanError::Incompatible { path, reason, .. }
+        | PlanError::SchemaViolation { path, reason, .. }) = finding
+        else {
+            continue;
+        };
+        let suggestion = near
+            .iter()
+            .find(|miss| miss.path == *path)
+            .and_then(|miss| miss.suggestion.as_deref());
+        if let Some(field) = suggestion {
+            reason.push_str(&format!(" (did you mean `{field}`?)"));
+        }
+    }
+}
+
 /// The model role selected for labels: `default`, else the only role; `Err` when several
 /// roles exist without `default`; `Ok(None)` when there are no models.
 pub(crate) fn selected_model(config: &FabricConfig) -> Result<Option<(&str, &ModelConfig)>, ()> {
@@ -128,9 +152,16 @@ impl<'a> Checker<'a> {
         }
         match self.adapter.schemas.extensions.get(&point).cloned() {
             None => {
+                // The key named is the one that nearly spells a field, when there is one
+                // (`runtime.max_turn`): that is the likelier slip, and it carries the hint.
+                let near = self.config.extension_near_misses();
                 let key = extensions
                     .keys()
-                    .next()
+                    .find(|key| {
+                        let full = schema::join(path, key);
+                        near.iter().any(|miss| miss.path == full)
+                    })
+                    .or_else(|| extensions.keys().next())
                     .map(String::as_str)
                     .unwrap_or_default();
                 self.incompatible(
@@ -165,6 +196,7 @@ impl<'a> Checker<'a> {
         self.telemetry();
         self.workflow();
         self.config_schema();
+        suggest_fields(self.config, &mut self.findings);
         self.findings
     }
 

@@ -434,7 +434,12 @@ fn merge<T>(
     Ok(())
 }
 
+/// Where a descriptor was found, as its canonical path (symlinks and `..` resolved: a
+/// checkout's `fabric-plan/../adapters` reads `adapters`), or as found when it cannot be
+/// resolved.
 fn provenance(source: DescriptorSource, file: &Path) -> DescriptorProvenance {
+    let canonical = std::fs::canonicalize(file);
+    let file = canonical.as_deref().unwrap_or(file);
     DescriptorProvenance {
         source,
         path: file.display().to_string(),

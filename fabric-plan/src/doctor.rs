@@ -174,6 +174,13 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
     environment(config, &base_dir, &mut checks);
     paths_outside_base(config, &base_dir, &mut checks);
     for key in config.tolerated_unknown_keys() {
+        // A key a failed check already names (with its hint) is not warned about again.
+        let failed_at = |check: &DoctorCheck| {
+            check.status == DoctorStatus::Fail && check.path.as_deref() == Some(&key.path)
+        };
+        if checks.iter().any(failed_at) {
+            continue;
+        }
         let (name, code) = if key.extension {
             ("config.extension_key", "extension_key_near_field")
         } else {

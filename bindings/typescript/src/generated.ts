@@ -148,6 +148,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   interface_unsupported: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "a bridge request names an interface version other than 2" },
   internal_encode: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "a bug: a result could not be encoded as JSON" },
   internal_panic: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "a bug: a panic was caught at the C ABI boundary" },
+  interrupted: { stage: null, retryable: false, classOverride: null, origin: "cli", summary: "the command was interrupted by SIGINT or SIGTERM and stopped its runtimes" },
   invalid_agent_run_result: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the adapter returned a result that breaks the contract" },
   invalid_argument: { stage: null, retryable: false, classOverride: null, origin: "binding", summary: "an argument cannot be passed to the native library (NUL byte, wrong type)" },
   invalid_check_request: { stage: "config", retryable: false, classOverride: null, origin: "health", summary: "a CheckRequest is malformed or names an unknown level" },
@@ -503,6 +504,8 @@ export const Code = {
   INTERNAL_ENCODE: "internal_encode",
   /** (error) a bug: a panic was caught at the C ABI boundary */
   INTERNAL_PANIC: "internal_panic",
+  /** (error) the command was interrupted by SIGINT or SIGTERM and stopped its runtimes */
+  INTERRUPTED: "interrupted",
   /** (error) the adapter returned a result that breaks the contract */
   INVALID_AGENT_RUN_RESULT: "invalid_agent_run_result",
   /** (error) an argument cannot be passed to the native library (NUL byte, wrong type) */

@@ -222,3 +222,52 @@ fn a_second_sigint_kills_a_host_that_ignores_sigterm_at_once() {
     );
     assert_nothing_left(&cli);
 }
+
+/// Ctrl-C while the host is still starting: the CLI says it was interrupted (issue 38 item
+/// 7), not the `runtime_stopped` the cut-short start returns, and exits 130.
+#[test]
+fn sigint_during_start_says_it_was_interrupted() {
+    ensure_scripted_adapter();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A host that never answers `start`.
+    let original = repo_root().join("adapters/scripted/scripted.fabric-adapter.json");
+    let mut descriptor: Value =
+        serde_json::from_str(&std::fs::read_to_string(&original).expect("read")).expect("json");
+    descriptor["runner"] = json!({"command": "sh", "args": ["-c", "exec sleep 600"]});
+    let silent = dir.path().join("silent.fabric-adapter.json");
+    std::fs::write(&silent, descriptor.to_string()).expect("descriptor");
+    let config = config(dir.path(), Some(&silent));
+    let xdg = tempfile::tempdir().expect("xdg");
+    let child = Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(["run", &config, "--input", "hi"])
+        .env("XDG_RUNTIME_DIR", xdg.path())
+        .current_dir(dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fabric");
+    let mut cli = Cli {
+        child,
+        xdg,
+        host: 0,
+        tree: Vec::new(),
+    };
+    let pid = cli.child.id();
+    cli.host = wait_for("the adapter host", || children(pid).first().copied());
+    signal(pid, "INT");
+    let status = wait_exit(&mut cli);
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut cli.child.stdout.take().expect("stdout"), &mut stdout)
+        .expect("read stdout");
+    let printed: Value = serde_json::from_str(&stdout).expect("stdout is the error JSON");
+    let error = &printed["error"];
+    assert_eq!(error["code"], "interrupted", "{printed}");
+    assert_eq!(error["stage"], "start", "{printed}");
+    assert_eq!(
+        error["message"], "interrupted by SIGINT during start: the runtime was stopped",
+        "{printed}"
+    );
+    assert_nothing_left(&cli);
+}

@@ -4,6 +4,7 @@
 mod agent_ctl;
 mod agent_ctl_limits;
 mod agent_ctl_upstream;
+mod agree;
 mod check;
 mod collector;
 mod doctor_paths;
@@ -12,6 +13,7 @@ mod env_container;
 mod env_provider;
 mod env_runtime;
 mod export_gym;
+mod help;
 mod interrupt;
 mod plan;
 mod relay;

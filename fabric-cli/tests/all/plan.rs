@@ -232,6 +232,30 @@ fn doctor_exit_codes() {
     assert_eq!(output.status.code(), Some(0), "{report}");
     assert_ne!(report["status"], json!("fail"));
 
+    // A config that plans but whose environment fails a check (an unset variable it
+    // forwards): 1, not the invalid-config 2.
+    let unready = write_config(
+        dir.path(),
+        "unready",
+        json!({"harness": {"adapter_id": "nvidia.fabric.claude", "resolution": "preinstalled"},
+               "environment": {"workspace": "ws", "env_names": ["FABRIC_CLI_TEST_UNSET_KEY"]}}),
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(["doctor", unready.to_str().expect("utf8")])
+        .current_dir(dir.path())
+        .env_remove("FABRIC_ADAPTER_PATH")
+        .env_remove("FABRIC_CLI_TEST_UNSET_KEY")
+        .env(
+            "FABRIC_BUNDLED_ADAPTERS",
+            dir.path().join("no-bundled-adapters"),
+        )
+        .env("ADAPTER_PYTHON", &python)
+        .output()
+        .expect("run fabric");
+    let report = stdout_json(&output);
+    assert_eq!(output.status.code(), Some(1), "{report}");
+    assert_eq!(report["status"], json!("fail"), "{report}");
+
     let failing = write_config(
         dir.path(),
         "fail",
@@ -239,8 +263,10 @@ fn doctor_exit_codes() {
                "skills": {"paths": ["./missing"]},
                "models": {"default": {"provider": "openai", "model": "m", "api_key_env": "FABRIC_CLI_TEST_UNSET_KEY"}}}),
     );
+    // `runtime.max_turns` is a field codex cannot implement: the config is invalid (2, as
+    // `plan` and `run` say), and the report still lists every finding.
     let output = fabric(&["doctor", failing.to_str().expect("utf8")], dir.path());
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     let report = stdout_json(&output);
     assert_eq!(report["status"], json!("fail"));
     let failed: Vec<&str> = report["checks"]
@@ -258,7 +284,8 @@ fn doctor_exit_codes() {
         assert!(failed.contains(&path), "{path} in {failed:?}");
     }
 
-    // Rule violations are findings of the report (every one), not an early rejection.
+    // Rule violations are findings of the report (every one), not an early rejection; the
+    // config is invalid (2).
     let invalid = write_config(
         dir.path(),
         "invalid",
@@ -267,7 +294,7 @@ fn doctor_exit_codes() {
                "runtime": {"max_turns": 0}}),
     );
     let output = fabric(&["doctor", invalid.to_str().expect("utf8")], dir.path());
-    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(output.status.code(), Some(2));
     let report = stdout_json(&output);
     let codes: Vec<&str> = report["checks"]
         .as_array()

@@ -117,7 +117,17 @@ fn the_documented_example_runs() {
         "records:2",
         "--stream-atof",
     ]);
+    // What the run wrote (the example's artifact root) is not the checkout's business.
+    let ignored = std::process::Command::new("git")
+        .args(["check-ignore", "-q", "examples/relay-stream/out/x"])
+        .current_dir(repo_root())
+        .status();
     let _ = std::fs::remove_dir_all(&out);
+    if let Ok(ignored) = ignored
+        && repo_root().join(".git").exists()
+    {
+        assert!(ignored.success(), ".gitignore must cover examples/*/out/");
+    }
     assert_eq!(output.status.code(), Some(0), "{output:?}");
     let text = String::from_utf8_lossy(&output.stdout);
     let lines: Vec<Value> = text

@@ -46,7 +46,9 @@ fn validate_accepts_every_corpus_config_and_prints_canonical_json() {
     let files = json_files(&fixtures().join("configs"));
     assert!(files.len() >= 20);
     for file in files {
-        let output = fabric(&["validate", file.to_str().unwrap()]);
+        // The corpus is written for adapters that are not installed here: the config's own
+        // rules only.
+        let output = fabric(&["validate", file.to_str().unwrap(), "--config-only"]);
         assert_eq!(
             output.status.code(),
             Some(0),
@@ -136,7 +138,13 @@ fn validate_reports_unreadable_files_and_resolves_base_dir() {
     assert_eq!(stdout_json(&output)["error"]["code"], "config_read_failed");
 
     let file = fixtures().join("configs/capability-config.json");
-    let output = fabric(&["validate", file.to_str().unwrap(), "--base-dir", "/srv/job"]);
+    let output = fabric(&[
+        "validate",
+        file.to_str().unwrap(),
+        "--base-dir",
+        "/srv/job",
+        "--config-only",
+    ]);
     assert_eq!(output.status.code(), Some(0));
     let printed = stdout_json(&output);
     assert_eq!(printed["skills"]["paths"][0], "/srv/job/skills/code-review");
@@ -206,4 +214,96 @@ fn validate_warns_about_tolerated_unknown_keys() {
             .any(|w| w.contains("`environment.shell`") && !w.contains("did you mean")),
         "{stderr}"
     );
+}
+
+/// A top-level typo gets a "did you mean" (issue 38 item 5), not only the list of keys.
+#[test]
+fn a_top_level_typo_gets_a_did_you_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("typo.json");
+    std::fs::write(
+        &file,
+        r#"{"schema_version": "fabric.agent/v1alpha1", "metadata": {"name": "typo"},
+            "harnes": {"adapter_id": "fabric.scripted"}}"#,
+    )
+    .unwrap();
+    let output = fabric(&["validate", file.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2));
+    let error = &stdout_json(&output)["error"];
+    assert_eq!(error["code"], "unknown_field", "{error}");
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("unknown field `harnes` (did you mean `harness`?)"),
+        "{message}"
+    );
+    // A name close to nothing gets the list only.
+    std::fs::write(
+        &file,
+        r#"{"schema_version": "fabric.agent/v1alpha1", "metadata": {"name": "typo"},
+            "zzzzzz": 1}"#,
+    )
+    .unwrap();
+    let output = fabric(&["validate", file.to_str().unwrap()]);
+    let message = stdout_json(&output)["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!message.contains("did you mean"), "{message}");
+    assert!(message.contains("expected one of"), "{message}");
+}
+
+/// JSON syntax errors say what is wrong in words, with line and column (issue 38 item 5).
+#[test]
+fn json_syntax_errors_are_said_in_words_with_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.json");
+    let cases = [
+        ("", "the file is empty", (1, 1)),
+        ("  \n", "the file is empty", (1, 1)),
+        (
+            "nope",
+            "the only bare words are `true`, `false` and `null`",
+            (1, 2),
+        ),
+        ("{x: 1}", "expected a string key in double quotes", (1, 2)),
+        (
+            "{\"metadata\": {\"name\": \"a\"},\n}",
+            "trailing comma: JSON allows no `,` before `]` or `}`",
+            (2, 1),
+        ),
+        (
+            "{\"metadata\": {\"name\": \"a\"}",
+            "the text ends inside an object: a `}` is missing",
+            (1, 26),
+        ),
+        (
+            "{\"metadata\" {}}",
+            "expected a `:` after the object key",
+            (1, 13),
+        ),
+    ];
+    for (text, words, (line, column)) in cases {
+        std::fs::write(&file, text).unwrap();
+        let output = fabric(&["validate", file.to_str().unwrap()]);
+        assert_eq!(output.status.code(), Some(2), "{text:?}");
+        let error = &stdout_json(&output)["error"];
+        assert_eq!(error["code"], "invalid_json", "{text:?}: {error}");
+        let message = error["message"].as_str().unwrap();
+        assert!(message.contains(words), "{text:?}: {message}");
+        for parser in [
+            "EOF while parsing",
+            "expected ident",
+            "key must be a string",
+        ] {
+            assert!(!message.contains(parser), "{text:?}: {message}");
+        }
+        assert_eq!(error["metadata"]["line"], line, "{text:?}: {error}");
+        assert_eq!(error["metadata"]["column"], column, "{text:?}: {error}");
+        if !text.trim().is_empty() {
+            assert!(
+                message.ends_with(&format!("(line {line}, column {column})")),
+                "{text:?}: {message}"
+            );
+        }
+    }
 }

@@ -83,6 +83,11 @@ declare! {
             O::Cli,
             "a `fabric export` input line is not a RunResult or an ATOF record",
         ),
+        INTERRUPTED = "interrupted" => code(
+            None,
+            O::Cli,
+            "the command was interrupted by SIGINT or SIGTERM and stopped its runtimes",
+        ),
     ];
 }
 

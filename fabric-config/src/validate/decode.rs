@@ -84,13 +84,12 @@ fn strip_position(message: &str, line: usize) -> &str {
     }
 }
 
-/// A JSON syntax error with its reason and position.
-fn syntax_error(error: &serde_json::Error) -> ConfigError {
-    let full = error.to_string();
+/// A JSON syntax error with its reason in words and its position; `text` is the input.
+fn syntax_error(error: &serde_json::Error, text: &str) -> ConfigError {
     ConfigError::InvalidJson {
         line: error.line(),
         column: error.column(),
-        reason: strip_position(&full, error.line()).to_owned(),
+        reason: super::syntax::json_syntax_reason(error, text),
     }
 }
 
@@ -117,6 +116,18 @@ fn plain_expected(expected: &str) -> String {
     plain.to_owned()
 }
 
+/// The name of serde's `` one of `a`, `b` `` list (or `` `a` or `b` ``) closest to `field`,
+/// when one is close (the rule of [`crate::tolerated`]: Jaro-Winkler ≥ 0.8).
+fn closest_name(field: &str, expected: &str) -> Option<String> {
+    let names: Vec<String> = expected
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_owned)
+        .collect();
+    crate::tolerated::closest(field, &names)
+}
+
 fn backticked(message: &str) -> Option<&str> {
     let start = message.find('`')? + 1;
     let end = start + message[start..].find('`')?;
@@ -140,11 +151,19 @@ fn is_stats_group_path(path: &str) -> bool {
 
 /// Converts a path-tracked serde_json error into a [`ConfigError`].
 pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>) -> ConfigError {
+    decode_error_in(error, None)
+}
+
+/// [`decode_error`] for an error decoding `text` (`None`: decoding a value, no syntax).
+fn decode_error_in(
+    error: serde_path_to_error::Error<serde_json::Error>,
+    text: Option<&str>,
+) -> ConfigError {
     let path = render_path(error.path());
     let inner = error.into_inner();
     match inner.classify() {
         serde_json::error::Category::Data => {}
-        _ => return syntax_error(&inner),
+        _ => return syntax_error(&inner, text.unwrap_or("?")),
     }
     let full = inner.to_string();
     let message = strip_position(&full, inner.line());
@@ -153,10 +172,14 @@ pub(crate) fn decode_error(error: serde_path_to_error::Error<serde_json::Error>)
         let expected = expected_part(rest)
             .map(|e| format!("; expected {e}"))
             .unwrap_or_default();
+        let hint = expected_part(rest)
+            .and_then(|expected| closest_name(field, expected))
+            .map(|name| format!(" (did you mean `{name}`?)"))
+            .unwrap_or_default();
         return ConfigError::Decode {
             kind: DecodeErrorKind::UnknownField,
             path,
-            message: format!("unknown field `{field}` (not an extension point){expected}"),
+            message: format!("unknown field `{field}`{hint} (not an extension point){expected}"),
         };
     }
     if let Some(rest) = message.strip_prefix("missing field ") {
@@ -206,7 +229,10 @@ pub(crate) fn decode_json_str<T: serde::de::DeserializeOwned>(
     text: &str,
 ) -> Result<T, ConfigError> {
     let mut deserializer = serde_json::Deserializer::from_str(text);
-    let value: T = serde_path_to_error::deserialize(&mut deserializer).map_err(decode_error)?;
-    deserializer.end().map_err(|error| syntax_error(&error))?;
+    let value: T = serde_path_to_error::deserialize(&mut deserializer)
+        .map_err(|error| decode_error_in(error, Some(text)))?;
+    deserializer
+        .end()
+        .map_err(|error| syntax_error(&error, text))?;
     Ok(value)
 }

@@ -10,6 +10,7 @@ mod names;
 mod provenance;
 mod rules;
 mod selector;
+mod syntax;
 
 use serde_json::Value;
 
@@ -26,6 +27,7 @@ pub use provenance::{
     ProvenanceIncompleteReason, ProvenanceReportsSize, ProvenanceReportsStatus,
 };
 pub use selector::SelectorError;
+pub use syntax::json_syntax_reason;
 
 pub(super) fn finding(rule: ConfigRule, path: impl Into<String>) -> ConfigFinding {
     ConfigFinding {

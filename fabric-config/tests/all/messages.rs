@@ -89,7 +89,7 @@ fn json_syntax_errors_name_the_reason_line_and_column() {
     let error = FabricConfig::parse(text).expect_err("trailing comma");
     assert_eq!(
         error.to_string(),
-        "config is not valid JSON: trailing comma (line 3, column 1)"
+        "config is not valid JSON: trailing comma: JSON allows no `,` before `]` or `}` (line 3, column 1)"
     );
     match &error {
         ConfigError::InvalidJson {
@@ -97,7 +97,10 @@ fn json_syntax_errors_name_the_reason_line_and_column() {
             column,
             reason,
         } => {
-            assert_eq!((*line, *column, reason.as_str()), (3, 1, "trailing comma"));
+            assert_eq!(
+                (*line, *column, reason.as_str()),
+                (3, 1, "trailing comma: JSON allows no `,` before `]` or `}`")
+            );
         }
         other => panic!("{other:?}"),
     }
@@ -105,10 +108,17 @@ fn json_syntax_errors_name_the_reason_line_and_column() {
     assert!(
         error
             .to_string()
-            .starts_with("config is not valid JSON: EOF while parsing a value"),
+            .starts_with("config is not valid JSON: the text ends where a value was expected"),
         "{error}"
     );
     let two = format!("{} {{}}", config_with("runtime", json!({})));
     let error = FabricConfig::parse(&two).expect_err("two documents");
-    assert!(error.to_string().contains("trailing characters"), "{error}");
+    assert!(
+        error
+            .to_string()
+            .contains("unexpected text after the JSON value"),
+        "{error}"
+    );
+    let error = FabricConfig::parse("").expect_err("empty");
+    assert!(error.to_string().contains("the text is empty"), "{error}");
 }

@@ -282,6 +282,9 @@ class Code:
     #: (error) a bug: a panic was caught at the C ABI boundary
     INTERNAL_PANIC = "internal_panic"
 
+    #: (error) the command was interrupted by SIGINT or SIGTERM and stopped its runtimes
+    INTERRUPTED = "interrupted"
+
     #: (error) the adapter returned a result that breaks the contract
     INVALID_AGENT_RUN_RESULT = "invalid_agent_run_result"
 

@@ -156,6 +156,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "interface_unsupported": (None, False, None, "sandbox"),
     "internal_encode": (None, False, None, "abi"),
     "internal_panic": (None, False, None, "abi"),
+    "interrupted": (None, False, None, "cli"),
     "invalid_agent_run_result": ("invoke", False, None, "host"),
     "invalid_argument": (None, False, None, "binding"),
     "invalid_check_request": ("config", False, None, "health"),

@@ -1,15 +1,11 @@
 // Read a runtime's resource snapshot, sample a memory spike and check the runtime's health
 // with the scripted adapter. Build first (`cargo build --workspace`, `npm run build`);
 // then `node dist/examples/health.js`.
-import * as path from "node:path";
-import { Fabric, type FabricConfig } from "../index";
-
-const descriptor = path.resolve(__dirname, "../../../../adapters/scripted/scripted.fabric-adapter.json");
+import { Fabric, type FabricConfig } from "fabric-core";
 
 const config: FabricConfig = {
   metadata: { name: "health" },
   harness: { adapter_id: "fabric.scripted" },
-  discovery: { local_paths: [descriptor] },
   system_stats: { sampling: { interval_ms: 10 } },
 };
 

@@ -1,10 +1,7 @@
 // Run the scripted adapter once, then hold a runtime for a two-turn conversation.
 // Build first: `cargo build --workspace` and `cd bindings/typescript && npm run build`;
 // then `node dist/examples/quickstart.js`.
-import * as path from "node:path";
-import { Fabric, FabricError, type FabricConfig } from "../index";
-
-const descriptor = path.resolve(__dirname, "../../../../adapters/scripted/scripted.fabric-adapter.json");
+import { Fabric, FabricError, type FabricConfig } from "fabric-core";
 
 const config: FabricConfig = {
   metadata: { name: "quickstart" },
@@ -12,7 +9,6 @@ const config: FabricConfig = {
     adapter_id: "fabric.scripted",
     settings: { replies: ["you said {input}", "before that you said {previous_input}"] },
   },
-  discovery: { local_paths: [descriptor] },
 };
 
 async function main(): Promise<void> {

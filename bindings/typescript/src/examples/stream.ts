@@ -1,10 +1,7 @@
 // Stream a reply as native OpenAI chunks, take the separate result, then leave a second
 // stream early (the turn still runs to its end). Build first: `cargo build --workspace`
 // and `cd bindings/typescript && npm run build`; then `node dist/examples/stream.js`.
-import * as path from "node:path";
-import { Fabric, type FabricConfig } from "../index";
-
-const descriptor = path.resolve(__dirname, "../../../../adapters/scripted/scripted.fabric-adapter.json");
+import { Fabric, type FabricConfig } from "fabric-core";
 
 const config: FabricConfig = {
   metadata: { name: "stream" },
@@ -12,7 +9,6 @@ const config: FabricConfig = {
     adapter_id: "fabric.scripted",
     settings: { replies: ["Streaming, one small piece at a time."], stream: { chunk_chars: 6 } },
   },
-  discovery: { local_paths: [descriptor] },
 };
 
 async function main(): Promise<void> {

@@ -85,3 +85,26 @@ pub mod provider;
 /// workspace root).
 #[path = "../../../../tests/upstream/mod.rs"]
 pub mod upstream;
+
+fn shell_quote(arg: &str) -> String {
+    format!("'{}'", arg.replace('\'', r"'\''"))
+}
+
+/// Runs `fabric ARGS` with stdout and stderr on a pseudo-terminal; returns the exit code and
+/// what the terminal showed (CR LF turned into LF).
+pub fn on_terminal(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    ensure_scripted_adapter();
+    let mut command_line = shell_quote(env!("CARGO_BIN_EXE_fabric"));
+    for arg in args {
+        command_line.push(' ');
+        command_line.push_str(&shell_quote(arg));
+    }
+    let output = Command::new("script")
+        .args(["-qec", &command_line, "/dev/null"])
+        .envs(env.iter().copied())
+        .env("TERM", "xterm")
+        .output()
+        .expect("`script` (util-linux) runs the command on a pseudo-terminal");
+    let text = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
+    (output.status.code(), text)
+}

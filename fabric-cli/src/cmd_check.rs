@@ -12,6 +12,7 @@ use fabric_config::{ErrorInfo, Stage};
 use fabric_host::Fabric;
 
 use crate::common::{parse_level, read_config, runtime_options};
+use crate::flags::{self, Seconds};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json};
 
 /// Arguments of `fabric check`.
@@ -22,12 +23,23 @@ pub struct Args {
     /// Level to check; earlier levels are checked first (live → active → ready).
     #[arg(long, default_value = "live", value_parser = parse_level)]
     pub level: HealthLevel,
-    /// The whole check's budget in seconds (default 3; positive, at most 86400).
-    #[arg(long)]
-    pub timeout: Option<f64>,
-    /// Seconds the adapter host may take to answer `start` (default 90).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub start_timeout: Option<f64>,
+    /// The whole check's budget in seconds (default 3; above 0, at most 86400).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = flags::check_seconds,
+        allow_hyphen_values = true
+    )]
+    pub timeout: Option<Seconds>,
+    /// Seconds the adapter host may take to answer `start` (default 90; above 0, at most
+    /// 10^9).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = flags::seconds,
+        allow_hyphen_values = true
+    )]
+    pub start_timeout: Option<Seconds>,
 }
 
 /// Runs `fabric check`.
@@ -38,7 +50,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     // Validate the request before starting anything (the runtime id is filled in later).
     let mut request = CheckRequest::runtime("runtime-pending").with_level(args.level);
-    request.timeout_seconds = args.timeout;
+    request.timeout_seconds = args.timeout.map(|seconds| seconds.0);
     if let Err(mut info) = request.validate() {
         if info.path() == Some("timeout_seconds") {
             info = ErrorInfo::new(Stage::Config, info.code.clone(), info.message.clone())

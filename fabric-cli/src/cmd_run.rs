@@ -73,9 +73,15 @@ pub struct Args {
     /// the result as the last line.
     #[arg(long, conflicts_with_all = ["inputs", "check_level", "stream"])]
     pub stream_atof: bool,
-    /// Seconds the adapter host may take to answer `start` (default 90).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub start_timeout: Option<f64>,
+    /// Seconds the adapter host may take to answer `start` (default 90; above 0, at most
+    /// 10^9).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = crate::flags::seconds,
+        allow_hyphen_values = true
+    )]
+    pub start_timeout: Option<crate::flags::Seconds>,
     /// Print the full RunResult JSON even on a terminal (piped output is always JSON).
     #[arg(long)]
     pub json: bool,

@@ -46,16 +46,23 @@ pub enum Command {
 pub struct PrepareArgs {
     #[command(flatten)]
     pub config: crate::ConfigArgs,
-    /// Seconds the service host may take to answer `start` (default 90).
-    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
-    pub start_timeout: Option<f64>,
+    /// Seconds the service host may take to answer `start` (default 90; above 0, at most
+    /// 10^9).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = crate::flags::seconds,
+        allow_hyphen_values = true
+    )]
+    pub start_timeout: Option<crate::flags::Seconds>,
 }
 
 /// Arguments of `fabric service release`.
 #[derive(Debug, clap::Args)]
 pub struct ReleaseArgs {
     /// The `pid` that `fabric service prepare` printed.
-    pub pid: u32,
+    #[arg(value_name = "PID", value_parser = crate::flags::pid, allow_hyphen_values = true)]
+    pub pid: crate::flags::Pid,
 }
 
 /// Runs `fabric service ...`.
@@ -137,8 +144,8 @@ fn is_prepare_process(pid: u32) -> bool {
 }
 
 fn release(args: ReleaseArgs) -> ExitCode {
-    let pid = args.pid;
-    if pid == 0 || !is_prepare_process(pid) {
+    let pid = args.pid.0;
+    if !is_prepare_process(pid) {
         let info = ErrorInfo::new(
             Stage::Stop,
             codes::INVALID_ARGUMENT,

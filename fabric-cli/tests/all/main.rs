@@ -13,6 +13,7 @@ mod env_provider;
 mod env_runtime;
 mod export_gym;
 mod interrupt;
+mod numeric_flags;
 mod plan;
 mod relay;
 mod run;

@@ -66,6 +66,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"adapter_not_found":                       {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "no descriptor was discovered for the selected adapter id"},
 	"adapter_runner_invalid":                  {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the descriptor's runner cannot be launched"},
 	"artifact_rejected":                       {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an artifact the adapter listed is outside the artifact root or unreadable"},
+	"base_dir_not_utf8":                       {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)"},
 	"blank_adapter_id":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "harness.adapter_id must be a non-blank string"},
 	"blank_discovery_path":                    {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "discovery local paths must not be blank"},
 	"blank_env_name":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must not be blank"},
@@ -189,6 +190,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"native_library_unloadable":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library exists but cannot be loaded"},
 	"native_symbol_missing":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library lacks a required symbol"},
 	"node_lost":                               {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown"},
+	"nul_byte":                                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "paths and environment variable values must not contain a NUL byte"},
 	"null_argument":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a required pointer argument is NULL"},
 	"null_handle":                             {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is 0"},
 	"openai_stream_protocol_error":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed"},
@@ -328,6 +330,8 @@ const (
 	CodeArtifactRejected = "artifact_rejected"
 	// CodeATOFRecordsUncorrelated (reason): Gym gap: ATOF records that belong to none of the results
 	CodeATOFRecordsUncorrelated = "atof_records_uncorrelated"
+	// CodeBaseDirNotUTF8 (error): the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)
+	CodeBaseDirNotUTF8 = "base_dir_not_utf8"
 	// CodeBlankAdapterID (error): harness.adapter_id must be a non-blank string
 	CodeBlankAdapterID = "blank_adapter_id"
 	// CodeBlankDiscoveryPath (error): discovery local paths must not be blank
@@ -606,6 +610,8 @@ const (
 	CodeNativeSymbolMissing = "native_symbol_missing"
 	// CodeNodeLost (error): the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown
 	CodeNodeLost = "node_lost"
+	// CodeNulByte (error): paths and environment variable values must not contain a NUL byte
+	CodeNulByte = "nul_byte"
 	// CodeNullArgument (error): a required pointer argument is NULL
 	CodeNullArgument = "null_argument"
 	// CodeNullHandle (error): a handle argument is 0

@@ -11,7 +11,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fabric_config::Stage;
+use fabric_config::{ErrorInfo, Stage};
 
 use crate::common::read_config;
 use crate::output::{EXIT_INVALID, EXIT_OK, print_error, print_json};
@@ -34,7 +34,15 @@ pub fn run(args: Args) -> ExitCode {
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
     let config = match &args.base_dir {
-        Some(base_dir) => config.resolve_paths(base_dir),
+        Some(base_dir) => match fabric_plan::resolve_base_dir(base_dir) {
+            // Anchored as given (a relative --base-dir prints relative paths).
+            Ok(_) => config.resolve_paths(base_dir),
+            Err(error) => {
+                let mut info = ErrorInfo::from(error).with_metadata("path", "--base-dir");
+                info.stage = Stage::Config;
+                return print_error(&info, EXIT_INVALID);
+            }
+        },
         None => config,
     };
     for key in config.tolerated_unknown_keys() {

@@ -76,6 +76,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   adapter_not_found: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "no descriptor was discovered for the selected adapter id" },
   adapter_runner_invalid: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "the descriptor's runner cannot be launched" },
   artifact_rejected: { stage: "artifact", retryable: false, classOverride: null, origin: "host", summary: "an artifact the adapter listed is outside the artifact root or unreadable" },
+  base_dir_not_utf8: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)" },
   blank_adapter_id: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "harness.adapter_id must be a non-blank string" },
   blank_discovery_path: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "discovery local paths must not be blank" },
   blank_env_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "environment variable names must not be blank" },
@@ -199,6 +200,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   native_library_unloadable: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library exists but cannot be loaded" },
   native_symbol_missing: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library lacks a required symbol" },
   node_lost: { stage: "invoke", retryable: false, classOverride: null, origin: "binding", summary: "the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown" },
+  nul_byte: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "paths and environment variable values must not contain a NUL byte" },
   null_argument: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "a required pointer argument is NULL" },
   null_handle: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument is 0" },
   openai_stream_protocol_error: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed" },
@@ -340,6 +342,8 @@ export const Code = {
   ARTIFACT_REJECTED: "artifact_rejected",
   /** (reason) Gym gap: ATOF records that belong to none of the results */
   ATOF_RECORDS_UNCORRELATED: "atof_records_uncorrelated",
+  /** (error) the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only) */
+  BASE_DIR_NOT_UTF8: "base_dir_not_utf8",
   /** (error) harness.adapter_id must be a non-blank string */
   BLANK_ADAPTER_ID: "blank_adapter_id",
   /** (error) discovery local paths must not be blank */
@@ -618,6 +622,8 @@ export const Code = {
   NATIVE_SYMBOL_MISSING: "native_symbol_missing",
   /** (error) the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown */
   NODE_LOST: "node_lost",
+  /** (error) paths and environment variable values must not contain a NUL byte */
+  NUL_BYTE: "nul_byte",
   /** (error) a required pointer argument is NULL */
   NULL_ARGUMENT: "null_argument",
   /** (error) a handle argument is 0 */

@@ -14,6 +14,7 @@ mod env_runtime;
 mod export_gym;
 mod interrupt;
 mod numeric_flags;
+mod os_strings;
 mod plan;
 mod relay;
 mod run;

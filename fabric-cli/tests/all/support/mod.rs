@@ -85,3 +85,5 @@ pub mod provider;
 /// workspace root).
 #[path = "../../../../tests/upstream/mod.rs"]
 pub mod upstream;
+/// The one rule for a missing dependency (`tests/dependency.rs` at the workspace root).
+pub use upstream::dependency;

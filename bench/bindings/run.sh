@@ -28,7 +28,8 @@ if [ -x "$python" ] && [ -d bindings/python/src/fabric_core ]; then
   PYTHONPATH="$root/bindings/python/src" FABRIC_CORE_LIB="$root/target/debug/libfabric_ffi.so" \
     "$python" bench/bindings/py_bench.py "$n" "$warmup" | tee -a "$out"
 else
-  echo "python binding or interpreter missing; skipped" >&2
+  . scripts/lib/dependency.sh
+  missing_dependency "the Python interpreter $python" "scripts/setup.sh, or set FABRIC_TEST_PYTHON" || true
 fi
 
 printf '\n%-12s %-16s %12s %12s\n' binding measure median_us p90_us

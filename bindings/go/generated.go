@@ -66,6 +66,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"adapter_not_found":                       {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "no descriptor was discovered for the selected adapter id"},
 	"adapter_runner_invalid":                  {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the descriptor's runner cannot be launched"},
 	"artifact_rejected":                       {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an artifact the adapter listed is outside the artifact root or unreadable"},
+	"base_dir_not_utf8":                       {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)"},
 	"blank_adapter_id":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "harness.adapter_id must be a non-blank string"},
 	"blank_discovery_path":                    {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "discovery local paths must not be blank"},
 	"blank_env_name":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must not be blank"},
@@ -82,7 +83,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"blank_tool_definition_name":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition names must not be blank"},
 	"blank_tool_name":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool names must not be blank"},
 	"cleanup_unconfirmed":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox"},
-	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout"},
+	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback"},
 	"collector_request_failed":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)"},
 	"collector_start_failed":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone"},
 	"collector_token_invalid":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters"},
@@ -190,6 +191,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"native_library_unloadable":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library exists but cannot be loaded"},
 	"native_symbol_missing":                   {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library lacks a required symbol"},
 	"node_lost":                               {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown"},
+	"nul_byte":                                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "paths and environment variable values must not contain a NUL byte"},
 	"null_argument":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "abi", Summary: "a required pointer argument is NULL"},
 	"null_handle":                             {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is 0"},
 	"openai_stream_protocol_error":            {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed"},
@@ -330,6 +332,8 @@ const (
 	CodeArtifactRejected = "artifact_rejected"
 	// CodeATOFRecordsUncorrelated (reason): Gym gap: ATOF records that belong to none of the results
 	CodeATOFRecordsUncorrelated = "atof_records_uncorrelated"
+	// CodeBaseDirNotUTF8 (error): the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)
+	CodeBaseDirNotUTF8 = "base_dir_not_utf8"
 	// CodeBlankAdapterID (error): harness.adapter_id must be a non-blank string
 	CodeBlankAdapterID = "blank_adapter_id"
 	// CodeBlankDiscoveryPath (error): discovery local paths must not be blank
@@ -366,7 +370,7 @@ const (
 	CodeCleanupUnconfirmed = "cleanup_unconfirmed"
 	// CodeCollectionDeadlineExceeded (reason): software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown
 	CodeCollectionDeadlineExceeded = "collection_deadline_exceeded"
-	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout
+	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback
 	CodeCollectorListenInvalid = "collector_listen_invalid"
 	// CodeCollectorRequestFailed (error): the ATOF collector refused or failed a request (registration, stream, deregistration)
 	CodeCollectorRequestFailed = "collector_request_failed"
@@ -610,6 +614,8 @@ const (
 	CodeNativeSymbolMissing = "native_symbol_missing"
 	// CodeNodeLost (error): the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown
 	CodeNodeLost = "node_lost"
+	// CodeNulByte (error): paths and environment variable values must not contain a NUL byte
+	CodeNulByte = "nul_byte"
 	// CodeNullArgument (error): a required pointer argument is NULL
 	CodeNullArgument = "null_argument"
 	// CodeNullHandle (error): a handle argument is 0
@@ -925,7 +931,7 @@ type CallOptions struct {
 	BaseDir string `json:"base_dir,omitempty"`
 	// Binding: The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
 	Binding *BindingIdentity `json:"binding,omitempty"`
-	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
+	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
 	CompletionWaitTimeout *float64 `json:"completion_wait_timeout,omitempty"`
 	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
@@ -935,9 +941,9 @@ type CallOptions struct {
 	PythonInterpreter string `json:"python_interpreter,omitempty"`
 	// PythonPrefix: The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
 	PythonPrefix string `json:"python_prefix,omitempty"`
-	// StartTimeoutSeconds: How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
+	// StartTimeoutSeconds: How long an adapter host may take to answer `start`, in seconds (a finite number above 0 and at most 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
 	StartTimeoutSeconds *float64 `json:"start_timeout_seconds,omitempty"`
-	// StderrLogBytes: Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
+	// StderrLogBytes: Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1 and at most 1073741824 (1 GiB); default 1048576 (1 MiB). Used by run, runtime start and environment start.
 	StderrLogBytes *uint64 `json:"stderr_log_bytes,omitempty"`
 	// Streaming: Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the Relay configuration is left as it is. Other calls ignore it.
 	Streaming *bool `json:"streaming,omitempty"`

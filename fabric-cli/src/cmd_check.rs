@@ -12,6 +12,7 @@ use fabric_config::{ErrorInfo, Stage};
 use fabric_host::Fabric;
 
 use crate::common::{parse_level, read_config, runtime_options};
+use crate::flags::{self, Seconds};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, exit_for, print_error, print_json};
 
 /// Arguments of `fabric check`.
@@ -22,17 +23,24 @@ pub struct Args {
     /// Level to check; earlier levels are checked first (live → active → ready).
     #[arg(long, default_value = "live", value_parser = parse_level)]
     pub level: HealthLevel,
-    /// The whole check's budget in seconds (positive, at most 86400).
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CHECK_TIMEOUT_SECONDS)]
-    pub timeout: f64,
-    /// Seconds the adapter host may take to answer `start`.
+    /// The whole check's budget in seconds (above 0, at most 86400).
     #[arg(
         long,
         value_name = "SECONDS",
-        allow_negative_numbers = true,
-        default_value_t = crate::common::default_start_timeout()
+        value_parser = flags::check_seconds,
+        allow_hyphen_values = true,
+        default_value_t = Seconds(DEFAULT_CHECK_TIMEOUT_SECONDS)
     )]
-    pub start_timeout: f64,
+    pub timeout: Seconds,
+    /// Seconds the adapter host may take to answer `start` (above 0, at most 10^9).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        value_parser = crate::flags::seconds,
+        allow_hyphen_values = true,
+        default_value_t = crate::flags::Seconds(crate::common::default_start_timeout())
+    )]
+    pub start_timeout: crate::flags::Seconds,
 }
 
 /// Runs `fabric check`.
@@ -43,7 +51,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     // Validate the request before starting anything (the runtime id is filled in later).
     let mut request = CheckRequest::runtime("runtime-pending").with_level(args.level);
-    request.timeout_seconds = Some(args.timeout);
+    request.timeout_seconds = Some(args.timeout.0);
     if let Err(mut info) = request.validate() {
         if info.path() == Some("timeout_seconds") {
             info = ErrorInfo::new(Stage::Config, info.code.clone(), info.message.clone())

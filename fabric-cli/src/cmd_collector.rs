@@ -9,7 +9,6 @@
 use fabric_config::codes;
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use fabric_config::{ErrorInfo, Stage};
 use fabric_relay::collector::{Collector, CollectorOptions, PUT_TIMEOUT};
@@ -17,6 +16,7 @@ use serde_json::json;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
+use crate::flags::{self, Seconds};
 use crate::output::{EXIT_INVALID, EXIT_OK, EXIT_RUNTIME, print_error, print_line};
 
 /// Shortest bearer token accepted from the environment (as upstream's collector).
@@ -47,9 +47,16 @@ struct ServeArgs {
     /// text: put TLS in front).
     #[arg(long)]
     allow_non_loopback: bool,
-    /// Seconds a record waits for room in a full queue before it is dropped.
-    #[arg(long, default_value_t = PUT_TIMEOUT.as_secs_f64())]
-    backpressure_timeout: f64,
+    /// Seconds a record waits for room in a full queue before it is dropped (above 0, at
+    /// most 10^9).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = Seconds(PUT_TIMEOUT.as_secs_f64()),
+        value_parser = flags::seconds,
+        allow_hyphen_values = true
+    )]
+    backpressure_timeout: Seconds,
 }
 
 fn invalid(code: &str, field: &str, message: String) -> ExitCode {
@@ -72,13 +79,6 @@ fn serve(args: ServeArgs) -> ExitCode {
                 "--listen {} is not a loopback address; pass --allow-non-loopback to serve it",
                 args.listen
             ),
-        );
-    }
-    if !(args.backpressure_timeout.is_finite() && args.backpressure_timeout > 0.0) {
-        return invalid(
-            codes::COLLECTOR_LISTEN_INVALID,
-            "--backpressure-timeout",
-            "--backpressure-timeout must be a positive number of seconds".into(),
         );
     }
     let from_env = std::env::var(&args.token_env)
@@ -109,7 +109,7 @@ fn serve(args: ServeArgs) -> ExitCode {
     let options = CollectorOptions {
         listen: args.listen,
         token: from_env.clone(),
-        put_timeout: Duration::from_secs_f64(args.backpressure_timeout),
+        put_timeout: args.backpressure_timeout.duration(),
     };
     let collector = match Collector::start(&options) {
         Ok(collector) => collector,

@@ -167,7 +167,8 @@ fn discovered(
         .as_ref()
         .map(|discovery| discovery.local_paths.clone())
         .unwrap_or_default();
-    let base = std::fs::canonicalize(base).unwrap_or_else(|_| base.to_path_buf());
+    let base = fabric_plan::resolve_base_dir(base).map_err(|error| plan_error(&error))?;
+    let base = std::fs::canonicalize(&base).unwrap_or(base);
     let catalog = fabric_plan::discovery::discover_all(&DiscoveryOptions::from_env(&local, &base))
         .map_err(|error| plan_error(&error))?;
     let target = match (&config.workflow, target) {
@@ -225,7 +226,10 @@ pub fn adapters(args: AdaptersArgs) -> ExitCode {
             Err(info) => return print_error(&info, EXIT_INVALID),
         },
     };
-    let base = std::fs::canonicalize(&base).unwrap_or(base);
+    let base = match fabric_plan::resolve_base_dir(&base) {
+        Ok(base) => std::fs::canonicalize(&base).unwrap_or(base),
+        Err(error) => return print_error(&plan_error(&error), EXIT_INVALID),
+    };
     let options = DiscoveryOptions::from_env(&local, &base);
     let catalog = match fabric_plan::discovery::discover_all(&options) {
         Ok(catalog) => catalog,

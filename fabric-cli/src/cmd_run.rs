@@ -73,14 +73,15 @@ pub struct Args {
     /// the result as the last line.
     #[arg(long, conflicts_with_all = ["inputs", "check_level", "stream"])]
     pub stream_atof: bool,
-    /// Seconds the adapter host may take to answer `start`.
+    /// Seconds the adapter host may take to answer `start` (above 0, at most 10^9).
     #[arg(
         long,
         value_name = "SECONDS",
-        allow_negative_numbers = true,
-        default_value_t = crate::common::default_start_timeout()
+        value_parser = crate::flags::seconds,
+        allow_hyphen_values = true,
+        default_value_t = crate::flags::Seconds(crate::common::default_start_timeout())
     )]
-    pub start_timeout: f64,
+    pub start_timeout: crate::flags::Seconds,
     /// Print the full RunResult JSON even on a terminal (piped output is always JSON).
     #[arg(long)]
     pub json: bool,

@@ -46,21 +46,23 @@ pub enum Command {
 pub struct PrepareArgs {
     #[command(flatten)]
     pub config: crate::ConfigArgs,
-    /// Seconds the service host may take to answer `start`.
+    /// Seconds the service host may take to answer `start` (above 0, at most 10^9).
     #[arg(
         long,
         value_name = "SECONDS",
-        allow_negative_numbers = true,
-        default_value_t = crate::common::default_start_timeout()
+        value_parser = crate::flags::seconds,
+        allow_hyphen_values = true,
+        default_value_t = crate::flags::Seconds(crate::common::default_start_timeout())
     )]
-    pub start_timeout: f64,
+    pub start_timeout: crate::flags::Seconds,
 }
 
 /// Arguments of `fabric service release`.
 #[derive(Debug, clap::Args)]
 pub struct ReleaseArgs {
     /// The `pid` that `fabric service prepare` printed.
-    pub pid: u32,
+    #[arg(value_name = "PID", value_parser = crate::flags::pid, allow_hyphen_values = true)]
+    pub pid: crate::flags::Pid,
 }
 
 /// Runs `fabric service ...`.
@@ -142,8 +144,8 @@ fn is_prepare_process(pid: u32) -> bool {
 }
 
 fn release(args: ReleaseArgs) -> ExitCode {
-    let pid = args.pid;
-    if pid == 0 || !is_prepare_process(pid) {
+    let pid = args.pid.0;
+    if !is_prepare_process(pid) {
         let info = ErrorInfo::new(
             Stage::Stop,
             codes::INVALID_ARGUMENT,

@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use fabric_config::Stage;
+use fabric_config::{ErrorInfo, Stage};
 
 use crate::common::{config_dir, read_config, verdict};
 use crate::output::{EXIT_INVALID, EXIT_OK, print_error, print_json};
@@ -54,7 +54,15 @@ pub fn run(args: Args) -> ExitCode {
         }
     }
     let config = match &args.base_dir {
-        Some(base_dir) => config.resolve_paths(base_dir),
+        Some(base_dir) => match fabric_plan::resolve_base_dir(base_dir) {
+            // Anchored as given (a relative --base-dir prints relative paths).
+            Ok(_) => config.resolve_paths(base_dir),
+            Err(error) => {
+                let mut info = ErrorInfo::from(error).with_metadata("path", "--base-dir");
+                info.stage = Stage::Config;
+                return print_error(&info, EXIT_INVALID);
+            }
+        },
         None => config,
     };
     for key in config.tolerated_unknown_keys() {

@@ -94,14 +94,14 @@ pub fn base_dir(args: &crate::ConfigArgs) -> PathBuf {
 }
 
 /// The options of a command that starts a runtime: `--base-dir` (else the config file's
-/// directory) and `--start-timeout` (seconds; the C ABI's `start_timeout_seconds`, same
-/// rule: a finite number above 0, else `invalid_timeout_seconds` at `--start-timeout`).
+/// directory) and `--start-timeout` (the C ABI's `start_timeout_seconds`; its range is
+/// checked by [`crate::flags::seconds`], the same rule).
 pub fn runtime_options(
     args: &crate::ConfigArgs,
-    start_timeout: Option<f64>,
+    start_timeout: Option<crate::flags::Seconds>,
 ) -> Result<RunOptions, ErrorInfo> {
     let call = CallOptions {
-        start_timeout_seconds: start_timeout,
+        start_timeout_seconds: start_timeout.map(|seconds| seconds.0),
         ..CallOptions::default()
     };
     call.validate().map_err(|error| {

@@ -24,6 +24,7 @@ mod cmd_schema;
 mod cmd_service;
 mod cmd_validate;
 mod common;
+mod flags;
 mod human;
 mod interrupt;
 mod output;
@@ -93,7 +94,10 @@ pub struct ConfigArgs {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => return flags::report(error),
+    };
     match cli.command {
         Command::Validate(args) => cmd_validate::run(args),
         Command::Schema(args) => cmd_schema::run(args),

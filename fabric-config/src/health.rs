@@ -329,7 +329,7 @@ impl CheckRequest {
             }
         }
         if let Some(t) = self.timeout_seconds
-            && !(t.is_finite() && t > 0.0 && t <= MAX_CHECK_TIMEOUT_SECONDS)
+            && !crate::seconds::in_range(t, MAX_CHECK_TIMEOUT_SECONDS)
         {
             return invalid(
                 "timeout_seconds",
@@ -343,7 +343,7 @@ impl CheckRequest {
     /// value here falls back to the default.
     pub fn timeout(&self) -> Duration {
         let secs = match self.timeout_seconds {
-            Some(t) if t.is_finite() && t > 0.0 && t <= MAX_CHECK_TIMEOUT_SECONDS => t,
+            Some(t) if crate::seconds::in_range(t, MAX_CHECK_TIMEOUT_SECONDS) => t,
             _ => DEFAULT_CHECK_TIMEOUT_SECONDS,
         };
         Duration::from_secs_f64(secs)

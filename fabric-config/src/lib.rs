@@ -59,6 +59,7 @@ pub mod relay_collector;
 pub mod request;
 pub mod result;
 pub mod schema;
+pub mod seconds;
 pub mod service;
 pub mod stats;
 pub mod stream;

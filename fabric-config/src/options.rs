@@ -25,6 +25,7 @@ use serde_json::Value;
 use std::time::Duration;
 
 use crate::error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind};
+use crate::seconds::{self, MAX_TIMEOUT_SECONDS};
 use crate::validate::{decode_error, decode_json_str};
 
 /// Options of one call (the `options_json` argument of the C ABI).
@@ -57,7 +58,7 @@ pub struct CallOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub python_interpreter: Option<String>,
     /// How long an adapter host may take to answer `start`, in seconds (a finite number
-    /// above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A
+    /// above 0 and at most 10^9). Default 90 (upstream `host_timeout`). A
     /// host that does not answer in time fails the start with `timeout` (stage `start`,
     /// `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment
     /// start; the other calls ignore it.
@@ -65,14 +66,15 @@ pub struct CallOptions {
     pub start_timeout_seconds: Option<f64>,
     /// Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME,
     /// often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output,
-    /// so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run,
+    /// so at most twice this is kept. At least 1 and at most 1073741824 (1 GiB); default
+    /// 1048576 (1 MiB). Used by run,
     /// runtime start and environment start.
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
         deserialize_with = "crate::number::option_u64_integral"
     )]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 1073741824u64))]
     pub stderr_log_bytes: Option<u64>,
     /// Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's
     /// Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the
@@ -85,7 +87,7 @@ pub struct CallOptions {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch_collector: Option<bool>,
     /// Runtime start with `streaming`: seconds upstream's embedded collector waits for a
-    /// late Pi `agent_settled` marker (a finite number above 0; default 1). The core's
+    /// late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's
     /// collector has no Pi turn-window correlation, so the value is validated and kept for
     /// compatibility only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -117,8 +119,8 @@ pub struct BindingIdentity {
 /// Longest accepted `options.binding` text field, in bytes.
 pub const BINDING_FIELD_MAX_BYTES: usize = 256;
 
-/// Largest start timeout honoured, in seconds (longer values are clamped).
-const MAX_TIMEOUT_SECONDS: f64 = 1.0e9;
+/// Largest accepted `stderr_log_bytes` (1 GiB per segment: the log may live in RAM).
+pub const MAX_STDERR_LOG_BYTES: u64 = 1 << 30;
 
 impl CallOptions {
     /// The JSON path prefix of every error about an options document.
@@ -142,15 +144,19 @@ impl CallOptions {
         Ok(options)
     }
 
-    /// Checks the values: `start_timeout_seconds` must be a finite number above 0
-    /// (`invalid_timeout_seconds` at `options.start_timeout_seconds`); `stderr_log_bytes`
-    /// at least 1 (`invalid_value`).
+    /// Checks the values: `start_timeout_seconds` and `completion_wait_timeout` must be
+    /// finite numbers above 0 and at most 10^9 (`invalid_timeout_seconds` at
+    /// `options.<field>`); `stderr_log_bytes` between 1 and 1 GiB, and the paths
+    /// (`base_dir`, `python_prefix`, `python_interpreter`) without a NUL byte
+    /// (`invalid_value`).
     pub fn validate(&self) -> Result<(), ConfigError> {
-        if self.stderr_log_bytes == Some(0) {
+        if let Some(bytes) = self.stderr_log_bytes
+            && !(1..=MAX_STDERR_LOG_BYTES).contains(&bytes)
+        {
             return Err(ConfigError::Decode {
                 kind: DecodeErrorKind::InvalidValue,
                 path: format!("{}.stderr_log_bytes", CallOptions::PATH),
-                message: "must be at least 1".to_owned(),
+                message: "must be at least 1 and at most 1073741824 (1 GiB)".to_owned(),
             });
         }
         if self.launch_collector.is_some() && self.streaming != Some(true) {
@@ -161,7 +167,7 @@ impl CallOptions {
             }));
         }
         if let Some(seconds) = self.completion_wait_timeout
-            && !(seconds.is_finite() && seconds > 0.0)
+            && !seconds::in_range(seconds, MAX_TIMEOUT_SECONDS)
         {
             return Err(ConfigError::Invalid(ConfigFinding {
                 rule: ConfigRule::TimeoutSecondsInvalid,
@@ -188,23 +194,36 @@ impl CallOptions {
                 }
             }
         }
-        if let Some(seconds) = self.start_timeout_seconds {
-            if !(seconds.is_finite() && seconds > 0.0) {
-                return Err(ConfigError::Invalid(ConfigFinding {
-                    rule: ConfigRule::TimeoutSecondsInvalid,
-                    path: format!("{}.start_timeout_seconds", CallOptions::PATH),
-                    detail: None,
-                }));
+        if let Some(seconds) = self.start_timeout_seconds
+            && !seconds::in_range(seconds, MAX_TIMEOUT_SECONDS)
+        {
+            return Err(ConfigError::Invalid(ConfigFinding {
+                rule: ConfigRule::TimeoutSecondsInvalid,
+                path: format!("{}.start_timeout_seconds", CallOptions::PATH),
+                detail: None,
+            }));
+        }
+        let paths = [
+            ("base_dir", &self.base_dir),
+            ("python_prefix", &self.python_prefix),
+            ("python_interpreter", &self.python_interpreter),
+        ];
+        for (field, value) in paths {
+            if value.as_deref().is_some_and(|path| path.contains('\0')) {
+                return Err(ConfigError::Decode {
+                    kind: DecodeErrorKind::InvalidValue,
+                    path: format!("{}.{field}", CallOptions::PATH),
+                    message: "a path must not contain a NUL byte".to_owned(),
+                });
             }
         }
         Ok(())
     }
 
-    /// `start_timeout_seconds` as a duration (clamped to 10^9 s), when set and valid.
+    /// `start_timeout_seconds` as a duration, when set and valid.
     pub fn start_timeout(&self) -> Option<Duration> {
         self.start_timeout_seconds
-            .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
-            .map(|seconds| Duration::from_secs_f64(seconds.min(MAX_TIMEOUT_SECONDS)))
+            .and_then(|seconds| seconds::duration(seconds, MAX_TIMEOUT_SECONDS))
     }
 }
 
@@ -280,12 +299,12 @@ mod tests {
         let options = CallOptions::from_json_str(r#"{"start_timeout_seconds": 0.25}"#).unwrap();
         assert_eq!(options.start_timeout(), Some(Duration::from_millis(250)));
         assert_eq!(CallOptions::default().start_timeout(), None);
-        let huge = CallOptions::from_json_str(r#"{"start_timeout_seconds": 1e300}"#).unwrap();
+        let longest = CallOptions::from_json_str(r#"{"start_timeout_seconds": 1e9}"#).unwrap();
         assert_eq!(
-            huge.start_timeout(),
+            longest.start_timeout(),
             Some(Duration::from_secs(1_000_000_000))
         );
-        for bad in ["0", "-1", "0.0"] {
+        for bad in ["0", "-1", "0.0", "1e300", "1000000001"] {
             let error =
                 CallOptions::from_json_str(&format!(r#"{{"start_timeout_seconds": {bad}}}"#))
                     .unwrap_err();
@@ -301,7 +320,14 @@ mod tests {
     fn stderr_log_bytes_is_at_least_one() {
         let options = CallOptions::from_json_str(r#"{"stderr_log_bytes": 4096}"#).unwrap();
         assert_eq!(options.stderr_log_bytes, Some(4096));
-        for bad in ["0", "-1", "1.5"] {
+        for bad in [
+            "0",
+            "-1",
+            "1.5",
+            "1073741825",
+            "18446744073709551615",
+            "1e30",
+        ] {
             let error = CallOptions::from_json_str(&format!(r#"{{"stderr_log_bytes": {bad}}}"#))
                 .unwrap_err();
             assert_eq!(error.path(), Some("options.stderr_log_bytes"), "{bad}");

@@ -72,11 +72,13 @@ impl RunOptions {
             if let Some(launch) = options.launch_collector {
                 streaming.launch_collector = launch;
             }
-            if let Some(seconds) = options
-                .completion_wait_timeout
-                .filter(|s| s.is_finite() && *s > 0.0)
-            {
-                streaming.completion_wait = std::time::Duration::from_secs_f64(seconds.min(1.0e9));
+            if let Some(wait) = options.completion_wait_timeout.and_then(|seconds| {
+                fabric_config::seconds::duration(
+                    seconds,
+                    fabric_config::seconds::MAX_TIMEOUT_SECONDS,
+                )
+            }) {
+                streaming.completion_wait = wait;
             }
             runtime.relay_streaming = Some(streaming);
         }

@@ -60,6 +60,11 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
     for finding in &config_findings {
         checks.push(from_error("config", finding));
     }
+    if let Err(error) = planner::resolve_base_dir(&base_dir) {
+        // Every later check would look at a lossily converted path.
+        checks.push(from_error("base_dir", &error));
+        return DoctorReport::new(config.metadata.name.clone(), checks);
+    }
 
     let discovery = planner::discovery_options(config, &base_dir, options);
     let resolution = planner::resolve(config, &discovery);

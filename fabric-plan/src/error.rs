@@ -154,6 +154,17 @@ pub enum PlanError {
         /// Why.
         reason: String,
     },
+    /// The base directory is not valid UTF-8: the config's relative paths are anchored at it
+    /// and cross JSON documents (the plan, the adapter's config), which cannot hold it, so
+    /// it is refused rather than converted lossily (`\u{FFFD}` would name another path).
+    #[error(
+        "the base directory {} is not valid UTF-8: the config's paths are anchored at it and passed on in JSON, which cannot hold it; move the config or choose a UTF-8 base directory (--base-dir, options.base_dir)",
+        escaped(base_dir)
+    )]
+    BaseDirNotUtf8 {
+        /// The directory.
+        base_dir: PathBuf,
+    },
     /// The planned descriptor fingerprint differs from the expected one.
     #[error("adapter descriptor mismatch for `{adapter_id}`: expected {expected}, found {actual}")]
     DescriptorMismatch {
@@ -186,6 +197,24 @@ fn origin_note(origin: &Option<DescriptorOrigin>) -> String {
     }
 }
 
+/// `path` with every byte that is not UTF-8 escaped (`/srv/d\xFF`), in backquotes.
+fn escaped(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    format!(
+        "`{}`",
+        path.as_os_str()
+            .as_bytes()
+            .utf8_chunks()
+            .fold(String::new(), |mut text, chunk| {
+                text.push_str(chunk.valid());
+                for byte in chunk.invalid() {
+                    text.push_str(&format!("\\x{byte:02X}"));
+                }
+                text
+            })
+    )
+}
+
 fn skipped_note(skipped: &[PathBuf]) -> String {
     if skipped.is_empty() {
         return String::new();
@@ -213,6 +242,7 @@ pub const PLAN_ERROR_CODES: &[&str] = &[
     codes::MODEL_ROLE_AMBIGUOUS,
     codes::TARGET_MISMATCH,
     codes::DESCRIPTOR_MISMATCH,
+    codes::BASE_DIR_NOT_UTF8,
 ];
 
 impl PlanError {
@@ -233,6 +263,7 @@ impl PlanError {
             PlanError::ModelRoleAmbiguous { .. } => codes::MODEL_ROLE_AMBIGUOUS,
             PlanError::TargetMismatch { .. } => codes::TARGET_MISMATCH,
             PlanError::DescriptorMismatch { .. } => codes::DESCRIPTOR_MISMATCH,
+            PlanError::BaseDirNotUtf8 { .. } => codes::BASE_DIR_NOT_UTF8,
         }
     }
 
@@ -249,6 +280,7 @@ impl PlanError {
             PlanError::ModelRoleAmbiguous { .. } => Some("models"),
             PlanError::AdapterNotFound { .. } => Some("harness.adapter_id"),
             PlanError::TargetNotFound { .. } => Some("workflow.target_id"),
+            PlanError::BaseDirNotUtf8 { .. } => Some("base_dir"),
             _ => None,
         }
     }

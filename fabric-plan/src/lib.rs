@@ -68,7 +68,7 @@ pub use load::{
     LoadedAdapter, LoadedTarget, check_target_for_adapter, load_adapter_descriptor,
     load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor,
 };
-pub use planner::{PlanOptions, plan};
+pub use planner::{PlanOptions, plan, resolve_base_dir};
 pub use python_check::{IMPORT_CHECK_TIMEOUT, python_interpreter};
 /// The Relay plugin document of a config (the plan's `telemetry_plan.relay_config`).
 pub use relay::relay_config;

@@ -72,6 +72,17 @@ impl Resolution {
     }
 }
 
+/// The absolute, lexically normalized base directory, refused when it is not valid UTF-8
+/// ([`PlanError::BaseDirNotUtf8`]): the plan and the adapter's config carry the paths
+/// anchored at it as JSON strings, which a lossy conversion would silently change.
+pub fn resolve_base_dir(base_dir: &Path) -> Result<PathBuf, PlanError> {
+    let absolute = absolute_base(base_dir);
+    if absolute.to_str().is_none() {
+        return Err(PlanError::BaseDirNotUtf8 { base_dir: absolute });
+    }
+    Ok(absolute)
+}
+
 /// Absolute, lexically normalized base directory.
 pub(crate) fn absolute_base(base_dir: &Path) -> PathBuf {
     let absolute = if base_dir.is_absolute() {
@@ -159,7 +170,7 @@ pub fn plan(
     base_dir: &Path,
     options: &PlanOptions,
 ) -> Result<RunPlan, PlanError> {
-    let base_dir = absolute_base(base_dir);
+    let base_dir = resolve_base_dir(base_dir)?;
     if let Some(first) = config_findings(config).into_iter().next() {
         return Err(first);
     }

@@ -12,21 +12,22 @@
 //! every question (the installed catalog, upstream's descriptor normalization and
 //! fingerprints, upstream's agent schema) at test time.
 //!
-//! Policy: when that interpreter is unusable, [`require`] prints one loud
-//! `SKIPPED <suite>: <reason>` line straight to stderr (not captured by the test harness)
-//! and the test returns; with `CI` set (anything but empty, `0` or `false`) it panics with
-//! the same reason instead.
+//! Policy: when that interpreter is unusable, [`require`] applies the one rule for a missing
+//! dependency (`tests/dependency.rs`): the test fails with the reason and how to get the
+//! oracles, unless `FABRIC_ALLOW_SKIPS=1` turns it into a loud `SKIPPED <test>: <reason>`.
 
 #![allow(dead_code)]
 
-use std::io::Write;
+#[path = "../dependency.rs"]
+pub mod dependency;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-/// How to get the oracles, printed with every skip or CI failure.
+/// How to get the oracles, printed with every failure (or skip).
 pub const HOW: &str = "run scripts/setup.sh or set FABRIC_TEST_PYTHON";
 
 /// The workspace root: the nearest ancestor of the including crate that holds this file.
@@ -42,39 +43,10 @@ fn oracle_script() -> PathBuf {
     workspace_root().join("tests/upstream/oracle.py")
 }
 
-/// True when the `CI` environment variable asks for mandatory dependencies.
-pub fn in_ci() -> bool {
-    std::env::var("CI").is_ok_and(|v| {
-        let v = v.trim().to_ascii_lowercase();
-        !(v.is_empty() || v == "0" || v == "false" || v == "no")
-    })
-}
-
-/// The name of the running test, for skip lines: `<package>/<test target>::<test>`.
-pub fn suite_name() -> String {
-    let thread = std::thread::current();
-    let test = thread.name().filter(|n| *n != "main").unwrap_or("*");
-    format!(
-        "{}/{}::{test}",
-        env!("CARGO_PKG_NAME"),
-        env!("CARGO_CRATE_NAME")
-    )
-}
-
-/// Applies the skip policy for a missing dependency: panics in CI, otherwise prints
-/// `SKIPPED <suite>: <reason>` (once per test) to the real stderr and returns.
+/// Applies the rule for a missing dependency (`tests/dependency.rs`): panics, or with
+/// `FABRIC_ALLOW_SKIPS=1` prints `SKIPPED <test>: <reason>` once per test and returns.
 pub fn skip_or_fail(reason: &str) {
-    let suite = suite_name();
-    if in_ci() {
-        panic!("{suite}: {reason} (CI is set, so this is a failure, not a skip)");
-    }
-    // Once per test, however often it asks.
-    static REPORTED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
-    let mut reported = REPORTED.lock().unwrap_or_else(|e| e.into_inner());
-    if !reported.contains(&suite) {
-        let _ = writeln!(std::io::stderr().lock(), "SKIPPED {suite}: {reason}");
-        reported.push(suite);
-    }
+    dependency::unavailable(reason);
 }
 
 /// An interpreter with upstream 0.5.0 installed, and what it reported about itself.
@@ -83,7 +55,7 @@ pub struct Upstream {
     catalog_path: PathBuf,
 }
 
-/// The upstream oracle, or `None` after [`skip_or_fail`] (the caller returns).
+/// The upstream oracle, or `None` after [`skip_or_fail`] allowed a skip (the caller returns).
 pub fn require() -> Option<&'static Upstream> {
     match locate() {
         Ok(upstream) => Some(upstream),

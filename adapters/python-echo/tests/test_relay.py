@@ -14,16 +14,12 @@ import pytest
 
 from test_echo import SRC, Host, _context, invoke_msg, result_of
 
-pytest.importorskip("nemo_fabric_adapters.common.lifecycle")
-
 
 def _require_relay() -> None:
     try:
         import nemo_relay  # noqa: F401
     except ImportError:
-        if os.environ.get("CI"):
-            pytest.fail("nemo_relay must be installed in CI (nemo-fabric[streaming])")
-        pytest.skip("nemo_relay is not installed")
+        pytest.skip("nemo_relay is missing; install it: scripts/setup.sh (pip install 'nemo-fabric[streaming]==0.5.0')")
 
 
 def test_relay_off_never_imports_nemo_relay():

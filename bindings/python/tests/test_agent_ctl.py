@@ -3,7 +3,8 @@ NeMo Fabric 0.5.0's own bridge client in Python (``nemo_fabric.runtime_server.tr
 which validates every response with the SDK's ``RuntimeHandle`` / ``RunResult`` models.
 
 Needs the built ``target/debug/fabric-agent-ctl`` (``cargo build``) and upstream 0.5.0 in the
-running interpreter; in CI (``CI`` set) a missing dependency fails instead of skipping.
+running interpreter; a missing dependency fails the test
+(``tests/fabric_dependency.py``; ``FABRIC_ALLOW_SKIPS=1`` skips instead).
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ from fcsupport import REPO, SCRIPTED_DIR, _scripted_binary_present, echo_adapter
 
 def _require(condition: bool, message: str) -> None:
     if not condition:
-        if os.environ.get("CI"):
-            pytest.fail(message)
         pytest.skip(message)
 
 

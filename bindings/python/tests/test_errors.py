@@ -172,7 +172,7 @@ def test_native_unavailable_on_abi_mismatch(tmp_path) -> None:
         ["cc", "-shared", "-fPIC", "-o", str(library), str(source)], capture_output=True, text=True
     )
     if compiled.returncode != 0:
-        pytest.skip(f"no C compiler: {compiled.stderr}")
+        pytest.skip(f"a C compiler (cc) is missing; install it: apt-get install gcc ({compiled.stderr.strip()})")
     script = textwrap.dedent(
         """
         from fabric_core import FabricNativeUnavailableError, native_version

@@ -2,7 +2,7 @@
 the mapping, its errors, the example rollout loop (examples/gym/gym_rollouts.py with two
 episodes), and validation of our output against our generated schema and against nemo-gym's
 own pydantic models (``FABRIC_GYM_PYTHON``: an interpreter with nemo-gym 0.7.0, made by
-scripts/setup.sh in .venv-gym; with CI set, a missing one fails)."""
+scripts/setup.sh in .venv-gym; a missing one fails the test, tests/fabric_dependency.py)."""
 
 from __future__ import annotations
 
@@ -233,8 +233,6 @@ print(json.dumps({"version": version("nemo-gym"), "key": key, "key_read": '"ng_a
 def gym_python() -> str:
     python = os.environ.get("FABRIC_GYM_PYTHON")
     if not python:
-        if os.environ.get("CI"):
-            pytest.fail("FABRIC_GYM_PYTHON must be set in CI (an interpreter with nemo-gym 0.7.0: scripts/setup.sh)")
         pytest.skip("FABRIC_GYM_PYTHON is not set (an interpreter with nemo-gym 0.7.0: scripts/setup.sh)")
     return python
 

@@ -215,7 +215,7 @@ def test_adapter_start_failure_keeps_its_cause(monkeypatch) -> None:
     from fabric_core import FabricConfig, FabricRuntimeError
 
     if not echo_adapter_importable():
-        pytest.skip("fabric_python_echo / nemo_fabric_adapters are not importable here")
+        pytest.skip("fabric_python_echo / nemo_fabric_adapters are missing; install them: scripts/setup.sh (pip install -e adapters/python-echo)")
     mapping = echo_config_mapping()
     mapping["harness"]["settings"]["require_env"] = "FABRIC_TEST_UNSET_CREDENTIAL"
     monkeypatch.delenv("FABRIC_TEST_UNSET_CREDENTIAL", raising=False)
@@ -291,7 +291,7 @@ def test_native_handles_are_kind_checked(config) -> None:
     asyncio.run(main())
 
 
-@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="needs /proc")
+@pytest.mark.skipif(not os.path.exists("/proc/self/stat"), reason="platform: needs /proc (Linux)")
 def test_host_is_gone_after_stop(config) -> None:
     async def main() -> int:
         async with await Fabric().start_runtime(config) as runtime:

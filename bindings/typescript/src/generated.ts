@@ -76,6 +76,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   adapter_not_found: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "no descriptor was discovered for the selected adapter id" },
   adapter_runner_invalid: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "the descriptor's runner cannot be launched" },
   artifact_rejected: { stage: "artifact", retryable: false, classOverride: null, origin: "host", summary: "an artifact the adapter listed is outside the artifact root or unreadable" },
+  base_dir_not_utf8: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)" },
   blank_adapter_id: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "harness.adapter_id must be a non-blank string" },
   blank_discovery_path: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "discovery local paths must not be blank" },
   blank_env_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "environment variable names must not be blank" },
@@ -92,7 +93,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   blank_tool_definition_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool definition names must not be blank" },
   blank_tool_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool names must not be blank" },
   cleanup_unconfirmed: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox" },
-  collector_listen_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout" },
+  collector_listen_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback" },
   collector_request_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)" },
   collector_start_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone" },
   collector_token_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters" },
@@ -200,6 +201,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   native_library_unloadable: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library exists but cannot be loaded" },
   native_symbol_missing: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library lacks a required symbol" },
   node_lost: { stage: "invoke", retryable: false, classOverride: null, origin: "binding", summary: "the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown" },
+  nul_byte: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "paths and environment variable values must not contain a NUL byte" },
   null_argument: { stage: null, retryable: false, classOverride: null, origin: "abi", summary: "a required pointer argument is NULL" },
   null_handle: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument is 0" },
   openai_stream_protocol_error: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "the adapter broke the OpenAI stream transport (framing, authentication, sequence, identity, chunk shape, missing end record); the runtime is failed" },
@@ -342,6 +344,8 @@ export const Code = {
   ARTIFACT_REJECTED: "artifact_rejected",
   /** (reason) Gym gap: ATOF records that belong to none of the results */
   ATOF_RECORDS_UNCORRELATED: "atof_records_uncorrelated",
+  /** (error) the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only) */
+  BASE_DIR_NOT_UTF8: "base_dir_not_utf8",
   /** (error) harness.adapter_id must be a non-blank string */
   BLANK_ADAPTER_ID: "blank_adapter_id",
   /** (error) discovery local paths must not be blank */
@@ -378,7 +382,7 @@ export const Code = {
   CLEANUP_UNCONFIRMED: "cleanup_unconfirmed",
   /** (reason) software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown */
   COLLECTION_DEADLINE_EXCEEDED: "collection_deadline_exceeded",
-  /** (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout */
+  /** (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback */
   COLLECTOR_LISTEN_INVALID: "collector_listen_invalid",
   /** (error) the ATOF collector refused or failed a request (registration, stream, deregistration) */
   COLLECTOR_REQUEST_FAILED: "collector_request_failed",
@@ -622,6 +626,8 @@ export const Code = {
   NATIVE_SYMBOL_MISSING: "native_symbol_missing",
   /** (error) the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown */
   NODE_LOST: "node_lost",
+  /** (error) paths and environment variable values must not contain a NUL byte */
+  NUL_BYTE: "nul_byte",
   /** (error) a required pointer argument is NULL */
   NULL_ARGUMENT: "null_argument",
   /** (error) a handle argument is 0 */
@@ -916,7 +922,7 @@ export interface CallOptions {
   base_dir?: string | null;
   /** The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled. */
   binding?: BindingIdentity | null;
-  /** Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only. */
+  /** Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only. */
   completion_wait_timeout?: number | null;
   /** Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it. */
   expected_descriptor_sha256?: string | null;
@@ -926,9 +932,9 @@ export interface CallOptions {
   python_interpreter?: string | null;
   /** The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated. */
   python_prefix?: string | null;
-  /** How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it. */
+  /** How long an adapter host may take to answer `start`, in seconds (a finite number above 0 and at most 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it. */
   start_timeout_seconds?: number | null;
-  /** Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start. */
+  /** Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1 and at most 1073741824 (1 GiB); default 1048576 (1 MiB). Used by run, runtime start and environment start. */
   stderr_log_bytes?: number | null;
   /** Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the Relay configuration is left as it is. Other calls ignore it. */
   streaming?: boolean | null;

@@ -441,3 +441,22 @@ function exchangeOnce(
     socket.write(line);
   });
 }
+
+/**
+ * The one rule for a test whose dependency is missing (the same rule as the repository's
+ * Rust and pytest suites): the test FAILS, naming what to install, unless
+ * `FABRIC_ALLOW_SKIPS=1` asks for a partial run. For node:test's `skip` option: returns
+ * `false` when `present`; when not, throws (the test file fails with the message) or, with
+ * `FABRIC_ALLOW_SKIPS=1`, returns the skip reason.
+ *
+ * ```ts
+ * const skip = dependencySkip(fs.existsSync(CLI), CLI, "cargo build --workspace");
+ * test("fabric run drives the adapter", { skip }, () => { ... });
+ * ```
+ */
+export function dependencySkip(present: boolean, what: string, install: string): string | false {
+  if (present) return false;
+  const reason = `${what} is missing; install it: ${install}`;
+  if ((process.env.FABRIC_ALLOW_SKIPS ?? "").trim() === "1") return `${reason} (FABRIC_ALLOW_SKIPS=1)`;
+  throw new Error(`${reason} (or set FABRIC_ALLOW_SKIPS=1 for a partial run that skips these tests)`);
+}

@@ -4,7 +4,7 @@
 //! and its request-side failures. Each response is reduced to what both implementations
 //! must agree on — the envelope (operation, status, changed, error code / stage / effects)
 //! and the SDK payload fields upstream defines (ids normalized) — and the exit codes must
-//! match. Skip policy: tests/upstream/mod.rs (with CI=1 a missing venv fails).
+//! match. A missing venv fails them (tests/dependency.rs; FABRIC_ALLOW_SKIPS=1 skips).
 
 use crate::support;
 

@@ -67,7 +67,7 @@ fn bad_input_exits_2_and_start_failure_exits_3() {
     let output = fabric(&["check", &config, "--timeout", "0"]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
     let error = stdout_json(&output);
-    assert_eq!(error["error"]["code"], "invalid_check_request");
+    assert_eq!(error["error"]["code"], "invalid_timeout_seconds");
     assert_eq!(error["error"]["path"], "--timeout");
 
     let output = fabric(&["check", &config, "--level", "extreme"]);

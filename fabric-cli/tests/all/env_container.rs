@@ -4,8 +4,8 @@
 //! oversized files in its artifacts refused one by one), release leaving neither
 //! container nor directory; `sandbox_image_mismatch`, `sandbox_identity_changed` and an
 //! unpinned image. The image comes from `scripts/container-image.sh` (once per process; the
-//! script caches by the binaries' hash). Without podman these tests skip with a printed
-//! reason, except with `CI=1`, where a missing podman fails them.
+//! script caches by the binaries' hash). Without podman these tests fail, naming what to
+//! install, unless `FABRIC_ALLOW_SKIPS=1` (`tests/dependency.rs`).
 
 use crate::support;
 
@@ -19,18 +19,15 @@ use fabric_config::FabricConfig;
 use fabric_host::{Environment, Fabric, RunOptions};
 use serde_json::{Value, json};
 
-/// Whether podman can be used; `false` (after printing why) only outside CI.
+/// Whether podman can be used; `false` only when `FABRIC_ALLOW_SKIPS=1` allowed the skip
+/// (`tests/dependency.rs`).
 fn podman_available() -> bool {
     let found = Command::new("podman")
         .arg("--version")
         .output()
         .is_ok_and(|output| output.status.success());
     if !found {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("1"),
-            "podman is required with CI=1 (apt-get install podman runc)"
-        );
-        eprintln!("SKIPPED: podman is not installed (apt-get install podman runc)");
+        support::dependency::missing("podman", "apt-get install podman runc (scripts/setup.sh)");
     }
     found
 }

@@ -15,6 +15,8 @@ mod env_runtime;
 mod export_gym;
 mod help;
 mod interrupt;
+mod numeric_flags;
+mod os_strings;
 mod plan;
 mod relay;
 mod run;

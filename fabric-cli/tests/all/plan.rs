@@ -1,7 +1,7 @@
 //! `fabric plan|doctor|inspect|adapters` end to end over descriptors of upstream's installed
 //! 0.5.0 adapter catalog, and the side-by-side comparison with upstream nemo-fabric 0.5.0.
 //! The upstream venv is located by `support::upstream` (`FABRIC_TEST_PYTHON` or `.venv`);
-//! without it these tests are skipped loudly (failed when `CI` is set).
+//! without it these tests fail, unless `FABRIC_ALLOW_SKIPS=1` (tests/dependency.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -279,7 +279,7 @@ fn python_path() -> std::ffi::OsString {
 
 #[test]
 fn upstream_style_python_adapter_runs_unchanged() {
-    // An interpreter with nemo-fabric-adapters-common 0.5.0 (skipped loudly without it).
+    // An interpreter with nemo-fabric-adapters-common 0.5.0 (a failure without it, tests/dependency.rs).
     let Some(upstream) = support::upstream::require() else {
         return;
     };

@@ -81,5 +81,13 @@ declare! {
             O::Plan,
             "the descriptor's sha256 differs from the expected fingerprint",
         ),
+        BASE_DIR_NOT_UTF8 = "base_dir_not_utf8" => code(
+            Some(S::Plan),
+            O::Plan,
+            "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)",
+        )
+        .with_hint(
+            "move the config under a UTF-8 path, or anchor it elsewhere with --base-dir (options.base_dir)",
+        ),
     ];
 }

@@ -58,6 +58,11 @@ config_rules! {
     DiscoveryPathBlank => "blank_discovery_path", "discovery local paths must not be blank";
     /// A `skills.paths` entry is blank.
     SkillPathBlank => "blank_skill_path", "skill paths must not be blank";
+    /// A path (`environment.workspace`, `environment.artifacts`, `runtime.artifacts`,
+    /// `skills.paths`, `discovery.local_paths`, `relay.output_dir`) or an `environment.env`
+    /// value contains a NUL byte, which no path or environment variable can hold.
+    NulByte => "nul_byte",
+        "paths and environment variable values must not contain a NUL byte";
     /// An `environment.env` variable name is blank.
     EnvNameBlank => "blank_env_name", "environment variable names must not be blank";
     /// A name appears in both `environment.env` and `environment.env_names`.

@@ -37,21 +37,21 @@ impl FabricConfig {
         }
         if let Some(discovery) = &self.discovery {
             for (index, path) in discovery.local_paths.iter().enumerate() {
+                let at = join_index("discovery.local_paths", index);
                 if is_blank(path) {
-                    out.push(finding(
-                        ConfigRule::DiscoveryPathBlank,
-                        join_index("discovery.local_paths", index),
-                    ));
+                    out.push(finding(ConfigRule::DiscoveryPathBlank, at));
+                } else {
+                    check_nul(out, at, path);
                 }
             }
         }
         if let Some(skills) = &self.skills {
             for (index, path) in skills.paths.iter().enumerate() {
+                let at = join_index("skills.paths", index);
                 if is_blank(path) {
-                    out.push(finding(
-                        ConfigRule::SkillPathBlank,
-                        join_index("skills.paths", index),
-                    ));
+                    out.push(finding(ConfigRule::SkillPathBlank, at));
+                } else {
+                    check_nul(out, at, path);
                 }
             }
         }
@@ -61,7 +61,13 @@ impl FabricConfig {
         let Some(environment) = &self.environment else {
             return;
         };
-        for name in environment.env.keys() {
+        if let Some(workspace) = &environment.workspace {
+            check_nul(out, "environment.workspace".into(), workspace);
+        }
+        if let Some(artifacts) = &environment.artifacts {
+            check_nul(out, "environment.artifacts".into(), artifacts);
+        }
+        for (name, value) in &environment.env {
             let path = join_key("environment.env", name);
             if is_blank(name) {
                 out.push(finding(ConfigRule::EnvNameBlank, path));
@@ -69,6 +75,8 @@ impl FabricConfig {
                 out.push(finding(ConfigRule::EnvNameInvalid, path));
             } else if is_reserved_env_name(name) {
                 out.push(finding(ConfigRule::EnvNameReserved, path));
+            } else {
+                check_nul(out, path, value);
             }
         }
         for (index, name) in environment.env_names.iter().enumerate() {
@@ -148,6 +156,9 @@ impl FabricConfig {
     }
 
     pub(super) fn check_runtime_and_instructions(&self, out: &mut Vec<ConfigFinding>) {
+        if let Some(artifacts) = &self.runtime.artifacts {
+            check_nul(out, "runtime.artifacts".into(), artifacts);
+        }
         if let Some(max_turns) = self.runtime.max_turns {
             if max_turns == 0 || max_turns > u64::from(u32::MAX) {
                 out.push(finding(ConfigRule::MaxTurnsOutOfRange, "runtime.max_turns"));
@@ -327,6 +338,9 @@ impl FabricConfig {
         let Some(relay) = &self.relay else {
             return;
         };
+        if let Some(output_dir) = &relay.output_dir {
+            check_nul(out, "relay.output_dir".into(), output_dir);
+        }
         for (index, component) in relay.components.iter().enumerate() {
             let version = component.config.get("version");
             if component.kind == "observability" && version.is_some_and(|v| v != &Value::from(4)) {
@@ -373,6 +387,14 @@ impl FabricConfig {
                 check_headers(out, &path, &endpoint.headers);
             }
         }
+    }
+}
+
+/// A value the core hands to the operating system (a path, an environment variable's
+/// value) cannot hold a NUL byte: C strings end at the first one.
+fn check_nul(out: &mut Vec<ConfigFinding>, path: String, value: &str) {
+    if value.contains('\0') {
+        out.push(finding(ConfigRule::NulByte, path));
     }
 }
 

@@ -3,7 +3,7 @@
 //!
 //! Upstream (nemo-fabric 0.5.0, located by `support::upstream`: `FABRIC_TEST_PYTHON` or the
 //! `.venv` of `scripts/setup.sh`) provides the schema and the SDK checks at test time; without
-//! it those tests are skipped loudly (failed when `CI` is set).
+//! it those tests fail, unless `FABRIC_ALLOW_SKIPS=1` (tests/dependency.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -171,6 +171,9 @@ mod plan {
                 expected: "e".into(),
                 actual: "f".into(),
             },
+            PlanError::BaseDirNotUtf8 {
+                base_dir: PathBuf::from("/srv/job"),
+            },
         ]
     }
 

@@ -6,7 +6,7 @@ use std::ffi::CString;
 
 use crate::support::{call, repo_root};
 use fabric_ffi::{
-    FabricStatus, fabric_doctor, fabric_environment_prepare, fabric_plan, fabric_run,
+    FabricStatus, fabric_check, fabric_doctor, fabric_environment_prepare, fabric_plan, fabric_run,
     fabric_runtime_start, fabric_validate,
 };
 use serde_json::{Value, json};
@@ -154,4 +154,82 @@ fn options_that_are_not_json_are_a_config_error_naming_the_argument() {
     let (status, error) = plan(Some(&options(json!(["not", "an", "object"]))));
     assert_eq!(status, FabricStatus::Config as i32, "{error}");
     assert_eq!(error["metadata"]["path"], "options");
+}
+
+/// Issue 33 item 7: every numeric option of the options document (and the check request's
+/// timeout) is range-checked through the C ABI: huge, negative, zero and fractional values
+/// are `FABRIC_STATUS_CONFIG` naming the option, before anything starts and never a panic.
+#[test]
+fn numeric_options_out_of_range_are_config_errors_naming_the_option() {
+    let config = config();
+    let cases: [(&str, Value, &[&str]); 3] = [
+        (
+            "start_timeout_seconds",
+            json!({}),
+            &["0", "-1", "1e300", "1000000001", "-1e300"],
+        ),
+        (
+            "completion_wait_timeout",
+            json!({"streaming": true}),
+            &["0", "-1", "1e300", "1000000001"],
+        ),
+        (
+            "stderr_log_bytes",
+            json!({}),
+            &[
+                "0",
+                "-1",
+                "1.5",
+                "1e30",
+                "1073741825",
+                "18446744073709551615",
+                "18446744073709551616",
+            ],
+        ),
+    ];
+    for (field, base, values) in cases {
+        for value in values {
+            let mut document = base.clone();
+            document["base_dir"] = json!(root_str());
+            let text = document.to_string();
+            let text = format!("{},\"{field}\": {value}}}", &text[..text.len() - 1]);
+            let options = CString::new(text.clone()).expect("cstring");
+            let mut handle = 0u64;
+            // SAFETY: valid strings and slots.
+            let (status, error) = call(|out| unsafe {
+                fabric_runtime_start(config.as_ptr(), options.as_ptr(), &mut handle, out)
+            });
+            assert_eq!(status, FabricStatus::Config as i32, "{text}: {error}");
+            assert_eq!(error["stage"], "config", "{text}: {error}");
+            assert_eq!(
+                error["metadata"]["path"],
+                format!("options.{field}"),
+                "{text}: {error}"
+            );
+            assert_eq!(handle, 0, "{text}");
+            // SAFETY: valid strings and slot.
+            let (status, error) =
+                call(|out| unsafe { fabric_validate(config.as_ptr(), options.as_ptr(), out) });
+            assert_eq!(status, FabricStatus::Config as i32, "{text}: {error}");
+            assert_eq!(error["metadata"]["path"], format!("options.{field}"));
+        }
+    }
+    // The largest accepted values still plan (and convert without overflow).
+    let largest = options(json!({
+        "base_dir": root_str(),
+        "start_timeout_seconds": 1e9,
+        "stderr_log_bytes": 1u64 << 30,
+    }));
+    let (status, plan_json) = plan(Some(&largest));
+    assert_eq!(status, FabricStatus::Ok as i32, "{plan_json}");
+
+    for value in ["0", "-1", "1e300", "86401", "1e400"] {
+        let request =
+            format!(r#"{{"scope": "runtime", "runtime_id": "r", "timeout_seconds": {value}}}"#);
+        let request = CString::new(request).expect("cstring");
+        // SAFETY: valid string and slot.
+        let (status, error) = call(|out| unsafe { fabric_check(0, request.as_ptr(), out) });
+        assert_eq!(status, FabricStatus::Config as i32, "{value}: {error}");
+        assert_ne!(error["code"], "internal_panic", "{value}");
+    }
 }

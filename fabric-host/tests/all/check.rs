@@ -271,7 +271,7 @@ fn the_endpoint_file_is_private_and_removed_at_stop() {
 }
 
 /// The upstream-style python-echo adapter declares no health levels: unsupported, without
-/// contacting the host. Needs the upstream venv (`support::test_python`; mandatory in CI).
+/// contacting the host. Needs the upstream venv (`support::test_python`; a failure without it).
 #[test]
 fn python_echo_is_an_unsupported_adapter() {
     let Some(python) = test_python() else {

@@ -1,7 +1,7 @@
 //! Shared services through the Rust facade: prepare, attach, connect, release and their
 //! rules, with the test-only python adapter `tests/fixtures/service-adapter` (a key-value
-//! store the service owns, on nemo_fabric_adapters.common). Needs FABRIC_TEST_PYTHON;
-//! mandatory in CI.
+//! store the service owns, on nemo_fabric_adapters.common). Needs FABRIC_TEST_PYTHON
+//! (a failure without it, tests/dependency.rs).
 
 use crate::support;
 

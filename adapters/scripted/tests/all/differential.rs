@@ -4,7 +4,7 @@
 //! with which operation, status, code and stage, and the exit status.
 //!
 //! Needs the upstream venv of `scripts/setup.sh` (or `FABRIC_TEST_PYTHON`: an interpreter with
-//! nemo-fabric-adapters-common 0.5.0). Without it: a `SKIPPED` line outside CI, a failure in CI.
+//! nemo-fabric-adapters-common 0.5.0). Without it: a failure (a `SKIPPED` line with `FABRIC_ALLOW_SKIPS=1`).
 
 use std::io::{Read, Write};
 use std::path::PathBuf;
@@ -21,7 +21,7 @@ const INVALID_UTF8: &str = "<invalid utf-8>";
 mod upstream;
 
 /// An interpreter with nemo-fabric-adapters-common 0.5.0 (`FABRIC_TEST_PYTHON` or the
-/// `.venv` of `scripts/setup.sh`); `None` after a loud skip, only outside CI.
+/// `.venv` of `scripts/setup.sh`); `None` after a loud skip, only with `FABRIC_ALLOW_SKIPS=1`.
 fn python() -> Option<PathBuf> {
     upstream::require().map(|upstream| upstream.python().to_path_buf())
 }

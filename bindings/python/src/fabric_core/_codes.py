@@ -39,6 +39,9 @@ class Code:
     #: (reason) Gym gap: ATOF records that belong to none of the results
     ATOF_RECORDS_UNCORRELATED = "atof_records_uncorrelated"
 
+    #: (error) the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)
+    BASE_DIR_NOT_UTF8 = "base_dir_not_utf8"
+
     #: (error) harness.adapter_id must be a non-blank string
     BLANK_ADAPTER_ID = "blank_adapter_id"
 
@@ -93,7 +96,7 @@ class Code:
     #: (reason) software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown
     COLLECTION_DEADLINE_EXCEEDED = "collection_deadline_exceeded"
 
-    #: (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout
+    #: (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback
     COLLECTOR_LISTEN_INVALID = "collector_listen_invalid"
 
     #: (error) the ATOF collector refused or failed a request (registration, stream, deregistration)
@@ -458,6 +461,9 @@ class Code:
 
     #: (error) the Ray actor or node that ran the invocation or held the session's runtime died; the invocation's effects are unknown
     NODE_LOST = "node_lost"
+
+    #: (error) paths and environment variable values must not contain a NUL byte
+    NUL_BYTE = "nul_byte"
 
     #: (error) a required pointer argument is NULL
     NULL_ARGUMENT = "null_argument"

@@ -84,6 +84,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "adapter_not_found": ("plan", False, None, "plan"),
     "adapter_runner_invalid": ("start", False, None, "host"),
     "artifact_rejected": ("artifact", False, None, "host"),
+    "base_dir_not_utf8": ("plan", False, None, "plan"),
     "blank_adapter_id": (None, False, None, "config"),
     "blank_discovery_path": (None, False, None, "config"),
     "blank_env_name": (None, False, None, "config"),
@@ -208,6 +209,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "native_library_unloadable": ("config", False, None, "binding"),
     "native_symbol_missing": ("config", False, None, "binding"),
     "node_lost": ("invoke", False, None, "binding"),
+    "nul_byte": (None, False, None, "config"),
     "null_argument": (None, False, None, "abi"),
     "null_handle": (None, False, "state", "abi"),
     "openai_stream_protocol_error": ("invoke", False, None, "host"),
@@ -434,13 +436,13 @@ class CallOptions(FabricMapping):
 
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
     ``binding`` (BindingIdentity | None, optional): The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
-    ``completion_wait_timeout`` (float | None, optional): Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
+    ``completion_wait_timeout`` (float | None, optional): Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
     ``launch_collector`` (bool | None, optional): Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
     ``python_interpreter`` (str | None, optional): The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
     ``python_prefix`` (str | None, optional): The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
-    ``start_timeout_seconds`` (float | None, optional): How long an adapter host may take to answer `start`, in seconds (a finite number above 0; values above 10^9 count as 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
-    ``stderr_log_bytes`` (int | None, optional): Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1; default 1048576 (1 MiB). Used by run, runtime start and environment start.
+    ``start_timeout_seconds`` (float | None, optional): How long an adapter host may take to answer `start`, in seconds (a finite number above 0 and at most 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
+    ``stderr_log_bytes`` (int | None, optional): Size in bytes of one segment of the adapter host's `host.stderr.log` (in FABRIC_HOME, often RAM under `/dev/shm`): the log is a two-segment ring keeping the newest output, so at most twice this is kept. At least 1 and at most 1073741824 (1 GiB); default 1048576 (1 MiB). Used by run, runtime start and environment start.
     ``streaming`` (bool | None, optional): Runtime start: enable Relay ATOF streaming (`invoke_stream`). Needs the config's Relay telemetry provider (`streaming_requires_relay` otherwise). Default false: the Relay configuration is left as it is. Other calls ignore it.
     """
 

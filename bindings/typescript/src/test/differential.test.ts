@@ -2,20 +2,20 @@
  * Differential test: the same request lines through our serve() (probe-adapter.ts) and
  * through upstream 0.5.0's lifecycle.serve (fixtures/upstream_probe.py) give the same
  * responses: operation, status, error code/stage/retryable/metadata, outputs, and the
- * same exit points. Needs FABRIC_TEST_PYTHON (skipped without it outside CI).
+ * same exit points. Needs FABRIC_TEST_PYTHON (a failure without it, `dependencySkip`).
  */
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { HostProcess, OpenAIStreamSink, invokeMessage, invokeStreamMessage, runtimeContext, startMessage, stopMessage } from "../testing";
+import { HostProcess, OpenAIStreamSink, dependencySkip, invokeMessage, invokeStreamMessage, runtimeContext, startMessage, stopMessage } from "../testing";
 
 const PYTHON = process.env.FABRIC_TEST_PYTHON;
-const skip = PYTHON
-  ? false
-  : process.env.CI
-    ? false
-    : "FABRIC_TEST_PYTHON is not set (upstream 0.5.0 venv); skipped outside CI";
+const skip = dependencySkip(
+  Boolean(PYTHON),
+  "FABRIC_TEST_PYTHON (the upstream 0.5.0 venv)",
+  "scripts/setup.sh, then FABRIC_TEST_PYTHON=.venv/bin/python",
+);
 const OURS = path.join(__dirname, "fixtures", "probe-adapter.js");
 const UPSTREAM = path.resolve(__dirname, "..", "..", "src", "test", "fixtures", "upstream_probe.py");
 
@@ -144,7 +144,7 @@ async function drive(command: string, args: string[], script: Script): Promise<O
 
 for (const [name, script] of Object.entries(SCRIPTS)) {
   test(`serve() matches upstream lifecycle.serve: ${name}`, { skip }, async () => {
-    assert.ok(PYTHON, "FABRIC_TEST_PYTHON must be set in CI");
+    assert.ok(PYTHON, "FABRIC_TEST_PYTHON must be set");
     assert.ok(fs.existsSync(UPSTREAM));
     const [ours, theirs] = await Promise.all([
       drive(process.execPath, [OURS], script),

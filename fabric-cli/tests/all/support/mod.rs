@@ -108,3 +108,6 @@ pub fn on_terminal(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String)
     let text = String::from_utf8_lossy(&output.stdout).replace("\r\n", "\n");
     (output.status.code(), text)
 }
+
+/// The one rule for a missing dependency (`tests/dependency.rs` at the workspace root).
+pub use upstream::dependency;

@@ -69,3 +69,38 @@ fn env_names_reserved_by_the_core() {
         );
     }
 }
+
+/// Issue 33 item 8: a NUL byte in a value the core hands to the operating system (an
+/// environment variable's value, the workspace and artifact paths, skill, discovery and
+/// Relay output paths) is a config error naming the field, not a launch failure later.
+#[test]
+fn nul_bytes_in_values_bound_for_the_os_are_rejected_naming_the_field() {
+    let cases = [
+        (
+            json!({"environment": {"env": {"API_TOKEN": "S3CR3T\0x"}}}),
+            "environment.env.API_TOKEN",
+        ),
+        (
+            json!({"environment": {"workspace": "ws\0"}}),
+            "environment.workspace",
+        ),
+        (
+            json!({"environment": {"artifacts": "a\0b"}}),
+            "environment.artifacts",
+        ),
+        (json!({"runtime": {"artifacts": "\0"}}), "runtime.artifacts"),
+        (
+            json!({"skills": {"paths": ["ok", "s\0"]}}),
+            "skills.paths[1]",
+        ),
+        (
+            json!({"discovery": {"local_paths": ["d\0"]}}),
+            "discovery.local_paths[0]",
+        ),
+        (json!({"relay": {"output_dir": "r\0"}}), "relay.output_dir"),
+    ];
+    for (patch, path) in cases {
+        rejected(patch, "nul_byte", path);
+    }
+    accepted(json!({"environment": {"env": {"A": "x y"}, "workspace": "ws", "artifacts": "a"}}));
+}

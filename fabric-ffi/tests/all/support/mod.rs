@@ -3,6 +3,10 @@
 
 #![allow(dead_code)]
 
+/// The one rule for a missing dependency (`tests/dependency.rs` at the workspace root).
+#[path = "../../../../tests/dependency.rs"]
+pub mod dependency;
+
 use std::ffi::{CStr, CString, c_char};
 use std::path::{Path, PathBuf};
 use std::sync::Once;

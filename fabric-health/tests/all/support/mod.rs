@@ -1,6 +1,10 @@
 //! Shared support for the cross-language listener tests: a child host process that serves a
 //! health listener in a private temp directory, and the checks every listener must pass.
 
+/// The one rule for a missing dependency (`tests/dependency.rs` at the workspace root).
+#[path = "../../../../tests/dependency.rs"]
+pub mod dependency;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};

@@ -103,7 +103,7 @@ fn request_overrides_reach_the_adapter_as_validated_extensions() {
 
 /// The upstream-style python-echo adapter (nemo-fabric-adapters-common `lifecycle.serve`)
 /// under our host: two turns of state, two isolated runtimes. Needs FABRIC_TEST_PYTHON
-/// (an interpreter with the upstream packages); mandatory in CI.
+/// (an interpreter with the upstream packages; a failure without it, tests/dependency.rs).
 #[test]
 fn upstream_style_python_adapter_keeps_state_per_runtime() {
     let Some(python) = support::test_python() else {

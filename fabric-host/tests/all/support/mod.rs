@@ -146,8 +146,8 @@ pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
 pub mod upstream;
 
 /// An interpreter with the upstream packages (`FABRIC_TEST_PYTHON` or the `.venv` of
-/// `scripts/setup.sh`), or `None` when the caller should skip: reported loudly, and only
-/// outside CI (see [`upstream::require`]).
+/// `scripts/setup.sh`), or `None` when `FABRIC_ALLOW_SKIPS=1` let the caller skip (see
+/// [`upstream::require`]; without it the test fails).
 pub fn test_python() -> Option<std::ffi::OsString> {
     upstream::require().map(|upstream| upstream.python().as_os_str().to_owned())
 }

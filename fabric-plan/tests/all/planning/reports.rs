@@ -334,3 +334,40 @@ fn secret_values_never_appear_in_errors_or_doctor_reports() {
     let profile = inspect(&config, None, None).expect_err("mcp without descriptor");
     assert!(!profile.to_string().contains(SENTINEL));
 }
+
+/// Issue 33 item 9: a base directory that is not UTF-8 is refused by plan and doctor with
+/// an error naming it (bytes escaped), never converted lossily into the plan's paths.
+#[test]
+fn a_base_dir_that_is_not_utf8_is_refused_naming_it() {
+    use std::os::unix::ffi::OsStrExt;
+    let config = fabric_config::FabricConfig::parse(
+        &json!({
+            "schema_version": "fabric.agent/v1alpha1",
+            "metadata": {"name": "non-utf8"},
+            "harness": {"adapter_id": "fabric.scripted"}
+        })
+        .to_string(),
+    )
+    .expect("config");
+    let base = Path::new(std::ffi::OsStr::from_bytes(b"/srv/d\xff/job"));
+    let error = plan(&config, base, &PlanOptions::default()).expect_err("refused");
+    assert_eq!(error.code(), "base_dir_not_utf8");
+    assert_eq!(error.path(), Some("base_dir"));
+    let message = error.to_string();
+    assert!(message.contains(r"`/srv/d\xFF/job`"), "{message}");
+    assert!(!message.contains('\u{FFFD}'), "{message}");
+    assert_eq!(
+        fabric_plan::resolve_base_dir(Path::new("/srv/job")).expect("utf-8"),
+        Path::new("/srv/job")
+    );
+
+    let report = doctor_with(&config, base, &PlanOptions::default());
+    assert_eq!(report.status, DoctorStatus::Fail);
+    let failing: Vec<&str> = report
+        .checks
+        .iter()
+        .filter(|check| check.status == DoctorStatus::Fail)
+        .map(|check| check.code.as_str())
+        .collect();
+    assert_eq!(failing, ["base_dir_not_utf8"], "{report:?}");
+}

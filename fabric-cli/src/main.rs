@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod builtin;
 mod cmd_check;
 mod cmd_collector;
 mod cmd_env;
@@ -77,6 +78,14 @@ enum Command {
     /// Export results to another format (`fabric export gym RESULTS.jsonl --task-id T
     /// --rollout-id R`: NeMo Gym rollout observations).
     Export(cmd_export::Args),
+    /// Serve a compiled-in adapter's host protocol on stdin/stdout (what the bundled
+    /// descriptor's runner calls; not for people).
+    #[command(name = builtin::COMMAND, hide = true)]
+    Adapter {
+        /// The adapter.
+        #[arg(value_enum)]
+        name: builtin::Name,
+    },
 }
 
 /// Arguments shared by commands that read a config file.
@@ -92,7 +101,9 @@ pub struct ConfigArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    builtin::register();
     match cli.command {
+        Command::Adapter { name } => builtin::serve(name),
         Command::Validate(args) => cmd_validate::run(args),
         Command::Schema(args) => cmd_schema::run(args),
         Command::Plan(args) => cmd_plan::plan(args),

@@ -12,6 +12,7 @@ mod env_container;
 mod env_provider;
 mod env_runtime;
 mod export_gym;
+mod installs;
 mod interrupt;
 mod plan;
 mod relay;

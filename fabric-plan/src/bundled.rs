@@ -13,7 +13,8 @@
 //! `adapters/`. A binary built in one checkout and run from another place uses the adapters
 //! of where it runs, never those of the tree it was built from.
 //!
-//! [`development_root`] is the fallback searched last (after the adapters compiled into the
+//! `$FABRIC_BUNDLED_ADAPTERS` replaces the whole `bundled` source ([`bundled_overridden`]).
+//! Otherwise [`development_root`] is the fallback searched last (after the adapters compiled into the
 //! executable, `builtin.rs`): in development builds (not the `dist` profile) and without
 //! `$FABRIC_BUNDLED_ADAPTERS`, the `adapters/` directory of the checkout the crate was built
 //! from, when it still exists. It serves a development library copied out of the tree, e.g.
@@ -48,10 +49,16 @@ pub fn bundled_root() -> Option<PathBuf> {
 
 /// The development fallback (see the module docs for the rule).
 pub fn development_root() -> Option<PathBuf> {
-    if std::env::var_os(BUNDLED_ADAPTERS_ENV).is_some_and(|v| !v.is_empty()) {
+    if bundled_overridden() {
         return None;
     }
     checkout_adapters()
+}
+
+/// Whether `$FABRIC_BUNDLED_ADAPTERS` names the whole `bundled` source: then neither the
+/// adapters compiled into the executable nor the development fallback are offered.
+pub fn bundled_overridden() -> bool {
+    std::env::var_os(BUNDLED_ADAPTERS_ENV).is_some_and(|v| !v.is_empty())
 }
 
 #[cfg(not(fabric_dist))]

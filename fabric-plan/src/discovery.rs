@@ -15,12 +15,12 @@
 //!    `python3` on `PATH`; prefix = the parent of its `bin/` directory, no process is
 //!    spawned), then `/usr/local`. A prefix already searched as `interpreter_prefix` is
 //!    skipped.
-//! 5. `bundled` — in order: `$FABRIC_BUNDLED_ADAPTERS` when set, otherwise `adapters/` or
-//!    `share/nemo-fabric/adapters/` next to the loaded core library or the running executable
-//!    (or in one of their five parent directories); then the adapters compiled into the
-//!    running executable (`builtin.rs`: the `fabric` CLI's scripted adapter); then, in
-//!    development builds and without `$FABRIC_BUNDLED_ADAPTERS`, the adapters of the checkout
-//!    the build came from (rules and examples in `bundled.rs`).
+//! 5. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set (and nothing else); otherwise, in
+//!    order: `adapters/` or `share/nemo-fabric/adapters/` next to the loaded core library or
+//!    the running executable (or in one of their five parent directories); the adapters
+//!    compiled into the running executable (`builtin.rs`: the `fabric` CLI's scripted
+//!    adapter); in development builds, the adapters of the checkout the build came from
+//!    (rules and examples in `bundled.rs`).
 //!
 //! The first source that has a record for the requested id wins. Within that source,
 //! records whose normalized descriptors are identical are merged (each file is listed in
@@ -37,7 +37,7 @@ use std::time::SystemTime;
 use fabric_config::path::resolve_path;
 use fabric_config::plan::{DescriptorProvenance, DescriptorSource};
 
-pub use crate::bundled::{bundled_root, development_root};
+pub use crate::bundled::{bundled_overridden, bundled_root, development_root};
 use crate::error::PlanError;
 use crate::load::{self, DescriptorFileKind, LoadedAdapter, LoadedTarget};
 
@@ -62,7 +62,8 @@ pub struct DiscoveryOptions {
     pub interpreter_prefix: Option<PathBuf>,
     /// Installed prefixes; `<prefix>/share/nemo-fabric/{adapters,targets}` are searched.
     pub installed_prefixes: Vec<PathBuf>,
-    /// Bundled adapters directory.
+    /// The bundled adapters directory: `$FABRIC_BUNDLED_ADAPTERS`, or the one beside the
+    /// loaded library or the running executable ([`bundled_root`]).
     pub bundled_root: Option<PathBuf>,
     /// Whether the adapters compiled into this executable are offered, after `bundled_root`
     /// ([`crate::register_builtin_adapters`]).
@@ -87,7 +88,7 @@ impl DiscoveryOptions {
             interpreter_prefix: None,
             installed_prefixes: installed_prefixes(),
             bundled_root: bundled_root(),
-            builtin: true,
+            builtin: !bundled_overridden(),
             development_root: development_root(),
         }
     }

@@ -2,9 +2,11 @@
 # Builds every shipped artifact into dist/ from ONE build of the `dist` cargo profile
 # (lto, codegen-units = 1, strip; panic = unwind for the C ABI boundary):
 #
-#   dist/fabric_core-<v>-py3-none-<platform>.whl   Python wheel (library + scripted adapter;
-#                                                 manylinux_2_X via auditwheel on Linux)
-#   dist/fabric-core-<v>.tgz                      npm package (prebuilds/<platform>-<arch>/)
+#   dist/fabric_core-<v>-py3-none-<platform>.whl   Python wheel (library, scripted adapter, and
+#                                                 `fabric` + `fabric-agent-ctl` as scripts on
+#                                                 PATH; manylinux_2_X via auditwheel on Linux)
+#   dist/fabric-core-<v>.tgz                      npm package (prebuilds/<platform>-<arch>/;
+#                                                 bin/fabric and bin/fabric-agent-ctl)
 #   dist/fabric-sdk-<v>-<os>-<arch>/              C SDK: include/, lib/ (versioned soname, .a,
 #                                                 pkgconfig/), bin/fabric, bin/fabric-agent-ctl,
 #                                                 bin/fabric-env-{subprocess,container}, the
@@ -15,7 +17,12 @@
 #   dist/fabric-agent-ctl                         the sandbox runtime server + command bridge
 #   dist/fabric-env-subprocess                    the subprocess environment provider
 #   dist/fabric-env-container                     the container (podman) environment provider
+#   dist/sizes.txt                                the dated sizes and build time (README's table)
 #
+# The scripted adapter ships as its descriptor and runner script only: its code is in `fabric`
+# (`fabric __adapter scripted`), which launch.sh finds in <prefix>/bin or the npm package's bin/.
+# FABRIC_PACKAGE_PROFILE=dev packages the debug build instead (checks the scripts in seconds;
+# its sizes mean nothing and scripts/test-dist.sh skips the size budget for it).
 # Needs cargo, node/npm (bindings/typescript/node_modules, see scripts/setup.sh) and a Python
 # with pip ($FABRIC_TEST_PYTHON, else .venv/bin/python, else python3). The wheel's build
 # backend (setuptools) is fetched by pip into an isolated build environment.
@@ -43,11 +50,14 @@ major=${version%%.*}
 minor=${version#*.}; minor=${minor%%.*}
 if [ "$major" = 0 ]; then soname=libfabric_ffi.so.0.$minor; else soname=libfabric_ffi.so.$major; fi
 
-step "cargo build --profile dist (fabric-ffi, fabric CLI + fabric-agent-ctl, scripted adapter)"
+profile=${FABRIC_PACKAGE_PROFILE:-dist}
+step "cargo build --profile $profile (fabric-ffi; the fabric CLI with the scripted adapter, fabric-agent-ctl, the providers)"
 start=$(date +%s)
-cargo build --profile dist -p fabric-ffi -p fabric-cli -p fabric-adapter-scripted
-echo "dist build took $(( $(date +%s) - start )) s"
-built=$root/target/dist
+load=$(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo unknown)
+cargo build --profile "$profile" -p fabric-ffi -p fabric-cli
+seconds=$(( $(date +%s) - start ))
+echo "$profile build took $seconds s"
+case "$profile" in dev) built=$root/target/debug ;; *) built=$root/target/$profile ;; esac
 
 rm -rf "$out"
 mkdir -p "$stage"
@@ -58,12 +68,15 @@ mkdir -p "$stage"
 lib=$stage/adapters/lib
 mkdir -p "$lib"
 cp adapters/lib/find-binary.sh "$lib/"
-# The scripted reference adapter as shipped: descriptor, runner script, binary side by side
-# (adapters/scripted/launch.sh execs the binary next to it first).
+# The scripted reference adapter as shipped: descriptor and runner script (launch.sh execs
+# `fabric __adapter scripted` from <prefix>/bin, or from the npm package's bin/).
 adapter=$stage/adapters/scripted
 mkdir -p "$adapter"
 cp adapters/scripted/scripted.fabric-adapter.json adapters/scripted/launch.sh "$adapter/"
-cp "$built/fabric-adapter-scripted" "$adapter/"
+# The commands the wheel and the npm package put on the user's PATH.
+commands=$stage/bin
+mkdir -p "$commands"
+cp "$built/fabric" "$built/fabric-agent-ctl" "$commands/"
 # The environment providers' descriptors and runner scripts (their launch.sh finds
 # PREFIX/bin/fabric-env-<provider> from share/nemo-fabric/adapters/environment-providers/).
 providers=$stage/adapters/environment-providers
@@ -144,9 +157,16 @@ for file in bindings/go/*.go; do
 done
 
 step "Python wheel"
+# From a clean copy of bindings/python: a build/ left by `pip install ./bindings/python`
+# (scripts/setup.sh) must not end up in the wheel.
+python_src=$stage/python
+mkdir -p "$python_src"
+cp -R bindings/python/pyproject.toml bindings/python/setup.py bindings/python/README.md \
+  bindings/python/src "$python_src/"
+find "$python_src" \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
 FABRIC_CORE_PREBUILT_LIB="$built/$shared" FABRIC_CORE_WHEEL_ADAPTERS="$stage/adapters" \
-  "$python" -m pip wheel -q --no-deps -w "$stage/wheel" ./bindings/python
-rm -rf bindings/python/build
+  FABRIC_CORE_WHEEL_BIN="$commands" \
+  "$python" -m pip wheel -q --no-deps -w "$stage/wheel" "$python_src"
 # auditwheel (in a tool venv under target/, made once) retags the linux wheel manylinux_2_X
 # for the oldest glibc its symbols allow; without it the plain linux tag stays.
 tools=$root/target/package-tools
@@ -170,9 +190,35 @@ cp -R bindings/typescript/dist "$npm_stage/dist"
 rm -rf "$npm_stage/dist/test"
 cp "$built/$shared" "$npm_stage/prebuilds/$node_platform/"
 cp -R "$lib" "$adapter" "$npm_stage/adapters/"
+# `fabric` and `fabric-agent-ctl` in the package's bin/, linked onto PATH by npm (`npx fabric`).
+cp -R "$commands" "$npm_stage/bin"
+node -e '
+const fs = require("node:fs");
+const file = process.argv[1];
+const pkg = JSON.parse(fs.readFileSync(file, "utf8"));
+pkg.bin = { "fabric": "bin/fabric", "fabric-agent-ctl": "bin/fabric-agent-ctl" };
+pkg.files = [...pkg.files, "bin/"];
+fs.writeFileSync(file, JSON.stringify(pkg, null, 2) + "\n");
+' "$npm_stage/package.json"
 (cd "$npm_stage" && npm pack --silent --pack-destination "$out" >/dev/null)
 
 rm -rf "$stage"
 step "dist/"
 ls -l "$out"
 du -sh "$sdk"
+
+# The sizes and build time README.md quotes (MB = 10^6 bytes), dated.
+mb() { awk -v b="$(wc -c < "$1")" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+{
+  echo "Fabric core $version dist/ sizes, $(date -u +%Y-%m-%d) ($profile profile, $os-$arch):"
+  printf '  %-44s %s\n' "$(basename "$out"/fabric_core-*.whl)" "$(mb "$out"/fabric_core-*.whl)"
+  printf '  %-44s %s\n' "fabric-core-$version.tgz" "$(mb "$out/fabric-core-$version.tgz")"
+  printf '  %-44s %s\n' "$shared" "$(mb "$built/$shared")"
+  printf '  %-44s %s\n' "libfabric_ffi.a" "$(mb "$built/libfabric_ffi.a")"
+  printf '  %-44s %s\n' "fabric" "$(mb "$out/fabric")"
+  printf '  %-44s %s\n' "fabric-agent-ctl" "$(mb "$out/fabric-agent-ctl")"
+  printf '  %-44s %s\n' "C SDK directory" "$(du -sm "$sdk" | awk '{print $1 " MiB"}')"
+  echo "  the $profile build took $seconds s ($(awk -v s="$seconds" 'BEGIN { printf "%.1f", s / 60 }') min) on $(getconf _NPROCESSORS_ONLN 2>/dev/null || echo '?') cores, load average $load at its start"
+} > "$out/sizes.txt"
+step "sizes (dist/sizes.txt)"
+cat "$out/sizes.txt"

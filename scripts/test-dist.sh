@@ -4,12 +4,22 @@
 # an empty environment, the npm package in a new project (ESM import and CJS require), the C
 # SDK through install.sh PREFIX, a C program and a Go module built with its pkg-config file,
 # the installed `fabric` CLI and `fabric-agent-ctl` (a bridge session), and `cargo install --path fabric-cli`. Also checks that the README shows each quickstart verbatim.
+#
+# The main job (`fabric run examples/hello/fabric.json`) runs from every way of getting the CLI
+# (the C SDK, the wheel's and the npm package's `fabric` on PATH, `cargo install`), each with
+# an empty environment, and each must use the scripted adapter of its own install: the
+# `fabric plan` provenance lies inside the install, never in this checkout. The wheel keeps to
+# its size budget and its package maps exactly one library, its own `libfabric_ffi.so`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 dist=$root/dist
 examples=$root/examples/installed
 want="Hello! You said: Hello, Fabric"
+# The wheel of the dist profile: library, fabric and fabric-agent-ctl, compressed (measured
+# 2026-12-06: see dist/sizes.txt and README.md). A stale build/ or an unstripped library
+# (the 27.5 MB wheel of issue 38) breaks it.
+wheel_budget_mb=${FABRIC_WHEEL_BUDGET_MB:-18}
 
 step() { printf '\n==> %s\n' "$*"; }
 fail() { echo "test-dist: $*" >&2; exit 1; }
@@ -19,8 +29,28 @@ expect() { # expect <what> <output>: the output must hold the scripted reply and
     *) fail "$1 printed: $2" ;;
   esac
 }
+own_adapter() { # own_adapter <what> <install dir> <dir> <command...>: `plan` of <dir>/fabric.json
+  # must find fabric.scripted inside <install dir> (not in this checkout)
+  local what=$1 install=$2 dir=$3 plan path
+  shift 3
+  plan=$(cd "$dir" && "$@" plan fabric.json) || fail "$what plan: $plan"
+  path=$(printf '%s' "$plan" | python3 -c 'import json, sys; print(json.load(sys.stdin)["adapter_descriptor"]["provenance"][0]["path"])')
+  case "$path" in
+    "$install"/*) echo "ok: $what runs the scripted adapter of its install ($path)" ;;
+    *) fail "$what found fabric.scripted at $path, outside $install" ;;
+  esac
+}
 
 [ -d "$dist" ] || fail "dist/ missing; run scripts/package.sh first"
+profile=$(sed -n '1s/.*(\([a-z]*\) profile.*/\1/p' "$dist/sizes.txt")
+# A shipped build has no development fallback: it must not know this checkout's path.
+if [ "$profile" = dist ]; then
+  for binary in "$dist/fabric" "$dist/fabric-agent-ctl" "$dist"/fabric-sdk-*/lib/libfabric_ffi.so.*.*.*; do
+    if grep -qF "$root/adapters" "$binary" || grep -qF "$root/fabric-plan" "$binary"; then
+      fail "$binary names this checkout ($root)"
+    fi
+  done
+fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/fabric-dist-test.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # A clean environment: no FABRIC_*, VIRTUAL_ENV, ADAPTER_PYTHON, CARGO_TARGET_DIR, ...
@@ -49,6 +79,40 @@ python3 -m venv "$work/venv"
 mkdir -p "$work/python" && cp "$examples/quickstart.py" "$work/python/"
 expect python "$(cd "$work/python" && "${clean_env[@]}" "$work/venv/bin/python" quickstart.py)"
 
+step "the wheel: one library, within its size budget, the one an installed package maps"
+"$work/venv/bin/python" - "$wheel" <<'PY' || fail "the wheel must hold exactly fabric_core/libfabric_ffi.so"
+import re, sys, zipfile
+names = [n for n in zipfile.ZipFile(sys.argv[1]).namelist() if re.search(r"\.(so|dylib|pyd)(\.|$)", n)]
+print("libraries in the wheel:", names)
+sys.exit(0 if [n for n in names if n.startswith("fabric_core/")] == ["fabric_core/libfabric_ffi.so"] else 1)
+PY
+size_mb=$(awk -v b="$(wc -c < "$wheel")" 'BEGIN { printf "%.1f", b / 1e6 }')
+if [ "$profile" = dist ]; then
+  awk -v s="$size_mb" -v b="$wheel_budget_mb" 'BEGIN { exit !(s <= b) }' \
+    || fail "the wheel is $size_mb MB, over its budget of $wheel_budget_mb MB"
+  echo "ok: wheel $size_mb MB (budget $wheel_budget_mb MB)"
+else
+  echo "skipped: the size budget ($profile profile, wheel $size_mb MB)"
+fi
+mapped=$(cd "$work/python" && "${clean_env[@]}" "$work/venv/bin/python" -c '
+import os, fabric_core, fabric_core._ffi as ffi
+ffi.library()
+print(os.path.realpath(os.path.join(os.path.dirname(fabric_core.__file__), "libfabric_ffi.so")))
+for path in sorted({line.split()[-1] for line in open("/proc/self/maps") if "fabric" in line.rsplit("/", 1)[-1]}):
+    print(path)
+')
+library=$(printf '%s\n' "$mapped" | sed -n 1p)
+maps=$(printf '%s\n' "$mapped" | sed -n '2,$p')
+[ "$maps" = "$library" ] || fail "the installed package maps [$maps], want only $library"
+echo "ok: the installed package maps $library"
+
+step "the wheel's fabric and fabric-agent-ctl on PATH"
+[ -x "$work/venv/bin/fabric-agent-ctl" ] || fail "the wheel installs no fabric-agent-ctl"
+mkdir -p "$work/wheel-cli" && cp "$root/examples/hello/fabric.json" "$work/wheel-cli/"
+venv_path=(env -i "PATH=$work/venv/bin:/usr/local/bin:/usr/bin:/bin" "HOME=$work/home" "TMPDIR=$work/tmp" "LANG=C.UTF-8")
+expect "the wheel's fabric" "$(cd "$work/wheel-cli" && "${venv_path[@]}" fabric run fabric.json --input "Hello, Fabric")"
+own_adapter "the wheel's fabric" "$work/venv" "$work/wheel-cli" "${venv_path[@]}" fabric
+
 step "npm package in a fresh project (ESM and CJS)"
 tarball=$(ls "$dist"/fabric-core-*.tgz)
 mkdir -p "$work/node"
@@ -57,6 +121,10 @@ cp "$examples/quickstart.mjs" "$examples/quickstart.cjs" "$work/node/"
   && "${clean_env[@]}" "${npm_env[@]}" npm install --no-audit --no-fund -q "$tarball" >/dev/null)
 expect "node ESM import" "$(cd "$work/node" && "${clean_env[@]}" node quickstart.mjs)"
 expect "node CJS require" "$(cd "$work/node" && "${clean_env[@]}" node quickstart.cjs)"
+[ -x "$work/node/node_modules/.bin/fabric-agent-ctl" ] || fail "the npm package links no fabric-agent-ctl"
+cp "$root/examples/hello/fabric.json" "$work/node/"
+expect "npx fabric" "$(cd "$work/node" && "${clean_env[@]}" "${npm_env[@]}" npx --no-install fabric run fabric.json --input "Hello, Fabric")"
+own_adapter "npx fabric" "$work/node/node_modules/fabric-core" "$work/node" "${clean_env[@]}" "${npm_env[@]}" npx --no-install fabric
 
 step "C SDK: install.sh PREFIX, then a C program through pkg-config"
 sdk=$(ls -d "$dist"/fabric-sdk-*/)
@@ -89,6 +157,7 @@ expect go "$(cd "$work/go" && "${clean_env[@]}" ./hello)"
 step "fabric CLI from the installed prefix"
 mkdir -p "$work/cli" && cp "$root/examples/hello/fabric.json" "$work/cli/"
 expect cli "$(cd "$work/cli" && "${clean_env[@]}" "$prefix/bin/fabric" run fabric.json --input "Hello, Fabric")"
+own_adapter "the C SDK's fabric" "$prefix" "$work/cli" "${clean_env[@]}" "$prefix/bin/fabric"
 cmp -s "$dist/fabric" "$prefix/bin/fabric" || fail "dist/fabric differs from the SDK's bin/fabric"
 
 step "fabric-agent-ctl from the installed prefix: serve, start, invoke, stop (docs/sandbox.md)"
@@ -129,8 +198,9 @@ case "$refused" in
   *) fail "container prepare printed: $refused" ;;
 esac
 
-step "cargo install --path fabric-cli (debug, reusing target/)"
+step "cargo install --path fabric-cli (debug, reusing target/): the binary alone"
 CARGO_TARGET_DIR=$root/target cargo install -q --locked --debug --path fabric-cli --root "$work/cargo"
-expect "cargo-installed cli" "$(cd "$work/cli" && "$work/cargo/bin/fabric" run fabric.json --input "Hello, Fabric")"
+expect "cargo-installed cli" "$(cd "$work/cli" && "${clean_env[@]}" "$work/cargo/bin/fabric" run fabric.json --input "Hello, Fabric")"
+own_adapter "the cargo-installed fabric" "$work/cargo" "$work/cli" "${clean_env[@]}" "$work/cargo/bin/fabric"
 
 step "every artifact installed and ran its quickstart"

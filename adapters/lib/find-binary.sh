@@ -8,8 +8,10 @@
 # Execs the binary NAME with ARGS, so the process is the binary itself. Order: the value of
 # the variable VAR; HERE/NAME (a packaged layout keeps the binary beside its runner script);
 # the newer of ${CARGO_TARGET_DIR:-REPO/target}/{debug,release}/NAME; PREFIX/bin/NAME (an
-# installed prefix); NAME on PATH. Else prints on stderr, as LABEL, how to build it (BUILD,
-# the cargo command) and exits 127.
+# installed prefix); when the caller set fabric_builtin (an adapter compiled into the
+# `fabric` CLI, e.g. `scripted`), `fabric __adapter $fabric_builtin ARGS` from PREFIX/bin
+# (the C SDK, the wheel's venv) or REPO/bin (the npm package); NAME on PATH. Else prints on
+# stderr, as LABEL, how to build it (BUILD, the cargo command) and exits 127.
 fabric_exec_binary() {
     fabric_name=$1 fabric_var=$2 fabric_here=$3 fabric_repo=$4 fabric_prefix=$5
     fabric_label=$6 fabric_build=$7
@@ -34,10 +36,17 @@ fabric_exec_binary() {
     if [ -x "$fabric_prefix/bin/$fabric_name" ]; then
         exec "$fabric_prefix/bin/$fabric_name" "$@"
     fi
+    if [ -n "${fabric_builtin:-}" ]; then
+        for fabric_cli in "$fabric_prefix/bin/fabric" "$fabric_repo/bin/fabric"; do
+            if [ -x "$fabric_cli" ]; then
+                exec "$fabric_cli" __adapter "$fabric_builtin" "$@"
+            fi
+        done
+    fi
     if command -v "$fabric_name" >/dev/null 2>&1; then
         exec "$fabric_name" "$@"
     fi
-    echo "$fabric_label: $fabric_name not found; run '$fabric_build'," \
-        "set $fabric_var, or put $fabric_name on PATH" >&2
+    echo "$fabric_label: $fabric_name not found${fabric_builtin:+ (nor a fabric CLI beside this package)};" \
+        "run '$fabric_build', set $fabric_var, or put $fabric_name on PATH" >&2
     exit 127
 }

@@ -14,6 +14,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod builtin;
 mod cmd_check;
 mod cmd_collector;
 mod cmd_env;
@@ -80,6 +81,14 @@ enum Command {
     /// Export results to another format (`fabric export gym RESULTS.jsonl --task-id T
     /// --rollout-id R`: NeMo Gym rollout observations).
     Export(cmd_export::Args),
+    /// Serve a compiled-in adapter's host protocol on stdin/stdout (what the bundled
+    /// descriptor's runner calls; not for people).
+    #[command(name = builtin::COMMAND, hide = true)]
+    Adapter {
+        /// The adapter.
+        #[arg(value_enum)]
+        name: builtin::Name,
+    },
 }
 
 /// Arguments shared by commands that read a config file.
@@ -98,7 +107,9 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => return flags::report(error),
     };
+    builtin::register();
     match cli.command {
+        Command::Adapter { name } => builtin::serve(name),
         Command::Validate(args) => cmd_validate::run(args),
         Command::Schema(args) => cmd_schema::run(args),
         Command::Plan(args) => cmd_plan::plan(args),

@@ -1,21 +1,25 @@
 //! The `bundled` discovery source: the reference adapters shipped with the core itself.
 //!
-//! Rule, first match wins: `$FABRIC_BUNDLED_ADAPTERS`; else (development builds only, not the
-//! `dist` profile) the `adapters/` directory of the checkout the crate was built from, when it
-//! still exists; else, for the file holding this code (the `libfabric_ffi` shared library a
-//! binding loaded, or the executable it is linked into) and then the running executable, the
-//! first of its directory and that directory's five parents holding `adapters/` or
-//! `share/nemo-fabric/adapters/`.
-//!
-//! A development build belongs to its checkout: installed into a virtual environment (as
-//! `scripts/setup.sh` installs the Python binding), the upward walk from `site-packages`
-//! would otherwise stop at the environment's `share/nemo-fabric/adapters`, which holds the
-//! adapters of other packages (found by the `interpreter_prefix` source anyway).
+//! [`bundled_root`], first match wins: `$FABRIC_BUNDLED_ADAPTERS`; else, for the file holding
+//! this code (the `libfabric_ffi` shared library a binding loaded, or the executable it is
+//! linked into) and then the running executable, the first of its directory and that
+//! directory's five parents holding `adapters/` or `share/nemo-fabric/adapters/`.
 //!
 //! So a cargo build at `target/debug/fabric` finds `<repo>/adapters`, an installed C SDK at
 //! `<prefix>/lib/libfabric_ffi.so` or CLI at `<prefix>/bin/fabric` finds
-//! `<prefix>/share/nemo-fabric/adapters`, and the npm package's
-//! `prebuilds/<platform>-<arch>/libfabric_ffi.so` finds the package's `adapters/`.
+//! `<prefix>/share/nemo-fabric/adapters`, the wheel's `<venv>/bin/fabric` finds
+//! `<venv>/share/nemo-fabric/adapters`, and the npm package's
+//! `prebuilds/<platform>-<arch>/libfabric_ffi.so` or `bin/fabric` finds the package's
+//! `adapters/`. A binary built in one checkout and run from another place uses the adapters
+//! of where it runs, never those of the tree it was built from.
+//!
+//! `$FABRIC_BUNDLED_ADAPTERS` replaces the whole `bundled` source ([`bundled_overridden`]).
+//! Otherwise [`development_root`] is the fallback searched last (after the adapters compiled into the
+//! executable, `builtin.rs`): in development builds (not the `dist` profile) and without
+//! `$FABRIC_BUNDLED_ADAPTERS`, the `adapters/` directory of the checkout the crate was built
+//! from, when it still exists. It serves a development library copied out of the tree, e.g.
+//! into a virtual environment by `scripts/setup.sh`, whose upward walk stops at the
+//! environment's `share/nemo-fabric/adapters` (other packages' adapters).
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -30,9 +34,6 @@ pub fn bundled_root() -> Option<PathBuf> {
     if let Some(root) = std::env::var_os(BUNDLED_ADAPTERS_ENV).filter(|v| !v.is_empty()) {
         return Some(PathBuf::from(root));
     }
-    if let Some(checkout) = checkout_adapters() {
-        return Some(checkout);
-    }
     let anchors = anchors();
     anchors.iter().find_map(|anchor| {
         anchor.ancestors().take(PARENTS + 1).find_map(|dir| {
@@ -46,9 +47,26 @@ pub fn bundled_root() -> Option<PathBuf> {
     })
 }
 
+/// The development fallback (see the module docs for the rule).
+pub fn development_root() -> Option<PathBuf> {
+    if bundled_overridden() {
+        return None;
+    }
+    checkout_adapters()
+}
+
+/// Whether `$FABRIC_BUNDLED_ADAPTERS` names the whole `bundled` source: then neither the
+/// adapters compiled into the executable nor the development fallback are offered.
+pub fn bundled_overridden() -> bool {
+    std::env::var_os(BUNDLED_ADAPTERS_ENV).is_some_and(|v| !v.is_empty())
+}
+
 #[cfg(not(fabric_dist))]
 fn checkout_adapters() -> Option<PathBuf> {
-    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../adapters");
+    // The manifest directory's parent, without a `..` component in what is shown.
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()?
+        .join("adapters");
     checkout.is_dir().then_some(checkout)
 }
 

@@ -15,10 +15,12 @@
 //!    `python3` on `PATH`; prefix = the parent of its `bin/` directory, no process is
 //!    spawned), then `/usr/local`. A prefix already searched as `interpreter_prefix` is
 //!    skipped.
-//! 5. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set; otherwise `adapters/` or
-//!    `share/nemo-fabric/adapters/` next to the loaded core library or the running executable
-//!    (or in one of their five parent directories); otherwise, in development builds, the
-//!    checkout's `adapters/` (rule and examples in `bundled.rs`).
+//! 5. `bundled` — `$FABRIC_BUNDLED_ADAPTERS` when set (and nothing else); otherwise, in
+//!    order: `adapters/` or `share/nemo-fabric/adapters/` next to the loaded core library or
+//!    the running executable (or in one of their five parent directories); the adapters
+//!    compiled into the running executable (`builtin.rs`: the `fabric` CLI's scripted
+//!    adapter); in development builds, the adapters of the checkout the build came from
+//!    (rules and examples in `bundled.rs`).
 //!
 //! The first source that has a record for the requested id wins. Within that source,
 //! records whose normalized descriptors are identical are merged (each file is listed in
@@ -35,7 +37,7 @@ use std::time::SystemTime;
 use fabric_config::path::resolve_path;
 use fabric_config::plan::{DescriptorProvenance, DescriptorSource};
 
-pub use crate::bundled::bundled_root;
+pub use crate::bundled::{bundled_overridden, bundled_root, development_root};
 use crate::error::PlanError;
 use crate::load::{self, DescriptorFileKind, LoadedAdapter, LoadedTarget};
 
@@ -60,8 +62,15 @@ pub struct DiscoveryOptions {
     pub interpreter_prefix: Option<PathBuf>,
     /// Installed prefixes; `<prefix>/share/nemo-fabric/{adapters,targets}` are searched.
     pub installed_prefixes: Vec<PathBuf>,
-    /// Bundled adapters directory.
+    /// The bundled adapters directory: `$FABRIC_BUNDLED_ADAPTERS`, or the one beside the
+    /// loaded library or the running executable ([`bundled_root`]).
     pub bundled_root: Option<PathBuf>,
+    /// Whether the adapters compiled into this executable are offered, after `bundled_root`
+    /// ([`crate::register_builtin_adapters`]).
+    pub builtin: bool,
+    /// The development fallback: the adapters directory of the checkout this build came
+    /// from, searched last (still at the `bundled` level).
+    pub development_root: Option<PathBuf>,
 }
 
 impl DiscoveryOptions {
@@ -79,6 +88,8 @@ impl DiscoveryOptions {
             interpreter_prefix: None,
             installed_prefixes: installed_prefixes(),
             bundled_root: bundled_root(),
+            builtin: !bundled_overridden(),
+            development_root: development_root(),
         }
     }
 
@@ -90,7 +101,7 @@ impl DiscoveryOptions {
         }
     }
 
-    fn levels(&self) -> Vec<(DescriptorSource, Vec<(PathBuf, bool)>)> {
+    fn levels(&self) -> Vec<Level> {
         let share_dirs = |prefix: &Path| {
             let share = prefix.join("share").join("nemo-fabric");
             [
@@ -109,25 +120,43 @@ impl DiscoveryOptions {
             .filter(|prefix| self.interpreter_prefix.as_ref() != Some(*prefix))
             .flat_map(|prefix| share_dirs(prefix))
             .collect();
+        let searched = |root: &Option<PathBuf>| root.iter().map(|p| (p.clone(), false)).collect();
         vec![
-            (
+            Level::roots(
                 DescriptorSource::ExplicitLocal,
                 self.local_paths.iter().map(|p| (p.clone(), true)).collect(),
             ),
-            (
+            Level::roots(
                 DescriptorSource::EnvPath,
                 self.env_paths.iter().map(|p| (p.clone(), false)).collect(),
             ),
-            (DescriptorSource::InterpreterPrefix, interpreter),
-            (DescriptorSource::InstalledPackage, installed),
-            (
-                DescriptorSource::Bundled,
-                self.bundled_root
-                    .iter()
-                    .map(|p| (p.clone(), false))
-                    .collect(),
-            ),
+            Level::roots(DescriptorSource::InterpreterPrefix, interpreter),
+            Level::roots(DescriptorSource::InstalledPackage, installed),
+            Level::roots(DescriptorSource::Bundled, searched(&self.bundled_root)),
+            Level {
+                source: DescriptorSource::Bundled,
+                roots: Vec::new(),
+                builtin: self.builtin,
+            },
+            Level::roots(DescriptorSource::Bundled, searched(&self.development_root)),
         ]
+    }
+}
+
+/// One precedence level of discovery: directories and files, or the builtin adapters.
+struct Level {
+    source: DescriptorSource,
+    roots: Vec<(PathBuf, bool)>,
+    builtin: bool,
+}
+
+impl Level {
+    fn roots(source: DescriptorSource, roots: Vec<(PathBuf, bool)>) -> Self {
+        Level {
+            source,
+            roots,
+            builtin: false,
+        }
     }
 }
 
@@ -258,6 +287,21 @@ struct Kind<T> {
     id: fn(&T) -> &String,
     sha256: fn(&T) -> &String,
     not_found: fn(String, Vec<String>, Vec<PathBuf>) -> PlanError,
+    /// The records compiled into the executable (adapters only).
+    builtin: fn() -> Vec<Result<Record<T>, PlanError>>,
+}
+
+/// A loaded descriptor and the file it came from (for a builtin record, the executable).
+type Record<T> = (Arc<T>, PathBuf);
+
+fn builtin_adapters() -> Vec<Result<Record<LoadedAdapter>, PlanError>> {
+    crate::builtin::builtin_adapters()
+        .iter()
+        .map(|builtin| match builtin {
+            Ok((loaded, file)) => Ok((Arc::clone(loaded), file.clone())),
+            Err(reason) => Err(crate::builtin::load_error(reason)),
+        })
+        .collect()
 }
 
 const ADAPTERS: Kind<LoadedAdapter> = Kind {
@@ -272,6 +316,7 @@ const ADAPTERS: Kind<LoadedAdapter> = Kind {
         available,
         skipped,
     },
+    builtin: builtin_adapters,
 };
 
 const TARGETS: Kind<LoadedTarget> = Kind {
@@ -286,6 +331,7 @@ const TARGETS: Kind<LoadedTarget> = Kind {
         available,
         skipped,
     },
+    builtin: Vec::new,
 };
 
 /// Finds the adapter `adapter_id`.
@@ -311,26 +357,15 @@ fn find<T>(
 ) -> Result<Discovered<T>, PlanError> {
     let mut available = Vec::new();
     let mut skipped = Vec::new();
-    for (source, roots) in options.levels() {
-        let files = collect_files(&roots, kind.file_kind)?;
+    for level in options.levels() {
         let mut found: Option<Discovered<T>> = None;
-        for candidate in files {
-            let Some(loaded) = load_candidate(
-                &candidate,
-                kind.load,
-                kind.id_key,
-                Some(wanted),
-                &mut skipped,
-            )?
-            else {
-                continue;
-            };
+        for (loaded, file) in records(kind, &level, Some(wanted), &mut skipped)? {
             let id = (kind.id)(&loaded);
             if id != wanted {
                 available.push(id.clone());
                 continue;
             }
-            merge(kind, wanted, &mut found, loaded, source, &candidate.file)?;
+            merge(kind, wanted, &mut found, loaded, level.source, &file)?;
         }
         if let Some(found) = found {
             return Ok(found);
@@ -349,21 +384,14 @@ fn find<T>(
 /// searches are listed in [`Catalog::invalid`]; explicitly named invalid files fail.
 pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
     let mut catalog = Catalog::default();
-    for (source, roots) in options.levels() {
+    for level in options.levels() {
         discover_level(
             &ADAPTERS,
-            source,
-            &roots,
+            &level,
             &mut catalog.adapters,
             &mut catalog.invalid,
         )?;
-        discover_level(
-            &TARGETS,
-            source,
-            &roots,
-            &mut catalog.targets,
-            &mut catalog.invalid,
-        )?;
+        discover_level(&TARGETS, &level, &mut catalog.targets, &mut catalog.invalid)?;
     }
     Ok(catalog)
 }
@@ -372,28 +400,49 @@ pub fn discover_all(options: &DiscoveryOptions) -> Result<Catalog, PlanError> {
 /// higher level keep their record).
 fn discover_level<T>(
     kind: &Kind<T>,
-    source: DescriptorSource,
-    roots: &[(PathBuf, bool)],
+    level: &Level,
     catalog: &mut BTreeMap<String, Discovered<T>>,
     invalid: &mut Vec<PlanError>,
 ) -> Result<(), PlanError> {
-    let mut level: BTreeMap<String, Discovered<T>> = BTreeMap::new();
-    for candidate in collect_files(roots, kind.file_kind)? {
-        let Some(loaded) = load_candidate(&candidate, kind.load, kind.id_key, None, invalid)?
-        else {
-            continue;
-        };
+    let mut found: BTreeMap<String, Discovered<T>> = BTreeMap::new();
+    for (loaded, file) in records(kind, level, None, invalid)? {
         let id = (kind.id)(&loaded).clone();
-        let mut slot = level.remove(&id);
-        merge(kind, &id, &mut slot, loaded, source, &candidate.file)?;
+        let mut slot = found.remove(&id);
+        merge(kind, &id, &mut slot, loaded, level.source, &file)?;
         if let Some(slot) = slot {
-            level.insert(id, slot);
+            found.insert(id, slot);
         }
     }
-    for (id, found) in level {
+    for (id, found) in found {
         catalog.entry(id).or_insert(found);
     }
     Ok(())
+}
+
+/// The loaded `kind` records of one level with the file each came from (for a builtin
+/// record, the executable). Files that fail to load are handled by [`load_candidate`];
+/// builtin records that fail are added to `skipped`.
+fn records<T>(
+    kind: &Kind<T>,
+    level: &Level,
+    wanted: Option<&str>,
+    skipped: &mut Vec<PlanError>,
+) -> Result<Vec<Record<T>>, PlanError> {
+    let mut records = Vec::new();
+    for candidate in collect_files(&level.roots, kind.file_kind)? {
+        if let Some(loaded) = load_candidate(&candidate, kind.load, kind.id_key, wanted, skipped)? {
+            records.push((loaded, candidate.file));
+        }
+    }
+    if level.builtin {
+        for builtin in (kind.builtin)() {
+            match builtin {
+                Ok(record) => records.push(record),
+                Err(error) => skipped.push(error),
+            }
+        }
+    }
+    Ok(records)
 }
 
 fn merge<T>(

@@ -46,6 +46,7 @@
 
 #![forbid(unsafe_code)]
 
+mod builtin;
 mod bundled;
 mod compat;
 pub mod discovery;
@@ -59,6 +60,7 @@ mod python_check;
 mod relay;
 mod schema;
 
+pub use builtin::{BuiltinAdapter, register_builtin_adapters};
 pub use discovery::{Catalog, Discovered, DiscoveryOptions};
 pub use doctor::{doctor, doctor_with};
 pub use error::{DescriptorOrigin, PLAN_ERROR_CODES, PlanError};

@@ -157,6 +157,18 @@ def test_native_unavailable_when_library_missing(tmp_path) -> None:
     assert result.stdout.strip() == "unavailable native_library_missing"
 
 
+def test_the_package_loads_only_its_one_library_name(tmp_path, monkeypatch) -> None:
+    """A stale ``_native*.so`` from another build beside the library is never loaded."""
+
+    from fabric_core import _ffi
+
+    monkeypatch.delenv("FABRIC_CORE_LIB", raising=False)
+    (tmp_path / "_native.cpython-311-x86_64-linux-gnu.so").write_bytes(b"stale")
+    assert _ffi._candidates(str(tmp_path)) == []
+    (tmp_path / _ffi.LIBRARY_NAME).write_bytes(b"library")
+    assert _ffi._candidates(str(tmp_path)) == [str(tmp_path / _ffi.LIBRARY_NAME)]
+
+
 def test_native_unavailable_on_abi_mismatch(tmp_path) -> None:
     """A library with another C ABI version is refused at load."""
 

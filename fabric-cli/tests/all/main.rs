@@ -14,6 +14,7 @@ mod env_provider;
 mod env_runtime;
 mod export_gym;
 mod help;
+mod installs;
 mod interrupt;
 mod numeric_flags;
 mod os_strings;

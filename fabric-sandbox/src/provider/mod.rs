@@ -83,7 +83,7 @@ pub fn find(plan: &RunPlan, provider: &str) -> Result<FoundProvider, SandboxErro
     for prefix in &options.installed_prefixes {
         candidates.extend(nested(&prefix.join("share/nemo-fabric/adapters")));
     }
-    if let Some(bundled) = &options.bundled_root {
+    for bundled in options.bundled_root.iter().chain(&options.development_root) {
         candidates.extend(nested(bundled));
     }
     let path = candidates

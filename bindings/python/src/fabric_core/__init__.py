@@ -11,9 +11,8 @@ methods without Pydantic; docs/python.md lists what differs)::
     )
     result = await Fabric().run(config, input="Hello")
 
-The package loads the bundled native library (``fabric_core/libfabric_ffi.so``, or
-``_native*.so`` when built with setuptools-rust) or the one
-named by ``FABRIC_CORE_LIB`` through ctypes, lazily on first use; importing never fails
+The package loads the bundled native library (``fabric_core/libfabric_ffi.so``, the one
+name it looks for) or the one named by ``FABRIC_CORE_LIB`` through ctypes, lazily on first use; importing never fails
 because of the native library (calls raise ``FabricNativeUnavailableError`` instead).
 
 The public names are loaded lazily (PEP 562): ``import fabric_core.adapter_evidence`` (what

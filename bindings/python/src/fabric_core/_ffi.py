@@ -11,9 +11,9 @@ blocking calls run concurrently from worker threads.
 from __future__ import annotations
 
 import ctypes
-import glob
 import json
 import os
+import sys
 import threading
 from ctypes import c_int32, c_uint64, c_void_p
 from typing import Any
@@ -331,15 +331,23 @@ def encode(value: str | os.PathLike[str] | None) -> bytes | None:
     return text.encode("utf-8")
 
 
-def _candidates() -> list[str]:
+#: The one file name of the bundled library (``setup.py`` writes it under this name).
+LIBRARY_NAME = "libfabric_ffi.dylib" if sys.platform == "darwin" else "libfabric_ffi.so"
+
+
+def _candidates(package_dir: str | None = None) -> list[str]:
+    """The library to load: ``$FABRIC_CORE_LIB``, else the package's ``LIBRARY_NAME``.
+
+    Exactly one name is looked at, so a stale library left in the package directory by
+    another build (e.g. an old ``_native*.so``) is never the one loaded.
+    """
+
     override = os.environ.get(LIB_ENV)
     if override:
         return [override]
-    here = os.path.dirname(os.path.abspath(__file__))
-    found: list[str] = []
-    for pattern in ("_native*.so", "_native*.dylib", "_native*.pyd", "libfabric_ffi.*"):
-        found.extend(sorted(glob.glob(os.path.join(here, pattern))))
-    return found
+    here = package_dir or os.path.dirname(os.path.abspath(__file__))
+    bundled = os.path.join(here, LIBRARY_NAME)
+    return [bundled] if os.path.isfile(bundled) else []
 
 
 _lock = threading.Lock()

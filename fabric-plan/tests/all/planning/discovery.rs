@@ -54,6 +54,8 @@ fn discovery_precedence_merging_and_ambiguity() {
         interpreter_prefix: None,
         installed_prefixes: vec![root.join("prefix")],
         bundled_root: Some(root.join("catalog")),
+        builtin: false,
+        development_root: None,
     };
     let opts = PlanOptions {
         discovery: Some(sources.clone()),

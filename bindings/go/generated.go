@@ -83,6 +83,8 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"blank_tool_name":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool names must not be blank"},
 	"cleanup_unconfirmed":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox"},
 	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout"},
+	"collector_memory_full":                   {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed"},
+	"collector_registrations_full":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector already holds its maximum of live registrations: the registration is answered 503"},
 	"collector_request_failed":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)"},
 	"collector_start_failed":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone"},
 	"collector_token_invalid":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters"},
@@ -366,6 +368,10 @@ const (
 	CodeCollectionDeadlineExceeded = "collection_deadline_exceeded"
 	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout
 	CodeCollectorListenInvalid = "collector_listen_invalid"
+	// CodeCollectorMemoryFull (error): the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed
+	CodeCollectorMemoryFull = "collector_memory_full"
+	// CodeCollectorRegistrationsFull (error): the ATOF collector already holds its maximum of live registrations: the registration is answered 503
+	CodeCollectorRegistrationsFull = "collector_registrations_full"
 	// CodeCollectorRequestFailed (error): the ATOF collector refused or failed a request (registration, stream, deregistration)
 	CodeCollectorRequestFailed = "collector_request_failed"
 	// CodeCollectorStartFailed (error): the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone

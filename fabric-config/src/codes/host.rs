@@ -287,5 +287,21 @@ declare! {
             O::Host,
             "the ATOF collector refused or failed a request (registration, stream, deregistration)",
         ),
+        COLLECTOR_MEMORY_FULL = "collector_memory_full" => code(
+            None,
+            O::Host,
+            "the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed",
+        )
+        .with_hint(
+            "start consumers for the registered requests, or raise --memory-budget-bytes (options.collector_memory_budget_bytes)",
+        ),
+        COLLECTOR_REGISTRATIONS_FULL = "collector_registrations_full" => code(
+            None,
+            O::Host,
+            "the ATOF collector already holds its maximum of live registrations: the registration is answered 503",
+        )
+        .with_hint(
+            "deregister finished requests, or raise `fabric collector serve --max-registrations`",
+        ),
     ];
 }

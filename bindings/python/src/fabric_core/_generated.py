@@ -101,6 +101,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "blank_tool_name": (None, False, None, "config"),
     "cleanup_unconfirmed": (None, False, None, "sandbox"),
     "collector_listen_invalid": ("config", False, None, "cli"),
+    "collector_memory_full": (None, False, None, "host"),
+    "collector_registrations_full": (None, False, None, "host"),
     "collector_request_failed": (None, False, None, "host"),
     "collector_start_failed": (None, False, None, "host"),
     "collector_token_invalid": ("config", False, None, "cli"),

@@ -82,7 +82,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"blank_tool_definition_name":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition names must not be blank"},
 	"blank_tool_name":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool names must not be blank"},
 	"cleanup_unconfirmed":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox"},
-	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout"},
+	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout, --memory-budget-bytes, --max-registrations or --body-idle-timeout"},
 	"collector_memory_full":                   {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed"},
 	"collector_registrations_full":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector already holds its maximum of live registrations: the registration is answered 503"},
 	"collector_request_failed":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)"},
@@ -366,7 +366,7 @@ const (
 	CodeCleanupUnconfirmed = "cleanup_unconfirmed"
 	// CodeCollectionDeadlineExceeded (reason): software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown
 	CodeCollectionDeadlineExceeded = "collection_deadline_exceeded"
-	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout
+	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout, --memory-budget-bytes, --max-registrations or --body-idle-timeout
 	CodeCollectorListenInvalid = "collector_listen_invalid"
 	// CodeCollectorMemoryFull (error): the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed
 	CodeCollectorMemoryFull = "collector_memory_full"

@@ -12,7 +12,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use fabric_config::{ErrorInfo, Stage};
-use fabric_relay::collector::{Collector, CollectorOptions, PUT_TIMEOUT};
+use fabric_relay::collector::{
+    ATOF_BODY_IDLE, Collector, CollectorOptions, MAX_REGISTRATIONS, MEMORY_BUDGET,
+    MIN_MEMORY_BUDGET, PUT_TIMEOUT,
+};
 use serde_json::json;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
@@ -47,10 +50,29 @@ struct ServeArgs {
     /// text: put TLS in front).
     #[arg(long)]
     allow_non_loopback: bool,
-    /// Seconds a record waits for room in a full queue before it is dropped.
+    /// Seconds a record waits for room in a full queue (or a publisher for room in the
+    /// memory budget) before it is dropped (or the request is answered 503).
     #[arg(long, default_value_t = PUT_TIMEOUT.as_secs_f64())]
     backpressure_timeout: f64,
+    /// Bytes the collector may hold in all: queued records, records being received or
+    /// waiting for room, remembered scopes (at least 1048576). A record that does not fit
+    /// waits for --backpressure-timeout, then is dropped; a publisher whose partial record
+    /// does not fit is then answered 503 `collector_memory_full`.
+    #[arg(long, default_value_t = MEMORY_BUDGET as u64)]
+    memory_budget_bytes: u64,
+    /// Live registrations held at most (at least 1); one more is answered 503
+    /// `collector_registrations_full`.
+    #[arg(long, default_value_t = MAX_REGISTRATIONS as u64)]
+    max_registrations: u64,
+    /// Seconds a publisher's `POST /v1/atof` body may send nothing before its connection is
+    /// closed (an inactivity deadline: a body may stream for a whole run while bytes keep
+    /// coming; a blank line keeps it alive).
+    #[arg(long, default_value_t = ATOF_BODY_IDLE.as_secs_f64())]
+    body_idle_timeout: f64,
 }
+
+/// Longest `--body-idle-timeout` accepted, in seconds (one week).
+const MAX_BODY_IDLE_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
 fn invalid(code: &str, field: &str, message: String) -> ExitCode {
     let info = ErrorInfo::new(Stage::Config, code, message).with_metadata("field", field);
@@ -79,6 +101,35 @@ fn serve(args: ServeArgs) -> ExitCode {
             codes::COLLECTOR_LISTEN_INVALID,
             "--backpressure-timeout",
             "--backpressure-timeout must be a positive number of seconds".into(),
+        );
+    }
+    if args.memory_budget_bytes < MIN_MEMORY_BUDGET as u64
+        || usize::try_from(args.memory_budget_bytes).is_err()
+    {
+        return invalid(
+            codes::COLLECTOR_LISTEN_INVALID,
+            "--memory-budget-bytes",
+            format!(
+                "--memory-budget-bytes must be at least {MIN_MEMORY_BUDGET} (one largest record)"
+            ),
+        );
+    }
+    if args.max_registrations == 0 || usize::try_from(args.max_registrations).is_err() {
+        return invalid(
+            codes::COLLECTOR_LISTEN_INVALID,
+            "--max-registrations",
+            "--max-registrations must be at least 1".into(),
+        );
+    }
+    let body_idle = args.body_idle_timeout;
+    if !(body_idle.is_finite() && body_idle > 0.0 && body_idle <= MAX_BODY_IDLE_SECONDS) {
+        return invalid(
+            codes::COLLECTOR_LISTEN_INVALID,
+            "--body-idle-timeout",
+            format!(
+                "--body-idle-timeout must be a number of seconds above 0 and at most \
+                 {MAX_BODY_IDLE_SECONDS}"
+            ),
         );
     }
     let from_env = std::env::var(&args.token_env)
@@ -110,6 +161,9 @@ fn serve(args: ServeArgs) -> ExitCode {
         listen: args.listen,
         token: from_env.clone(),
         put_timeout: Duration::from_secs_f64(args.backpressure_timeout),
+        memory_budget: usize::try_from(args.memory_budget_bytes).unwrap_or(usize::MAX),
+        max_registrations: usize::try_from(args.max_registrations).unwrap_or(usize::MAX),
+        body_idle: Duration::from_secs_f64(body_idle),
     };
     let collector = match Collector::start(&options) {
         Ok(collector) => collector,

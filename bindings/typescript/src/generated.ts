@@ -92,7 +92,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   blank_tool_definition_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool definition names must not be blank" },
   blank_tool_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool names must not be blank" },
   cleanup_unconfirmed: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox" },
-  collector_listen_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout" },
+  collector_listen_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout, --memory-budget-bytes, --max-registrations or --body-idle-timeout" },
   collector_memory_full: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed" },
   collector_registrations_full: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector already holds its maximum of live registrations: the registration is answered 503" },
   collector_request_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)" },
@@ -378,7 +378,7 @@ export const Code = {
   CLEANUP_UNCONFIRMED: "cleanup_unconfirmed",
   /** (reason) software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown */
   COLLECTION_DEADLINE_EXCEEDED: "collection_deadline_exceeded",
-  /** (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout */
+  /** (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout, --memory-budget-bytes, --max-registrations or --body-idle-timeout */
   COLLECTOR_LISTEN_INVALID: "collector_listen_invalid",
   /** (error) the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed */
   COLLECTOR_MEMORY_FULL: "collector_memory_full",

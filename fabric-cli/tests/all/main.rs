@@ -6,6 +6,7 @@ mod agent_ctl_limits;
 mod agent_ctl_upstream;
 mod check;
 mod collector;
+mod collector_limits;
 mod doctor_paths;
 mod env;
 mod env_container;

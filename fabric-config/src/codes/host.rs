@@ -270,7 +270,7 @@ declare! {
         COLLECTOR_LISTEN_INVALID = "collector_listen_invalid" => code(
             Some(S::Config),
             O::Cli,
-            "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout",
+            "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout, --memory-budget-bytes, --max-registrations or --body-idle-timeout",
         ),
         COLLECTOR_TOKEN_INVALID = "collector_token_invalid" => code(
             Some(S::Config),

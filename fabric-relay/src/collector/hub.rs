@@ -26,6 +26,9 @@ pub const QUEUE_MAX_BYTES: usize = 16 * 1024 * 1024;
 
 /// Bytes counted for one remembered scope beyond its text (map entries, hashing).
 const SCOPE_OVERHEAD: usize = 96;
+/// Remembered scopes may take at most this fraction of the memory budget (`1 / N`), so
+/// queued records never leave a new run's scope start unroutable.
+const SCOPES_SHARE: usize = 4;
 
 /// What a remembered scope costs the memory budget: its uuid (in the owner map and the
 /// registration's set), its owner's id, and the entries.
@@ -396,7 +399,7 @@ impl Routes {
             return false;
         }
         let cost = scope_cost(&uuid, request_id);
-        let over = self.used() + cost > self.bounds.memory_budget;
+        let over = self.scopes + cost > self.bounds.memory_budget / SCOPES_SHARE;
         let Some(registration) = self.requests.get_mut(request_id) else {
             return false;
         };
@@ -620,11 +623,16 @@ mod tests {
         assert!(!routes.may_buffer());
         routes.hold(300, 100);
         assert!(routes.may_buffer());
-        // A scope that would pass the budget is not remembered (nor routed).
-        routes.hold(100, 190);
-        assert_eq!(routes.route(&start("s", Some("a"))), None);
-        routes.hold(190, 0);
-        assert_eq!(routes.route(&start("s", Some("a"))).as_deref(), Some("a"));
+        routes.hold(100, 0);
+        // Scopes have a quarter of the budget, whatever the queues hold: one more scope
+        // than fits is not remembered (nor routed).
+        assert_eq!(routes.route(&start("s1", Some("a"))).as_deref(), Some("a"));
+        assert_eq!(routes.route(&start("s2", Some("a"))).as_deref(), Some("a"));
+        assert_eq!(routes.route(&start("s3", Some("a"))), None);
+        assert_eq!(
+            routes.snapshot().memory_bytes,
+            (800 + 2 * scope_cost("s1", "a")) as u64
+        );
         // Forgetting a registration gives its queue and scopes back.
         routes.deregister("a", true);
         routes.deregister("b", true);

@@ -93,7 +93,7 @@ class Code:
     #: (reason) software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown
     COLLECTION_DEADLINE_EXCEEDED = "collection_deadline_exceeded"
 
-    #: (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout
+    #: (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a bad --backpressure-timeout, --memory-budget-bytes, --max-registrations or --body-idle-timeout
     COLLECTOR_LISTEN_INVALID = "collector_listen_invalid"
 
     #: (error) the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed

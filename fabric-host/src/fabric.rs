@@ -78,6 +78,9 @@ impl RunOptions {
             {
                 streaming.completion_wait = std::time::Duration::from_secs_f64(seconds.min(1.0e9));
             }
+            if let Some(bytes) = options.collector_memory_budget_bytes {
+                streaming.memory_budget = usize::try_from(bytes).unwrap_or(usize::MAX);
+            }
             runtime.relay_streaming = Some(streaming);
         }
         RunOptions {
@@ -529,6 +532,7 @@ mod tests {
             streaming: Some(true),
             launch_collector: Some(false),
             completion_wait_timeout: Some(2.5),
+            collector_memory_budget_bytes: Some(8 * 1024 * 1024),
             binding: Some(fabric_config::options::BindingIdentity {
                 name: "fabric-core".into(),
                 version: "0.1.0".into(),
@@ -545,6 +549,7 @@ mod tests {
             Some(crate::RelayStreaming {
                 launch_collector: false,
                 completion_wait: Duration::from_millis(2500),
+                memory_budget: 8 * 1024 * 1024,
             })
         );
         assert_eq!(options.runtime.host_timeout, Duration::from_millis(500));

@@ -44,9 +44,21 @@ pub(super) enum Deadline {
     Linger,
 }
 
+/// What a connection reads from and writes to: a socket, or (fuzzing) bytes in memory.
+pub(super) trait Transport: Read + Write {
+    /// Shuts the write side (the peer reads the end of the answer).
+    fn shutdown_write(&mut self);
+}
+
+impl Transport for TcpStream {
+    fn shutdown_write(&mut self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+}
+
 #[derive(Debug)]
-pub(super) struct Conn<C> {
-    pub(super) stream: TcpStream,
+pub(super) struct Conn<C, T = TcpStream> {
+    pub(super) stream: T,
     pub(super) phase: Phase,
     pub(super) state: C,
     input: Vec<u8>,
@@ -76,9 +88,8 @@ pub(super) enum Step {
     Drop(Ending),
 }
 
-impl<C: Default> Conn<C> {
-    pub(super) fn new(stream: TcpStream, limits: &Limits, since: u64) -> Conn<C> {
-        let peer = stream.peer_addr().ok().map(|addr| addr.ip());
+impl<C: Default, T: Transport> Conn<C, T> {
+    pub(super) fn new(stream: T, limits: &Limits, since: u64, peer: Option<IpAddr>) -> Conn<C, T> {
         Conn {
             stream,
             phase: Phase::Head { idle: false },
@@ -172,7 +183,7 @@ impl<C: Default> Conn<C> {
         }
         if matches!(self.phase, Phase::Closing) && !self.write_shut {
             self.write_shut = true;
-            let _ = self.stream.shutdown(Shutdown::Write);
+            self.stream.shutdown_write();
         }
         Ok(())
     }

@@ -36,6 +36,8 @@
 mod body;
 mod chunked;
 mod conn;
+#[doc(hidden)]
+pub mod fuzz;
 mod head;
 mod server;
 

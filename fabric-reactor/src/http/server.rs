@@ -330,11 +330,12 @@ fn admit<S: Service>(
     token: mio::Token,
 ) -> Option<usize> {
     let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok().map(|addr| addr.ip());
     registry
         .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
         .ok()?;
     server.seq += 1;
-    server.conns[index] = Some(Conn::new(stream, &server.limits, server.seq));
+    server.conns[index] = Some(Conn::new(stream, &server.limits, server.seq, peer));
     Some(index)
 }
 

@@ -220,6 +220,11 @@ impl Routes {
         self.used() <= self.bounds.memory_budget
     }
 
+    /// Bytes connections hold now.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
     /// A connection now holds `now` bytes instead of `before`.
     pub(crate) fn hold(&mut self, before: usize, now: usize) {
         self.held = (self.held + now).saturating_sub(before);

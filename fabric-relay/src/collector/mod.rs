@@ -30,6 +30,28 @@ use crate::error::RelayError;
 use hub::{AttachError, Bounds, Hub, Pop, RegisterError};
 use service::{CollectorService, Collectors, LIMITS};
 
+/// A collector's service without a listener (fuzzing, `crate::fuzz`): registrations `r`
+/// and `s`, a cap of 3, the smallest memory budget.
+pub(crate) fn fuzz_service(
+    token: &str,
+    put_timeout: Duration,
+) -> (CollectorService, Arc<Hub>, fabric_reactor::http::Limits) {
+    let hub = Arc::new(Hub::new(Bounds {
+        memory_budget: MIN_MEMORY_BUDGET,
+        max_registrations: 3,
+    }));
+    for id in ["r", "s"] {
+        let _ = hub.lock().register(id);
+    }
+    let service = CollectorService {
+        token: token.to_owned(),
+        hub: Arc::clone(&hub),
+        put_timeout,
+        atof_idle: ATOF_BODY_IDLE,
+    };
+    (service, hub, LIMITS)
+}
+
 /// Every collector of the process: one reactor tenant.
 static COLLECTORS: Registration<Collectors> = Registration::new();
 

@@ -25,7 +25,7 @@ seconds=${1:-60}
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(config descriptor lifecycle_response health_wire abi)
+    targets=(config descriptor lifecycle_response health_wire abi collector_http openai_stream runtime_request)
 fi
 toolchain=${FABRIC_FUZZ_TOOLCHAIN:-nightly}
 max_corpus=${FABRIC_FUZZ_MAX_CORPUS:-800}

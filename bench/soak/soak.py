@@ -25,6 +25,12 @@ duration) and exits 1 when anything leaked.
     python bench/soak/soak.py --short         # CI: 200 cycles, 2 rounds of 20
     python bench/soak/soak.py --short --inject-leak   # must exit 1 (the detector works)
 
+Then the collector load (``collector_load.py``): a standalone ``fabric collector serve``
+(``target/debug/fabric``, or ``$FABRIC_BIN``) takes ``--collector-rounds`` rounds of 100
+registrations publishing at once while 200 idle connections are held; its RSS and open
+descriptors after each round must stay within ``--collector-rss-slack-mib`` (16) and
+``--collector-fd-slack`` (4) of the first round's.
+
 Needs ``fabric_core`` (installed, or ``FABRIC_CORE_LIB`` + ``PYTHONPATH=bindings/python/src``)
 and the built scripted adapter (``cargo build``); ``--adapter python-echo`` needs
 ``fabric-python-echo`` and ``nemo-fabric-adapters-common`` in ``$ADAPTER_PYTHON`` (default:
@@ -226,6 +232,14 @@ async def main(args: argparse.Namespace) -> int:
     }
     if peaks and peaks[0]["processes"] < args.concurrent:
         problems.append(f"only {peaks[0]['processes']} host processes were alive at once")
+    if args.collector_rounds:
+        from collector_load import run as collector_load
+
+        binary = Path(os.environ.get("FABRIC_BIN", REPO / "target" / "debug" / "fabric"))
+        report["collector"], found = collector_load(
+            binary, args.collector_rounds, args.collector_rss_slack_mib, args.collector_fd_slack
+        )
+        problems += found
     report["runtimes_started"] = len(runtime_ids)
     report["seconds"] = round(time.monotonic() - started, 2)
     report["load_after"] = os.getloadavg()[0]
@@ -247,6 +261,14 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--rss-slack-mib", type=int, default=32, help="allowed RSS growth over the baseline")
     parser.add_argument("--settle", type=float, default=10.0, help="seconds to wait for asynchronous cleanup")
     parser.add_argument(
+        "--collector-rounds",
+        type=int,
+        help="rounds of the collector load (100 registrations publishing, 200 idle connections held); "
+        "default 3 short, 20 full, 0 when --cycles/--concurrent/--rounds is given",
+    )
+    parser.add_argument("--collector-rss-slack-mib", type=int, default=16, help="allowed collector RSS growth")
+    parser.add_argument("--collector-fd-slack", type=int, default=4, help="allowed collector descriptor growth")
+    parser.add_argument(
         "--inject-leak",
         action="store_true",
         help="self-check: keep one runtime running through the phases; the run must then fail",
@@ -257,6 +279,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     args.cycles = defaults[0] if args.cycles is None else args.cycles
     args.concurrent = defaults[1] if args.concurrent is None else args.concurrent
     args.rounds = defaults[2] if args.rounds is None else args.rounds
+    if args.collector_rounds is None:
+        args.collector_rounds = 0 if args.custom else 3 if args.short else 20
     return args
 
 

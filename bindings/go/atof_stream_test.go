@@ -96,6 +96,10 @@ func TestStreamingNeedsRelayAndAStreamingRuntime(t *testing.T) {
 	if !errors.As(err, &config) || config.Code != "launch_collector_requires_streaming" {
 		t.Fatalf("want launch_collector_requires_streaming, got %v", err)
 	}
+	_, err = f.StartRuntime(ctx, atofConfig(t, true), fabric.WithStreaming(), fabric.WithCollectorMemoryBudgetBytes(1024))
+	if !errors.As(err, &config) || config.Code != "invalid_value" {
+		t.Fatalf("want invalid_value for a budget under one record, got %v", err)
+	}
 	rt, err := f.StartRuntime(ctx, atofConfig(t, true))
 	if err != nil {
 		t.Fatal(err)

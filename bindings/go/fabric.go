@@ -42,6 +42,7 @@ type options struct {
 	streaming                bool
 	launchCollector          *bool
 	completionWaitTimeout    *float64
+	collectorMemoryBudget    *uint64
 }
 
 // WithBaseDir anchors the config's relative paths (default: the current directory).
@@ -73,6 +74,13 @@ func WithCompletionWaitTimeout(seconds float64) Option {
 	return func(o *options) { o.completionWaitTimeout = &seconds }
 }
 
+// WithCollectorMemoryBudgetBytes sets the embedded collector's memory budget of a streaming
+// start (bytes, at least 1048576, default 64 MiB; a smaller value is a *ConfigError
+// invalid_value): queued records, records being received and remembered scopes together.
+func WithCollectorMemoryBudgetBytes(bytes uint64) Option {
+	return func(o *options) { o.collectorMemoryBudget = &bytes }
+}
+
 // json is the options_json argument of the planning calls (schema sdk/call-options); the
 // core enforces every option.
 func (o options) json() (string, error) {
@@ -83,6 +91,7 @@ func (o options) json() (string, error) {
 	}
 	native.LaunchCollector = o.launchCollector
 	native.CompletionWaitTimeout = o.completionWaitTimeout
+	native.CollectorMemoryBudgetBytes = o.collectorMemoryBudget
 	native.Binding = bindingIdentity()
 	if strings.IndexByte(o.baseDir, 0) >= 0 {
 		return "", newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidArgument, Message: "base dir must not contain NUL bytes"}})

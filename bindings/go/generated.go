@@ -83,7 +83,9 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"blank_tool_definition_name":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool definition names must not be blank"},
 	"blank_tool_name":                         {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "tool names must not be blank"},
 	"cleanup_unconfirmed":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox"},
-	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback"},
+	"collector_listen_invalid":                {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a --body-idle-timeout over a week"},
+	"collector_memory_full":                   {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed"},
+	"collector_registrations_full":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector already holds its maximum of live registrations: the registration is answered 503"},
 	"collector_request_failed":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)"},
 	"collector_start_failed":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone"},
 	"collector_token_invalid":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters"},
@@ -370,8 +372,12 @@ const (
 	CodeCleanupUnconfirmed = "cleanup_unconfirmed"
 	// CodeCollectionDeadlineExceeded (reason): software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown
 	CodeCollectionDeadlineExceeded = "collection_deadline_exceeded"
-	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback
+	// CodeCollectorListenInvalid (error): `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a --body-idle-timeout over a week
 	CodeCollectorListenInvalid = "collector_listen_invalid"
+	// CodeCollectorMemoryFull (error): the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed
+	CodeCollectorMemoryFull = "collector_memory_full"
+	// CodeCollectorRegistrationsFull (error): the ATOF collector already holds its maximum of live registrations: the registration is answered 503
+	CodeCollectorRegistrationsFull = "collector_registrations_full"
 	// CodeCollectorRequestFailed (error): the ATOF collector refused or failed a request (registration, stream, deregistration)
 	CodeCollectorRequestFailed = "collector_request_failed"
 	// CodeCollectorStartFailed (error): the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone
@@ -931,6 +937,8 @@ type CallOptions struct {
 	BaseDir string `json:"base_dir,omitempty"`
 	// Binding: The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
 	Binding *BindingIdentity `json:"binding,omitempty"`
+	// CollectorMemoryBudgetBytes: Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it.
+	CollectorMemoryBudgetBytes *uint64 `json:"collector_memory_budget_bytes,omitempty"`
 	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
 	CompletionWaitTimeout *float64 `json:"completion_wait_timeout,omitempty"`
 	// ExpectedDescriptorSHA256: Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.

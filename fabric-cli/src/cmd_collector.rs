@@ -11,12 +11,14 @@ use std::net::SocketAddr;
 use std::process::ExitCode;
 
 use fabric_config::{ErrorInfo, Stage};
-use fabric_relay::collector::{Collector, CollectorOptions, PUT_TIMEOUT};
+use fabric_relay::collector::{
+    ATOF_BODY_IDLE, Collector, CollectorOptions, MAX_REGISTRATIONS, MEMORY_BUDGET, PUT_TIMEOUT,
+};
 use serde_json::json;
 use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
-use crate::flags::{self, Seconds};
+use crate::flags::{self, Count, Seconds};
 use crate::output::{EXIT_INVALID, EXIT_OK, EXIT_RUNTIME, print_error, print_line};
 
 /// Shortest bearer token accepted from the environment (as upstream's collector).
@@ -47,8 +49,9 @@ struct ServeArgs {
     /// text: put TLS in front).
     #[arg(long)]
     allow_non_loopback: bool,
-    /// Seconds a record waits for room in a full queue before it is dropped (above 0, at
-    /// most 10^9).
+    /// Seconds a record waits for room in a full queue (or a publisher for room in the
+    /// memory budget) before it is dropped (or the request is answered 503); above 0, at
+    /// most 10^9.
     #[arg(
         long,
         value_name = "SECONDS",
@@ -57,7 +60,44 @@ struct ServeArgs {
         allow_hyphen_values = true
     )]
     backpressure_timeout: Seconds,
+    /// Bytes the collector may hold in all: queued records, records being received or
+    /// waiting for room, remembered scopes (at least 1048576, one largest record; at most
+    /// 2^40). A record that does not fit waits for --backpressure-timeout, then is dropped;
+    /// a publisher whose partial record does not fit is then answered 503
+    /// `collector_memory_full`.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        default_value_t = Count(MEMORY_BUDGET as u64),
+        value_parser = flags::memory_bytes,
+        allow_hyphen_values = true
+    )]
+    memory_budget_bytes: Count,
+    /// Live registrations held at most (1 to 2^20); one more is answered 503
+    /// `collector_registrations_full`.
+    #[arg(
+        long,
+        value_name = "COUNT",
+        default_value_t = Count(MAX_REGISTRATIONS as u64),
+        value_parser = flags::count,
+        allow_hyphen_values = true
+    )]
+    max_registrations: Count,
+    /// Seconds a publisher's `POST /v1/atof` body may send nothing before its connection is
+    /// closed (an inactivity deadline: a body may stream for a whole run while bytes keep
+    /// coming; a blank line keeps it alive); above 0, at most a week.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = Seconds(ATOF_BODY_IDLE.as_secs_f64()),
+        value_parser = flags::seconds,
+        allow_hyphen_values = true
+    )]
+    body_idle_timeout: Seconds,
 }
+
+/// Longest `--body-idle-timeout` accepted, in seconds (one week).
+const MAX_BODY_IDLE_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
 
 fn invalid(code: &str, field: &str, message: String) -> ExitCode {
     let info = ErrorInfo::new(Stage::Config, code, message).with_metadata("field", field);
@@ -78,6 +118,17 @@ fn serve(args: ServeArgs) -> ExitCode {
             format!(
                 "--listen {} is not a loopback address; pass --allow-non-loopback to serve it",
                 args.listen
+            ),
+        );
+    }
+    let body_idle = args.body_idle_timeout.0;
+    if body_idle > MAX_BODY_IDLE_SECONDS {
+        return invalid(
+            codes::COLLECTOR_LISTEN_INVALID,
+            "--body-idle-timeout",
+            format!(
+                "--body-idle-timeout must be a number of seconds above 0 and at most \
+                 {MAX_BODY_IDLE_SECONDS}"
             ),
         );
     }
@@ -110,6 +161,9 @@ fn serve(args: ServeArgs) -> ExitCode {
         listen: args.listen,
         token: from_env.clone(),
         put_timeout: args.backpressure_timeout.duration(),
+        memory_budget: args.memory_budget_bytes.get(),
+        max_registrations: args.max_registrations.get(),
+        body_idle: args.body_idle_timeout.duration(),
     };
     let collector = match Collector::start(&options) {
         Ok(collector) => collector,

@@ -1,12 +1,12 @@
 //! The one parser of the command line's numbers: every numeric flag and argument of `fabric`
-//! is a [`Seconds`] or a [`Pid`] read by the `value_parser`s here, so a value out of range
+//! is a [`Seconds`], a [`Count`] or a [`Pid`] read by the `value_parser`s here, so a value out of range
 //! (huge, negative, NaN, infinite, not a number) is refused before any command runs, with
 //! the error every command prints: `{"error": {"code", "stage": "config", "message",
 //! "path": "<flag>"}}` and exit 2 ([`report`]).
 //!
 //! A new numeric flag uses one of these parsers, `allow_hyphen_values = true` (so `-1`
-//! reaches the parser instead of being read as a flag) and the value name `SECONDS` or
-//! `PID` (by which `tests/all/numeric_flags.rs` finds it in `--help`); a test walks the
+//! reaches the parser instead of being read as a flag) and the value name `SECONDS`,
+//! `BYTES`, `COUNT` or `PID` (by which `tests/all/numeric_flags.rs` finds it in `--help`); a test walks the
 //! whole command tree and fails on a numeric argument that does not.
 
 use std::process::ExitCode;
@@ -40,6 +40,23 @@ impl Seconds {
 /// groups, never one process).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pid(pub u32);
+
+/// A count of things or bytes: an integer between its flag's minimum and maximum.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count(pub u64);
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl Count {
+    /// The count as a `usize` (always representable: the parsers' maxima are below 2^40).
+    pub fn get(self) -> usize {
+        usize::try_from(self.0).unwrap_or(usize::MAX)
+    }
+}
 
 /// Why a value was refused: the registered code and a reason that names no value (the
 /// flag is added by [`report`]).
@@ -77,6 +94,29 @@ pub fn seconds(text: &str) -> Result<Seconds, FlagError> {
 /// A health-check budget: seconds in (0, 86400], as the C ABI's `timeout_seconds`.
 pub fn check_seconds(text: &str) -> Result<Seconds, FlagError> {
     parse_seconds(text, MAX_CHECK_TIMEOUT_SECONDS)
+}
+
+fn parse_count(text: &str, min: u64, max: u64, what: &str) -> Result<Count, FlagError> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|count| (min..=max).contains(count))
+        .map(Count)
+        .ok_or_else(|| FlagError {
+            code: codes::INVALID_VALUE,
+            reason: format!("must be {what}: an integer from {min} to {max}"),
+        })
+}
+
+/// A memory budget in bytes: from one largest record (the collector's minimum) to 1 TiB.
+pub fn memory_bytes(text: &str) -> Result<Count, FlagError> {
+    let min = fabric_relay::collector::MIN_MEMORY_BUDGET as u64;
+    parse_count(text, min, 1 << 40, "a number of bytes")
+}
+
+/// A number of registrations, connections or other things held at once: 1 to 2^20.
+pub fn count(text: &str) -> Result<Count, FlagError> {
+    parse_count(text, 1, 1 << 20, "a count")
 }
 
 /// A process id (see [`Pid`]).
@@ -181,7 +221,9 @@ mod tests {
     }
 
     fn ours(id: &clap::builder::ValueParser) -> bool {
-        id.type_id() == TypeId::of::<Seconds>() || id.type_id() == TypeId::of::<Pid>()
+        id.type_id() == TypeId::of::<Seconds>()
+            || id.type_id() == TypeId::of::<Pid>()
+            || id.type_id() == TypeId::of::<Count>()
     }
 
     /// Every (subcommand path, command) of the tree.
@@ -255,16 +297,20 @@ mod tests {
                     arg.is_allow_hyphen_values_set(),
                     "`fabric {name}` needs allow_hyphen_values = true"
                 );
-                let shown = if parser.type_id() == TypeId::of::<Pid>() {
-                    "PID"
+                let shown: &[&str] = if parser.type_id() == TypeId::of::<Pid>() {
+                    &["PID"]
+                } else if parser.type_id() == TypeId::of::<Count>() {
+                    &["BYTES", "COUNT"]
                 } else {
-                    "SECONDS"
+                    &["SECONDS"]
                 };
-                assert_eq!(
-                    arg.get_value_names()
-                        .map(|names| names.iter().map(|n| n.as_str()).collect::<Vec<_>>()),
-                    Some(vec![shown]),
-                    "`fabric {name}` must show the value name {shown} (tests/all/numeric_flags.rs finds the numeric flags by it)"
+                let names = arg
+                    .get_value_names()
+                    .map(|names| names.iter().map(|n| n.as_str()).collect::<Vec<_>>())
+                    .unwrap_or_default();
+                assert!(
+                    names.len() == 1 && shown.contains(&names[0]),
+                    "`fabric {name}` must show the value name {shown:?}, not {names:?} (tests/all/numeric_flags.rs finds the numeric flags by it)"
                 );
                 let flag = match arg.get_long() {
                     Some(long) => format!("--{long}"),
@@ -291,6 +337,9 @@ mod tests {
         // The tree has numeric flags at all (the walk found them).
         for known in [
             "--backpressure-timeout",
+            "--memory-budget-bytes",
+            "--max-registrations",
+            "--body-idle-timeout",
             "--start-timeout",
             "--timeout",
             "pid",

@@ -92,6 +92,19 @@ pub struct CallOptions {
     /// compatibility only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completion_wait_timeout: Option<f64>,
+    /// Runtime start with `streaming` and the embedded collector: the bytes the collector
+    /// may hold in all (queued records, records being received or waiting for room,
+    /// remembered scopes). At least 1048576 (one largest record); default 67108864 (64
+    /// MiB). A record that does not fit waits for room as for a full queue (30 s), then is
+    /// dropped; a publisher whose partial record does not fit is answered 503
+    /// `collector_memory_full`. Other calls ignore it.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::number::option_u64_integral"
+    )]
+    #[schemars(range(min = 1048576))]
+    pub collector_memory_budget_bytes: Option<u64>,
     /// The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's
     /// software evidence inventory (`RunResult.execution`) next to the core's own version.
     /// The bindings always send it; the core snapshots it once per process and binding at
@@ -115,6 +128,9 @@ pub struct BindingIdentity {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runtime_version: Option<String>,
 }
+
+/// Smallest `options.collector_memory_budget_bytes` (the largest ATOF record, 1 MiB).
+pub const MIN_COLLECTOR_MEMORY_BUDGET: u64 = 1024 * 1024;
 
 /// Longest accepted `options.binding` text field, in bytes.
 pub const BINDING_FIELD_MAX_BYTES: usize = 256;
@@ -157,6 +173,16 @@ impl CallOptions {
                 kind: DecodeErrorKind::InvalidValue,
                 path: format!("{}.stderr_log_bytes", CallOptions::PATH),
                 message: "must be at least 1 and at most 1073741824 (1 GiB)".to_owned(),
+            });
+        }
+        if self
+            .collector_memory_budget_bytes
+            .is_some_and(|bytes| bytes < MIN_COLLECTOR_MEMORY_BUDGET)
+        {
+            return Err(ConfigError::Decode {
+                kind: DecodeErrorKind::InvalidValue,
+                path: format!("{}.collector_memory_budget_bytes", CallOptions::PATH),
+                message: "must be at least 1048576 (one largest record)".to_owned(),
             });
         }
         if self.launch_collector.is_some() && self.streaming != Some(true) {
@@ -331,6 +357,24 @@ mod tests {
             let error = CallOptions::from_json_str(&format!(r#"{{"stderr_log_bytes": {bad}}}"#))
                 .unwrap_err();
             assert_eq!(error.path(), Some("options.stderr_log_bytes"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn the_collector_memory_budget_is_at_least_one_record() {
+        let options =
+            CallOptions::from_json_str(r#"{"collector_memory_budget_bytes": 8388608}"#).unwrap();
+        assert_eq!(options.collector_memory_budget_bytes, Some(8 * 1024 * 1024));
+        for bad in ["0", "1048575", "-1", "1.5", "\"64MiB\""] {
+            let error = CallOptions::from_json_str(&format!(
+                r#"{{"collector_memory_budget_bytes": {bad}}}"#
+            ))
+            .unwrap_err();
+            assert_eq!(
+                error.path(),
+                Some("options.collector_memory_budget_bytes"),
+                "{bad}"
+            );
         }
     }
 

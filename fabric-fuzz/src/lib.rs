@@ -26,6 +26,25 @@ pub fn lifecycle_response(data: &[u8]) {
     fabric_host::fuzz::lifecycle_response(data);
 }
 
+/// The Relay collector's HTTP: one connection's bytes (byte 0: how the network splits
+/// them) through the reactor's HTTP driver in memory and the collector's service
+/// (fabric-relay).
+pub fn collector_http(data: &[u8]) {
+    fabric_relay::fuzz::collector_http(data);
+}
+
+/// The OpenAI stream listener's HTTP: one connection's bytes (byte 0 as for
+/// `collector_http`) through the driver and the listener's service (fabric-host).
+pub fn openai_stream(data: &[u8]) {
+    fabric_host::fuzz::openai_stream(data);
+}
+
+/// The runtime server's request lines (`fabric-agent-ctl serve`'s socket), served by a
+/// server owning no runtime (fabric-host over fabric-sandbox's bridge decoding).
+pub fn runtime_request(data: &[u8]) {
+    fabric_host::fuzz::runtime_request(data);
+}
+
 /// A harness function: arbitrary bytes in, a panic only on a bug.
 pub type Harness = fn(&[u8]);
 
@@ -37,6 +56,9 @@ pub const TARGETS: &[(&str, Harness)] = &[
     ("lifecycle_response", lifecycle_response),
     ("health_wire", health_wire),
     ("abi", abi),
+    ("collector_http", collector_http),
+    ("openai_stream", openai_stream),
+    ("runtime_request", runtime_request),
 ];
 
 /// Runs the target named `name` on `data`. Panics on an unknown name.

@@ -80,6 +80,9 @@ impl RunOptions {
             }) {
                 streaming.completion_wait = wait;
             }
+            if let Some(bytes) = options.collector_memory_budget_bytes {
+                streaming.memory_budget = usize::try_from(bytes).unwrap_or(usize::MAX);
+            }
             runtime.relay_streaming = Some(streaming);
         }
         RunOptions {
@@ -531,6 +534,7 @@ mod tests {
             streaming: Some(true),
             launch_collector: Some(false),
             completion_wait_timeout: Some(2.5),
+            collector_memory_budget_bytes: Some(8 * 1024 * 1024),
             binding: Some(fabric_config::options::BindingIdentity {
                 name: "fabric-core".into(),
                 version: "0.1.0".into(),
@@ -547,6 +551,7 @@ mod tests {
             Some(crate::RelayStreaming {
                 launch_collector: false,
                 completion_wait: Duration::from_millis(2500),
+                memory_budget: 8 * 1024 * 1024,
             })
         );
         assert_eq!(options.runtime.host_timeout, Duration::from_millis(500));

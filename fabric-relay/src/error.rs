@@ -14,7 +14,8 @@ pub enum RelayError {
     Collector {
         /// Stage of the attempted operation.
         stage: Stage,
-        /// `collector_start_failed` or `collector_request_failed`.
+        /// `collector_start_failed`, `collector_request_failed` or
+        /// `collector_registrations_full`.
         code: &'static str,
         /// Safe message (never a token).
         message: String,

@@ -23,6 +23,8 @@
 pub mod collector;
 mod error;
 pub mod external;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod gym;
 pub mod streaming;
 

@@ -41,6 +41,8 @@ pub struct RelayStreaming {
     /// Pi correlation mode (a Pi registration is refused with 409), so the value is
     /// validated and kept for compatibility only.
     pub completion_wait: Duration,
+    /// The embedded collector's memory budget (`CollectorOptions::memory_budget`).
+    pub memory_budget: usize,
 }
 
 impl Default for RelayStreaming {
@@ -48,6 +50,7 @@ impl Default for RelayStreaming {
         RelayStreaming {
             launch_collector: true,
             completion_wait: COMPLETION_WAIT_DEFAULT,
+            memory_budget: crate::collector::MEMORY_BUDGET,
         }
     }
 }
@@ -98,7 +101,10 @@ pub fn prepare(
         ));
     }
     if streaming.launch_collector {
-        let collector = Collector::start(&CollectorOptions::loopback())?;
+        let collector = Collector::start(&CollectorOptions {
+            memory_budget: streaming.memory_budget,
+            ..CollectorOptions::loopback()
+        })?;
         let sink = json!({
             "type": "stream",
             "name": STREAM_SINK_NAME,

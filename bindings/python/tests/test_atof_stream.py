@@ -123,6 +123,16 @@ def test_configuration_and_capability_errors(tmp_path: Path) -> None:
         with pytest.raises(FabricConfigError) as error:
             await Fabric().start_runtime(atof_config(tmp_path), streaming=True, completion_wait_timeout=0)
         assert error.value.code == "invalid_timeout_seconds"
+        with pytest.raises(FabricConfigError) as error:
+            await Fabric().start_runtime(atof_config(tmp_path), streaming=True, collector_memory_budget_bytes=1024)
+        assert error.value.code == "invalid_value"
+        assert error.value.details["path"] == "options.collector_memory_budget_bytes"
+        budget = 2 * 1024 * 1024
+        async with await Fabric().start_runtime(
+            atof_config(tmp_path), streaming=True, collector_memory_budget_bytes=budget
+        ) as runtime:
+            stream = runtime.invoke_stream(input="records:2")
+            assert len([record async for record in stream]) == 4
         # External collector: the sink's header_env variable must be set.
         config = atof_config(tmp_path, header_env={"Authorization": "FABRIC_TEST_UNSET_VARIABLE"})
         with pytest.raises(FabricConfigError) as error:

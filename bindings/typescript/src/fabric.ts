@@ -57,6 +57,11 @@ export interface CallOptions {
   /** Runtime start with `streaming`: upstream's Pi completion wait, seconds (default 1). */
   completionWaitTimeout?: number;
   /**
+   * Runtime start with `streaming`: the embedded collector's memory budget in bytes (at
+   * least 1048576, default 64 MiB; smaller is FabricConfigError `invalid_value`).
+   */
+  collectorMemoryBudgetBytes?: number;
+  /**
    * Stops waiting: the promise rejects with `signal.reason` as soon as the signal aborts.
    * The native call itself runs to completion in the background (the C ABI has no cancel
    * call yet); see {@link Runtime.invoke} for what that means for a runtime.
@@ -89,6 +94,7 @@ export function optionsText(options: CallOptions): string {
   if (options.streaming !== undefined) native.streaming = options.streaming;
   if (options.launchCollector !== undefined) native.launch_collector = options.launchCollector;
   if (options.completionWaitTimeout !== undefined) native.completion_wait_timeout = options.completionWaitTimeout;
+  if (options.collectorMemoryBudgetBytes !== undefined) native.collector_memory_budget_bytes = options.collectorMemoryBudgetBytes;
   native.binding = bindingIdentity();
   return JSON.stringify(native);
 }

@@ -93,7 +93,9 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   blank_tool_definition_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool definition names must not be blank" },
   blank_tool_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "tool names must not be blank" },
   cleanup_unconfirmed: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "cleanup of an earlier runtime in the sandbox is not confirmed (a `fabric.unclean` marker, an uncertain start, or busy runtimes at shutdown): replace the sandbox" },
-  collector_listen_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback" },
+  collector_listen_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a --body-idle-timeout over a week" },
+  collector_memory_full: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed" },
+  collector_registrations_full: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector already holds its maximum of live registrations: the registration is answered 503" },
   collector_request_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the ATOF collector refused or failed a request (registration, stream, deregistration)" },
   collector_start_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone" },
   collector_token_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters" },
@@ -382,8 +384,12 @@ export const Code = {
   CLEANUP_UNCONFIRMED: "cleanup_unconfirmed",
   /** (reason) software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown */
   COLLECTION_DEADLINE_EXCEEDED: "collection_deadline_exceeded",
-  /** (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback */
+  /** (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a --body-idle-timeout over a week */
   COLLECTOR_LISTEN_INVALID: "collector_listen_invalid",
+  /** (error) the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed */
+  COLLECTOR_MEMORY_FULL: "collector_memory_full",
+  /** (error) the ATOF collector already holds its maximum of live registrations: the registration is answered 503 */
+  COLLECTOR_REGISTRATIONS_FULL: "collector_registrations_full",
   /** (error) the ATOF collector refused or failed a request (registration, stream, deregistration) */
   COLLECTOR_REQUEST_FAILED: "collector_request_failed",
   /** (error) the Relay ATOF collector could not listen (address in use, not loopback) or the reactor is gone */
@@ -922,6 +928,8 @@ export interface CallOptions {
   base_dir?: string | null;
   /** The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled. */
   binding?: BindingIdentity | null;
+  /** Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it. */
+  collector_memory_budget_bytes?: number | null;
   /** Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only. */
   completion_wait_timeout?: number | null;
   /** Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it. */

@@ -10,15 +10,15 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 /// A running `fabric collector serve` (killed by pid when dropped).
-struct Served {
-    child: Child,
+pub(crate) struct Served {
+    pub(crate) child: Child,
     stdout: BufReader<ChildStdout>,
-    addr: String,
-    token: String,
+    pub(crate) addr: String,
+    pub(crate) token: String,
 }
 
 impl Served {
-    fn start(extra: &[&str]) -> Served {
+    pub(crate) fn start(extra: &[&str]) -> Served {
         let mut child = Command::new(env!("CARGO_BIN_EXE_fabric"))
             .args(["collector", "serve", "--listen", "127.0.0.1:0"])
             .args(extra)
@@ -41,12 +41,18 @@ impl Served {
         }
     }
 
-    fn auth(&self) -> String {
+    pub(crate) fn auth(&self) -> String {
         format!("Authorization: Bearer {}\r\n", self.token)
     }
 
     /// One request with a Content-Length body; the status and the body.
-    fn call(&self, method: &str, path: &str, headers: &str, body: &[u8]) -> (u16, Vec<u8>) {
+    pub(crate) fn call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &str,
+        body: &[u8],
+    ) -> (u16, Vec<u8>) {
         let mut stream = TcpStream::connect(&self.addr).expect("connect");
         let head = format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\n{headers}Content-Length: {}\r\n\r\n",
@@ -63,14 +69,14 @@ impl Served {
         (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
     }
 
-    fn register(&self, request_id: &str) {
+    pub(crate) fn register(&self, request_id: &str) {
         let (status, body) = self.post_json("/v1/register", &json!({"request_id": request_id}));
         assert_eq!(status, 201, "{body}");
         assert_eq!(body, json!({"request_id": request_id, "status": "ready"}));
     }
 
     /// Posts records as one chunked NDJSON body.
-    fn publish(&self, records: &[Value]) -> u16 {
+    pub(crate) fn publish(&self, records: &[Value]) -> u16 {
         let mut stream = TcpStream::connect(&self.addr).expect("connect");
         let head = format!(
             "POST /v1/atof HTTP/1.1\r\nHost: {}\r\n{}Content-Type: application/x-ndjson\r\n\
@@ -88,7 +94,7 @@ impl Served {
         read_response(stream).0
     }
 
-    fn stats(&self) -> Value {
+    pub(crate) fn stats(&self) -> Value {
         let (status, body) = self.call("GET", "/v1/stats", &self.auth(), b"");
         assert_eq!(status, 200);
         serde_json::from_slice(&body).expect("stats JSON")
@@ -177,7 +183,7 @@ fn next_record(reader: &mut BufReader<TcpStream>) -> Option<Value> {
     Some(serde_json::from_slice(&data[..size]).expect("record JSON"))
 }
 
-fn scope_start(uuid: &str, request_id: &str) -> Value {
+pub(crate) fn scope_start(uuid: &str, request_id: &str) -> Value {
     json!({"kind": "scope", "scope_category": "start", "uuid": uuid,
            "metadata": {"nemo_fabric_request_id": request_id}})
 }

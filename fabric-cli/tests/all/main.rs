@@ -7,6 +7,7 @@ mod agent_ctl_upstream;
 mod agree;
 mod check;
 mod collector;
+mod collector_limits;
 mod doctor_paths;
 mod env;
 mod env_container;

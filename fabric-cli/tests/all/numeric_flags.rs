@@ -27,7 +27,7 @@ const REFUSED: [&str; 11] = [
 ];
 
 /// The value names of the numeric arguments.
-const NUMERIC: [&str; 2] = ["<SECONDS>", "<PID>"];
+const NUMERIC: [&str; 4] = ["<SECONDS>", "<BYTES>", "<COUNT>", "<PID>"];
 
 fn help(path: &[String]) -> String {
     let output = Command::new(env!("CARGO_BIN_EXE_fabric"))

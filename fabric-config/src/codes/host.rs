@@ -275,7 +275,7 @@ declare! {
         COLLECTOR_LISTEN_INVALID = "collector_listen_invalid" => code(
             Some(S::Config),
             O::Cli,
-            "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback",
+            "`fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a --body-idle-timeout over a week",
         ),
         COLLECTOR_TOKEN_INVALID = "collector_token_invalid" => code(
             Some(S::Config),
@@ -291,6 +291,22 @@ declare! {
             None,
             O::Host,
             "the ATOF collector refused or failed a request (registration, stream, deregistration)",
+        ),
+        COLLECTOR_MEMORY_FULL = "collector_memory_full" => code(
+            None,
+            O::Host,
+            "the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed",
+        )
+        .with_hint(
+            "start consumers for the registered requests, or raise --memory-budget-bytes (options.collector_memory_budget_bytes)",
+        ),
+        COLLECTOR_REGISTRATIONS_FULL = "collector_registrations_full" => code(
+            None,
+            O::Host,
+            "the ATOF collector already holds its maximum of live registrations: the registration is answered 503",
+        )
+        .with_hint(
+            "deregister finished requests, or raise `fabric collector serve --max-registrations`",
         ),
     ];
 }

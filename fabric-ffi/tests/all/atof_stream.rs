@@ -105,6 +105,15 @@ fn options_and_capability_errors() {
     );
     assert_eq!(status, FabricStatus::Config as i32);
     assert_eq!(error["metadata"]["path"], "options.completion_wait_timeout");
+    let (status, _, error) = start(
+        &with_relay,
+        json!({"streaming": true, "collector_memory_budget_bytes": 1024}),
+    );
+    assert_eq!(status, FabricStatus::Config as i32);
+    assert_eq!(
+        error["metadata"]["path"],
+        "options.collector_memory_budget_bytes"
+    );
     // External collector without a nemo-fabric-stream sink.
     let (status, _, error) = start(
         &with_relay,

@@ -74,6 +74,21 @@ fn abi_corpus() {
 }
 
 #[test]
+fn collector_http_corpus() {
+    replay("collector_http");
+}
+
+#[test]
+fn openai_stream_corpus() {
+    replay("openai_stream");
+}
+
+#[test]
+fn runtime_request_corpus() {
+    replay("runtime_request");
+}
+
+#[test]
 fn every_target_has_a_test() {
     let names: Vec<&str> = fabric_fuzz::TARGETS.iter().map(|(n, _)| *n).collect();
     assert_eq!(
@@ -83,7 +98,10 @@ fn every_target_has_a_test() {
             "descriptor",
             "lifecycle_response",
             "health_wire",
-            "abi"
+            "abi",
+            "collector_http",
+            "openai_stream",
+            "runtime_request"
         ]
     );
     for name in names {

@@ -24,8 +24,16 @@ use fabric_relay::streaming::StreamCollector;
 
 pub use atof::AtofStream;
 pub(crate) use atof::{AtofOpened, capability_error};
+pub(crate) use listener::StreamService;
 pub use openai::OpenAiStream;
 pub(crate) use openai::Opened;
+pub(crate) use records::Identity;
+pub(crate) use shared::Shared;
+
+/// The OpenAI stream listener's connection limits (fuzzing, `crate::fuzz`).
+pub(crate) fn listener_limits() -> fabric_reactor::http::Limits {
+    listener::LIMITS
+}
 
 use crate::error::HostError;
 

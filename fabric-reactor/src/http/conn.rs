@@ -1,7 +1,7 @@
 //! One connection's transport state machine: head, body, streamed answer, closing.
 
 use std::io::{self, Read, Write};
-use std::net::Shutdown;
+use std::net::{IpAddr, Shutdown};
 use std::time::Instant;
 
 use mio::net::TcpStream;
@@ -44,9 +44,21 @@ pub(super) enum Deadline {
     Linger,
 }
 
+/// What a connection reads from and writes to: a socket, or (fuzzing) bytes in memory.
+pub(super) trait Transport: Read + Write {
+    /// Shuts the write side (the peer reads the end of the answer).
+    fn shutdown_write(&mut self);
+}
+
+impl Transport for TcpStream {
+    fn shutdown_write(&mut self) {
+        let _ = self.shutdown(Shutdown::Write);
+    }
+}
+
 #[derive(Debug)]
-pub(super) struct Conn<C> {
-    pub(super) stream: TcpStream,
+pub(super) struct Conn<C, T = TcpStream> {
+    pub(super) stream: T,
     pub(super) phase: Phase,
     pub(super) state: C,
     input: Vec<u8>,
@@ -56,6 +68,12 @@ pub(super) struct Conn<C> {
     pub(super) trusted: bool,
     /// When the connection was accepted or last became idle (eviction order).
     pub(super) since: u64,
+    /// The peer's address (connections are shed from the peer holding the most first).
+    pub(super) peer: Option<IpAddr>,
+    /// When the last byte arrived (or the body began): how long a body has stalled.
+    pub(super) last_input: Instant,
+    /// The request is `HEAD`: answers are written without their body.
+    head_only: bool,
     write_shut: bool,
 }
 
@@ -70,8 +88,8 @@ pub(super) enum Step {
     Drop(Ending),
 }
 
-impl<C: Default> Conn<C> {
-    pub(super) fn new(stream: TcpStream, limits: &Limits, since: u64) -> Conn<C> {
+impl<C: Default, T: Transport> Conn<C, T> {
+    pub(super) fn new(stream: T, limits: &Limits, since: u64, peer: Option<IpAddr>) -> Conn<C, T> {
         Conn {
             stream,
             phase: Phase::Head { idle: false },
@@ -81,8 +99,20 @@ impl<C: Default> Conn<C> {
             deadline: Some((Instant::now() + limits.head_timeout, Deadline::Head)),
             trusted: false,
             since,
+            peer,
+            last_input: Instant::now(),
+            head_only: false,
             write_shut: false,
         }
+    }
+
+    /// Since when an accepted request's body has been stalled: the peer sent nothing for
+    /// at least `limits.body_stall` while the driver was reading (not paused by the
+    /// service). Such a connection may be shed for a newcomer when every slot is taken.
+    pub(super) fn stalled(&self, limits: &Limits, now: Instant) -> Option<Instant> {
+        let reading = matches!(self.phase, Phase::Body { paused: false, .. });
+        (self.trusted && reading && now.duration_since(self.last_input) >= limits.body_stall)
+            .then_some(self.last_input)
     }
 
     /// Whether the connection waits for a head (a new or kept-alive one): shed first.
@@ -95,7 +125,12 @@ impl<C: Default> Conn<C> {
     }
 
     fn reply(&mut self, reply: Reply, limits: &Limits, seq: &mut u64) {
-        self.out.extend_from_slice(&reply.bytes);
+        let bytes = if self.head_only {
+            head_part(&reply.bytes)
+        } else {
+            &reply.bytes
+        };
+        self.out.extend_from_slice(bytes);
         let body_done = match &self.phase {
             Phase::Body { reader, .. } => reader.complete(),
             _ => true,
@@ -148,7 +183,7 @@ impl<C: Default> Conn<C> {
         }
         if matches!(self.phase, Phase::Closing) && !self.write_shut {
             self.write_shut = true;
-            let _ = self.stream.shutdown(Shutdown::Write);
+            self.stream.shutdown_write();
         }
         Ok(())
     }
@@ -208,6 +243,7 @@ impl<C: Default> Conn<C> {
             let in_request = matches!(self.phase, Phase::Body { .. } | Phase::Stream);
             match self.read_some(&mut budget) {
                 Ok(Some(false)) => {
+                    self.last_input = Instant::now();
                     if let Phase::Body {
                         idle: Some(idle), ..
                     } = self.phase
@@ -248,6 +284,7 @@ impl<C: Default> Conn<C> {
                 };
                 self.input.drain(..end);
                 self.deadline = None;
+                self.head_only = request.method() == "HEAD";
                 match service.on_head(&mut self.state, &request, turn) {
                     OnHead::Reply(reply) => self.reply(reply, limits, seq),
                     OnHead::Body {
@@ -258,6 +295,7 @@ impl<C: Default> Conn<C> {
                             return self.rejected(&*service, Reject::Malformed, limits);
                         };
                         self.trusted = true;
+                        self.last_input = Instant::now();
                         if continue_first {
                             self.out.extend_from_slice(CONTINUE);
                         }
@@ -269,6 +307,11 @@ impl<C: Default> Conn<C> {
                             idle,
                             paused: false,
                         };
+                    }
+                    OnHead::Stream(head) if self.head_only => {
+                        // The head of the answer and nothing more: the connection closes.
+                        self.out.extend_from_slice(head_part(&head));
+                        self.close_after_answer(limits);
                     }
                     OnHead::Stream(head) => {
                         self.trusted = true;
@@ -372,6 +415,15 @@ impl<C: Default> Conn<C> {
     }
 }
 
+/// The status line and headers of a response (up to and including the blank line): what a
+/// `HEAD` request is answered with. The whole response when it has no blank line.
+pub(super) fn head_part(response: &[u8]) -> &[u8] {
+    match response.windows(4).position(|w| w == b"\r\n\r\n") {
+        Some(at) => &response[..at + 4],
+        None => response,
+    }
+}
+
 /// What one pass decided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Advance {
@@ -383,4 +435,20 @@ pub(super) enum Advance {
     Wait,
     /// Close it.
     Drop,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::head_part;
+
+    #[test]
+    fn head_answers_keep_the_head_only() {
+        let full = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n{}";
+        assert_eq!(
+            head_part(full),
+            b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\n"
+        );
+        assert_eq!(head_part(b"HTTP/1.1 200 OK\r\n"), b"HTTP/1.1 200 OK\r\n");
+        assert_eq!(head_part(b""), b"");
+    }
 }

@@ -10,13 +10,20 @@
 //!   connection still sending its head, or idle between keep-alive requests), so
 //!   [`Limits::reserved`] slots are always left for peers that passed the service's checks
 //!   (trusted: their request was accepted); with every slot taken, the oldest untrusted
-//!   (then the oldest idle) connection goes first, and only when every slot is busy with a
-//!   trusted request is the newcomer closed unanswered;
+//!   (then the oldest idle) connection goes first; with every slot busy with a trusted
+//!   request, a request whose body has **stalled** (nothing received for
+//!   [`Limits::body_stall`] while the driver was reading it) is shed, taken from the peer
+//!   address holding the most connections, longest stalled first (per-peer fairness: one
+//!   peer holding slots with bodies that never come cannot lock others out). Only when
+//!   every slot serves a request that is making progress (or paused by its service) is the
+//!   newcomer closed unanswered;
 //! - reads request heads with a size bound ([`MAX_HEAD_BYTES`], 64 headers) and a deadline
 //!   ([`Limits::head_timeout`]); parses them with `httparse` into a [`Request`];
 //! - reads bodies framed by `Content-Length` or chunked transfer coding, with the
 //!   inactivity deadline the service chose, and pauses reading while the service applies
 //!   backpressure ([`OnBody::Pause`], resumed by [`Servers::resume`]);
+//! - answers a `HEAD` request with the head of the service's answer only (status line and
+//!   headers, `content-length` as for `GET`), for every service;
 //! - writes interim `100 Continue`, replies, and streamed answers ([`Service::produce`]);
 //!   keeps a connection for the next request when the reply allows it, closing it after
 //!   [`Limits::keep_alive_idle`] without one; drains a closing connection for
@@ -29,6 +36,8 @@
 mod body;
 mod chunked;
 mod conn;
+#[doc(hidden)]
+pub mod fuzz;
 mod head;
 mod server;
 
@@ -59,6 +68,9 @@ pub struct Limits {
     pub read_budget: usize,
     /// Output a streamed answer buffers before waiting for the socket. Default 256 KiB.
     pub stream_buffer: usize,
+    /// How long an accepted request's body must have sent nothing before its connection
+    /// may be shed for a newcomer when every slot is taken. Default 1 s.
+    pub body_stall: Duration,
 }
 
 impl Limits {
@@ -76,6 +88,7 @@ impl Limits {
             keep_alive_idle: Duration::from_secs(5),
             read_budget: 1024 * 1024,
             stream_buffer: 256 * 1024,
+            body_stall: Duration::from_secs(1),
         }
     }
 }
@@ -106,7 +119,8 @@ pub enum OnHead {
     Reply(Reply),
     /// The request is accepted (the connection is trusted from now on): read its body.
     /// `continue_first` writes [`CONTINUE`] first; `idle` drops the connection when no body
-    /// byte arrives for that long while the service waits for input (`None`: the service's
+    /// byte arrives for that long while the service waits for input (an inactivity
+    /// deadline: a body may stream for as long as bytes keep coming; `None`: the service's
     /// own lifetime bounds it).
     Body {
         /// Write `100 Continue` before reading.
@@ -115,7 +129,8 @@ pub enum OnHead {
         idle: Option<Duration>,
     },
     /// The request is accepted (trusted): write this response head, then what
-    /// [`Service::produce`] gives.
+    /// [`Service::produce`] gives. For a `HEAD` request only the head is written and the
+    /// connection closes (the service's [`Service::on_close`] follows).
     Stream(Vec<u8>),
 }
 

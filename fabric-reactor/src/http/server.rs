@@ -1,7 +1,9 @@
 //! [`Servers`]: the tenant that drives every server (listener and connections) of one
 //! service type.
 
+use std::collections::HashMap;
 use std::io;
+use std::net::IpAddr;
 use std::time::Instant;
 
 use mio::net::{TcpListener, TcpStream};
@@ -255,9 +257,10 @@ impl<S: Service> Servers<S> {
     }
 }
 
-/// A free connection slot of `server`, shedding an untrusted connection when the untrusted
-/// share is full or no slot is free (the oldest never-trusted one first, then the oldest
-/// idle one). `None` when every slot serves an accepted request.
+/// A free connection slot of `server`, shedding a connection when the untrusted share is
+/// full or no slot is free: the oldest never-trusted one first, then the oldest idle one,
+/// then (every slot serving an accepted request) a stalled body ([`stalled_victim`]).
+/// `None` when every slot serves a request that is making progress.
 fn make_room<S: Service>(registry: &Registry, server: &mut Server<S>) -> Option<usize> {
     let untrusted_limit = server
         .limits
@@ -283,15 +286,39 @@ fn make_room<S: Service>(registry: &Registry, server: &mut Server<S>) -> Option<
         .filter(|(_, conn)| conn.untrusted())
         .min_by_key(|(_, conn)| (conn.trusted, conn.since))
         .map(|(index, _)| index);
-    match victim {
-        Some(index) => {
-            if let Some(conn) = server.conns[index].take() {
-                close_conn(registry, &mut server.service, conn, Ending::Dropped);
-            }
-            Some(index)
-        }
-        None => free,
+    let victim = match (victim, free) {
+        (Some(index), _) => Some(index),
+        (None, Some(free)) => return Some(free),
+        (None, None) => stalled_victim(server),
+    };
+    let index = victim?;
+    if let Some(conn) = server.conns[index].take() {
+        close_conn(registry, &mut server.service, conn, Ending::Dropped);
     }
+    Some(index)
+}
+
+/// The connection to shed when every slot serves an accepted request: among the bodies that
+/// stalled ([`Conn::stalled`]), one of the peer address holding the most connections, the
+/// longest stalled of them.
+fn stalled_victim<S: Service>(server: &Server<S>) -> Option<usize> {
+    let now = Instant::now();
+    let mut per_peer: HashMap<Option<IpAddr>, usize> = HashMap::new();
+    for conn in server.conns.iter().flatten() {
+        *per_peer.entry(conn.peer).or_default() += 1;
+    }
+    server
+        .conns
+        .iter()
+        .enumerate()
+        .filter_map(|(index, conn)| {
+            let conn = conn.as_ref()?;
+            let since = conn.stalled(&server.limits, now)?;
+            let held = per_peer.get(&conn.peer).copied().unwrap_or(0);
+            Some((index, held, since))
+        })
+        .min_by_key(|&(_, held, since)| (std::cmp::Reverse(held), since))
+        .map(|(index, _, _)| index)
 }
 
 /// Registers an accepted connection in slot `index`; `None` when registering fails.
@@ -303,11 +330,12 @@ fn admit<S: Service>(
     token: mio::Token,
 ) -> Option<usize> {
     let _ = stream.set_nodelay(true);
+    let peer = stream.peer_addr().ok().map(|addr| addr.ip());
     registry
         .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
         .ok()?;
     server.seq += 1;
-    server.conns[index] = Some(Conn::new(stream, &server.limits, server.seq));
+    server.conns[index] = Some(Conn::new(stream, &server.limits, server.seq, peer));
     Some(index)
 }
 

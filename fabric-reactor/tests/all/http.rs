@@ -1,6 +1,7 @@
 //! The loopback HTTP driver through its public surface: a small service on the process-wide
 //! reactor, and raw TCP clients. Capacity (slow or silent clients never lock a request
-//! out), deadlines, keep-alive, chunked bodies and `100 Continue`.
+//! out, and neither can a peer holding every slot with bodies that never come), deadlines,
+//! keep-alive, chunked bodies, `100 Continue` and `HEAD`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -41,7 +42,7 @@ impl Service for Echo {
     fn on_head(&mut self, conn: &mut EchoConn, request: &Request, _turn: &mut Turn) -> OnHead {
         conn.keep_alive = request.asks_keep_alive();
         match (request.method(), request.path()) {
-            ("GET", "/ping") => OnHead::Reply(answer("200 OK", "pong", conn.keep_alive)),
+            ("GET" | "HEAD", "/ping") => OnHead::Reply(answer("200 OK", "pong", conn.keep_alive)),
             ("POST", "/echo") => OnHead::Body {
                 continue_first: request.expects_continue(),
                 idle: Some(self.body_idle),
@@ -319,4 +320,89 @@ fn malformed_heads_and_bodies_are_answered_400() {
         let (status, _) = response(&mut reader).expect("answer");
         assert_eq!(status, "HTTP/1.1 400 Bad Request", "{request:?}");
     }
+}
+
+#[test]
+fn head_requests_are_answered_without_a_body() {
+    let server = Server::start(Limits::new(8, 2), Duration::from_secs(10));
+    let mut stream = connect(server.addr);
+    stream
+        .write_all(b"HEAD /ping HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("write");
+    let mut all = Vec::new();
+    stream.read_to_end(&mut all).expect("read to the end");
+    let text = String::from_utf8(all).expect("utf-8");
+    assert_eq!(
+        text,
+        "HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\n"
+    );
+    // Kept alive, the next request on the connection is answered right after the head.
+    let stream = connect(server.addr);
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = BufReader::new(stream);
+    writer
+        .write_all(
+            b"HEAD /ping HTTP/1.1\r\nConnection: keep-alive\r\n\r\n\
+              GET /ping HTTP/1.1\r\n\r\n",
+        )
+        .expect("write");
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("header");
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    assert!(head.contains("content-length: 4"), "{head}");
+    let (status, body) = response(&mut reader).expect("the GET after the HEAD");
+    assert_eq!(
+        (status.as_str(), body.as_str()),
+        ("HTTP/1.1 200 OK", "pong")
+    );
+}
+
+#[test]
+fn a_peer_holding_every_slot_with_stalled_bodies_cannot_lock_requests_out() {
+    let mut limits = Limits::new(16, 4);
+    limits.body_stall = Duration::from_millis(200);
+    let server = Server::start(limits, Duration::from_secs(30));
+    // A token holder fills every slot with accepted requests whose bodies never come.
+    let mut held = Vec::new();
+    for _ in 0..18 {
+        let mut stream = connect(server.addr);
+        stream
+            .write_all(b"POST /echo HTTP/1.1\r\nContent-Length: 100\r\n\r\n")
+            .expect("write");
+        held.push(stream);
+    }
+    std::thread::sleep(Duration::from_millis(300)); // past `body_stall`
+    let began = Instant::now();
+    for _ in 0..20 {
+        let mut stream = connect(server.addr);
+        stream
+            .set_read_timeout(Some(Duration::from_secs(1)))
+            .expect("timeout");
+        stream
+            .write_all(b"GET /ping HTTP/1.1\r\n\r\n")
+            .expect("write");
+        let mut reader = BufReader::new(stream);
+        let (_, body) = response(&mut reader).expect("served although every slot was held");
+        assert_eq!(body, "pong");
+    }
+    assert!(
+        began.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        began.elapsed()
+    );
+    // A body that keeps coming is not shed: bytes within `body_stall` keep it.
+    let mut active = connect(server.addr);
+    active
+        .write_all(b"POST /echo HTTP/1.1\r\nContent-Length: 3\r\n\r\n")
+        .expect("write");
+    let _more: Vec<TcpStream> = (0..20).map(|_| connect(server.addr)).collect();
+    active.write_all(b"abc").expect("write");
+    let mut reader = BufReader::new(active);
+    assert_eq!(response(&mut reader).expect("answer").1, "3");
 }

@@ -2,6 +2,7 @@
 //! /v1/deregister-request/{id}`), with upstream's checks in upstream's order and its
 //! status codes and `detail` texts. Pure over the routing state.
 
+use fabric_config::codes;
 use serde_json::Value;
 
 use super::http::{Answer, query};
@@ -110,8 +111,12 @@ pub(crate) fn register(hub: &Hub, body: &[u8]) -> Answer {
         // The Pi turn window needs upstream's standalone (one-request) collector.
         return Answer::detail(409, "correlation modes require a standalone collector");
     }
-    if let Err(error) = routes.register(request_id) {
-        return Answer::detail(409, &error.detail());
+    match routes.register(request_id) {
+        Ok(()) => {}
+        Err(error @ RegisterError::Full(_)) => {
+            return Answer::code(503, &error.detail(), codes::COLLECTOR_REGISTRATIONS_FULL);
+        }
+        Err(error) => return Answer::detail(409, &error.detail()),
     }
     Answer::json(
         201,

@@ -59,6 +59,14 @@ impl Answer {
         Answer::json(status, &serde_json::json!({ "detail": detail }))
     }
 
+    /// `{"detail": …, "code": …}`: an answer of ours with a stable code.
+    pub(crate) fn code(status: u16, detail: &str, code: &str) -> Answer {
+        Answer::json(
+            status,
+            &serde_json::json!({ "detail": detail, "code": code }),
+        )
+    }
+
     pub(crate) fn text(status: u16, text: &str) -> Answer {
         Answer {
             status,
@@ -126,6 +134,7 @@ fn reason(status: u16) -> &'static str {
         405 => "Method Not Allowed",
         409 => "Conflict",
         413 => "Payload Too Large",
+        503 => "Service Unavailable",
         _ => "Error",
     }
 }

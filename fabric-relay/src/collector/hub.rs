@@ -24,6 +24,34 @@ pub const QUEUE_MAX_RECORDS: usize = 1024;
 /// Most record bytes one request's queue holds.
 pub const QUEUE_MAX_BYTES: usize = 16 * 1024 * 1024;
 
+/// Bytes counted for one remembered scope beyond its text (map entries, hashing).
+const SCOPE_OVERHEAD: usize = 96;
+/// Remembered scopes may take at most this fraction of the memory budget (`1 / N`), so
+/// queued records never leave a new run's scope start unroutable.
+const SCOPES_SHARE: usize = 4;
+
+/// What a remembered scope costs the memory budget: its uuid (in the owner map and the
+/// registration's set), its owner's id, and the entries.
+fn scope_cost(uuid: &str, request_id: &str) -> usize {
+    2 * uuid.len() + request_id.len() + SCOPE_OVERHEAD
+}
+
+/// A collector's bounds: its memory budget and how many registrations it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    pub(crate) memory_budget: usize,
+    pub(crate) max_registrations: usize,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            memory_budget: super::MEMORY_BUDGET,
+            max_registrations: super::MAX_REGISTRATIONS,
+        }
+    }
+}
+
 /// Where a registration is in its life.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -77,12 +105,24 @@ pub struct CollectorStats {
     pub records_too_large: u64,
     /// Registrations currently held.
     pub registrations: u64,
+    /// Registrations refused with 503 because the collector held its maximum.
+    pub registrations_refused: u64,
+    /// Publisher requests answered 503 because the memory budget stayed full for the
+    /// backpressure timeout.
+    pub requests_refused_memory: u64,
+    /// Bytes counted against the memory budget now: queued records, records being
+    /// received or waiting for room, remembered scopes.
+    pub memory_bytes: u64,
+    /// The memory budget.
+    pub memory_budget_bytes: u64,
 }
 
 /// Why a registration was refused (409).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RegisterError {
     Duplicate(String),
+    /// The collector holds its maximum of live registrations (503).
+    Full(usize),
 }
 
 impl RegisterError {
@@ -91,6 +131,9 @@ impl RegisterError {
             RegisterError::Duplicate(id) => {
                 format!("request_id {} is already registered", repr(id))
             }
+            RegisterError::Full(max) => format!(
+                "the collector holds its maximum of {max} live registrations (max_registrations)"
+            ),
         }
     }
 }
@@ -133,15 +176,60 @@ pub(crate) enum Pop {
     End,
 }
 
-/// The routing tables and counters.
+/// The routing tables, counters and memory accounting.
 #[derive(Debug, Default)]
 pub(crate) struct Routes {
     requests: HashMap<String, Registration>,
     owners: HashMap<String, String>,
     pub(crate) stats: CollectorStats,
+    bounds: Bounds,
+    /// Record bytes in every queue.
+    queued: usize,
+    /// What the remembered scopes cost ([`scope_cost`]).
+    scopes: usize,
+    /// Bytes connections hold: partial records being received and routed records waiting
+    /// for room (kept up to date by the HTTP service).
+    held: usize,
 }
 
 impl Routes {
+    pub(crate) fn new(bounds: Bounds) -> Routes {
+        Routes {
+            bounds,
+            ..Routes::default()
+        }
+    }
+
+    /// The counters, with the memory figures of now.
+    pub(crate) fn snapshot(&self) -> CollectorStats {
+        CollectorStats {
+            memory_bytes: self.used() as u64,
+            memory_budget_bytes: self.bounds.memory_budget as u64,
+            ..self.stats.clone()
+        }
+    }
+
+    /// Bytes counted against the budget.
+    fn used(&self) -> usize {
+        self.queued + self.scopes + self.held
+    }
+
+    /// Whether a connection may read more of a partial record: everything counted is
+    /// within the budget.
+    pub(crate) fn may_buffer(&self) -> bool {
+        self.used() <= self.bounds.memory_budget
+    }
+
+    /// Bytes connections hold now.
+    pub(crate) fn held(&self) -> usize {
+        self.held
+    }
+
+    /// A connection now holds `now` bytes instead of `before`.
+    pub(crate) fn hold(&mut self, before: usize, now: usize) {
+        self.held = (self.held + now).saturating_sub(before);
+    }
+
     pub(crate) fn is_registered(&self, request_id: &str) -> bool {
         self.requests.contains_key(request_id)
     }
@@ -149,6 +237,10 @@ impl Routes {
     pub(crate) fn register(&mut self, request_id: &str) -> Result<(), RegisterError> {
         if self.requests.contains_key(request_id) {
             return Err(RegisterError::Duplicate(request_id.to_owned()));
+        }
+        if self.requests.len() >= self.bounds.max_registrations {
+            self.stats.registrations_refused += 1;
+            return Err(RegisterError::Full(self.bounds.max_registrations));
         }
         self.requests.insert(
             request_id.to_owned(),
@@ -164,6 +256,15 @@ impl Routes {
         );
         self.stats.registrations = self.requests.len() as u64;
         Ok(())
+    }
+
+    /// Whether [`Routes::attach`] would succeed (a `HEAD` of the stream).
+    pub(crate) fn can_attach(&self, request_id: &str) -> Result<(), AttachError> {
+        match self.requests.get(request_id) {
+            None => Err(AttachError::Unknown),
+            Some(registration) if registration.attached => Err(AttachError::Attached),
+            Some(_) => Ok(()),
+        }
     }
 
     pub(crate) fn attach(&mut self, request_id: &str) -> Result<(), AttachError> {
@@ -204,6 +305,7 @@ impl Routes {
             .map(|r| std::mem::take(&mut r.uuids))
             .unwrap_or_default()
         {
+            self.scopes = self.scopes.saturating_sub(scope_cost(&uuid, request_id));
             if self
                 .owners
                 .get(&uuid)
@@ -229,7 +331,9 @@ impl Routes {
 
     fn forget(&mut self, request_id: &str) {
         if let Some(registration) = self.requests.remove(request_id) {
+            self.queued = self.queued.saturating_sub(registration.queued_bytes);
             for uuid in registration.uuids {
+                self.scopes = self.scopes.saturating_sub(scope_cost(&uuid, request_id));
                 if self
                     .owners
                     .get(&uuid)
@@ -299,10 +403,19 @@ impl Routes {
         {
             return false;
         }
+        let cost = scope_cost(&uuid, request_id);
+        let over = self.scopes + cost > self.bounds.memory_budget / SCOPES_SHARE;
         let Some(registration) = self.requests.get_mut(request_id) else {
             return false;
         };
-        registration.uuids.insert(uuid.clone());
+        if !registration.uuids.contains(&uuid) {
+            if over {
+                // Remembering one more scope would pass the budget: not routed.
+                return false;
+            }
+            registration.uuids.insert(uuid.clone());
+            self.scopes += cost;
+        }
         self.owners.insert(uuid, request_id.to_owned());
         true
     }
@@ -315,9 +428,13 @@ impl Routes {
         if registration.closed {
             return Put::Gone;
         }
-        if !registration.has_room(text.len()) {
+        // The record's bytes are already counted as held by its connection: queueing it
+        // moves them, so only the queues and scopes are compared with the budget here.
+        let within_budget = self.queued + self.scopes + text.len() <= self.bounds.memory_budget;
+        if !registration.has_room(text.len()) || !within_budget {
             return Put::Full;
         }
+        self.queued += text.len();
         registration.queued_bytes += text.len();
         registration.queue.push_back(text.to_owned());
         self.stats.records_routed += 1;
@@ -334,6 +451,7 @@ impl Routes {
         match registration.queue.pop_front() {
             Some(record) => {
                 registration.queued_bytes -= record.len();
+                self.queued -= record.len();
                 Pop::Record(record)
             }
             None if registration.closed => Pop::End,
@@ -366,6 +484,13 @@ impl std::fmt::Debug for Watcher {
 }
 
 impl Hub {
+    pub(crate) fn new(bounds: Bounds) -> Hub {
+        Hub {
+            routes: Watched::new(Routes::new(bounds)),
+            ..Hub::default()
+        }
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, Routes> {
         self.routes.lock()
     }
@@ -478,6 +603,46 @@ mod tests {
         routes.deregister("a", true);
         assert_eq!(routes.pop("a"), Pop::End);
         assert_eq!(routes.stats.registrations, 0);
+    }
+
+    #[test]
+    fn the_memory_budget_bounds_queues_scopes_and_held_bytes() {
+        let mut routes = Routes::new(Bounds {
+            memory_budget: 1000,
+            max_registrations: 2,
+        });
+        routes.register("a").unwrap();
+        routes.register("b").unwrap();
+        assert_eq!(routes.register("c"), Err(RegisterError::Full(2)));
+        assert_eq!(routes.stats.registrations_refused, 1);
+        // Queues share the budget: `b` is refused what `a` took.
+        let record = "x".repeat(400);
+        assert_eq!(routes.put("a", &record), Put::Queued);
+        assert_eq!(routes.put("a", &record), Put::Queued);
+        assert_eq!(routes.put("b", &record), Put::Full);
+        assert_eq!(routes.snapshot().memory_bytes, 800);
+        assert_eq!(routes.pop("a"), Pop::Record(record.clone()));
+        assert_eq!(routes.put("b", &record), Put::Queued);
+        // Held bytes count for reading more, not for queueing what is held.
+        routes.hold(0, 300);
+        assert!(!routes.may_buffer());
+        routes.hold(300, 100);
+        assert!(routes.may_buffer());
+        routes.hold(100, 0);
+        // Scopes have a quarter of the budget, whatever the queues hold: one more scope
+        // than fits is not remembered (nor routed).
+        assert_eq!(routes.route(&start("s1", Some("a"))).as_deref(), Some("a"));
+        assert_eq!(routes.route(&start("s2", Some("a"))).as_deref(), Some("a"));
+        assert_eq!(routes.route(&start("s3", Some("a"))), None);
+        assert_eq!(
+            routes.snapshot().memory_bytes,
+            (800 + 2 * scope_cost("s1", "a")) as u64
+        );
+        // Forgetting a registration gives its queue and scopes back.
+        routes.deregister("a", true);
+        routes.deregister("b", true);
+        assert_eq!(routes.snapshot().memory_bytes, 0);
+        routes.register("c").unwrap();
     }
 
     #[test]

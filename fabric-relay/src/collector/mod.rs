@@ -27,8 +27,30 @@ pub use hub::{CollectorStats, QUEUE_MAX_BYTES, QUEUE_MAX_RECORDS};
 
 use crate::StreamNext;
 use crate::error::RelayError;
-use hub::{AttachError, Hub, Pop};
+use hub::{AttachError, Bounds, Hub, Pop, RegisterError};
 use service::{CollectorService, Collectors, LIMITS};
+
+/// A collector's service without a listener (fuzzing, `crate::fuzz`): registrations `r`
+/// and `s`, a cap of 3, the smallest memory budget.
+pub(crate) fn fuzz_service(
+    token: &str,
+    put_timeout: Duration,
+) -> (CollectorService, Arc<Hub>, fabric_reactor::http::Limits) {
+    let hub = Arc::new(Hub::new(Bounds {
+        memory_budget: MIN_MEMORY_BUDGET,
+        max_registrations: 3,
+    }));
+    for id in ["r", "s"] {
+        let _ = hub.lock().register(id);
+    }
+    let service = CollectorService {
+        token: token.to_owned(),
+        hub: Arc::clone(&hub),
+        put_timeout,
+        atof_idle: ATOF_BODY_IDLE,
+    };
+    (service, hub, LIMITS)
+}
 
 /// Every collector of the process: one reactor tenant.
 static COLLECTORS: Registration<Collectors> = Registration::new();
@@ -39,8 +61,19 @@ fn collectors() -> Result<Handle<Collectors>, EngineError> {
 
 /// Largest ATOF record (one NDJSON line) `/v1/atof` accepts; a longer one is a 413.
 pub const MAX_RECORD_BYTES: usize = 1024 * 1024;
-/// How long a record waits for room in a full queue before it is dropped (and counted).
+/// How long a record waits for room in a full queue (or a publisher for the memory
+/// budget) before it is dropped (and counted), or the request refused with 503.
 pub const PUT_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default memory budget of one collector: queued records, records being received or
+/// waiting for room, and remembered scopes, together (64 MiB).
+pub const MEMORY_BUDGET: usize = 64 * 1024 * 1024;
+/// Smallest memory budget accepted (one largest record).
+pub const MIN_MEMORY_BUDGET: usize = MAX_RECORD_BYTES;
+/// Default maximum of live registrations of one collector.
+pub const MAX_REGISTRATIONS: usize = 1024;
+/// Default inactivity deadline of a `POST /v1/atof` body: a publisher that sends no byte
+/// for this long is disconnected (a body may stream for as long as bytes keep coming).
+pub const ATOF_BODY_IDLE: Duration = Duration::from_secs(300);
 
 /// How to start a collector.
 #[derive(Debug, Clone)]
@@ -51,16 +84,51 @@ pub struct CollectorOptions {
     pub token: Option<String>,
     /// See [`PUT_TIMEOUT`].
     pub put_timeout: Duration,
+    /// Bytes the collector may hold, at least [`MIN_MEMORY_BUDGET`]. Default
+    /// [`MEMORY_BUDGET`]. A routed record that does not fit waits as for a full queue;
+    /// a publisher whose partial record does not fit waits, then is answered 503
+    /// `collector_memory_full`.
+    pub memory_budget: usize,
+    /// Live registrations held at most (at least 1); one more is answered 503
+    /// `collector_registrations_full`. Default [`MAX_REGISTRATIONS`].
+    pub max_registrations: usize,
+    /// Inactivity deadline of a publisher's body (above 0). Default [`ATOF_BODY_IDLE`].
+    pub body_idle: Duration,
 }
 
 impl CollectorOptions {
-    /// 127.0.0.1, any free port, a fresh token, the default put timeout.
+    /// 127.0.0.1, any free port, a fresh token, the default bounds and timeouts.
     pub fn loopback() -> CollectorOptions {
         CollectorOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             token: None,
             put_timeout: PUT_TIMEOUT,
+            memory_budget: MEMORY_BUDGET,
+            max_registrations: MAX_REGISTRATIONS,
+            body_idle: ATOF_BODY_IDLE,
         }
+    }
+
+    /// The first option out of range, named (`memory_budget`, `max_registrations`,
+    /// `put_timeout`, `body_idle`).
+    pub fn check(&self) -> Result<(), String> {
+        if self.memory_budget < MIN_MEMORY_BUDGET {
+            return Err(format!(
+                "memory_budget must be at least {MIN_MEMORY_BUDGET} bytes (one largest record)"
+            ));
+        }
+        if self.max_registrations == 0 {
+            return Err("max_registrations must be at least 1".into());
+        }
+        for (name, value) in [
+            ("put_timeout", self.put_timeout),
+            ("body_idle", self.body_idle),
+        ] {
+            if value.is_zero() {
+                return Err(format!("{name} must be above 0"));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -85,6 +153,7 @@ fn request_failed(message: String) -> RelayError {
 impl Collector {
     /// Binds the listener and serves it on the reactor. Errors: `collector_start_failed`.
     pub fn start(options: &CollectorOptions) -> Result<Collector, RelayError> {
+        options.check().map_err(start_failed)?;
         let engine = collectors().map_err(|error| start_failed(error.reason().to_owned()))?;
         let listener = std::net::TcpListener::bind(options.listen).map_err(|error| {
             start_failed(format!(
@@ -99,11 +168,15 @@ impl Collector {
             Some(token) => token.clone(),
             None => new_token().map_err(start_failed)?,
         };
-        let hub = Arc::new(Hub::default());
+        let hub = Arc::new(Hub::new(Bounds {
+            memory_budget: options.memory_budget,
+            max_registrations: options.max_registrations,
+        }));
         let service = CollectorService {
             token: token.clone(),
             hub: Arc::clone(&hub),
             put_timeout: options.put_timeout,
+            atof_idle: options.body_idle,
         };
         let key = engine
             .call(move |servers, cx| servers.open(cx, listener, LIMITS, service))
@@ -135,16 +208,23 @@ impl Collector {
 
     /// The counters so far.
     pub fn stats(&self) -> CollectorStats {
-        self.hub.lock().stats.clone()
+        self.hub.lock().snapshot()
     }
 
     /// Registers a request id (as `POST /v1/register`). Errors: `collector_request_failed`
-    /// (already registered).
+    /// (already registered), `collector_registrations_full` (at `max_registrations`).
     pub fn register(&self, request_id: &str) -> Result<(), RelayError> {
         self.hub
             .lock()
             .register(request_id)
-            .map_err(|error| request_failed(error.detail()))
+            .map_err(|error| match error {
+                RegisterError::Full(_) => RelayError::collector(
+                    Stage::Invoke,
+                    codes::COLLECTOR_REGISTRATIONS_FULL,
+                    error.detail(),
+                ),
+                RegisterError::Duplicate(_) => request_failed(error.detail()),
+            })
     }
 
     /// Attaches the in-process consumer of a registration (as `GET /v1/stream/{id}`).

@@ -10,6 +10,8 @@ use fabric_reactor::http::{
 };
 use serde_json::Value;
 
+use fabric_config::codes;
+
 use super::MAX_RECORD_BYTES;
 use super::control;
 use super::http::{self, Answer, Endpoint};
@@ -25,12 +27,21 @@ pub(crate) const LIMITS: Limits = Limits::new(128, 32);
 /// How long a control request's body may pause (a head without its body is dropped then).
 const BODY_IDLE: Duration = Duration::from_secs(10);
 
-/// One collector server: its token, routing state and backpressure timeout.
+/// A connection's body buffer keeps at most this much spare capacity once drained.
+const SPARE_CAPACITY: usize = 64 * 1024;
+
+/// A partial record up to this size is buffered whatever the budget (one read's worth: the
+/// driver has read it already); a longer one needs room in the budget.
+const FREE_PARTIAL: usize = 64 * 1024;
+
+/// One collector server: its token, routing state, backpressure timeout and the inactivity
+/// deadline of publishers' bodies.
 #[derive(Debug)]
 pub(crate) struct CollectorService {
     pub(crate) token: String,
     pub(crate) hub: Arc<Hub>,
     pub(crate) put_timeout: Duration,
+    pub(crate) atof_idle: Duration,
 }
 
 /// What a connection is doing.
@@ -42,10 +53,12 @@ pub(crate) enum Mode {
     /// Reading a control endpoint's body.
     Control,
     /// A POST /v1/atof: a routed record waiting for queue room, if any (request id,
-    /// record text), and when it started waiting.
+    /// record text), when its wait (or the wait for memory) ends, and whether the
+    /// connection waits for the memory budget to read more of a partial record.
     Atof {
         pending: Option<(String, String)>,
         blocked_until: Option<Instant>,
+        waiting_memory: bool,
     },
     /// Writing a registration's records (the request id).
     Stream(String),
@@ -59,6 +72,8 @@ pub(crate) struct CollectorConn {
     attached: Option<String>,
     /// The client asked to keep the connection (`Connection: keep-alive`).
     keep_alive: bool,
+    /// Bytes this connection holds (counted against the memory budget).
+    held: usize,
 }
 
 impl CollectorConn {
@@ -98,11 +113,13 @@ impl Service for CollectorService {
                 conn.mode = Mode::Atof {
                     pending: None,
                     blocked_until: None,
+                    waiting_memory: false,
                 };
-                // A Relay publisher may stream one body for a whole run: no idle deadline.
+                // A Relay publisher may stream one body for a whole run: the deadline is
+                // one of inactivity (no byte for `atof_idle`), never of the whole body.
                 OnHead::Body {
                     continue_first,
-                    idle: None,
+                    idle: Some(self.atof_idle),
                 }
             }
             Endpoint::Register => {
@@ -114,7 +131,7 @@ impl Service for CollectorService {
             }
             Endpoint::Healthz => OnHead::Reply(conn.answer(&Answer::text(200, "ok"))),
             Endpoint::Stats => {
-                let stats = self.hub.lock().stats.clone();
+                let stats = self.hub.lock().snapshot();
                 let value = serde_json::to_value(stats).unwrap_or(Value::Null);
                 OnHead::Reply(conn.answer(&Answer::json(200, &value)))
             }
@@ -150,7 +167,14 @@ impl Service for CollectorService {
                 data.clear();
                 OnBody::Reply(conn.answer(&answer))
             }
-            Mode::Atof { .. } => self.atof(conn, data, complete, turn),
+            Mode::Atof { .. } => {
+                let decision = self.atof(conn, data, complete, turn);
+                if data.capacity() > SPARE_CAPACITY && data.len() < data.capacity() / 4 {
+                    data.shrink_to(data.len().max(SPARE_CAPACITY));
+                }
+                self.account(conn, data.len());
+                decision
+            }
             Mode::Idle | Mode::Stream(_) => OnBody::Reply(Reply::close(Vec::new())),
         }
     }
@@ -187,14 +211,28 @@ impl Service for CollectorService {
     }
 
     fn on_deadline(&mut self, conn: &mut CollectorConn, _turn: &mut Turn) -> OnBody {
-        if let Mode::Atof {
+        let Mode::Atof {
             pending,
             blocked_until,
+            waiting_memory,
         } = &mut conn.mode
-            && pending.take().is_some()
-        {
+        else {
+            return OnBody::Read;
+        };
+        *blocked_until = None;
+        if *waiting_memory {
+            // The budget stayed full for the backpressure timeout: the request is refused.
+            self.hub.lock().stats.requests_refused_memory += 1;
+            self.account(conn, 0);
+            let answer = Answer::code(
+                503,
+                "the collector's memory budget is full (memory_budget_bytes)",
+                codes::COLLECTOR_MEMORY_FULL,
+            );
+            return OnBody::Reply(Reply::close(answer.bytes(false)));
+        }
+        if pending.take().is_some() {
             // Blocked by backpressure too long: the record is dropped.
-            *blocked_until = None;
             self.hub.lock().stats.records_dropped_backpressure += 1;
         }
         OnBody::Read
@@ -218,14 +256,34 @@ impl Service for CollectorService {
     }
 
     fn on_close(&mut self, conn: CollectorConn, _ending: fabric_reactor::http::Ending) {
+        let mut routes = self.hub.lock();
+        routes.hold(conn.held, 0);
         if let Some(request_id) = conn.attached {
-            self.hub.lock().detach(&request_id);
+            routes.detach(&request_id);
         }
     }
 }
 
 impl CollectorService {
-    /// GET /v1/stream/{id}: attaches the connection to a registration's queue.
+    /// Counts what the connection holds now: `partial` bytes of its body buffer and the
+    /// routed record waiting for room, if any.
+    fn account(&self, conn: &mut CollectorConn, partial: usize) {
+        let pending = match &conn.mode {
+            Mode::Atof {
+                pending: Some((_, text)),
+                ..
+            } => text.len(),
+            _ => 0,
+        };
+        let now = partial + pending;
+        if now != conn.held {
+            self.hub.lock().hold(conn.held, now);
+            conn.held = now;
+        }
+    }
+
+    /// GET /v1/stream/{id}: attaches the connection to a registration's queue (`HEAD`:
+    /// answers as `GET` would, without attaching).
     fn attach(&self, conn: &mut CollectorConn, request: &Request, request_id: String) -> OnHead {
         let query = http::parse_query(request.query());
         if let Some(answer) = control::check_registration_token(&query) {
@@ -236,7 +294,15 @@ impl CollectorService {
             let answer = Answer::detail(404, "request_id is not registered");
             return OnHead::Reply(conn.answer(&answer));
         }
-        match self.hub.lock().attach(&request_id) {
+        let attached = if request.method() == "HEAD" {
+            self.hub.lock().can_attach(&request_id)
+        } else {
+            self.hub.lock().attach(&request_id)
+        };
+        match attached {
+            Ok(()) if request.method() == "HEAD" => {
+                OnHead::Reply(Reply::close(http::stream_head().to_vec()))
+            }
             Err(AttachError::Unknown) => {
                 let answer = Answer::detail(404, "request_id is not registered");
                 OnHead::Reply(conn.answer(&answer))
@@ -266,6 +332,7 @@ impl CollectorService {
             let Mode::Atof {
                 pending,
                 blocked_until,
+                ..
             } = &mut conn.mode
             else {
                 return OnBody::Read;
@@ -303,7 +370,7 @@ impl CollectorService {
                 return self.too_large(data);
             }
             if !complete {
-                return OnBody::Read;
+                return self.read_more(conn, data);
             }
             if !data.is_empty() {
                 let line = std::mem::take(data);
@@ -312,6 +379,32 @@ impl CollectorService {
             }
             return OnBody::Reply(conn.answer(&Answer::empty(200)));
         }
+    }
+
+    /// More of a partial record may be read while it is short ([`FREE_PARTIAL`]) or the
+    /// memory budget has room; otherwise the connection waits (backpressure) for at most
+    /// the put timeout.
+    fn read_more(&self, conn: &mut CollectorConn, data: &[u8]) -> OnBody {
+        self.account(conn, data.len());
+        let Mode::Atof {
+            blocked_until,
+            waiting_memory,
+            ..
+        } = &mut conn.mode
+        else {
+            return OnBody::Read;
+        };
+        if data.len() <= FREE_PARTIAL || self.hub.lock().may_buffer() {
+            if *waiting_memory {
+                *waiting_memory = false;
+                *blocked_until = None;
+            }
+            return OnBody::Read;
+        }
+        self.hub.set_blocked();
+        *waiting_memory = true;
+        let until = *blocked_until.get_or_insert_with(|| Instant::now() + self.put_timeout);
+        OnBody::Pause(Some(until))
     }
 
     fn too_large(&self, data: &mut Vec<u8>) -> OnBody {

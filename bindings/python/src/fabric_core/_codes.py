@@ -96,8 +96,14 @@ class Code:
     #: (reason) software evidence (adapter collector): the 250 ms collection deadline passed; packages not looked up are unknown
     COLLECTION_DEADLINE_EXCEEDED = "collection_deadline_exceeded"
 
-    #: (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback
+    #: (error) `fabric collector serve`: a non-loopback --listen without --allow-non-loopback, or a --body-idle-timeout over a week
     COLLECTOR_LISTEN_INVALID = "collector_listen_invalid"
+
+    #: (error) the ATOF collector's memory budget (queued records, records being received, routing state) stayed full for the backpressure timeout: the publisher's request is answered 503 and closed
+    COLLECTOR_MEMORY_FULL = "collector_memory_full"
+
+    #: (error) the ATOF collector already holds its maximum of live registrations: the registration is answered 503
+    COLLECTOR_REGISTRATIONS_FULL = "collector_registrations_full"
 
     #: (error) the ATOF collector refused or failed a request (registration, stream, deregistration)
     COLLECTOR_REQUEST_FAILED = "collector_request_failed"

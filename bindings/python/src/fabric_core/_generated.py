@@ -102,6 +102,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "blank_tool_name": (None, False, None, "config"),
     "cleanup_unconfirmed": (None, False, None, "sandbox"),
     "collector_listen_invalid": ("config", False, None, "cli"),
+    "collector_memory_full": (None, False, None, "host"),
+    "collector_registrations_full": (None, False, None, "host"),
     "collector_request_failed": (None, False, None, "host"),
     "collector_start_failed": (None, False, None, "host"),
     "collector_token_invalid": ("config", False, None, "cli"),
@@ -436,6 +438,7 @@ class CallOptions(FabricMapping):
 
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
     ``binding`` (BindingIdentity | None, optional): The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
+    ``collector_memory_budget_bytes`` (int | None, optional): Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it.
     ``completion_wait_timeout`` (float | None, optional): Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
     ``launch_collector`` (bool | None, optional): Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
@@ -447,7 +450,7 @@ class CallOptions(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "binding", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
+    _fields = frozenset({"base_dir", "binding", "collector_memory_budget_bytes", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
     _nested = {"binding": ("BindingIdentity", "one")}
 
 #: Capability kind a route applies to.

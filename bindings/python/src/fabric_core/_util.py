@@ -58,6 +58,7 @@ def options_arg(
     streaming: bool | None = None,
     launch_collector: bool | None = None,
     completion_wait_timeout: float | None = None,
+    collector_memory_budget_bytes: int | None = None,
 ) -> bytes:
     """The ``options_json`` argument of the planning calls (schema ``sdk/call-options``);
     the core enforces every option.
@@ -86,6 +87,8 @@ def options_arg(
         options["launch_collector"] = launch_collector
     if completion_wait_timeout is not None:
         options["completion_wait_timeout"] = completion_wait_timeout
+    if collector_memory_budget_bytes is not None:
+        options["collector_memory_budget_bytes"] = collector_memory_budget_bytes
     return dumps(options)
 
 

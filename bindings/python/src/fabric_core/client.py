@@ -136,6 +136,7 @@ class Fabric:
         streaming: bool = False,
         launch_collector: bool | None = None,
         completion_wait_timeout: float | None = None,
+        collector_memory_budget_bytes: int | None = None,
         service: Service | None = None,
     ) -> Runtime:
         """Start a stateful runtime for ordered invocations.
@@ -149,8 +150,10 @@ class Fabric:
         ``Runtime.invoke_stream()`` available: by default the core runs an embedded ATOF
         collector for the runtime; ``launch_collector=False`` uses the external collector
         named by the config's ``nemo-fabric-stream`` sink. ``completion_wait_timeout``
-        (seconds, default 1) is validated and kept for upstream compatibility. Without
-        Relay, or ``launch_collector`` without streaming, raises ``FabricConfigError``.
+        (seconds, default 1) is validated and kept for upstream compatibility.
+        ``collector_memory_budget_bytes`` (at least 1048576, default 64 MiB) bounds what the
+        embedded collector holds (docs/telemetry.md, "The collector"). Without Relay, or
+        ``launch_collector`` without streaming, raises ``FabricConfigError``.
 
         ``service`` (from ``prepare_service``/``attach_service``) connects the runtime to
         that shared service: its config must match the service's (name, models,
@@ -173,6 +176,7 @@ class Fabric:
             streaming=streaming,
             launch_collector=launch_collector,
             completion_wait_timeout=completion_wait_timeout,
+            collector_memory_budget_bytes=collector_memory_budget_bytes,
         )
         runtime_overrides = json_mapping(overrides, "runtime overrides")
 

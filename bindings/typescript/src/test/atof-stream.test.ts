@@ -65,6 +65,14 @@ test("streaming needs Relay; invokeStream needs a streaming runtime", async () =
     assert.equal(error.code, "launch_collector_requires_streaming");
     return true;
   });
+  await assert.rejects(
+    fabric.startRuntime(atofConfig(true), { streaming: true, collectorMemoryBudgetBytes: 1024 }),
+    (error: unknown) => {
+      assert.ok(error instanceof FabricConfigError);
+      assert.equal(error.code, "invalid_value");
+      return true;
+    },
+  );
   await using runtime = await fabric.startRuntime(atofConfig(true));
   assert.equal(runtime.supportsStreaming, false);
   await assert.rejects(runtime.invokeStream({ input: "x" }), (error: unknown) => {

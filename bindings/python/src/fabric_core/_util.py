@@ -66,6 +66,15 @@ def options_arg(
     binding (``binding``: this package's name and version, and the interpreter's), which the
     core reports in ``RunResult.execution`` next to its own version."""
 
+    if (
+        base_dir is None
+        and expected_descriptor_sha256 is None
+        and start_timeout_seconds is None
+        and not streaming
+        and launch_collector is None
+        and completion_wait_timeout is None
+    ):
+        return _default_options()
     options: dict[str, Any] = dict(_interpreter_options())
     if base_dir is not None:
         text = os.fspath(base_dir)
@@ -83,6 +92,13 @@ def options_arg(
     if completion_wait_timeout is not None:
         options["completion_wait_timeout"] = completion_wait_timeout
     return dumps(options)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_options() -> bytes:
+    # The options of a call given none: the same text every time (and so the core's plan
+    # memo sees the same options).
+    return dumps(_interpreter_options())
 
 
 @functools.lru_cache(maxsize=1)

@@ -12,7 +12,9 @@
 //! its content was last read; until then every use re-reads the content (a file's bytes, a
 //! directory search) and compares it.
 
+use std::borrow::Borrow;
 use std::collections::{HashMap, VecDeque};
+use std::ffi::OsString;
 use std::fs::Metadata;
 use std::hash::Hash;
 use std::path::{Path, PathBuf};
@@ -96,7 +98,11 @@ impl<K: Eq + Hash + Clone, V> Bounded<K, V> {
         }
     }
 
-    pub(crate) fn get(&self, key: &K) -> Option<&V> {
+    pub(crate) fn get<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.map.get(key)
     }
 
@@ -133,10 +139,11 @@ struct Parsed<T> {
     loaded: Arc<T>,
 }
 
-/// Descriptor files parsed once per content (see the module docs).
+/// Descriptor files parsed once per content (see the module docs). Keyed by the path's
+/// bytes (hashing a `Path` walks its components).
 #[derive(Debug)]
 pub(crate) struct FileCache<T> {
-    entries: Mutex<Bounded<PathBuf, Parsed<T>>>,
+    entries: Mutex<Bounded<OsString, Parsed<T>>>,
 }
 
 impl<T> FileCache<T> {
@@ -157,7 +164,7 @@ impl<T> FileCache<T> {
         // content, which the next use sees as a change.
         let stamp = Stamp::read(file)?;
         let kept = self.entries.lock().ok().and_then(|entries| {
-            entries.get(&file.to_path_buf()).and_then(|entry| {
+            entries.get(file.as_os_str()).and_then(|entry| {
                 (entry.stamp == stamp).then(|| {
                     (
                         Arc::clone(&entry.bytes),
@@ -185,7 +192,7 @@ impl<T> FileCache<T> {
                 Ok(parsed) => Arc::new(parsed),
                 Err(error) => {
                     if let Ok(mut entries) = self.entries.lock() {
-                        entries.remove(&file.to_path_buf());
+                        entries.remove(&file.as_os_str().to_owned());
                     }
                     return Err(error);
                 }
@@ -193,7 +200,7 @@ impl<T> FileCache<T> {
         };
         if let Ok(mut entries) = self.entries.lock() {
             entries.insert(
-                file.to_path_buf(),
+                file.as_os_str().to_owned(),
                 Parsed {
                     stamp,
                     bytes,
@@ -217,7 +224,7 @@ struct Search {
 /// Directory searches kept per (root, key) and reused while no directory they read changed.
 #[derive(Debug)]
 pub(crate) struct SearchCache<K> {
-    entries: Mutex<Bounded<(PathBuf, K), Search>>,
+    entries: Mutex<Bounded<(OsString, K), Search>>,
 }
 
 /// The directories a search read, with their stamps taken before reading them.
@@ -239,7 +246,7 @@ impl<K: Eq + Hash + Clone> SearchCache<K> {
         key: K,
         search: impl FnOnce(&mut SearchedDirs) -> Result<Vec<PathBuf>, PlanError>,
     ) -> Result<Arc<Vec<PathBuf>>, PlanError> {
-        let slot = (root.to_path_buf(), key);
+        let slot = (root.as_os_str().to_owned(), key);
         let kept = self.entries.lock().ok().and_then(|entries| {
             entries.get(&slot).map(|entry| {
                 (
@@ -348,7 +355,7 @@ mod tests {
             .load(&file, |bytes: &[u8], _: &Path| Ok(bytes.to_vec()))
             .unwrap();
         if let Ok(mut entries) = cache.entries.lock()
-            && let Some(entry) = entries.map.get_mut(&file)
+            && let Some(entry) = entries.map.get_mut(file.as_os_str())
         {
             entry.read_at_ns += 2 * RACY_NS;
             entry.bytes = Arc::from(&b"something else"[..]);

@@ -118,9 +118,15 @@ def namespace_prefix() -> list[str]:
     unshare = shutil.which("unshare")
     if unshare is None:
         return []
-    candidates = [[unshare, "--pid", "--fork", "--mount-proc", "--kill-child"]]
+    namespaces = ["--pid", "--fork", "--mount-proc", "--kill-child"]
+    candidates = [[unshare, *namespaces]]
     if os.geteuid() != 0:
-        candidates = [[unshare, "--user", "--map-current-user", "--pid", "--fork", "--mount-proc", "--kill-child"]]
+        # A user namespace first (util-linux 2.38 has --map-current-user; older ones map
+        # the caller to root inside, which changes nothing the benchmarks look at).
+        candidates = [
+            [unshare, "--user", "--map-current-user", *namespaces],
+            [unshare, "--user", "--map-root-user", *namespaces],
+        ]
     for prefix in candidates:
         probe = subprocess.run([*prefix, "true"], capture_output=True)
         if probe.returncode == 0:

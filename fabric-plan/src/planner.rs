@@ -200,6 +200,27 @@ pub fn plan_inputs(
     options: &PlanOptions,
 ) -> Result<PlanInputs, PlanError> {
     let base_dir = absolute_base(base_dir);
+    // The first source holding a record of the wanted id wins, so when the config's own
+    // `local_paths` resolve everything, the other sources cannot change the result: try
+    // them alone first (no environment, no installed prefixes, no bundled directory to
+    // look up), and search every source only when that fails.
+    if options.discovery.is_none()
+        && let Some(local) = config.discovery.as_ref().map(|d| &d.local_paths)
+        && !local.is_empty()
+    {
+        let explicit = DiscoveryOptions::explicit(
+            local
+                .iter()
+                .map(|entry| resolve_path(&base_dir, entry))
+                .collect(),
+        );
+        if let Ok(resolution) = resolve(config, &explicit) {
+            return Ok(PlanInputs {
+                base_dir,
+                resolution,
+            });
+        }
+    }
     let discovery = discovery_options(config, &base_dir, options);
     let resolution = resolve(config, &discovery)?;
     Ok(PlanInputs {

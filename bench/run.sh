@@ -8,7 +8,10 @@
 #   bash bench/run.sh --quick    # debug library, 1 round, few samples (CI: only that it works)
 #
 # Needs: cargo, go, node, and a Python with nemo-fabric==0.5.0 and the python-echo adapter
-# (FABRIC_TEST_PYTHON, else .venv/bin/python). Extra arguments go to bench/runner.py.
+# (FABRIC_TEST_PYTHON, else .venv/bin/python; its virtual environment is activated for both
+# sides, ADAPTER_PYTHON is removed). The per-row task counts need `unshare` (util-linux) and
+# PID namespaces (root, or unprivileged user namespaces); without them the column reads n/a.
+# Extra arguments go to bench/runner.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)

@@ -1,9 +1,27 @@
 #!/usr/bin/env python3
 """The one benchmark run behind README's performance table (bench/run.sh calls it).
 
-Every compared row has the same caller on both sides, and rounds alternate the sides in
-fresh processes started from a neutral working directory (a new temporary directory, not a
-git checkout):
+Every compared row has the same caller on both sides, run the way a user runs it, and
+rounds alternate the sides in fresh processes:
+
+* **As users run it.** The interpreter's virtual environment is activated for every process
+  (``VIRTUAL_ENV`` set, its ``bin`` first on ``PATH``) and nothing that changes only one
+  side's behaviour is set: ``ADAPTER_PYTHON`` is removed from the environment (with it,
+  upstream 0.5.0 starts ``python -c "import json, sysconfig; ..."`` on every plan).
+* **A fresh non-checkout directory.** Every process (the Python workers, the binding benches,
+  the Rust and Go bench programs, built first) starts in a new temporary directory: both
+  SDKs resolve defaults against the working directory, and upstream runs git on every invoke
+  when it is a git checkout.
+* **A process guard.** Every process runs as PID 1 of its own PID namespace
+  (``unshare --pid --fork --mount-proc``, bench/python/meter.py), so each timed loop reports
+  how many tasks (processes and threads) it started; a row shows them per call, with the CPU
+  time per call of the calling process and of everything it started (the adapter hosts), and
+  its wall time is flagged when it exceeds the caller's CPU time more than 3 times.
+* **Differences and ratios within each round.** "Cold run minus the adapter's start-up" and
+  every ratio are computed per round (the same round's medians), then reported as the median
+  over rounds with their spread (lowest–highest).
+
+Rows:
 
 * Python: our binding (``fabric_core``) vs upstream's SDK (``nemo_fabric`` 0.5.0), both
   driven by bench/python/side_by_side.py on the Python echo adapter: plan, warm invoke
@@ -16,9 +34,9 @@ git checkout):
 * Rust in-process rows (plan, warm invoke with stats off) without a ratio.
 
 Per row: the median over rounds of each round's median and p90, and the CPU time
-(user+sys) of the calling process per call. The machine (cores, load before and after) is
-printed beside the table. ``--quick`` runs few rounds and samples (CI keeps the command
-working; nothing about time is asserted).
+(user+sys) per call. The date, the machine (cores, load before and after) and the
+environment both sides ran in are printed above the table. ``--quick`` runs few rounds and
+samples (CI keeps the command working; nothing about time is asserted).
 """
 
 from __future__ import annotations
@@ -37,6 +55,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench/python"))
+from meter import namespace_prefix  # noqa: E402
+from userenv import activated  # noqa: E402
 from side_by_side import HOST_IMPORTS  # noqa: E402
 
 # Where our cold run goes (side_by_side.py's `phases`, from the RunResult's event timestamps).
@@ -61,8 +81,15 @@ PYTHON_ROWS = [
 
 
 def run_json(command: list[str], cwd: str, env: dict[str, str]) -> list[dict[str, Any]]:
-    output = subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True, text=True)
+    output = subprocess.run([*NAMESPACE, *command], cwd=cwd, env=env, check=True, capture_output=True, text=True)
     return [json.loads(line) for line in output.stdout.splitlines() if line.startswith("{")]
+
+
+# The prefix that runs a benchmark process as PID 1 of its own PID namespace (meter.py).
+NAMESPACE: list[str] = []
+
+# A wall time more than this many times the caller's CPU time per call is flagged.
+WALL_OVER_CPU = 3.0
 
 
 def machine() -> str:
@@ -70,9 +97,9 @@ def machine() -> str:
     return f"{os.cpu_count()} cores, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}"
 
 
-def median(values: list[float]) -> float | None:
-    values = [v for v in values if v is not None]
-    return statistics.median(values) if values else None
+def median(values: list[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
 
 
 def fmt(value: float | None, unit: str) -> str:
@@ -82,22 +109,47 @@ def fmt(value: float | None, unit: str) -> str:
         return f"{value:,.0f}/s"
     if unit == "µs":
         return f"{value:,.0f} µs"
+    if unit == "×":
+        return f"{value:.1f}×"
     return f"{value:,.2f} ms"
+
+
+def spread(values: list[float], unit: str) -> str:
+    """The median of per-round values with their lowest–highest range."""
+    if not values:
+        return "n/a"
+    text = fmt(statistics.median(values), unit)
+    if len(values) > 1:
+        text += f" ({fmt(min(values), unit)} – {fmt(max(values), unit)})"
+    return text
+
+
+def tasks_per_call(results: list[dict[str, Any]]) -> str:
+    per_call = [r["tasks"] / r["n"] for r in results if r.get("tasks") is not None and r.get("n")]
+    if not per_call:
+        return "n/a"
+    value = statistics.median(per_call)
+    return "0" if value == 0 else f"{value:.2f}"
+
+
+def flagged(wall: float | None, cpu: float | None) -> str:
+    """The flag of a wall time above WALL_OVER_CPU times the caller's CPU time."""
+    return " †" if wall is not None and cpu is not None and wall > WALL_OVER_CPU * cpu else ""
 
 
 def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
     worker = str(ROOT / "bench/python/side_by_side.py")
     sizes = {"plan": args.samples * 5, "warm": args.samples, "cold": max(3, args.samples // 10)}
-    rounds: dict[str, dict[str, list[dict[str, Any]]]] = {
-        key: {"fabric_core": [], "nemo_fabric": []} for key, *_ in PYTHON_ROWS
-    }
-    startup: list[float] = []
+    sdks = ("fabric_core", "nemo_fabric")
+    # rounds[key][sdk][i]: round i's result (None when the row was skipped).
+    rounds: dict[str, dict[str, list[dict[str, Any]]]] = {key: {sdk: [] for sdk in sdks} for key, *_ in PYTHON_ROWS}
+    startup: list[dict[str, Any]] = []
     # Compile the adapter's and the evidence helper's bytecode once, as an installed package
     # has it: hosts run with PYTHONDONTWRITEBYTECODE=1, so a source tree that no process has
     # imported yet would be compiled again by every host (and by the reference).
     subprocess.run([args.python, "-c", HOST_IMPORTS], cwd=cwd, env=env, check=True)
     for index in range(args.rounds):
-        sides = ["fabric_core", "nemo_fabric"]
+        sides = list(sdks)
         if index % 2:
             sides.reverse()
         for key, _label, phase, extra, _unit, _better in PYTHON_ROWS:
@@ -111,53 +163,69 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
                 command = [args.python, worker, "--sdk", sdk, "--phase", phase, *size, *extra]
                 rounds[key][sdk].extend(run_json(command, cwd, env))
         startup.extend(
-            r["median"]
-            for r in run_json([args.python, worker, "--sdk", "fabric_core", "--phase", "startup", "-n", "3"], cwd, env)
+            run_json([args.python, worker, "--sdk", "fabric_core", "--phase", "startup", "-n", "3"], cwd, env)
         )
         print(f"python round {index + 1}/{args.rounds} done ({machine()})", file=sys.stderr)
     lines = [
-        "| measure (Python: `fabric_core` vs `nemo_fabric` 0.5.0, same script, same adapter) | ours median (p90) | ours CPU/call | upstream median (p90) | upstream CPU/call | upstream ÷ ours |",
-        "| --- | ---: | ---: | ---: | ---: | ---: |",
+        "| measure (Python: `fabric_core` vs `nemo_fabric` 0.5.0, same script, same adapter) "
+        "| ours median (p90) | ours CPU/call: caller / all | ours tasks/call "
+        "| upstream median (p90) | upstream CPU/call: caller / all | upstream tasks/call "
+        "| upstream ÷ ours, per round (lowest – highest) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
-    cold_ours = None
     for key, label, phase, _extra, unit, better in PYTHON_ROWS:
         cells = []
-        values = {}
-        for sdk in ("fabric_core", "nemo_fabric"):
+        per_round: dict[str, list[float]] = {}
+        for sdk in sdks:
             results = rounds[key][sdk]
             if not results:
-                cells += ["n/a", "n/a"]
-                values[sdk] = None
+                cells += ["n/a", "n/a", "n/a"]
+                per_round[sdk] = []
                 continue
-            if phase == "fanout":
-                value = median([r["invocations_per_s"] for r in results])
-                cells.append(fmt(value, unit))
-            else:
-                value = median([r["median"] for r in results])
-                p90 = median([r["p90"] for r in results])
-                cells.append(f"{fmt(value, unit)} ({fmt(p90, unit)})")
             cpu_unit = "µs" if unit == "µs" else "ms"
-            cells.append(fmt(median([r["cpu_per_call"] for r in results]), cpu_unit))
-            values[sdk] = value
-        ours, theirs = values["fabric_core"], values["nemo_fabric"]
-        if key == "cold":
-            cold_ours = ours
-        ratio = "n/a"
-        if ours and theirs:
-            ratio = f"{(theirs / ours if better == 'lower' else ours / theirs):.1f}×"
+            caller = median([r["cpu_per_call"] for r in results])
+            everything = median([r.get("cpu_all_per_call") for r in results])
+            if phase == "fanout":
+                per_round[sdk] = [r["invocations_per_s"] for r in results]
+                wall = median([r.get("wall_per_call") for r in results])
+                cells.append(fmt(median(per_round[sdk]), unit) + flagged(wall, caller))
+            else:
+                per_round[sdk] = [r["median"] for r in results]
+                value = median(per_round[sdk])
+                p90 = median([r["p90"] for r in results])
+                cells.append(f"{fmt(value, unit)} ({fmt(p90, unit)}){flagged(value, caller)}")
+            cells.append(f"{fmt(caller, cpu_unit)} / {fmt(everything, cpu_unit)}")
+            cells.append(tasks_per_call(results))
+        ours, theirs = per_round["fabric_core"], per_round["nemo_fabric"]
+        ratios = [
+            (t / o if better == "lower" else o / t) for o, t in zip(ours, theirs, strict=False) if o and t
+        ]
         label = label.format(fanout=args.fanout)
-        lines.append(f"| {label} | {cells[0]} | {cells[1]} | {cells[2]} | {cells[3]} | {ratio} |")
-    adapter = median(startup)
+        lines.append(f"| {label} | {' | '.join(cells)} | {spread(ratios, '×')} |")
     lines.append(
         "| reference: the adapter's own start-up (a fresh interpreter importing what its host imports, until it exits) "
-        f"| {fmt(adapter, 'ms')} | | | | |"
+        f"| {fmt(median([r['median'] for r in startup]), 'ms')} | | {tasks_per_call(startup)} | | | | |"
     )
-    if cold_ours is not None and adapter is not None:
-        lines.append(f"| cold run minus the adapter's start-up (ours) | {fmt(cold_ours - adapter, 'ms')} | | | | |")
+    # Within each round: that round's cold-run median minus that round's reference.
+    for sdk, who in (("fabric_core", "ours"), ("nemo_fabric", "upstream")):
+        differences = [
+            cold["median"] - reference["median"]
+            for cold, reference in zip(rounds["cold"][sdk], startup, strict=False)
+        ]
+        cell = spread(differences, "ms")
+        row = f"| cold run minus the adapter's start-up, per round ({who}; lowest – highest) |"
+        lines.append(row + (f" {cell} | | | | | | |" if who == "ours" else f" | | | {cell} | | | |"))
     phases = [r["phases"] for r in rounds["cold"]["fabric_core"] if "phases" in r]
     for key, label in COLD_PHASES:
         value = median([p.get(key) for p in phases])
-        lines.append(f"| our cold run, {label} | {fmt(value, 'ms')} | | | | |")
+        lines.append(f"| our cold run, {label} | {fmt(value, 'ms')} | | | | | | |")
+    lines += [
+        "",
+        f"† the median wall time is more than {WALL_OVER_CPU:.0f}× the calling process's CPU time per call: "
+        "the call waits on other processes (the adapter host, or a helper: see tasks/call). "
+        "Expected for cold runs (the host's interpreter start-up); a plan or warm invoke so flagged "
+        "is spending its time outside the caller.",
+    ]
     return lines
 
 
@@ -177,43 +245,64 @@ def c_bench(args: argparse.Namespace, cwd: str) -> str:
     return program
 
 
+def rust_bench(args: argparse.Namespace) -> str:
+    """Builds bench/bindings/rust_bench.rs (optimized, or debug with --quick); returns the
+    program, so it runs from the neutral directory like every other bench."""
+    command = [
+        "cargo", "bench" if not args.quick else "test", "-q", "-p", "fabric-host", "--bench", "bindings",
+        "--no-run", "--message-format=json",
+    ]
+    output = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    for line in output.splitlines():
+        message = json.loads(line) if line.startswith("{") else {}
+        if message.get("reason") == "compiler-artifact" and message.get("target", {}).get("name") == "bindings":
+            if message.get("executable"):
+                return str(message["executable"])
+    raise SystemExit("cargo built no `bindings` bench program")
+
+
+def go_bench(cwd: str, env: dict[str, str]) -> str:
+    """Builds bindings/go/examples/bench into the neutral directory; returns the program."""
+    program = str(Path(cwd) / "go_bench")
+    subprocess.run(["go", "build", "-o", program, "./examples/bench"], cwd=ROOT / "bindings/go", env=env, check=True)
+    return program
+
+
 def binding_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
     n, warmup = str(args.samples * 5), str(args.samples)
-    cargo = "test" if args.quick else "bench"
-    pkg = env.get("PKG_CONFIG_PATH_GO", "")
+    go_env = dict(env, PKG_CONFIG_PATH=env.get("PKG_CONFIG_PATH_GO", ""))
+    descriptor = str(ROOT / "adapters/scripted/scripted.fabric-adapter.json")
     commands = {
-        "rust": ["cargo", cargo, "-q", "-p", "fabric-host", "--bench", "bindings", "--", n, warmup],
-        "c": [c_bench(args, cwd), str(ROOT), n, warmup] if "c" in args.bindings else [],
-        "go": ["go", "run", "./examples/bench", "-n", n, "-warmup", warmup],
-        "typescript": ["node", str(ROOT / "bench/bindings/ts_bench.js"), n, warmup],
-        "python": [args.python, str(ROOT / "bench/bindings/py_bench.py"), n, warmup],
+        "rust": (lambda: [rust_bench(args), n, warmup]),
+        "c": (lambda: [c_bench(args, cwd), str(ROOT), n, warmup]),
+        "go": (lambda: [go_bench(cwd, go_env), "-n", n, "-warmup", warmup, "-descriptor", descriptor]),
+        "typescript": (lambda: ["node", str(ROOT / "bench/bindings/ts_bench.js"), n, warmup]),
+        "python": (lambda: [args.python, str(ROOT / "bench/bindings/py_bench.py"), n, warmup]),
     }
-    workdirs = {"rust": str(ROOT), "go": str(ROOT / "bindings/go")}
-    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     order = [binding for binding in commands if binding in args.bindings]
+    built = {binding: commands[binding]() for binding in order}
+    results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     for index in range(args.rounds):
         for binding in order[index % len(order):] + order[: index % len(order)]:
-            run_env = dict(env)
-            if binding == "go":
-                run_env["PKG_CONFIG_PATH"] = pkg
-            for line in run_json(commands[binding], workdirs.get(binding, cwd), run_env):
+            for line in run_json(built[binding], cwd, env):
                 results.setdefault(line["measure"], {}).setdefault(binding, []).append(line)
         print(f"binding round {index + 1}/{args.rounds} done ({machine()})", file=sys.stderr)
 
-    def cell(measure: str, binding: str) -> tuple[float | None, str, str]:
+    def cell(measure: str, binding: str) -> tuple[float | None, str, str, str]:
         lines = results.get(measure, {}).get(binding, [])
         if not lines:
-            return None, "n/a", "n/a"
+            return None, "n/a", "n/a", "n/a"
         value = median([r["median_us"] for r in lines])
         p90 = median([r["p90_us"] for r in lines])
         cpu = median([r.get("cpu_per_call_us") for r in lines])
-        return value, f"{fmt(value, 'µs')} ({fmt(p90, 'µs')})", fmt(cpu, "µs")
+        text = f"{fmt(value, 'µs')} ({fmt(p90, 'µs')}){flagged(value, cpu)}"
+        return value, text, fmt(cpu, "µs"), tasks_per_call(lines)
 
-    rust, rust_text, rust_cpu = cell("warm_invoke_us", "rust")
+    rust, rust_text, rust_cpu, rust_tasks = cell("warm_invoke_us", "rust")
     lines = [
-        "| warm invoke, Rust scripted adapter, same config | median (p90) | CPU/call | over our Rust call |",
-        "| --- | ---: | ---: | ---: |",
-        f"| our Rust call (`fabric_host::Runtime::invoke`) | {rust_text} | {rust_cpu} | |",
+        "| warm invoke, Rust scripted adapter, same config | median (p90) | CPU/call | tasks/call | over our Rust call |",
+        "| --- | ---: | ---: | ---: | ---: |",
+        f"| our Rust call (`fabric_host::Runtime::invoke`) | {rust_text} | {rust_cpu} | {rust_tasks} | |",
     ]
     for measure, binding, label in (
         ("warm_invoke_hook_us", "rust", "our Rust call without spinning (`begin_invoke`, hook, `finish_invoke`)"),
@@ -225,21 +314,21 @@ def binding_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> lis
     ):
         if binding not in args.bindings:
             continue
-        value, text, cpu = cell(measure, binding)
+        value, text, cpu, tasks = cell(measure, binding)
         over = "n/a" if value is None or rust is None else f"{value - rust:+,.0f} µs"
-        lines.append(f"| {label} | {text} | {cpu} | {over} |")
+        lines.append(f"| {label} | {text} | {cpu} | {tasks} | {over} |")
     lines += [
         "",
-        "| Rust in-process (no upstream counterpart in this process) | median (p90) | CPU/call |",
-        "| --- | ---: | ---: |",
+        "| Rust in-process (no upstream counterpart in this process) | median (p90) | CPU/call | tasks/call |",
+        "| --- | ---: | ---: | ---: |",
     ]
     for measure, label in (
         ("plan_in_process_us", "plan of the scripted config"),
         ("warm_invoke_stats_off_us", "warm invoke, Rust scripted adapter, system stats off"),
         ("run_result_json_us", "one RunResult encoded as the C ABI's JSON"),
     ):
-        _value, text, cpu = cell(measure, "rust")
-        lines.append(f"| {label} | {text} | {cpu} |")
+        _value, text, cpu, tasks = cell(measure, "rust")
+        lines.append(f"| {label} | {text} | {cpu} | {tasks} |")
     return lines
 
 
@@ -281,7 +370,9 @@ def main() -> int:
     env["PYTHONPATH"] = os.pathsep.join(
         [str(ROOT / "bindings/python/src"), str(ROOT / "adapters/python-echo/src"), env.get("PYTHONPATH", "")]
     ).rstrip(os.pathsep)
-    env.setdefault("ADAPTER_PYTHON", args.python)
+    dropped = "ADAPTER_PYTHON" in env
+    env = activated(args.python, env)
+    NAMESPACE[:] = namespace_prefix()
     started = machine()
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as cwd:
         python = [] if args.skip_python else python_rows(args, cwd, env)
@@ -295,6 +386,13 @@ def main() -> int:
         )
     print(f"Measured {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC by `bash bench/run.sh{' --quick' if args.quick else ''}` ({mode}; rounds: {args.rounds}, samples: {args.samples}, {args.profile} library)")
     print(f"Machine: {platform.machine()} {platform.system()} {platform.release()}; {os.cpu_count()} cores; load before: {started}; after: {machine()}")
+    removed = " (removed from the caller's environment)" if dropped else ""
+    counted = f"a PID namespace per process (`{' '.join(NAMESPACE)}`)" if NAMESPACE else "unavailable here (n/a)"
+    print(
+        f"Both sides: VIRTUAL_ENV={env.get('VIRTUAL_ENV', '(none)')} with its bin first on PATH, "
+        f"no ADAPTER_PYTHON{removed}, a new temporary directory as the working directory; "
+        f"tasks counted by {counted}"
+    )
     print()
     for line in python:
         print(line)

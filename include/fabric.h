@@ -152,7 +152,11 @@ int32_t fabric_validate(const char *config_json, const char *options_json, char 
 // `expected_descriptor_sha256`, planning fails with `descriptor_mismatch` (stage `plan`,
 // `FABRIC_STATUS_CONFIG`) unless the plan's `descriptor_sha256` equals it. Adapter
 // descriptors are discovered from `discovery.local_paths`, `FABRIC_ADAPTER_PATH`,
-// installed prefixes and the bundled adapters. Starts nothing.
+// installed prefixes and the bundled adapters. Starts nothing. Planning the same config
+// and options texts again returns the previous plan while discovery, redone on every call
+// (descriptor files and directories validated by their stamps), resolves the same
+// descriptors from the same base directory: an edited, added or removed descriptor is
+// always seen.
 //
 // Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
 // ErrorInfo) is owned by the caller and released with `fabric_string_free`.

@@ -7,6 +7,7 @@ Usage: python bench/bindings/py_bench.py [n] [warmup]
 
 import asyncio
 import json
+import os
 import pathlib
 import sys
 import time
@@ -19,7 +20,20 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 DESCRIPTOR = ROOT / "adapters" / "scripted" / "scripted.fabric-adapter.json"
 
 
+def last_pid():
+    """Tasks (processes and threads) allocated so far in this PID namespace, or None:
+    counted only when this program is PID 1 of its own namespace (bench/runner.py runs it
+    so; bench/python/meter.py explains the count)."""
+    if os.getpid() != 1:
+        return None
+    try:
+        return int(pathlib.Path("/proc/sys/kernel/ns_last_pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
 async def measure(n, call):
+    before = last_pid()
     cpu = time.process_time()
     samples = []
     for _ in range(n):
@@ -35,7 +49,12 @@ async def measure(n, call):
         "min_us": samples[0],
         # CPU time (user+sys) of this process, all threads, per call.
         "cpu_per_call_us": (time.process_time() - cpu) / n * 1e6,
+        "tasks": tasks(before, last_pid()),
     }
+
+
+def tasks(before, after):
+    return None if before is None or after is None else after - before
 
 
 async def main(n, warmup):

@@ -31,7 +31,22 @@ fn cpu_seconds() -> f64 {
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
 }
 
+/// The last task id (process or thread) allocated in this PID namespace: counted only when
+/// this program is PID 1 of its own namespace (bench/runner.py runs it so;
+/// bench/python/meter.py explains the count).
+fn last_pid() -> Option<i64> {
+    if std::process::id() != 1 {
+        return None;
+    }
+    std::fs::read_to_string("/proc/sys/kernel/ns_last_pid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 fn measure(measure: &str, n: usize, mut call: impl FnMut()) {
+    let before = last_pid();
     let cpu = cpu_seconds();
     let mut samples: Vec<f64> = (0..n)
         .map(|_| {
@@ -41,6 +56,7 @@ fn measure(measure: &str, n: usize, mut call: impl FnMut()) {
         })
         .collect();
     let cpu_per_call_us = (cpu_seconds() - cpu) / n as f64 * 1e6;
+    let tasks = before.zip(last_pid()).map(|(before, after)| after - before);
     samples.sort_by(f64::total_cmp);
     let line = json!({
         "binding": "rust",
@@ -51,6 +67,7 @@ fn measure(measure: &str, n: usize, mut call: impl FnMut()) {
         "mean_us": samples.iter().sum::<f64>() / n as f64,
         "min_us": samples[0],
         "cpu_per_call_us": cpu_per_call_us,
+        "tasks": tasks,
     });
     println!("{line}");
 }

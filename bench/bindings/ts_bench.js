@@ -9,7 +9,20 @@ const n = Number(process.argv[2] ?? 2000);
 const warmup = Number(process.argv[3] ?? 200);
 const descriptor = path.resolve(__dirname, "..", "..", "adapters", "scripted", "scripted.fabric-adapter.json");
 
+// Tasks (processes and threads) allocated so far in this PID namespace, or null: counted
+// only when this program is PID 1 of its own namespace (bench/runner.py runs it so;
+// bench/python/meter.py explains the count).
+function lastPid() {
+  if (process.pid !== 1) return null;
+  try {
+    return Number(require("node:fs").readFileSync("/proc/sys/kernel/ns_last_pid", "utf8"));
+  } catch {
+    return null;
+  }
+}
+
 async function measure(call) {
+  const before = lastPid();
   const cpu = process.cpuUsage();
   const samples = [];
   for (let i = 0; i < n; i += 1) {
@@ -26,6 +39,7 @@ async function measure(call) {
     mean_us: sum / samples.length,
     min_us: samples[0],
     cpu_per_call_us: ((used) => (used.user + used.system) / n)(process.cpuUsage(cpu)),
+    tasks: ((after) => (before === null || after === null ? null : after - before))(lastPid()),
   };
 }
 

@@ -24,6 +24,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from userenv import activated  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = r'''
@@ -96,8 +99,7 @@ def main() -> None:
         config = json.loads((REPO / "examples" / "python-echo" / "fabric.json").read_text())
         config["discovery"] = {"local_paths": [str(REPO / "adapters" / "python-echo")]}
         config["environment"] = {"workspace": str(ws)}
-        env = dict(os.environ, ADAPTER_PYTHON=python)
-        env.pop("VIRTUAL_ENV", None)
+        env = activated(python, dict(os.environ))  # as a user runs it (userenv.py)
         results: dict[str, list[dict]] = {"nemo_fabric": [], "fabric_core": []}
         for round_ in range(args.rounds):
             for module in ("nemo_fabric", "fabric_core"):

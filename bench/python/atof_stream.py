@@ -31,6 +31,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from userenv import activated  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 
 CHILD = r'''
@@ -130,8 +133,7 @@ def config(workdir: Path) -> dict:
 def run(module: str, mode: str, args: argparse.Namespace) -> dict:
     with tempfile.TemporaryDirectory(prefix="atof-bench-") as tmp:
         workdir = Path(tmp)
-        env = dict(os.environ)
-        env["ADAPTER_PYTHON"] = sys.executable
+        env = activated(sys.executable, dict(os.environ))  # as a user runs it (userenv.py)
         options = {"records": args.records, "stall_records": args.stall_records,
                    "stall_payload": args.stall_payload, "stall_seconds": args.stall_seconds}
         result = subprocess.run(

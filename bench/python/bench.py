@@ -8,8 +8,9 @@ adapter, ``examples/python-echo/fabric.json``). Budgets: plan <= 200 us, warm in
     python bench/python/bench.py [--plan N] [--invoke N] [--check] [--ours-only]
 
 Needs ``fabric_core`` (installed, or ``FABRIC_CORE_LIB`` + ``PYTHONPATH=bindings/python/src``),
-``fabric-python-echo`` and, unless ``--ours-only``, ``nemo-fabric==0.5.0``. The adapter runs
-with ``$ADAPTER_PYTHON`` (default: this interpreter).
+``fabric-python-echo`` and, unless ``--ours-only``, ``nemo-fabric==0.5.0``. Runs as a user
+would (userenv.py): this interpreter's virtual environment activated, no ``ADAPTER_PYTHON``,
+a new temporary directory as the working directory.
 """
 
 from __future__ import annotations
@@ -18,12 +19,15 @@ import argparse
 import asyncio
 import importlib
 import json
-import os
+import shutil
 import statistics
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from userenv import activate_here  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 BUDGET_PLAN_US = 200.0
@@ -99,7 +103,7 @@ def main() -> int:
         help="run ours with system_stats: null (upstream 0.5.0 collects no invocation stats)",
     )
     args = parser.parse_args()
-    os.environ.setdefault("ADAPTER_PYTHON", sys.executable)
+    workdir = activate_here()
 
     ours = bench_sdk("fabric_core", args.plan, args.invoke, args.stats_off)
     upstream = None if args.ours_only else bench_sdk("nemo_fabric", args.plan, args.invoke)
@@ -121,6 +125,7 @@ def main() -> int:
         line += f" | budget {budget} {'ok' if ok else 'MISSED'}"
         print(line)
     print(json.dumps({"ours": ours, "upstream": upstream}, sort_keys=True))
+    shutil.rmtree(workdir, ignore_errors=True)
     return 1 if (args.check and failed) else 0
 
 

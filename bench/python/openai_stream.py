@@ -16,7 +16,11 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from userenv import activated  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -72,16 +76,17 @@ asyncio.run(main())
 def run(module: str, chunks: int) -> dict:
     config = json.loads((REPO / "examples" / "python-echo" / "fabric.json").read_text())
     config["discovery"] = {"local_paths": [str(REPO / "adapters" / "python-echo")]}
-    env = dict(os.environ)
-    env["ADAPTER_PYTHON"] = sys.executable
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD.replace("MODULE", module), json.dumps(config), str(chunks)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    # As a user runs it (userenv.py): not from the git checkout (upstream then runs git on
+    # every invoke), no ADAPTER_PYTHON, the interpreter's virtual environment activated.
+    with tempfile.TemporaryDirectory(prefix="fabric-bench-") as workdir:
+        result = subprocess.run(
+            [sys.executable, "-c", CHILD.replace("MODULE", module), json.dumps(config), str(chunks)],
+            cwd=workdir,
+            env=activated(sys.executable, dict(os.environ)),
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
     if result.returncode != 0:
         raise SystemExit(f"{module} failed:\n{result.stderr}")
     return json.loads(result.stdout.strip().splitlines()[-1])

@@ -2,9 +2,17 @@
 
 The same caller for both sides: this script, an asyncio loop, the SDK's public API, the
 Python echo adapter (upstream-style, on ``nemo-fabric-adapters-common``), the same config.
-Prints one JSON line: per-call wall time (median, p90) and the CPU time (user+sys) of this
-process per call (all its threads: ours includes the core's reactor; the adapter host is
-a child process and is not counted on either side).
+Prints one JSON line: per-call wall time (median, p90), the CPU time (user+sys) of this
+process per call (``cpu_per_call``: all its threads, ours includes the core's reactor), the
+CPU time per call of this process and of every process it started (``cpu_all_per_call``:
+the adapter hosts and any helper), and the tasks (processes and threads) started during the
+timed loop (``tasks``; counted when the script runs as PID 1 of its own PID namespace, as
+bench/runner.py starts it — see meter.py).
+
+Nothing here changes one side's behaviour: no ``ADAPTER_PYTHON`` (with it, upstream 0.5.0
+starts ``python -c "import json, sysconfig; ..."`` on every plan). Run it the way a user
+runs an SDK: from an activated virtual environment (``VIRTUAL_ENV`` set, its ``bin`` first
+on ``PATH``) and from a directory that is not a git checkout.
 
     python bench/python/side_by_side.py --sdk fabric_core|nemo_fabric --phase PHASE [-n N]
         [--stats-off] [--gap none|plan|run|sleep] [--idle-ms MS]
@@ -39,6 +47,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from meter import Meter
+
 REPO = Path(__file__).resolve().parents[2]
 
 # What the echo adapter's host imports before it reads its first request (`python -m
@@ -65,19 +75,18 @@ def config_mapping(stats_off: bool) -> dict[str, Any]:
     return data
 
 
-def summary(samples: list[float], cpu_seconds: float, unit: float) -> dict[str, Any]:
+def summary(samples: list[float], cost: dict[str, Any], unit: float) -> dict[str, Any]:
+    """Median and p90 wall time, CPU per call (this process; with every process it started)
+    and the tasks started, of one timed loop (``cost`` from ``Meter.stop``)."""
     ordered = sorted(samples)
     return {
         "n": len(samples),
         "median": statistics.median(ordered) * unit,
         "p90": ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))] * unit,
-        "cpu_per_call": cpu_seconds / len(samples) * unit,
+        "cpu_per_call": cost["cpu_caller"] / len(samples) * unit,
+        "cpu_all_per_call": cost["cpu_all"] / len(samples) * unit,
+        "tasks": cost["tasks"],
     }
-
-
-def cpu() -> float:
-    # User+sys CPU of this process, every thread (CLOCK_PROCESS_CPUTIME_ID).
-    return time.process_time()
 
 
 def timed(samples: list[float], call: Any) -> Any:
@@ -89,10 +98,13 @@ def timed(samples: list[float], call: Any) -> Any:
 
 async def phase_warm(fabric: Any, config: Any, n: int, gap: str, idle_ms: float) -> dict[str, Any]:
     samples: list[float] = []
-    cpu_spent = 0.0
+    meter = Meter()
+    total: dict[str, Any] | None = None
     async with await fabric.start_runtime(config) as runtime:
         for _ in range(20):
             await runtime.invoke(input="warm")
+        if gap == "none":
+            meter.start()
         for index in range(n):
             if gap == "plan":
                 fabric.plan(config)
@@ -100,14 +112,28 @@ async def phase_warm(fabric: Any, config: Any, n: int, gap: str, idle_ms: float)
                 await fabric.run(config, input="gap")
             elif gap == "sleep":
                 await asyncio.sleep(idle_ms / 1000)  # about a cold run's duration, doing nothing
-            before = cpu()
+            if gap != "none":
+                # Only the measured invoke is metered: the gap's work is not the row's.
+                meter.start()
             started = time.perf_counter()
             result = await runtime.invoke(input=f"bench {index}")
             samples.append(time.perf_counter() - started)
-            cpu_spent += cpu() - before
+            if gap != "none":
+                total = add(total, meter.stop())
             if result.status != "succeeded":
                 raise RuntimeError(f"invoke {index}: {result.status}")
-    return summary(samples, cpu_spent, 1e3)  # ms
+        if gap == "none":
+            total = meter.stop()
+    assert total is not None
+    return summary(samples, total, 1e3)  # ms
+
+
+def add(total: dict[str, Any] | None, cost: dict[str, Any]) -> dict[str, Any]:
+    """The sum of two ``Meter.stop`` results (``total`` None: the first)."""
+    if total is None:
+        return cost
+    tasks = None if total["tasks"] is None or cost["tasks"] is None else total["tasks"] + cost["tasks"]
+    return {"cpu_caller": total["cpu_caller"] + cost["cpu_caller"], "cpu_all": total["cpu_all"] + cost["cpu_all"], "tasks": tasks}
 
 
 def split(called_ms: float, returned_ms: float, events: Any) -> dict[str, float] | None:
@@ -128,7 +154,8 @@ def split(called_ms: float, returned_ms: float, events: Any) -> dict[str, float]
 async def phase_cold(fabric: Any, config: Any, n: int, sdk: str) -> dict[str, Any]:
     samples: list[float] = []
     phases: list[dict[str, float]] = []
-    before = cpu()
+    meter = Meter()
+    meter.start()
     for index in range(n):
         called = time.time()
         started = time.perf_counter()
@@ -140,7 +167,7 @@ async def phase_cold(fabric: Any, config: Any, n: int, sdk: str) -> dict[str, An
         parts = split(called * 1e3, returned * 1e3, result.events) if sdk == "fabric_core" else None
         if parts is not None:
             phases.append(parts)
-    out = summary(samples, cpu() - before, 1e3)  # ms
+    out = summary(samples, meter.stop(), 1e3)  # ms
     if phases:
         out["phases"] = {key: statistics.median(p[key] for p in phases) for key in phases[0]}
     return out
@@ -158,15 +185,20 @@ async def phase_fanout(fabric: Any, config: Any, runtimes: int, invokes: int) ->
                 if result.status != "succeeded":
                     raise RuntimeError(f"fanout: {result.status}")
 
-        before = cpu()
+        meter = Meter()
+        meter.start()
         started = time.perf_counter()
         await asyncio.gather(*(drive(runtime) for runtime in started_all))
         elapsed = time.perf_counter() - started
+        cost = meter.stop()
         calls = runtimes * invokes
         return {
             "n": calls,
             "invocations_per_s": calls / elapsed,
-            "cpu_per_call": (cpu() - before) / calls * 1e3,  # ms
+            "wall_per_call": elapsed / calls * 1e3,  # ms
+            "cpu_per_call": cost["cpu_caller"] / calls * 1e3,  # ms
+            "cpu_all_per_call": cost["cpu_all"] / calls * 1e3,  # ms
+            "tasks": cost["tasks"],
         }
     finally:
         for runtime in started_all:
@@ -174,14 +206,17 @@ async def phase_fanout(fabric: Any, config: Any, runtimes: int, invokes: int) ->
 
 
 def phase_startup(n: int) -> dict[str, Any]:
-    python = os.environ.get("ADAPTER_PYTHON", sys.executable)
+    # The interpreter our core runs a python host with: the calling interpreter (the
+    # binding's `python_interpreter`), as upstream's resolves it from the activated venv.
     env = {**os.environ, **HOST_ENV}
     samples: list[float] = []
+    meter = Meter()
+    meter.start()
     for _ in range(n):
         started = time.perf_counter()
-        subprocess.run([python, "-c", HOST_IMPORTS], env=env, check=True)
+        subprocess.run([sys.executable, "-c", HOST_IMPORTS], env=env, check=True)
         samples.append(time.perf_counter() - started)
-    return summary(samples, 0.0, 1e3)  # ms
+    return summary(samples, meter.stop(), 1e3)  # ms
 
 
 def main() -> int:
@@ -195,7 +230,6 @@ def main() -> int:
     parser.add_argument("--gap", default="none", choices=["none", "plan", "run", "sleep"])
     parser.add_argument("--idle-ms", type=float, default=60.0, help="the sleep gap (default 60)")
     args = parser.parse_args()
-    os.environ.setdefault("ADAPTER_PYTHON", sys.executable)
     if args.phase == "startup":
         result = phase_startup(args.n)
     else:
@@ -206,10 +240,11 @@ def main() -> int:
             for _ in range(20):
                 fabric.plan(config)
             samples: list[float] = []
-            before = cpu()
+            meter = Meter()
+            meter.start()
             for _ in range(args.n):
                 timed(samples, lambda: fabric.plan(config))
-            result = summary(samples, cpu() - before, 1e6)  # µs
+            result = summary(samples, meter.stop(), 1e6)  # µs
         elif args.phase == "warm":
             result = asyncio.run(phase_warm(fabric, config, args.n, args.gap, args.idle_ms))
         elif args.phase == "cold":

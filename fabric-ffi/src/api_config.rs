@@ -7,7 +7,10 @@ use fabric_config::Stage;
 use serde_json::Value;
 
 use crate::boundary::{ffi_boundary, json_arg, opt_str_arg, str_arg, to_json};
-use crate::objects::{config_args, parse_config, plan_config};
+use fabric_host::{Fabric, RunOptions};
+
+use crate::objects::{config_args, options_arg, parse_config};
+use crate::plan_memo;
 
 /// Validates a config and returns its canonical JSON.
 ///
@@ -54,7 +57,11 @@ pub unsafe extern "C" fn fabric_validate(
 /// `expected_descriptor_sha256`, planning fails with `descriptor_mismatch` (stage `plan`,
 /// `FABRIC_STATUS_CONFIG`) unless the plan's `descriptor_sha256` equals it. Adapter
 /// descriptors are discovered from `discovery.local_paths`, `FABRIC_ADAPTER_PATH`,
-/// installed prefixes and the bundled adapters. Starts nothing.
+/// installed prefixes and the bundled adapters. Starts nothing. Planning the same config
+/// and options texts again returns the previous plan while discovery, redone on every call
+/// (descriptor files and directories validated by their stamps), resolves the same
+/// descriptors from the same base directory: an edited, added or removed descriptor is
+/// always seen.
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` (the RunPlan JSON or an
 /// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
@@ -76,9 +83,17 @@ pub unsafe extern "C" fn fabric_plan(
     let stage = Stage::Plan;
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
-        let (config, options) = unsafe { config_args(stage, config_json, options_json) }?;
-        let (plan, _options) = plan_config(stage, config, &options)?;
-        to_json(stage, &plan)
+        let config = unsafe { str_arg(stage, "config_json", config_json) }?;
+        // SAFETY: forwarded from this function's contract.
+        let options_text = unsafe { opt_str_arg(Stage::Config, "options_json", options_json) }?;
+        plan_memo::plan_json(config, options_text, || {
+            // SAFETY: forwarded from this function's contract.
+            let options = unsafe { options_arg(options_json) }?;
+            let config = parse_config(stage, config)?;
+            let options = RunOptions::from_call_options(&options);
+            let (plan, inputs) = Fabric::new().plan_with_inputs(&config, &options)?;
+            Ok((config, options, inputs, to_json(stage, &plan)?))
+        })
     })
 }
 

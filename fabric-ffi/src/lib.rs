@@ -35,6 +35,7 @@ mod boundary;
 mod error;
 mod objects;
 mod operation;
+mod plan_memo;
 mod registry;
 mod status;
 

@@ -10,7 +10,7 @@ use fabric_config::result::RunResult;
 use fabric_config::{CallOptions, FabricConfig};
 
 use fabric_config::{RunRequest, Stage};
-use fabric_plan::PlanOptions;
+use fabric_plan::{PlanInputs, PlanOptions};
 use fabric_relay::streaming::{RelayStream, RelayStreaming};
 use serde_json::Value;
 
@@ -131,6 +131,32 @@ impl Fabric {
     pub fn plan(&self, config: &FabricConfig, options: &RunOptions) -> Result<RunPlan, HostError> {
         let base_dir = options.resolved_base_dir()?;
         Ok(fabric_plan::plan(config, &base_dir, &options.plan)?)
+    }
+
+    /// [`Fabric::plan`], also returning what the plan was made from besides the config and
+    /// the options ([`fabric_plan::PlanInputs`]).
+    pub fn plan_with_inputs(
+        &self,
+        config: &FabricConfig,
+        options: &RunOptions,
+    ) -> Result<(RunPlan, PlanInputs), HostError> {
+        let base_dir = options.resolved_base_dir()?;
+        Ok(fabric_plan::plan_with_inputs(
+            config,
+            &base_dir,
+            &options.plan,
+        )?)
+    }
+
+    /// What a plan of `config` would be made from now ([`fabric_plan::plan_inputs`]): equal
+    /// inputs for the same config and options mean an equal plan.
+    pub fn plan_inputs(
+        &self,
+        config: &FabricConfig,
+        options: &RunOptions,
+    ) -> Result<PlanInputs, HostError> {
+        let base_dir = options.resolved_base_dir()?;
+        Ok(fabric_plan::plan_inputs(config, &base_dir, &options.plan)?)
     }
 
     /// Every preflight finding for `config`, without starting anything.

@@ -25,19 +25,23 @@
 //! The first source that has a record for the requested id wins. Within that source,
 //! records whose normalized descriptors are identical are merged (each file is listed in
 //! the provenance); different records with the same id are an ambiguity error naming both
-//! files. Loaded descriptors are cached per file (path, size, modification time, inode), so
-//! repeated planning does not re-parse or re-compile schemas.
+//! files. Repeated planning neither reads nor parses again what did not change: descriptor
+//! files are kept parsed (schemas compiled, fingerprint computed) per path, and directory
+//! searches per root, both validated on every use by the stamps (device, inode, size,
+//! nanosecond modification and change times) of the files and of every directory searched,
+//! and both bounded (`cache.rs`, which also covers writes too quick for the file system's
+//! clock).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::SystemTime;
+use std::sync::{Arc, OnceLock};
 
 use fabric_config::path::resolve_path;
 use fabric_config::plan::{DescriptorProvenance, DescriptorSource};
 
 pub use crate::bundled::{bundled_overridden, bundled_root, development_root};
+use crate::cache::{FileCache, SearchCache, SearchedDirs, Stamp};
 use crate::error::PlanError;
 use crate::load::{self, DescriptorFileKind, LoadedAdapter, LoadedTarget};
 
@@ -534,11 +538,14 @@ fn collect_files(
                 None => {}
             }
         } else if meta.is_dir() {
-            let mut found = Vec::new();
-            walk(root, kind, 0, &mut found)?;
-            found.sort();
-            files.extend(found.into_iter().map(|file| Candidate {
-                file,
+            let found = search_cache().files(root, kind, |dirs| {
+                let mut found = Vec::new();
+                walk(root, kind, 0, &mut found, dirs)?;
+                found.sort();
+                Ok(found)
+            })?;
+            files.extend(found.iter().map(|file| Candidate {
+                file: file.clone(),
                 explicit: false,
             }));
         }
@@ -548,15 +555,19 @@ fn collect_files(
     Ok(files)
 }
 
+/// Appends the `kind` descriptor files under `dir` to `out`, and each directory read, with
+/// its stamp taken before the read, to `dirs` (what validates the search cache).
 fn walk(
     dir: &Path,
     kind: DescriptorFileKind,
     depth: usize,
     out: &mut Vec<PathBuf>,
+    dirs: &mut SearchedDirs,
 ) -> Result<(), PlanError> {
     if depth > MAX_DEPTH {
         return Ok(());
     }
+    dirs.push((dir.to_path_buf(), Stamp::read(dir)?));
     let entries = std::fs::read_dir(dir).map_err(|source| PlanError::DescriptorRead {
         file: dir.to_path_buf(),
         source,
@@ -573,7 +584,7 @@ fn walk(
             if name.starts_with('.') || name == "target" || name == "node_modules" {
                 continue;
             }
-            walk(&path, kind, depth + 1, out)?;
+            walk(&path, kind, depth + 1, out, dirs)?;
         } else if load::kind_of(&path) == Some(kind) {
             out.push(absolute(&path));
         }
@@ -591,63 +602,27 @@ fn absolute(path: &Path) -> PathBuf {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Stamp {
-    len: u64,
-    modified: Option<SystemTime>,
-    inode: u64,
+fn adapter_cache() -> &'static FileCache<LoadedAdapter> {
+    static CACHE: OnceLock<FileCache<LoadedAdapter>> = OnceLock::new();
+    CACHE.get_or_init(FileCache::new)
 }
 
-fn stamp(file: &Path) -> Result<Stamp, PlanError> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(file).map_err(|source| PlanError::DescriptorRead {
-        file: file.to_path_buf(),
-        source,
-    })?;
-    Ok(Stamp {
-        len: meta.len(),
-        modified: meta.modified().ok(),
-        inode: meta.ino(),
-    })
+fn target_cache() -> &'static FileCache<LoadedTarget> {
+    static CACHE: OnceLock<FileCache<LoadedTarget>> = OnceLock::new();
+    CACHE.get_or_init(FileCache::new)
 }
 
-type Cache<T> = Mutex<HashMap<PathBuf, (Stamp, Arc<T>)>>;
-
-fn adapter_cache() -> &'static Cache<LoadedAdapter> {
-    static CACHE: OnceLock<Cache<LoadedAdapter>> = OnceLock::new();
-    CACHE.get_or_init(Mutex::default)
+fn search_cache() -> &'static SearchCache<DescriptorFileKind> {
+    static CACHE: OnceLock<SearchCache<DescriptorFileKind>> = OnceLock::new();
+    CACHE.get_or_init(SearchCache::new)
 }
 
-fn target_cache() -> &'static Cache<LoadedTarget> {
-    static CACHE: OnceLock<Cache<LoadedTarget>> = OnceLock::new();
-    CACHE.get_or_init(Mutex::default)
-}
-
-fn cached<T>(
-    cache: &Cache<T>,
-    file: &Path,
-    load: impl FnOnce(&Path) -> Result<T, PlanError>,
-) -> Result<Arc<T>, PlanError> {
-    let stamp = stamp(file)?;
-    if let Ok(map) = cache.lock()
-        && let Some((cached_stamp, loaded)) = map.get(file)
-        && *cached_stamp == stamp
-    {
-        return Ok(Arc::clone(loaded));
-    }
-    let loaded = Arc::new(load(file)?);
-    if let Ok(mut map) = cache.lock() {
-        map.insert(file.to_path_buf(), (stamp, Arc::clone(&loaded)));
-    }
-    Ok(loaded)
-}
-
-/// Loads an adapter descriptor file through the per-file cache.
+/// Loads an adapter descriptor file through the per-file cache (`cache.rs`).
 pub fn cached_adapter(file: &Path) -> Result<Arc<LoadedAdapter>, PlanError> {
-    cached(adapter_cache(), file, load::load_adapter)
+    adapter_cache().load(file, load::adapter_from_bytes)
 }
 
-/// Loads a target descriptor file through the per-file cache.
+/// Loads a target descriptor file through the per-file cache (`cache.rs`).
 pub fn cached_target(file: &Path) -> Result<Arc<LoadedTarget>, PlanError> {
-    cached(target_cache(), file, load::load_target)
+    target_cache().load(file, load::target_from_bytes)
 }

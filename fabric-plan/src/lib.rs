@@ -48,6 +48,7 @@
 
 mod builtin;
 mod bundled;
+mod cache;
 mod compat;
 pub mod discovery;
 mod doctor;
@@ -70,7 +71,7 @@ pub use load::{
     LoadedAdapter, LoadedTarget, check_target_for_adapter, load_adapter_descriptor,
     load_target_descriptor, parse_adapter_descriptor, parse_target_descriptor,
 };
-pub use planner::{PlanOptions, plan, resolve_base_dir};
+pub use planner::{PlanInputs, PlanOptions, plan, plan_inputs, plan_with_inputs, resolve_base_dir};
 pub use python_check::{IMPORT_CHECK_TIMEOUT, python_interpreter};
 /// The Relay plugin document of a config (the plan's `telemetry_plan.relay_config`).
 pub use relay::relay_config;

@@ -107,7 +107,11 @@ pub(crate) fn read_json(file: &Path) -> Result<Value, PlanError> {
         file: file.to_path_buf(),
         source,
     })?;
-    serde_json::from_slice(&text).map_err(|error| PlanError::DescriptorJson {
+    json_of(&text, file)
+}
+
+fn json_of(bytes: &[u8], file: &Path) -> Result<Value, PlanError> {
+    serde_json::from_slice(bytes).map_err(|error| PlanError::DescriptorJson {
         file: file.to_path_buf(),
         line: error.line(),
         column: error.column(),
@@ -120,6 +124,16 @@ pub(crate) fn load_adapter(file: &Path) -> Result<LoadedAdapter, PlanError> {
 
 pub(crate) fn load_target(file: &Path) -> Result<LoadedTarget, PlanError> {
     parse_target_value(read_json(file)?, file)
+}
+
+/// An adapter descriptor file's bytes, validated (`file` names it in errors).
+pub(crate) fn adapter_from_bytes(bytes: &[u8], file: &Path) -> Result<LoadedAdapter, PlanError> {
+    parse_adapter_value(json_of(bytes, file)?, file)
+}
+
+/// A target descriptor file's bytes, validated (`file` names it in errors).
+pub(crate) fn target_from_bytes(bytes: &[u8], file: &Path) -> Result<LoadedTarget, PlanError> {
+    parse_target_value(json_of(bytes, file)?, file)
 }
 
 struct Checker<'a> {
@@ -467,7 +481,7 @@ pub(crate) fn kind_of(file: &Path) -> Option<DescriptorFileKind> {
 }
 
 /// Which descriptor a file holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum DescriptorFileKind {
     Adapter,
     Target,

@@ -170,12 +170,88 @@ pub fn plan(
     base_dir: &Path,
     options: &PlanOptions,
 ) -> Result<RunPlan, PlanError> {
+    plan_with_inputs(config, base_dir, options).map(|(plan, _)| plan)
+}
+
+/// What a plan was made from besides the config and the [`PlanOptions`]: the base directory
+/// and the descriptors discovery resolved, with their provenance. Planning is a pure
+/// function of the config, the options and these, so a caller may keep a plan and reuse it
+/// for the same config and options while [`plan_inputs`] returns equal inputs (what the C
+/// ABI's `fabric_plan` does).
+///
+/// Descriptors compare by identity: discovery keeps one parse per file content (see
+/// [`crate::discovery`]), so an edited, replaced, added or removed descriptor file makes the
+/// inputs differ.
+#[derive(Debug, Clone)]
+pub struct PlanInputs {
+    base_dir: PathBuf,
+    resolution: Resolution,
+}
+
+impl PartialEq for PlanInputs {
+    fn eq(&self, other: &PlanInputs) -> bool {
+        fn same<T>(a: &Discovered<T>, b: &Discovered<T>) -> bool {
+            Arc::ptr_eq(&a.loaded, &b.loaded) && a.provenance == b.provenance
+        }
+        self.base_dir == other.base_dir
+            && same(&self.resolution.adapter, &other.resolution.adapter)
+            && match (&self.resolution.target, &other.resolution.target) {
+                (None, None) => true,
+                (Some(a), Some(b)) => same(a, b),
+                _ => false,
+            }
+    }
+}
+
+/// The inputs a plan of `config` would be made from now (discovery only: no compatibility
+/// check, no plan). Fails as discovery in [`plan`] fails.
+pub fn plan_inputs(
+    config: &FabricConfig,
+    base_dir: &Path,
+    options: &PlanOptions,
+) -> Result<PlanInputs, PlanError> {
     let base_dir = resolve_base_dir(base_dir)?;
-    if let Some(first) = config_findings(config).into_iter().next() {
-        return Err(first);
+    // The first source holding a record of the wanted id wins, so when the config's own
+    // `local_paths` resolve everything, the other sources cannot change the result: try
+    // them alone first (no environment, no installed prefixes, no bundled directory to
+    // look up), and search every source only when that fails.
+    if options.discovery.is_none()
+        && let Some(local) = config.discovery.as_ref().map(|d| &d.local_paths)
+        && !local.is_empty()
+    {
+        let explicit = DiscoveryOptions::explicit(
+            local
+                .iter()
+                .map(|entry| resolve_path(&base_dir, entry))
+                .collect(),
+        );
+        if let Ok(resolution) = resolve(config, &explicit) {
+            return Ok(PlanInputs {
+                base_dir,
+                resolution,
+            });
+        }
     }
     let discovery = discovery_options(config, &base_dir, options);
     let resolution = resolve(config, &discovery)?;
+    Ok(PlanInputs {
+        base_dir,
+        resolution,
+    })
+}
+
+/// [`plan`], also returning the [`PlanInputs`] the plan was made from.
+pub fn plan_with_inputs(
+    config: &FabricConfig,
+    base_dir: &Path,
+    options: &PlanOptions,
+) -> Result<(RunPlan, PlanInputs), PlanError> {
+    resolve_base_dir(base_dir)?;
+    if let Some(first) = config_findings(config).into_iter().next() {
+        return Err(first);
+    }
+    let inputs = plan_inputs(config, base_dir, options)?;
+    let resolution = &inputs.resolution;
     let adapter: &LoadedAdapter = &resolution.adapter.loaded;
     let target: Option<&LoadedTarget> = resolution.target.as_ref().map(|target| &*target.loaded);
     let (adapter_origin, target_origin) = resolution.origins();
@@ -197,7 +273,8 @@ pub fn plan(
             actual: sha,
         });
     }
-    Ok(build_plan(config, &base_dir, &resolution, sha))
+    let plan = build_plan(config, &inputs.base_dir, resolution, sha);
+    Ok((plan, inputs))
 }
 
 pub(crate) fn fingerprint(adapter: &LoadedAdapter, target: Option<&LoadedTarget>) -> String {

@@ -105,9 +105,9 @@ fn a_config_under_a_non_utf8_directory_is_refused_naming_the_directory() {
         assert!(message.contains(r"d\xFF"), "{args:?}: {message}");
         assert!(!message.contains('\u{FFFD}'), "{args:?}: {message}");
     }
-    // doctor reports it as its failing check.
+    // doctor reports it as its failing check, with the verdict's exit code (docs/cli.md).
     let output = run(&[OsStr::new("doctor"), file]);
-    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    assert_eq!(output.status.code(), Some(2), "{output:?}");
     let report = stdout_json(&output);
     let failed: Vec<&Value> = report["checks"]
         .as_array()

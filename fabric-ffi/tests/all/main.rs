@@ -10,6 +10,7 @@ mod limits;
 mod observe;
 mod operations;
 mod options;
+mod plan_cache;
 mod service;
 mod statuses;
 mod stream_free;

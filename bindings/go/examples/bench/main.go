@@ -13,6 +13,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -100,6 +102,14 @@ func run(n, warmup int, descriptor string) error {
 	return nil
 }
 
+// tasks is the number of tasks started between two lastPid readings, or nil.
+func tasks(before, after int64) any {
+	if before < 0 || after < 0 {
+		return nil
+	}
+	return after - before
+}
+
 // cpuSeconds is this process's CPU time (user+sys, all threads).
 func cpuSeconds() float64 {
 	var usage syscall.Rusage
@@ -109,7 +119,26 @@ func cpuSeconds() float64 {
 	return float64(usage.Utime.Nano()+usage.Stime.Nano()) / 1e9
 }
 
+// lastPid is the last task id (process or thread) allocated in this PID namespace, or -1:
+// counted only when this program is PID 1 of its own namespace (bench/runner.py runs it
+// so; bench/python/meter.py explains the count).
+func lastPid() int64 {
+	if os.Getpid() != 1 {
+		return -1
+	}
+	text, err := os.ReadFile("/proc/sys/kernel/ns_last_pid")
+	if err != nil {
+		return -1
+	}
+	pid, err := strconv.ParseInt(strings.TrimSpace(string(text)), 10, 64)
+	if err != nil {
+		return -1
+	}
+	return pid
+}
+
 func measure(n int, call func() error) (map[string]any, error) {
+	before := lastPid()
 	cpu := cpuSeconds()
 	samples := make([]float64, 0, n)
 	for i := 0; i < n; i++ {
@@ -133,5 +162,6 @@ func measure(n int, call func() error) (map[string]any, error) {
 		"mean_us":         sum / float64(len(samples)),
 		"min_us":          samples[0],
 		"cpu_per_call_us": (cpuSeconds() - cpu) / float64(n) * 1e6,
+		"tasks":           tasks(before, lastPid()),
 	}, nil
 }

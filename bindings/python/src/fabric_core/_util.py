@@ -71,6 +71,15 @@ def options_arg(
     binding (``binding``: this package's name and version, and the interpreter's), which the
     core reports in ``RunResult.execution`` next to its own version."""
 
+    if (
+        base_dir is None
+        and expected_descriptor_sha256 is None
+        and start_timeout_seconds is None
+        and not streaming
+        and launch_collector is None
+        and completion_wait_timeout is None
+    ):
+        return _default_options()
     options: dict[str, Any] = dict(_interpreter_options())
     if base_dir is not None:
         text = os.fspath(base_dir)
@@ -90,6 +99,13 @@ def options_arg(
     if collector_memory_budget_bytes is not None:
         options["collector_memory_budget_bytes"] = collector_memory_budget_bytes
     return dumps(options)
+
+
+@functools.lru_cache(maxsize=1)
+def _default_options() -> bytes:
+    # The options of a call given none: the same text every time (and so the core's plan
+    # memo sees the same options).
+    return dumps(_interpreter_options())
 
 
 @functools.lru_cache(maxsize=1)

@@ -50,7 +50,8 @@ class Fabric:
     """
 
     def __init__(self) -> None:
-        pass
+        # The last plan's JSON text and its decoded RunPlan (see ``plan``).
+        self._last_plan: tuple[str, RunPlan] | None = None
 
     @staticmethod
     def _lib() -> _ffi.Library:
@@ -76,7 +77,14 @@ class Fabric:
         """
 
         text = self._lib().fabric_plan(config_json(config), options_arg(base_dir=base_dir), _ffi.out_slot())
-        return RunPlan._from_json(json.loads(text))
+        # Planning the same config again returns the same text (the core keeps the plan
+        # while its inputs are unchanged): the decoded plan, immutable, is reused then.
+        last = self._last_plan
+        if last is not None and last[0] == text:
+            return last[1]
+        plan = RunPlan._from_json(json.loads(text))
+        self._last_plan = (text, plan)
+        return plan
 
     async def doctor(self, config: FabricConfig, *, base_dir: PathArg = None) -> DoctorReport:
         """Preflight diagnostics (adapter resolution, requirements) without starting a

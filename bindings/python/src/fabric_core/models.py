@@ -48,7 +48,22 @@ UNSET = _Unset.UNSET
 def _json_value(value: Any, name: str) -> Any:
     """Validate and detach a JSON-compatible value."""
 
-    if value is None or isinstance(value, (str, bool, int)):
+    # Exact types first (what configs hold): the ABC checks below cost more than the copy.
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or value is None:
+        return value
+    if kind is dict:
+        copied: dict[str, Any] = {}
+        for key, item in value.items():
+            if type(key) is not str:
+                raise FabricConfigError(
+                    f"{name} JSON object keys must be strings", code=Code.INVALID_JSON_VALUE
+                )
+            copied[key] = _json_value(item, name)
+        return copied
+    if kind is list:
+        return [_json_value(item, name) for item in value]
+    if isinstance(value, (str, bool, int)):
         return value
     if isinstance(value, float):
         if not math.isfinite(value):
@@ -161,27 +176,42 @@ class _Model(SdkModel):
                 f"{cls.__name__}: {error}", code=Code.INVALID_CONFIG_TYPE
             ) from error
 
+    @classmethod
+    def _serialized_fields(cls) -> tuple[tuple[str, bool, Any, bool], ...]:
+        """Per field, in order: its name, whether its default is omitted, that default, and
+        whether its default is an (empty) container. Computed once per class."""
+
+        spec = cls.__dict__.get("_serialized_fields_cache")
+        if spec is None:
+            spec = tuple(
+                (
+                    f.name,
+                    f.name in cls._omit_default,
+                    cls._omit_default.get(f.name),
+                    f.default_factory is not dataclasses.MISSING,
+                )
+                for f in dataclasses.fields(cls)
+                if f.name != "extra_fields"
+            )
+            type.__setattr__(cls, "_serialized_fields_cache", spec)
+        return spec
+
     def to_mapping(self) -> dict[str, Any]:
         """Return a detached, JSON-compatible mapping in the canonical shape."""
 
         data: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
-            if f.name == "extra_fields":
-                continue
-            value = getattr(self, f.name)
+        for name, omits_default, default, container_default in self._serialized_fields():
+            value = getattr(self, name)
             if value is UNSET:
                 continue
-            if value is None and not self._keeps_null(f.name):
+            if value is None and not self._keeps_null(name):
                 continue
-            if f.name in self._omit_default and value == self._omit_default[f.name]:
+            if omits_default and value == default:
                 continue
-            encoded = _json_value(value, f.name)
-            if (
-                _is_empty_container(encoded)
-                and f.default_factory is not dataclasses.MISSING
-            ):
+            encoded = _json_value(value, name)
+            if container_default and _is_empty_container(encoded):
                 continue
-            data[f.name] = encoded
+            data[name] = encoded
         for key, item in self.extra_fields.items():
             data[key] = _json_value(item, key)
         return data

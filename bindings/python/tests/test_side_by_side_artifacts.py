@@ -67,7 +67,8 @@ def summary(result):
         "root": artifacts.get("root") == root,
         "artifacts": [
             {"name": a["name"], "kind": a["kind"], "media_type": a.get("media_type"),
-             "path": rel(a["path"]), "content": read(a["path"])}
+             "path": rel(a["path"]), "content": read(a["path"]),
+             "metadata": a.get("metadata") or {}}
             for a in artifacts["artifacts"]
         ],
         "collect_events": [

@@ -312,3 +312,42 @@ fn stderr_log_is_per_invocation() {
         "nothing written: no stderr log"
     );
 }
+
+/// Issue 34 item 5: an invocation's `stderr.txt` keeps at most 4 MiB (docs/hosting.md,
+/// "Bounds"); a cut file ends with the truncation line and its entry says `truncated`.
+#[test]
+fn stderr_log_is_bounded_and_marked_when_cut() {
+    const CAP: usize = 4 * 1024 * 1024;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("artifacts");
+    let config = scripted_config(
+        "stderr-cap",
+        json!({}),
+        json!({"environment": {"artifacts": root.to_str().expect("utf8")}}),
+    );
+    let options = RunOptions::with_base_dir(dir.path());
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options)
+        .expect("start");
+    // One line longer than the cap (the adapter adds the newline).
+    let line = "x".repeat(CAP + 1000);
+    let result = serde_json::to_value(
+        runtime
+            .invoke(request(json!({"stderr": line})))
+            .expect("invoke"),
+    )
+    .expect("json");
+    let entry = result["artifacts"]["artifacts"]
+        .as_array()
+        .expect("artifacts")
+        .iter()
+        .find(|a| a["name"] == "stderr")
+        .cloned()
+        .expect("stderr entry");
+    assert_eq!(entry["metadata"]["truncated"], true);
+    let text = std::fs::read_to_string(root.join(entry["path"].as_str().expect("path")))
+        .expect("stderr.txt");
+    let marker = "\n[fabric: stderr.txt truncated, 1001 bytes dropped]\n";
+    assert!(text.ends_with(marker), "{}", &text[text.len() - 80..]);
+    assert_eq!(text.len(), CAP + marker.len());
+}

@@ -435,3 +435,34 @@ def test_deepagents_with_relay_runs_the_same_under_both(python: str, workdir: Pa
     )
     assert_same(upstream, ours, upstream_requests, our_requests, workdir)
     assert_relay_same(upstream, ours, workdir)
+
+
+# -- with an artifact root and no Relay ------------------------------------------------------
+#
+# Issue 34 item 5: upstream lists a ``log`` artifact for each non-empty log of the invocation
+# (``stdout``, and ``stderr`` only when the host wrote to stderr during it) under
+# ``.fabric/<runtime>/<invocation>/``; both cores must list the same entries.
+
+
+def with_artifacts(workdir: Path) -> Callable[[dict[str, Any]], None]:
+    def configure(config: dict[str, Any]) -> None:
+        config["environment"] = {"artifacts": str(workdir / "artifacts")}
+
+    return configure
+
+
+def test_mini_swe_agent_logs_are_listed_as_upstream_lists_them(python: str, workdir: Path) -> None:
+    _installed(python, "mini-swe-agent", "minisweagent")
+    upstream, ours, upstream_requests, our_requests = side_by_side(
+        python, MINI_SWE_AGENT, mini_swe_agent_reply, "Say that you are done.", workdir, with_artifacts(workdir)
+    )
+    assert_same(upstream, ours, upstream_requests, our_requests, workdir)
+    mine, theirs = relay_view(ours, workdir), relay_view(upstream, workdir)
+    assert mine["artifacts"] == theirs["artifacts"]
+    # Under this stub mini-swe-agent writes nothing to stderr while it works (under either
+    # core), so neither lists a ``stderr`` log; ``test_side_by_side_artifacts`` covers a host
+    # that does.
+    assert [a["name"] for a in mine["artifacts"]] == ["stdout"], mine
+    root = Path(ours["artifacts"]["root"])
+    for artifact in ours["artifacts"]["artifacts"]:
+        assert (root / artifact["path"]).read_bytes().strip(), artifact

@@ -27,8 +27,13 @@ _invoke = adapter.EchoRuntime.invoke
 
 
 async def invoke(self, request, context):
-    print("noisy stderr for", request.input, file=sys.stderr, flush=True)
-    return await _invoke(self, request, context)
+    if request.input != "quiet":
+        print("noisy stderr for", request.input, file=sys.stderr, flush=True)
+    result = await _invoke(self, request, context)
+    if request.input != "quiet":
+        # A partial line written just before the answer is this invocation's too.
+        print("done with", request.input, end="", file=sys.stderr, flush=True)
+    return result
 
 
 adapter.EchoRuntime.invoke = invoke
@@ -62,7 +67,8 @@ def summary(result):
         "root": artifacts.get("root") == root,
         "artifacts": [
             {"name": a["name"], "kind": a["kind"], "media_type": a.get("media_type"),
-             "path": rel(a["path"]), "content": read(a["path"])}
+             "path": rel(a["path"]), "content": read(a["path"]),
+             "metadata": a.get("metadata") or {}}
             for a in artifacts["artifacts"]
         ],
         "collect_events": [
@@ -93,6 +99,7 @@ async def main():
         edit("blob.bin", bytes([0, 1, 2, 255]))
         out.append(summary(await runtime.invoke(input="edited")))
         out.append(summary(await runtime.invoke(input="unchanged")))
+        out.append(summary(await runtime.invoke(input="quiet")))
         edit("edit.txt", b"newer\n")
         out.append(summary(await runtime.invoke(request=RunRequest(
             input="bad", context={"scripted": {"fail": {"code": "echo_failure", "message": "no"}}}))))
@@ -168,10 +175,13 @@ def test_collected_artifacts_match_upstream(tmp_path: Path) -> None:
         ["stdout", "stderr"],
         ["stdout", "stderr", "workspace_patch", "workspace_status"],
         ["stdout", "stderr", "workspace_patch", "workspace_status"],
+        ["stdout", "workspace_patch", "workspace_status"],
         ["stdout", "stderr", "workspace_patch", "workspace_status"],
     ]
+    # Each invocation's stderr.txt holds its own lines only (the partial line included).
+    assert ours[1]["artifacts"][1]["content"] == "noisy stderr for edited\ndone with edited"
     patch = ours[1]["artifacts"][2]["content"]
     assert "GIT binary patch" in patch and "deleted file mode" in patch
-    assert "+newer" in ours[3]["artifacts"][2]["content"]
+    assert "+newer" in ours[4]["artifacts"][2]["content"]
     for index, (mine, theirs) in enumerate(zip(ours, upstream, strict=True)):
         assert mine == theirs, f"invocation {index}"

@@ -257,3 +257,97 @@ fn a_workspace_outside_git_gets_logs_only() {
         [("stdout".into(), "log".into(), "text/plain".into())]
     );
 }
+
+/// Issue 34 item 5: each invocation's `stderr.txt` holds only what the host wrote while that
+/// invocation ran (a partial line, written just before the answer, included); an invocation
+/// that wrote nothing to stderr lists no `stderr` log.
+#[test]
+fn stderr_log_is_per_invocation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("artifacts");
+    let config = scripted_config(
+        "stderr-logs",
+        json!({}),
+        json!({"environment": {"artifacts": root.to_str().expect("utf8")}}),
+    );
+    let options = RunOptions::with_base_dir(dir.path());
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options)
+        .expect("start");
+    let invoke = |scripted: Value| {
+        serde_json::to_value(runtime.invoke(request(scripted)).expect("invoke")).expect("json")
+    };
+    let log_names = |result: &Value| -> Vec<String> {
+        names(result)
+            .into_iter()
+            .filter(|(_, kind, _)| kind == "log")
+            .map(|(name, _, _)| name)
+            .collect()
+    };
+
+    let first = invoke(json!({"stderr": "first invocation"}));
+    assert_eq!(log_names(&first), ["stdout", "stderr"]);
+    let text = std::fs::read_to_string(path_of(&first, &root, "stderr")).expect("stderr");
+    assert_eq!(text, "first invocation\n");
+
+    let second = invoke(json!({"stderr": "second invocation"}));
+    assert_eq!(log_names(&second), ["stdout", "stderr"]);
+    let path = path_of(&second, &root, "stderr");
+    let (inv, rid) = (
+        second["invocation_id"].as_str().expect("id"),
+        second["runtime_id"].as_str().expect("id"),
+    );
+    assert_eq!(path, root.join(format!(".fabric/{rid}/{inv}/stderr.txt")));
+    assert_eq!(mode(&path), 0o600);
+    let text = std::fs::read_to_string(&path).expect("stderr");
+    assert_eq!(
+        text, "second invocation\n",
+        "only the second invocation's part"
+    );
+
+    let third = invoke(json!({}));
+    assert_eq!(
+        log_names(&third),
+        ["stdout"],
+        "nothing written: no stderr log"
+    );
+}
+
+/// Issue 34 item 5: an invocation's `stderr.txt` keeps at most 4 MiB (docs/hosting.md,
+/// "Bounds"); a cut file ends with the truncation line and its entry says `truncated`.
+#[test]
+fn stderr_log_is_bounded_and_marked_when_cut() {
+    const CAP: usize = 4 * 1024 * 1024;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("artifacts");
+    let config = scripted_config(
+        "stderr-cap",
+        json!({}),
+        json!({"environment": {"artifacts": root.to_str().expect("utf8")}}),
+    );
+    let options = RunOptions::with_base_dir(dir.path());
+    let runtime = Fabric::new()
+        .start_runtime(&config, &options)
+        .expect("start");
+    // One line longer than the cap (the adapter adds the newline).
+    let line = "x".repeat(CAP + 1000);
+    let result = serde_json::to_value(
+        runtime
+            .invoke(request(json!({"stderr": line})))
+            .expect("invoke"),
+    )
+    .expect("json");
+    let entry = result["artifacts"]["artifacts"]
+        .as_array()
+        .expect("artifacts")
+        .iter()
+        .find(|a| a["name"] == "stderr")
+        .cloned()
+        .expect("stderr entry");
+    assert_eq!(entry["metadata"]["truncated"], true);
+    let text = std::fs::read_to_string(root.join(entry["path"].as_str().expect("path")))
+        .expect("stderr.txt");
+    let marker = "\n[fabric: stderr.txt truncated, 1001 bytes dropped]\n";
+    assert!(text.ends_with(marker), "{}", &text[text.len() - 80..]);
+    assert_eq!(text.len(), CAP + marker.len());
+}

@@ -7,10 +7,12 @@
 //! stderr says so (`fabric: SIGINT: stopping runtimes ...`). Signals are
 //! received on a thread of their own (`signal-hook`'s self-pipe), so the command's thread
 //! keeps running until the shutdown ends the process. An error the shutdown caused (a start
-//! cut short) is printed as `interrupted` ([`explain`]).
+//! cut short) is printed as `interrupted` ([`explain`]); the shutdown waits for the command to
+//! return (at most [`REPORT_WAIT`]) so that this is said before the process ends.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use fabric_config::{ErrorInfo, codes};
@@ -25,6 +27,12 @@ pub const KILL_WAIT: Duration = Duration::from_secs(1);
 
 /// The first signal received (0: none).
 static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
+/// Whether the command has returned (and so printed what it reports): the shutdown waits
+/// for it, at most [`REPORT_WAIT`], before it ends the process.
+static RETURNED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+/// How long the shutdown lets the command report the error the stop caused.
+const REPORT_WAIT: Duration = Duration::from_secs(1);
 
 /// Starts handling `SIGINT` and `SIGTERM` (call before anything starts a runtime). When
 /// the handler cannot be installed the default actions stay.
@@ -59,6 +67,13 @@ fn shut_down(signal: i32) -> ! {
         term_wait: TERM_WAIT,
         kill_wait: KILL_WAIT,
     });
+    // The stop cut the command's call short: let it print that (`explain`) before the
+    // process ends, or a fast shutdown exits with nothing said.
+    let (returned, changed) = &RETURNED;
+    let guard = returned
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    drop(changed.wait_timeout_while(guard, REPORT_WAIT, |returned| !*returned));
     std::process::exit(128 + signal)
 }
 
@@ -96,6 +111,11 @@ pub fn finish(code: ExitCode) -> ExitCode {
     if RECEIVED.load(Ordering::SeqCst) == 0 {
         return code;
     }
+    let (returned, changed) = &RETURNED;
+    *returned
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = true;
+    changed.notify_all();
     loop {
         std::thread::park();
     }

@@ -23,6 +23,8 @@ use crate::clock;
 use crate::conn::{LineError, Stream, read_line, with_unix_path, write_all};
 use crate::wire::{self, EndpointAddr, EndpointFile, Secret};
 
+mod relay;
+
 /// One health check in progress. Setters take `&mut self`.
 /// Connection attempts of one check when the listener closes before answering.
 const CLOSED_ATTEMPTS: usize = 3;
@@ -378,6 +380,17 @@ pub(crate) fn decode_response(
         .cloned()
         .and_then(|v| serde_json::from_value(v).ok())
         .ok_or(reason::INVALID_RESPONSE)?;
+    check_observations(&observations, request)?;
+    Ok(observations)
+}
+
+/// Observations of a runtime or service check: non-empty, at most the requested levels in
+/// order, each well-formed, only the last one not passed, a passing last one at the
+/// requested level.
+pub(crate) fn check_observations(
+    observations: &[CheckObservation],
+    request: &CheckRequest,
+) -> Result<(), &'static str> {
     let expected = request.level.cumulative();
     if observations.is_empty() || observations.len() > expected.len() {
         return Err(reason::INVALID_RESPONSE);
@@ -399,13 +412,14 @@ pub(crate) fn decode_response(
             return Err(reason::INVALID_RESPONSE);
         }
     }
-    Ok(observations)
+    Ok(())
 }
 
+/// An overall outcome, its reason and the observations behind it.
+type Decided = (CheckOutcome, Option<String>, Vec<CheckObservation>);
+
 /// Overall outcome and reason from validated observations: the last observation decides.
-fn summarize(
-    observations: Vec<CheckObservation>,
-) -> (CheckOutcome, Option<String>, Vec<CheckObservation>) {
+fn summarize(observations: Vec<CheckObservation>) -> Decided {
     let last = observations
         .last()
         .expect("decode_response rejects empty lists");

@@ -16,6 +16,7 @@ use fabric_config::plan::RunPlan;
 use serde_json::Value;
 
 use crate::error::HostError;
+use crate::health_workers::HealthWorkers;
 use crate::ids;
 use fabric_config::provider::{
     ArtifactsOutput, ExecOutput, ProviderEnvironment, ProviderOperation,
@@ -45,6 +46,8 @@ pub struct Environment {
 struct Remote {
     client: ProviderClient,
     environment: ProviderEnvironment,
+    /// Independent provider processes for health checks (`crate::env_check`).
+    workers: HealthWorkers,
 }
 
 impl Environment {
@@ -149,6 +152,7 @@ impl Environment {
                     .collect()
             })
             .unwrap_or_default();
+        let worker_settings = settings.clone();
         let operation = match reference {
             Some(reference) => ProviderOperation::Attach {
                 reference: reference.clone(),
@@ -212,9 +216,15 @@ impl Environment {
             released: AtomicBool::new(false),
             remote: Some(Remote {
                 client,
+                workers: HealthWorkers::new(found, environment.reference.clone(), worker_settings),
                 environment,
             }),
         })
+    }
+
+    /// The health workers of a provider environment (`None` for a local one).
+    pub(crate) fn health_workers(&self) -> Option<&HealthWorkers> {
+        self.remote.as_ref().map(|remote| &remote.workers)
     }
 
     /// Whether a provider process serves this environment (every provider but `local`).
@@ -485,6 +495,7 @@ impl Environment {
         let Some(remote) = &self.remote else {
             return Ok(());
         };
+        remote.workers.close();
         let outcome = remote.client.request(
             ProviderOperation::Release {
                 environment_id: remote.environment.environment_id.clone(),

@@ -378,10 +378,14 @@ impl Fabric {
     /// `environment`'s runtimes when given); an unknown, stopped or stopping runtime is
     /// `unknown/runtime_unavailable`; an adapter whose descriptor advertises no
     /// `capabilities.metadata.health_levels` is `unsupported/unsupported_adapter`;
-    /// `scope=server` is `unsupported/unsupported_scope`; `scope=service` routes by
+    /// `scope=server` is `unsupported/unsupported_scope` unless `environment` is a provider
+    /// environment; `scope=service` routes by
     /// `service_id` to a prepared or attached service of this process (a released or
     /// unknown one is `unknown/service_unavailable`). Otherwise the adapter host (the
-    /// service's host for `scope=service`) is asked through its `health.endpoint.json`. One deadline (the
+    /// service's host for `scope=service`) is asked through its `health.endpoint.json`. In a
+    /// provider environment (a runtime started there, or `scope=server` with such an
+    /// `environment`) the check goes through the environment's runtime server on an
+    /// independent provider worker instead (see `env_check`). One deadline (the
     /// request's `timeout_seconds`, default 3 s) covers routing and everything after it; a
     /// stop or environment release during the probe is `unknown/observation_changed`.
     ///
@@ -401,7 +405,14 @@ impl Fabric {
             CheckScope::Runtime => (request.runtime_id.as_deref(), false),
             CheckScope::Service => (request.service_id.as_deref(), true),
             CheckScope::Server => {
-                return Ok(check.report(CheckOutcome::Unsupported, reason::UNSUPPORTED_SCOPE));
+                return Ok(match environment.filter(|e| e.is_remote()) {
+                    Some(environment) => {
+                        let current = || !environment.is_released();
+                        check.still_current(&current);
+                        crate::env_check::through_environment(&check, environment, None, request)
+                    }
+                    None => check.report(CheckOutcome::Unsupported, reason::UNSUPPORTED_SCOPE),
+                });
             }
         };
         let target = id
@@ -433,6 +444,14 @@ impl Fabric {
                 && target.environment.is_released() == released
         };
         check.still_current(&current);
+        if target.environment.is_remote() {
+            return Ok(crate::env_check::through_environment(
+                &check,
+                &target.environment,
+                target.agent.as_deref(),
+                request,
+            ));
+        }
         let endpoint = target
             .fabric_home
             .join(fabric_health::wire::ENDPOINT_FILE_NAME);

@@ -54,6 +54,7 @@
 
 mod cleanup;
 mod collect;
+mod env_check;
 mod environment;
 mod error;
 mod evidence;
@@ -61,6 +62,7 @@ mod extensions;
 mod fabric;
 #[doc(hidden)]
 pub mod fuzz;
+mod health_workers;
 mod home;
 mod host;
 mod hosts;

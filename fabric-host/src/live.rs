@@ -20,6 +20,9 @@ pub(crate) struct Live {
     pub(crate) fabric_home: PathBuf,
     /// Levels the descriptor advertises (`capabilities.metadata.health_levels`).
     pub(crate) health_levels: Vec<HealthLevel>,
+    /// The agent name a runtime in a provider environment is selected by at its runtime
+    /// server (`None` for a local host).
+    pub(crate) agent: Option<String>,
     busy: AtomicBool,
     stopped: AtomicBool,
     /// Bumped when a stop begins: a check that saw another generation is stale.
@@ -38,10 +41,17 @@ impl Live {
             environment,
             fabric_home,
             health_levels,
+            agent: None,
             busy: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
             generation: AtomicU64::new(0),
         }
+    }
+
+    /// Names the agent of a runtime in a provider environment.
+    pub(crate) fn with_agent(mut self, agent: String) -> Live {
+        self.agent = Some(agent);
+        self
     }
 
     pub(crate) fn set_busy(&self, busy: bool) {

@@ -91,12 +91,15 @@ impl Runtime {
                 return Err(error);
             }
         };
-        let live = Arc::new(Live::new(
-            runtime_id.clone(),
-            Arc::clone(&environment),
-            home.path().to_path_buf(),
-            live::health_levels(descriptor),
-        ));
+        let live = Arc::new(
+            Live::new(
+                runtime_id.clone(),
+                Arc::clone(&environment),
+                home.path().to_path_buf(),
+                live::health_levels(descriptor),
+            )
+            .with_agent(agent.clone()),
+        );
         let runtime = Runtime {
             service_id: None,
             start_output: Value::Null,
@@ -143,6 +146,8 @@ impl Runtime {
             ]),
         );
         runtime.lock().carry.push(start_event);
+        // Checks find it by id and route through its environment (`crate::env_check`).
+        live::register(&runtime.live);
         Ok(runtime)
     }
 

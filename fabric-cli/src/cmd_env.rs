@@ -102,7 +102,7 @@ fn prepare(args: &PrepareArgs) -> Outcome {
 fn attach(args: &ReferenceArgs, release: bool) -> Outcome {
     let config = read_config(&args.config.config, Stage::Config).map_err(invalid)?;
     let options = runtime_options(&args.config, None).map_err(invalid)?;
-    let reference = read_reference(&args.reference).map_err(invalid)?;
+    let reference = read_reference(&args.reference, "--reference").map_err(invalid)?;
     let fabric = Fabric::new();
     let environment = fabric
         .attach_environment(&config, &reference, &options)
@@ -124,14 +124,18 @@ fn invalid(info: ErrorInfo) -> (ErrorInfo, u8) {
     (info, EXIT_INVALID)
 }
 
-fn read_reference(path: &PathBuf) -> Result<EnvironmentReference, ErrorInfo> {
+/// Reads the EnvironmentReference file (`-`: stdin) given with `flag` (errors name it).
+pub(crate) fn read_reference(
+    path: &PathBuf,
+    flag: &str,
+) -> Result<EnvironmentReference, ErrorInfo> {
     let unreadable = |reason: String| {
         ErrorInfo::new(
             Stage::Config,
             codes::INVALID_ENVIRONMENT_REFERENCE,
-            format!("`--reference`: {reason}"),
+            format!("`{flag}`: {reason}"),
         )
-        .with_metadata("path", "--reference")
+        .with_metadata("path", flag)
     };
     let mut text = String::new();
     let read = if path.as_os_str() == "-" {

@@ -22,7 +22,9 @@ use crate::environment::Environment;
 use crate::health_workers::WorkerFailure;
 
 /// Asks the runtime server of the provider environment `environment` for the report of
-/// `request` (`agent` selects the runtime's agent for runtime scope).
+/// `request`. A runtime is selected there by its id and `agent` (default: the agent name
+/// of the config the environment was prepared or attached with, for a runtime this process
+/// did not start).
 pub(crate) fn through_environment(
     check: &Check<'_>,
     environment: &Environment,
@@ -33,6 +35,10 @@ pub(crate) fn through_environment(
         return check.unavailable();
     };
     let deadline = Instant::now() + check.remaining();
+    let agent = match request.scope {
+        CheckScope::Server => None,
+        _ => Some(agent.unwrap_or(workers.agent())),
+    };
     let mut options = Map::new();
     if request.scope != CheckScope::Server {
         options.insert("level".into(), request.level.as_str().into());

@@ -216,7 +216,12 @@ impl Environment {
             released: AtomicBool::new(false),
             remote: Some(Remote {
                 client,
-                workers: HealthWorkers::new(found, environment.reference.clone(), worker_settings),
+                workers: HealthWorkers::new(
+                    plan.agent_name.clone(),
+                    found,
+                    environment.reference.clone(),
+                    worker_settings,
+                ),
                 environment,
             }),
         })

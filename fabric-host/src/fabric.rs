@@ -423,6 +423,18 @@ impl Fabric {
                 environment.is_none_or(|e| e.environment_id() == live.environment.environment_id())
             });
         let Some(target) = target else {
+            // A runtime this process did not start (another process started it in the
+            // attached environment) is selected by the runtime server there.
+            if let Some(environment) = environment.filter(|e| e.is_remote() && !service) {
+                let current = || !environment.is_released();
+                check.still_current(&current);
+                return Ok(crate::env_check::through_environment(
+                    &check,
+                    environment,
+                    None,
+                    request,
+                ));
+            }
             return Ok(check.unavailable());
         };
         let generation = target.generation();

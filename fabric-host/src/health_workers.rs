@@ -28,6 +28,9 @@ const MAX_IDLE: usize = 2;
 /// The health workers of one provider environment.
 #[derive(Debug)]
 pub(crate) struct HealthWorkers {
+    /// The agent name of the config the environment was prepared or attached with: it
+    /// selects a runtime this process did not start (`metadata.name`).
+    agent: String,
     found: FoundProvider,
     reference: EnvironmentReference,
     settings: BTreeMap<String, Value>,
@@ -55,17 +58,24 @@ pub(crate) enum WorkerFailure {
 
 impl HealthWorkers {
     pub(crate) fn new(
+        agent: String,
         found: FoundProvider,
         reference: EnvironmentReference,
         settings: BTreeMap<String, Value>,
     ) -> HealthWorkers {
         HealthWorkers {
+            agent,
             found,
             reference,
             settings,
             idle: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
         }
+    }
+
+    /// The agent name of the environment's config.
+    pub(crate) fn agent(&self) -> &str {
+        &self.agent
     }
 
     /// Sends one bridge request object to the environment's runtime server through a

@@ -10,6 +10,7 @@ mod collector;
 mod collector_limits;
 mod doctor_paths;
 mod env;
+mod env_check;
 mod env_container;
 mod env_provider;
 mod env_runtime;

@@ -414,6 +414,9 @@ func issuedHandle(result nativeResult) nativeResult {
 // error (*ConfigError, code invalid_check_request; *StateError environment_released for a
 // released env), besides ctx.Err(). Checks use their
 // own connection to the adapter host, so they complete while an invocation is pending.
+// In a provider environment the environment's runtime server answers: it selects the
+// runtime by id for ScopeRuntime, and ScopeServer checks the server itself (without a
+// provider environment ScopeServer is unsupported/unsupported_scope).
 func (f *Fabric) Check(ctx context.Context, env *Environment, request CheckRequest) (*CheckReport, error) {
 	data, err := json.Marshal(request)
 	if err != nil {

@@ -250,7 +250,9 @@ export class Fabric {
    * rejects (FabricConfigError, code `invalid_check_request`, the field in
    * `details.path`). Checks use their own connection to the adapter host, so they complete
    * while an invocation is pending. One deadline (`timeout_seconds`, default 3) covers the
-   * whole check.
+   * whole check. In a provider environment (`environment.provider` other than `local`) a
+   * runtime check is answered by the environment's runtime server, which selects the runtime
+   * there, and `scope: "server"` checks that server (docs/health.md).
    */
   async check(options: CheckOptions): Promise<CheckReport> {
     const environment = options.environment ?? null;
@@ -320,7 +322,9 @@ export interface CheckOptions {
   request: CheckRequest;
   /**
    * The environment the runtime was started in ({@link Environment.startRuntime}); omit it
-   * for runtimes from {@link Fabric.startRuntime}.
+   * for runtimes from {@link Fabric.startRuntime}. A provider environment is required for
+   * `scope: "server"` (its runtime server); elsewhere that scope is
+   * `unsupported/unsupported_scope`.
    */
   environment?: Environment | null;
 }

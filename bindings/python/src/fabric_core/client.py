@@ -395,7 +395,10 @@ class Fabric:
         raises ``FabricConfigError`` (code ``invalid_check_request``, the field in
         ``details["path"]``); a released environment raises ``FabricStateError`` (code
         ``environment_released``). Checks run on their own connection to the adapter host, so
-        they complete while an invocation is pending.
+        they complete while an invocation is pending. In a provider environment
+        (``environment.provider`` other than ``local``) the environment's runtime server
+        answers: it selects the runtime by id, and ``scope="server"`` checks the server
+        itself (without such an environment that scope is ``unsupported/unsupported_scope``).
 
         ``service`` (a ``Service`` or its ``handle``) with ``scope="service"`` checks that
         service's host; a released service answers ``unknown/service_unavailable``.

@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 /// Whether podman can be used; `false` only when `FABRIC_ALLOW_SKIPS=1` allowed the skip
 /// (`tests/dependency.rs`).
-fn podman_available() -> bool {
+pub(super) fn podman_available() -> bool {
     let found = Command::new("podman")
         .arg("--version")
         .output()
@@ -33,7 +33,7 @@ fn podman_available() -> bool {
 }
 
 /// The sandbox image id, built once from this checkout's binaries.
-fn image() -> &'static str {
+pub(super) fn image() -> &'static str {
     static IMAGE: OnceLock<String> = OnceLock::new();
     IMAGE.get_or_init(|| {
         support::ensure_scripted_adapter();
@@ -66,8 +66,8 @@ fn podman(args: &[&str]) -> String {
 
 /// Containers and images a test created, removed by id when it ends (also on failure).
 #[derive(Default)]
-struct Created {
-    containers: Vec<String>,
+pub(super) struct Created {
+    pub(super) containers: Vec<String>,
     images: Vec<String>,
 }
 
@@ -84,7 +84,7 @@ impl Drop for Created {
 
 /// Prepares a container environment and records its container in `created`; returns it
 /// with the container id.
-fn prepare(
+pub(super) fn prepare(
     fabric: &Fabric,
     config: &FabricConfig,
     options: &RunOptions,
@@ -115,7 +115,7 @@ fn labelled(environment_id: &str) -> String {
 
 /// A scripted config whose environment is the `container` provider (found through an
 /// explicit descriptor) with `settings`.
-fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
+pub(super) fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
     let descriptor = container_descriptor(dir);
     let environment = json!({"settings": settings});
     let config = config_with(
@@ -130,13 +130,13 @@ fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
 }
 
 /// Settings with the built image and a root under `dir`.
-fn settings(dir: &Path) -> Value {
+pub(super) fn settings(dir: &Path) -> Value {
     let root = dir.join("envs");
     std::fs::create_dir_all(&root).expect("mkdir");
     json!({"image": image(), "root": root})
 }
 
-fn bridge(operation: &str, members: Value) -> Value {
+pub(super) fn bridge(operation: &str, members: Value) -> Value {
     let mut request = json!({"interface_version": 2, "operation": operation});
     for (key, value) in members.as_object().expect("members") {
         request[key] = value.clone();

@@ -12,6 +12,7 @@ mod doctor_paths;
 mod env;
 mod env_check;
 mod env_container;
+mod env_container_check;
 mod env_provider;
 mod env_runtime;
 mod export_gym;

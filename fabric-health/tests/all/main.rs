@@ -5,5 +5,6 @@ mod dependency_rule;
 mod endpoint_and_dos;
 mod listener_client;
 mod python_listener;
+mod relay;
 mod support;
 mod ts_listener;

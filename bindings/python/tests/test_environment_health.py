@@ -146,3 +146,31 @@ def test_releasing_the_environment_during_a_probe_is_observation_changed(scripte
 
     asyncio.run(main())
     root.rmdir()
+
+
+def test_stopping_the_runtime_during_a_probe_is_observation_changed(scripted) -> None:
+    config, root = subprocess_config(scripted, health={"stall": "ready"})
+
+    async def main() -> None:
+        fabric = Fabric()
+        environment = await fabric.prepare_environment(config)
+        try:
+            runtime = await fabric.start_runtime_in(config, environment)
+            check = asyncio.ensure_future(
+                fabric.check(
+                    environment=environment,
+                    request=CheckRequest(runtime_id=runtime.runtime_id, level="ready", timeout_seconds=5),
+                )
+            )
+            # The stalled `ready` probe lasts the whole 5 s budget: the stop lands during it.
+            await asyncio.sleep(0.5)
+            assert not check.done()
+            await runtime.stop()
+            report = await check
+            assert (report.outcome, report.reason, report.checks) == ("unknown", "observation_changed", ())
+            assert report.elapsed_ms < 5000
+        finally:
+            await fabric.release_environment(environment)
+
+    asyncio.run(main())
+    root.rmdir()

@@ -51,7 +51,11 @@ pub unsafe extern "C" fn fabric_runtime_resource_snapshot(
 ///
 /// `environment`: 0 searches every runtime started in this process (with
 /// `fabric_runtime_start` or in any environment); a nonzero environment handle restricts
-/// the search to the runtimes started in it. `request_json`: a CheckRequest
+/// the search to the runtimes started in it. In a provider environment the environment's
+/// runtime server answers, on a provider process of its own (so also during an
+/// invocation): a runtime check selects the runtime there (one another process started,
+/// too), and `"scope": "server"` checks that server, which is `unsupported_scope`
+/// without a provider environment. `request_json`: a CheckRequest
 /// (`{"scope": "runtime", "runtime_id": "...", "level": "live|active|ready",
 /// "timeout_seconds": 3}`). One deadline (`timeout_seconds`, default 3 s) covers the
 /// whole call.

@@ -219,6 +219,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "path_refused": ("artifact", False, None, "host"),
     "pool_closed": (None, False, "state", "binding"),
     "prepare_failed": ("prepare", False, None, "sandbox"),
+    "prewarm_unsupported": ("start", False, None, "host"),
     "protocol_error": (None, False, None, "host"),
     "provider_crashed": (None, False, None, "host"),
     "provider_error": (None, False, None, "host"),

@@ -1668,6 +1668,20 @@ type OpenAiChunkDelta struct {
 	ToolCalls []map[string]any `json:"tool_calls,omitempty"`
 }
 
+// PrewarmInfo: A pool of prewarmed adapter hosts (`fabric_prewarm_start`, `fabric_prewarm_status`, `fabric_prewarm_close`).
+type PrewarmInfo struct {
+	// Claimed: Hosts claimed by starts so far.
+	Claimed uint64 `json:"claimed"`
+	// Closed: The pool was closed: its unclaimed hosts were terminated.
+	Closed bool `json:"closed"`
+	// Handle: The C ABI handle of the pool (set by the C ABI).
+	Handle *uint64 `json:"handle,omitempty"`
+	// Hosts: How many hosts the pool keeps waiting.
+	Hosts uint32 `json:"hosts"`
+	// ReadyPids: Process ids of the hosts waiting for `start` now (launched, unclaimed).
+	ReadyPids []uint32 `json:"ready_pids"`
+}
+
 // ResolutionStrategy: Adapter install or availability strategy.
 type ResolutionStrategy string
 

@@ -1546,6 +1546,20 @@ export interface OpenAiChunkDelta {
   tool_calls?: JsonObject[] | null;
 }
 
+/** A pool of prewarmed adapter hosts (`fabric_prewarm_start`, `fabric_prewarm_status`, `fabric_prewarm_close`). */
+export interface PrewarmInfo {
+  /** Hosts claimed by starts so far. */
+  claimed: number;
+  /** The pool was closed: its unclaimed hosts were terminated. */
+  closed: boolean;
+  /** The C ABI handle of the pool (set by the C ABI). */
+  handle?: number | null;
+  /** How many hosts the pool keeps waiting. */
+  hosts: number;
+  /** Process ids of the hosts waiting for `start` now (launched, unclaimed). */
+  ready_pids: number[];
+}
+
 /** Adapter install or availability strategy. */
 export type ResolutionStrategy = "preinstalled" | "image_provided" | "pip_uv" | "npm" | "source" | "service" | "native_plugin";
 

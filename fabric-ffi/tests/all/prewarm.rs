@@ -200,6 +200,31 @@ fn a_claimed_run_returns_what_a_cold_run_returns() {
 }
 
 #[test]
+fn a_host_that_died_while_waiting_is_not_claimed() {
+    let config = scripted_config("ffi-prewarm-died", json!({"when_exhausted": "echo"}));
+    let (code, handle, info) = prewarm(&config, None, 1);
+    assert_eq!(code, OK, "{info}");
+    let dead = pids(&info)[0];
+    let pid = i32::try_from(dead).expect("pid");
+    // SAFETY: signals one process of ours (the waiting host).
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+    eventually("the killed host is reaped", Duration::from_secs(5), || {
+        !alive(dead)
+    });
+    // The run starts cold (the dead host is discarded, not sent `start`) and succeeds.
+    let result = run(&config, None);
+    assert_eq!(result["status"], "succeeded", "{result}");
+    assert_ne!(host_pid(&result), dead);
+    assert_eq!(status(handle)["claimed"], 0);
+    eventually(
+        "a replacement for the dead host",
+        Duration::from_secs(10),
+        || pids(&status(handle)).len() == 1,
+    );
+    close(handle);
+}
+
+#[test]
 fn prewarm_refuses_what_it_cannot_keep() {
     let config = scripted_config("ffi-prewarm-refused", json!({"when_exhausted": "echo"}));
     for hosts in [0, 65] {

@@ -91,14 +91,29 @@ impl Pool {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
+    /// The oldest waiting host that is still running; hosts that died while they waited
+    /// are discarded (and replaced by the filler).
     fn take(&self) -> Option<Warm> {
         let mut state = self.lock();
-        let warm = state.idle.pop_front()?;
-        state.claimed += 1;
+        if state.idle.is_empty() {
+            return None;
+        }
+        let mut dead = Vec::new();
+        let found = loop {
+            match state.idle.pop_front() {
+                Some(warm) if warm.spawned.waiting() => break Some(warm),
+                Some(warm) => dead.push(warm),
+                None => break None,
+            }
+        };
+        if found.is_some() {
+            state.claimed += 1;
+        }
         state.refill_failed = false;
         drop(state);
         self.wake.notify_all();
-        Some(warm)
+        dead.into_iter().for_each(|warm| warm.spawned.discard());
+        found
     }
 
     fn launch(&self) -> Result<Warm, HostError> {

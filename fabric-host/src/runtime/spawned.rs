@@ -111,6 +111,13 @@ impl Spawned {
         self.host.pid()
     }
 
+    /// Whether the host is still running (not exited, not reaped): a prewarmed host that
+    /// died while it waited is not handed to a start.
+    pub(crate) fn waiting(&self) -> bool {
+        let pid = i32::try_from(self.pid()).unwrap_or(i32::MAX);
+        matches!(fabric_reactor::sys::has_exited(pid), Ok(false))
+    }
+
     /// Ends the unused host (terminated and reaped in the background) and removes its
     /// temporary FABRIC_HOME.
     pub(crate) fn discard(self) {

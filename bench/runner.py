@@ -75,6 +75,14 @@ PYTHON_ROWS = [
     ("warm_idle", "warm invoke after 60 ms idle", "warm", ["--gap", "sleep"], "ms", "lower"),
     ("warm_alt", "warm invoke alternating with a cold run", "warm", ["--gap", "run"], "ms", "lower"),
     ("cold", "cold run (`run()`: start, invoke, stop)", "cold", [], "ms", "lower"),
+    (
+        "prewarm",
+        "run with a prewarmed host (ours: `prewarm(config, hosts=2)`; upstream: its cold `run()`; both idle 100 ms untimed before each run)",
+        "cold",
+        ["--prewarm", "2", "--idle-ms", "100"],
+        "ms",
+        "lower",
+    ),
     ("fanout", "{fanout} runtimes × 20 invokes, invoke phase", "fanout", [], "/s", "higher"),
     ("fanout_off", "{fanout} runtimes × 20 invokes, system stats off", "fanout", ["--stats-off"], "/s", "higher"),
 ]
@@ -154,6 +162,8 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
             sides.reverse()
         for key, _label, phase, extra, _unit, _better in PYTHON_ROWS:
             if args.quick and key in ("warm_alt", "fanout_off"):
+                continue
+            if args.rows and key not in args.rows:
                 continue
             n = sizes.get(phase, 1)
             if key == "warm_alt":
@@ -352,7 +362,16 @@ def main() -> int:
         default=",".join(BINDINGS),
         help=f"comma-separated callers of the binding rows (default {','.join(BINDINGS)}; rust is the reference)",
     )
+    parser.add_argument(
+        "--rows",
+        default="",
+        help=f"comma-separated keys of the Python rows to run (default all: {','.join(k for k, *_ in PYTHON_ROWS)})",
+    )
     args = parser.parse_args()
+    args.rows = [r for r in args.rows.split(",") if r]
+    unknown_rows = sorted(set(args.rows) - {k for k, *_ in PYTHON_ROWS})
+    if unknown_rows:
+        parser.error(f"unknown --rows {unknown_rows}")
     args.bindings = [b for b in args.bindings.split(",") if b]
     unknown = sorted(set(args.bindings) - set(BINDINGS))
     if unknown:

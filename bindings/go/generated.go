@@ -201,6 +201,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"path_refused":                            {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected"},
 	"pool_closed":                             {Stage: "", Retryable: false, ClassOverride: "state", Origin: "binding", Summary: "the runtime pool was closed"},
 	"prepare_failed":                          {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)"},
+	"prewarm_unsupported":                     {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "prewarm keeps local adapter hosts only: the config's environment provider is not `local`, or the options ask for Relay streaming"},
 	"protocol_error":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the adapter host broke the lifecycle protocol"},
 	"provider_crashed":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider process exited or closed a pipe; it is terminal"},
 	"provider_error":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider answered `failed` (its code in `metadata.provider_code`)"},
@@ -640,6 +641,8 @@ const (
 	CodePoolClosed = "pool_closed"
 	// CodePrepareFailed (error): a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)
 	CodePrepareFailed = "prepare_failed"
+	// CodePrewarmUnsupported (error): prewarm keeps local adapter hosts only: the config's environment provider is not `local`, or the options ask for Relay streaming
+	CodePrewarmUnsupported = "prewarm_unsupported"
 	// CodeProcUnavailable (reason): /proc is not mounted
 	CodeProcUnavailable = "proc_unavailable"
 	// CodeProcessHidden (reason): a process of the tree is hidden from this user
@@ -1663,6 +1666,20 @@ type OpenAiChunkDelta struct {
 	Role string `json:"role,omitempty"`
 	// ToolCalls: Tool call increments (objects), or null.
 	ToolCalls []map[string]any `json:"tool_calls,omitempty"`
+}
+
+// PrewarmInfo: A pool of prewarmed adapter hosts (`fabric_prewarm_start`, `fabric_prewarm_status`, `fabric_prewarm_close`).
+type PrewarmInfo struct {
+	// Claimed: Hosts claimed by starts so far.
+	Claimed uint64 `json:"claimed"`
+	// Closed: The pool was closed: its unclaimed hosts were terminated.
+	Closed bool `json:"closed"`
+	// Handle: The C ABI handle of the pool (set by the C ABI).
+	Handle *uint64 `json:"handle,omitempty"`
+	// Hosts: How many hosts the pool keeps waiting.
+	Hosts uint32 `json:"hosts"`
+	// ReadyPids: Process ids of the hosts waiting for `start` now (launched, unclaimed).
+	ReadyPids []uint32 `json:"ready_pids"`
 }
 
 // ResolutionStrategy: Adapter install or availability strategy.

@@ -170,6 +170,23 @@ impl RuntimeState {
     }
 }
 
+/// A pool of prewarmed adapter hosts (`fabric_prewarm_start`, `fabric_prewarm_status`,
+/// `fabric_prewarm_close`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PrewarmInfo {
+    /// The C ABI handle of the pool (set by the C ABI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handle: Option<u64>,
+    /// How many hosts the pool keeps waiting.
+    pub hosts: u32,
+    /// Process ids of the hosts waiting for `start` now (launched, unclaimed).
+    pub ready_pids: Vec<u32>,
+    /// Hosts claimed by starts so far.
+    pub claimed: u64,
+    /// The pool was closed: its unclaimed hosts were terminated.
+    pub closed: bool,
+}
+
 /// A snapshot of a runtime's state (`fabric_runtime_status`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RuntimeStatusInfo {

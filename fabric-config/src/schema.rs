@@ -28,6 +28,7 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/artifact-manifest", schema::<agent::ArtifactManifest>()),
         ("sdk/runtime-info", schema::<handles::RuntimeInfo>()),
         ("sdk/runtime-status", schema::<handles::RuntimeStatusInfo>()),
+        ("sdk/prewarm-info", schema::<handles::PrewarmInfo>()),
         ("sdk/environment-info", schema::<handles::EnvironmentInfo>()),
         (
             "sdk/environment-reference",

@@ -44,6 +44,7 @@ mod api_environment;
 mod api_gym;
 mod api_observe;
 mod api_operation;
+mod api_prewarm;
 mod api_runtime;
 mod api_service;
 mod api_stream;
@@ -52,6 +53,7 @@ pub use api_config::*;
 pub use api_gym::*;
 pub use api_observe::*;
 pub use api_operation::*;
+pub use api_prewarm::*;
 pub use api_runtime::*;
 pub use api_service::*;
 pub use api_stream::*;
@@ -104,6 +106,9 @@ pub type fabric_operation = u64;
 /// A completion queue handle (one readiness descriptor for many operations): a nonzero
 /// integer id; `0` means "no queue" where a queue is optional.
 pub type fabric_completion_queue = u64;
+
+/// A pool of prewarmed adapter hosts (`fabric_prewarm_start`); `0` is never a valid handle.
+pub type fabric_prewarm = u64;
 
 /// Returns the library version (for example `"0.1.0"`).
 ///

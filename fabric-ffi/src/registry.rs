@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use fabric_config::Stage;
 
+use crate::api_prewarm::PrewarmObject;
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, ServiceObject, StreamObject};
 use crate::operation::{OperationObject, QueueObject};
@@ -25,6 +26,7 @@ pub(crate) enum Object {
     Stream(Arc<StreamObject>),
     Operation(Arc<OperationObject>),
     Queue(Arc<QueueObject>),
+    Prewarm(Arc<PrewarmObject>),
     #[cfg(test)]
     Probe(Arc<tests::Probe>),
 }
@@ -38,6 +40,7 @@ impl Object {
             Object::Stream(_) => "stream",
             Object::Operation(_) => "operation",
             Object::Queue(_) => "completion queue",
+            Object::Prewarm(_) => "prewarm",
             #[cfg(test)]
             Object::Probe(_) => "probe",
         }
@@ -124,6 +127,19 @@ impl Kind for QueueObject {
     fn unwrap(object: &Object) -> Option<&Arc<Self>> {
         match object {
             Object::Queue(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+impl Kind for PrewarmObject {
+    const NAME: &'static str = "prewarm";
+    fn wrap(value: Arc<Self>) -> Object {
+        Object::Prewarm(value)
+    }
+    fn unwrap(object: &Object) -> Option<&Arc<Self>> {
+        match object {
+            Object::Prewarm(value) => Some(value),
             _ => None,
         }
     }

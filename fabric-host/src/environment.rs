@@ -527,7 +527,7 @@ fn read_var(name: &str, stage: Stage) -> Result<String, HostError> {
         })
 }
 
-fn provider_of(plan: &RunPlan) -> &str {
+pub(crate) fn provider_of(plan: &RunPlan) -> &str {
     plan.environment_plan
         .as_ref()
         .map_or("local", |p| p.provider.as_str())

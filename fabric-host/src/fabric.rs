@@ -17,6 +17,7 @@ use serde_json::Value;
 use crate::environment::Environment;
 use crate::error::{ErrorClass, HostError};
 use crate::live;
+use crate::prewarm::{self, Prewarm};
 use crate::runtime::{Runtime, RuntimeOptions, ServiceRole, StopSummary};
 use crate::service::Service;
 use fabric_config::health::{
@@ -247,13 +248,55 @@ impl Fabric {
         }
     }
 
-    /// Starts a runtime of `plan` in a new local environment.
+    /// Plans `config` and launches `hosts` adapter hosts ahead of time (see
+    /// [`Fabric::prewarm_plan`]).
+    pub fn prewarm(
+        &self,
+        config: &FabricConfig,
+        options: &RunOptions,
+        hosts: u32,
+    ) -> Result<Prewarm, HostError> {
+        let plan = self.plan(config, options)?;
+        self.prewarm_plan(&plan, &options.runtime, hosts)
+    }
+
+    /// Launches `hosts` adapter hosts of `plan` exactly as [`Fabric::start_runtime_plan`]
+    /// would, each waiting for `start`. A later start (or run) of an equal plan with options
+    /// that launch the same host claims one instead of launching, and the pool launches a
+    /// replacement in the background; closing the pool terminates the unclaimed hosts
+    /// (see `prewarm`'s docs for what must match).
+    pub fn prewarm_plan(
+        &self,
+        plan: &RunPlan,
+        options: &RuntimeOptions,
+        hosts: u32,
+    ) -> Result<Prewarm, HostError> {
+        Prewarm::open(plan, options, hosts)
+    }
+
+    /// Starts a runtime of `plan` in a new local environment, on a prewarmed host when an
+    /// open [`Prewarm`] pool holds one whose spawn matches.
     pub fn start_runtime_plan(
         &self,
         plan: &RunPlan,
         options: &RuntimeOptions,
     ) -> Result<Runtime, HostError> {
         let (plan, relay) = streaming_plan(plan, options)?;
+        if let Some(warm) = crate::prewarm::claim(&plan, options) {
+            let prewarm::Warm {
+                environment,
+                spawned,
+            } = warm;
+            return Runtime::start_spawned(
+                &plan,
+                environment,
+                options.clone(),
+                relay,
+                ServiceRole::None,
+                spawned,
+            )
+            .map(Runtime::owning_environment);
+        }
         let environment = Arc::new(Environment::prepare(&plan, Stage::Start)?);
         let started = Runtime::start(
             &plan,

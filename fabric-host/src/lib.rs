@@ -69,6 +69,7 @@ mod hosts;
 mod ids;
 mod launch;
 mod live;
+mod prewarm;
 mod result;
 mod runtime;
 mod served;
@@ -81,13 +82,16 @@ pub use cleanup::{ShutdownReport, kill_all_hosts, shutdown};
 pub use environment::Environment;
 pub use error::{Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
-pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo};
+pub use fabric_config::handles::{
+    EnvironmentInfo, PrewarmInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo,
+};
 pub use fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES;
 pub use fabric_relay::StreamNext;
 pub use fabric_relay::streaming::RelayStreaming;
 pub use fabric_sandbox::provider::Collected as CollectedArtifacts;
 pub use host::{DEFAULT_MAX_LINE_BYTES, Host, HostCall, HostSpec, StopReport};
 pub use hosts::{EngineStats, Escalation, Notify, StopPolicy, engine_stats};
+pub use prewarm::{MAX_PREWARM_HOSTS, Prewarm};
 pub use runtime::{DEFAULT_TIMEOUT_SECONDS, PendingInvoke, Runtime, RuntimeOptions};
 pub use served::{RuntimeServer, SERVER_SOURCE_ID};
 pub use service::Service;

@@ -21,21 +21,22 @@ use crate::home::FabricHome;
 use crate::host::{DEFAULT_MAX_LINE_BYTES, Host};
 use crate::hosts::StopPolicy;
 use crate::ids;
-use crate::launch::{self, HostEnv};
 use crate::live::{self, Live};
 use crate::result::{event, meta};
-use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
+use crate::telemetry::RuntimeTelemetry;
 
 mod bridge;
 mod invocation;
 mod pending;
 mod snapshot;
+mod spawned;
 mod stop;
 mod streams;
 
 pub(crate) use crate::service::ServiceRole;
 
 pub use pending::PendingInvoke;
+pub(crate) use spawned::Spawned;
 
 pub(crate) use invocation::{Call, Started};
 use stop::summarize_stop;
@@ -216,64 +217,32 @@ impl Runtime {
         if environment.is_remote() {
             return Runtime::start_bridge(plan, environment, options, &role);
         }
-        environment.check_forwarded(Stage::Start)?;
-        let command = launch::command_for(
-            plan,
-            options.python_interpreter.as_deref(),
-            options.caller_python.as_deref(),
-        )?;
+        let spawned = Spawned::launch(plan, &environment, &options, relay.as_ref(), &role)?;
+        Runtime::start_spawned(plan, environment, options, relay, role, spawned)
+    }
+
+    /// The second half of a start: the runtime around a launched host, then the `start`
+    /// operation. The host may have been launched by a prewarm pool long before.
+    pub(crate) fn start_spawned(
+        plan: &RunPlan,
+        environment: Arc<Environment>,
+        options: RuntimeOptions,
+        relay: Option<fabric_relay::streaming::RelayStream>,
+        role: ServiceRole,
+        spawned: Spawned,
+    ) -> Result<Runtime, HostError> {
+        let Spawned {
+            command,
+            runtime_id,
+            start_id,
+            home,
+            service,
+            telemetry,
+            host,
+        } = spawned;
         let evidence = crate::evidence::EvidencePlan::new(plan, &command, options.binding.as_ref());
-        let prefix = role.id_prefix();
-        let runtime_id = ids::new_id(prefix);
-        let start_id = ids::new_id(&format!("{prefix}-start"));
         let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
         let identity = Identity::of(plan);
-        let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
-        let service = role
-            .payload(&home)
-            .inspect_err(|_| home.remove_if_temporary())?;
-        // Written before the launch: the host's environment names the Relay config.
-        let telemetry = RuntimeTelemetry::prepare(
-            plan.telemetry_plan.as_ref(),
-            &RelayIdentity {
-                agent_name: &identity.agent_name,
-                harness: &identity.harness,
-                adapter_id: identity.adapter_id.as_deref(),
-                runtime_id: &runtime_id,
-            },
-            &RelayLocation {
-                home: home.path(),
-                artifact_root: environment.artifact_root(),
-                start_id: &start_id,
-            },
-        )
-        .inspect_err(|_| home.remove_if_temporary())?;
-        let mut telemetry_env: Vec<(&str, &str)> = telemetry.host_env().collect();
-        // The collector credential: the host's environment only (never the context).
-        let relay_env = relay.iter().flat_map(|r| r.host_env.iter());
-        telemetry_env.extend(relay_env.clone().map(|(k, v)| (k.as_str(), v.as_str())));
-        let mut spec = launch::host_spec(
-            &command,
-            &HostEnv {
-                environment: &environment,
-                fabric_home: home.path(),
-                runtime_id: &runtime_id,
-                telemetry: &telemetry_env,
-            },
-            options.max_line_bytes,
-        );
-        drop(relay_env);
-        spec.secrets
-            .extend(relay.iter().flat_map(|r| r.secrets.iter().cloned()));
-        spec.stderr_log = Some(home.stderr_log());
-        spec.stderr_log_bytes = options.stderr_log_bytes;
-        let host = match Host::launch(spec) {
-            Ok(host) => host,
-            Err(error) => {
-                home.remove_if_temporary();
-                return Err(error);
-            }
-        };
         let timeout_seconds = plan
             .config
             .runtime

@@ -267,6 +267,28 @@ static void test_runtime(void) {
            fabric_runtime_invoke(rt2, NULL, &out));
 }
 
+/* Prewarmed hosts: a matching run takes the waiting host; close ends what is left. */
+static void test_prewarm(void) {
+    fabric_prewarm pw = 0;
+    EXPECT(FABRIC_STATUS_OK, "\"hosts\":1", "prewarm one host",
+           fabric_prewarm_start(config_json, options, 1, &pw, &out));
+    CHECK(pw != 0, "prewarm handle is nonzero");
+    EXPECT(FABRIC_STATUS_OK, "\"claimed\":0", "prewarm status before a run", fabric_prewarm_status(pw, &out));
+    EXPECT(FABRIC_STATUS_OK, "echo: warm", "run on a prewarmed host",
+           fabric_run(config_json, "{\"input\":\"warm\"}", options, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"claimed\":1", "the run took the prewarmed host", fabric_prewarm_status(pw, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"closed\":true", "prewarm close", fabric_prewarm_close(pw, &out));
+    EXPECT(FABRIC_STATUS_OK, "\"ready_pids\":[]", "close is idempotent", fabric_prewarm_close(pw, &out));
+    CHECK(fabric_prewarm_free(pw) == FABRIC_STATUS_OK, "prewarm free");
+    EXPECT(FABRIC_STATUS_INVALID_ARGUMENT, "stale_handle", "prewarm status after free", fabric_prewarm_status(pw, &out));
+    CHECK(fabric_prewarm_free(pw) == FABRIC_STATUS_INVALID_ARGUMENT, "prewarm double free returns a status");
+    CHECK(fabric_prewarm_free(0) == FABRIC_STATUS_OK, "prewarm free(0) is a no-op");
+    fabric_prewarm none = 0;
+    EXPECT(FABRIC_STATUS_CONFIG, "\"path\":\"hosts\"", "prewarm of zero hosts",
+           fabric_prewarm_start(config_json, options, 0, &none, &out));
+    CHECK(none == 0, "no prewarm handle is written on error");
+}
+
 static void test_environment(void) {
     fabric_environment env = 0;
     EXPECT(FABRIC_STATUS_OK, "\"environment_id\"", "environment prepare",
@@ -691,6 +713,7 @@ int main(int argc, char **argv) {
     test_options();
     test_run();
     test_runtime();
+    test_prewarm();
     test_environment();
     test_concurrent_invokes();
     test_observe();

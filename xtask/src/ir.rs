@@ -17,6 +17,7 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/artifact-manifest",
     "sdk/runtime-info",
     "sdk/runtime-status",
+    "sdk/prewarm-info",
     "sdk/environment-info",
     "sdk/environment-reference",
     "sdk/service-info",

@@ -25,6 +25,7 @@ import type {
   RuntimeInfo,
   RuntimeResourceSnapshot,
   RuntimeStatusInfo,
+  PrewarmInfo,
   RuntimeStopResult,
   JsonValue,
   StreamInfo,
@@ -34,6 +35,7 @@ import { cString, nativeLibrary, type NativeLibrary } from "./native";
 import { abortable, parse } from "./util";
 import { InvokeStream, OpenAIInvokeStream, type StreamOwner } from "./stream";
 import { Service } from "./service";
+import { Prewarm } from "./prewarm";
 import type { EnvironmentReference, ServiceInfo, ServiceReference } from "./models";
 
 export interface CallOptions {
@@ -198,6 +200,27 @@ export class Fabric {
     options.signal?.throwIfAborted();
     const work = this.library.operate("fabric_run_begin", [configText(config), request, optionsText(options)], "fabric_run");
     return parse(await abortable(work, options.signal));
+  }
+
+  /**
+   * Launches `options.hosts` (default 1, at most 64) adapter hosts of `config` ahead of
+   * time; later `run`/`startRuntime` calls with the same config and options take one (see
+   * {@link Prewarm}). Results, evidence and stats are those of a cold start. Rejects with
+   * FabricConfigError (`hosts` out of range: `details.path === "hosts"`) or
+   * FabricCapabilityError (`prewarm_unsupported`: a non-local environment provider, `streaming`).
+   */
+  async prewarm(config: FabricConfig | string, options: CallOptions & { hosts?: number } = {}): Promise<Prewarm> {
+    const hosts = options.hosts ?? 1;
+    if (!Number.isInteger(hosts) || hosts < 0 || hosts > 0xffffffff) {
+      throw new FabricConfigError("hosts must be an integer from 1 to 64", { stage: "config", code: Code.INVALID_ARGUMENT });
+    }
+    options.signal?.throwIfAborted();
+    const library = this.library;
+    const work = library.callWithHandle("fabric_prewarm_start", [configText(config), optionsText(options), hosts]);
+    const { handle, text } = await abortable(work, options.signal, (late) => {
+      library.callStatus("fabric_prewarm_free", late.handle).catch(() => undefined);
+    });
+    return new Prewarm(library, handle, parse<PrewarmInfo>(text));
   }
 
   /** Prepares the config's environment without starting an agent. */

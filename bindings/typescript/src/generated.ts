@@ -211,6 +211,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   path_refused: { stage: "artifact", retryable: false, classOverride: null, origin: "host", summary: "a file under a root the adapter or environment controls was refused and nothing was read or written through it: a symbolic link on the way or at the end, not a regular file (FIFO, socket, device), or above its size cap; `metadata.reason` says which, the other files are still collected" },
   pool_closed: { stage: null, retryable: false, classOverride: "state", origin: "binding", summary: "the runtime pool was closed" },
   prepare_failed: { stage: "prepare", retryable: false, classOverride: null, origin: "sandbox", summary: "a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)" },
+  prewarm_unsupported: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "prewarm keeps local adapter hosts only: the config's environment provider is not `local`, or the options ask for Relay streaming" },
   protocol_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the adapter host broke the lifecycle protocol" },
   provider_crashed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the environment provider process exited or closed a pipe; it is terminal" },
   provider_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the environment provider answered `failed` (its code in `metadata.provider_code`)" },
@@ -652,6 +653,8 @@ export const Code = {
   POOL_CLOSED: "pool_closed",
   /** (error) a provider could not create the environment directory or its runtime server did not answer (nothing is left behind) */
   PREPARE_FAILED: "prepare_failed",
+  /** (error) prewarm keeps local adapter hosts only: the config's environment provider is not `local`, or the options ask for Relay streaming */
+  PREWARM_UNSUPPORTED: "prewarm_unsupported",
   /** (reason) /proc is not mounted */
   PROC_UNAVAILABLE: "proc_unavailable",
   /** (reason) a process of the tree is hidden from this user */
@@ -1541,6 +1544,20 @@ export interface OpenAiChunkDelta {
   role?: string | null;
   /** Tool call increments (objects), or null. */
   tool_calls?: JsonObject[] | null;
+}
+
+/** A pool of prewarmed adapter hosts (`fabric_prewarm_start`, `fabric_prewarm_status`, `fabric_prewarm_close`). */
+export interface PrewarmInfo {
+  /** Hosts claimed by starts so far. */
+  claimed: number;
+  /** The pool was closed: its unclaimed hosts were terminated. */
+  closed: boolean;
+  /** The C ABI handle of the pool (set by the C ABI). */
+  handle?: number | null;
+  /** How many hosts the pool keeps waiting. */
+  hosts: number;
+  /** Process ids of the hosts waiting for `start` now (launched, unclaimed). */
+  ready_pids: number[];
 }
 
 /** Adapter install or availability strategy. */

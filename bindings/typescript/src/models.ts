@@ -80,6 +80,7 @@ export type {
   RuntimeInfo,
   RuntimeResourceSnapshot,
   RuntimeStatusInfo,
+  PrewarmInfo,
   RuntimeStopResult,
   SampledStats,
   Stage,

@@ -100,6 +100,10 @@ const OPTIONAL: readonly NativeSymbol[] = [
   "fabric_service_start_runtime",
   "fabric_service_release",
   "fabric_service_info",
+  "fabric_prewarm_start",
+  "fabric_prewarm_status",
+  "fabric_prewarm_close",
+  "fabric_prewarm_free",
 ];
 
 /**

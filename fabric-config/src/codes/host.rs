@@ -207,6 +207,11 @@ declare! {
             O::Host,
             "the adapter's descriptor does not claim `capabilities.service`",
         ),
+        PREWARM_UNSUPPORTED = "prewarm_unsupported" => code(
+            Some(S::Start),
+            O::Host,
+            "prewarm keeps local adapter hosts only: the config's environment provider is not `local`, or the options ask for Relay streaming",
+        ),
         SERVICE_BINDING_MISMATCH = "service_binding_mismatch" => code(
             Some(S::Start),
             O::Host,

@@ -11,6 +11,7 @@ mod observe;
 mod operations;
 mod options;
 mod plan_cache;
+mod prewarm;
 mod service;
 mod statuses;
 mod stream_free;

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
         ToolsConfig,
         WorkflowConfig,
     )
+    from fabric_core.prewarm import Prewarm
     from fabric_core.runtime import Runtime, RuntimeStatus
     from fabric_core.service import Service, ServiceStatus
     from fabric_core.streaming import InvokeStream, OpenAIInvokeStream
@@ -169,6 +170,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolDefinitionConfig",
         "ToolsConfig",
         "WorkflowConfig",
+    ),
+    "fabric_core.prewarm": (
+        "Prewarm",
     ),
     "fabric_core.runtime": (
         "Runtime",
@@ -305,6 +309,7 @@ __all__ = [
     "RunUsage",
     "InvokeStream",
     "OpenAIInvokeStream",
+    "Prewarm",
     "Runtime",
     "RuntimeCapabilities",
     "RuntimeConfig",

@@ -498,6 +498,9 @@ class Code:
     #: (error) a provider could not create the environment directory or its runtime server did not answer (nothing is left behind)
     PREPARE_FAILED = "prepare_failed"
 
+    #: (error) prewarm keeps local adapter hosts only: the config's environment provider is not `local`, or the options ask for Relay streaming
+    PREWARM_UNSUPPORTED = "prewarm_unsupported"
+
     #: (reason) /proc is not mounted
     PROC_UNAVAILABLE = "proc_unavailable"
 

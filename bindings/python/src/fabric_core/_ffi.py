@@ -106,6 +106,9 @@ _CHECKED = (
     "fabric_runtime_invoke_openai_stream",
     "fabric_runtime_invoke_stream",
     "fabric_stream_result",
+    "fabric_prewarm_start",
+    "fabric_prewarm_status",
+    "fabric_prewarm_close",
     # Non-blocking operations (`fabric_..._begin`, `fabric_operation_*`).
     "fabric_runtime_invoke_begin",
     "fabric_run_begin",
@@ -126,6 +129,7 @@ _STATUS_ONLY = (
     "fabric_operation_cancel",
     "fabric_operation_free",
     "fabric_completion_queue_free",
+    "fabric_prewarm_free",
 )
 
 

@@ -219,6 +219,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "path_refused": ("artifact", False, None, "host"),
     "pool_closed": (None, False, "state", "binding"),
     "prepare_failed": ("prepare", False, None, "sandbox"),
+    "prewarm_unsupported": ("start", False, None, "host"),
     "protocol_error": (None, False, None, "host"),
     "provider_crashed": (None, False, None, "host"),
     "provider_error": (None, False, None, "host"),
@@ -1099,6 +1100,21 @@ class OpenAiChunkDelta(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"content", "function_call", "refusal", "role", "tool_calls"})
 
+
+class PrewarmInfo(FabricMapping):
+    """A pool of prewarmed adapter hosts (`fabric_prewarm_start`, `fabric_prewarm_status`, `fabric_prewarm_close`).
+
+    ``claimed`` (int): Hosts claimed by starts so far.
+    ``closed`` (bool): The pool was closed: its unclaimed hosts were terminated.
+    ``handle`` (int | None, optional): The C ABI handle of the pool (set by the C ABI).
+    ``hosts`` (int): How many hosts the pool keeps waiting.
+    ``ready_pids`` (tuple[int, ...]): Process ids of the hosts waiting for `start` now (launched, unclaimed).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"claimed", "closed", "handle", "hosts", "ready_pids"})
+    _required = frozenset({"claimed", "closed", "hosts", "ready_pids"})
+
 #: Adapter install or availability strategy.
 RESOLUTION_STRATEGY_VALUES = ("preinstalled", "image_provided", "pip_uv", "npm", "source", "service", "native_plugin",)
 
@@ -1680,6 +1696,7 @@ for _model in (
     OpenAiChunk,
     OpenAiChunkChoice,
     OpenAiChunkDelta,
+    PrewarmInfo,
     ResolvedAdapterDescriptor,
     ResolvedTargetDescriptor,
     RunPlan,

@@ -24,6 +24,7 @@ from fabric_core._util import (
 from fabric_core.environment import EnvironmentHandle
 from fabric_core.errors import FabricConfigError, FabricStateError
 from fabric_core.models import CheckRequest, FabricConfig, RunRequest
+from fabric_core.prewarm import Prewarm
 from fabric_core.runtime import Runtime
 from fabric_core.runtime import _backstop as _runtime_backstop
 from fabric_core.service import Service, ServiceStatus
@@ -132,6 +133,42 @@ class Fabric:
             lambda: library.fabric_run(payload, request_bytes, options, _ffi.out_slot()),
         )
         return RunResult._from_json(json.loads(text))
+
+    def prewarm(
+        self,
+        config: FabricConfig,
+        *,
+        hosts: int = 1,
+        base_dir: PathArg = None,
+        expected_descriptor_sha256: str | None = None,
+        start_timeout_seconds: float | None = None,
+    ) -> Prewarm:
+        """Launch ``hosts`` adapter hosts (1 to 64) of ``config`` ahead of time.
+
+        Returns a ``Prewarm`` (a context manager; ``close()`` terminates the hosts still
+        waiting). Later ``run``/``start_runtime`` calls with the same config and options
+        take a waiting host (and the core launches a replacement in the background); results,
+        evidence and stats are those of a cold start. Returns once the hosts are launched.
+        Raises ``FabricConfigError`` (``hosts`` out of range: ``details["path"] == "hosts"``)
+        or ``FabricCapabilityError`` (``prewarm_unsupported``: a non-local environment
+        provider).
+        """
+
+        if isinstance(hosts, bool) or not isinstance(hosts, int) or not 0 <= hosts < 2**32:
+            raise FabricConfigError(
+                "hosts must be an integer from 1 to 64", stage="config", code=Code.INVALID_ARGUMENT
+            )
+        library = self._lib()
+        options = options_arg(
+            base_dir=base_dir,
+            expected_descriptor_sha256=expected_descriptor_sha256,
+            start_timeout_seconds=start_timeout_seconds,
+        )
+        slot = ctypes.c_uint64(0)
+        text = library.fabric_prewarm_start(
+            config_json(config), options, hosts, ctypes.byref(slot), _ffi.out_slot()
+        )
+        return Prewarm(library=library, handle=slot.value, info=json.loads(text))
 
     async def start_runtime(
         self,

@@ -198,6 +198,7 @@ RuntimeInfo = _g.RuntimeInfo
 #: NeMo Fabric's name for a started runtime's identity.
 RuntimeHandle = RuntimeInfo
 RuntimeStatusInfo = _g.RuntimeStatusInfo
+PrewarmInfo = _g.PrewarmInfo
 EnvironmentInfo = _g.EnvironmentInfo
 EnvironmentReference = _g.EnvironmentReference
 ServiceHandle = _g.ServiceHandle
@@ -228,6 +229,7 @@ __all__ = [
     "InvocationSystemStats",
     "ResourceObservation",
     "RunOutput",
+    "PrewarmInfo",
     "RunPlan",
     "RunResult",
     "RunUsage",

@@ -6,6 +6,7 @@
 //! optional ATOF records, task and rollout ids) to [`GymObservations`], is
 //! `fabric_relay::gym::observations`. The mapping rules are in `docs/gym.md`.
 
+mod join;
 mod model;
 mod trajectory;
 mod validate;
@@ -14,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use join::{GymJoinModelCallsRequest, ModelCallRecord};
 pub use model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
     ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerKind, ModelServerRef,

@@ -28,6 +28,7 @@
 //! ```
 
 mod atof;
+mod join;
 mod map;
 
 #[cfg(test)]
@@ -36,4 +37,5 @@ mod tests;
 #[cfg(doc)]
 use fabric_config::gym::{GymObservations, GymObservationsRequest};
 
+pub use join::{JOIN_GAP_CODES, join_model_call_observations};
 pub use map::{GAP_CODES, observations};

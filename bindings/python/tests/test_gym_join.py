@@ -1,6 +1,6 @@
 """``fabric_core.gym.join_model_call_observations`` (the core's ``fabric_gym_join_model_calls``)
-compared with nemo-gym's own ``join_model_call_observations`` on the same inputs: one
-hand-written rollout with every outcome and a few hundred generated ones, run by the Gym
+compared with nemo-gym's own ``join_model_call_observations`` on the same inputs: the
+shared rollout with every outcome (tests/fixtures/gym-join.json) and 300 generated ones, run by the Gym
 interpreter (``FABRIC_GYM_PYTHON``, nemo-gym 0.7.0 from scripts/setup.sh)."""
 
 from __future__ import annotations
@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from fabric_core import FabricConfigError, gym
+from fcsupport import REPO
 from test_gym import gym_python
+
+FIXTURE = json.loads((REPO / "tests" / "fixtures" / "gym-join.json").read_text())
 
 POLICY = {"type": "responses_api_models", "name": "policy"}
 JUDGE = {"type": "responses_api_models", "name": "judge"}
@@ -54,26 +57,10 @@ def invocation(invocation_id: str, calls: list[dict[str, Any]], parent: str | No
 
 
 def every_outcome() -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    bundle = {"source": "nemo-fabric", "gaps": [
-        {"code": "model_call_reference_unmatched", "invocation_id": "root", "detail": "stale"},
-        {"code": "conversation_unavailable", "invocation_id": "root"}], "records": [
-        invocation("root", [{"model_call_id": "mc-1"}, {"model_ref": POLICY, "response_id": "resp-2"},
-                            {"model_call_id": "mc-dup"}, {"model_call_id": "mc-gone"}]),
-        invocation("sub", [{"model_call_id": "mc-1"}], parent="root"),
-        {"kind": "context_compaction", "invocation_id": "root", "outcome": "completed",
-         "model_calls": [{"model_call_id": "mc-1"}, {"model_call_id": "mc-4"}],
-         "before_model_call": {"model_call_id": "mc-2"}, "after_model_call": {"model_call_id": "mc-gone"}},
-    ]}
-    calls = [
-        {"model_call_id": "mc-1", "response_id": "resp-1", "model_ref": POLICY, "call_index": 0, "tokens_in": 12},
-        {"model_call_id": "mc-2", "response_id": "resp-2", "model_ref": POLICY, "call_index": 1},
-        {"model_call_id": "mc-dup", "call_index": 2},
-        {"model_call_id": "mc-dup", "call_index": 3},
-        {"model_call_id": "mc-4", "call_index": 4},
-        {"model_call_id": "mc-5", "client_session_id": "sub", "call_index": 5},
-        {"response_id": "resp-6", "call_index": 6},
-    ]
-    return bundle, calls
+    """The shared rollout of tests/fixtures/gym-join.json (every outcome of the join; the
+    TypeScript and Go tests join it too)."""
+
+    return FIXTURE["bundle"], FIXTURE["calls"]
 
 
 def generated(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -136,7 +123,8 @@ def test_join_matches_nemo_gym() -> None:
     assert len(compared) == len(cases)
     for index, (theirs, ours) in enumerate(compared):
         assert ours == theirs, f"case {index}: {json.dumps(cases[index][:2])}"
-    # The hand-written case exercises every gap code of the join.
+    # The shared fixture's expected bundle is ours, and Gym's join agrees with it.
+    assert cases[0][2] == FIXTURE["joined"]
     codes = {gap["code"] for gap in compared[0][1]["gaps"]}
     assert codes >= {"model_call_reference_ambiguous", "model_call_reference_conflict",
                      "model_call_reference_unmatched", "model_call_ownership_unavailable"}

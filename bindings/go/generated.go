@@ -1788,7 +1788,7 @@ type RunResult struct {
 	Harness string `json:"harness"`
 	// InvocationID: Invocation id.
 	InvocationID string `json:"invocation_id"`
-	// Metadata: Result-specific details.
+	// Metadata: Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit).
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Output: Adapter output.
 	Output json.RawMessage `json:"output,omitempty"`

@@ -1649,7 +1649,7 @@ export interface RunResult {
   harness: string;
   /** Invocation id. */
   invocation_id: string;
-  /** Result-specific details. */
+  /** Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit). */
   metadata?: JsonObject;
   /** Adapter output. */
   output?: JsonValue;

@@ -35,6 +35,9 @@ pub const GAP_CODES: &[&str] = &[
     codes::ATOF_RECORDS_UNCORRELATED,
 ];
 
+/// The RunResult metadata key of the adapter-reported stop reason.
+const STOP_REASON: &str = "stop_reason";
+
 /// ATOF scope categories.
 const AGENT: &str = "agent";
 const TOOL: &str = "tool";
@@ -217,7 +220,12 @@ impl<'a> Mapping<'a> {
                 status: invocation_status(result.status),
                 duration_ms: result_duration_ms(result),
                 error_type: result.error.as_ref().map(|error| error.code.clone()),
-                stop_reason: None,
+                // Only the invocation whose adapter reported it (never its subagents).
+                stop_reason: result
+                    .metadata
+                    .get(STOP_REASON)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 model_calls: Vec::new(),
                 conversation: Vec::new(),
             });

@@ -1201,7 +1201,7 @@ class RunResult(FabricMapping):
     ``execution`` (ExecutionEvidence | None, optional): Selected software evidence (`None` when `provenance.enabled` is false; old saved results omit it).
     ``harness`` (str): Stable harness identifier.
     ``invocation_id`` (str): Invocation id.
-    ``metadata`` (Mapping[str, Any], optional): Result-specific details.
+    ``metadata`` (Mapping[str, Any], optional): Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit).
     ``output`` (Any, optional): Adapter output.
     ``request_id`` (str): Request id.
     ``resource_snapshot`` (RuntimeResourceSnapshot | None, optional): Runtime resource snapshot taken after the invocation.

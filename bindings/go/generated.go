@@ -866,7 +866,7 @@ const (
 
 // AgentInvocation: One root agent or subagent conversation (`AgentInvocation`).
 type AgentInvocation struct {
-	// Conversation: Normalized Responses-API conversation items (none observed here: gaps say so).
+	// Conversation: Normalized Responses-API conversation items, from the invocation's Relay ATIF trajectory (empty without one: a gap says so).
 	Conversation []json.RawMessage `json:"conversation,omitempty"`
 	// DurationMS: Duration in milliseconds (≥ 0).
 	DurationMS *float64 `json:"duration_ms,omitempty"`

@@ -24,7 +24,8 @@ use crate::status::FabricStatus;
 /// shape or an unknown member (`metadata.path`), a blank `task_id`/`rollout_id`
 /// (`gym_id_blank`), two results with one invocation id (`gym_invocation_id_duplicate`)),
 /// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid UTF-8).
-/// Blocking: no (pure computation). Thread-safe.
+/// Blocking: reads the Relay ATIF trajectory file each result lists (no other I/O).
+/// Thread-safe.
 ///
 /// # Safety
 /// `request_json` must be NULL or a NUL-terminated string valid for the duration of the

@@ -2,7 +2,7 @@
 //! invocations) mapped to Gym's `nemo_gym.rollout_observability` contract.
 //!
 //! The documents live here (they cross the C ABI: their schemas are generated); the mapping
-//! itself, a pure function from a [`GymObservationsRequest`] (RunResults of one rollout,
+//! itself, a function from a [`GymObservationsRequest`] (RunResults of one rollout,
 //! optional ATOF records, task and rollout ids) to [`GymObservations`], is
 //! `fabric_relay::gym::observations`. The mapping rules are in `docs/gym.md`.
 

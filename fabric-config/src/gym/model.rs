@@ -95,7 +95,8 @@ pub struct AgentInvocation {
     /// Model calls with reported ids.
     #[serde(default)]
     pub model_calls: Vec<ModelCallRef>,
-    /// Normalized Responses-API conversation items (none observed here: gaps say so).
+    /// Normalized Responses-API conversation items, from the invocation's Relay ATIF
+    /// trajectory (empty without one: a gap says so).
     #[serde(default)]
     pub conversation: Vec<Value>,
 }

@@ -362,7 +362,7 @@ ADAPTER_KIND_VALUES = ("process", "http", "python", "native_plugin",)
 class AgentInvocation(FabricMapping):
     """One root agent or subagent conversation (`AgentInvocation`).
 
-    ``conversation`` (tuple[Any, ...], optional): Normalized Responses-API conversation items (none observed here: gaps say so).
+    ``conversation`` (tuple[Any, ...], optional): Normalized Responses-API conversation items, from the invocation's Relay ATIF trajectory (empty without one: a gap says so).
     ``duration_ms`` (float | None, optional): Duration in milliseconds (≥ 0).
     ``error_type`` (str | None, optional): The failure's error code.
     ``invocation_id`` (str): Invocation id, unique within a bundle.

@@ -864,7 +864,7 @@ export type AdapterKind = "process" | "http" | "python" | "native_plugin";
 
 /** One root agent or subagent conversation (`AgentInvocation`). */
 export interface AgentInvocation {
-  /** Normalized Responses-API conversation items (none observed here: gaps say so). */
+  /** Normalized Responses-API conversation items, from the invocation's Relay ATIF trajectory (empty without one: a gap says so). */
   conversation?: JsonValue[];
   /** Duration in milliseconds (≥ 0). */
   duration_ms?: number | null;

@@ -105,6 +105,32 @@ impl<'a> Captured<'a> {
         }
     }
 
+    /// The one captured call `reference` names; else the reference's unmatched or ambiguous
+    /// gap (of `invocation`, its detail under `field`) is pushed and `None` returned.
+    fn single(
+        &self,
+        reference: &ModelCallRef,
+        invocation: &str,
+        field: Option<&str>,
+        gaps: &mut Vec<ObservationGap>,
+    ) -> Option<usize> {
+        let candidates = self.matches(reference);
+        if let [index] = candidates[..] {
+            return Some(index);
+        }
+        let code = if candidates.is_empty() {
+            codes::MODEL_CALL_REFERENCE_UNMATCHED
+        } else {
+            codes::MODEL_CALL_REFERENCE_AMBIGUOUS
+        };
+        gaps.push(gap(
+            code,
+            invocation,
+            detail(field, reference_name(reference)),
+        ));
+        None
+    }
+
     /// The detail naming call `index` in a gap.
     fn name(&self, index: usize) -> Option<String> {
         let call = &self.calls[index];
@@ -146,14 +172,6 @@ fn reference_name(reference: &ModelCallRef) -> Option<String> {
         .map(str::to_owned)
 }
 
-fn unresolved_code(candidates: usize) -> &'static str {
-    if candidates == 0 {
-        codes::MODEL_CALL_REFERENCE_UNMATCHED
-    } else {
-        codes::MODEL_CALL_REFERENCE_AMBIGUOUS
-    }
-}
-
 /// Resolves the bundle's references against the captured calls (see the module docs).
 /// Fails with a [`GymError`] when the bundle breaks Gym's identity rules.
 pub fn join_model_call_observations(
@@ -188,23 +206,12 @@ pub fn join_model_call_observations(
         };
         let id = invocation.invocation_id.clone();
         for reference in &mut invocation.model_calls {
-            let candidates = captured.matches(reference);
-            let [index] = candidates[..] else {
-                let code = unresolved_code(candidates.len());
-                gaps.push(ObservationGap::new(
-                    code,
-                    Some(&id),
-                    reference_name(reference),
-                ));
+            let Some(index) = captured.single(reference, &id, None, &mut gaps) else {
                 continue;
             };
             if owners.contains_key(&index) {
                 let detail = captured.name(index);
-                gaps.push(ObservationGap::new(
-                    codes::MODEL_CALL_REFERENCE_CONFLICT,
-                    Some(&id),
-                    detail,
-                ));
+                gaps.push(gap(codes::MODEL_CALL_REFERENCE_CONFLICT, &id, detail));
                 continue;
             }
             owners.insert(index, id.clone());
@@ -212,60 +219,39 @@ pub fn join_model_call_observations(
         }
     }
     for record in &mut bundle.records {
-        if let AgentObservationRecord::ContextCompaction(compaction) = record {
-            let id = compaction.invocation_id.clone();
-            for reference in &mut compaction.model_calls {
-                let candidates = captured.matches(reference);
-                let detail = |name: Option<String>| Some(format!("model_calls:{}", show(name)));
-                let [index] = candidates[..] else {
-                    let code = unresolved_code(candidates.len());
-                    gaps.push(ObservationGap::new(
-                        code,
-                        Some(&id),
-                        detail(reference_name(reference)),
-                    ));
+        let AgentObservationRecord::ContextCompaction(compaction) = record else {
+            continue;
+        };
+        let id = compaction.invocation_id.clone();
+        let field = Some("model_calls");
+        for reference in &mut compaction.model_calls {
+            let Some(index) = captured.single(reference, &id, field, &mut gaps) else {
+                continue;
+            };
+            let code = match owners.get(&index) {
+                Some(owner) if *owner == id => {
+                    *reference = captured.canonical(index);
                     continue;
-                };
-                match owners.get(&index) {
-                    Some(owner) if *owner == id => *reference = captured.canonical(index),
-                    owner => {
-                        let code = if owner.is_some() {
-                            codes::MODEL_CALL_REFERENCE_CONFLICT
-                        } else {
-                            codes::MODEL_CALL_OWNERSHIP_UNAVAILABLE
-                        };
-                        gaps.push(ObservationGap::new(
-                            code,
-                            Some(&id),
-                            detail(captured.name(index)),
-                        ));
-                    }
                 }
-            }
-            for (field, slot) in [
-                ("before_model_call", &mut compaction.before_model_call),
-                ("after_model_call", &mut compaction.after_model_call),
-            ] {
-                let Some(reference) = slot else { continue };
-                let candidates = captured.matches(reference);
-                let detail = |name: Option<String>| Some(format!("{field}:{}", show(name)));
-                let [index] = candidates[..] else {
-                    let code = unresolved_code(candidates.len());
-                    gaps.push(ObservationGap::new(
-                        code,
-                        Some(&id),
-                        detail(reference_name(reference)),
-                    ));
-                    continue;
-                };
-                match owners.get(&index) {
-                    Some(owner) if *owner != id => gaps.push(ObservationGap::new(
-                        codes::MODEL_CALL_REFERENCE_CONFLICT,
-                        Some(&id),
-                        detail(captured.name(index)),
-                    )),
-                    _ => *reference = captured.canonical(index),
+                Some(_) => codes::MODEL_CALL_REFERENCE_CONFLICT,
+                None => codes::MODEL_CALL_OWNERSHIP_UNAVAILABLE,
+            };
+            gaps.push(gap(code, &id, detail(field, captured.name(index))));
+        }
+        for (field, slot) in [
+            ("before_model_call", &mut compaction.before_model_call),
+            ("after_model_call", &mut compaction.after_model_call),
+        ] {
+            let Some(reference) = slot else { continue };
+            let Some(index) = captured.single(reference, &id, Some(field), &mut gaps) else {
+                continue;
+            };
+            match owners.get(&index) {
+                Some(owner) if *owner != id => {
+                    let detail = detail(Some(field), captured.name(index));
+                    gaps.push(gap(codes::MODEL_CALL_REFERENCE_CONFLICT, &id, detail));
                 }
+                _ => *reference = captured.canonical(index),
             }
         }
     }
@@ -291,9 +277,18 @@ pub fn join_model_call_observations(
     Ok(bundle)
 }
 
-/// A missing name as Gym writes it.
-fn show(name: Option<String>) -> String {
-    name.unwrap_or_else(|| "None".to_owned())
+/// A gap's detail: the name, under `field` when there is one (a missing name is written
+/// as Gym writes it, `None`).
+fn detail(field: Option<&str>, name: Option<String>) -> Option<String> {
+    match field {
+        None => name,
+        Some(field) => Some(format!("{field}:{}", name.as_deref().unwrap_or("None"))),
+    }
+}
+
+/// A join gap of `invocation`.
+fn gap(code: &str, invocation: &str, detail: Option<String>) -> ObservationGap {
+    ObservationGap::new(code, Some(invocation), detail)
 }
 
 /// Adds to each invocation the captured calls that name it as their `client_session_id`

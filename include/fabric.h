@@ -257,12 +257,36 @@ int32_t fabric_environment_attach(const char *config_json, const char *reference
 // shape or an unknown member (`metadata.path`), a blank `task_id`/`rollout_id`
 // (`gym_id_blank`), two results with one invocation id (`gym_invocation_id_duplicate`)),
 // `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid UTF-8).
-// Blocking: no (pure computation). Thread-safe.
+// Blocking: reads the Relay ATIF trajectory file each result lists (no other I/O).
+// Thread-safe.
 //
 // # Safety
 // `request_json` must be NULL or a NUL-terminated string valid for the duration of the
 // call; `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_gym_observations(const char *request_json, char **out);
+
+// Resolves the model-call references of a NeMo Gym bundle against the calls a model
+// server captured for the same rollout (Gym's `join_model_call_observations`): `*out` is
+// the joined `AgentObservationBundle` (`schemas/sdk/gym-observation-bundle.schema.json`).
+//
+// `request_json`: `{"bundle": AgentObservationBundle, "calls": [ModelCallRecord, ...]}`
+// (`schemas/sdk/gym-join-model-calls-request.schema.json`). Ownership is never guessed
+// and nothing is matched by content or timing; what cannot be joined exactly is a gap
+// (`docs/gym.md`).
+//
+// Ownership: the input is borrowed for the call only; `*out` is owned by the caller and
+// released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (the request is not JSON (`invalid_json`), has the wrong
+// shape or an unknown member (`metadata.path`), a bundle that breaks Gym's identity rules
+// (`gym_invocation_id_duplicate`, `gym_parent_cycle`, `gym_model_call_ref_invalid`,
+// `gym_tool_call_timing_invalid`, with `metadata.path` under `bundle`)),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid UTF-8).
+// Blocking: no (pure computation). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_gym_join_model_calls(const char *request_json, char **out);
 
 // Reads the CPU time, resident memory and process count of a runtime's adapter host and
 // its descendants, and returns a RuntimeResourceSnapshot (`runtime_id`, `started_at`,

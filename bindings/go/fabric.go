@@ -290,6 +290,18 @@ func (f *Fabric) GymObservations(ctx context.Context, request GymObservationsReq
 	return decoded[GymObservations](await(ctx, func() nativeResult { return nativeGymObservations(string(text)) }, nil))
 }
 
+// JoinModelCallObservations resolves the model-call references of a Gym bundle against the
+// calls a model server captured for the same rollout (Gym's `join_model_call_observations`,
+// docs/gym.md): ownership is never guessed, and what cannot be joined exactly is a gap. A
+// bundle that breaks Gym's identity rules is a *ConfigError (its path under `bundle`).
+func (f *Fabric) JoinModelCallObservations(ctx context.Context, bundle AgentObservationBundle, calls []ModelCallRecord) (*AgentObservationBundle, error) {
+	text, err := json.Marshal(GymJoinModelCallsRequest{Bundle: bundle, Calls: calls})
+	if err != nil {
+		return nil, err
+	}
+	return decoded[AgentObservationBundle](await(ctx, func() nativeResult { return nativeGymJoinModelCalls(string(text)) }, nil))
+}
+
 // Plan resolves the adapter and checks compatibility.
 func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan, error) {
 	return decoded[RunPlan](f.plan(ctx, config, opts))

@@ -292,6 +292,10 @@ var ReasonCodes = []string{
 	"metadata_not_found",
 	"model_call_id_duplicate",
 	"model_call_ids_unreported",
+	"model_call_ownership_unavailable",
+	"model_call_reference_ambiguous",
+	"model_call_reference_conflict",
+	"model_call_reference_unmatched",
 	"model_calls_unobserved",
 	"path_outside_base_dir",
 	"platform_unsupported",
@@ -609,6 +613,14 @@ const (
 	CodeModelCallIDDuplicate = "model_call_id_duplicate"
 	// CodeModelCallIDSUnreported (reason): Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id
 	CodeModelCallIDSUnreported = "model_call_ids_unreported"
+	// CodeModelCallOwnershipUnavailable (reason): Gym gap: a captured call (or a compaction's call) is owned by no invocation
+	CodeModelCallOwnershipUnavailable = "model_call_ownership_unavailable"
+	// CodeModelCallReferenceAmbiguous (reason): Gym gap: a model call reference matches several captured calls; it was kept as reported
+	CodeModelCallReferenceAmbiguous = "model_call_reference_ambiguous"
+	// CodeModelCallReferenceConflict (reason): Gym gap: a captured call is already owned by another invocation; the reference was kept as reported
+	CodeModelCallReferenceConflict = "model_call_reference_conflict"
+	// CodeModelCallReferenceUnmatched (reason): Gym gap: a model call reference matches no captured call; it was kept as reported
+	CodeModelCallReferenceUnmatched = "model_call_reference_unmatched"
 	// CodeModelCallsUnobserved (reason): Gym gap: no ATOF records of the invocation, so its model calls are unknown
 	CodeModelCallsUnobserved = "model_calls_unobserved"
 	// CodeModelRoleAmbiguous (error): the adapter cannot tell which model role to use
@@ -857,7 +869,7 @@ const (
 
 // AgentInvocation: One root agent or subagent conversation (`AgentInvocation`).
 type AgentInvocation struct {
-	// Conversation: Normalized Responses-API conversation items (none observed here: gaps say so).
+	// Conversation: Normalized Responses-API conversation items, from the invocation's Relay ATIF trajectory (empty without one: a gap says so).
 	Conversation []json.RawMessage `json:"conversation,omitempty"`
 	// DurationMS: Duration in milliseconds (≥ 0).
 	DurationMS *float64 `json:"duration_ms,omitempty"`
@@ -1398,6 +1410,14 @@ type GaugeSummary struct {
 	TimeWeightedMean *float64 `json:"time_weighted_mean,omitempty"`
 }
 
+// GymJoinModelCallsRequest: Input of `join_model_call_observations`: a bundle and the captured calls of its rollout.
+type GymJoinModelCallsRequest struct {
+	// Bundle: The bundle whose references are resolved (it must pass Gym's identity rules).
+	Bundle AgentObservationBundle `json:"bundle"`
+	// Calls: The captured model calls, in capture order.
+	Calls []ModelCallRecord `json:"calls,omitempty"`
+}
+
 // GymObservations: Output of the Gym mapping: the Gym bundle and the rollout's trajectory.
 type GymObservations struct {
 	// NgAgentObservations: The value for Gym's `ng_agent_observations` key.
@@ -1567,6 +1587,20 @@ type MeasurementUint64 struct {
 	Status ObservationStatus `json:"status"`
 	// Value: The value; present only when `status` is `available`.
 	Value *uint64 `json:"value,omitempty"`
+}
+
+// ModelCallRecord: The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does.
+type ModelCallRecord struct {
+	// CallIndex: Durable append order of the capture.
+	CallIndex uint64 `json:"call_index"`
+	// ClientSessionID: The client-declared session (an invocation id); evidence, not a security boundary.
+	ClientSessionID string `json:"client_session_id,omitempty"`
+	// ModelCallID: The server-generated id of the persisted call.
+	ModelCallID string `json:"model_call_id,omitempty"`
+	// ModelRef: The model server that served the call.
+	ModelRef *ModelServerRef `json:"model_ref,omitempty"`
+	// ResponseID: The response id the model server returned.
+	ResponseID string `json:"response_id,omitempty"`
 }
 
 // ModelCallRef: Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed.
@@ -1771,7 +1805,7 @@ type RunResult struct {
 	Harness string `json:"harness"`
 	// InvocationID: Invocation id.
 	InvocationID string `json:"invocation_id"`
-	// Metadata: Result-specific details.
+	// Metadata: Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit).
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// Output: Adapter output.
 	Output json.RawMessage `json:"output,omitempty"`

@@ -212,13 +212,26 @@ func nativeInspect(config string, descriptor, target *string) nativeResult {
 }
 
 func nativeGymObservations(request string) nativeResult {
+	return nativeRequest(request, func(cRequest *C.char, out **C.char) C.int32_t {
+		return C.fabric_gym_observations(cRequest, out)
+	})
+}
+
+func nativeGymJoinModelCalls(request string) nativeResult {
+	return nativeRequest(request, func(cRequest *C.char, out **C.char) C.int32_t {
+		return C.fabric_gym_join_model_calls(cRequest, out)
+	})
+}
+
+// nativeRequest calls a pure function of one JSON request that writes `*out`.
+func nativeRequest(request string, call func(*C.char, **C.char) C.int32_t) nativeResult {
 	cRequest, err := cstring(request, "request")
 	if err != nil {
 		return errorResult(err)
 	}
 	defer free(cRequest)
 	var out *C.char
-	status := C.fabric_gym_observations(cRequest, &out)
+	status := call(cRequest, &out)
 	return finish(status, out, 0)
 }
 

@@ -453,6 +453,15 @@ pub struct AgentArtifact {
     pub extensions: Extensions,
 }
 
+/// The result extension, owned by the core, in which an adapter reports why its invocation
+/// stopped (a non-empty string; `max_iterations` when the harness hit its iteration limit,
+/// from the adapter-side `on_iteration_limit_reached` hook). It needs no extension schema
+/// in the descriptor; the core moves it to `RunResult.metadata.stop_reason`.
+pub const STOP_REASON_EXTENSION: &str = "nemo_fabric.stop_reason";
+
+/// The stop reason of an invocation that hit its iteration limit.
+pub const STOP_REASON_MAX_ITERATIONS: &str = "max_iterations";
+
 /// Adapter-reported result of one invocation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -144,7 +144,8 @@ pub struct RunResult {
     /// Ordered telemetry references (`[]` when none).
     #[serde(default)]
     pub telemetry: Vec<TelemetryRef>,
-    /// Result-specific details.
+    /// Result-specific details; `stop_reason` is why the invocation stopped, when the
+    /// adapter reported it (`max_iterations`: the harness hit its iteration limit).
     #[serde(default, skip_serializing_if = "JsonObject::is_empty")]
     pub metadata: JsonObject,
     /// Invocation system stats (`None` when disabled or not collected).

@@ -71,6 +71,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ),
         ("sdk/gym-observations", schema::<gym::GymObservations>()),
         (
+            "sdk/gym-join-model-calls-request",
+            schema::<gym::GymJoinModelCallsRequest>(),
+        ),
+        (
+            "sdk/gym-observation-bundle",
+            schema::<gym::AgentObservationBundle>(),
+        ),
+        (
             "environment-provider/request",
             schema::<provider::ProviderRequest>(),
         ),

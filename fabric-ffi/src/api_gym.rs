@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use fabric_config::gym::GymObservationsRequest;
+use fabric_config::gym::{GymJoinModelCallsRequest, GymObservationsRequest};
 use fabric_config::{ConfigError, ErrorInfo, Stage};
 use fabric_relay::gym;
 
@@ -24,7 +24,8 @@ use crate::status::FabricStatus;
 /// shape or an unknown member (`metadata.path`), a blank `task_id`/`rollout_id`
 /// (`gym_id_blank`), two results with one invocation id (`gym_invocation_id_duplicate`)),
 /// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid UTF-8).
-/// Blocking: no (pure computation). Thread-safe.
+/// Blocking: reads the Relay ATIF trajectory file each result lists (no other I/O).
+/// Thread-safe.
 ///
 /// # Safety
 /// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
@@ -52,4 +53,41 @@ fn request_error(error: ConfigError) -> FfiError {
         info = info.with_metadata("argument", "request_json");
     }
     FfiError::new(FabricStatus::Config, info)
+}
+
+/// Resolves the model-call references of a NeMo Gym bundle against the calls a model
+/// server captured for the same rollout (Gym's `join_model_call_observations`): `*out` is
+/// the joined `AgentObservationBundle` (`schemas/sdk/gym-observation-bundle.schema.json`).
+///
+/// `request_json`: `{"bundle": AgentObservationBundle, "calls": [ModelCallRecord, ...]}`
+/// (`schemas/sdk/gym-join-model-calls-request.schema.json`). Ownership is never guessed
+/// and nothing is matched by content or timing; what cannot be joined exactly is a gap
+/// (`docs/gym.md`).
+///
+/// Ownership: the input is borrowed for the call only; `*out` is owned by the caller and
+/// released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (the request is not JSON (`invalid_json`), has the wrong
+/// shape or an unknown member (`metadata.path`), a bundle that breaks Gym's identity rules
+/// (`gym_invocation_id_duplicate`, `gym_parent_cycle`, `gym_model_call_ref_invalid`,
+/// `gym_tool_call_timing_invalid`, with `metadata.path` under `bundle`)),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid UTF-8).
+/// Blocking: no (pure computation). Thread-safe.
+///
+/// # Safety
+/// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+/// call; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_gym_join_model_calls(
+    request_json: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Config;
+    ffi_boundary!(stage, out, {
+        // SAFETY: forwarded from this function's contract.
+        let text = unsafe { str_arg(stage, "request_json", request_json) }?;
+        let request = GymJoinModelCallsRequest::from_json_str(text).map_err(request_error)?;
+        let bundle = gym::join_model_call_observations(&request)
+            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        to_json(stage, &bundle)
+    })
 }

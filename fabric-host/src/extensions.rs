@@ -4,7 +4,7 @@
 //! rejected, as upstream does for `run_request`.
 
 use fabric_config::Stage;
-use fabric_config::agent::AgentRunResult;
+use fabric_config::agent::{AgentRunResult, STOP_REASON_EXTENSION};
 use fabric_config::config::Extensions;
 use fabric_config::descriptor::{AdapterDescriptor, ExtensionPoint};
 use jsonschema::error::ValidationErrorKind;
@@ -113,6 +113,24 @@ impl ExtensionSchemas {
                 adapter_id: self.adapter_id.clone(),
                 path,
                 reason,
+            }),
+        }
+    }
+
+    /// Removes the core-owned [`STOP_REASON_EXTENSION`] from a result's extensions and
+    /// returns it (it needs no declared schema): a non-empty string, else the result is
+    /// invalid.
+    pub(crate) fn take_stop_reason(
+        result: &mut AgentRunResult,
+    ) -> Result<Option<String>, HostError> {
+        let Some(value) = result.extensions.remove(STOP_REASON_EXTENSION) else {
+            return Ok(None);
+        };
+        match value {
+            Value::String(reason) if !reason.trim().is_empty() => Ok(Some(reason)),
+            _ => Err(HostError::InvalidAgentRunResult {
+                stage: Stage::Invoke,
+                reason: format!("`extensions.{STOP_REASON_EXTENSION}`: must be a non-empty string"),
             }),
         }
     }
@@ -237,5 +255,23 @@ mod tests {
         .expect("result");
         let error = schemas.check_result(&undeclared).expect_err("undeclared");
         assert_eq!(error.code(), "invalid_agent_run_result");
+    }
+
+    #[test]
+    fn the_stop_reason_extension_needs_no_schema_and_must_be_text() {
+        let result = |reason: Value| -> AgentRunResult {
+            serde_json::from_value(json!({"status": "succeeded", "output": null,
+                "extensions": {STOP_REASON_EXTENSION: reason, "other": 1}}))
+            .expect("result")
+        };
+        let mut ok = result(json!("max_iterations"));
+        let reason = ExtensionSchemas::take_stop_reason(&mut ok).expect("taken");
+        assert_eq!(reason.as_deref(), Some("max_iterations"));
+        // Only the core-owned key is taken; the rest is still checked against schemas.
+        assert_eq!(ok.extensions.keys().collect::<Vec<_>>(), ["other"]);
+        for bad in [json!(""), json!(3), json!(null)] {
+            let error = ExtensionSchemas::take_stop_reason(&mut result(bad)).expect_err("invalid");
+            assert_eq!(error.code(), "invalid_agent_run_result");
+        }
     }
 }

@@ -30,6 +30,8 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/openai-chunk",
     "sdk/gym-observations-request",
     "sdk/gym-observations",
+    "sdk/gym-join-model-calls-request",
+    "sdk/gym-observation-bundle",
 ];
 
 /// Documents the bindings pass through as plain JSON objects (configs and descriptors are

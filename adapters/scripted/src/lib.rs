@@ -27,6 +27,7 @@ mod evidence;
 mod health;
 mod host;
 mod load;
+mod observer;
 mod runtime;
 mod service;
 mod settings;

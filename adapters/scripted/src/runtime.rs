@@ -12,6 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::contract::{AgentConfig, AgentRunRequest, InstructionMode, RuntimeContext};
 use crate::load::{self, Ballast};
+use crate::observer::StopObserver;
 use crate::settings::{Directives, ErrorSpec, ProtocolFault, Reply, Settings, WhenExhausted};
 use crate::wire::LifecycleError;
 
@@ -51,6 +52,7 @@ pub struct ScriptedRuntime {
     history: VecDeque<Turn>,
     ballast: Ballast,
     children: Vec<Child>,
+    stop: StopObserver,
 }
 
 impl ScriptedRuntime {
@@ -99,6 +101,7 @@ impl ScriptedRuntime {
             history: VecDeque::new(),
             ballast: Ballast::default(),
             children: Vec::new(),
+            stop: StopObserver::default(),
         })
     }
 
@@ -264,7 +267,11 @@ impl ScriptedRuntime {
                     ),
                     retryable: false,
                 };
-                return Step::Answer(Ok(failed_result(&error, usage, artifacts)));
+                // The turn limit is this harness's iteration limit.
+                self.stop.on_iteration_limit_reached(&context.invocation_id);
+                let mut result = failed_result(&error, usage, artifacts);
+                self.stop.finish(&context.invocation_id, &mut result);
+                return Step::Answer(Ok(result));
             }
         }
         if let Some(fail) = reply.as_ref().and_then(|(_, r)| r.fail.as_ref()) {

@@ -12,12 +12,14 @@ import * as path from "node:path";
 import { FabricCapabilityError, FabricConfigError, FabricRuntimeError, FabricStateError, ResourceObservationUnavailableError } from "./errors";
 import type {
   AdapterCapabilityProfile,
+  AgentObservationBundle,
   CheckReport,
   CheckRequest,
   DoctorReport,
   EnvironmentInfo,
   GymObservations,
   GymObservationsRequest,
+  ModelCallRecord,
   FabricConfig,
   RunPlan,
   RunRequest,
@@ -186,6 +188,16 @@ export class Fabric {
    */
   async gymObservations(request: GymObservationsRequest): Promise<GymObservations> {
     return parse(await this.library.call("fabric_gym_observations", [JSON.stringify(request)]));
+  }
+
+  /**
+   * Resolves the model-call references of a Gym bundle against the calls a model server
+   * captured for the same rollout (Gym's `join_model_call_observations`, docs/gym.md):
+   * ownership is never guessed, and what cannot be joined exactly is a gap. Throws
+   * FabricConfigError for a bundle that breaks Gym's identity rules (`path` under `bundle`).
+   */
+  async joinModelCallObservations(bundle: AgentObservationBundle, calls: readonly ModelCallRecord[]): Promise<AgentObservationBundle> {
+    return parse(await this.library.call("fabric_gym_join_model_calls", [JSON.stringify({ bundle, calls })]));
   }
 
   /** Collects every finding instead of stopping at the first. */

@@ -302,6 +302,10 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "metadata_not_found",
   "model_call_id_duplicate",
   "model_call_ids_unreported",
+  "model_call_ownership_unavailable",
+  "model_call_reference_ambiguous",
+  "model_call_reference_conflict",
+  "model_call_reference_unmatched",
   "model_calls_unobserved",
   "path_outside_base_dir",
   "platform_unsupported",
@@ -621,6 +625,14 @@ export const Code = {
   MODEL_CALL_ID_DUPLICATE: "model_call_id_duplicate",
   /** (reason) Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id */
   MODEL_CALL_IDS_UNREPORTED: "model_call_ids_unreported",
+  /** (reason) Gym gap: a captured call (or a compaction's call) is owned by no invocation */
+  MODEL_CALL_OWNERSHIP_UNAVAILABLE: "model_call_ownership_unavailable",
+  /** (reason) Gym gap: a model call reference matches several captured calls; it was kept as reported */
+  MODEL_CALL_REFERENCE_AMBIGUOUS: "model_call_reference_ambiguous",
+  /** (reason) Gym gap: a captured call is already owned by another invocation; the reference was kept as reported */
+  MODEL_CALL_REFERENCE_CONFLICT: "model_call_reference_conflict",
+  /** (reason) Gym gap: a model call reference matches no captured call; it was kept as reported */
+  MODEL_CALL_REFERENCE_UNMATCHED: "model_call_reference_unmatched",
   /** (reason) Gym gap: no ATOF records of the invocation, so its model calls are unknown */
   MODEL_CALLS_UNOBSERVED: "model_calls_unobserved",
   /** (error) the adapter cannot tell which model role to use */
@@ -855,7 +867,7 @@ export type AdapterKind = "process" | "http" | "python" | "native_plugin";
 
 /** One root agent or subagent conversation (`AgentInvocation`). */
 export interface AgentInvocation {
-  /** Normalized Responses-API conversation items (none observed here: gaps say so). */
+  /** Normalized Responses-API conversation items, from the invocation's Relay ATIF trajectory (empty without one: a gap says so). */
   conversation?: JsonValue[];
   /** Duration in milliseconds (≥ 0). */
   duration_ms?: number | null;
@@ -1326,6 +1338,14 @@ export interface GaugeSummary {
   time_weighted_mean?: number | null;
 }
 
+/** Input of `join_model_call_observations`: a bundle and the captured calls of its rollout. */
+export interface GymJoinModelCallsRequest {
+  /** The bundle whose references are resolved (it must pass Gym's identity rules). */
+  bundle: AgentObservationBundle;
+  /** The captured model calls, in capture order. */
+  calls?: ModelCallRecord[];
+}
+
 /** Output of the Gym mapping: the Gym bundle and the rollout's trajectory. */
 export interface GymObservations {
   /** The value for Gym's `ng_agent_observations` key. */
@@ -1458,6 +1478,20 @@ export interface Measurement_uint64 {
   status: ObservationStatus;
   /** The value; present only when `status` is `available`. */
   value?: number | null;
+}
+
+/** The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does. */
+export interface ModelCallRecord {
+  /** Durable append order of the capture. */
+  call_index: number;
+  /** The client-declared session (an invocation id); evidence, not a security boundary. */
+  client_session_id?: string | null;
+  /** The server-generated id of the persisted call. */
+  model_call_id?: string | null;
+  /** The model server that served the call. */
+  model_ref?: ModelServerRef | null;
+  /** The response id the model server returned. */
+  response_id?: string | null;
 }
 
 /** Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed. */
@@ -1632,7 +1666,7 @@ export interface RunResult {
   harness: string;
   /** Invocation id. */
   invocation_id: string;
-  /** Result-specific details. */
+  /** Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit). */
   metadata?: JsonObject;
   /** Adapter output. */
   output?: JsonValue;

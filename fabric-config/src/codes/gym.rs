@@ -87,5 +87,21 @@ declare! {
             O::Config,
             "Gym gap: ATOF records that belong to none of the results",
         ),
+        MODEL_CALL_REFERENCE_AMBIGUOUS = "model_call_reference_ambiguous" => reason(
+            O::Config,
+            "Gym gap: a model call reference matches several captured calls; it was kept as reported",
+        ),
+        MODEL_CALL_REFERENCE_UNMATCHED = "model_call_reference_unmatched" => reason(
+            O::Config,
+            "Gym gap: a model call reference matches no captured call; it was kept as reported",
+        ),
+        MODEL_CALL_REFERENCE_CONFLICT = "model_call_reference_conflict" => reason(
+            O::Config,
+            "Gym gap: a captured call is already owned by another invocation; the reference was kept as reported",
+        ),
+        MODEL_CALL_OWNERSHIP_UNAVAILABLE = "model_call_ownership_unavailable" => reason(
+            O::Config,
+            "Gym gap: a captured call (or a compaction's call) is owned by no invocation",
+        ),
     ];
 }

@@ -2,10 +2,11 @@
 //! invocations) mapped to Gym's `nemo_gym.rollout_observability` contract.
 //!
 //! The documents live here (they cross the C ABI: their schemas are generated); the mapping
-//! itself, a pure function from a [`GymObservationsRequest`] (RunResults of one rollout,
+//! itself, a function from a [`GymObservationsRequest`] (RunResults of one rollout,
 //! optional ATOF records, task and rollout ids) to [`GymObservations`], is
 //! `fabric_relay::gym::observations`. The mapping rules are in `docs/gym.md`.
 
+mod join;
 mod model;
 mod trajectory;
 mod validate;
@@ -14,6 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use join::{GymJoinModelCallsRequest, ModelCallRecord};
 pub use model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
     ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerKind, ModelServerRef,

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// A Gym model server (`ModelServerRef`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModelServerRef {
     /// Always `responses_api_models`.
@@ -21,7 +21,7 @@ pub struct ModelServerRef {
 }
 
 /// The only server type a model reference names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ModelServerKind {
     /// A Responses-API model server.
@@ -95,7 +95,8 @@ pub struct AgentInvocation {
     /// Model calls with reported ids.
     #[serde(default)]
     pub model_calls: Vec<ModelCallRef>,
-    /// Normalized Responses-API conversation items (none observed here: gaps say so).
+    /// Normalized Responses-API conversation items, from the invocation's Relay ATIF
+    /// trajectory (empty without one: a gap says so).
     #[serde(default)]
     pub conversation: Vec<Value>,
 }

@@ -66,6 +66,22 @@ pub enum GymError {
     },
 }
 
+/// The `path` of any variant (every variant carries one).
+macro_rules! each_path {
+    ($error:expr) => {
+        match $error {
+            GymError::IdBlank { path }
+            | GymError::InvocationIdDuplicate { path }
+            | GymError::ParentCycle { path }
+            | GymError::TurnInvalid { path }
+            | GymError::TurnIdentityMismatch { path }
+            | GymError::ModelCallIdDuplicate { path }
+            | GymError::ModelCallRefInvalid { path }
+            | GymError::ToolCallTimingInvalid { path } => path,
+        }
+    };
+}
+
 impl GymError {
     /// Every code [`GymError::code`] returns.
     pub const CODES: &'static [&'static str] = &[
@@ -93,18 +109,20 @@ impl GymError {
         }
     }
 
+    /// The same error about a document nested under `member` (its path gains the prefix).
+    pub fn under(mut self, member: &str) -> Self {
+        let path = self.path_mut();
+        *path = format!("{member}.{path}");
+        self
+    }
+
+    fn path_mut(&mut self) -> &mut String {
+        each_path!(self)
+    }
+
     /// JSON path of the offending field.
     pub fn path(&self) -> &str {
-        match self {
-            GymError::IdBlank { path }
-            | GymError::InvocationIdDuplicate { path }
-            | GymError::ParentCycle { path }
-            | GymError::TurnInvalid { path }
-            | GymError::TurnIdentityMismatch { path }
-            | GymError::ModelCallIdDuplicate { path }
-            | GymError::ModelCallRefInvalid { path }
-            | GymError::ToolCallTimingInvalid { path } => path,
-        }
+        each_path!(self)
     }
 }
 

@@ -5,6 +5,7 @@ mod atof_stream;
 mod c_abi;
 mod error_codes;
 mod gym;
+mod gym_join;
 mod header;
 mod limits;
 mod observe;

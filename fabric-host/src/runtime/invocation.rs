@@ -18,6 +18,7 @@ use fabric_stats::{ArtifactLocation, InvocationIds};
 use super::{DEADLINE_HEADROOM_MILLIS, Runtime};
 use crate::collect::{self, InvocationDir};
 use crate::error::HostError;
+use crate::extensions::ExtensionSchemas;
 use crate::home::private_file;
 use crate::host::DetachedCall;
 use crate::hosts::Notify;
@@ -205,7 +206,8 @@ impl Runtime {
         // A record that could not be written fails the invocation after the host answered
         // (the runtime stays usable).
         let (invocation_dir, record_path) = record?;
-        let agent = result::decode_agent_result(output)?;
+        let mut agent = result::decode_agent_result(output)?;
+        let stop_reason = ExtensionSchemas::take_stop_reason(&mut agent)?;
         self.extensions.check_result(&agent)?;
         let at = InvocationDir {
             root: self.home.root(),
@@ -300,7 +302,7 @@ impl Runtime {
                 details,
             ));
         }
-        let metadata = meta([
+        let mut metadata = meta([
             ("adapter_runner", "persistent_local_host".into()),
             ("environment_provider", "local".into()),
             (
@@ -314,6 +316,9 @@ impl Runtime {
             ("host_command", self.host_command.clone().into()),
             ("host_pid", host.pid().into()),
         ]);
+        if let Some(reason) = stop_reason {
+            metadata.insert("stop_reason".into(), reason.into());
+        }
         Ok(RunResult {
             agent_name: self.identity.agent_name.clone(),
             harness: self.identity.harness.clone(),

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::Value;
 
 use super::atof::{Records, Scope, seconds, unix_seconds};
+use super::conversation;
 use fabric_config::agent::RunStatus;
 use fabric_config::gym::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
@@ -34,6 +35,9 @@ pub const GAP_CODES: &[&str] = &[
     codes::SANDBOX_USAGE_UNAVAILABLE,
     codes::ATOF_RECORDS_UNCORRELATED,
 ];
+
+/// The RunResult metadata key of the adapter-reported stop reason.
+const STOP_REASON: &str = "stop_reason";
 
 /// ATOF scope categories.
 const AGENT: &str = "agent";
@@ -209,7 +213,15 @@ impl<'a> Mapping<'a> {
     }
 
     fn run(&mut self) {
+        let mut conversations = HashMap::new();
         for result in &self.request.results {
+            let conversation = match conversation::conversation(result) {
+                Ok(items) => items,
+                Err(detail) => {
+                    conversations.insert(result.invocation_id.clone(), detail);
+                    Vec::new()
+                }
+            };
             self.push_invocation(AgentInvocation {
                 invocation_id: result.invocation_id.clone(),
                 parent_invocation_id: None,
@@ -217,9 +229,14 @@ impl<'a> Mapping<'a> {
                 status: invocation_status(result.status),
                 duration_ms: result_duration_ms(result),
                 error_type: result.error.as_ref().map(|error| error.code.clone()),
-                stop_reason: None,
+                // Only the invocation whose adapter reported it (never its subagents).
+                stop_reason: result
+                    .metadata
+                    .get(STOP_REASON)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
                 model_calls: Vec::new(),
-                conversation: Vec::new(),
+                conversation,
             });
         }
         let mut scopes: Vec<Scope> = self.records.scopes.values().cloned().collect();
@@ -268,11 +285,17 @@ impl<'a> Mapping<'a> {
                 )),
             ));
         }
+        // Subagents (and results without a Relay trajectory) have no conversation.
         for invocation in &self.invocations {
+            let detail = match conversations.get(&invocation.invocation_id) {
+                Some(detail) => detail.clone(),
+                None if invocation.parent_invocation_id.is_none() => continue,
+                None => None,
+            };
             self.gaps.push(gap(
                 codes::CONVERSATION_UNAVAILABLE,
                 Some(&invocation.invocation_id),
-                None,
+                detail,
             ));
         }
         for (index, result) in self.request.results.iter().enumerate() {

@@ -2,8 +2,9 @@
 //! invocations) mapped to Gym's `nemo_gym.rollout_observability` contract. The documents
 //! are `fabric_config::gym`'s; this is the mapping (`docs/gym.md`).
 //!
-//! [`observations`] is a pure function from a [`GymObservationsRequest`] (RunResults of one
-//! rollout, optional ATOF records, task and rollout ids) to [`GymObservations`]: the
+//! [`observations`] is a function from a [`GymObservationsRequest`] (RunResults of one
+//! rollout, optional ATOF records, task and rollout ids) to [`GymObservations`] (it reads
+//! only the Relay ATIF trajectory files the results list, for conversations): the
 //! bundle that goes under the key `ng_agent_observations` and the trajectory record of the
 //! rollout. What could not be observed is an `ObservationGap`, never a guessed value.
 //!
@@ -28,6 +29,8 @@
 //! ```
 
 mod atof;
+mod conversation;
+mod join;
 mod map;
 
 #[cfg(test)]
@@ -36,4 +39,5 @@ mod tests;
 #[cfg(doc)]
 use fabric_config::gym::{GymObservations, GymObservationsRequest};
 
+pub use join::{JOIN_GAP_CODES, join_model_call_observations};
 pub use map::{GAP_CODES, observations};

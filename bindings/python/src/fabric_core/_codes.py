@@ -450,6 +450,18 @@ class Code:
     #: (reason) Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id
     MODEL_CALL_IDS_UNREPORTED = "model_call_ids_unreported"
 
+    #: (reason) Gym gap: a captured call (or a compaction's call) is owned by no invocation
+    MODEL_CALL_OWNERSHIP_UNAVAILABLE = "model_call_ownership_unavailable"
+
+    #: (reason) Gym gap: a model call reference matches several captured calls; it was kept as reported
+    MODEL_CALL_REFERENCE_AMBIGUOUS = "model_call_reference_ambiguous"
+
+    #: (reason) Gym gap: a captured call is already owned by another invocation; the reference was kept as reported
+    MODEL_CALL_REFERENCE_CONFLICT = "model_call_reference_conflict"
+
+    #: (reason) Gym gap: a model call reference matches no captured call; it was kept as reported
+    MODEL_CALL_REFERENCE_UNMATCHED = "model_call_reference_unmatched"
+
     #: (reason) Gym gap: no ATOF records of the invocation, so its model calls are unknown
     MODEL_CALLS_UNOBSERVED = "model_calls_unobserved"
 

@@ -310,6 +310,10 @@ REASON_CODES: frozenset[str] = frozenset({
     "metadata_not_found",
     "model_call_id_duplicate",
     "model_call_ids_unreported",
+    "model_call_ownership_unavailable",
+    "model_call_reference_ambiguous",
+    "model_call_reference_conflict",
+    "model_call_reference_unmatched",
     "model_calls_unobserved",
     "path_outside_base_dir",
     "platform_unsupported",
@@ -359,7 +363,7 @@ ADAPTER_KIND_VALUES = ("process", "http", "python", "native_plugin",)
 class AgentInvocation(FabricMapping):
     """One root agent or subagent conversation (`AgentInvocation`).
 
-    ``conversation`` (tuple[Any, ...], optional): Normalized Responses-API conversation items (none observed here: gaps say so).
+    ``conversation`` (tuple[Any, ...], optional): Normalized Responses-API conversation items, from the invocation's Relay ATIF trajectory (empty without one: a gap says so).
     ``duration_ms`` (float | None, optional): Duration in milliseconds (≥ 0).
     ``error_type`` (str | None, optional): The failure's error code.
     ``invocation_id`` (str): Invocation id, unique within a bundle.
@@ -848,6 +852,19 @@ class GaugeSummary(FabricMapping):
     _required = frozenset({"covered_fraction", "covered_seconds", "observations"})
 
 
+class GymJoinModelCallsRequest(FabricMapping):
+    """Input of `join_model_call_observations`: a bundle and the captured calls of its rollout.
+
+    ``bundle`` (AgentObservationBundle): The bundle whose references are resolved (it must pass Gym's identity rules).
+    ``calls`` (tuple[ModelCallRecord, ...], optional): The captured model calls, in capture order.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"bundle", "calls"})
+    _required = frozenset({"bundle"})
+    _nested = {"bundle": ("AgentObservationBundle", "one"), "calls": ("ModelCallRecord", "list")}
+
+
 class GymObservations(FabricMapping):
     """Output of the Gym mapping: the Gym bundle and the rollout's trajectory.
 
@@ -995,6 +1012,22 @@ class Measurement_uint64(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"reason", "status", "value"})
     _required = frozenset({"status"})
+
+
+class ModelCallRecord(FabricMapping):
+    """The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does.
+
+    ``call_index`` (int): Durable append order of the capture.
+    ``client_session_id`` (str | None, optional): The client-declared session (an invocation id); evidence, not a security boundary.
+    ``model_call_id`` (str | None, optional): The server-generated id of the persisted call.
+    ``model_ref`` (ModelServerRef | None, optional): The model server that served the call.
+    ``response_id`` (str | None, optional): The response id the model server returned.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"call_index", "client_session_id", "model_call_id", "model_ref", "response_id"})
+    _required = frozenset({"call_index"})
+    _nested = {"model_ref": ("ModelServerRef", "one")}
 
 
 class ModelCallRef(FabricMapping):
@@ -1184,7 +1217,7 @@ class RunResult(FabricMapping):
     ``execution`` (ExecutionEvidence | None, optional): Selected software evidence (`None` when `provenance.enabled` is false; old saved results omit it).
     ``harness`` (str): Stable harness identifier.
     ``invocation_id`` (str): Invocation id.
-    ``metadata`` (Mapping[str, Any], optional): Result-specific details.
+    ``metadata`` (Mapping[str, Any], optional): Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit).
     ``output`` (Any, optional): Adapter output.
     ``request_id`` (str): Request id.
     ``resource_snapshot`` (RuntimeResourceSnapshot | None, optional): Runtime resource snapshot taken after the invocation.
@@ -1680,6 +1713,7 @@ for _model in (
     ExecutionEvidence,
     FabricEvent,
     GaugeSummary,
+    GymJoinModelCallsRequest,
     GymObservations,
     GymObservationsRequest,
     InfrastructureReport,
@@ -1689,6 +1723,7 @@ for _model in (
     McpServerConfig,
     Measurement_double,
     Measurement_uint64,
+    ModelCallRecord,
     ModelCallRef,
     ModelServerRef,
     Observation,

@@ -5,6 +5,8 @@
 Server returns under :data:`NG_AGENT_OBSERVATIONS_KEY`; the trajectory is Gym's
 ``TrajectoryRecord`` (schema version ``"1.0"``). The mapping runs in the native core
 (``fabric_gym_observations``), the same for every binding; rules are in ``docs/gym.md``.
+``join_model_call_observations(bundle, calls)`` resolves a bundle's model-call references
+against the calls a model server captured (``fabric_gym_join_model_calls``).
 """
 
 from __future__ import annotations
@@ -57,4 +59,28 @@ def observations(
     return json.loads(text)
 
 
-__all__ = ["NG_AGENT_OBSERVATIONS_KEY", "observations"]
+def join_model_call_observations(bundle: Mapping[str, Any], calls: Iterable[Any]) -> dict[str, Any]:
+    """Resolve the model-call references of ``bundle`` (an ``ng_agent_observations`` value)
+    against ``calls``, the model calls a model server captured for the same rollout (Gym
+    ``ModelCallRecord`` mappings, or objects with ``model_dump()``, such as Gym's own
+    models). Ownership is never guessed and nothing is matched by content or timing; what
+    cannot be joined exactly is a gap. Returns the joined bundle (a new dict).
+
+    Raises :class:`fabric_core.FabricConfigError` for a bundle that breaks Gym's identity
+    rules (its ``path`` starts with ``bundle``) or a value of the wrong shape.
+    """
+
+    request = {"bundle": _document(bundle), "calls": [_document(call) for call in calls]}
+    library = _ffi.library()
+    text = library.fabric_gym_join_model_calls(dumps(request), _ffi.out_slot())
+    return json.loads(text)
+
+
+def _document(value: Any) -> Any:
+    dump = getattr(value, "model_dump", None)
+    if callable(dump) and not isinstance(value, Mapping):
+        return dump(mode="json", exclude_none=True)
+    return _plain(value)
+
+
+__all__ = ["NG_AGENT_OBSERVATIONS_KEY", "join_model_call_observations", "observations"]

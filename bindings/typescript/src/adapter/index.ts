@@ -9,6 +9,7 @@ export * from "./types";
 export { serve, LifecycleError, remainingMillis } from "./serve";
 export type { AdapterRuntime, RuntimeFactory, ServeOptions } from "./serve";
 export { pythonJsonDumps } from "./pyjson";
+export { StopObserver, STOP_REASON_EXTENSION, MAX_ITERATIONS } from "./observer";
 export {
   collectEvidence,
   lookupManifest,

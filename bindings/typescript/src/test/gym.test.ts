@@ -1,6 +1,8 @@
 import { test } from "node:test";
 import * as assert from "node:assert/strict";
-import { Fabric, FabricConfigError, type GymObservationsRequest } from "../index";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { Fabric, FabricConfigError, type AgentObservationBundle, type GymObservationsRequest, type ModelCallRecord } from "../index";
 
 function result(invocation: string) {
   return {
@@ -35,6 +37,23 @@ test("gymObservations reports duplicate invocation ids as a config error", async
   await assert.rejects(new Fabric().gymObservations(request), (error: unknown) => {
     assert.ok(error instanceof FabricConfigError);
     assert.equal(error.code, "gym_invocation_id_duplicate");
+    return true;
+  });
+});
+
+test("joinModelCallObservations joins the shared rollout as tests/fixtures/gym-join.json expects", async () => {
+  const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "..", "..", "tests", "fixtures", "gym-join.json"), "utf8"));
+  const joined = await new Fabric().joinModelCallObservations(fixture.bundle as AgentObservationBundle, fixture.calls as ModelCallRecord[]);
+  assert.deepEqual(joined, fixture.joined);
+});
+
+test("joinModelCallObservations refuses a bundle that breaks Gym's identity rules", async () => {
+  const twice = { kind: "agent_invocation", invocation_id: "a", status: "completed", model_calls: [], conversation: [] };
+  const bundle = { source: "s", records: [twice, twice] } as unknown as AgentObservationBundle;
+  await assert.rejects(new Fabric().joinModelCallObservations(bundle, []), (error: unknown) => {
+    assert.ok(error instanceof FabricConfigError);
+    assert.equal(error.code, "gym_invocation_id_duplicate");
+    assert.equal(error.details.path, "bundle.records[1].invocation_id");
     return true;
   });
 });

@@ -16,10 +16,16 @@ fn max_turns_is_enforced_on_claimed_turns() {
     }));
     let r = a.request(invoke_msg("R1", json!("x"), json!({})));
     assert_eq!(succeeded_output(&r)["output"]["metadata"]["turns_used"], 2);
+    assert!(succeeded_output(&r).get("extensions").is_none());
     let r = a.request(invoke_msg("R1", json!("x"), json!({})));
     let result = succeeded_output(&r);
     assert_eq!(result["status"], "failed");
     assert_eq!(result["error"]["code"], "max_turns_exceeded");
+    // The turn limit is the iteration limit: the core-owned stop-reason extension says so.
+    assert_eq!(
+        result["extensions"],
+        json!({"nemo_fabric.stop_reason": "max_iterations"})
+    );
     let r = a.request(invoke_msg(
         "R1",
         json!("x"),

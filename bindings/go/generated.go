@@ -1566,6 +1566,66 @@ type MeasurementUint64 struct {
 	Value *uint64 `json:"value,omitempty"`
 }
 
+// ModelCallRecord: One captured model call.
+type ModelCallRecord struct {
+	// API: The API by its path: `chat_completions`, `responses`, `messages`, or `other`.
+	API string `json:"api"`
+	// BaseURL: The role's real `base_url` the call was forwarded to.
+	BaseURL string `json:"base_url"`
+	// Chunks: Body reads forwarded to the harness (each forwarded as it arrived).
+	Chunks uint64 `json:"chunks"`
+	// Error: Why the call failed in the gateway (unreachable endpoint, over budget), if it did.
+	Error string `json:"error,omitempty"`
+	// InvocationID: The invocation in progress when the call arrived (`None`: outside an invocation).
+	InvocationID string `json:"invocation_id,omitempty"`
+	// LatencyMS: Milliseconds from the request to the end of the response.
+	LatencyMS float64 `json:"latency_ms"`
+	// Logprobs: Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream).
+	Logprobs []json.RawMessage `json:"logprobs,omitempty"`
+	// Method: The HTTP method.
+	Method string `json:"method"`
+	// Model: The model: the request's `model` field, else the role's configured model.
+	Model string `json:"model"`
+	// ModelCallID: The call's id (`model-call-…`): what Gym's `ModelCallRef.model_call_id` joins on.
+	ModelCallID string `json:"model_call_id"`
+	// ModelRef: The model server in Gym's terms (`ModelCallRef.model_ref`): a `responses_api_models` server named by the model role.
+	ModelRef ModelServerRef `json:"model_ref"`
+	// ModelRole: The model role of the config (`models.<role>`).
+	ModelRole string `json:"model_role"`
+	// Path: The path after the role's `base_url` (no gateway token, no query).
+	Path string `json:"path"`
+	// PromptTokenIDS: Prompt token ids, when the server returned them (`prompt_token_ids`).
+	PromptTokenIDS []json.RawMessage `json:"prompt_token_ids,omitempty"`
+	// Request: The request body (JSON when it parsed, else text).
+	Request json.RawMessage `json:"request"`
+	// RequestTruncated: `request` was cut at the cap (then it is text).
+	RequestTruncated bool `json:"request_truncated,omitempty"`
+	// Response: The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed).
+	Response json.RawMessage `json:"response"`
+	// ResponseID: The response's id: Gym's `ModelCallRef.response_id`.
+	ResponseID string `json:"response_id,omitempty"`
+	// ResponseTruncated: `response` was cut at the cap (then it is text).
+	ResponseTruncated bool `json:"response_truncated,omitempty"`
+	// RuntimeID: The runtime whose harness made the call.
+	RuntimeID string `json:"runtime_id"`
+	// StartedAt: When the call arrived, RFC 3339 UTC.
+	StartedAt string `json:"started_at"`
+	// Status: The HTTP status the harness got (`None`: no answer from the endpoint).
+	Status *uint16 `json:"status,omitempty"`
+	// Streamed: The answer was an SSE stream.
+	Streamed bool `json:"streamed"`
+	// TimeToFirstByteMS: Milliseconds from the request to the endpoint's response head.
+	TimeToFirstByteMS *float64 `json:"time_to_first_byte_ms,omitempty"`
+	// TimeToFirstTokenMS: Milliseconds from the request to the first body bytes (the first token of a stream).
+	TimeToFirstTokenMS *float64 `json:"time_to_first_token_ms,omitempty"`
+	// TokenIDS: Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream).
+	TokenIDS []json.RawMessage `json:"token_ids,omitempty"`
+	// TotalTokens: Total tokens of `usage` (counted against `max_total_tokens`).
+	TotalTokens *uint64 `json:"total_tokens,omitempty"`
+	// Usage: `usage` as the endpoint reported it (the last one of a stream).
+	Usage json.RawMessage `json:"usage,omitempty"`
+}
+
 // ModelCallRef: Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed.
 type ModelCallRef struct {
 	// ModelCallID: The model call id reported by the adapter.

@@ -29,6 +29,7 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/openai-chunk",
     "sdk/gym-observations-request",
     "sdk/gym-observations",
+    "sdk/model-call-record",
 ];
 
 /// Documents the bindings pass through as plain JSON objects (configs and descriptors are

@@ -1457,6 +1457,66 @@ export interface Measurement_uint64 {
   value?: number | null;
 }
 
+/** One captured model call. */
+export interface ModelCallRecord {
+  /** The API by its path: `chat_completions`, `responses`, `messages`, or `other`. */
+  api: string;
+  /** The role's real `base_url` the call was forwarded to. */
+  base_url: string;
+  /** Body reads forwarded to the harness (each forwarded as it arrived). */
+  chunks: number;
+  /** Why the call failed in the gateway (unreachable endpoint, over budget), if it did. */
+  error?: string | null;
+  /** The invocation in progress when the call arrived (`None`: outside an invocation). */
+  invocation_id?: string | null;
+  /** Milliseconds from the request to the end of the response. */
+  latency_ms: number;
+  /** Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream). */
+  logprobs?: JsonValue[] | null;
+  /** The HTTP method. */
+  method: string;
+  /** The model: the request's `model` field, else the role's configured model. */
+  model: string;
+  /** The call's id (`model-call-…`): what Gym's `ModelCallRef.model_call_id` joins on. */
+  model_call_id: string;
+  /** The model server in Gym's terms (`ModelCallRef.model_ref`): a `responses_api_models` server named by the model role. */
+  model_ref: ModelServerRef;
+  /** The model role of the config (`models.<role>`). */
+  model_role: string;
+  /** The path after the role's `base_url` (no gateway token, no query). */
+  path: string;
+  /** Prompt token ids, when the server returned them (`prompt_token_ids`). */
+  prompt_token_ids?: JsonValue[] | null;
+  /** The request body (JSON when it parsed, else text). */
+  request: JsonValue;
+  /** `request` was cut at the cap (then it is text). */
+  request_truncated?: boolean;
+  /** The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed). */
+  response: JsonValue;
+  /** The response's id: Gym's `ModelCallRef.response_id`. */
+  response_id?: string | null;
+  /** `response` was cut at the cap (then it is text). */
+  response_truncated?: boolean;
+  /** The runtime whose harness made the call. */
+  runtime_id: string;
+  /** When the call arrived, RFC 3339 UTC. */
+  started_at: string;
+  /** The HTTP status the harness got (`None`: no answer from the endpoint). */
+  status?: number | null;
+  /** The answer was an SSE stream. */
+  streamed: boolean;
+  /** Milliseconds from the request to the endpoint's response head. */
+  time_to_first_byte_ms?: number | null;
+  /** Milliseconds from the request to the first body bytes (the first token of a stream). */
+  time_to_first_token_ms?: number | null;
+  /** Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream). */
+  token_ids?: JsonValue[] | null;
+  /** Total tokens of `usage` (counted against `max_total_tokens`). */
+  total_tokens?: number | null;
+  /** `usage` as the endpoint reported it (the last one of a stream). */
+  usage?: JsonValue;
+}
+
 /** Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed. */
 export interface ModelCallRef {
   /** The model call id reported by the adapter. */

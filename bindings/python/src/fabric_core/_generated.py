@@ -996,6 +996,45 @@ class Measurement_uint64(FabricMapping):
     _required = frozenset({"status"})
 
 
+class ModelCallRecord(FabricMapping):
+    """One captured model call.
+
+    ``api`` (str): The API by its path: `chat_completions`, `responses`, `messages`, or `other`.
+    ``base_url`` (str): The role's real `base_url` the call was forwarded to.
+    ``chunks`` (int): Body reads forwarded to the harness (each forwarded as it arrived).
+    ``error`` (str | None, optional): Why the call failed in the gateway (unreachable endpoint, over budget), if it did.
+    ``invocation_id`` (str | None, optional): The invocation in progress when the call arrived (`None`: outside an invocation).
+    ``latency_ms`` (float): Milliseconds from the request to the end of the response.
+    ``logprobs`` (tuple[Any, ...] | None, optional): Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream).
+    ``method`` (str): The HTTP method.
+    ``model`` (str): The model: the request's `model` field, else the role's configured model.
+    ``model_call_id`` (str): The call's id (`model-call-…`): what Gym's `ModelCallRef.model_call_id` joins on.
+    ``model_ref`` (ModelServerRef): The model server in Gym's terms (`ModelCallRef.model_ref`): a `responses_api_models` server named by the model role.
+    ``model_role`` (str): The model role of the config (`models.<role>`).
+    ``path`` (str): The path after the role's `base_url` (no gateway token, no query).
+    ``prompt_token_ids`` (tuple[Any, ...] | None, optional): Prompt token ids, when the server returned them (`prompt_token_ids`).
+    ``request`` (Any): The request body (JSON when it parsed, else text).
+    ``request_truncated`` (bool, optional): `request` was cut at the cap (then it is text).
+    ``response`` (Any): The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed).
+    ``response_id`` (str | None, optional): The response's id: Gym's `ModelCallRef.response_id`.
+    ``response_truncated`` (bool, optional): `response` was cut at the cap (then it is text).
+    ``runtime_id`` (str): The runtime whose harness made the call.
+    ``started_at`` (str): When the call arrived, RFC 3339 UTC.
+    ``status`` (int | None, optional): The HTTP status the harness got (`None`: no answer from the endpoint).
+    ``streamed`` (bool): The answer was an SSE stream.
+    ``time_to_first_byte_ms`` (float | None, optional): Milliseconds from the request to the endpoint's response head.
+    ``time_to_first_token_ms`` (float | None, optional): Milliseconds from the request to the first body bytes (the first token of a stream).
+    ``token_ids`` (tuple[Any, ...] | None, optional): Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream).
+    ``total_tokens`` (int | None, optional): Total tokens of `usage` (counted against `max_total_tokens`).
+    ``usage`` (Any, optional): `usage` as the endpoint reported it (the last one of a stream).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"api", "base_url", "chunks", "error", "invocation_id", "latency_ms", "logprobs", "method", "model", "model_call_id", "model_ref", "model_role", "path", "prompt_token_ids", "request", "request_truncated", "response", "response_id", "response_truncated", "runtime_id", "started_at", "status", "streamed", "time_to_first_byte_ms", "time_to_first_token_ms", "token_ids", "total_tokens", "usage"})
+    _required = frozenset({"api", "base_url", "chunks", "latency_ms", "method", "model", "model_call_id", "model_ref", "model_role", "path", "request", "response", "runtime_id", "started_at", "streamed"})
+    _nested = {"model_ref": ("ModelServerRef", "one")}
+
+
 class ModelCallRef(FabricMapping):
     """Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed.
 
@@ -1673,6 +1712,7 @@ for _model in (
     McpServerConfig,
     Measurement_double,
     Measurement_uint64,
+    ModelCallRecord,
     ModelCallRef,
     ModelServerRef,
     Observation,

@@ -1,0 +1,4 @@
+//! The integration tests of `fabric-gateway`, one binary (modules by concern).
+
+mod forward;
+mod stub;

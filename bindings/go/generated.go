@@ -937,6 +937,8 @@ type CallOptions struct {
 	BaseDir string `json:"base_dir,omitempty"`
 	// Binding: The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
 	Binding *BindingIdentity `json:"binding,omitempty"`
+	// CaptureModelCalls: Run and runtime start: put the model-call gateway between the harness and its model endpoints. The adapter gets a loopback gateway URL (holding an unguessable token) in place of each `models.*.base_url`; every call is forwarded unchanged and recorded in the invocation's `model-calls.jsonl` (`RunResult.model_calls`). Models without a `base_url` are not captured. Default false. Other calls ignore it.
+	CaptureModelCalls *bool `json:"capture_model_calls,omitempty"`
 	// CollectorMemoryBudgetBytes: Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it.
 	CollectorMemoryBudgetBytes *uint64 `json:"collector_memory_budget_bytes,omitempty"`
 	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
@@ -945,6 +947,12 @@ type CallOptions struct {
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
 	// LaunchCollector: Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
 	LaunchCollector *bool `json:"launch_collector,omitempty"`
+	// MaxModelCalls: With `capture_model_calls`: model calls forwarded per invocation; a later call is answered HTTP 429 (OpenAI- or Anthropic-shaped) without being forwarded, and the RunResult carries a `budget_exceeded` event. Default: no limit.
+	MaxModelCalls *uint64 `json:"max_model_calls,omitempty"`
+	// MaxTotalTokens: With `capture_model_calls`: total tokens (as the endpoints report them) per invocation; once reached, calls are answered 429 as for `max_model_calls`. Default: no limit.
+	MaxTotalTokens *uint64 `json:"max_total_tokens,omitempty"`
+	// ModelCallBodyBytes: With `capture_model_calls`: the largest request or response body kept in a record (bytes, at least 1); a longer one is stored truncated, as text, with `request_truncated`/`response_truncated`. Default 4194304 (4 MiB).
+	ModelCallBodyBytes *uint64 `json:"model_call_body_bytes,omitempty"`
 	// PythonInterpreter: The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
 	PythonInterpreter string `json:"python_interpreter,omitempty"`
 	// PythonPrefix: The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
@@ -1636,6 +1644,14 @@ type ModelCallRef struct {
 	ResponseID string `json:"response_id,omitempty"`
 }
 
+// ModelCallsSummary: `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line).
+type ModelCallsSummary struct {
+	// Count: Calls recorded for the invocation.
+	Count uint64 `json:"count"`
+	// Path: The absolute path of the invocation's `model-calls.jsonl` (`None` when no call was recorded).
+	Path string `json:"path,omitempty"`
+}
+
 // ModelServerKind: The only server type a model reference names.
 type ModelServerKind string
 
@@ -1816,6 +1832,8 @@ type RunResult struct {
 	InvocationID string `json:"invocation_id"`
 	// Metadata: Result-specific details.
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// ModelCalls: The invocation's captured model calls (runs started with `capture_model_calls`).
+	ModelCalls *ModelCallsSummary `json:"model_calls,omitempty"`
 	// Output: Adapter output.
 	Output json.RawMessage `json:"output,omitempty"`
 	// RequestID: Request id.

@@ -88,3 +88,15 @@ pub struct ModelCallRecord {
     #[serde(default)]
     pub logprobs: Option<Vec<Value>>,
 }
+
+/// `RunResult.model_calls`: where an invocation's captured calls are (the records
+/// themselves are read from the file, one [`ModelCallRecord`] per line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelCallsSummary {
+    /// Calls recorded for the invocation.
+    pub count: u64,
+    /// The absolute path of the invocation's `model-calls.jsonl` (`None` when no call was
+    /// recorded).
+    #[serde(default)]
+    pub path: Option<String>,
+}

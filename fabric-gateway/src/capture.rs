@@ -120,9 +120,10 @@ impl Capture {
         Some(format!("{}/{}/{role}", self.origin, self.route.token()))
     }
 
-    /// Starts recording calls for `invocation_id` in `dir` (its budgets start at zero).
-    pub fn begin(&self, invocation_id: &str, dir: &Path) {
-        self.route.begin(invocation_id, dir);
+    /// Starts recording calls for `invocation_id` in `<runtime_dir>/<invocation_id>/`
+    /// (its budgets start at zero).
+    pub fn begin(&self, invocation_id: &str) {
+        self.route.begin(invocation_id);
     }
 
     /// Ends the invocation: what its calls came to. Later calls belong to the runtime.

@@ -96,9 +96,10 @@ impl Route {
         self.upstreams.iter().find(|u| u.role == role)
     }
 
-    pub(crate) fn begin(&self, invocation_id: &str, dir: &Path) {
+    pub(crate) fn begin(&self, invocation_id: &str) {
         let mut state = lock(&self.state);
-        state.invocation = Some((invocation_id.to_owned(), dir.to_path_buf()));
+        let dir = state.runtime_dir.join(invocation_id);
+        state.invocation = Some((invocation_id.to_owned(), dir));
         state.calls = 0;
         state.total_tokens = 0;
         state.records = 0;

@@ -80,6 +80,7 @@ pub use environment::Environment;
 pub use error::{Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};
 pub use fabric_config::handles::{EnvironmentInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo};
+pub use fabric_gateway::CaptureOptions;
 pub use fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES;
 pub use fabric_relay::StreamNext;
 pub use fabric_relay::streaming::RelayStreaming;

@@ -27,6 +27,7 @@ use crate::result::{event, meta};
 use crate::telemetry::{RelayIdentity, RelayLocation, RuntimeTelemetry};
 
 mod bridge;
+mod capture;
 mod invocation;
 mod pending;
 mod snapshot;
@@ -75,6 +76,9 @@ pub struct RuntimeOptions {
     /// The calling binding (`CallOptions.binding`), reported in the core's software evidence
     /// inventory. Default `None` (the core's own version only).
     pub binding: Option<fabric_config::options::BindingIdentity>,
+    /// Model-call capture (`CallOptions.capture_model_calls` and its budgets). Default
+    /// `None`: the adapter gets the configured `base_url`s.
+    pub capture: Option<fabric_gateway::CaptureOptions>,
 }
 
 impl Default for RuntimeOptions {
@@ -89,6 +93,7 @@ impl Default for RuntimeOptions {
             caller_python: None,
             relay_streaming: None,
             binding: None,
+            capture: None,
         }
     }
 }
@@ -197,6 +202,8 @@ pub struct Runtime {
     /// Core-collected artifacts (logs, workspace patch).
     collector: Collector,
     state: Mutex<State>,
+    /// The runtime's model-call capture (started with `capture_model_calls`).
+    capture: Option<fabric_gateway::Capture>,
 }
 
 impl Runtime {
@@ -229,6 +236,16 @@ impl Runtime {
         let descriptor = plan.adapter_descriptor.as_ref().map(|d| &d.descriptor);
         let identity = Identity::of(plan);
         let home = FabricHome::create(&runtime_id, environment.artifact_root())?;
+        let mut agent_config = plan.agent_config.clone();
+        let capture = match options.capture {
+            Some(capture) => {
+                let dir =
+                    capture::records_dir(&runtime_id, home.path(), environment.artifact_root());
+                capture::register(&mut agent_config, &runtime_id, &dir, capture)
+                    .inspect_err(|_| home.remove_if_temporary())?
+            }
+            None => None,
+        };
         let service = role
             .payload(&home)
             .inspect_err(|_| home.remove_if_temporary())?;
@@ -310,11 +327,12 @@ impl Runtime {
             relay,
             live,
             state: Mutex::new(State::running()),
+            capture,
         };
         let payload = StartPayload {
             agent_name: plan.agent_name.clone(),
             base_dir: plan.base_dir.clone(),
-            config: plan.agent_config.clone(),
+            config: agent_config,
             runtime_context: runtime.context(start_id, ids::new_id("runtime-start-request"), None),
             capability_plan: serde_json::to_value(&plan.capability_plan).ok(),
             telemetry_plan: plan

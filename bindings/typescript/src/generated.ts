@@ -928,6 +928,8 @@ export interface CallOptions {
   base_dir?: string | null;
   /** The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled. */
   binding?: BindingIdentity | null;
+  /** Run and runtime start: put the model-call gateway between the harness and its model endpoints. The adapter gets a loopback gateway URL (holding an unguessable token) in place of each `models.*.base_url`; every call is forwarded unchanged and recorded in the invocation's `model-calls.jsonl` (`RunResult.model_calls`). Models without a `base_url` are not captured. Default false. Other calls ignore it. */
+  capture_model_calls?: boolean | null;
   /** Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it. */
   collector_memory_budget_bytes?: number | null;
   /** Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only. */
@@ -936,6 +938,12 @@ export interface CallOptions {
   expected_descriptor_sha256?: string | null;
   /** Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`. */
   launch_collector?: boolean | null;
+  /** With `capture_model_calls`: model calls forwarded per invocation; a later call is answered HTTP 429 (OpenAI- or Anthropic-shaped) without being forwarded, and the RunResult carries a `budget_exceeded` event. Default: no limit. */
+  max_model_calls?: number | null;
+  /** With `capture_model_calls`: total tokens (as the endpoints report them) per invocation; once reached, calls are answered 429 as for `max_model_calls`. Default: no limit. */
+  max_total_tokens?: number | null;
+  /** With `capture_model_calls`: the largest request or response body kept in a record (bytes, at least 1); a longer one is stored truncated, as text, with `request_truncated`/`response_truncated`. Default 4194304 (4 MiB). */
+  model_call_body_bytes?: number | null;
   /** The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it. */
   python_interpreter?: string | null;
   /** The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated. */
@@ -1527,6 +1535,14 @@ export interface ModelCallRef {
   response_id?: string | null;
 }
 
+/** `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line). */
+export interface ModelCallsSummary {
+  /** Calls recorded for the invocation. */
+  count: number;
+  /** The absolute path of the invocation's `model-calls.jsonl` (`None` when no call was recorded). */
+  path?: string | null;
+}
+
 /** The only server type a model reference names. */
 export type ModelServerKind = "responses_api_models";
 
@@ -1677,6 +1693,8 @@ export interface RunResult {
   invocation_id: string;
   /** Result-specific details. */
   metadata?: JsonObject;
+  /** The invocation's captured model calls (runs started with `capture_model_calls`). */
+  model_calls?: ModelCallsSummary | null;
   /** Adapter output. */
   output?: JsonValue;
   /** Request id. */

@@ -37,8 +37,8 @@ fn a_call_is_forwarded_byte_for_byte_and_recorded_without_credentials() {
     let stub = Stub::start(vec![stub::json_answer(ANSWER)], Duration::ZERO);
     let dir = tempfile::tempdir().expect("tempdir");
     let capture = capture(&stub, dir.path(), CaptureOptions::default());
+    capture.begin("inv-1");
     let invocation = dir.path().join("inv-1");
-    capture.begin("inv-1", &invocation);
     let url = format!(
         "{}/chat/completions",
         capture.base_url("default").expect("url")
@@ -125,7 +125,7 @@ fn a_stream_is_forwarded_chunk_by_chunk_as_it_arrives() {
     let stub = Stub::start(parts.clone(), gap);
     let dir = tempfile::tempdir().expect("tempdir");
     let capture = capture(&stub, dir.path(), CaptureOptions::default());
-    capture.begin("inv-s", &dir.path().join("inv-s"));
+    capture.begin("inv-s");
     let url = format!(
         "{}/chat/completions",
         capture.base_url("default").expect("url")
@@ -201,7 +201,7 @@ fn a_call_over_max_model_calls_is_answered_429_and_not_forwarded() {
         ..CaptureOptions::default()
     };
     let capture = capture(&stub, dir.path(), options);
-    capture.begin("inv-b", &dir.path().join("inv-b"));
+    capture.begin("inv-b");
     let base = capture.base_url("default").expect("url");
     let chat = format!("{base}/chat/completions");
     assert_eq!(stub::answer(stub::post(&chat, "{}", "")).0, 200);
@@ -221,7 +221,7 @@ fn a_call_over_max_model_calls_is_answered_429_and_not_forwarded() {
     assert_eq!(summary.budget_exceeded[0].limit, 1);
     assert_eq!(summary.budget_exceeded[0].calls, 1);
     // A new invocation starts from zero.
-    capture.begin("inv-c", &dir.path().join("inv-c"));
+    capture.begin("inv-c");
     assert_eq!(stub::answer(stub::post(&chat, "{}", "")).0, 200);
 }
 
@@ -234,7 +234,7 @@ fn max_total_tokens_counts_reported_usage() {
         ..CaptureOptions::default()
     };
     let capture = capture(&stub, dir.path(), options);
-    capture.begin("inv-t", &dir.path().join("inv-t"));
+    capture.begin("inv-t");
     let chat = format!(
         "{}/chat/completions",
         capture.base_url("default").expect("url")
@@ -255,7 +255,7 @@ fn bodies_over_the_cap_are_stored_truncated_with_a_flag() {
         ..CaptureOptions::default()
     };
     let capture = capture(&stub, dir.path(), options);
-    capture.begin("inv-cap", &dir.path().join("inv-cap"));
+    capture.begin("inv-cap");
     let chat = format!(
         "{}/chat/completions",
         capture.base_url("default").expect("url")

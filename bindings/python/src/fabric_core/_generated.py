@@ -438,10 +438,14 @@ class CallOptions(FabricMapping):
 
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
     ``binding`` (BindingIdentity | None, optional): The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
+    ``capture_model_calls`` (bool | None, optional): Run and runtime start: put the model-call gateway between the harness and its model endpoints. The adapter gets a loopback gateway URL (holding an unguessable token) in place of each `models.*.base_url`; every call is forwarded unchanged and recorded in the invocation's `model-calls.jsonl` (`RunResult.model_calls`). Models without a `base_url` are not captured. Default false. Other calls ignore it.
     ``collector_memory_budget_bytes`` (int | None, optional): Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it.
     ``completion_wait_timeout`` (float | None, optional): Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
     ``launch_collector`` (bool | None, optional): Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
+    ``max_model_calls`` (int | None, optional): With `capture_model_calls`: model calls forwarded per invocation; a later call is answered HTTP 429 (OpenAI- or Anthropic-shaped) without being forwarded, and the RunResult carries a `budget_exceeded` event. Default: no limit.
+    ``max_total_tokens`` (int | None, optional): With `capture_model_calls`: total tokens (as the endpoints report them) per invocation; once reached, calls are answered 429 as for `max_model_calls`. Default: no limit.
+    ``model_call_body_bytes`` (int | None, optional): With `capture_model_calls`: the largest request or response body kept in a record (bytes, at least 1); a longer one is stored truncated, as text, with `request_truncated`/`response_truncated`. Default 4194304 (4 MiB).
     ``python_interpreter`` (str | None, optional): The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
     ``python_prefix`` (str | None, optional): The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
     ``start_timeout_seconds`` (float | None, optional): How long an adapter host may take to answer `start`, in seconds (a finite number above 0 and at most 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
@@ -450,7 +454,7 @@ class CallOptions(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "binding", "collector_memory_budget_bytes", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
+    _fields = frozenset({"base_dir", "binding", "capture_model_calls", "collector_memory_budget_bytes", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "max_model_calls", "max_total_tokens", "model_call_body_bytes", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
     _nested = {"binding": ("BindingIdentity", "one")}
 
 #: Capability kind a route applies to.
@@ -1047,6 +1051,18 @@ class ModelCallRef(FabricMapping):
     _fields = frozenset({"model_call_id", "model_ref", "response_id"})
     _nested = {"model_ref": ("ModelServerRef", "one")}
 
+
+class ModelCallsSummary(FabricMapping):
+    """`RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line).
+
+    ``count`` (int): Calls recorded for the invocation.
+    ``path`` (str | None, optional): The absolute path of the invocation's `model-calls.jsonl` (`None` when no call was recorded).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"count", "path"})
+    _required = frozenset({"count"})
+
 #: The only server type a model reference names.
 MODEL_SERVER_KIND_VALUES = ("responses_api_models",)
 
@@ -1208,6 +1224,7 @@ class RunResult(FabricMapping):
     ``harness`` (str): Stable harness identifier.
     ``invocation_id`` (str): Invocation id.
     ``metadata`` (Mapping[str, Any], optional): Result-specific details.
+    ``model_calls`` (ModelCallsSummary | None, optional): The invocation's captured model calls (runs started with `capture_model_calls`).
     ``output`` (Any, optional): Adapter output.
     ``request_id`` (str): Request id.
     ``resource_snapshot`` (RuntimeResourceSnapshot | None, optional): Runtime resource snapshot taken after the invocation.
@@ -1219,9 +1236,9 @@ class RunResult(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "execution", "harness", "invocation_id", "metadata", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
+    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "execution", "harness", "invocation_id", "metadata", "model_calls", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
     _required = frozenset({"adapter_kind", "agent_name", "harness", "invocation_id", "request_id", "runtime_id", "status"})
-    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "execution": ("ExecutionEvidence", "one"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
+    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "execution": ("ExecutionEvidence", "one"), "model_calls": ("ModelCallsSummary", "one"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
 
 #: Terminal status of an invocation.
 RUN_STATUS_VALUES = ("succeeded", "failed", "cancelled",)
@@ -1714,6 +1731,7 @@ for _model in (
     Measurement_uint64,
     ModelCallRecord,
     ModelCallRef,
+    ModelCallsSummary,
     ModelServerRef,
     Observation,
     ObservationGap,

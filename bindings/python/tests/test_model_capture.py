@@ -184,6 +184,7 @@ def test_max_model_calls_refuses_the_second_call_with_429(python: str, workdir: 
 def _test_ca(directory: Path) -> tuple[Path, Path, Path]:
     """A CA and a certificate for 127.0.0.1 it signed: (ca.pem, cert.pem, key.pem)."""
 
+    pytest.importorskip("cryptography", reason="install cryptography (scripts/setup.sh does)")
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes, serialization
     from cryptography.hazmat.primitives.asymmetric import ec

@@ -62,6 +62,16 @@ export interface CallOptions {
    */
   collectorMemoryBudgetBytes?: number;
   /**
+   * Run and runtime start: put the core's model-call gateway between the harness and its
+   * models; every call is recorded in the invocation's `model-calls.jsonl`
+   * (`RunResult.model_calls`; docs/model-calls.md).
+   */
+  captureModelCalls?: boolean;
+  /** With `captureModelCalls`: forwarded model calls per invocation (later ones get 429). */
+  maxModelCalls?: number;
+  /** With `captureModelCalls`: reported tokens per invocation (then calls get 429). */
+  maxTotalTokens?: number;
+  /**
    * Stops waiting: the promise rejects with `signal.reason` as soon as the signal aborts.
    * The native call itself runs to completion in the background (the C ABI has no cancel
    * call yet); see {@link Runtime.invoke} for what that means for a runtime.
@@ -95,6 +105,9 @@ export function optionsText(options: CallOptions): string {
   if (options.launchCollector !== undefined) native.launch_collector = options.launchCollector;
   if (options.completionWaitTimeout !== undefined) native.completion_wait_timeout = options.completionWaitTimeout;
   if (options.collectorMemoryBudgetBytes !== undefined) native.collector_memory_budget_bytes = options.collectorMemoryBudgetBytes;
+  if (options.captureModelCalls !== undefined) native.capture_model_calls = options.captureModelCalls;
+  if (options.maxModelCalls !== undefined) native.max_model_calls = options.maxModelCalls;
+  if (options.maxTotalTokens !== undefined) native.max_total_tokens = options.maxTotalTokens;
   native.binding = bindingIdentity();
   return JSON.stringify(native);
 }

@@ -50,13 +50,7 @@ pub(crate) fn refusal(path: &str, why: &BudgetExceeded) -> Vec<u8> {
         json!({"error": {"message": message, "type": "budget_exceeded",
                          "param": null, "code": why.budget}})
     };
-    let body = body.to_string();
-    format!(
-        "HTTP/1.1 429 Too Many Requests\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\nconnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
+    crate::service::json_answer("429 Too Many Requests", &body.to_string())
 }
 
 #[cfg(test)]

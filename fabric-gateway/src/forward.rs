@@ -250,14 +250,7 @@ fn forward(call: Call, exchange: &Exchange, waker: &Waker) {
     let _ = call.route.append(&record);
     if unanswered {
         let body = r#"{"error":{"message":"model gateway: the endpoint could not be reached","type":"upstream_error"}}"#;
-        exchange.push(
-            format!(
-                "HTTP/1.1 502 Bad Gateway\r\ncontent-type: application/json\r\n\
-                 content-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        );
+        exchange.push(&crate::service::json_answer("502 Bad Gateway", body));
     } else if ended {
         exchange.push(b"0\r\n\r\n");
     }

@@ -52,15 +52,18 @@ pub(crate) struct GatewayConn {
     exchange: Option<Arc<Exchange>>,
 }
 
-fn status(line: &str, body: &str) -> Reply {
-    Reply::close(
-        format!(
-            "HTTP/1.1 {line}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-             connection: close\r\n\r\n{body}",
-            body.len()
-        )
-        .into_bytes(),
+/// A whole JSON answer after which the connection closes.
+pub(crate) fn json_answer(line: &str, body: &str) -> Vec<u8> {
+    format!(
+        "HTTP/1.1 {line}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
+         connection: close\r\n\r\n{body}",
+        body.len()
     )
+    .into_bytes()
+}
+
+fn status(line: &str, body: &str) -> Reply {
+    Reply::close(json_answer(line, body))
 }
 
 fn not_found() -> Reply {

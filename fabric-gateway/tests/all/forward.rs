@@ -71,6 +71,18 @@ fn a_call_is_forwarded_byte_for_byte_and_recorded_without_credentials() {
     assert_eq!(summary.records, 1);
     let path = summary.path.expect("records path");
     assert_eq!(path, invocation.join(MODEL_CALLS_FILE));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).expect("stat").permissions().mode();
+    assert_eq!(mode & 0o077, 0, "records are private: {mode:o}");
+    let dir_mode = std::fs::metadata(&invocation)
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(
+        dir_mode & 0o077,
+        0,
+        "the records' directory is private: {dir_mode:o}"
+    );
     let text = std::fs::read_to_string(&path).expect("read");
     assert!(!text.contains(SECRET), "no credential in a record");
     let record = &records(&path)[0];

@@ -269,7 +269,7 @@ int32_t fabric_gym_observations(const char *request_json, char **out);
 // server captured for the same rollout (Gym's `join_model_call_observations`): `*out` is
 // the joined `AgentObservationBundle` (`schemas/sdk/gym-observation-bundle.schema.json`).
 //
-// `request_json`: `{"bundle": AgentObservationBundle, "calls": [ModelCallRecord, ...]}`
+// `request_json`: `{"bundle": AgentObservationBundle, "calls": [ModelCallKeys, ...]}`
 // (`schemas/sdk/gym-join-model-calls-request.schema.json`). Ownership is never guessed
 // and nothing is matched by content or timing; what cannot be joined exactly is a gap
 // (`docs/gym.md`).

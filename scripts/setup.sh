@@ -42,6 +42,8 @@ fi
 # their descriptors land in .venv/share/nemo-fabric/adapters, which upstream always searches).
 .venv/bin/python -m pip install -q "nemo-fabric-adapters-mini-swe-agent[full]==0.5.0" \
   "nemo-fabric-adapters-deepagents[full]==0.5.0"
+# The test CA of the model-call capture's HTTPS test (bindings/python/tests/test_model_capture.py).
+.venv/bin/python -m pip install -q "cryptography>=42"
 # Ray for the scale-out tests and bench (fabric_core.ray; the `ray` extra of bindings/python
 # pins the same version). A 79 MB manylinux wheel, about 240 MB installed.
 .venv/bin/python -m pip install -q "ray==2.60.0"

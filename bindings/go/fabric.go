@@ -43,6 +43,7 @@ type options struct {
 	launchCollector          *bool
 	completionWaitTimeout    *float64
 	collectorMemoryBudget    *uint64
+	capture                  CallOptions
 }
 
 // WithBaseDir anchors the config's relative paths (default: the current directory).
@@ -81,6 +82,29 @@ func WithCollectorMemoryBudgetBytes(bytes uint64) Option {
 	return func(o *options) { o.collectorMemoryBudget = &bytes }
 }
 
+// WithModelCallCapture puts the core's model-call gateway between the harness and its
+// models (capture_model_calls): every call is forwarded unchanged and recorded in the
+// invocation's model-calls.jsonl (RunResult.ModelCalls; docs/model-calls.md).
+func WithModelCallCapture() Option {
+	return func(o *options) {
+		capture := true
+		o.capture.CaptureModelCalls = &capture
+	}
+}
+
+// WithMaxModelCalls sets the per-invocation budget of forwarded model calls (needs
+// WithModelCallCapture, else a *ConfigError invalid_value); a later call gets HTTP 429 and
+// the result a budget_exceeded event.
+func WithMaxModelCalls(n uint64) Option {
+	return func(o *options) { o.capture.MaxModelCalls = &n }
+}
+
+// WithMaxTotalTokens sets the per-invocation budget of reported tokens (needs
+// WithModelCallCapture); once reached, calls get HTTP 429.
+func WithMaxTotalTokens(n uint64) Option {
+	return func(o *options) { o.capture.MaxTotalTokens = &n }
+}
+
 // json is the options_json argument of the planning calls (schema sdk/call-options); the
 // core enforces every option.
 func (o options) json() (string, error) {
@@ -92,6 +116,9 @@ func (o options) json() (string, error) {
 	native.LaunchCollector = o.launchCollector
 	native.CompletionWaitTimeout = o.completionWaitTimeout
 	native.CollectorMemoryBudgetBytes = o.collectorMemoryBudget
+	native.CaptureModelCalls = o.capture.CaptureModelCalls
+	native.MaxModelCalls = o.capture.MaxModelCalls
+	native.MaxTotalTokens = o.capture.MaxTotalTokens
 	native.Binding = bindingIdentity()
 	if strings.IndexByte(o.baseDir, 0) >= 0 {
 		return "", newError(StatusInvalidArgument, &Info{ErrorInfo: ErrorInfo{Stage: StageConfig, Code: CodeInvalidArgument, Message: "base dir must not contain NUL bytes"}})
@@ -294,7 +321,7 @@ func (f *Fabric) GymObservations(ctx context.Context, request GymObservationsReq
 // calls a model server captured for the same rollout (Gym's `join_model_call_observations`,
 // docs/gym.md): ownership is never guessed, and what cannot be joined exactly is a gap. A
 // bundle that breaks Gym's identity rules is a *ConfigError (its path under `bundle`).
-func (f *Fabric) JoinModelCallObservations(ctx context.Context, bundle AgentObservationBundle, calls []ModelCallRecord) (*AgentObservationBundle, error) {
+func (f *Fabric) JoinModelCallObservations(ctx context.Context, bundle AgentObservationBundle, calls []ModelCallKeys) (*AgentObservationBundle, error) {
 	text, err := json.Marshal(GymJoinModelCallsRequest{Bundle: bundle, Calls: calls})
 	if err != nil {
 		return nil, err

@@ -952,6 +952,8 @@ type CallOptions struct {
 	BaseDir string `json:"base_dir,omitempty"`
 	// Binding: The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
 	Binding *BindingIdentity `json:"binding,omitempty"`
+	// CaptureModelCalls: Run and runtime start: put the model-call gateway between the harness and its model endpoints. The adapter gets a loopback gateway URL (holding an unguessable token) in place of each `models.*.base_url`; every call is forwarded unchanged and recorded in the invocation's `model-calls.jsonl` (`RunResult.model_calls`). Models without a `base_url` are not captured. Default false. Other calls ignore it.
+	CaptureModelCalls *bool `json:"capture_model_calls,omitempty"`
 	// CollectorMemoryBudgetBytes: Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it.
 	CollectorMemoryBudgetBytes *uint64 `json:"collector_memory_budget_bytes,omitempty"`
 	// CompletionWaitTimeout: Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
@@ -960,6 +962,12 @@ type CallOptions struct {
 	ExpectedDescriptorSHA256 string `json:"expected_descriptor_sha256,omitempty"`
 	// LaunchCollector: Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
 	LaunchCollector *bool `json:"launch_collector,omitempty"`
+	// MaxModelCalls: With `capture_model_calls`: model calls forwarded per invocation; a later call is answered HTTP 429 (OpenAI- or Anthropic-shaped) without being forwarded, and the RunResult carries a `budget_exceeded` event. Default: no limit.
+	MaxModelCalls *uint64 `json:"max_model_calls,omitempty"`
+	// MaxTotalTokens: With `capture_model_calls`: total tokens (as the endpoints report them) per invocation; once reached, calls are answered 429 as for `max_model_calls`. Default: no limit.
+	MaxTotalTokens *uint64 `json:"max_total_tokens,omitempty"`
+	// ModelCallBodyBytes: With `capture_model_calls`: the largest request or response body kept in a record (bytes, at least 1); a longer one is stored truncated, as text, with `request_truncated`/`response_truncated`. Default 4194304 (4 MiB).
+	ModelCallBodyBytes *uint64 `json:"model_call_body_bytes,omitempty"`
 	// PythonInterpreter: The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
 	PythonInterpreter string `json:"python_interpreter,omitempty"`
 	// PythonPrefix: The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
@@ -1415,7 +1423,7 @@ type GymJoinModelCallsRequest struct {
 	// Bundle: The bundle whose references are resolved (it must pass Gym's identity rules).
 	Bundle AgentObservationBundle `json:"bundle"`
 	// Calls: The captured model calls, in capture order.
-	Calls []ModelCallRecord `json:"calls,omitempty"`
+	Calls []ModelCallKeys `json:"calls,omitempty"`
 }
 
 // GymObservations: Output of the Gym mapping: the Gym bundle and the rollout's trajectory.
@@ -1589,8 +1597,8 @@ type MeasurementUint64 struct {
 	Value *uint64 `json:"value,omitempty"`
 }
 
-// ModelCallRecord: The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does.
-type ModelCallRecord struct {
+// ModelCallKeys: The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does.
+type ModelCallKeys struct {
 	// CallIndex: Durable append order of the capture.
 	CallIndex uint64 `json:"call_index"`
 	// ClientSessionID: The client-declared session (an invocation id); evidence, not a security boundary.
@@ -1603,6 +1611,66 @@ type ModelCallRecord struct {
 	ResponseID string `json:"response_id,omitempty"`
 }
 
+// ModelCallRecord: One captured model call.
+type ModelCallRecord struct {
+	// API: The API by its path: `chat_completions`, `responses`, `messages`, or `other`.
+	API string `json:"api"`
+	// BaseURL: The role's real `base_url` the call was forwarded to.
+	BaseURL string `json:"base_url"`
+	// Chunks: Body reads forwarded to the harness (each forwarded as it arrived).
+	Chunks uint64 `json:"chunks"`
+	// Error: Why the call failed in the gateway (unreachable endpoint, over budget), if it did.
+	Error string `json:"error,omitempty"`
+	// InvocationID: The invocation in progress when the call arrived (`None`: outside an invocation).
+	InvocationID string `json:"invocation_id,omitempty"`
+	// LatencyMS: Milliseconds from the request to the end of the response.
+	LatencyMS float64 `json:"latency_ms"`
+	// Logprobs: Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream).
+	Logprobs []json.RawMessage `json:"logprobs,omitempty"`
+	// Method: The HTTP method.
+	Method string `json:"method"`
+	// Model: The model: the request's `model` field, else the role's configured model.
+	Model string `json:"model"`
+	// ModelCallID: The call's id (`model-call-…`): what Gym's `ModelCallRef.model_call_id` joins on.
+	ModelCallID string `json:"model_call_id"`
+	// ModelRef: The model server in Gym's terms (`ModelCallRef.model_ref`): a `responses_api_models` server named by the model role.
+	ModelRef ModelServerRef `json:"model_ref"`
+	// ModelRole: The model role of the config (`models.<role>`).
+	ModelRole string `json:"model_role"`
+	// Path: The path after the role's `base_url` (no gateway token, no query).
+	Path string `json:"path"`
+	// PromptTokenIDS: Prompt token ids, when the server returned them (`prompt_token_ids`).
+	PromptTokenIDS []json.RawMessage `json:"prompt_token_ids,omitempty"`
+	// Request: The request body (JSON when it parsed, else text).
+	Request json.RawMessage `json:"request"`
+	// RequestTruncated: `request` was cut at the cap (then it is text).
+	RequestTruncated bool `json:"request_truncated,omitempty"`
+	// Response: The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed).
+	Response json.RawMessage `json:"response"`
+	// ResponseID: The response's id: Gym's `ModelCallRef.response_id`.
+	ResponseID string `json:"response_id,omitempty"`
+	// ResponseTruncated: `response` was cut at the cap (then it is text).
+	ResponseTruncated bool `json:"response_truncated,omitempty"`
+	// RuntimeID: The runtime whose harness made the call.
+	RuntimeID string `json:"runtime_id"`
+	// StartedAt: When the call arrived, RFC 3339 UTC.
+	StartedAt string `json:"started_at"`
+	// Status: The HTTP status the harness got (`None`: no answer from the endpoint).
+	Status *uint16 `json:"status,omitempty"`
+	// Streamed: The answer was an SSE stream.
+	Streamed bool `json:"streamed"`
+	// TimeToFirstByteMS: Milliseconds from the request to the endpoint's response head.
+	TimeToFirstByteMS *float64 `json:"time_to_first_byte_ms,omitempty"`
+	// TimeToFirstTokenMS: Milliseconds from the request to the first body bytes (the first token of a stream).
+	TimeToFirstTokenMS *float64 `json:"time_to_first_token_ms,omitempty"`
+	// TokenIDS: Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream).
+	TokenIDS []json.RawMessage `json:"token_ids,omitempty"`
+	// TotalTokens: Total tokens of `usage` (counted against `max_total_tokens`).
+	TotalTokens *uint64 `json:"total_tokens,omitempty"`
+	// Usage: `usage` as the endpoint reported it (the last one of a stream).
+	Usage json.RawMessage `json:"usage,omitempty"`
+}
+
 // ModelCallRef: Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed.
 type ModelCallRef struct {
 	// ModelCallID: The model call id reported by the adapter.
@@ -1611,6 +1679,14 @@ type ModelCallRef struct {
 	ModelRef *ModelServerRef `json:"model_ref,omitempty"`
 	// ResponseID: The response id the model server returned.
 	ResponseID string `json:"response_id,omitempty"`
+}
+
+// ModelCallsSummary: `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line).
+type ModelCallsSummary struct {
+	// Count: Calls recorded for the invocation.
+	Count uint64 `json:"count"`
+	// Path: The absolute path of the invocation's `model-calls.jsonl` (`None` when no call was recorded).
+	Path string `json:"path,omitempty"`
 }
 
 // ModelServerKind: The only server type a model reference names.
@@ -1807,6 +1883,8 @@ type RunResult struct {
 	InvocationID string `json:"invocation_id"`
 	// Metadata: Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit).
 	Metadata map[string]any `json:"metadata,omitempty"`
+	// ModelCalls: The invocation's captured model calls (runs started with `capture_model_calls`).
+	ModelCalls *ModelCallsSummary `json:"model_calls,omitempty"`
 	// Output: Adapter output.
 	Output json.RawMessage `json:"output,omitempty"`
 	// RequestID: Request id.

@@ -119,6 +119,11 @@ pub fn count(text: &str) -> Result<Count, FlagError> {
     parse_count(text, 1, 1 << 20, "a count")
 }
 
+/// A budget of model calls or tokens: 0 to 2^53 - 1.
+pub fn budget(text: &str) -> Result<Count, FlagError> {
+    parse_count(text, 0, (1 << 53) - 1, "a count")
+}
+
 /// A process id (see [`Pid`]).
 pub fn pid(text: &str) -> Result<Pid, FlagError> {
     text.trim()

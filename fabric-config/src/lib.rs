@@ -50,6 +50,7 @@ pub mod evidence;
 pub mod gym;
 pub mod handles;
 pub mod health;
+pub mod model_call;
 mod number;
 pub mod options;
 pub mod path;
@@ -68,6 +69,7 @@ pub mod validate;
 
 pub use config::FabricConfig;
 pub use error::{ConfigError, ConfigFinding, ConfigRule, DecodeErrorKind, ErrorInfo, Stage};
+pub use model_call::ModelCallRecord;
 pub use options::CallOptions;
 pub use request::RunRequest;
 pub use result::RunResult;

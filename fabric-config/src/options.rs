@@ -105,6 +105,41 @@ pub struct CallOptions {
     )]
     #[schemars(range(min = 1048576))]
     pub collector_memory_budget_bytes: Option<u64>,
+    /// Run and runtime start: put the model-call gateway between the harness and its model
+    /// endpoints. The adapter gets a loopback gateway URL (holding an unguessable token) in
+    /// place of each `models.*.base_url`; every call is forwarded unchanged and recorded in
+    /// the invocation's `model-calls.jsonl` (`RunResult.model_calls`). Models without a
+    /// `base_url` are not captured. Default false. Other calls ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture_model_calls: Option<bool>,
+    /// With `capture_model_calls`: model calls forwarded per invocation; a later call is
+    /// answered HTTP 429 (OpenAI- or Anthropic-shaped) without being forwarded, and the
+    /// RunResult carries a `budget_exceeded` event. Default: no limit.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::number::option_u64_integral"
+    )]
+    pub max_model_calls: Option<u64>,
+    /// With `capture_model_calls`: total tokens (as the endpoints report them) per
+    /// invocation; once reached, calls are answered 429 as for `max_model_calls`. Default:
+    /// no limit.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::number::option_u64_integral"
+    )]
+    pub max_total_tokens: Option<u64>,
+    /// With `capture_model_calls`: the largest request or response body kept in a record
+    /// (bytes, at least 1); a longer one is stored truncated, as text, with
+    /// `request_truncated`/`response_truncated`. Default 4194304 (4 MiB).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::number::option_u64_integral"
+    )]
+    #[schemars(range(min = 1))]
+    pub model_call_body_bytes: Option<u64>,
     /// The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's
     /// software evidence inventory (`RunResult.execution`) next to the core's own version.
     /// The bindings always send it; the core snapshots it once per process and binding at
@@ -183,6 +218,30 @@ impl CallOptions {
                 kind: DecodeErrorKind::InvalidValue,
                 path: format!("{}.collector_memory_budget_bytes", CallOptions::PATH),
                 message: "must be at least 1048576 (one largest record)".to_owned(),
+            });
+        }
+        let capture_fields = [
+            ("max_model_calls", self.max_model_calls.is_some()),
+            ("max_total_tokens", self.max_total_tokens.is_some()),
+            (
+                "model_call_body_bytes",
+                self.model_call_body_bytes.is_some(),
+            ),
+        ];
+        for (field, set) in capture_fields {
+            if set && self.capture_model_calls != Some(true) {
+                return Err(ConfigError::Decode {
+                    kind: DecodeErrorKind::InvalidValue,
+                    path: format!("{}.{field}", CallOptions::PATH),
+                    message: "needs capture_model_calls: true".to_owned(),
+                });
+            }
+        }
+        if self.model_call_body_bytes == Some(0) {
+            return Err(ConfigError::Decode {
+                kind: DecodeErrorKind::InvalidValue,
+                path: format!("{}.model_call_body_bytes", CallOptions::PATH),
+                message: "must be at least 1".to_owned(),
             });
         }
         if self.launch_collector.is_some() && self.streaming != Some(true) {

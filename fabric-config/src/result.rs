@@ -158,6 +158,9 @@ pub struct RunResult {
     /// results omit it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<crate::evidence::ExecutionEvidence>,
+    /// The invocation's captured model calls (runs started with `capture_model_calls`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_calls: Option<crate::model_call::ModelCallsSummary>,
 }
 
 /// Identity of one invocation.

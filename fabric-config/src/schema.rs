@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, gym, handles, health, options, plan, provider, request,
-    result, service, stats, stream,
+    agent, config, descriptor, error, gym, handles, health, model_call, options, plan, provider,
+    request, result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -63,6 +63,10 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/check-request", schema::<health::CheckRequest>()),
         ("sdk/check-report", schema::<health::CheckReport>()),
         ("sdk/call-options", schema::<options::CallOptions>()),
+        (
+            "sdk/model-call-record",
+            schema::<model_call::ModelCallRecord>(),
+        ),
         ("sdk/stream-info", schema::<stream::StreamInfo>()),
         ("sdk/openai-chunk", schema::<stream::OpenAiChunk>()),
         (

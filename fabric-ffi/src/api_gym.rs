@@ -59,7 +59,7 @@ fn request_error(error: ConfigError) -> FfiError {
 /// server captured for the same rollout (Gym's `join_model_call_observations`): `*out` is
 /// the joined `AgentObservationBundle` (`schemas/sdk/gym-observation-bundle.schema.json`).
 ///
-/// `request_json`: `{"bundle": AgentObservationBundle, "calls": [ModelCallRecord, ...]}`
+/// `request_json`: `{"bundle": AgentObservationBundle, "calls": [ModelCallKeys, ...]}`
 /// (`schemas/sdk/gym-join-model-calls-request.schema.json`). Ownership is never guessed
 /// and nothing is matched by content or timing; what cannot be joined exactly is a gap
 /// (`docs/gym.md`).

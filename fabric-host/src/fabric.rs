@@ -68,6 +68,17 @@ impl RunOptions {
         if let Some(bytes) = options.stderr_log_bytes {
             runtime.stderr_log_bytes = bytes;
         }
+        if options.capture_model_calls == Some(true) {
+            let mut capture = fabric_gateway::CaptureOptions {
+                max_model_calls: options.max_model_calls,
+                max_total_tokens: options.max_total_tokens,
+                ..fabric_gateway::CaptureOptions::default()
+            };
+            if let Some(bytes) = options.model_call_body_bytes {
+                capture.body_cap = usize::try_from(bytes).unwrap_or(usize::MAX);
+            }
+            runtime.capture = Some(capture);
+        }
         if options.streaming == Some(true) {
             let mut streaming = RelayStreaming::default();
             if let Some(launch) = options.launch_collector {
@@ -635,6 +646,10 @@ mod tests {
             launch_collector: Some(false),
             completion_wait_timeout: Some(2.5),
             collector_memory_budget_bytes: Some(8 * 1024 * 1024),
+            capture_model_calls: Some(true),
+            max_model_calls: Some(3),
+            max_total_tokens: None,
+            model_call_body_bytes: Some(64),
             binding: Some(fabric_config::options::BindingIdentity {
                 name: "fabric-core".into(),
                 version: "0.1.0".into(),
@@ -646,6 +661,10 @@ mod tests {
             options.runtime.binding.as_ref().map(|b| b.name.as_str()),
             Some("fabric-core")
         );
+        let capture = options.runtime.capture.expect("capture options");
+        assert_eq!(capture.max_model_calls, Some(3));
+        assert_eq!(capture.max_total_tokens, None);
+        assert_eq!(capture.body_cap, 64);
         assert_eq!(
             options.runtime.relay_streaming,
             Some(crate::RelayStreaming {

@@ -85,6 +85,7 @@ pub use fabric::{Fabric, RunOptions};
 pub use fabric_config::handles::{
     EnvironmentInfo, PrewarmInfo, RuntimeInfo, RuntimeState, RuntimeStatusInfo,
 };
+pub use fabric_gateway::CaptureOptions;
 pub use fabric_reactor::stderr::DEFAULT_STDERR_LOG_BYTES;
 pub use fabric_relay::StreamNext;
 pub use fabric_relay::streaming::RelayStreaming;

@@ -26,6 +26,7 @@ use crate::result::{event, meta};
 use crate::telemetry::RuntimeTelemetry;
 
 mod bridge;
+mod capture;
 mod invocation;
 mod pending;
 mod snapshot;
@@ -76,6 +77,9 @@ pub struct RuntimeOptions {
     /// The calling binding (`CallOptions.binding`), reported in the core's software evidence
     /// inventory. Default `None` (the core's own version only).
     pub binding: Option<fabric_config::options::BindingIdentity>,
+    /// Model-call capture (`CallOptions.capture_model_calls` and its budgets). Default
+    /// `None`: the adapter gets the configured `base_url`s.
+    pub capture: Option<fabric_gateway::CaptureOptions>,
 }
 
 impl Default for RuntimeOptions {
@@ -90,6 +94,7 @@ impl Default for RuntimeOptions {
             caller_python: None,
             relay_streaming: None,
             binding: None,
+            capture: None,
         }
     }
 }
@@ -198,6 +203,8 @@ pub struct Runtime {
     /// Core-collected artifacts (logs, workspace patch).
     collector: Collector,
     state: Mutex<State>,
+    /// The runtime's model-call capture (started with `capture_model_calls`).
+    capture: Option<fabric_gateway::Capture>,
 }
 
 impl Runtime {
@@ -231,6 +238,24 @@ impl Runtime {
         role: ServiceRole,
         spawned: Spawned,
     ) -> Result<Runtime, HostError> {
+        let mut agent_config = plan.agent_config.clone();
+        let capture = match options.capture {
+            Some(capture) => {
+                let dir = capture::records_dir(
+                    &spawned.runtime_id,
+                    spawned.home.path(),
+                    environment.artifact_root(),
+                );
+                match capture::register(&mut agent_config, &spawned.runtime_id, &dir, capture) {
+                    Ok(capture) => capture,
+                    Err(error) => {
+                        spawned.discard();
+                        return Err(error);
+                    }
+                }
+            }
+            None => None,
+        };
         let Spawned {
             command,
             runtime_id,
@@ -279,11 +304,12 @@ impl Runtime {
             relay,
             live,
             state: Mutex::new(State::running()),
+            capture,
         };
         let payload = StartPayload {
             agent_name: plan.agent_name.clone(),
             base_dir: plan.base_dir.clone(),
-            config: plan.agent_config.clone(),
+            config: agent_config,
             runtime_context: runtime.context(start_id, ids::new_id("runtime-start-request"), None),
             capability_plan: serde_json::to_value(&plan.capability_plan).ok(),
             telemetry_plan: plan

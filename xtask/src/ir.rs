@@ -32,6 +32,7 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/gym-observations",
     "sdk/gym-join-model-calls-request",
     "sdk/gym-observation-bundle",
+    "sdk/model-call-record",
 ];
 
 /// Documents the bindings pass through as plain JSON objects (configs and descriptors are

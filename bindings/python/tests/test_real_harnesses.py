@@ -215,7 +215,16 @@ def config_for(adapter_id: str, base_url: str) -> dict[str, Any]:
     }
 
 
-def run_sdk(python: str, module: str, config: dict[str, Any], task: str, workdir: Path) -> dict[str, Any]:
+def run_sdk(
+    python: str,
+    module: str,
+    config: dict[str, Any],
+    task: str,
+    workdir: Path,
+    script: str = SCRIPT,
+    args: tuple[str, ...] = (),
+    extra_env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     env = {
         key: value
         for key, value in os.environ.items()
@@ -243,9 +252,10 @@ def run_sdk(python: str, module: str, config: dict[str, Any], task: str, workdir
             env["FABRIC_CORE_LIB"] = os.environ["FABRIC_CORE_LIB"]
     else:
         env.pop("PYTHONPATH", None)
+    env.update(extra_env or {})
     started = time.monotonic()
     result = subprocess.run(
-        [python, "-c", SCRIPT.replace("MODULE", module), json.dumps(config), task],
+        [python, "-c", script.replace("MODULE", module), json.dumps(config), task, *args],
         cwd=workdir,
         env=env,
         capture_output=True,

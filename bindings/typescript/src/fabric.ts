@@ -19,7 +19,7 @@ import type {
   EnvironmentInfo,
   GymObservations,
   GymObservationsRequest,
-  ModelCallRecord,
+  ModelCallKeys,
   FabricConfig,
   RunPlan,
   RunRequest,
@@ -66,6 +66,16 @@ export interface CallOptions {
    */
   collectorMemoryBudgetBytes?: number;
   /**
+   * Run and runtime start: put the core's model-call gateway between the harness and its
+   * models; every call is recorded in the invocation's `model-calls.jsonl`
+   * (`RunResult.model_calls`; docs/model-calls.md).
+   */
+  captureModelCalls?: boolean;
+  /** With `captureModelCalls`: forwarded model calls per invocation (later ones get 429). */
+  maxModelCalls?: number;
+  /** With `captureModelCalls`: reported tokens per invocation (then calls get 429). */
+  maxTotalTokens?: number;
+  /**
    * Stops waiting: the promise rejects with `signal.reason` as soon as the signal aborts.
    * The native call itself runs to completion in the background (the C ABI has no cancel
    * call yet); see {@link Runtime.invoke} for what that means for a runtime.
@@ -99,6 +109,9 @@ export function optionsText(options: CallOptions): string {
   if (options.launchCollector !== undefined) native.launch_collector = options.launchCollector;
   if (options.completionWaitTimeout !== undefined) native.completion_wait_timeout = options.completionWaitTimeout;
   if (options.collectorMemoryBudgetBytes !== undefined) native.collector_memory_budget_bytes = options.collectorMemoryBudgetBytes;
+  if (options.captureModelCalls !== undefined) native.capture_model_calls = options.captureModelCalls;
+  if (options.maxModelCalls !== undefined) native.max_model_calls = options.maxModelCalls;
+  if (options.maxTotalTokens !== undefined) native.max_total_tokens = options.maxTotalTokens;
   native.binding = bindingIdentity();
   return JSON.stringify(native);
 }
@@ -196,7 +209,7 @@ export class Fabric {
    * ownership is never guessed, and what cannot be joined exactly is a gap. Throws
    * FabricConfigError for a bundle that breaks Gym's identity rules (`path` under `bundle`).
    */
-  async joinModelCallObservations(bundle: AgentObservationBundle, calls: readonly ModelCallRecord[]): Promise<AgentObservationBundle> {
+  async joinModelCallObservations(bundle: AgentObservationBundle, calls: readonly ModelCallKeys[]): Promise<AgentObservationBundle> {
     return parse(await this.library.call("fabric_gym_join_model_calls", [JSON.stringify({ bundle, calls })]));
   }
 

@@ -943,6 +943,8 @@ export interface CallOptions {
   base_dir?: string | null;
   /** The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled. */
   binding?: BindingIdentity | null;
+  /** Run and runtime start: put the model-call gateway between the harness and its model endpoints. The adapter gets a loopback gateway URL (holding an unguessable token) in place of each `models.*.base_url`; every call is forwarded unchanged and recorded in the invocation's `model-calls.jsonl` (`RunResult.model_calls`). Models without a `base_url` are not captured. Default false. Other calls ignore it. */
+  capture_model_calls?: boolean | null;
   /** Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it. */
   collector_memory_budget_bytes?: number | null;
   /** Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only. */
@@ -951,6 +953,12 @@ export interface CallOptions {
   expected_descriptor_sha256?: string | null;
   /** Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`. */
   launch_collector?: boolean | null;
+  /** With `capture_model_calls`: model calls forwarded per invocation; a later call is answered HTTP 429 (OpenAI- or Anthropic-shaped) without being forwarded, and the RunResult carries a `budget_exceeded` event. Default: no limit. */
+  max_model_calls?: number | null;
+  /** With `capture_model_calls`: total tokens (as the endpoints report them) per invocation; once reached, calls are answered 429 as for `max_model_calls`. Default: no limit. */
+  max_total_tokens?: number | null;
+  /** With `capture_model_calls`: the largest request or response body kept in a record (bytes, at least 1); a longer one is stored truncated, as text, with `request_truncated`/`response_truncated`. Default 4194304 (4 MiB). */
+  model_call_body_bytes?: number | null;
   /** The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it. */
   python_interpreter?: string | null;
   /** The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated. */
@@ -1343,7 +1351,7 @@ export interface GymJoinModelCallsRequest {
   /** The bundle whose references are resolved (it must pass Gym's identity rules). */
   bundle: AgentObservationBundle;
   /** The captured model calls, in capture order. */
-  calls?: ModelCallRecord[];
+  calls?: ModelCallKeys[];
 }
 
 /** Output of the Gym mapping: the Gym bundle and the rollout's trajectory. */
@@ -1481,7 +1489,7 @@ export interface Measurement_uint64 {
 }
 
 /** The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does. */
-export interface ModelCallRecord {
+export interface ModelCallKeys {
   /** Durable append order of the capture. */
   call_index: number;
   /** The client-declared session (an invocation id); evidence, not a security boundary. */
@@ -1494,6 +1502,66 @@ export interface ModelCallRecord {
   response_id?: string | null;
 }
 
+/** One captured model call. */
+export interface ModelCallRecord {
+  /** The API by its path: `chat_completions`, `responses`, `messages`, or `other`. */
+  api: string;
+  /** The role's real `base_url` the call was forwarded to. */
+  base_url: string;
+  /** Body reads forwarded to the harness (each forwarded as it arrived). */
+  chunks: number;
+  /** Why the call failed in the gateway (unreachable endpoint, over budget), if it did. */
+  error?: string | null;
+  /** The invocation in progress when the call arrived (`None`: outside an invocation). */
+  invocation_id?: string | null;
+  /** Milliseconds from the request to the end of the response. */
+  latency_ms: number;
+  /** Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream). */
+  logprobs?: JsonValue[] | null;
+  /** The HTTP method. */
+  method: string;
+  /** The model: the request's `model` field, else the role's configured model. */
+  model: string;
+  /** The call's id (`model-call-…`): what Gym's `ModelCallRef.model_call_id` joins on. */
+  model_call_id: string;
+  /** The model server in Gym's terms (`ModelCallRef.model_ref`): a `responses_api_models` server named by the model role. */
+  model_ref: ModelServerRef;
+  /** The model role of the config (`models.<role>`). */
+  model_role: string;
+  /** The path after the role's `base_url` (no gateway token, no query). */
+  path: string;
+  /** Prompt token ids, when the server returned them (`prompt_token_ids`). */
+  prompt_token_ids?: JsonValue[] | null;
+  /** The request body (JSON when it parsed, else text). */
+  request: JsonValue;
+  /** `request` was cut at the cap (then it is text). */
+  request_truncated?: boolean;
+  /** The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed). */
+  response: JsonValue;
+  /** The response's id: Gym's `ModelCallRef.response_id`. */
+  response_id?: string | null;
+  /** `response` was cut at the cap (then it is text). */
+  response_truncated?: boolean;
+  /** The runtime whose harness made the call. */
+  runtime_id: string;
+  /** When the call arrived, RFC 3339 UTC. */
+  started_at: string;
+  /** The HTTP status the harness got (`None`: no answer from the endpoint). */
+  status?: number | null;
+  /** The answer was an SSE stream. */
+  streamed: boolean;
+  /** Milliseconds from the request to the endpoint's response head. */
+  time_to_first_byte_ms?: number | null;
+  /** Milliseconds from the request to the first body bytes (the first token of a stream). */
+  time_to_first_token_ms?: number | null;
+  /** Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream). */
+  token_ids?: JsonValue[] | null;
+  /** Total tokens of `usage` (counted against `max_total_tokens`). */
+  total_tokens?: number | null;
+  /** `usage` as the endpoint reported it (the last one of a stream). */
+  usage?: JsonValue;
+}
+
 /** Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed. */
 export interface ModelCallRef {
   /** The model call id reported by the adapter. */
@@ -1502,6 +1570,14 @@ export interface ModelCallRef {
   model_ref?: ModelServerRef | null;
   /** The response id the model server returned. */
   response_id?: string | null;
+}
+
+/** `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line). */
+export interface ModelCallsSummary {
+  /** Calls recorded for the invocation. */
+  count: number;
+  /** The absolute path of the invocation's `model-calls.jsonl` (`None` when no call was recorded). */
+  path?: string | null;
 }
 
 /** The only server type a model reference names. */
@@ -1668,6 +1744,8 @@ export interface RunResult {
   invocation_id: string;
   /** Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit). */
   metadata?: JsonObject;
+  /** The invocation's captured model calls (runs started with `capture_model_calls`). */
+  model_calls?: ModelCallsSummary | null;
   /** Adapter output. */
   output?: JsonValue;
   /** Request id. */

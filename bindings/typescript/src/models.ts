@@ -44,6 +44,7 @@ export type {
   GymObservationsRequest,
   AgentObservationBundle,
   GymJoinModelCallsRequest,
+  ModelCallKeys,
   ModelCallRecord,
   EnvironmentOwnership,
   ServiceHandle,

@@ -11,7 +11,7 @@ use super::{AgentObservationBundle, ModelServerRef};
 /// request and response); they play no part in the join, so they are accepted and
 /// ignored, as Gym's own model does.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct ModelCallRecord {
+pub struct ModelCallKeys {
     /// The server-generated id of the persisted call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_call_id: Option<String>,
@@ -36,7 +36,7 @@ pub struct GymJoinModelCallsRequest {
     pub bundle: AgentObservationBundle,
     /// The captured model calls, in capture order.
     #[serde(default)]
-    pub calls: Vec<ModelCallRecord>,
+    pub calls: Vec<ModelCallKeys>,
 }
 
 impl GymJoinModelCallsRequest {

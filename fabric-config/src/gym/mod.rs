@@ -15,7 +15,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-pub use join::{GymJoinModelCallsRequest, ModelCallRecord};
+pub use join::{GymJoinModelCallsRequest, ModelCallKeys};
 pub use model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
     ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerKind, ModelServerRef,

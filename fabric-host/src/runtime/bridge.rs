@@ -127,6 +127,9 @@ impl Runtime {
             relay: None,
             live,
             state: Mutex::new(State::running()),
+            // The gateway listens on this machine's loopback: a runtime in a provider
+            // environment is not captured.
+            capture: None,
             runtime_id,
         };
         let start_event = event(

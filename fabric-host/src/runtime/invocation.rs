@@ -89,6 +89,9 @@ impl Runtime {
             ])
         };
         let mut events: Vec<FabricEvent> = self.lock().carry.clone();
+        if let Some(capture) = &self.capture {
+            capture.begin(&invocation_id);
+        }
         events.push(event(
             "invocation_start",
             format!("invoking adapter host for {}", self.identity.harness),
@@ -283,6 +286,10 @@ impl Runtime {
             let core_files = artifacts.len() > relay_entries.len();
             core_files.then(|| self.home.root().to_path_buf())
         });
+        let model_calls = self
+            .capture
+            .as_ref()
+            .map(|capture| super::capture::finish(capture, &ids_meta(), &mut events));
         let mut end_meta = ids_meta();
         end_meta.insert("status".into(), status.as_str().into());
         events.push(event(
@@ -341,6 +348,7 @@ impl Runtime {
             system_stats,
             resource_snapshot,
             execution: self.execution.clone(),
+            model_calls,
         })
     }
 

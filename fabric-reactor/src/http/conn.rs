@@ -380,6 +380,18 @@ impl<C: Default, T: Transport> Conn<C, T> {
                 self.reply(reply, limits, seq);
                 Ok(Advance::Continue)
             }
+            OnBody::Stream(head) => {
+                self.deadline = None;
+                self.input.clear();
+                if self.head_only {
+                    self.out.extend_from_slice(head_part(&head));
+                    self.close_after_answer(limits);
+                } else {
+                    self.out.extend_from_slice(&head);
+                    self.phase = Phase::Stream;
+                }
+                Ok(Advance::Continue)
+            }
             OnBody::Pause(until) => {
                 *paused = true;
                 self.deadline = until.map(|at| (at, Deadline::Service));

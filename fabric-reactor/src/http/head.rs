@@ -81,6 +81,14 @@ impl Request {
             .map(|(_, value)| String::from_utf8_lossy(value).trim().to_owned())
     }
 
+    /// Every header line in order: name as sent, raw value (what a forwarding service
+    /// passes on).
+    pub fn headers(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.headers
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_slice()))
+    }
+
     /// Whether the last transfer coding is `chunked`.
     pub fn is_chunked(&self) -> bool {
         self.header("transfer-encoding").is_some_and(|value| {

@@ -144,6 +144,12 @@ pub enum OnBody {
     Pause(Option<Instant>),
     /// The final answer.
     Reply(Reply),
+    /// The body was read whole: write this response head (it may be empty when
+    /// [`Service::produce`] writes the head itself, once it knows it), then what
+    /// [`Service::produce`] gives; the connection closes after it (a forwarding service
+    /// answers only once its upstream answered). For a `HEAD` request as
+    /// [`OnHead::Stream`].
+    Stream(Vec<u8>),
 }
 
 /// What [`Service::produce`] did.

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 use fabric_config::codes;
 use fabric_config::gym::{
     AgentObservationBundle, AgentObservationRecord, GymError, GymJoinModelCallsRequest,
-    ModelCallRecord, ModelCallRef, ModelServerRef, ObservationGap,
+    ModelCallKeys, ModelCallRef, ModelServerRef, ObservationGap,
 };
 
 /// Gap codes the join emits (registered as reason codes). A joined bundle replaces the
@@ -35,13 +35,13 @@ fn nonblank(value: &Option<String>) -> Option<&str> {
 
 /// The captured calls indexed by their two join keys.
 struct Captured<'a> {
-    calls: &'a [ModelCallRecord],
+    calls: &'a [ModelCallKeys],
     by_call_id: HashMap<&'a str, Vec<usize>>,
     by_response: HashMap<(&'a ModelServerRef, &'a str), Vec<usize>>,
 }
 
 impl<'a> Captured<'a> {
-    fn new(calls: &'a [ModelCallRecord]) -> Self {
+    fn new(calls: &'a [ModelCallKeys]) -> Self {
         let mut by_call_id: HashMap<&str, Vec<usize>> = HashMap::new();
         let mut by_response: HashMap<(&ModelServerRef, &str), Vec<usize>> = HashMap::new();
         for (index, call) in calls.iter().enumerate() {
@@ -143,7 +143,7 @@ impl<'a> Captured<'a> {
 /// Whether `reference` (of the invocation named by the call's session) already reports
 /// `call`: the same `model_call_id` with no other member contradicting it, or no
 /// `model_call_id` and the same `model_ref` and `response_id`.
-fn reports(reference: &ModelCallRef, call: &ModelCallRecord, call_id: &str) -> bool {
+fn reports(reference: &ModelCallRef, call: &ModelCallKeys, call_id: &str) -> bool {
     match &reference.model_call_id {
         Some(id) => {
             id == call_id
@@ -293,7 +293,7 @@ fn gap(code: &str, invocation: &str, detail: Option<String>) -> ObservationGap {
 
 /// Adds to each invocation the captured calls that name it as their `client_session_id`
 /// and carry a `model_call_id`, unless one of its references already reports the call.
-fn attach_session_calls(bundle: &mut AgentObservationBundle, calls: &[ModelCallRecord]) {
+fn attach_session_calls(bundle: &mut AgentObservationBundle, calls: &[ModelCallKeys]) {
     let mut positions: HashMap<String, usize> = HashMap::new();
     for (position, record) in bundle.records.iter().enumerate() {
         if let AgentObservationRecord::AgentInvocation(invocation) = record {

@@ -443,10 +443,14 @@ class CallOptions(FabricMapping):
 
     ``base_dir`` (str | None, optional): Directory anchoring the config's relative paths (skills, workspace, artifacts, discovery paths, Relay output). A relative directory is resolved against the process's current directory. Default: the current directory. `validate` resolves the config's paths against it only when it is given.
     ``binding`` (BindingIdentity | None, optional): The calling binding (`fabric-core` Python, TypeScript, Go), reported in the core's software evidence inventory (`RunResult.execution`) next to the core's own version. The bindings always send it; the core snapshots it once per process and binding at the first runtime, service or environment start with evidence enabled.
+    ``capture_model_calls`` (bool | None, optional): Run and runtime start: put the model-call gateway between the harness and its model endpoints. The adapter gets a loopback gateway URL (holding an unguessable token) in place of each `models.*.base_url`; every call is forwarded unchanged and recorded in the invocation's `model-calls.jsonl` (`RunResult.model_calls`). Models without a `base_url` are not captured. Default false. Other calls ignore it.
     ``collector_memory_budget_bytes`` (int | None, optional): Runtime start with `streaming` and the embedded collector: the bytes the collector may hold in all (queued records, records being received or waiting for room, remembered scopes). At least 1048576 (one largest record); default 67108864 (64 MiB). A record that does not fit waits for room as for a full queue (30 s), then is dropped; a publisher whose partial record does not fit is answered 503 `collector_memory_full`. Other calls ignore it.
     ``completion_wait_timeout`` (float | None, optional): Runtime start with `streaming`: seconds upstream's embedded collector waits for a late Pi `agent_settled` marker (a finite number above 0 and at most 10^9; default 1). The core's collector has no Pi turn-window correlation, so the value is validated and kept for compatibility only.
     ``expected_descriptor_sha256`` (str | None, optional): Pins the adapter: planning fails with `descriptor_mismatch` (stage `plan`) unless the plan's `descriptor_sha256` (the adapter descriptor's fingerprint, combined with the target descriptor's when a workflow target is selected) equals this value. `doctor` reports a mismatch as a failing `descriptor_fingerprint` check; `validate` selects no adapter and ignores it.
     ``launch_collector`` (bool | None, optional): Runtime start with `streaming`: run the embedded collector (default true) or use the external collector named by the config's `nemo-fabric-stream` sink (false). Set without `streaming: true` it is `launch_collector_requires_streaming`.
+    ``max_model_calls`` (int | None, optional): With `capture_model_calls`: model calls forwarded per invocation; a later call is answered HTTP 429 (OpenAI- or Anthropic-shaped) without being forwarded, and the RunResult carries a `budget_exceeded` event. Default: no limit.
+    ``max_total_tokens`` (int | None, optional): With `capture_model_calls`: total tokens (as the endpoints report them) per invocation; once reached, calls are answered 429 as for `max_model_calls`. Default: no limit.
+    ``model_call_body_bytes`` (int | None, optional): With `capture_model_calls`: the largest request or response body kept in a record (bytes, at least 1); a longer one is stored truncated, as text, with `request_truncated`/`response_truncated`. Default 4194304 (4 MiB).
     ``python_interpreter`` (str | None, optional): The calling Python interpreter (`sys.executable`): runs `python`-kind adapter hosts unless `$ADAPTER_PYTHON` is set; before `$VIRTUAL_ENV/bin/python` and `python3` on `PATH`. The Python binding always sends it.
     ``python_prefix`` (str | None, optional): The calling Python interpreter's installation prefix (its `sysconfig` `data` path, `sys.prefix` in a virtual environment), searched for `share/nemo-fabric/{adapters,targets}` before every other installed prefix (provenance source `interpreter_prefix`). The Python binding always sends it, so adapters installed in the interpreter's environment are found when it is not activated.
     ``start_timeout_seconds`` (float | None, optional): How long an adapter host may take to answer `start`, in seconds (a finite number above 0 and at most 10^9). Default 90 (upstream `host_timeout`). A host that does not answer in time fails the start with `timeout` (stage `start`, `metadata.timeout_ms`) and is stopped. Used by run, runtime start and environment start; the other calls ignore it.
@@ -455,7 +459,7 @@ class CallOptions(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"base_dir", "binding", "collector_memory_budget_bytes", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
+    _fields = frozenset({"base_dir", "binding", "capture_model_calls", "collector_memory_budget_bytes", "completion_wait_timeout", "expected_descriptor_sha256", "launch_collector", "max_model_calls", "max_total_tokens", "model_call_body_bytes", "python_interpreter", "python_prefix", "start_timeout_seconds", "stderr_log_bytes", "streaming"})
     _nested = {"binding": ("BindingIdentity", "one")}
 
 #: Capability kind a route applies to.
@@ -856,13 +860,13 @@ class GymJoinModelCallsRequest(FabricMapping):
     """Input of `join_model_call_observations`: a bundle and the captured calls of its rollout.
 
     ``bundle`` (AgentObservationBundle): The bundle whose references are resolved (it must pass Gym's identity rules).
-    ``calls`` (tuple[ModelCallRecord, ...], optional): The captured model calls, in capture order.
+    ``calls`` (tuple[ModelCallKeys, ...], optional): The captured model calls, in capture order.
     """
 
     __slots__ = ()
     _fields = frozenset({"bundle", "calls"})
     _required = frozenset({"bundle"})
-    _nested = {"bundle": ("AgentObservationBundle", "one"), "calls": ("ModelCallRecord", "list")}
+    _nested = {"bundle": ("AgentObservationBundle", "one"), "calls": ("ModelCallKeys", "list")}
 
 
 class GymObservations(FabricMapping):
@@ -1014,7 +1018,7 @@ class Measurement_uint64(FabricMapping):
     _required = frozenset({"status"})
 
 
-class ModelCallRecord(FabricMapping):
+class ModelCallKeys(FabricMapping):
     """The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does.
 
     ``call_index`` (int): Durable append order of the capture.
@@ -1030,6 +1034,45 @@ class ModelCallRecord(FabricMapping):
     _nested = {"model_ref": ("ModelServerRef", "one")}
 
 
+class ModelCallRecord(FabricMapping):
+    """One captured model call.
+
+    ``api`` (str): The API by its path: `chat_completions`, `responses`, `messages`, or `other`.
+    ``base_url`` (str): The role's real `base_url` the call was forwarded to.
+    ``chunks`` (int): Body reads forwarded to the harness (each forwarded as it arrived).
+    ``error`` (str | None, optional): Why the call failed in the gateway (unreachable endpoint, over budget), if it did.
+    ``invocation_id`` (str | None, optional): The invocation in progress when the call arrived (`None`: outside an invocation).
+    ``latency_ms`` (float): Milliseconds from the request to the end of the response.
+    ``logprobs`` (tuple[Any, ...] | None, optional): Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream).
+    ``method`` (str): The HTTP method.
+    ``model`` (str): The model: the request's `model` field, else the role's configured model.
+    ``model_call_id`` (str): The call's id (`model-call-…`): what Gym's `ModelCallRef.model_call_id` joins on.
+    ``model_ref`` (ModelServerRef): The model server in Gym's terms (`ModelCallRef.model_ref`): a `responses_api_models` server named by the model role.
+    ``model_role`` (str): The model role of the config (`models.<role>`).
+    ``path`` (str): The path after the role's `base_url` (no gateway token, no query).
+    ``prompt_token_ids`` (tuple[Any, ...] | None, optional): Prompt token ids, when the server returned them (`prompt_token_ids`).
+    ``request`` (Any): The request body (JSON when it parsed, else text).
+    ``request_truncated`` (bool, optional): `request` was cut at the cap (then it is text).
+    ``response`` (Any): The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed).
+    ``response_id`` (str | None, optional): The response's id: Gym's `ModelCallRef.response_id`.
+    ``response_truncated`` (bool, optional): `response` was cut at the cap (then it is text).
+    ``runtime_id`` (str): The runtime whose harness made the call.
+    ``started_at`` (str): When the call arrived, RFC 3339 UTC.
+    ``status`` (int | None, optional): The HTTP status the harness got (`None`: no answer from the endpoint).
+    ``streamed`` (bool): The answer was an SSE stream.
+    ``time_to_first_byte_ms`` (float | None, optional): Milliseconds from the request to the endpoint's response head.
+    ``time_to_first_token_ms`` (float | None, optional): Milliseconds from the request to the first body bytes (the first token of a stream).
+    ``token_ids`` (tuple[Any, ...] | None, optional): Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream).
+    ``total_tokens`` (int | None, optional): Total tokens of `usage` (counted against `max_total_tokens`).
+    ``usage`` (Any, optional): `usage` as the endpoint reported it (the last one of a stream).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"api", "base_url", "chunks", "error", "invocation_id", "latency_ms", "logprobs", "method", "model", "model_call_id", "model_ref", "model_role", "path", "prompt_token_ids", "request", "request_truncated", "response", "response_id", "response_truncated", "runtime_id", "started_at", "status", "streamed", "time_to_first_byte_ms", "time_to_first_token_ms", "token_ids", "total_tokens", "usage"})
+    _required = frozenset({"api", "base_url", "chunks", "latency_ms", "method", "model", "model_call_id", "model_ref", "model_role", "path", "request", "response", "runtime_id", "started_at", "streamed"})
+    _nested = {"model_ref": ("ModelServerRef", "one")}
+
+
 class ModelCallRef(FabricMapping):
     """Identifiers an integration observed for one model call: `model_call_id`, or both `model_ref` and `response_id` (Gym rejects a reference with neither). Never guessed.
 
@@ -1041,6 +1084,18 @@ class ModelCallRef(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"model_call_id", "model_ref", "response_id"})
     _nested = {"model_ref": ("ModelServerRef", "one")}
+
+
+class ModelCallsSummary(FabricMapping):
+    """`RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line).
+
+    ``count`` (int): Calls recorded for the invocation.
+    ``path`` (str | None, optional): The absolute path of the invocation's `model-calls.jsonl` (`None` when no call was recorded).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"count", "path"})
+    _required = frozenset({"count"})
 
 #: The only server type a model reference names.
 MODEL_SERVER_KIND_VALUES = ("responses_api_models",)
@@ -1218,6 +1273,7 @@ class RunResult(FabricMapping):
     ``harness`` (str): Stable harness identifier.
     ``invocation_id`` (str): Invocation id.
     ``metadata`` (Mapping[str, Any], optional): Result-specific details; `stop_reason` is why the invocation stopped, when the adapter reported it (`max_iterations`: the harness hit its iteration limit).
+    ``model_calls`` (ModelCallsSummary | None, optional): The invocation's captured model calls (runs started with `capture_model_calls`).
     ``output`` (Any, optional): Adapter output.
     ``request_id`` (str): Request id.
     ``resource_snapshot`` (RuntimeResourceSnapshot | None, optional): Runtime resource snapshot taken after the invocation.
@@ -1229,9 +1285,9 @@ class RunResult(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "execution", "harness", "invocation_id", "metadata", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
+    _fields = frozenset({"adapter_id", "adapter_kind", "agent_name", "artifacts", "error", "events", "execution", "harness", "invocation_id", "metadata", "model_calls", "output", "request_id", "resource_snapshot", "runtime_id", "status", "system_stats", "telemetry", "usage"})
     _required = frozenset({"adapter_kind", "agent_name", "harness", "invocation_id", "request_id", "runtime_id", "status"})
-    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "execution": ("ExecutionEvidence", "one"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
+    _nested = {"artifacts": ("ArtifactManifest", "one"), "error": ("ErrorInfo", "one"), "events": ("FabricEvent", "list"), "execution": ("ExecutionEvidence", "one"), "model_calls": ("ModelCallsSummary", "one"), "resource_snapshot": ("RuntimeResourceSnapshot", "one"), "system_stats": ("InvocationSystemStats", "one"), "telemetry": ("TelemetryRef", "list"), "usage": ("RunUsage", "one")}
 
 #: Terminal status of an invocation.
 RUN_STATUS_VALUES = ("succeeded", "failed", "cancelled",)
@@ -1723,8 +1779,10 @@ for _model in (
     McpServerConfig,
     Measurement_double,
     Measurement_uint64,
+    ModelCallKeys,
     ModelCallRecord,
     ModelCallRef,
+    ModelCallsSummary,
     ModelServerRef,
     Observation,
     ObservationGap,

@@ -59,6 +59,7 @@ def options_arg(
     launch_collector: bool | None = None,
     completion_wait_timeout: float | None = None,
     collector_memory_budget_bytes: int | None = None,
+    capture: Mapping[str, Any] | None = None,
 ) -> bytes:
     """The ``options_json`` argument of the planning calls (schema ``sdk/call-options``);
     the core enforces every option.
@@ -78,6 +79,7 @@ def options_arg(
         and not streaming
         and launch_collector is None
         and completion_wait_timeout is None
+        and not capture
     ):
         return _default_options()
     options: dict[str, Any] = dict(_interpreter_options())
@@ -98,7 +100,26 @@ def options_arg(
         options["completion_wait_timeout"] = completion_wait_timeout
     if collector_memory_budget_bytes is not None:
         options["collector_memory_budget_bytes"] = collector_memory_budget_bytes
+    options.update(capture or {})
     return dumps(options)
+
+
+def capture_options(
+    capture_model_calls: bool,
+    max_model_calls: int | None,
+    max_total_tokens: int | None,
+    model_call_body_bytes: int | None,
+) -> dict[str, Any]:
+    """The model-call capture members of an options object (absent ones left out; the
+    core checks them, e.g. a budget without ``capture_model_calls``)."""
+
+    members = {
+        "capture_model_calls": True if capture_model_calls else None,
+        "max_model_calls": max_model_calls,
+        "max_total_tokens": max_total_tokens,
+        "model_call_body_bytes": model_call_body_bytes,
+    }
+    return {key: value for key, value in members.items() if value is not None}
 
 
 @functools.lru_cache(maxsize=1)

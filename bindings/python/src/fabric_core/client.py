@@ -14,6 +14,7 @@ from fabric_core._codes import Code
 from fabric_core._sdk_model import foreign_model
 from fabric_core._util import (
     call_blocking,
+    capture_options,
     config_json,
     dumps,
     json_mapping,
@@ -106,6 +107,10 @@ class Fabric:
         request: RunRequest | None = None,
         expected_descriptor_sha256: str | None = None,
         start_timeout_seconds: float | None = None,
+        capture_model_calls: bool = False,
+        max_model_calls: int | None = None,
+        max_total_tokens: int | None = None,
+        model_call_body_bytes: int | None = None,
     ) -> RunResult:
         """Start a runtime, invoke it once, stop it, and return the ``RunResult``.
 
@@ -113,6 +118,14 @@ class Fabric:
         runtime is stopped even when the invocation fails; a stop failure after a
         successful turn is reported in the result (``error.stage == "stop"``).
         ``start_timeout_seconds`` bounds the adapter host's answer to ``start`` (default 90).
+
+        ``capture_model_calls=True`` puts the core's model-call gateway between the harness
+        and each model with a ``base_url``: calls are forwarded unchanged and recorded in
+        the invocation's ``model-calls.jsonl`` (``RunResult.model_calls``,
+        ``RunResult.model_call_records()``); ``max_model_calls`` and ``max_total_tokens``
+        are per-invocation budgets (an over-budget call gets HTTP 429 and the result a
+        ``budget_exceeded`` event); ``model_call_body_bytes`` caps a recorded body
+        (docs/model-calls.md).
         """
 
         library = self._lib()
@@ -121,6 +134,9 @@ class Fabric:
             base_dir=base_dir,
             expected_descriptor_sha256=expected_descriptor_sha256,
             start_timeout_seconds=start_timeout_seconds,
+            capture=capture_options(
+                capture_model_calls, max_model_calls, max_total_tokens, model_call_body_bytes
+            ),
         )
         request_bytes = dumps(request_payload(input=input, request=request))
         # Without a worker thread: the core runs it on its own threads and the event loop
@@ -183,6 +199,10 @@ class Fabric:
         completion_wait_timeout: float | None = None,
         collector_memory_budget_bytes: int | None = None,
         service: Service | None = None,
+        capture_model_calls: bool = False,
+        max_model_calls: int | None = None,
+        max_total_tokens: int | None = None,
+        model_call_body_bytes: int | None = None,
     ) -> Runtime:
         """Start a stateful runtime for ordered invocations.
 
@@ -206,6 +226,14 @@ class Fabric:
         ``FabricConfigError`` (code ``service_binding_mismatch``, the differing sections in
         ``details["fields"]``); a released service raises ``FabricConfigError`` ("service
         must be active").
+
+        ``capture_model_calls=True`` puts the core's model-call gateway between the harness
+        and each model with a ``base_url``: calls are forwarded unchanged and recorded in
+        the invocation's ``model-calls.jsonl`` (``RunResult.model_calls``,
+        ``RunResult.model_call_records()``); ``max_model_calls`` and ``max_total_tokens``
+        are per-invocation budgets (an over-budget call gets HTTP 429 and the result a
+        ``budget_exceeded`` event); ``model_call_body_bytes`` caps a recorded body
+        (docs/model-calls.md).
         """
 
         if service is not None and not isinstance(service, Service):
@@ -222,6 +250,9 @@ class Fabric:
             launch_collector=launch_collector,
             completion_wait_timeout=completion_wait_timeout,
             collector_memory_budget_bytes=collector_memory_budget_bytes,
+            capture=capture_options(
+                capture_model_calls, max_model_calls, max_total_tokens, model_call_body_bytes
+            ),
         )
         runtime_overrides = json_mapping(overrides, "runtime overrides")
 

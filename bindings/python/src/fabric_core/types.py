@@ -9,6 +9,7 @@ Every model is a read-only ``Mapping`` with attribute access (see
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,21 @@ class RunResult(_g.RunResult):
         """``status == "succeeded"``."""
 
         return self._data.get("status") == "succeeded"
+
+    def model_call_records(self) -> tuple[_g.ModelCallRecord, ...]:
+        """The invocation's captured model calls (a run started with
+        ``capture_model_calls=True``), read from ``model_calls.path``, one
+        ``ModelCallRecord`` per line of ``model-calls.jsonl``; empty when none was
+        recorded or capture was off."""
+
+        summary = self._data.get("model_calls")
+        path = summary.get("path") if isinstance(summary, Mapping) else None
+        if not path:
+            return ()
+        with open(path, encoding="utf-8") as lines:
+            return tuple(
+                _g.ModelCallRecord._from_json(json.loads(line)) for line in lines if line.strip()
+            )
 
 
 RuntimeCapabilities = _g.RuntimeCapabilities

@@ -2,7 +2,7 @@ import { test } from "node:test";
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { Fabric, FabricConfigError, type AgentObservationBundle, type GymObservationsRequest, type ModelCallRecord } from "../index";
+import { Fabric, FabricConfigError, type AgentObservationBundle, type GymObservationsRequest, type ModelCallKeys } from "../index";
 
 function result(invocation: string) {
   return {
@@ -43,7 +43,7 @@ test("gymObservations reports duplicate invocation ids as a config error", async
 
 test("joinModelCallObservations joins the shared rollout as tests/fixtures/gym-join.json expects", async () => {
   const fixture = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "..", "..", "tests", "fixtures", "gym-join.json"), "utf8"));
-  const joined = await new Fabric().joinModelCallObservations(fixture.bundle as AgentObservationBundle, fixture.calls as ModelCallRecord[]);
+  const joined = await new Fabric().joinModelCallObservations(fixture.bundle as AgentObservationBundle, fixture.calls as ModelCallKeys[]);
   assert.deepEqual(joined, fixture.joined);
 });
 

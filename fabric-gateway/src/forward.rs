@@ -1,0 +1,259 @@
+//! Forwarding on a small bounded worker pool: each call is sent to its real endpoint with
+//! `ureq` (rustls for HTTPS; no async runtime), the answer's head and body reads are
+//! passed to the harness as they arrive (re-framed chunked), and the call is recorded.
+
+use std::io::Read;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Instant, SystemTime};
+
+use ureq::Agent;
+use ureq::http;
+
+use crate::capture::Upstream;
+use crate::exchange::Exchange;
+use crate::record::{self, Observed};
+use crate::route::Route;
+use crate::server::Waker;
+
+/// Workers forwarding calls at once (each holds one call from request to last byte).
+const MAX_WORKERS: usize = 256;
+/// One read of an answer's body.
+const READ_BYTES: usize = 16 * 1024;
+
+/// A call read from the harness, ready to forward.
+#[derive(Debug)]
+pub(crate) struct Call {
+    pub(crate) route: Arc<Route>,
+    pub(crate) upstream: Upstream,
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) query: String,
+    pub(crate) headers: Vec<(String, Vec<u8>)>,
+    pub(crate) body: Vec<u8>,
+    pub(crate) started: Instant,
+    pub(crate) started_at: SystemTime,
+    pub(crate) invocation_id: Option<String>,
+}
+
+type Job = (Call, Arc<Exchange>, Waker);
+
+#[derive(Debug)]
+struct Pool {
+    jobs: Sender<Job>,
+    queue: Arc<Mutex<Receiver<Job>>>,
+    /// (workers, idle workers)
+    counts: Arc<Mutex<(usize, usize)>>,
+}
+
+static POOL: OnceLock<Pool> = OnceLock::new();
+
+/// Queues a call: an idle worker takes it, or a new one is started (up to
+/// [`MAX_WORKERS`]; beyond that the call waits for a worker).
+pub(crate) fn submit(call: Call, exchange: Arc<Exchange>, waker: Waker) {
+    let pool = POOL.get_or_init(|| {
+        let (jobs, queue) = mpsc::channel();
+        Pool {
+            jobs,
+            queue: Arc::new(Mutex::new(queue)),
+            counts: Arc::new(Mutex::new((0, 0))),
+        }
+    });
+    let spawn = {
+        let mut counts = pool.counts.lock().unwrap_or_else(PoisonError::into_inner);
+        let spawn = counts.1 == 0 && counts.0 < MAX_WORKERS;
+        if spawn {
+            counts.0 += 1;
+        } else if counts.1 > 0 {
+            counts.1 -= 1;
+        }
+        spawn
+    };
+    if spawn {
+        let queue = Arc::clone(&pool.queue);
+        let counts = Arc::clone(&pool.counts);
+        let started = std::thread::Builder::new()
+            .name("fabric-gateway".into())
+            .spawn(move || work(&queue, &counts));
+        if started.is_err() {
+            pool.counts.lock().unwrap_or_else(PoisonError::into_inner).0 -= 1;
+        }
+    }
+    if let Err(mpsc::SendError((call, exchange, waker))) = pool.jobs.send((call, exchange, waker)) {
+        forward(call, &exchange, &waker);
+    }
+}
+
+fn work(queue: &Mutex<Receiver<Job>>, counts: &Mutex<(usize, usize)>) {
+    loop {
+        let job = queue.lock().unwrap_or_else(PoisonError::into_inner).recv();
+        let Ok((call, exchange, waker)) = job else {
+            return;
+        };
+        forward(call, &exchange, &waker);
+        counts.lock().unwrap_or_else(PoisonError::into_inner).1 += 1;
+    }
+}
+
+fn agent() -> &'static Agent {
+    static AGENT: OnceLock<Agent> = OnceLock::new();
+    AGENT.get_or_init(|| {
+        Agent::config_builder()
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent(ureq::config::AutoHeaderValue::None)
+            .accept(ureq::config::AutoHeaderValue::None)
+            .accept_encoding(ureq::config::AutoHeaderValue::None)
+            .allow_non_standard_methods(true)
+            .tls_config(tls_config())
+            .build()
+            .new_agent()
+    })
+}
+
+/// The roots HTTPS endpoints are verified against: the certificates of the PEM file
+/// `SSL_CERT_FILE` names when it is set (as OpenSSL and Python read it), else Mozilla's
+/// roots (`webpki-roots`).
+fn tls_config() -> ureq::tls::TlsConfig {
+    let specific = std::env::var_os("SSL_CERT_FILE")
+        .and_then(|path| std::fs::read(path).ok())
+        .map(|pem| {
+            ureq::tls::parse_pem(&pem)
+                .filter_map(|item| match item {
+                    Ok(ureq::tls::PemItem::Certificate(cert)) => Some(cert),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        })
+        .filter(|certs| !certs.is_empty());
+    let roots = match specific {
+        Some(certs) => ureq::tls::RootCerts::new_with_certs(&certs),
+        None => ureq::tls::RootCerts::WebPki,
+    };
+    ureq::tls::TlsConfig::builder().root_certs(roots).build()
+}
+
+/// The endpoint URL of a call: the role's real `base_url` with the call's path and query.
+fn target(call: &Call) -> String {
+    let mut url = format!(
+        "{}{}",
+        call.upstream.base_url.trim_end_matches('/'),
+        call.path
+    );
+    if !call.query.is_empty() {
+        url.push('?');
+        url.push_str(&call.query);
+    }
+    url
+}
+
+fn request(call: &Call) -> Result<http::Request<Vec<u8>>, http::Error> {
+    let mut builder = http::Request::builder()
+        .method(call.method.as_str())
+        .uri(target(call));
+    for (name, value) in &call.headers {
+        builder = builder.header(name.as_str(), value.as_slice());
+    }
+    builder.body(call.body.clone())
+}
+
+/// The answer's head for the harness: the endpoint's status and headers, re-framed as a
+/// chunked body on a connection that closes after it.
+fn head(response: &http::Response<ureq::Body>) -> Vec<u8> {
+    let status = response.status();
+    let mut head = format!(
+        "HTTP/1.1 {} {}\r\n",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("")
+    )
+    .into_bytes();
+    for (name, value) in response.headers() {
+        let hop = [
+            "connection",
+            "keep-alive",
+            "transfer-encoding",
+            "content-length",
+        ]
+        .iter()
+        .any(|h| name.as_str().eq_ignore_ascii_case(h));
+        if !hop {
+            head.extend_from_slice(name.as_str().as_bytes());
+            head.extend_from_slice(b": ");
+            head.extend_from_slice(value.as_bytes());
+            head.extend_from_slice(b"\r\n");
+        }
+    }
+    head.extend_from_slice(b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+    head
+}
+
+fn chunk(bytes: &[u8]) -> Vec<u8> {
+    let mut out = format!("{:x}\r\n", bytes.len()).into_bytes();
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// Forwards one call and records it.
+fn forward(call: Call, exchange: &Exchange, waker: &Waker) {
+    let mut seen = Observed::default();
+    // The answer's last chunk is written after the record: a harness that saw its answer
+    // end finds the call recorded.
+    let mut ended = false;
+    let cap = call.route.options.body_cap;
+    match request(&call).map_err(|_| "the request could not be forwarded (invalid head)") {
+        Err(why) => seen.error = Some(why.to_owned()),
+        Ok(request) => match agent().run(request) {
+            Err(error) => seen.error = Some(record::describe(&error)),
+            Ok(response) => {
+                seen.status = Some(response.status().as_u16());
+                seen.first_byte = Some(call.started.elapsed());
+                seen.streamed = response
+                    .headers()
+                    .get("content-type")
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| v.starts_with("text/event-stream"));
+                let mut open = exchange.push(&head(&response));
+                waker.wake();
+                let mut reader = response.into_body().into_reader();
+                let mut buf = vec![0u8; READ_BYTES];
+                while open {
+                    match reader.read(&mut buf) {
+                        Ok(0) => {
+                            ended = true;
+                            break;
+                        }
+                        Ok(n) => {
+                            seen.first_token
+                                .get_or_insert_with(|| call.started.elapsed());
+                            seen.chunks += 1;
+                            seen.keep(&buf[..n], cap);
+                            open = exchange.push(&chunk(&buf[..n]));
+                            waker.wake();
+                        }
+                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(_) => {
+                            seen.error = Some("the endpoint's answer broke off".to_owned());
+                            break;
+                        }
+                    }
+                }
+                if !open && !ended && seen.error.is_none() {
+                    seen.error = Some("the harness closed the connection first".to_owned());
+                }
+            }
+        },
+    }
+    seen.latency = call.started.elapsed();
+    let unanswered = seen.status.is_none();
+    let record = record::build(&call, seen);
+    let _ = call.route.append(&record);
+    if unanswered {
+        let body = r#"{"error":{"message":"model gateway: the endpoint could not be reached","type":"upstream_error"}}"#;
+        exchange.push(&crate::service::json_answer("502 Bad Gateway", body));
+    } else if ended {
+        exchange.push(b"0\r\n\r\n");
+    }
+    exchange.finish();
+    waker.wake();
+}

@@ -1,0 +1,5 @@
+//! The integration tests of `fabric-gateway`, one binary (modules by concern).
+
+mod forward;
+mod load;
+mod stub;

@@ -479,7 +479,7 @@ def main() -> int:
         print()
     for line in bindings:
         print(line)
-    if scale:
+    if scale and (python or bindings):
         print()
     for line in scale:
         print(line)

@@ -27,11 +27,17 @@ Rows:
   driven by bench/python/side_by_side.py on the Python echo adapter: plan, warm invoke
   (plain loop; after 60 ms idle; alternating with a cold run), cold run, 64 runtimes x 20
   invokes, system stats on and off; the adapter's own start-up as the cold run's reference
-  and where our cold run goes (from its RunResult's event timestamps).
+  and where our cold run goes (from its RunResult's event timestamps); the echo host driven
+  directly with no SDK (bench/python/bare_host.py: the bare spawn-start-invoke-stop-exit
+  cycle, the cold run minus it per round, and the bare warm invoke, plain and after 60 ms
+  idle) as the floor under both sides.
 * Binding overhead: warm invoke on the Rust scripted adapter through the C ABI itself
   (bench/bindings/c_bench.c), Go, Node and Python vs our Rust call
   (bench/bindings/rust_bench.rs) with the same config.
 * Rust in-process rows (plan, warm invoke with stats off) without a ratio.
+* Scale (bench/host/scale.rs): start and stop of 200 scripted runtimes, then 2,000 live ones
+  (``--quick``: 200): descriptors and RSS growth per runtime, reactor threads and the
+  reactor's CPU over one idle second (``--only scale`` runs only these).
 
 Per row: the median over rounds of each round's median and p90, and the CPU time
 (user+sys) per call. The date, the machine (cores, load before and after) and the
@@ -145,6 +151,32 @@ def flagged(wall: float | None, cpu: float | None) -> str:
     return " †" if wall is not None and cpu is not None and wall > WALL_OVER_CPU * cpu else ""
 
 
+# The echo host driven directly, no SDK (side_by_side.py's bare phases, bare_host.py):
+# (key, phase, extra args); run once per round like the start-up reference.
+BARE_ROWS = [
+    ("bare_cycle", "bare-cycle", []),
+    ("bare_invoke", "bare-invoke", []),
+    ("bare_invoke_idle", "bare-invoke", ["--gap", "sleep"]),
+]
+BARE_LABELS = {
+    "bare_cycle": "the bare host cycle (the echo host driven directly: spawn, `start`, one `invoke`, `stop`, exit)",
+    "bare_invoke": "the bare host's warm invoke (one request line, one answer line, blocking reads)",
+    "bare_invoke_idle": "the bare host's warm invoke after 60 ms idle",
+}
+
+
+def differences(cold: dict[str, list[dict[str, Any]]], reference: list[dict[str, Any]], what: str) -> list[str]:
+    """Within each round: that round's cold-run median minus that round's ``reference``
+    median, for each side (median over rounds, lowest – highest)."""
+    lines = []
+    for sdk, who in (("fabric_core", "ours"), ("nemo_fabric", "upstream")):
+        values = [run["median"] - ref["median"] for run, ref in zip(cold[sdk], reference, strict=False)]
+        cell = spread(values, "ms")
+        row = f"| cold run minus {what}, per round ({who}; lowest – highest) |"
+        lines.append(row + (f" {cell} | | | | | | |" if who == "ours" else f" | | | {cell} | | | |"))
+    return lines
+
+
 def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
     worker = str(ROOT / "bench/python/side_by_side.py")
     sizes = {"plan": args.samples * 5, "warm": args.samples, "cold": max(3, args.samples // 10)}
@@ -152,6 +184,7 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
     # rounds[key][sdk][i]: round i's result (None when the row was skipped).
     rounds: dict[str, dict[str, list[dict[str, Any]]]] = {key: {sdk: [] for sdk in sdks} for key, *_ in PYTHON_ROWS}
     startup: list[dict[str, Any]] = []
+    bare: dict[str, list[dict[str, Any]]] = {key: [] for key, *_ in BARE_ROWS}
     # Compile the adapter's and the evidence helper's bytecode once, as an installed package
     # has it: hosts run with PYTHONDONTWRITEBYTECODE=1, so a source tree that no process has
     # imported yet would be compiled again by every host (and by the reference).
@@ -175,6 +208,10 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
         startup.extend(
             run_json([args.python, worker, "--sdk", "fabric_core", "--phase", "startup", "-n", "3"], cwd, env)
         )
+        for key, phase, extra in BARE_ROWS:
+            n = sizes["cold"] if phase == "bare-cycle" else sizes["warm"] // (10 if extra else 1)
+            command = [args.python, worker, "--sdk", "fabric_core", "--phase", phase, "-n", str(max(3, n)), *extra]
+            bare[key].extend(run_json(command, cwd, env))
         print(f"python round {index + 1}/{args.rounds} done ({machine()})", file=sys.stderr)
     lines = [
         "| measure (Python: `fabric_core` vs `nemo_fabric` 0.5.0, same script, same adapter) "
@@ -216,15 +253,18 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
         "| reference: the adapter's own start-up (a fresh interpreter importing what its host imports, until it exits) "
         f"| {fmt(median([r['median'] for r in startup]), 'ms')} | | {tasks_per_call(startup)} | | | | |"
     )
-    # Within each round: that round's cold-run median minus that round's reference.
-    for sdk, who in (("fabric_core", "ours"), ("nemo_fabric", "upstream")):
-        differences = [
-            cold["median"] - reference["median"]
-            for cold, reference in zip(rounds["cold"][sdk], startup, strict=False)
-        ]
-        cell = spread(differences, "ms")
-        row = f"| cold run minus the adapter's start-up, per round ({who}; lowest – highest) |"
-        lines.append(row + (f" {cell} | | | | | | |" if who == "ours" else f" | | | {cell} | | | |"))
+    lines += differences(rounds["cold"], startup, "the adapter's start-up")
+    for key, label in BARE_LABELS.items():
+        results = bare[key]
+        value = median([r["median"] for r in results])
+        p90 = median([r["p90"] for r in results])
+        caller = median([r["cpu_per_call"] for r in results])
+        everything = median([r.get("cpu_all_per_call") for r in results])
+        lines.append(
+            f"| reference: {label} | {fmt(value, 'ms')} ({fmt(p90, 'ms')}) "
+            f"| {fmt(caller, 'ms')} / {fmt(everything, 'ms')} | {tasks_per_call(results)} | | | | |"
+        )
+    lines += differences(rounds["cold"], bare["bare_cycle"], "the bare host cycle")
     phases = [r["phases"] for r in rounds["cold"]["fabric_core"] if "phases" in r]
     for key, label in COLD_PHASES:
         value = median([p.get(key) for p in phases])
@@ -255,20 +295,38 @@ def c_bench(args: argparse.Namespace, cwd: str) -> str:
     return program
 
 
-def rust_bench(args: argparse.Namespace) -> str:
-    """Builds bench/bindings/rust_bench.rs (optimized, or debug with --quick); returns the
-    program, so it runs from the neutral directory like every other bench."""
+def rust_bench(args: argparse.Namespace, name: str = "bindings") -> str:
+    """Builds fabric-host's bench program ``name`` (bench/bindings/rust_bench.rs, or
+    bench/host/scale.rs; optimized, or debug with --quick); returns the program, so it runs
+    from the neutral directory like every other bench."""
     command = [
-        "cargo", "bench" if not args.quick else "test", "-q", "-p", "fabric-host", "--bench", "bindings",
+        "cargo", "bench" if not args.quick else "test", "-q", "-p", "fabric-host", "--bench", name,
         "--no-run", "--message-format=json",
     ]
     output = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     for line in output.splitlines():
         message = json.loads(line) if line.startswith("{") else {}
-        if message.get("reason") == "compiler-artifact" and message.get("target", {}).get("name") == "bindings":
+        if message.get("reason") == "compiler-artifact" and message.get("target", {}).get("name") == name:
             if message.get("executable"):
                 return str(message["executable"])
-    raise SystemExit("cargo built no `bindings` bench program")
+    raise SystemExit(f"cargo built no `{name}` bench program")
+
+
+def scale_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
+    """Scale on one machine (bench/host/scale.rs): start and stop of 200 scripted runtimes,
+    then what many live ones cost this process and its reactor (no upstream counterpart)."""
+    live = "200" if args.quick else "2000"
+    program = rust_bench(args, "scale")
+    result = run_json([program], cwd, dict(env, FABRIC_BENCH_SCALE_RUNTIMES=live))[0]
+    return [
+        f"| scale (Rust, scripted adapter, one process; {result['live']:,} live runtimes) | ours |",
+        "| --- | ---: |",
+        f"| start of 200 runtimes, one after another | {result['start_200_s']:.3f} s |",
+        f"| stop of those 200 | {result['stop_200_s']:.3f} s |",
+        f"| core-side memory per live runtime (this process's RSS growth) | {result['core_bytes_per_runtime']:,} B |",
+        f"| descriptors per live runtime (this process) | {result['fds_per_runtime']:.1f} |",
+        f"| reactor threads; the reactor's CPU over 1 s idle with every runtime live | {result['reactor_threads']}; {result['reactor_idle_ticks_per_s']} ticks |",
+    ]
 
 
 def go_bench(cwd: str, env: dict[str, str]) -> str:
@@ -352,10 +410,11 @@ def main() -> int:
     parser.add_argument("--profile", default="release", choices=["release", "debug"])
     parser.add_argument("--skip-python", action="store_true")
     parser.add_argument("--skip-bindings", action="store_true")
+    parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument(
         "--only",
-        choices=["python", "bindings"],
-        help="only the Python-vs-upstream rows, or only the binding-overhead rows",
+        choices=["python", "bindings", "scale"],
+        help="only the Python-vs-upstream rows, the binding-overhead rows, or the scale rows",
     )
     parser.add_argument(
         "--bindings",
@@ -376,10 +435,10 @@ def main() -> int:
     unknown = sorted(set(args.bindings) - set(BINDINGS))
     if unknown:
         parser.error(f"unknown --bindings {unknown}; choose from {','.join(BINDINGS)}")
-    if args.only == "python":
-        args.skip_bindings = True
-    elif args.only == "bindings":
-        args.skip_python = True
+    if args.only is not None:
+        args.skip_python = args.only != "python"
+        args.skip_bindings = args.only != "bindings"
+        args.skip_scale = args.only != "scale"
     args.rounds = args.rounds or (1 if args.quick else 5)
     args.samples = args.samples or (10 if args.quick else 300)
     args.fanout = args.fanout or (4 if args.quick else 64)
@@ -396,6 +455,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as cwd:
         python = [] if args.skip_python else python_rows(args, cwd, env)
         bindings = [] if args.skip_bindings else binding_rows(args, cwd, env)
+        scale = [] if args.skip_scale else scale_rows(args, cwd, env)
     mode = "--quick" if args.quick else "full"
     if args.quick:
         print(
@@ -418,6 +478,10 @@ def main() -> int:
     if python and bindings:
         print()
     for line in bindings:
+        print(line)
+    if scale and (python or bindings):
+        print()
+    for line in scale:
         print(line)
     return 0
 

@@ -22,7 +22,10 @@ between the measured invokes: the alternating-loop artifact, bench/README.md); `
 (``Fabric.run`` per call; with ``--prewarm N``, ours runs from ``Fabric.prewarm(config,
 hosts=N)`` and both sides idle ``--idle-ms`` untimed before each run); ``fanout`` (64 runtimes x 20 invokes, invocations/s of the invoke
 phase); ``startup`` (the adapter's own start-up: a fresh interpreter with the adapter host's
-environment importing what the host imports, running nothing, until it has exited).
+environment importing what the host imports, running nothing, until it has exited);
+``bare-cycle`` and ``bare-invoke`` (the same echo host driven directly, no SDK: spawn,
+start, one invoke, stop, exit; and a warm invoke round trip, ``--gap sleep`` for the idle
+case — bare_host.py; ``--sdk`` is ignored).
 
 The ``cold`` phase of ``fabric_core`` also reports where each run's time went, from the
 RunResult's own event timestamps (Unix milliseconds, the same clock as ``time.time()``):
@@ -48,6 +51,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import bare_host
 from meter import Meter
 
 REPO = Path(__file__).resolve().parents[2]
@@ -233,10 +237,47 @@ def phase_startup(n: int) -> dict[str, Any]:
     return summary(samples, meter.stop(), 1e3)  # ms
 
 
+def phase_bare_cycle(n: int) -> dict[str, Any]:
+    """The bare host cycle (bare_host.py): spawn, start, one invoke, stop, exit."""
+    env = {**os.environ, **HOST_ENV}
+    prefix = config_mapping(False)["harness"]["settings"]["prefix"]
+    samples: list[float] = []
+    meter = Meter()
+    meter.start()
+    for index in range(n):
+        timed(samples, lambda index=index: bare_host.cycle(env, prefix, f"cold {index}"))
+    return summary(samples, meter.stop(), 1e3)  # ms
+
+
+def phase_bare_invoke(n: int, gap: str, idle_ms: float) -> dict[str, Any]:
+    """The bare warm invoke (bare_host.py): one host, single invoke round trips."""
+    env = {**os.environ, **HOST_ENV}
+    host = bare_host.BareHost(env, config_mapping(False)["harness"]["settings"]["prefix"])
+    samples: list[float] = []
+    meter = Meter()
+    total: dict[str, Any] | None = None
+    try:
+        for _ in range(20):
+            host.invoke("warm")
+        meter.start()
+        for index in range(n):
+            if gap == "sleep":
+                total = add(total, meter.stop())
+                time.sleep(idle_ms / 1000)
+                meter.start()
+            timed(samples, lambda index=index: host.invoke(f"bench {index}"))
+        total = add(total, meter.stop())
+    finally:
+        host.stop()
+    return summary(samples, total, 1e3)  # ms
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sdk", required=True, choices=["fabric_core", "nemo_fabric"])
-    parser.add_argument("--phase", required=True, choices=["plan", "warm", "cold", "fanout", "startup"])
+    parser.add_argument(
+        "--phase", required=True, choices=["plan", "warm", "cold", "fanout", "startup", "bare-cycle", "bare-invoke"]
+    )
     parser.add_argument("-n", type=int, default=200)
     parser.add_argument("--runtimes", type=int, default=64)
     parser.add_argument("--invokes", type=int, default=20)
@@ -252,6 +293,10 @@ def main() -> int:
     args = parser.parse_args()
     if args.phase == "startup":
         result = phase_startup(args.n)
+    elif args.phase == "bare-cycle":
+        result = phase_bare_cycle(args.n)
+    elif args.phase == "bare-invoke":
+        result = phase_bare_invoke(args.n, args.gap, args.idle_ms)
     else:
         sdk = importlib.import_module(args.sdk)
         config = sdk.FabricConfig.from_mapping(config_mapping(args.stats_off))

@@ -164,7 +164,29 @@ impl FabricHome {
         self.home.join("host.stderr.log")
     }
 
+    /// Creates `<home>/<invocation_id>/` (0700) and writes `name` (0600) in it, resolving
+    /// the path from the root once (the record of every invocation: one walk instead of
+    /// one for the directory and one for the file). Returns the directory and the file.
+    pub(crate) fn invocation_record(
+        &self,
+        invocation_id: &str,
+        name: &str,
+        bytes: &[u8],
+    ) -> Result<(PathBuf, PathBuf), HostError> {
+        let dir = self.home.join(invocation_id);
+        let path = dir.join(name);
+        let (root, relative) = beneath(&self.root, &dir, Stage::Invoke)?;
+        let created = root
+            .create_dir_all(relative, 0o700)
+            .map_err(|refusal| refusal_error(Stage::Invoke, &dir, &refusal))?;
+        created
+            .write(Path::new(name), bytes, 0o600)
+            .map_err(|refusal| refusal_error(Stage::Invoke, &path, &refusal))?;
+        Ok((dir, path))
+    }
+
     /// Creates `<home>/<invocation_id>/` (0700).
+    #[cfg(test)]
     pub(crate) fn invocation_dir(&self, invocation_id: &str) -> Result<PathBuf, HostError> {
         let dir = self.home.join(invocation_id);
         private_dir(&self.root, &dir, Stage::Invoke)?;

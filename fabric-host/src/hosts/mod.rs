@@ -234,6 +234,17 @@ struct HostEntry {
 }
 
 impl HostEntry {
+    /// Queues one request line (newline included) for stdin: moved in when nothing is
+    /// waiting to be written (no copy, no buffer kept while idle), appended otherwise.
+    fn queue_line(&mut self, line: Vec<u8>) {
+        if self.write_pos >= self.write_buf.len() {
+            self.write_buf = line;
+            self.write_pos = 0;
+        } else {
+            self.write_buf.extend_from_slice(&line);
+        }
+    }
+
     fn diagnostics(&self) -> Diagnostics {
         Diagnostics {
             pid: u32::try_from(self.pid).ok(),

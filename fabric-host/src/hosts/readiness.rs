@@ -61,11 +61,9 @@ impl Hosts {
                 }
             }
         }
-        entry.write_buf.clear();
+        // Written: an idle host keeps no buffer (the next request line is moved in).
+        entry.write_buf = Vec::new();
         entry.write_pos = 0;
-        if entry.write_buf.capacity() > KEEP_LINE_CAPACITY {
-            entry.write_buf = Vec::new();
-        }
         if let Some(error) = failure {
             let mut stdin = entry.stdin.take();
             if let Some(stdin) = stdin.as_mut() {
@@ -176,7 +174,13 @@ impl Hosts {
                 self.fail_terminal(slot, error);
                 return;
             }
-            let mut line: Vec<u8> = entry.line.drain(..=end).collect();
+            // The usual case, one whole line in the buffer, moves it out without a copy
+            // and leaves an idle host no buffer; a line followed by more is split off.
+            let mut line: Vec<u8> = if end + 1 == entry.line.len() {
+                std::mem::take(&mut entry.line)
+            } else {
+                entry.line.drain(..=end).collect()
+            };
             line.pop(); // '\n'
             if line.last() == Some(&b'\r') {
                 line.pop();

@@ -116,7 +116,7 @@ impl Hosts {
         if graceful {
             if let Some(mut line) = line {
                 line.push(b'\n');
-                entry.write_buf.extend_from_slice(&line);
+                entry.queue_line(line);
             }
             entry.close_stdin_after_flush = true;
             self.schedule(slot, now + policy.grace, seq, TimerKind::StopPhase);

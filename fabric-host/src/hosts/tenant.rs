@@ -291,7 +291,7 @@ impl Hosts {
             return;
         }
         line.push(b'\n');
-        entry.write_buf.extend_from_slice(&line);
+        entry.queue_line(line);
         entry.pending = Some(Pending {
             stage,
             timeout,

@@ -19,7 +19,6 @@ use super::{DEADLINE_HEADROOM_MILLIS, Runtime};
 use crate::collect::{self, InvocationDir};
 use crate::error::HostError;
 use crate::extensions::ExtensionSchemas;
-use crate::home::private_file;
 use crate::host::DetachedCall;
 use crate::hosts::Notify;
 use crate::ids;
@@ -135,23 +134,22 @@ impl Runtime {
         };
         // While the host works: save the invocation record with environment values redacted.
         result::redact_context(&mut payload.runtime_context);
-        let record = self.home.invocation_dir(&invocation_id).and_then(|dir| {
-            let path = dir.join("adapter-invocation.json");
-            // The stream token is a secret: the record names the sink without it.
-            let redacted = stream.as_ref().map(|send| OpenAiStreamSink {
-                token: "***".into(),
-                ..send.sink.clone()
-            });
-            let bytes = match &redacted {
-                None => serde_json::to_vec_pretty(&payload),
-                Some(sink) => serde_json::to_vec_pretty(&StreamPayload {
-                    base: &payload,
-                    stream: sink,
-                }),
-            }
-            .unwrap_or_default();
-            private_file(self.home.root(), &path, &bytes, Stage::Invoke).map(|()| (dir, path))
+        // The stream token is a secret: the record names the sink without it.
+        let redacted = stream.as_ref().map(|send| OpenAiStreamSink {
+            token: "***".into(),
+            ..send.sink.clone()
         });
+        let bytes = match &redacted {
+            None => serde_json::to_vec_pretty(&payload),
+            Some(sink) => serde_json::to_vec_pretty(&StreamPayload {
+                base: &payload,
+                stream: sink,
+            }),
+        }
+        .unwrap_or_default();
+        let record = self
+            .home
+            .invocation_record(&invocation_id, "adapter-invocation.json", &bytes);
         Ok(Started {
             invocation_id,
             request_id,

@@ -13,6 +13,7 @@ mod free_fds;
 mod openai_stream;
 mod provenance;
 mod runtime;
+mod scale;
 mod service;
 mod stats;
 mod support;

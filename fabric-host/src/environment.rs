@@ -1,6 +1,8 @@
 //! The local environment provider: `prepare_environment`, `attach_environment`, env
 //! forwarding, release.
 
+mod ops;
+
 use fabric_config::codes;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -267,6 +269,10 @@ impl Environment {
                 environment_id: remote.environment.environment_id.clone(),
                 argv: argv.to_vec(),
                 timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                cwd: None,
+                env: BTreeMap::new(),
+                stdin_hex: None,
+                output_limit_bytes: None,
             },
             timeout + EXEC_GRACE,
             stage,

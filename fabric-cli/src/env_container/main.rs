@@ -25,6 +25,7 @@
 mod podman;
 
 use fabric_config::codes;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
@@ -38,6 +39,8 @@ use serde_json::{Value, json};
 const SERVER_READY: Duration = Duration::from_secs(30);
 /// Paths of the environment directory inside the container.
 const SANDBOX: &str = "/sandbox";
+/// The runtime server's binary in the image (also what runs a caller's `exec`).
+const AGENT_CTL: &str = "/usr/local/bin/fabric-agent-ctl";
 
 fn main() -> ExitCode {
     kit::run(&Container)
@@ -161,9 +164,41 @@ impl kit::Environment for Env {
         podman::exec_command(
             &self.container.id,
             &format!("{SANDBOX}/workspace"),
+            &BTreeMap::new(),
             program,
             args,
         )
+    }
+
+    /// `podman exec` of the container's `fabric-agent-ctl exec-group` in `cwd` beneath the
+    /// workspace, with `env` added: the command's process group lives in the container, so
+    /// the deadline is enforced there (and what the command leaves is killed there).
+    fn exec_command(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &str,
+        env: &BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Command {
+        let workdir = Path::new(SANDBOX).join("workspace").join(cwd);
+        let mut inner = vec![
+            "exec-group".to_owned(),
+            timeout.as_millis().to_string(),
+            program.to_owned(),
+        ];
+        inner.extend_from_slice(args);
+        podman::exec_command(
+            &self.container.id,
+            &workdir.to_string_lossy(),
+            env,
+            AGENT_CTL,
+            &inner,
+        )
+    }
+
+    fn deadline_inside(&self) -> bool {
+        true
     }
 
     /// Removes the container (the directory is the kit's to delete).

@@ -11,6 +11,7 @@ mod collector_limits;
 mod doctor_paths;
 mod env;
 mod env_container;
+mod env_ops;
 mod env_provider;
 mod env_runtime;
 mod export_gym;

@@ -9,8 +9,11 @@ use fabric_config::provider::ProviderOperation;
 use serde_json::{Value, json};
 
 use super::directory::describe;
-use super::exec::{exec, split_argv};
+use super::exec::{exec_value, split_argv};
+use super::files;
 use super::{Environment, Failure, Provider, SOCKET, collect, runtime_control};
+use fabric_config::environment_ops::{DEFAULT_OUTPUT_LIMIT_BYTES, ExecRequest};
+use std::path::Path;
 
 /// One environment in the table and whether this process prepared it.
 struct Entry<E> {
@@ -74,13 +77,68 @@ impl<'p, P: Provider> Environments<'p, P> {
                 environment_id,
                 argv,
                 timeout_ms,
+                cwd,
+                env,
+                stdin_hex,
+                output_limit_bytes,
             } => {
                 let entry = self.find(&environment_id)?;
-                let (program, args) = split_argv(&argv)?;
-                exec(
-                    entry.env.command(program, args),
-                    Duration::from_millis(timeout_ms),
+                let request = ExecRequest {
+                    argv,
+                    cwd,
+                    env,
+                    stdin_hex,
+                    timeout_seconds: Duration::from_millis(timeout_ms).as_secs_f64(),
+                    output_limit_bytes: output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT_BYTES),
+                };
+                let (program, args) = split_argv(&request.argv)?;
+                request.check().map_err(files::invalid)?;
+                let cwd = request.cwd.as_deref().unwrap_or(".");
+                files::check_dir(entry.env.dir(), Path::new("workspace"), cwd)?;
+                let timeout = Duration::from_secs_f64(request.timeout_seconds);
+                exec_value(
+                    entry
+                        .env
+                        .exec_command(program, args, cwd, &request.env, timeout),
+                    &request,
+                    entry.env.deadline_inside(),
                 )
+            }
+            ProviderOperation::WriteFile {
+                environment_id,
+                request,
+            } => {
+                let entry = self.find(&environment_id)?;
+                files::write_file(
+                    entry.env.dir(),
+                    Path::new(request.root.dir_name()),
+                    &request,
+                )?;
+                Ok(json!({}))
+            }
+            ProviderOperation::ReadFile {
+                environment_id,
+                request,
+            } => {
+                let entry = self.find(&environment_id)?;
+                let content = files::read_file(
+                    entry.env.dir(),
+                    Path::new(request.root.dir_name()),
+                    &request,
+                )?;
+                to_value(&content)
+            }
+            ProviderOperation::ListFiles {
+                environment_id,
+                request,
+            } => {
+                let entry = self.find(&environment_id)?;
+                let listing = files::list_files(
+                    entry.env.dir(),
+                    Path::new(request.root.dir_name()),
+                    &request,
+                )?;
+                to_value(&listing)
             }
             ProviderOperation::Release { environment_id } => self.release(&environment_id),
         }
@@ -114,6 +172,10 @@ impl<'p, P: Provider> Environments<'p, P> {
         }
         Ok(json!({"deleted": owned}))
     }
+}
+
+fn to_value(output: &impl serde::Serialize) -> Result<Value, Failure> {
+    serde_json::to_value(output).map_err(|error| ("internal", error.to_string()))
 }
 
 fn not_found(id: &str) -> Failure {

@@ -198,11 +198,17 @@ class Code:
     #: (reason) software evidence: more than 64 KiB of compact JSON; the largest entries are dropped whole until it fits
     EVIDENCE_TOO_LARGE = "evidence_too_large"
 
+    #: (error) the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)
+    EXEC_FAILED = "exec_failed"
+
     #: (error) a `fabric export` input line is not a RunResult or an ATOF record
     EXPORT_LINE_INVALID = "export_line_invalid"
 
     #: (error) a `fabric export` input file cannot be read
     EXPORT_READ_FAILED = "export_read_failed"
+
+    #: (error) `read_file` or `list` named a path beneath the environment's root where nothing is
+    FILE_NOT_FOUND = "file_not_found"
 
     #: (error) a file-system operation of the core failed
     FILESYSTEM_ERROR = "filesystem_error"
@@ -311,6 +317,9 @@ class Code:
 
     #: (error) an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)
     INVALID_ENVIRONMENT_REFERENCE = "invalid_environment_reference"
+
+    #: (error) an exec or file request on an environment is malformed: an empty `argv`, a timeout or limit out of range, a path that is not relative, an unknown `root`, content above the write limit (the message names the field)
+    INVALID_ENVIRONMENT_REQUEST = "invalid_environment_request"
 
     #: (error) HTTP header names must be RFC 7230 tokens
     INVALID_HEADER_NAME = "invalid_header_name"

@@ -131,8 +131,10 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "environment_released": (None, False, "state", "host"),
     "environment_runtime_unsupported": ("start", False, None, "host"),
     "environment_stream_unsupported": ("invoke", False, None, "host"),
+    "exec_failed": (None, False, None, "sandbox"),
     "export_line_invalid": ("config", False, None, "cli"),
     "export_read_failed": ("config", False, None, "cli"),
+    "file_not_found": (None, False, None, "sandbox"),
     "filesystem_error": (None, False, None, "host"),
     "gym_id_blank": ("config", False, None, "config"),
     "gym_invocation_id_duplicate": ("config", False, None, "config"),
@@ -166,6 +168,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_config_type": ("config", False, None, "binding"),
     "invalid_env_name": (None, False, None, "config"),
     "invalid_environment_reference": ("config", False, None, "host"),
+    "invalid_environment_request": (None, False, "config", "sandbox"),
     "invalid_header_name": (None, False, None, "config"),
     "invalid_header_value": (None, False, None, "config"),
     "invalid_input": (None, False, None, "sandbox"),
@@ -801,6 +804,40 @@ class EvidenceEntry(FabricMapping):
     _nested = {"version": ("VersionObservation", "one")}
 
 
+class ExecOutput(FabricMapping):
+    """Output of `exec`.
+
+    ``duration_ms`` (int, optional): Wall time from start to exit, milliseconds.
+    ``exit_code`` (int | None, optional): Exit code (`None`: killed by a signal or the deadline).
+    ``signal`` (int | None, optional): The signal that ended the command, when one did.
+    ``stderr`` (str): Standard error (UTF-8, lossy).
+    ``stderr_truncated`` (bool, optional): Whether stderr was longer than the output limit.
+    ``stdout`` (str): Standard output (UTF-8, lossy).
+    ``stdout_truncated`` (bool, optional): Whether stdout was longer than the output limit (the rest was read and dropped).
+    ``timed_out`` (bool, optional): Whether the deadline passed and the command's process group was killed.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"duration_ms", "exit_code", "signal", "stderr", "stderr_truncated", "stdout", "stdout_truncated", "timed_out"})
+    _required = frozenset({"stderr", "stdout"})
+
+
+class ExecRequest(FabricMapping):
+    """Run one command in the environment, never through a shell unless `argv` names one.
+
+    ``argv`` (tuple[str, ...]): Program and arguments.
+    ``cwd`` (str | None, optional): Working directory relative to the workspace (default: the workspace).
+    ``env`` (Mapping[str, str], optional): Variables added to the command's environment.
+    ``output_limit_bytes`` (int, optional): Bytes kept of each of stdout and stderr; the rest is read and dropped, and the stream's `*_truncated` flag set (default and at most 1 MiB).
+    ``stdin_hex`` (str | None, optional): Bytes written to the command's stdin, lowercase hex (default: stdin is empty).
+    ``timeout_seconds`` (float, optional): Deadline: the command's whole process group is killed when it passes (default 60).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"argv", "cwd", "env", "output_limit_bytes", "stdin_hex", "timeout_seconds"})
+    _required = frozenset({"argv"})
+
+
 class ExecutionEvidence(FabricMapping):
     """Selected software evidence of one invocation (`RunResult.execution`).
 
@@ -827,6 +864,88 @@ class FabricEvent(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"event_id", "kind", "message", "metadata", "timestamp_millis"})
     _required = frozenset({"event_id", "kind", "message", "timestamp_millis"})
+
+
+class FileContent(FabricMapping):
+    """The result of a `read_file`.
+
+    ``content_hex`` (str): The bytes read, lowercase hex.
+    ``path`` (str): The requested path.
+    ``size`` (int): The file's size.
+    ``truncated`` (bool, optional): Whether the file is longer than what was read.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"content_hex", "path", "size", "truncated"})
+    _required = frozenset({"content_hex", "path", "size"})
+
+
+class FileEntry(FabricMapping):
+    """One directory entry (a link is listed as a link, never followed).
+
+    ``kind`` (str): `file`, `directory`, `symlink` or `other`.
+    ``name`` (str): The name.
+    ``size`` (int): Size in bytes (of the link itself for a link).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"kind", "name", "size"})
+    _required = frozenset({"kind", "name", "size"})
+
+
+class FileListRequest(FabricMapping):
+    """List one directory beneath a root.
+
+    ``path`` (str, optional): Path relative to the root (`""` or `"."`: the root itself).
+    ``root`` (str, optional): The root (default `workspace`).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"path", "root"})
+
+
+class FileListing(FabricMapping):
+    """The result of a `list`.
+
+    ``entries`` (tuple[FileEntry, ...]): The entries, by name.
+    ``path`` (str): The requested path.
+    ``truncated`` (bool, optional): Whether entries were left out (more than 4096).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"entries", "path", "truncated"})
+    _required = frozenset({"entries", "path"})
+    _nested = {"entries": ("FileEntry", "list")}
+
+
+class FileReadRequest(FabricMapping):
+    """Read one regular file beneath a root.
+
+    ``max_bytes`` (int, optional): Bytes read at most; a longer file is `truncated` (default and at most 4 MiB).
+    ``path`` (str): Path relative to the root.
+    ``root`` (str, optional): The root (default `workspace`).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"max_bytes", "path", "root"})
+    _required = frozenset({"path"})
+
+#: Which root a file path is relative to.
+FILE_ROOT_VALUES = ("workspace", "artifacts",)
+
+
+class FileWriteRequest(FabricMapping):
+    """Write one file beneath a root (parents are created; an existing file is replaced).
+
+    ``content_hex`` (str): The content, lowercase hex (at most 96 KiB decoded).
+    ``mode`` (int | None, optional): Permission bits (default `0o644`).
+    ``path`` (str): Path relative to the root.
+    ``root`` (str, optional): The root (default `workspace`).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"content_hex", "mode", "path", "root"})
+    _required = frozenset({"content_hex", "path"})
 
 
 class GaugeSummary(FabricMapping):
@@ -1661,8 +1780,16 @@ for _model in (
     ErrorInfo,
     EvidenceCoverage,
     EvidenceEntry,
+    ExecOutput,
+    ExecRequest,
     ExecutionEvidence,
     FabricEvent,
+    FileContent,
+    FileEntry,
+    FileListRequest,
+    FileListing,
+    FileReadRequest,
+    FileWriteRequest,
     GaugeSummary,
     GymObservations,
     GymObservationsRequest,

@@ -200,6 +200,11 @@ RuntimeHandle = RuntimeInfo
 RuntimeStatusInfo = _g.RuntimeStatusInfo
 EnvironmentInfo = _g.EnvironmentInfo
 EnvironmentReference = _g.EnvironmentReference
+#: The result of ``EnvironmentHandle.exec`` (the provider protocol's ``ExecOutput``).
+ExecResult = _g.ExecOutput
+FileContent = _g.FileContent
+FileEntry = _g.FileEntry
+FileListing = _g.FileListing
 ServiceHandle = _g.ServiceHandle
 ServiceInfo = _g.ServiceInfo
 ServiceReference = _g.ServiceReference
@@ -218,6 +223,10 @@ __all__ = [
     "DoctorReport",
     "EnvironmentInfo",
     "EnvironmentReference",
+    "ExecResult",
+    "FileContent",
+    "FileEntry",
+    "FileListing",
     "ServiceHandle",
     "ServiceInfo",
     "ServiceReference",

@@ -14,7 +14,9 @@
 //! Settings (`environment.settings`): `image` (required: `sha256:<64 hex>`, the local image
 //! id, e.g. what `scripts/container-image.sh` prints), `image_name` (optional: a local name
 //! that must resolve to that id), `root` (as the subprocess provider's), `oci_runtime`
-//! (default `runc`).
+//! (default `runc`), and the policy: `network` (`none`, the default, `bridge`, `host`),
+//! `resources` (`cpus`, `memory_mib`, `pids`, `tmpfs_mib`) and `read_only_root`
+//! (`policy.rs`).
 //!
 //! The protocol, the environment table and the operations every provider answers alike are
 //! the provider kit's (`fabric_sandbox::kit`); this file and `podman.rs` hold what is the
@@ -23,6 +25,7 @@
 #![forbid(unsafe_code)]
 
 mod podman;
+mod policy;
 
 use fabric_config::codes;
 use std::collections::BTreeMap;
@@ -213,6 +216,8 @@ struct Settings {
     image: Option<String>,
     image_name: Option<String>,
     oci_runtime: String,
+    /// `podman run` options of `network`, `resources` and `read_only_root`.
+    policy: Vec<String>,
 }
 
 impl Settings {
@@ -248,6 +253,7 @@ impl Settings {
             image,
             image_name: string("image_name")?,
             oci_runtime: string("oci_runtime")?.unwrap_or_else(|| "runc".into()),
+            policy: policy::run_options(settings)?,
         })
     }
 }
@@ -276,6 +282,7 @@ fn start(
         sandbox: SANDBOX,
         image,
         oci_runtime: &settings.oci_runtime,
+        policy: &settings.policy,
     })?;
     let socket = dir.join(SOCKET);
     let ready = kit::wait_for_server(&socket, SERVER_READY, || podman::is_running(&container_id));

@@ -36,6 +36,8 @@ pub struct RunSpec<'a> {
     pub sandbox: &'a str,
     pub image: &'a str,
     pub oci_runtime: &'a str,
+    /// The policy's options (`--network` first; see `policy.rs`).
+    pub policy: &'a [String],
 }
 
 fn podman(args: &[&str]) -> Result<Output, Failure> {
@@ -132,7 +134,7 @@ pub fn run(spec: &RunSpec<'_>) -> Result<String, Failure> {
     let nproc = format!("nproc={nproc}:{nproc}");
     let socket = format!("FABRIC_HOST_SOCKET={}/fabric.sock", spec.sandbox);
     let image = spec.image.trim_start_matches("sha256:");
-    let output = podman(&[
+    let mut args: Vec<&str> = vec![
         "--runtime",
         spec.oci_runtime,
         "run",
@@ -141,8 +143,6 @@ pub fn run(spec: &RunSpec<'_>) -> Result<String, Failure> {
         spec.name,
         "--label",
         &label,
-        "--network",
-        "none",
         "--ulimit",
         &nofile,
         "--ulimit",
@@ -151,10 +151,10 @@ pub fn run(spec: &RunSpec<'_>) -> Result<String, Failure> {
         &socket,
         "-v",
         &volume,
-        image,
-        "/usr/local/bin/fabric-agent-ctl",
-        "serve",
-    ])?;
+    ];
+    args.extend(spec.policy.iter().map(String::as_str));
+    args.extend([image, "/usr/local/bin/fabric-agent-ctl", "serve"]);
+    let output = podman(&args)?;
     if !output.status.success() {
         // A container that was created but failed to start keeps its name: remove it.
         let _ = podman(&["rm", "-f", spec.name]);

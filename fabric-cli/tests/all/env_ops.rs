@@ -310,3 +310,92 @@ fn env_ops_run_commands_and_files_in_a_container_environment() {
         std::panic::resume_unwind(panic);
     }
 }
+
+#[test]
+fn container_policy_caps_memory_and_pids_and_keeps_the_root_read_only() {
+    if !env_container::podman_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = env_container::settings(dir.path());
+    settings["resources"] = json!({"memory_mib": 64, "pids": 24, "tmpfs_mib": 8});
+    settings["read_only_root"] = json!(true);
+    settings["network"] = json!("none");
+    let (config, options) = env_container::provider_config(dir.path(), settings);
+    let fabric = Fabric::new();
+    let environment = fabric
+        .prepare_environment(&config, &options)
+        .expect("prepare");
+    let reference = json!(environment.reference());
+    let directory = PathBuf::from(
+        reference["resource"]["directory"]
+            .as_str()
+            .expect("directory"),
+    );
+    let target = target(dir.path(), &reference, directory.join("workspace"));
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // a string doubled past 64 MiB: the memory limit kills it
+        let hog = target.exec(
+            &["--timeout", "60"],
+            &["sh", "-c", "a=0123456789abcdef; while :; do a=$a$a; done"],
+        );
+        assert_eq!(ran_signal(&hog), Some(9), "{hog}");
+        // a fork bomb stops at the pids limit
+        let made = std::process::Command::new("mkfifo")
+            .arg(target.workspace.join("never"))
+            .status()
+            .expect("mkfifo");
+        assert!(made.success());
+        let bomb = "i=0; while [ $i -lt 64 ]; do (read x < never) & i=$((i+1)); done; echo all";
+        let forked = target.exec(&["--timeout", "20"], &["sh", "-c", bomb]);
+        assert_ne!(forked["exit_code"], 0, "{forked}");
+        assert!(
+            forked["stderr"].as_str().expect("stderr").contains("fork"),
+            "{forked}"
+        );
+        assert_eq!(forked["stdout"], "", "{forked}");
+        // the root is read-only; the workspace and the /tmp tmpfs are not
+        let writes = "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
+        let wrote = target.exec(&[], &["sh", "-c", writes]);
+        assert_eq!(wrote["stdout"], "tmp\nws\n", "{wrote}");
+        // the limits are the container's cgroup's
+        let limits = "read m < /sys/fs/cgroup/memory/memory.limit_in_bytes; read p < /sys/fs/cgroup/pids/pids.max; echo $m $p";
+        assert_eq!(
+            target.exec(&[], &["sh", "-c", limits])["stdout"],
+            "67108864 24\n"
+        );
+    }));
+    fabric.release_environment(&environment).expect("release");
+    if let Err(panic) = outcome {
+        std::panic::resume_unwind(panic);
+    }
+}
+
+#[test]
+fn container_policy_values_are_checked_naming_the_setting() {
+    if !env_container::podman_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = env_container::settings(dir.path());
+    settings["resources"] = json!({"memory_mib": "lots"});
+    let (config, options) = env_container::provider_config(dir.path(), settings);
+    let error = Fabric::new()
+        .prepare_environment(&config, &options)
+        .expect_err("invalid memory_mib");
+    let info = fabric_config::ErrorInfo::from(error);
+    assert_eq!(info.code, "invalid_settings", "{info:?}");
+    assert!(
+        info.message.contains("settings.resources.memory_mib"),
+        "{}",
+        info.message
+    );
+}
+
+/// The signal that ended an exec in a container (`exec-group` exits 128 + signal).
+fn ran_signal(ran: &Value) -> Option<i64> {
+    ran["exit_code"]
+        .as_i64()
+        .filter(|c| *c > 128)
+        .map(|c| c - 128)
+}

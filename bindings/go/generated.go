@@ -1281,6 +1281,8 @@ type EnvironmentInfo struct {
 	Reference *EnvironmentReference `json:"reference,omitempty"`
 	// Released: Whether the environment was released (new starts in it fail).
 	Released bool `json:"released,omitempty"`
+	// SandboxObservation: What the provider observed of the environment over its life (outcome, wall and CPU time, peak memory, `oom`), reported by `release` of an environment Fabric prepared.
+	SandboxObservation *SandboxObservation `json:"sandbox_observation,omitempty"`
 	// Workspace: Resolved workspace directory.
 	Workspace string `json:"workspace,omitempty"`
 }
@@ -2049,6 +2051,54 @@ type SampledStats struct {
 	// Truncated: Whether samples were dropped.
 	Truncated bool `json:"truncated"`
 }
+
+// SandboxObservation: Outcome and lifetime resource usage of a sandbox (`SandboxObservation`).
+type SandboxObservation struct {
+	// CPUTimeS: Cumulative CPU time, in seconds (≥ 0); never an allocation or an estimate per tool.
+	CPUTimeS *float64 `json:"cpu_time_s,omitempty"`
+	// ErrorType: The failure's error code.
+	ErrorType string `json:"error_type,omitempty"`
+	// ExitCode: Process exit code, when known.
+	ExitCode *int64 `json:"exit_code,omitempty"`
+	// Outcome: Outcome.
+	Outcome SandboxOutcome `json:"outcome"`
+	// PeakMemoryMib: Measured high-water mark in MiB (≥ 0); never a configured limit.
+	PeakMemoryMib *float64 `json:"peak_memory_mib,omitempty"`
+	// Provider: Provider (`local`).
+	Provider string `json:"provider,omitempty"`
+	// ResourceUsageSource: Where the usage numbers came from.
+	ResourceUsageSource string `json:"resource_usage_source,omitempty"`
+	// Role: Owner.
+	Role SandboxRole `json:"role"`
+	// SandboxID: Sandbox id (the Fabric runtime id).
+	SandboxID string `json:"sandbox_id,omitempty"`
+	// WallTimeS: Wall time of the sandbox's life so far, in seconds (≥ 0).
+	WallTimeS *float64 `json:"wall_time_s,omitempty"`
+}
+
+// SandboxOutcome: Outcome of a sandbox.
+type SandboxOutcome string
+
+// SandboxOutcome values.
+const (
+	SandboxOutcomeCompleted    SandboxOutcome = "completed"
+	SandboxOutcomeFailed       SandboxOutcome = "failed"
+	SandboxOutcomeTimeout      SandboxOutcome = "timeout"
+	SandboxOutcomeOom          SandboxOutcome = "oom"
+	SandboxOutcomeSandboxError SandboxOutcome = "sandbox_error"
+	SandboxOutcomeCancelled    SandboxOutcome = "cancelled"
+	SandboxOutcomeUnknown      SandboxOutcome = "unknown"
+)
+
+// SandboxRole: Who owns a sandbox.
+type SandboxRole string
+
+// SandboxRole values.
+const (
+	SandboxRoleAgent       SandboxRole = "agent"
+	SandboxRoleVerifier    SandboxRole = "verifier"
+	SandboxRoleEnvironment SandboxRole = "environment"
+)
 
 // ServiceHandle: Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`).
 type ServiceHandle struct {

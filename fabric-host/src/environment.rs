@@ -38,6 +38,8 @@ pub struct Environment {
     artifact_root: Option<PathBuf>,
     attached: bool,
     released: AtomicBool,
+    /// What the provider's `release` observed of the environment's life.
+    observation: std::sync::Mutex<Option<fabric_config::gym::SandboxObservation>>,
     /// The provider process and its view, for a non-local environment.
     remote: Option<Remote>,
 }
@@ -212,6 +214,7 @@ impl Environment {
             artifact_root,
             attached,
             released: AtomicBool::new(false),
+            observation: std::sync::Mutex::new(None),
             remote: Some(Remote {
                 client,
                 environment,
@@ -393,6 +396,7 @@ impl Environment {
             artifact_root,
             attached: is_attached,
             released: AtomicBool::new(false),
+            observation: std::sync::Mutex::new(None),
             remote: None,
         })
     }
@@ -408,6 +412,11 @@ impl Environment {
         let mut info = EnvironmentInfo::from_handle(&self.handle, self.is_released());
         info.attached = self.attached;
         info.reference = Some(self.reference());
+        info.sandbox_observation = self
+            .observation
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         info
     }
 
@@ -499,7 +508,18 @@ impl Environment {
             Stage::Release,
         );
         remote.client.close();
-        outcome.map(drop).map_err(HostError::from)
+        let mut output = outcome.map_err(HostError::from)?;
+        if let Some(observation) = output
+            .get_mut("observation")
+            .map(Value::take)
+            .and_then(|o| serde_json::from_value(o).ok())
+        {
+            *self
+                .observation
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(observation);
+        }
+        Ok(())
     }
 
     /// Whether [`Environment::release`] was called.

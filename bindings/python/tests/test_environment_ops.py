@@ -74,6 +74,7 @@ def test_a_verifier_runs_in_a_subprocess_environment_while_and_after_a_runtime_r
         assert caught.value.details["path"] == "path"
 
         await fabric.release_environment(environment)
+        assert environment.info["released"] is True  # the released info replaces the prepared one
         with pytest.raises(FabricError) as caught:
             await environment.exec(["true"])
         assert caught.value.code == "environment_released"

@@ -1215,6 +1215,8 @@ export interface EnvironmentInfo {
   reference?: EnvironmentReference | null;
   /** Whether the environment was released (new starts in it fail). */
   released?: boolean;
+  /** What the provider observed of the environment over its life (outcome, wall and CPU time, peak memory, `oom`), reported by `release` of an environment Fabric prepared. */
+  sandbox_observation?: SandboxObservation | null;
   /** Resolved workspace directory. */
   workspace?: string | null;
 }
@@ -1888,6 +1890,36 @@ export interface SampledStats {
   /** Whether samples were dropped. */
   truncated: boolean;
 }
+
+/** Outcome and lifetime resource usage of a sandbox (`SandboxObservation`). */
+export interface SandboxObservation {
+  /** Cumulative CPU time, in seconds (≥ 0); never an allocation or an estimate per tool. */
+  cpu_time_s?: number | null;
+  /** The failure's error code. */
+  error_type?: string | null;
+  /** Process exit code, when known. */
+  exit_code?: number | null;
+  /** Outcome. */
+  outcome: SandboxOutcome;
+  /** Measured high-water mark in MiB (≥ 0); never a configured limit. */
+  peak_memory_mib?: number | null;
+  /** Provider (`local`). */
+  provider?: string | null;
+  /** Where the usage numbers came from. */
+  resource_usage_source?: string | null;
+  /** Owner. */
+  role: SandboxRole;
+  /** Sandbox id (the Fabric runtime id). */
+  sandbox_id?: string | null;
+  /** Wall time of the sandbox's life so far, in seconds (≥ 0). */
+  wall_time_s?: number | null;
+}
+
+/** Outcome of a sandbox. */
+export type SandboxOutcome = "completed" | "failed" | "timeout" | "oom" | "sandbox_error" | "cancelled" | "unknown";
+
+/** Who owns a sandbox. */
+export type SandboxRole = "agent" | "verifier" | "environment";
 
 /** Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`). */
 export interface ServiceHandle {

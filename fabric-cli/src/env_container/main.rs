@@ -24,6 +24,7 @@
 
 #![forbid(unsafe_code)]
 
+mod observe;
 mod podman;
 mod policy;
 
@@ -57,6 +58,8 @@ struct Env {
     dir: PathBuf,
     container: podman::Container,
     engine_version: Option<String>,
+    /// When `prepare` or `attach` made it (the observation's wall time).
+    since: std::time::Instant,
 }
 
 impl kit::Provider for Container {
@@ -81,6 +84,7 @@ impl kit::Provider for Container {
             dir,
             container,
             engine_version: podman::engine_version(),
+            since: std::time::Instant::now(),
         };
         Ok((id, env))
     }
@@ -130,6 +134,7 @@ impl kit::Provider for Container {
             dir,
             container,
             engine_version: podman::engine_version(),
+            since: std::time::Instant::now(),
         };
         Ok((id, env))
     }
@@ -202,6 +207,16 @@ impl kit::Environment for Env {
 
     fn deadline_inside(&self) -> bool {
         true
+    }
+
+    /// The container's cgroup usage (before `stop` removes it) and the wall time since
+    /// `prepare`.
+    fn observe(&self) -> Option<fabric_config::gym::SandboxObservation> {
+        let usage = podman::cgroup_path(&self.container.id)
+            .map(|cgroup| observe::read(Path::new("/sys/fs/cgroup"), &cgroup))
+            .unwrap_or_default();
+        let id = kit::environment_id(&self.dir);
+        Some(observe::observation(&id, usage, self.since.elapsed()))
     }
 
     /// Removes the container (the directory is the kit's to delete).

@@ -239,6 +239,21 @@ pub fn exec_command(
     command
 }
 
+/// The container's cgroup path as podman reports it (`/libpod_parent/libpod-<id>`), when
+/// it answers.
+pub fn cgroup_path(id: &str) -> Option<String> {
+    let output = podman(&[
+        "container",
+        "inspect",
+        "--format",
+        "{{.State.CgroupPath}}",
+        id,
+    ])
+    .ok()?;
+    let path = stdout(&output);
+    (output.status.success() && path.starts_with('/')).then_some(path)
+}
+
 /// The engine's server version (`podman version`), when it answers.
 pub fn engine_version() -> Option<String> {
     let output = podman(&["version", "--format", "{{.Server.Version}}"]).ok()?;

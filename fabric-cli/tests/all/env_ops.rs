@@ -340,7 +340,18 @@ fn container_policy_caps_memory_and_pids_and_keeps_the_root_read_only() {
             &["sh", "-c", "a=0123456789abcdef; while :; do a=$a$a; done"],
         );
         assert_eq!(ran_signal(&hog), Some(9), "{hog}");
-        // a fork bomb stops at the pids limit
+        // the root is read-only; the workspace and the /tmp tmpfs are not
+        let writes = "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
+        let wrote = target.exec(&[], &["sh", "-c", writes]);
+        assert_eq!(wrote["stdout"], "tmp\nws\n", "{wrote}");
+        // the limits are the container's cgroup's
+        let limits = "read m < /sys/fs/cgroup/memory/memory.limit_in_bytes; read p < /sys/fs/cgroup/pids/pids.max; echo $m $p";
+        assert_eq!(
+            target.exec(&[], &["sh", "-c", limits])["stdout"],
+            "67108864 24\n"
+        );
+        // last (its processes are being killed while the call returns): a fork bomb stops at
+        // the pids limit
         let made = std::process::Command::new("mkfifo")
             .arg(target.workspace.join("never"))
             .status()
@@ -354,21 +365,27 @@ fn container_policy_caps_memory_and_pids_and_keeps_the_root_read_only() {
             "{forked}"
         );
         assert_eq!(forked["stdout"], "", "{forked}");
-        // the root is read-only; the workspace and the /tmp tmpfs are not
-        let writes = "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
-        let wrote = target.exec(&[], &["sh", "-c", writes]);
-        assert_eq!(wrote["stdout"], "tmp\nws\n", "{wrote}");
-        // the limits are the container's cgroup's
-        let limits = "read m < /sys/fs/cgroup/memory/memory.limit_in_bytes; read p < /sys/fs/cgroup/pids/pids.max; echo $m $p";
-        assert_eq!(
-            target.exec(&[], &["sh", "-c", limits])["stdout"],
-            "67108864 24\n"
-        );
     }));
     fabric.release_environment(&environment).expect("release");
     if let Err(panic) = outcome {
         std::panic::resume_unwind(panic);
     }
+    // release reports what the container's cgroup saw: the OOM kill, the peak at the limit
+    let observation = json!(environment.info().sandbox_observation.expect("observation"));
+    assert_eq!(observation["outcome"], "oom", "{observation}");
+    assert_eq!(observation["role"], "agent");
+    assert_eq!(observation["provider"], "container");
+    let peak = observation["peak_memory_mib"].as_f64().expect("peak");
+    assert!((48.0..=64.0).contains(&peak), "{observation}");
+    assert!(
+        observation["cpu_time_s"].as_f64().expect("cpu") > 0.0,
+        "{observation}"
+    );
+    assert!(observation["wall_time_s"].as_f64().expect("wall") > 0.0);
+    let source = observation["resource_usage_source"]
+        .as_str()
+        .expect("source");
+    assert!(source.starts_with("cgroup_v"), "{observation}");
 }
 
 #[test]

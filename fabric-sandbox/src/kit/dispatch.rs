@@ -161,6 +161,7 @@ impl<'p, P: Provider> Environments<'p, P> {
     /// environment half torn down: the error tells the caller what was left.
     fn release(&mut self, id: &str) -> Result<Value, Failure> {
         let Entry { mut env, owned } = self.table.remove(id).ok_or_else(|| not_found(id))?;
+        let observation = if owned { env.observe() } else { None };
         if owned {
             env.stop()?;
             std::fs::remove_dir_all(env.dir()).map_err(|error| {
@@ -170,7 +171,11 @@ impl<'p, P: Provider> Environments<'p, P> {
                 )
             })?;
         }
-        Ok(json!({"deleted": owned}))
+        let mut output = json!({"deleted": owned});
+        if let Some(observation) = observation {
+            output["observation"] = to_value(&observation)?;
+        }
+        Ok(output)
     }
 }
 

@@ -78,6 +78,12 @@ pub trait Environment {
         false
     }
 
+    /// What this environment's life looked like, read just before `release` stops an owned
+    /// one (its `observation` output); `None` (the default) reports nothing.
+    fn observe(&self) -> Option<fabric_config::gym::SandboxObservation> {
+        None
+    }
+
     /// Stops what runs in an owned environment before `release` deletes its directory
     /// (never called for an attached one: that is the caller's).
     fn stop(&mut self) -> Result<(), Failure>;

@@ -717,13 +717,14 @@ class EnvironmentInfo(FabricMapping):
     ``provider`` (str): Provider (`local`).
     ``reference`` (EnvironmentReference | None, optional): The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach.
     ``released`` (bool, optional): Whether the environment was released (new starts in it fail).
+    ``sandbox_observation`` (SandboxObservation | None, optional): What the provider observed of the environment over its life (outcome, wall and CPU time, peak memory, `oom`), reported by `release` of an environment Fabric prepared.
     ``workspace`` (str | None, optional): Resolved workspace directory.
     """
 
     __slots__ = ()
-    _fields = frozenset({"artifacts", "attached", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "reference", "released", "workspace"})
+    _fields = frozenset({"artifacts", "attached", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "reference", "released", "sandbox_observation", "workspace"})
     _required = frozenset({"control_location", "environment_id", "ownership", "provider"})
-    _nested = {"reference": ("EnvironmentReference", "one")}
+    _nested = {"reference": ("EnvironmentReference", "one"), "sandbox_observation": ("SandboxObservation", "one")}
 
 #: Who tears the environment down.
 ENVIRONMENT_OWNERSHIP_VALUES = ("caller_owned", "fabric_owned",)
@@ -1435,6 +1436,32 @@ class SampledStats(FabricMapping):
     _nested = {"cgroup_memory_current_bytes": ("GaugeSummary", "one"), "cpu_time_seconds": ("Measurement_double", "one"), "diagnostics": ("StatsDiagnostic", "list"), "process_count": ("GaugeSummary", "one"), "resident_memory_bytes": ("GaugeSummary", "one"), "samples": ("ArtifactRef", "one"), "summary": ("ArtifactRef", "one")}
 
 
+class SandboxObservation(FabricMapping):
+    """Outcome and lifetime resource usage of a sandbox (`SandboxObservation`).
+
+    ``cpu_time_s`` (float | None, optional): Cumulative CPU time, in seconds (≥ 0); never an allocation or an estimate per tool.
+    ``error_type`` (str | None, optional): The failure's error code.
+    ``exit_code`` (int | None, optional): Process exit code, when known.
+    ``outcome`` (str): Outcome.
+    ``peak_memory_mib`` (float | None, optional): Measured high-water mark in MiB (≥ 0); never a configured limit.
+    ``provider`` (str | None, optional): Provider (`local`).
+    ``resource_usage_source`` (str | None, optional): Where the usage numbers came from.
+    ``role`` (str): Owner.
+    ``sandbox_id`` (str | None, optional): Sandbox id (the Fabric runtime id).
+    ``wall_time_s`` (float | None, optional): Wall time of the sandbox's life so far, in seconds (≥ 0).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"cpu_time_s", "error_type", "exit_code", "outcome", "peak_memory_mib", "provider", "resource_usage_source", "role", "sandbox_id", "wall_time_s"})
+    _required = frozenset({"outcome", "role"})
+
+#: Outcome of a sandbox.
+SANDBOX_OUTCOME_VALUES = ("completed", "failed", "timeout", "oom", "sandbox_error", "cancelled", "unknown",)
+
+#: Who owns a sandbox.
+SANDBOX_ROLE_VALUES = ("agent", "verifier", "environment",)
+
+
 class ServiceHandle(FabricMapping):
     """Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`).
 
@@ -1818,6 +1845,7 @@ for _model in (
     RuntimeStatusInfo,
     RuntimeStopResult,
     SampledStats,
+    SandboxObservation,
     ServiceHandle,
     ServiceInfo,
     ServiceReference,

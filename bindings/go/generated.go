@@ -112,6 +112,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
 	"environment_released":                    {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
 	"environment_runtime_unsupported":         {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)"},
+	"environment_setting_unsupported":         {Stage: "", Retryable: false, ClassOverride: "capability", Origin: "sandbox", Summary: "the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared"},
 	"environment_stream_unsupported":          {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke"},
 	"exec_failed":                             {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)"},
 	"export_line_invalid":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input line is not a RunResult or an ATOF record"},
@@ -435,6 +436,8 @@ const (
 	CodeEnvironmentReleased = "environment_released"
 	// CodeEnvironmentRuntimeUnsupported (error): this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)
 	CodeEnvironmentRuntimeUnsupported = "environment_runtime_unsupported"
+	// CodeEnvironmentSettingUnsupported (error): the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared
+	CodeEnvironmentSettingUnsupported = "environment_setting_unsupported"
 	// CodeEnvironmentStreamUnsupported (error): a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke
 	CodeEnvironmentStreamUnsupported = "environment_stream_unsupported"
 	// CodeEvidenceContextsDropped (reason): software evidence: more than 16 inventories after composition; the later ones are dropped whole

@@ -122,6 +122,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },
   environment_released: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the environment was released" },
   environment_runtime_unsupported: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)" },
+  environment_setting_unsupported: { stage: null, retryable: false, classOverride: "capability", origin: "sandbox", summary: "the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared" },
   environment_stream_unsupported: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke" },
   exec_failed: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)" },
   export_line_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input line is not a RunResult or an ATOF record" },
@@ -447,6 +448,8 @@ export const Code = {
   ENVIRONMENT_RELEASED: "environment_released",
   /** (error) this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server) */
   ENVIRONMENT_RUNTIME_UNSUPPORTED: "environment_runtime_unsupported",
+  /** (error) the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared */
+  ENVIRONMENT_SETTING_UNSUPPORTED: "environment_setting_unsupported",
   /** (error) a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke */
   ENVIRONMENT_STREAM_UNSUPPORTED: "environment_stream_unsupported",
   /** (reason) software evidence: more than 16 inventories after composition; the later ones are dropped whole */

@@ -416,3 +416,32 @@ fn ran_signal(ran: &Value) -> Option<i64> {
         .filter(|c| *c > 128)
         .map(|c| c - 128)
 }
+
+#[test]
+fn the_subprocess_provider_refuses_policy_it_cannot_apply_naming_the_setting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let descriptor = subprocess_descriptor(dir.path());
+    for (settings, named) in [
+        (
+            json!({"resources": {"memory_mib": 64}}),
+            "settings.resources",
+        ),
+        (json!({"network": "none"}), "settings.network"),
+    ] {
+        let config = config_with(
+            dir.path(),
+            "ops",
+            json!({}),
+            "subprocess",
+            &descriptor,
+            json!({"settings": settings}),
+        );
+        let (config, options) = typed(dir.path(), config);
+        let error = Fabric::new()
+            .prepare_environment(&config, &options)
+            .expect_err("unsupported");
+        let info = fabric_config::ErrorInfo::from(error);
+        assert_eq!(info.code, "environment_setting_unsupported", "{info:?}");
+        assert!(info.message.contains(named), "{}", info.message);
+    }
+}

@@ -18,6 +18,12 @@ declare! {
             O::Sandbox,
             "the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)",
         ),
+        ENVIRONMENT_SETTING_UNSUPPORTED = "environment_setting_unsupported" => code(
+            None,
+            O::Sandbox,
+            "the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared",
+        )
+        .with_class(ErrorClass::Capability),
         FILE_NOT_FOUND = "file_not_found" => code(
             None,
             O::Sandbox,

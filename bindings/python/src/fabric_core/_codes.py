@@ -186,6 +186,9 @@ class Code:
     #: (error) this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)
     ENVIRONMENT_RUNTIME_UNSUPPORTED = "environment_runtime_unsupported"
 
+    #: (error) the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared
+    ENVIRONMENT_SETTING_UNSUPPORTED = "environment_setting_unsupported"
+
     #: (error) a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke
     ENVIRONMENT_STREAM_UNSUPPORTED = "environment_stream_unsupported"
 

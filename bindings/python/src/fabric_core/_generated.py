@@ -130,6 +130,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "environment_provider_unsupported": ("prepare", False, None, "host"),
     "environment_released": (None, False, "state", "host"),
     "environment_runtime_unsupported": ("start", False, None, "host"),
+    "environment_setting_unsupported": (None, False, "capability", "sandbox"),
     "environment_stream_unsupported": ("invoke", False, None, "host"),
     "exec_failed": (None, False, None, "sandbox"),
     "export_line_invalid": ("config", False, None, "cli"),

@@ -1532,6 +1532,8 @@ type GymObservationsRequest struct {
 	Results []RunResult `json:"results"`
 	// RolloutID: Gym rollout id (non-blank).
 	RolloutID string `json:"rollout_id"`
+	// Sandboxes: Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in).
+	Sandboxes []SandboxObservation `json:"sandboxes,omitempty"`
 	// Source: The bundle's `source` (default `nemo-fabric`).
 	Source string `json:"source,omitempty"`
 	// TaskID: Gym task id (non-blank).

@@ -1454,6 +1454,8 @@ export interface GymObservationsRequest {
   results: RunResult[];
   /** Gym rollout id (non-blank). */
   rollout_id: string;
+  /** Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in). */
+  sandboxes?: SandboxObservation[];
   /** The bundle's `source` (default `nemo-fabric`). */
   source?: string | null;
   /** Gym task id (non-blank). */

@@ -987,14 +987,15 @@ class GymObservationsRequest(FabricMapping):
     ``atof`` (tuple[Any, ...], optional): Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`.
     ``results`` (tuple[RunResult, ...]): The rollout's RunResults, in invocation order (unique invocation ids).
     ``rollout_id`` (str): Gym rollout id (non-blank).
+    ``sandboxes`` (tuple[SandboxObservation, ...], optional): Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in).
     ``source`` (str | None, optional): The bundle's `source` (default `nemo-fabric`).
     ``task_id`` (str): Gym task id (non-blank).
     """
 
     __slots__ = ()
-    _fields = frozenset({"atof", "results", "rollout_id", "source", "task_id"})
+    _fields = frozenset({"atof", "results", "rollout_id", "sandboxes", "source", "task_id"})
     _required = frozenset({"results", "rollout_id", "task_id"})
-    _nested = {"results": ("RunResult", "list")}
+    _nested = {"results": ("RunResult", "list"), "sandboxes": ("SandboxObservation", "list")}
 
 #: A health level. Ordered: `Live < Active < Ready`.
 HEALTH_LEVEL_VALUES = ("live", "active", "ready",)

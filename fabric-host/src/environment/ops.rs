@@ -17,6 +17,7 @@ use fabric_config::provider::{ExecOutput, ProviderOperation};
 use fabric_sandbox::kit::{self, Failure};
 use fabric_sandbox::provider;
 use serde::de::DeserializeOwned;
+use serde_json::json;
 
 use super::{EXEC_GRACE, Environment};
 use crate::error::HostError;
@@ -67,75 +68,71 @@ impl Environment {
 
     /// Writes one file beneath the workspace (or artifact root), without following links.
     pub fn write_file(&self, request: &FileWriteRequest) -> Result<(), HostError> {
-        let stage = Stage::Artifact;
-        request.check().map_err(|fault| invalid(stage, fault))?;
-        match self.live_remote(stage) {
-            Err(HostError::Capability { .. }) => {
-                let base = self.local_root(request.root, stage)?;
-                kit::files::write_file(base, Path::new(""), request).map_err(|f| failure(stage, f))
-            }
-            Err(error) => Err(error),
-            Ok(remote) => remote
-                .client
-                .request(
-                    ProviderOperation::WriteFile {
-                        environment_id: remote.environment.environment_id.clone(),
-                        request: request.clone(),
-                    },
-                    FILE_TIMEOUT,
-                    stage,
-                )
-                .map(drop)
-                .map_err(HostError::from),
-        }
+        request
+            .check()
+            .map_err(|fault| invalid(Stage::Artifact, fault))?;
+        let _: serde_json::Value = self.file_operation(
+            request.root,
+            |base| kit::files::write_file(base, Path::new(""), request).map(|()| json!({})),
+            |environment_id| ProviderOperation::WriteFile {
+                environment_id,
+                request: request.clone(),
+            },
+        )?;
+        Ok(())
     }
 
     /// Reads one regular file beneath the workspace (or artifact root), at most
     /// `max_bytes` of it (`truncated` when it is longer).
     pub fn read_file(&self, request: &FileReadRequest) -> Result<FileContent, HostError> {
-        let stage = Stage::Artifact;
-        request.check().map_err(|fault| invalid(stage, fault))?;
-        match self.live_remote(stage) {
-            Err(HostError::Capability { .. }) => {
-                let base = self.local_root(request.root, stage)?;
-                kit::files::read_file(base, Path::new(""), request).map_err(|f| failure(stage, f))
-            }
-            Err(error) => Err(error),
-            Ok(remote) => {
-                let output = remote.client.request(
-                    ProviderOperation::ReadFile {
-                        environment_id: remote.environment.environment_id.clone(),
-                        request: request.clone(),
-                    },
-                    FILE_TIMEOUT,
-                    stage,
-                )?;
-                self.decode(output, stage, "read_file")
-            }
-        }
+        request
+            .check()
+            .map_err(|fault| invalid(Stage::Artifact, fault))?;
+        self.file_operation(
+            request.root,
+            |base| kit::files::read_file(base, Path::new(""), request),
+            |environment_id| ProviderOperation::ReadFile {
+                environment_id,
+                request: request.clone(),
+            },
+        )
     }
 
     /// Lists one directory beneath the workspace (or artifact root); links are listed as
     /// links, never followed.
     pub fn list_files(&self, request: &FileListRequest) -> Result<FileListing, HostError> {
+        request
+            .check()
+            .map_err(|fault| invalid(Stage::Artifact, fault))?;
+        self.file_operation(
+            request.root,
+            |base| kit::files::list_files(base, Path::new(""), request),
+            |environment_id| ProviderOperation::ListFiles {
+                environment_id,
+                request: request.clone(),
+            },
+        )
+    }
+
+    /// One file operation: `local` on the local provider's directory of `root`, else the
+    /// provider's answer to `operation` for this environment, decoded.
+    fn file_operation<T: DeserializeOwned>(
+        &self,
+        root: FileRoot,
+        local: impl FnOnce(&Path) -> Result<T, Failure>,
+        operation: impl FnOnce(String) -> ProviderOperation,
+    ) -> Result<T, HostError> {
         let stage = Stage::Artifact;
-        request.check().map_err(|fault| invalid(stage, fault))?;
         match self.live_remote(stage) {
             Err(HostError::Capability { .. }) => {
-                let base = self.local_root(request.root, stage)?;
-                kit::files::list_files(base, Path::new(""), request).map_err(|f| failure(stage, f))
+                local(self.local_root(root, stage)?).map_err(|f| failure(stage, f))
             }
             Err(error) => Err(error),
             Ok(remote) => {
-                let output = remote.client.request(
-                    ProviderOperation::ListFiles {
-                        environment_id: remote.environment.environment_id.clone(),
-                        request: request.clone(),
-                    },
-                    FILE_TIMEOUT,
-                    stage,
-                )?;
-                self.decode(output, stage, "list_files")
+                let operation = operation(remote.environment.environment_id.clone());
+                let name = operation.name();
+                let output = remote.client.request(operation, FILE_TIMEOUT, stage)?;
+                self.decode(output, stage, name)
             }
         }
     }

@@ -12,7 +12,7 @@ use super::directory::describe;
 use super::exec::{exec_value, split_argv};
 use super::files;
 use super::{Environment, Failure, Provider, SOCKET, collect, runtime_control};
-use fabric_config::environment_ops::{DEFAULT_OUTPUT_LIMIT_BYTES, ExecRequest};
+use fabric_config::environment_ops::{DEFAULT_OUTPUT_LIMIT_BYTES, ExecRequest, FileRoot};
 use std::path::Path;
 
 /// One environment in the table and whether this process prepared it.
@@ -107,41 +107,35 @@ impl<'p, P: Provider> Environments<'p, P> {
             ProviderOperation::WriteFile {
                 environment_id,
                 request,
-            } => {
-                let entry = self.find(&environment_id)?;
-                files::write_file(
-                    entry.env.dir(),
-                    Path::new(request.root.dir_name()),
-                    &request,
-                )?;
-                Ok(json!({}))
-            }
+            } => self.on_files(&environment_id, request.root, |base, prefix| {
+                files::write_file(base, prefix, &request).map(|()| json!({}))
+            }),
             ProviderOperation::ReadFile {
                 environment_id,
                 request,
-            } => {
-                let entry = self.find(&environment_id)?;
-                let content = files::read_file(
-                    entry.env.dir(),
-                    Path::new(request.root.dir_name()),
-                    &request,
-                )?;
-                to_value(&content)
-            }
+            } => self.on_files(&environment_id, request.root, |base, prefix| {
+                files::read_file(base, prefix, &request)
+            }),
             ProviderOperation::ListFiles {
                 environment_id,
                 request,
-            } => {
-                let entry = self.find(&environment_id)?;
-                let listing = files::list_files(
-                    entry.env.dir(),
-                    Path::new(request.root.dir_name()),
-                    &request,
-                )?;
-                to_value(&listing)
-            }
+            } => self.on_files(&environment_id, request.root, |base, prefix| {
+                files::list_files(base, prefix, &request)
+            }),
             ProviderOperation::Release { environment_id } => self.release(&environment_id),
         }
+    }
+
+    /// A file operation on the environment `id`: `operate` gets its directory and the
+    /// prefix of `root` beneath it.
+    fn on_files<T: serde::Serialize>(
+        &self,
+        id: &str,
+        root: FileRoot,
+        operate: impl FnOnce(&Path, &Path) -> Result<T, Failure>,
+    ) -> Result<Value, Failure> {
+        let entry = self.find(id)?;
+        to_value(&operate(entry.env.dir(), Path::new(root.dir_name()))?)
     }
 
     /// Records a new environment; its description is the operation's output.

@@ -74,6 +74,9 @@ pub fn run(
     })?;
     if let Some(mut pipe) = child.stdin.take() {
         std::thread::spawn(move || {
+            // A command that exits without reading makes this write fail with EPIPE, never
+            // kill an embedder (C, Go) that does not ignore SIGPIPE.
+            let _ = sys::block_sigpipe_in_this_thread();
             let _ = pipe.write_all(&stdin);
         });
     }

@@ -11,7 +11,8 @@
 # (FABRIC_TEST_PYTHON, else .venv/bin/python; its virtual environment is activated for both
 # sides, ADAPTER_PYTHON is removed). The per-row task counts need `unshare` (util-linux) and
 # PID namespaces (root, or unprivileged user namespaces); without them the column reads n/a.
-# Extra arguments go to bench/runner.py.
+# The environment exec rows need podman (the image of scripts/container-image.sh; --skip-env
+# leaves them out). Extra arguments go to bench/runner.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -20,10 +21,10 @@ quick=0
 for arg in "$@"; do [ "$arg" = --quick ] && quick=1; done
 if [ "$quick" = 1 ]; then
   profile=debug
-  cargo build -q -p fabric-ffi -p fabric-adapter-scripted
+  cargo build -q -p fabric-ffi -p fabric-adapter-scripted -p fabric-cli
 else
   profile=release
-  cargo build -q --release -p fabric-ffi -p fabric-adapter-scripted
+  cargo build -q --release -p fabric-ffi -p fabric-adapter-scripted -p fabric-cli
 fi
 (cd bindings/typescript && { [ -d node_modules ] || npm install --no-audit --no-fund -s; } && npm run --silent build >/dev/null 2>&1)
 # adapters/scripted/launch.sh otherwise runs the newer of the debug and release binaries,

@@ -400,6 +400,30 @@ def binding_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> lis
     return lines
 
 
+def env_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
+    """`exec` in warm subprocess and container environments against `podman exec` of the
+    same container (bench/python/env_exec.py, one process, blocks alternated)."""
+    samples = str(max(args.samples // 3, 10))
+    warmup = str(max(args.samples // 30, 2))
+    env = dict(env, FABRIC_AGENT_CTL_BIN=str(ROOT / "target" / args.profile / "fabric-agent-ctl"))
+    command = [args.python, str(ROOT / "bench/python/env_exec.py"), "--samples", samples, "--warmup", warmup]
+    # Not in a PID namespace of its own (run_json): podman and the providers' servers need
+    # the machine's.
+    output = subprocess.run(command, cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+    lines = {line["measure"]: line for line in map(json.loads, output.splitlines()) if "measure" in line}
+    labels = (
+        ("exec_subprocess", "`exec` of `sh -c :` in a warm subprocess environment (Python binding)"),
+        ("exec_container", "`exec` of `sh -c :` in a warm container environment (Python binding)"),
+        ("podman_exec_same_container", "`podman exec` of `sh -c :` in the same container"),
+    )
+    rows = ["| environment exec | median (p90) |", "| --- | ---: |"]
+    for measure, label in labels:
+        line = lines.get(measure)
+        text = "n/a" if line is None else f"{line['median_ms']:,.2f} ms ({line['p90_ms']:,.2f} ms)"
+        rows.append(f"| {label} | {text} |")
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few rounds and samples (CI)")
@@ -411,10 +435,11 @@ def main() -> int:
     parser.add_argument("--skip-python", action="store_true")
     parser.add_argument("--skip-bindings", action="store_true")
     parser.add_argument("--skip-scale", action="store_true")
+    parser.add_argument("--skip-env", action="store_true", help="no environment exec rows (they need podman)")
     parser.add_argument(
         "--only",
-        choices=["python", "bindings", "scale"],
-        help="only the Python-vs-upstream rows, the binding-overhead rows, or the scale rows",
+        choices=["python", "bindings", "scale", "env"],
+        help="only the Python-vs-upstream rows, the binding-overhead rows, the scale rows or the environment exec rows",
     )
     parser.add_argument(
         "--bindings",
@@ -439,6 +464,7 @@ def main() -> int:
         args.skip_python = args.only != "python"
         args.skip_bindings = args.only != "bindings"
         args.skip_scale = args.only != "scale"
+        args.skip_env = args.only != "env"
     args.rounds = args.rounds or (1 if args.quick else 5)
     args.samples = args.samples or (10 if args.quick else 300)
     args.fanout = args.fanout or (4 if args.quick else 64)
@@ -456,6 +482,7 @@ def main() -> int:
         python = [] if args.skip_python else python_rows(args, cwd, env)
         bindings = [] if args.skip_bindings else binding_rows(args, cwd, env)
         scale = [] if args.skip_scale else scale_rows(args, cwd, env)
+        environments = [] if args.skip_env else env_rows(args, cwd, env)
     mode = "--quick" if args.quick else "full"
     if args.quick:
         print(
@@ -482,6 +509,10 @@ def main() -> int:
     if scale and (python or bindings):
         print()
     for line in scale:
+        print(line)
+    if environments and (python or bindings or scale):
+        print()
+    for line in environments:
         print(line)
     return 0
 

@@ -243,6 +243,74 @@ int32_t fabric_inspect(const char *config_json, const char *descriptor_json, con
 // writing one `fabric_environment`; `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_environment_attach(const char *config_json, const char *reference_json, const char *options_json, fabric_environment *environment_out, char **out);
 
+// Runs one command in the environment: `request_json` is an ExecRequest (`argv`, optional
+// `cwd` relative to the workspace, `env`, `stdin_hex`, `timeout_seconds` (default 60),
+// `output_limit_bytes` (default and at most 1 MiB per stream)). Never through a shell
+// unless `argv` names one. The command runs in its own process group, killed whole at the
+// deadline (`timed_out: true`) and when the command exits (nothing is left behind).
+// `*out` is an ExecResult: `exit_code` (null when a signal ended it), `signal`, `stdout`,
+// `stderr`, `stdout_truncated`, `stderr_truncated`, `timed_out`, `duration_ms`. Works on
+// every provider until the environment is released, with or without runtimes in it.
+//
+// Ownership: `request_json` is borrowed for the call; `*out` is owned by the caller
+// (`fabric_string_free`).
+// Errors: `FABRIC_STATUS_CONFIG` (`invalid_environment_request` with `metadata.path`
+// naming the field; a `cwd` through a link is `path_refused`), `FABRIC_STATUS_RUNTIME`
+// (`exec_failed`: the program could not be started; `provider_*`),
+// `FABRIC_STATUS_STATE` (`environment_released`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// `request_json`/`out`, invalid UTF-8 or JSON; handle 0, stale, unknown or of another
+// kind).
+// Blocking: yes — until the command exits or its deadline passes (plus 2 s for a
+// provider's answer). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_environment_exec(fabric_environment environment, const char *request_json, char **out);
+
+// Writes one file beneath the environment's workspace (or artifact root):
+// `request_json` is a FileWriteRequest (`path` relative to the root, `content_hex`, at most
+// 96 KiB decoded, optional `mode`, `root`: `workspace` (default) or `artifacts`). Missing
+// parents are created; a symbolic link anywhere on the path is refused, never followed.
+// `*out` is `{"path": ...}`.
+//
+// Ownership: as `fabric_environment_exec`.
+// Errors: `FABRIC_STATUS_CONFIG` (`invalid_environment_request` naming the field),
+// `FABRIC_STATUS_RUNTIME` (`path_refused`: a link or a special file on the path;
+// `provider_*`), `FABRIC_STATUS_STATE` (`environment_released`),
+// `FABRIC_STATUS_INVALID_ARGUMENT` as `fabric_environment_exec`.
+// Blocking: yes — file system work or a provider's answer (60 s at most). Thread-safe.
+//
+// # Safety
+// As `fabric_environment_exec`.
+int32_t fabric_environment_write_file(fabric_environment environment, const char *request_json, char **out);
+
+// Reads one regular file beneath the environment's workspace (or artifact root):
+// `request_json` is a FileReadRequest (`path`, `max_bytes` (default and at most 4 MiB),
+// `root`). `*out` is a FileContent: `path`, `content_hex`, `size`, `truncated` (the file is
+// longer than what was read).
+//
+// Ownership: as `fabric_environment_exec`.
+// Errors: as `fabric_environment_write_file`, plus `file_not_found`.
+// Blocking: yes — file system work or a provider's answer (60 s at most). Thread-safe.
+//
+// # Safety
+// As `fabric_environment_exec`.
+int32_t fabric_environment_read_file(fabric_environment environment, const char *request_json, char **out);
+
+// Lists one directory beneath the environment's workspace (or artifact root):
+// `request_json` is a FileListRequest (`path`, `""` for the root itself, `root`). `*out`
+// is a FileListing: `path`, `entries` (`name`, `kind`: `file`, `directory`, `symlink` or
+// `other`, `size`; links are listed, never followed), `truncated` (above 4096 entries).
+//
+// Ownership: as `fabric_environment_exec`.
+// Errors: as `fabric_environment_read_file`.
+// Blocking: yes — file system work or a provider's answer (60 s at most). Thread-safe.
+//
+// # Safety
+// As `fabric_environment_exec`.
+int32_t fabric_environment_list(fabric_environment environment, const char *request_json, char **out);
+
 // Maps one rollout's RunResults (and the Relay ATOF records of their invocations) to NeMo
 // Gym's observation contract: `*out` is `{"ng_agent_observations": AgentObservationBundle,
 // "trajectory": TrajectoryRecord}` (`schemas/sdk/gym-observations.schema.json`).

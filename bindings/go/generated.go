@@ -112,9 +112,12 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"environment_provider_unsupported":        {Stage: "prepare", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the environment provider is not supported"},
 	"environment_released":                    {Stage: "", Retryable: false, ClassOverride: "state", Origin: "host", Summary: "the environment was released"},
 	"environment_runtime_unsupported":         {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)"},
+	"environment_setting_unsupported":         {Stage: "", Retryable: false, ClassOverride: "capability", Origin: "sandbox", Summary: "the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared"},
 	"environment_stream_unsupported":          {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke"},
+	"exec_failed":                             {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)"},
 	"export_line_invalid":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input line is not a RunResult or an ATOF record"},
 	"export_read_failed":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "a `fabric export` input file cannot be read"},
+	"file_not_found":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "`read_file` or `list` named a path beneath the environment's root where nothing is"},
 	"filesystem_error":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a file-system operation of the core failed"},
 	"gym_id_blank":                            {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a Gym task_id or rollout_id is blank"},
 	"gym_invocation_id_duplicate":             {Stage: "config", Retryable: false, ClassOverride: "", Origin: "config", Summary: "two invocations of a Gym bundle or trajectory share an invocation_id"},
@@ -148,6 +151,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"invalid_config_type":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "a config value has the wrong type for its field"},
 	"invalid_env_name":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"},
 	"invalid_environment_reference":           {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)"},
+	"invalid_environment_request":             {Stage: "", Retryable: false, ClassOverride: "config", Origin: "sandbox", Summary: "an exec or file request on an environment is malformed: an empty `argv`, a timeout or limit out of range, a path that is not relative, an unknown `root`, content above the write limit (the message names the field)"},
 	"invalid_header_name":                     {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header names must be RFC 7230 tokens"},
 	"invalid_header_value":                    {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "HTTP header values must not contain CR, LF, NUL or other control characters"},
 	"invalid_input":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)"},
@@ -437,6 +441,8 @@ const (
 	CodeEnvironmentReleased = "environment_released"
 	// CodeEnvironmentRuntimeUnsupported (error): this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)
 	CodeEnvironmentRuntimeUnsupported = "environment_runtime_unsupported"
+	// CodeEnvironmentSettingUnsupported (error): the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared
+	CodeEnvironmentSettingUnsupported = "environment_setting_unsupported"
 	// CodeEnvironmentStreamUnsupported (error): a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke
 	CodeEnvironmentStreamUnsupported = "environment_stream_unsupported"
 	// CodeEvidenceContextsDropped (reason): software evidence: more than 16 inventories after composition; the later ones are dropped whole
@@ -445,10 +451,14 @@ const (
 	CodeEvidenceEntriesDropped = "evidence_entries_dropped"
 	// CodeEvidenceTooLarge (reason): software evidence: more than 64 KiB of compact JSON; the largest entries are dropped whole until it fits
 	CodeEvidenceTooLarge = "evidence_too_large"
+	// CodeExecFailed (error): the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)
+	CodeExecFailed = "exec_failed"
 	// CodeExportLineInvalid (error): a `fabric export` input line is not a RunResult or an ATOF record
 	CodeExportLineInvalid = "export_line_invalid"
 	// CodeExportReadFailed (error): a `fabric export` input file cannot be read
 	CodeExportReadFailed = "export_read_failed"
+	// CodeFileNotFound (error): `read_file` or `list` named a path beneath the environment's root where nothing is
+	CodeFileNotFound = "file_not_found"
 	// CodeFilesystemError (error): a file-system operation of the core failed
 	CodeFilesystemError = "filesystem_error"
 	// CodeGuestReportMalformed (reason): software evidence: the adapter host's `execution` report is not the documented shape; it is left out and coverage is incomplete
@@ -521,6 +531,8 @@ const (
 	CodeInvalidEnvName = "invalid_env_name"
 	// CodeInvalidEnvironmentReference (error): an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)
 	CodeInvalidEnvironmentReference = "invalid_environment_reference"
+	// CodeInvalidEnvironmentRequest (error): an exec or file request on an environment is malformed: an empty `argv`, a timeout or limit out of range, a path that is not relative, an unknown `root`, content above the write limit (the message names the field)
+	CodeInvalidEnvironmentRequest = "invalid_environment_request"
 	// CodeInvalidHeaderName (error): HTTP header names must be RFC 7230 tokens
 	CodeInvalidHeaderName = "invalid_header_name"
 	// CodeInvalidHeaderValue (error): HTTP header values must not contain CR, LF, NUL or other control characters
@@ -1295,6 +1307,8 @@ type EnvironmentInfo struct {
 	Reference *EnvironmentReference `json:"reference,omitempty"`
 	// Released: Whether the environment was released (new starts in it fail).
 	Released bool `json:"released,omitempty"`
+	// SandboxObservation: What the provider observed of the environment over its life (outcome, wall and CPU time, peak memory, `oom`), reported by `release` of an environment Fabric prepared.
+	SandboxObservation *SandboxObservation `json:"sandbox_observation,omitempty"`
 	// Workspace: Resolved workspace directory.
 	Workspace string `json:"workspace,omitempty"`
 }
@@ -1374,6 +1388,42 @@ type EvidenceEntry struct {
 	Version VersionObservation `json:"version"`
 }
 
+// ExecOutput: Output of `exec`.
+type ExecOutput struct {
+	// DurationMS: Wall time from start to exit, milliseconds.
+	DurationMS uint64 `json:"duration_ms,omitempty"`
+	// ExitCode: Exit code (`None`: killed by a signal or the deadline).
+	ExitCode *int32 `json:"exit_code,omitempty"`
+	// Signal: The signal that ended the command, when one did.
+	Signal *int32 `json:"signal,omitempty"`
+	// Stderr: Standard error (UTF-8, lossy).
+	Stderr string `json:"stderr"`
+	// StderrTruncated: Whether stderr was longer than the output limit.
+	StderrTruncated bool `json:"stderr_truncated,omitempty"`
+	// Stdout: Standard output (UTF-8, lossy).
+	Stdout string `json:"stdout"`
+	// StdoutTruncated: Whether stdout was longer than the output limit (the rest was read and dropped).
+	StdoutTruncated bool `json:"stdout_truncated,omitempty"`
+	// TimedOut: Whether the deadline passed and the command's process group was killed.
+	TimedOut bool `json:"timed_out,omitempty"`
+}
+
+// ExecRequest: Run one command in the environment, never through a shell unless `argv` names one.
+type ExecRequest struct {
+	// Argv: Program and arguments.
+	Argv []string `json:"argv"`
+	// Cwd: Working directory relative to the workspace (default: the workspace).
+	Cwd string `json:"cwd,omitempty"`
+	// Env: Variables added to the command's environment.
+	Env map[string]string `json:"env,omitempty"`
+	// OutputLimitBytes: Bytes kept of each of stdout and stderr; the rest is read and dropped, and the stream's `*_truncated` flag set (default and at most 1 MiB).
+	OutputLimitBytes uint64 `json:"output_limit_bytes,omitempty"`
+	// StdinHex: Bytes written to the command's stdin, lowercase hex (default: stdin is empty).
+	StdinHex string `json:"stdin_hex,omitempty"`
+	// TimeoutSeconds: Deadline: the command's whole process group is killed when it passes (default 60).
+	TimeoutSeconds float64 `json:"timeout_seconds,omitempty"`
+}
+
 // ExecutionEvidence: Selected software evidence of one invocation (`RunResult.execution`).
 type ExecutionEvidence struct {
 	// Coverage: Whether every expected report is present and within bounds; gaps name the participant.
@@ -1396,6 +1446,77 @@ type FabricEvent struct {
 	Metadata map[string]any `json:"metadata,omitempty"`
 	// TimestampMillis: Unix time in milliseconds.
 	TimestampMillis uint64 `json:"timestamp_millis"`
+}
+
+// FileContent: The result of a `read_file`.
+type FileContent struct {
+	// ContentHex: The bytes read, lowercase hex.
+	ContentHex string `json:"content_hex"`
+	// Path: The requested path.
+	Path string `json:"path"`
+	// Size: The file's size.
+	Size uint64 `json:"size"`
+	// Truncated: Whether the file is longer than what was read.
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// FileEntry: One directory entry (a link is listed as a link, never followed).
+type FileEntry struct {
+	// Kind: `file`, `directory`, `symlink` or `other`.
+	Kind string `json:"kind"`
+	// Name: The name.
+	Name string `json:"name"`
+	// Size: Size in bytes (of the link itself for a link).
+	Size uint64 `json:"size"`
+}
+
+// FileListRequest: List one directory beneath a root.
+type FileListRequest struct {
+	// Path: Path relative to the root (`""` or `"."`: the root itself).
+	Path string `json:"path,omitempty"`
+	// Root: The root (default `workspace`).
+	Root FileRoot `json:"root,omitempty"`
+}
+
+// FileListing: The result of a `list`.
+type FileListing struct {
+	// Entries: The entries, by name.
+	Entries []FileEntry `json:"entries"`
+	// Path: The requested path.
+	Path string `json:"path"`
+	// Truncated: Whether entries were left out (more than 4096).
+	Truncated bool `json:"truncated,omitempty"`
+}
+
+// FileReadRequest: Read one regular file beneath a root.
+type FileReadRequest struct {
+	// MaxBytes: Bytes read at most; a longer file is `truncated` (default and at most 4 MiB).
+	MaxBytes uint64 `json:"max_bytes,omitempty"`
+	// Path: Path relative to the root.
+	Path string `json:"path"`
+	// Root: The root (default `workspace`).
+	Root FileRoot `json:"root,omitempty"`
+}
+
+// FileRoot: Which root a file path is relative to.
+type FileRoot string
+
+// FileRoot values.
+const (
+	FileRootWorkspace FileRoot = "workspace"
+	FileRootArtifacts FileRoot = "artifacts"
+)
+
+// FileWriteRequest: Write one file beneath a root (parents are created; an existing file is replaced).
+type FileWriteRequest struct {
+	// ContentHex: The content, lowercase hex (at most 96 KiB decoded).
+	ContentHex string `json:"content_hex"`
+	// Mode: Permission bits (default `0o644`).
+	Mode *uint32 `json:"mode,omitempty"`
+	// Path: Path relative to the root.
+	Path string `json:"path"`
+	// Root: The root (default `workspace`).
+	Root FileRoot `json:"root,omitempty"`
 }
 
 // GaugeSummary: Reductions of one sampled gauge.  For readings 80 MiB → 400 MiB → 80 MiB at 0, 1 and 2 s: `final` 80 MiB, `sampled_peak` 400 MiB, `min`..`max` 80–400 MiB, `time_weighted_mean` 240 MiB (hold-last).
@@ -1442,6 +1563,8 @@ type GymObservationsRequest struct {
 	Results []RunResult `json:"results"`
 	// RolloutID: Gym rollout id (non-blank).
 	RolloutID string `json:"rollout_id"`
+	// Sandboxes: Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in).
+	Sandboxes []SandboxObservation `json:"sandboxes,omitempty"`
 	// Source: The bundle's `source` (default `nemo-fabric`).
 	Source string `json:"source,omitempty"`
 	// TaskID: Gym task id (non-blank).
@@ -2062,6 +2185,54 @@ type SampledStats struct {
 	// Truncated: Whether samples were dropped.
 	Truncated bool `json:"truncated"`
 }
+
+// SandboxObservation: Outcome and lifetime resource usage of a sandbox (`SandboxObservation`).
+type SandboxObservation struct {
+	// CPUTimeS: Cumulative CPU time, in seconds (≥ 0); never an allocation or an estimate per tool.
+	CPUTimeS *float64 `json:"cpu_time_s,omitempty"`
+	// ErrorType: The failure's error code.
+	ErrorType string `json:"error_type,omitempty"`
+	// ExitCode: Process exit code, when known.
+	ExitCode *int64 `json:"exit_code,omitempty"`
+	// Outcome: Outcome.
+	Outcome SandboxOutcome `json:"outcome"`
+	// PeakMemoryMib: Measured high-water mark in MiB (≥ 0); never a configured limit.
+	PeakMemoryMib *float64 `json:"peak_memory_mib,omitempty"`
+	// Provider: Provider (`local`).
+	Provider string `json:"provider,omitempty"`
+	// ResourceUsageSource: Where the usage numbers came from.
+	ResourceUsageSource string `json:"resource_usage_source,omitempty"`
+	// Role: Owner.
+	Role SandboxRole `json:"role"`
+	// SandboxID: Sandbox id (the Fabric runtime id).
+	SandboxID string `json:"sandbox_id,omitempty"`
+	// WallTimeS: Wall time of the sandbox's life so far, in seconds (≥ 0).
+	WallTimeS *float64 `json:"wall_time_s,omitempty"`
+}
+
+// SandboxOutcome: Outcome of a sandbox.
+type SandboxOutcome string
+
+// SandboxOutcome values.
+const (
+	SandboxOutcomeCompleted    SandboxOutcome = "completed"
+	SandboxOutcomeFailed       SandboxOutcome = "failed"
+	SandboxOutcomeTimeout      SandboxOutcome = "timeout"
+	SandboxOutcomeOom          SandboxOutcome = "oom"
+	SandboxOutcomeSandboxError SandboxOutcome = "sandbox_error"
+	SandboxOutcomeCancelled    SandboxOutcome = "cancelled"
+	SandboxOutcomeUnknown      SandboxOutcome = "unknown"
+)
+
+// SandboxRole: Who owns a sandbox.
+type SandboxRole string
+
+// SandboxRole values.
+const (
+	SandboxRoleAgent       SandboxRole = "agent"
+	SandboxRoleVerifier    SandboxRole = "verifier"
+	SandboxRoleEnvironment SandboxRole = "environment"
+)
 
 // ServiceHandle: Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`).
 type ServiceHandle struct {

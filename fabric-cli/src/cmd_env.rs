@@ -43,6 +43,14 @@ pub enum Command {
     /// Let go of an existing environment (`--reference`): Fabric detaches from it, and the
     /// environment stays its owner's; print `{"released"}`.
     Release(ReferenceArgs),
+    /// Run a command in an existing environment (`--reference`); print an ExecResult.
+    Exec(crate::cmd_env_ops::ExecArgs),
+    /// Write a file beneath the environment's workspace; print `{"path"}`.
+    Write(crate::cmd_env_ops::WriteArgs),
+    /// Read a file beneath the environment's workspace; print a FileContent.
+    Read(crate::cmd_env_ops::ReadArgs),
+    /// List a directory beneath the environment's workspace; print a FileListing.
+    List(crate::cmd_env_ops::ListArgs),
 }
 
 /// Arguments of `fabric env prepare`.
@@ -69,6 +77,14 @@ pub fn run(command: Command) -> ExitCode {
         Command::Prepare(args) => prepare(&args),
         Command::Attach(args) => attach(&args, false),
         Command::Release(args) => attach(&args, true),
+        Command::Exec(args) => crate::cmd_env_ops::exec(&args),
+        Command::Write(args) => crate::cmd_env_ops::write(&args),
+        Command::List(args) => crate::cmd_env_ops::list(&args),
+        Command::Read(args) => match crate::cmd_env_ops::read(&args) {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) => return ExitCode::from(EXIT_OK),
+            Err(error) => Err(error),
+        },
     };
     match outcome {
         Ok(line) => {
@@ -79,9 +95,9 @@ pub fn run(command: Command) -> ExitCode {
     }
 }
 
-type Outcome = Result<String, (ErrorInfo, u8)>;
+pub(crate) type Outcome = Result<String, (ErrorInfo, u8)>;
 
-fn host_error(error: HostError) -> (ErrorInfo, u8) {
+pub(crate) fn host_error(error: HostError) -> (ErrorInfo, u8) {
     let exit = exit_for(&error);
     (ErrorInfo::from(error), exit)
 }
@@ -97,6 +113,26 @@ fn prepare(args: &PrepareArgs) -> Outcome {
         json!({"environment": environment.info(), "reference": environment.reference()})
             .to_string(),
     )
+}
+
+/// Attaches to `args`' reference, runs `operation` on the environment and detaches (also
+/// when the operation failed).
+pub(crate) fn with_attached(
+    args: &ReferenceArgs,
+    operation: impl FnOnce(&fabric_host::Environment) -> Result<String, HostError>,
+) -> Outcome {
+    let config = read_config(&args.config.config, Stage::Config).map_err(invalid)?;
+    let options = runtime_options(&args.config, None).map_err(invalid)?;
+    let reference = read_reference(&args.reference, "--reference").map_err(invalid)?;
+    let fabric = Fabric::new();
+    let environment = fabric
+        .attach_environment(&config, &reference, &options)
+        .map_err(host_error)?;
+    let outcome = operation(&environment).map_err(host_error);
+    let detached = fabric.release_environment(&environment).map_err(host_error);
+    let line = outcome?;
+    detached?;
+    Ok(line)
 }
 
 fn attach(args: &ReferenceArgs, release: bool) -> Outcome {
@@ -120,7 +156,7 @@ fn attach(args: &ReferenceArgs, release: bool) -> Outcome {
     Ok(json!({"environment": info}).to_string())
 }
 
-fn invalid(info: ErrorInfo) -> (ErrorInfo, u8) {
+pub(crate) fn invalid(info: ErrorInfo) -> (ErrorInfo, u8) {
     (info, EXIT_INVALID)
 }
 

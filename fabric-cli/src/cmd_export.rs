@@ -125,6 +125,7 @@ fn export_gym(args: &GymArgs) -> Result<Value, ErrorInfo> {
         results,
         atof,
         source: Some(args.source.clone()),
+        sandboxes: Vec::new(),
     };
     let observations = gym::observations(&request).map_err(|error| {
         let info = ErrorInfo::from(error);

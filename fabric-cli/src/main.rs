@@ -18,6 +18,7 @@ mod builtin;
 mod cmd_check;
 mod cmd_collector;
 mod cmd_env;
+mod cmd_env_ops;
 mod cmd_export;
 mod cmd_plan;
 mod cmd_run;

@@ -65,6 +65,10 @@ pub struct EnvironmentInfo {
     /// The C ABI handle of this environment, when it was returned through the ABI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handle: Option<u64>,
+    /// What the provider observed of the environment over its life (outcome, wall and CPU
+    /// time, peak memory, `oom`), reported by `release` of an environment Fabric prepared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_observation: Option<crate::gym::SandboxObservation>,
 }
 
 /// A provider-specific reference to an existing execution environment (the input of
@@ -101,6 +105,7 @@ impl EnvironmentInfo {
             attached: false,
             reference: None,
             handle: None,
+            sandbox_observation: None,
         }
     }
 }

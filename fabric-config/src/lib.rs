@@ -45,6 +45,7 @@ pub mod codes;
 pub mod config;
 pub mod descriptor;
 pub mod edit;
+pub mod environment_ops;
 pub mod error;
 pub mod evidence;
 pub mod gym;

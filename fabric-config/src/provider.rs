@@ -30,7 +30,10 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use std::collections::BTreeMap;
+
 use crate::config::JsonObject;
+use crate::environment_ops::{FileListRequest, FileReadRequest, FileWriteRequest};
 use crate::handles::EnvironmentReference;
 
 /// The protocol version every request carries.
@@ -124,6 +127,40 @@ pub enum ProviderOperation {
         argv: Vec<String>,
         /// Deadline in milliseconds.
         timeout_ms: u64,
+        /// Working directory relative to the workspace (absent: the workspace).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+        /// Variables added to the command's environment.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        env: BTreeMap<String, String>,
+        /// The command's stdin, lowercase hex (absent: empty).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stdin_hex: Option<String>,
+        /// Bytes kept of each output stream (absent: 1 MiB); see [`ExecOutput`]'s flags.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_limit_bytes: Option<u64>,
+    },
+    /// Write one file beneath the environment's workspace or artifact root, without
+    /// following links.
+    WriteFile {
+        /// The provider's environment id.
+        environment_id: String,
+        /// What to write.
+        request: FileWriteRequest,
+    },
+    /// Read one regular file beneath the workspace or artifact root ([`FileContent`]).
+    ReadFile {
+        /// The provider's environment id.
+        environment_id: String,
+        /// What to read.
+        request: FileReadRequest,
+    },
+    /// List one directory beneath the workspace or artifact root ([`FileListing`]).
+    ListFiles {
+        /// The provider's environment id.
+        environment_id: String,
+        /// What to list.
+        request: FileListRequest,
     },
     /// End Fabric's use of the environment: delete it when Fabric owns it, else detach.
     Release {
@@ -142,6 +179,9 @@ impl ProviderOperation {
             ProviderOperation::RuntimeControl { .. } => "runtime_control",
             ProviderOperation::CollectArtifacts { .. } => "collect_artifacts",
             ProviderOperation::Exec { .. } => "exec",
+            ProviderOperation::WriteFile { .. } => "write_file",
+            ProviderOperation::ReadFile { .. } => "read_file",
+            ProviderOperation::ListFiles { .. } => "list_files",
             ProviderOperation::Release { .. } => "release",
         }
     }
@@ -220,6 +260,21 @@ pub struct ExecOutput {
     pub stdout: String,
     /// Standard error (UTF-8, lossy).
     pub stderr: String,
+    /// The signal that ended the command, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Whether stdout was longer than the output limit (the rest was read and dropped).
+    #[serde(default)]
+    pub stdout_truncated: bool,
+    /// Whether stderr was longer than the output limit.
+    #[serde(default)]
+    pub stderr_truncated: bool,
+    /// Whether the deadline passed and the command's process group was killed.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Wall time from start to exit, milliseconds.
+    #[serde(default)]
+    pub duration_ms: u64,
 }
 
 /// Output of `collect_artifacts`.

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, gym, handles, health, model_call, options, plan, provider,
-    request, result, service, stats, stream,
+    agent, config, descriptor, environment_ops, error, gym, handles, health, model_call, options,
+    plan, provider, request, result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -34,6 +34,22 @@ pub fn all() -> Vec<(&'static str, Value)> {
             "sdk/environment-reference",
             schema::<handles::EnvironmentReference>(),
         ),
+        ("sdk/exec-request", schema::<environment_ops::ExecRequest>()),
+        ("sdk/exec-result", schema::<provider::ExecOutput>()),
+        (
+            "sdk/file-write-request",
+            schema::<environment_ops::FileWriteRequest>(),
+        ),
+        (
+            "sdk/file-read-request",
+            schema::<environment_ops::FileReadRequest>(),
+        ),
+        ("sdk/file-content", schema::<environment_ops::FileContent>()),
+        (
+            "sdk/file-list-request",
+            schema::<environment_ops::FileListRequest>(),
+        ),
+        ("sdk/file-listing", schema::<environment_ops::FileListing>()),
         ("sdk/service-info", schema::<service::ServiceInfo>()),
         (
             "sdk/service-reference",

@@ -41,6 +41,7 @@ mod status;
 
 mod api_config;
 mod api_environment;
+mod api_environment_ops;
 mod api_gym;
 mod api_observe;
 mod api_operation;

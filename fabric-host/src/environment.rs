@@ -1,6 +1,8 @@
 //! The local environment provider: `prepare_environment`, `attach_environment`, env
 //! forwarding, release.
 
+mod ops;
+
 use fabric_config::codes;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -37,6 +39,8 @@ pub struct Environment {
     artifact_root: Option<PathBuf>,
     attached: bool,
     released: AtomicBool,
+    /// What the provider's `release` observed of the environment's life.
+    observation: std::sync::Mutex<Option<fabric_config::gym::SandboxObservation>>,
     /// The provider process and its view, for a non-local environment.
     remote: Option<Remote>,
 }
@@ -214,6 +218,7 @@ impl Environment {
             artifact_root,
             attached,
             released: AtomicBool::new(false),
+            observation: std::sync::Mutex::new(None),
             remote: Some(Remote {
                 client,
                 workers: HealthWorkers::new(
@@ -282,6 +287,10 @@ impl Environment {
                 environment_id: remote.environment.environment_id.clone(),
                 argv: argv.to_vec(),
                 timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                cwd: None,
+                env: BTreeMap::new(),
+                stdin_hex: None,
+                output_limit_bytes: None,
             },
             timeout + EXEC_GRACE,
             stage,
@@ -402,6 +411,7 @@ impl Environment {
             artifact_root,
             attached: is_attached,
             released: AtomicBool::new(false),
+            observation: std::sync::Mutex::new(None),
             remote: None,
         })
     }
@@ -417,6 +427,11 @@ impl Environment {
         let mut info = EnvironmentInfo::from_handle(&self.handle, self.is_released());
         info.attached = self.attached;
         info.reference = Some(self.reference());
+        info.sandbox_observation = self
+            .observation
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
         info
     }
 
@@ -509,7 +524,18 @@ impl Environment {
             Stage::Release,
         );
         remote.client.close();
-        outcome.map(drop).map_err(HostError::from)
+        let mut output = outcome.map_err(HostError::from)?;
+        if let Some(observation) = output
+            .get_mut("observation")
+            .map(Value::take)
+            .and_then(|o| serde_json::from_value(o).ok())
+        {
+            *self
+                .observation
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(observation);
+        }
+        Ok(())
     }
 
     /// Whether [`Environment::release`] was called.

@@ -269,6 +269,14 @@ impl Beneath {
         })
     }
 
+    /// The entries of the root directory itself, read through its open descriptor (the
+    /// path is never resolved again; `DirEntry::file_type` and `metadata` do not follow
+    /// links).
+    pub fn read_dir(&self) -> io::Result<std::fs::ReadDir> {
+        use std::os::fd::AsRawFd;
+        std::fs::read_dir(format!("/proc/self/fd/{}", self.dir.as_raw_fd()))
+    }
+
     /// Removes the file (or link: never its target) at `relative`; `Ok(false)` when
     /// nothing was there. A directory is refused.
     pub fn remove_file(&self, relative: &Path) -> Result<bool, Refusal> {

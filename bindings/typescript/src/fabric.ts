@@ -31,9 +31,32 @@ import type {
   RuntimeStopResult,
   JsonValue,
   StreamInfo,
+  ExecResult,
+  FileContent,
+  FileListing,
 } from "./models";
+
+/** Options of {@link Environment.exec}. */
+export interface ExecOptions {
+  /** Working directory relative to the workspace. */
+  cwd?: string;
+  /** Variables added to the command's environment. */
+  env?: Record<string, string>;
+  /** The command's stdin. */
+  stdin?: Uint8Array | string;
+  /** Deadline in seconds (default 60): the process group is killed when it passes. */
+  timeoutSeconds?: number;
+  /** Bytes kept of each of stdout and stderr (default and at most 1 MiB). */
+  outputLimitBytes?: number;
+}
+
+/** The root a file path of an environment is relative to. */
+export interface FileOptions {
+  /** `workspace` (default) or `artifacts`. */
+  root?: "workspace" | "artifacts";
+}
 import { Code, type CallOptions as NativeCallOptions } from "./generated";
-import { cString, nativeLibrary, type NativeLibrary } from "./native";
+import { cString, nativeLibrary, type NativeLibrary, type NativeSymbol } from "./native";
 import { abortable, parse } from "./util";
 import { InvokeStream, OpenAIInvokeStream, type StreamOwner } from "./stream";
 import { Service } from "./service";
@@ -443,6 +466,52 @@ export class Environment implements AsyncDisposable {
       );
     });
     return new Runtime(library, started.handle, parse<RuntimeInfo>(started.text));
+  }
+
+  /**
+   * Runs `argv` in the environment (never through a shell unless `argv` names one), in
+   * `cwd` relative to the workspace, with `env` added and `stdin` as its input. Its whole
+   * process group is killed at the deadline (`timed_out`); each output stream keeps
+   * `output_limit_bytes` (`stdout_truncated`, `stderr_truncated`). Works until release.
+   */
+  async exec(argv: string[], options: ExecOptions = {}): Promise<ExecResult> {
+    const request: Record<string, unknown> = {
+      argv,
+      timeout_seconds: options.timeoutSeconds ?? 60,
+      output_limit_bytes: options.outputLimitBytes ?? 1024 * 1024,
+    };
+    if (options.cwd !== undefined) request.cwd = options.cwd;
+    if (options.env !== undefined) request.env = options.env;
+    if (options.stdin !== undefined) request.stdin_hex = Buffer.from(options.stdin).toString("hex");
+    return this.operate<ExecResult>("fabric_environment_exec", request);
+  }
+
+  /** Writes `data` (at most 96 KiB) beneath the workspace (or `root: "artifacts"`); links are never followed (`path_refused`). */
+  async writeFile(filePath: string, data: Uint8Array | string, options: FileOptions & { mode?: number } = {}): Promise<void> {
+    const request: Record<string, unknown> = { path: filePath, content_hex: Buffer.from(data).toString("hex"), root: options.root ?? "workspace" };
+    if (options.mode !== undefined) request.mode = options.mode;
+    await this.operate("fabric_environment_write_file", request);
+  }
+
+  /** The bytes of a regular file beneath the workspace (or artifact root), at most `maxBytes`. */
+  async readFile(filePath: string, options: FileOptions & { maxBytes?: number } = {}): Promise<Buffer> {
+    return Buffer.from((await this.readFileContent(filePath, options)).content_hex, "hex");
+  }
+
+  /** `readFile`'s FileContent: `content_hex`, `size` and `truncated`. */
+  readFileContent(filePath: string, options: FileOptions & { maxBytes?: number } = {}): Promise<FileContent> {
+    const request = { path: filePath, max_bytes: options.maxBytes ?? 4 * 1024 * 1024, root: options.root ?? "workspace" };
+    return this.operate<FileContent>("fabric_environment_read_file", request);
+  }
+
+  /** The entries of a directory beneath the workspace (or artifact root); links are listed, never followed. */
+  list(dirPath = "", options: FileOptions = {}): Promise<FileListing> {
+    return this.operate<FileListing>("fabric_environment_list", { path: dirPath, root: options.root ?? "workspace" });
+  }
+
+  private async operate<T>(symbol: NativeSymbol, request: Record<string, unknown>): Promise<T> {
+    const handle = this.nativeHandle();
+    return parse<T>(await this.library.call(symbol, [handle, cString(JSON.stringify(request), "request")]));
   }
 
   /** Releases the environment once (idempotent); new starts in it then fail. */

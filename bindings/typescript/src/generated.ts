@@ -122,9 +122,12 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   environment_provider_unsupported: { stage: "prepare", retryable: false, classOverride: null, origin: "host", summary: "the environment provider is not supported" },
   environment_released: { stage: null, retryable: false, classOverride: "state", origin: "host", summary: "the environment was released" },
   environment_runtime_unsupported: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)" },
+  environment_setting_unsupported: { stage: null, retryable: false, classOverride: "capability", origin: "sandbox", summary: "the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared" },
   environment_stream_unsupported: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke" },
+  exec_failed: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)" },
   export_line_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input line is not a RunResult or an ATOF record" },
   export_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "a `fabric export` input file cannot be read" },
+  file_not_found: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "`read_file` or `list` named a path beneath the environment's root where nothing is" },
   filesystem_error: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "a file-system operation of the core failed" },
   gym_id_blank: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "a Gym task_id or rollout_id is blank" },
   gym_invocation_id_duplicate: { stage: "config", retryable: false, classOverride: null, origin: "config", summary: "two invocations of a Gym bundle or trajectory share an invocation_id" },
@@ -158,6 +161,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   invalid_config_type: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "a config value has the wrong type for its field" },
   invalid_env_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "environment variable names must match [A-Za-z_][A-Za-z0-9_]*" },
   invalid_environment_reference: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)" },
+  invalid_environment_request: { stage: null, retryable: false, classOverride: "config", origin: "sandbox", summary: "an exec or file request on an environment is malformed: an empty `argv`, a timeout or limit out of range, a path that is not relative, an unknown `root`, content above the write limit (the message names the field)" },
   invalid_header_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "HTTP header names must be RFC 7230 tokens" },
   invalid_header_value: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "HTTP header values must not contain CR, LF, NUL or other control characters" },
   invalid_input: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "a bridge input file or stdin is not one UTF-8 JSON value within 512 KiB (duplicate keys, NaN, deadline)" },
@@ -449,6 +453,8 @@ export const Code = {
   ENVIRONMENT_RELEASED: "environment_released",
   /** (error) this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server) */
   ENVIRONMENT_RUNTIME_UNSUPPORTED: "environment_runtime_unsupported",
+  /** (error) the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared */
+  ENVIRONMENT_SETTING_UNSUPPORTED: "environment_setting_unsupported",
   /** (error) a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke */
   ENVIRONMENT_STREAM_UNSUPPORTED: "environment_stream_unsupported",
   /** (reason) software evidence: more than 16 inventories after composition; the later ones are dropped whole */
@@ -457,10 +463,14 @@ export const Code = {
   EVIDENCE_ENTRIES_DROPPED: "evidence_entries_dropped",
   /** (reason) software evidence: more than 64 KiB of compact JSON; the largest entries are dropped whole until it fits */
   EVIDENCE_TOO_LARGE: "evidence_too_large",
+  /** (error) the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing) */
+  EXEC_FAILED: "exec_failed",
   /** (error) a `fabric export` input line is not a RunResult or an ATOF record */
   EXPORT_LINE_INVALID: "export_line_invalid",
   /** (error) a `fabric export` input file cannot be read */
   EXPORT_READ_FAILED: "export_read_failed",
+  /** (error) `read_file` or `list` named a path beneath the environment's root where nothing is */
+  FILE_NOT_FOUND: "file_not_found",
   /** (error) a file-system operation of the core failed */
   FILESYSTEM_ERROR: "filesystem_error",
   /** (reason) software evidence: the adapter host's `execution` report is not the documented shape; it is left out and coverage is incomplete */
@@ -533,6 +543,8 @@ export const Code = {
   INVALID_ENV_NAME: "invalid_env_name",
   /** (error) an EnvironmentReference is malformed or names another provider (`metadata.path` names the field) */
   INVALID_ENVIRONMENT_REFERENCE: "invalid_environment_reference",
+  /** (error) an exec or file request on an environment is malformed: an empty `argv`, a timeout or limit out of range, a path that is not relative, an unknown `root`, content above the write limit (the message names the field) */
+  INVALID_ENVIRONMENT_REQUEST: "invalid_environment_request",
   /** (error) HTTP header names must be RFC 7230 tokens */
   INVALID_HEADER_NAME: "invalid_header_name",
   /** (error) HTTP header values must not contain CR, LF, NUL or other control characters */
@@ -1229,6 +1241,8 @@ export interface EnvironmentInfo {
   reference?: EnvironmentReference | null;
   /** Whether the environment was released (new starts in it fail). */
   released?: boolean;
+  /** What the provider observed of the environment over its life (outcome, wall and CPU time, peak memory, `oom`), reported by `release` of an environment Fabric prepared. */
+  sandbox_observation?: SandboxObservation | null;
   /** Resolved workspace directory. */
   workspace?: string | null;
 }
@@ -1302,6 +1316,42 @@ export interface EvidenceEntry {
   version: VersionObservation;
 }
 
+/** Output of `exec`. */
+export interface ExecOutput {
+  /** Wall time from start to exit, milliseconds. */
+  duration_ms?: number;
+  /** Exit code (`None`: killed by a signal or the deadline). */
+  exit_code?: number | null;
+  /** The signal that ended the command, when one did. */
+  signal?: number | null;
+  /** Standard error (UTF-8, lossy). */
+  stderr: string;
+  /** Whether stderr was longer than the output limit. */
+  stderr_truncated?: boolean;
+  /** Standard output (UTF-8, lossy). */
+  stdout: string;
+  /** Whether stdout was longer than the output limit (the rest was read and dropped). */
+  stdout_truncated?: boolean;
+  /** Whether the deadline passed and the command's process group was killed. */
+  timed_out?: boolean;
+}
+
+/** Run one command in the environment, never through a shell unless `argv` names one. */
+export interface ExecRequest {
+  /** Program and arguments. */
+  argv: string[];
+  /** Working directory relative to the workspace (default: the workspace). */
+  cwd?: string | null;
+  /** Variables added to the command's environment. */
+  env?: Record<string, string>;
+  /** Bytes kept of each of stdout and stderr; the rest is read and dropped, and the stream's `*_truncated` flag set (default and at most 1 MiB). */
+  output_limit_bytes?: number;
+  /** Bytes written to the command's stdin, lowercase hex (default: stdin is empty). */
+  stdin_hex?: string | null;
+  /** Deadline: the command's whole process group is killed when it passes (default 60). */
+  timeout_seconds?: number;
+}
+
 /** Selected software evidence of one invocation (`RunResult.execution`). */
 export interface ExecutionEvidence {
   /** Whether every expected report is present and within bounds; gaps name the participant. */
@@ -1324,6 +1374,71 @@ export interface FabricEvent {
   metadata?: JsonObject;
   /** Unix time in milliseconds. */
   timestamp_millis: number;
+}
+
+/** The result of a `read_file`. */
+export interface FileContent {
+  /** The bytes read, lowercase hex. */
+  content_hex: string;
+  /** The requested path. */
+  path: string;
+  /** The file's size. */
+  size: number;
+  /** Whether the file is longer than what was read. */
+  truncated?: boolean;
+}
+
+/** One directory entry (a link is listed as a link, never followed). */
+export interface FileEntry {
+  /** `file`, `directory`, `symlink` or `other`. */
+  kind: string;
+  /** The name. */
+  name: string;
+  /** Size in bytes (of the link itself for a link). */
+  size: number;
+}
+
+/** List one directory beneath a root. */
+export interface FileListRequest {
+  /** Path relative to the root (`""` or `"."`: the root itself). */
+  path?: string;
+  /** The root (default `workspace`). */
+  root?: FileRoot;
+}
+
+/** The result of a `list`. */
+export interface FileListing {
+  /** The entries, by name. */
+  entries: FileEntry[];
+  /** The requested path. */
+  path: string;
+  /** Whether entries were left out (more than 4096). */
+  truncated?: boolean;
+}
+
+/** Read one regular file beneath a root. */
+export interface FileReadRequest {
+  /** Bytes read at most; a longer file is `truncated` (default and at most 4 MiB). */
+  max_bytes?: number;
+  /** Path relative to the root. */
+  path: string;
+  /** The root (default `workspace`). */
+  root?: FileRoot;
+}
+
+/** Which root a file path is relative to. */
+export type FileRoot = "workspace" | "artifacts";
+
+/** Write one file beneath a root (parents are created; an existing file is replaced). */
+export interface FileWriteRequest {
+  /** The content, lowercase hex (at most 96 KiB decoded). */
+  content_hex: string;
+  /** Permission bits (default `0o644`). */
+  mode?: number | null;
+  /** Path relative to the root. */
+  path: string;
+  /** The root (default `workspace`). */
+  root?: FileRoot;
 }
 
 /** Reductions of one sampled gauge.  For readings 80 MiB → 400 MiB → 80 MiB at 0, 1 and 2 s: `final` 80 MiB, `sampled_peak` 400 MiB, `min`..`max` 80–400 MiB, `time_weighted_mean` 240 MiB (hold-last). */
@@ -1370,6 +1485,8 @@ export interface GymObservationsRequest {
   results: RunResult[];
   /** Gym rollout id (non-blank). */
   rollout_id: string;
+  /** Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in). */
+  sandboxes?: SandboxObservation[];
   /** The bundle's `source` (default `nemo-fabric`). */
   source?: string | null;
   /** Gym task id (non-blank). */
@@ -1907,6 +2024,36 @@ export interface SampledStats {
   /** Whether samples were dropped. */
   truncated: boolean;
 }
+
+/** Outcome and lifetime resource usage of a sandbox (`SandboxObservation`). */
+export interface SandboxObservation {
+  /** Cumulative CPU time, in seconds (≥ 0); never an allocation or an estimate per tool. */
+  cpu_time_s?: number | null;
+  /** The failure's error code. */
+  error_type?: string | null;
+  /** Process exit code, when known. */
+  exit_code?: number | null;
+  /** Outcome. */
+  outcome: SandboxOutcome;
+  /** Measured high-water mark in MiB (≥ 0); never a configured limit. */
+  peak_memory_mib?: number | null;
+  /** Provider (`local`). */
+  provider?: string | null;
+  /** Where the usage numbers came from. */
+  resource_usage_source?: string | null;
+  /** Owner. */
+  role: SandboxRole;
+  /** Sandbox id (the Fabric runtime id). */
+  sandbox_id?: string | null;
+  /** Wall time of the sandbox's life so far, in seconds (≥ 0). */
+  wall_time_s?: number | null;
+}
+
+/** Outcome of a sandbox. */
+export type SandboxOutcome = "completed" | "failed" | "timeout" | "oom" | "sandbox_error" | "cancelled" | "unknown";
+
+/** Who owns a sandbox. */
+export type SandboxRole = "agent" | "verifier" | "environment";
 
 /** Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`). */
 export interface ServiceHandle {

@@ -6,7 +6,7 @@ export { Environment, Fabric, Runtime } from "./fabric";
 export { Service } from "./service";
 export { Prewarm } from "./prewarm";
 export { InvokeStream, OpenAIInvokeStream, type AtofRecord } from "./stream";
-export type { CallOptions, CheckOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
+export type { CallOptions, CheckOptions, ExecOptions, FileOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
 export * from "./errors";
 export type * from "./models";
 export { libraryPath, EXPECTED_ABI_VERSION } from "./native";

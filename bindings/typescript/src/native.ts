@@ -18,6 +18,7 @@ const koffi = require("koffi") as typeof KoffiModule;
 import { errorFromStatus, FabricConfigError, FabricNativeUnavailableError, Status } from "./errors";
 import { ABI_VERSION, Code } from "./generated";
 import { PROTOTYPES, type NativeSymbol } from "./prototypes";
+export type { NativeSymbol };
 
 /**
  * koffi runs async calls on libuv's thread pool, which has 4 threads unless
@@ -77,6 +78,10 @@ const REQUIRED: readonly NativeSymbol[] = [
 const OPTIONAL: readonly NativeSymbol[] = [
   "fabric_runtime_resource_snapshot",
   "fabric_check",
+  "fabric_environment_exec",
+  "fabric_environment_write_file",
+  "fabric_environment_read_file",
+  "fabric_environment_list",
   "fabric_gym_observations",
   "fabric_gym_join_model_calls",
   "fabric_inspect",

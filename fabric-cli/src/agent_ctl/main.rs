@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! fabric-agent-ctl serve
+//! fabric-agent-ctl exec-group TIMEOUT_MS PROGRAM [ARGS...]
 //! fabric-agent-ctl start  --agent NAME --config FILE|-
 //! fabric-agent-ctl invoke --agent NAME --runtime-id ID (--input FILE|- | --request FILE|-)
 //! fabric-agent-ctl stop   --agent NAME --runtime-id ID
@@ -32,6 +33,9 @@ fn main() -> ExitCode {
     if arguments.first().map(String::as_str) == Some("serve") {
         return serve(&arguments[1..]);
     }
+    if arguments.first().map(String::as_str) == Some("exec-group") {
+        return exec_group(&arguments[1..]);
+    }
     let operation = arguments
         .first()
         .and_then(|a| Operation::parse(a))
@@ -57,6 +61,18 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// `exec-group TIMEOUT_MS PROGRAM ARGS...`: a caller's `exec` in a container
+/// (`fabric_sandbox::kit::exec_group`).
+fn exec_group(rest: &[String]) -> ExitCode {
+    match fabric_sandbox::kit::exec_group(rest) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)),
+        Err(message) => {
+            eprintln!("fabric-agent-ctl exec-group: {message}");
+            ExitCode::from(127)
+        }
     }
 }
 

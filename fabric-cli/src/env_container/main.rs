@@ -14,7 +14,9 @@
 //! Settings (`environment.settings`): `image` (required: `sha256:<64 hex>`, the local image
 //! id, e.g. what `scripts/container-image.sh` prints), `image_name` (optional: a local name
 //! that must resolve to that id), `root` (as the subprocess provider's), `oci_runtime`
-//! (default `runc`).
+//! (default `runc`), and the policy: `network` (`none`, the default, `bridge`, `host`),
+//! `resources` (`cpus`, `memory_mib`, `pids`, `tmpfs_mib`) and `read_only_root`
+//! (`policy.rs`).
 //!
 //! The protocol, the environment table and the operations every provider answers alike are
 //! the provider kit's (`fabric_sandbox::kit`); this file and `podman.rs` hold what is the
@@ -22,9 +24,12 @@
 
 #![forbid(unsafe_code)]
 
+mod observe;
 mod podman;
+mod policy;
 
 use fabric_config::codes;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
@@ -38,6 +43,8 @@ use serde_json::{Value, json};
 const SERVER_READY: Duration = Duration::from_secs(30);
 /// Paths of the environment directory inside the container.
 const SANDBOX: &str = "/sandbox";
+/// The runtime server's binary in the image (also what runs a caller's `exec`).
+const AGENT_CTL: &str = "/usr/local/bin/fabric-agent-ctl";
 
 fn main() -> ExitCode {
     kit::run(&Container)
@@ -51,6 +58,8 @@ struct Env {
     dir: PathBuf,
     container: podman::Container,
     engine_version: Option<String>,
+    /// When `prepare` or `attach` made it (the observation's wall time).
+    since: std::time::Instant,
 }
 
 impl kit::Provider for Container {
@@ -75,6 +84,7 @@ impl kit::Provider for Container {
             dir,
             container,
             engine_version: podman::engine_version(),
+            since: std::time::Instant::now(),
         };
         Ok((id, env))
     }
@@ -124,6 +134,7 @@ impl kit::Provider for Container {
             dir,
             container,
             engine_version: podman::engine_version(),
+            since: std::time::Instant::now(),
         };
         Ok((id, env))
     }
@@ -161,9 +172,51 @@ impl kit::Environment for Env {
         podman::exec_command(
             &self.container.id,
             &format!("{SANDBOX}/workspace"),
+            &BTreeMap::new(),
             program,
             args,
         )
+    }
+
+    /// `podman exec` of the container's `fabric-agent-ctl exec-group` in `cwd` beneath the
+    /// workspace, with `env` added: the command's process group lives in the container, so
+    /// the deadline is enforced there (and what the command leaves is killed there).
+    fn exec_command(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &str,
+        env: &BTreeMap<String, String>,
+        timeout: Duration,
+    ) -> Command {
+        let workdir = Path::new(SANDBOX).join("workspace").join(cwd);
+        let mut inner = vec![
+            "exec-group".to_owned(),
+            timeout.as_millis().to_string(),
+            program.to_owned(),
+        ];
+        inner.extend_from_slice(args);
+        podman::exec_command(
+            &self.container.id,
+            &workdir.to_string_lossy(),
+            env,
+            AGENT_CTL,
+            &inner,
+        )
+    }
+
+    fn deadline_inside(&self) -> bool {
+        true
+    }
+
+    /// The container's cgroup usage (before `stop` removes it) and the wall time since
+    /// `prepare`.
+    fn observe(&self) -> Option<fabric_config::gym::SandboxObservation> {
+        let usage = podman::cgroup_path(&self.container.id)
+            .map(|cgroup| observe::read(Path::new("/sys/fs/cgroup"), &cgroup))
+            .unwrap_or_default();
+        let id = kit::environment_id(&self.dir);
+        Some(observe::observation(&id, usage, self.since.elapsed()))
     }
 
     /// Removes the container (the directory is the kit's to delete).
@@ -178,6 +231,8 @@ struct Settings {
     image: Option<String>,
     image_name: Option<String>,
     oci_runtime: String,
+    /// `podman run` options of `network`, `resources` and `read_only_root`.
+    policy: Vec<String>,
 }
 
 impl Settings {
@@ -213,6 +268,7 @@ impl Settings {
             image,
             image_name: string("image_name")?,
             oci_runtime: string("oci_runtime")?.unwrap_or_else(|| "runc".into()),
+            policy: policy::run_options(settings)?,
         })
     }
 }
@@ -241,6 +297,7 @@ fn start(
         sandbox: SANDBOX,
         image,
         oci_runtime: &settings.oci_runtime,
+        policy: &settings.policy,
     })?;
     let socket = dir.join(SOCKET);
     let ready = kit::wait_for_server(&socket, SERVER_READY, || podman::is_running(&container_id));

@@ -6,6 +6,7 @@
 
 use fabric_config::codes;
 use fabric_reactor::sys::{self, Limit};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -35,6 +36,8 @@ pub struct RunSpec<'a> {
     pub sandbox: &'a str,
     pub image: &'a str,
     pub oci_runtime: &'a str,
+    /// The policy's options (`--network` first; see `policy.rs`).
+    pub policy: &'a [String],
 }
 
 fn podman(args: &[&str]) -> Result<Output, Failure> {
@@ -131,7 +134,7 @@ pub fn run(spec: &RunSpec<'_>) -> Result<String, Failure> {
     let nproc = format!("nproc={nproc}:{nproc}");
     let socket = format!("FABRIC_HOST_SOCKET={}/fabric.sock", spec.sandbox);
     let image = spec.image.trim_start_matches("sha256:");
-    let output = podman(&[
+    let mut args: Vec<&str> = vec![
         "--runtime",
         spec.oci_runtime,
         "run",
@@ -140,8 +143,6 @@ pub fn run(spec: &RunSpec<'_>) -> Result<String, Failure> {
         spec.name,
         "--label",
         &label,
-        "--network",
-        "none",
         "--ulimit",
         &nofile,
         "--ulimit",
@@ -150,10 +151,10 @@ pub fn run(spec: &RunSpec<'_>) -> Result<String, Failure> {
         &socket,
         "-v",
         &volume,
-        image,
-        "/usr/local/bin/fabric-agent-ctl",
-        "serve",
-    ])?;
+    ];
+    args.extend(spec.policy.iter().map(String::as_str));
+    args.extend([image, "/usr/local/bin/fabric-agent-ctl", "serve"]);
+    let output = podman(&args)?;
     if !output.status.success() {
         // A container that was created but failed to start keeps its name: remove it.
         let _ = podman(&["rm", "-f", spec.name]);
@@ -220,13 +221,37 @@ pub fn remove(id: &str) -> Result<(), Failure> {
     }
 }
 
-/// `podman exec` of `program` with `args` in `workdir` of the container.
-pub fn exec_command(id: &str, workdir: &str, program: &str, args: &[String]) -> Command {
+/// `podman exec` of `program` with `args` in `workdir` of the container, with `env` added
+/// (`-i`: the command reads the caller's stdin).
+pub fn exec_command(
+    id: &str,
+    workdir: &str,
+    env: &BTreeMap<String, String>,
+    program: &str,
+    args: &[String],
+) -> Command {
     let mut command = Command::new(PODMAN);
+    command.args(["exec", "-i", "-w", workdir]);
+    for (name, value) in env {
+        command.arg("--env").arg(format!("{name}={value}"));
+    }
+    command.args([id, program]).args(args);
     command
-        .args(["exec", "-w", workdir, id, program])
-        .args(args);
-    command
+}
+
+/// The container's cgroup path as podman reports it (`/libpod_parent/libpod-<id>`), when
+/// it answers.
+pub fn cgroup_path(id: &str) -> Option<String> {
+    let output = podman(&[
+        "container",
+        "inspect",
+        "--format",
+        "{{.State.CgroupPath}}",
+        id,
+    ])
+    .ok()?;
+    let path = stdout(&output);
+    (output.status.success() && path.starts_with('/')).then_some(path)
 }
 
 /// The engine's server version (`podman version`), when it answers.

@@ -10,7 +10,8 @@
 //! When stdin closes the provider exits and leaves every environment as it is.
 //!
 //! Settings (`environment.settings`): `root`, the directory new environments are created
-//! in (default: the system temporary directory).
+//! in (default: the system temporary directory). The policy settings `resources` and
+//! `network` are refused (`environment_setting_unsupported`): see `refuse_policy`.
 //!
 //! The protocol, the environment table and the operations every provider answers alike are
 //! the provider kit's (`fabric_sandbox::kit`); this file holds what is the subprocess
@@ -51,6 +52,7 @@ impl kit::Provider for Subprocess {
     const BINARY: &'static str = "fabric-env-subprocess";
 
     fn prepare(&self, settings: &JsonObject) -> Result<(String, Env), Failure> {
+        refuse_policy(settings)?;
         prepare(&kit::settings_root(settings)?)
     }
 
@@ -144,6 +146,32 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
             ))
         }
     }
+}
+
+/// Refuses the policy settings this provider cannot apply (`environment_setting_unsupported`
+/// naming the setting): `resources` (its environments get no cgroup of their own) and a
+/// `network` other than the machine's (no network namespace is made).
+fn refuse_policy(settings: &JsonObject) -> Result<(), Failure> {
+    for (key, reason) in [
+        (
+            "resources",
+            "its environments run in the caller's cgroup (no delegated cgroup v2 sub-group is used)",
+        ),
+        (
+            "network",
+            "its environments share the machine's network (no network namespace is made)",
+        ),
+    ] {
+        if settings.contains_key(key) {
+            return Err((
+                codes::ENVIRONMENT_SETTING_UNSUPPORTED,
+                format!(
+                    "`settings.{key}` is not supported by the subprocess provider: {reason}; use the container provider"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `fabric-agent-ctl` next to this executable, else on `PATH`.

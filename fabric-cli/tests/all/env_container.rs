@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 /// Whether podman can be used; `false` only when `FABRIC_ALLOW_SKIPS=1` allowed the skip
 /// (`tests/dependency.rs`).
-pub(super) fn podman_available() -> bool {
+pub(crate) fn podman_available() -> bool {
     let found = Command::new("podman")
         .arg("--version")
         .output()
@@ -33,7 +33,7 @@ pub(super) fn podman_available() -> bool {
 }
 
 /// The sandbox image id, built once from this checkout's binaries.
-pub(super) fn image() -> &'static str {
+pub(crate) fn image() -> &'static str {
     static IMAGE: OnceLock<String> = OnceLock::new();
     IMAGE.get_or_init(|| {
         support::ensure_scripted_adapter();
@@ -115,7 +115,7 @@ fn labelled(environment_id: &str) -> String {
 
 /// A scripted config whose environment is the `container` provider (found through an
 /// explicit descriptor) with `settings`.
-pub(super) fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
+pub(crate) fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, RunOptions) {
     let descriptor = container_descriptor(dir);
     let environment = json!({"settings": settings});
     let config = config_with(
@@ -130,7 +130,7 @@ pub(super) fn provider_config(dir: &Path, settings: Value) -> (FabricConfig, Run
 }
 
 /// Settings with the built image and a root under `dir`.
-pub(super) fn settings(dir: &Path) -> Value {
+pub(crate) fn settings(dir: &Path) -> Value {
     let root = dir.join("envs");
     std::fs::create_dir_all(&root).expect("mkdir");
     json!({"image": image(), "root": root})

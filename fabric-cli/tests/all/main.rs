@@ -13,6 +13,7 @@ mod env;
 mod env_check;
 mod env_container;
 mod env_container_check;
+mod env_ops;
 mod env_provider;
 mod env_runtime;
 mod export_gym;

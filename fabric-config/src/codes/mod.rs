@@ -20,6 +20,7 @@
 
 mod adapter;
 mod decode;
+mod environment_ops;
 mod gym;
 mod host;
 mod observe;
@@ -33,6 +34,7 @@ use std::sync::OnceLock;
 
 pub use adapter::*;
 pub use decode::*;
+pub use environment_ops::*;
 pub use gym::*;
 pub use host::*;
 pub use observe::*;
@@ -301,6 +303,7 @@ const LISTS: &[&[ErrorCode]] = &[
     sandbox::SANDBOX,
     sandbox::CONTAINER_PROVIDER,
     sandbox::PROVIDER_KIT,
+    environment_ops::ENVIRONMENT_OPS,
     plan::PLAN,
     host::HOST,
     observe::STATS,

@@ -53,6 +53,11 @@ pub struct GymObservationsRequest {
     /// The bundle's `source` (default `nemo-fabric`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
+    /// Sandbox observations the caller adds, each kept as is: an environment's
+    /// `sandbox_observation` from its release (`role: "verifier"` for the environment a
+    /// verifier ran in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandboxes: Vec<SandboxObservation>,
 }
 
 impl GymObservationsRequest {

@@ -60,6 +60,26 @@ fn maps_results_and_atof() {
 }
 
 #[test]
+fn an_environments_sandbox_observation_is_a_sandbox_record_as_given() {
+    let observation = json!({"role": "verifier", "provider": "container", "sandbox_id": "fabric-env-1",
+                             "outcome": "oom", "wall_time_s": 2.5, "cpu_time_s": 0.75,
+                             "peak_memory_mib": 63.9, "resource_usage_source": "cgroup_v1:cpuacct.usage"});
+    let request = json!({"task_id": "t1", "rollout_id": "r1", "results": [result("i1")],
+                         "sandboxes": [observation]});
+    let (status, out) = observe(&request.to_string());
+    assert_eq!(status, FabricStatus::Ok as i32, "{out}");
+    let sandboxes: Vec<&Value> = out["ng_agent_observations"]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "sandbox")
+        .collect();
+    let mut expected = observation.clone();
+    expected["kind"] = json!("sandbox");
+    assert_eq!(sandboxes, [&expected]);
+}
+
+#[test]
 fn bad_requests_are_config_errors_with_paths() {
     let duplicate =
         json!({"task_id": "t", "rollout_id": "r", "results": [result("i"), result("i")]});

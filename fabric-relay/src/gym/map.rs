@@ -465,6 +465,8 @@ impl<'a> Mapping<'a> {
             };
             sandboxes.push(sandbox(result, stats));
         }
+        // The environments' own observations (their release's cgroup readings), as given.
+        sandboxes.extend(self.request.sandboxes.iter().cloned());
         (sandboxes, gaps)
     }
 

@@ -9,8 +9,11 @@ use fabric_config::provider::ProviderOperation;
 use serde_json::{Value, json};
 
 use super::directory::describe;
-use super::exec::{exec, split_argv};
+use super::exec::{exec_value, split_argv};
+use super::files;
 use super::{Environment, Failure, Provider, SOCKET, collect, runtime_control};
+use fabric_config::environment_ops::{DEFAULT_OUTPUT_LIMIT_BYTES, ExecRequest, FileRoot};
+use std::path::Path;
 
 /// One environment in the table and whether this process prepared it.
 struct Entry<E> {
@@ -74,16 +77,65 @@ impl<'p, P: Provider> Environments<'p, P> {
                 environment_id,
                 argv,
                 timeout_ms,
+                cwd,
+                env,
+                stdin_hex,
+                output_limit_bytes,
             } => {
                 let entry = self.find(&environment_id)?;
-                let (program, args) = split_argv(&argv)?;
-                exec(
-                    entry.env.command(program, args),
-                    Duration::from_millis(timeout_ms),
+                let request = ExecRequest {
+                    argv,
+                    cwd,
+                    env,
+                    stdin_hex,
+                    timeout_seconds: Duration::from_millis(timeout_ms).as_secs_f64(),
+                    output_limit_bytes: output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT_BYTES),
+                };
+                let (program, args) = split_argv(&request.argv)?;
+                request.check().map_err(files::invalid)?;
+                let cwd = request.cwd.as_deref().unwrap_or(".");
+                files::check_dir(entry.env.dir(), Path::new("workspace"), cwd)?;
+                let timeout = Duration::from_secs_f64(request.timeout_seconds);
+                exec_value(
+                    entry
+                        .env
+                        .exec_command(program, args, cwd, &request.env, timeout),
+                    &request,
+                    entry.env.deadline_inside(),
                 )
             }
+            ProviderOperation::WriteFile {
+                environment_id,
+                request,
+            } => self.on_files(&environment_id, request.root, |base, prefix| {
+                files::write_file(base, prefix, &request).map(|()| json!({}))
+            }),
+            ProviderOperation::ReadFile {
+                environment_id,
+                request,
+            } => self.on_files(&environment_id, request.root, |base, prefix| {
+                files::read_file(base, prefix, &request)
+            }),
+            ProviderOperation::ListFiles {
+                environment_id,
+                request,
+            } => self.on_files(&environment_id, request.root, |base, prefix| {
+                files::list_files(base, prefix, &request)
+            }),
             ProviderOperation::Release { environment_id } => self.release(&environment_id),
         }
+    }
+
+    /// A file operation on the environment `id`: `operate` gets its directory and the
+    /// prefix of `root` beneath it.
+    fn on_files<T: serde::Serialize>(
+        &self,
+        id: &str,
+        root: FileRoot,
+        operate: impl FnOnce(&Path, &Path) -> Result<T, Failure>,
+    ) -> Result<Value, Failure> {
+        let entry = self.find(id)?;
+        to_value(&operate(entry.env.dir(), Path::new(root.dir_name()))?)
     }
 
     /// Records a new environment; its description is the operation's output.
@@ -103,6 +155,7 @@ impl<'p, P: Provider> Environments<'p, P> {
     /// environment half torn down: the error tells the caller what was left.
     fn release(&mut self, id: &str) -> Result<Value, Failure> {
         let Entry { mut env, owned } = self.table.remove(id).ok_or_else(|| not_found(id))?;
+        let observation = if owned { env.observe() } else { None };
         if owned {
             env.stop()?;
             std::fs::remove_dir_all(env.dir()).map_err(|error| {
@@ -112,8 +165,16 @@ impl<'p, P: Provider> Environments<'p, P> {
                 )
             })?;
         }
-        Ok(json!({"deleted": owned}))
+        let mut output = json!({"deleted": owned});
+        if let Some(observation) = observation {
+            output["observation"] = to_value(&observation)?;
+        }
+        Ok(output)
     }
+}
+
+fn to_value(output: &impl serde::Serialize) -> Result<Value, Failure> {
+    serde_json::to_value(output).map_err(|error| ("internal", error.to_string()))
 }
 
 fn not_found(id: &str) -> Failure {

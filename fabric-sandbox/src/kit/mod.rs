@@ -84,6 +84,7 @@ mod artifacts;
 mod directory;
 mod dispatch;
 mod exec;
+pub mod files;
 mod provider;
 mod serve;
 mod server;
@@ -94,6 +95,7 @@ use artifacts::collect;
 pub use directory::{
     create_environment_dir, environment_id, reference_directory, require_workspace, settings_root,
 };
+pub use exec::{TIMED_OUT_EXIT, exec_group, run as run_exec};
 pub use provider::{Description, Environment, Provider};
 pub use serve::{run, serve};
 use server::runtime_control;

@@ -2,6 +2,7 @@
 //! reached by `exec` and torn down. Everything else (the environment table, lookups by id,
 //! the shared operations, the stdio loop) is the kit's ([`run`](super::run)).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -50,6 +51,38 @@ pub trait Environment {
     /// The command that runs `program` with `args` in the environment's workspace for
     /// `exec`; the kit closes its stdin, reads its output and enforces the deadline.
     fn command(&self, program: &str, args: &[String]) -> Command;
+
+    /// The command of a caller's `exec`: `program` with `args` in `cwd` (relative to the
+    /// workspace, already checked to hold no `..`) with `env` added. The default is
+    /// [`Environment::command`] moved to `cwd` beneath [`Environment::dir`]'s `workspace/`.
+    fn exec_command(
+        &self,
+        program: &str,
+        args: &[String],
+        cwd: &str,
+        env: &BTreeMap<String, String>,
+        timeout: std::time::Duration,
+    ) -> Command {
+        let _ = timeout;
+        let mut command = self.command(program, args);
+        command
+            .current_dir(self.dir().join("workspace").join(cwd))
+            .envs(env);
+        command
+    }
+
+    /// Whether [`Environment::exec_command`]'s command enforces the deadline itself (it
+    /// ends with [`TIMED_OUT_EXIT`](super::TIMED_OUT_EXIT) when it passed) because the
+    /// command's process group is out of this process's reach (default `false`).
+    fn deadline_inside(&self) -> bool {
+        false
+    }
+
+    /// What this environment's life looked like, read just before `release` stops an owned
+    /// one (its `observation` output); `None` (the default) reports nothing.
+    fn observe(&self) -> Option<fabric_config::gym::SandboxObservation> {
+        None
+    }
 
     /// Stops what runs in an owned environment before `release` deletes its directory
     /// (never called for an attached one: that is the caller's).

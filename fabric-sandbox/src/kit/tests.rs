@@ -285,7 +285,7 @@ fn exec_runs_the_environments_command_after_checking_argv() {
     ]);
     assert_eq!(
         lines[1],
-        r#"{"error":{"code":"invalid_argv","message":"`argv` is empty"},"request_id":"r2","status":"failed"}"#
+        r#"{"error":{"code":"invalid_environment_request","message":"`argv` is empty"},"request_id":"r2","status":"failed"}"#
     );
     let output = &parse(&lines[2])["output"];
     assert_eq!(output["exit_code"], 3);

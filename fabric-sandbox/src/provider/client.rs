@@ -245,7 +245,10 @@ impl ProviderClient {
                 // checks) is the error's own code; any other provider code stays in
                 // `metadata.provider_code` of a `provider_error`.
                 code: fabric_config::codes::lookup(&error.code)
-                    .filter(|known| known.origin == fabric_config::codes::Origin::Sandbox)
+                    .filter(|known| {
+                        known.origin == fabric_config::codes::Origin::Sandbox
+                            || known.code == codes::PATH_REFUSED
+                    })
                     .map_or(codes::PROVIDER_ERROR, |known| known.code),
                 message: format!(
                     "the `{}` provider failed `{name}`: {}: {}",

@@ -186,6 +186,9 @@ class Code:
     #: (error) this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)
     ENVIRONMENT_RUNTIME_UNSUPPORTED = "environment_runtime_unsupported"
 
+    #: (error) the environment provider cannot apply a policy setting it was given (the message names `settings.<member>`): nothing was prepared
+    ENVIRONMENT_SETTING_UNSUPPORTED = "environment_setting_unsupported"
+
     #: (error) a runtime in a provider environment cannot stream (OpenAI or ATOF): its results come back whole through the environment's runtime server; use invoke
     ENVIRONMENT_STREAM_UNSUPPORTED = "environment_stream_unsupported"
 
@@ -198,11 +201,17 @@ class Code:
     #: (reason) software evidence: more than 64 KiB of compact JSON; the largest entries are dropped whole until it fits
     EVIDENCE_TOO_LARGE = "evidence_too_large"
 
+    #: (error) the command of an `exec` could not be started in the environment (no such program, not executable, or the working directory is missing)
+    EXEC_FAILED = "exec_failed"
+
     #: (error) a `fabric export` input line is not a RunResult or an ATOF record
     EXPORT_LINE_INVALID = "export_line_invalid"
 
     #: (error) a `fabric export` input file cannot be read
     EXPORT_READ_FAILED = "export_read_failed"
+
+    #: (error) `read_file` or `list` named a path beneath the environment's root where nothing is
+    FILE_NOT_FOUND = "file_not_found"
 
     #: (error) a file-system operation of the core failed
     FILESYSTEM_ERROR = "filesystem_error"
@@ -311,6 +320,9 @@ class Code:
 
     #: (error) an EnvironmentReference is malformed or names another provider (`metadata.path` names the field)
     INVALID_ENVIRONMENT_REFERENCE = "invalid_environment_reference"
+
+    #: (error) an exec or file request on an environment is malformed: an empty `argv`, a timeout or limit out of range, a path that is not relative, an unknown `root`, content above the write limit (the message names the field)
+    INVALID_ENVIRONMENT_REQUEST = "invalid_environment_request"
 
     #: (error) HTTP header names must be RFC 7230 tokens
     INVALID_HEADER_NAME = "invalid_header_name"

@@ -130,9 +130,12 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "environment_provider_unsupported": ("prepare", False, None, "host"),
     "environment_released": (None, False, "state", "host"),
     "environment_runtime_unsupported": ("start", False, None, "host"),
+    "environment_setting_unsupported": (None, False, "capability", "sandbox"),
     "environment_stream_unsupported": ("invoke", False, None, "host"),
+    "exec_failed": (None, False, None, "sandbox"),
     "export_line_invalid": ("config", False, None, "cli"),
     "export_read_failed": ("config", False, None, "cli"),
+    "file_not_found": (None, False, None, "sandbox"),
     "filesystem_error": (None, False, None, "host"),
     "gym_id_blank": ("config", False, None, "config"),
     "gym_invocation_id_duplicate": ("config", False, None, "config"),
@@ -166,6 +169,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "invalid_config_type": ("config", False, None, "binding"),
     "invalid_env_name": (None, False, None, "config"),
     "invalid_environment_reference": ("config", False, None, "host"),
+    "invalid_environment_request": (None, False, "config", "sandbox"),
     "invalid_header_name": (None, False, None, "config"),
     "invalid_header_value": (None, False, None, "config"),
     "invalid_input": (None, False, None, "sandbox"),
@@ -723,13 +727,14 @@ class EnvironmentInfo(FabricMapping):
     ``provider`` (str): Provider (`local`).
     ``reference`` (EnvironmentReference | None, optional): The reference another process passes to `attach_environment` to reach the same resource, when the provider can attach.
     ``released`` (bool, optional): Whether the environment was released (new starts in it fail).
+    ``sandbox_observation`` (SandboxObservation | None, optional): What the provider observed of the environment over its life (outcome, wall and CPU time, peak memory, `oom`), reported by `release` of an environment Fabric prepared.
     ``workspace`` (str | None, optional): Resolved workspace directory.
     """
 
     __slots__ = ()
-    _fields = frozenset({"artifacts", "attached", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "reference", "released", "workspace"})
+    _fields = frozenset({"artifacts", "attached", "connection", "control_location", "env_names", "environment_id", "handle", "metadata", "ownership", "provider", "reference", "released", "sandbox_observation", "workspace"})
     _required = frozenset({"control_location", "environment_id", "ownership", "provider"})
-    _nested = {"reference": ("EnvironmentReference", "one")}
+    _nested = {"reference": ("EnvironmentReference", "one"), "sandbox_observation": ("SandboxObservation", "one")}
 
 #: Who tears the environment down.
 ENVIRONMENT_OWNERSHIP_VALUES = ("caller_owned", "fabric_owned",)
@@ -810,6 +815,40 @@ class EvidenceEntry(FabricMapping):
     _nested = {"version": ("VersionObservation", "one")}
 
 
+class ExecOutput(FabricMapping):
+    """Output of `exec`.
+
+    ``duration_ms`` (int, optional): Wall time from start to exit, milliseconds.
+    ``exit_code`` (int | None, optional): Exit code (`None`: killed by a signal or the deadline).
+    ``signal`` (int | None, optional): The signal that ended the command, when one did.
+    ``stderr`` (str): Standard error (UTF-8, lossy).
+    ``stderr_truncated`` (bool, optional): Whether stderr was longer than the output limit.
+    ``stdout`` (str): Standard output (UTF-8, lossy).
+    ``stdout_truncated`` (bool, optional): Whether stdout was longer than the output limit (the rest was read and dropped).
+    ``timed_out`` (bool, optional): Whether the deadline passed and the command's process group was killed.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"duration_ms", "exit_code", "signal", "stderr", "stderr_truncated", "stdout", "stdout_truncated", "timed_out"})
+    _required = frozenset({"stderr", "stdout"})
+
+
+class ExecRequest(FabricMapping):
+    """Run one command in the environment, never through a shell unless `argv` names one.
+
+    ``argv`` (tuple[str, ...]): Program and arguments.
+    ``cwd`` (str | None, optional): Working directory relative to the workspace (default: the workspace).
+    ``env`` (Mapping[str, str], optional): Variables added to the command's environment.
+    ``output_limit_bytes`` (int, optional): Bytes kept of each of stdout and stderr; the rest is read and dropped, and the stream's `*_truncated` flag set (default and at most 1 MiB).
+    ``stdin_hex`` (str | None, optional): Bytes written to the command's stdin, lowercase hex (default: stdin is empty).
+    ``timeout_seconds`` (float, optional): Deadline: the command's whole process group is killed when it passes (default 60).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"argv", "cwd", "env", "output_limit_bytes", "stdin_hex", "timeout_seconds"})
+    _required = frozenset({"argv"})
+
+
 class ExecutionEvidence(FabricMapping):
     """Selected software evidence of one invocation (`RunResult.execution`).
 
@@ -836,6 +875,88 @@ class FabricEvent(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"event_id", "kind", "message", "metadata", "timestamp_millis"})
     _required = frozenset({"event_id", "kind", "message", "timestamp_millis"})
+
+
+class FileContent(FabricMapping):
+    """The result of a `read_file`.
+
+    ``content_hex`` (str): The bytes read, lowercase hex.
+    ``path`` (str): The requested path.
+    ``size`` (int): The file's size.
+    ``truncated`` (bool, optional): Whether the file is longer than what was read.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"content_hex", "path", "size", "truncated"})
+    _required = frozenset({"content_hex", "path", "size"})
+
+
+class FileEntry(FabricMapping):
+    """One directory entry (a link is listed as a link, never followed).
+
+    ``kind`` (str): `file`, `directory`, `symlink` or `other`.
+    ``name`` (str): The name.
+    ``size`` (int): Size in bytes (of the link itself for a link).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"kind", "name", "size"})
+    _required = frozenset({"kind", "name", "size"})
+
+
+class FileListRequest(FabricMapping):
+    """List one directory beneath a root.
+
+    ``path`` (str, optional): Path relative to the root (`""` or `"."`: the root itself).
+    ``root`` (str, optional): The root (default `workspace`).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"path", "root"})
+
+
+class FileListing(FabricMapping):
+    """The result of a `list`.
+
+    ``entries`` (tuple[FileEntry, ...]): The entries, by name.
+    ``path`` (str): The requested path.
+    ``truncated`` (bool, optional): Whether entries were left out (more than 4096).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"entries", "path", "truncated"})
+    _required = frozenset({"entries", "path"})
+    _nested = {"entries": ("FileEntry", "list")}
+
+
+class FileReadRequest(FabricMapping):
+    """Read one regular file beneath a root.
+
+    ``max_bytes`` (int, optional): Bytes read at most; a longer file is `truncated` (default and at most 4 MiB).
+    ``path`` (str): Path relative to the root.
+    ``root`` (str, optional): The root (default `workspace`).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"max_bytes", "path", "root"})
+    _required = frozenset({"path"})
+
+#: Which root a file path is relative to.
+FILE_ROOT_VALUES = ("workspace", "artifacts",)
+
+
+class FileWriteRequest(FabricMapping):
+    """Write one file beneath a root (parents are created; an existing file is replaced).
+
+    ``content_hex`` (str): The content, lowercase hex (at most 96 KiB decoded).
+    ``mode`` (int | None, optional): Permission bits (default `0o644`).
+    ``path`` (str): Path relative to the root.
+    ``root`` (str, optional): The root (default `workspace`).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"content_hex", "mode", "path", "root"})
+    _required = frozenset({"content_hex", "path"})
 
 
 class GaugeSummary(FabricMapping):
@@ -888,14 +1009,15 @@ class GymObservationsRequest(FabricMapping):
     ``atof`` (tuple[Any, ...], optional): Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`.
     ``results`` (tuple[RunResult, ...]): The rollout's RunResults, in invocation order (unique invocation ids).
     ``rollout_id`` (str): Gym rollout id (non-blank).
+    ``sandboxes`` (tuple[SandboxObservation, ...], optional): Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in).
     ``source`` (str | None, optional): The bundle's `source` (default `nemo-fabric`).
     ``task_id`` (str): Gym task id (non-blank).
     """
 
     __slots__ = ()
-    _fields = frozenset({"atof", "results", "rollout_id", "source", "task_id"})
+    _fields = frozenset({"atof", "results", "rollout_id", "sandboxes", "source", "task_id"})
     _required = frozenset({"results", "rollout_id", "task_id"})
-    _nested = {"results": ("RunResult", "list")}
+    _nested = {"results": ("RunResult", "list"), "sandboxes": ("SandboxObservation", "list")}
 
 #: A health level. Ordered: `Live < Active < Ready`.
 HEALTH_LEVEL_VALUES = ("live", "active", "ready",)
@@ -1421,6 +1543,32 @@ class SampledStats(FabricMapping):
     _nested = {"cgroup_memory_current_bytes": ("GaugeSummary", "one"), "cpu_time_seconds": ("Measurement_double", "one"), "diagnostics": ("StatsDiagnostic", "list"), "process_count": ("GaugeSummary", "one"), "resident_memory_bytes": ("GaugeSummary", "one"), "samples": ("ArtifactRef", "one"), "summary": ("ArtifactRef", "one")}
 
 
+class SandboxObservation(FabricMapping):
+    """Outcome and lifetime resource usage of a sandbox (`SandboxObservation`).
+
+    ``cpu_time_s`` (float | None, optional): Cumulative CPU time, in seconds (≥ 0); never an allocation or an estimate per tool.
+    ``error_type`` (str | None, optional): The failure's error code.
+    ``exit_code`` (int | None, optional): Process exit code, when known.
+    ``outcome`` (str): Outcome.
+    ``peak_memory_mib`` (float | None, optional): Measured high-water mark in MiB (≥ 0); never a configured limit.
+    ``provider`` (str | None, optional): Provider (`local`).
+    ``resource_usage_source`` (str | None, optional): Where the usage numbers came from.
+    ``role`` (str): Owner.
+    ``sandbox_id`` (str | None, optional): Sandbox id (the Fabric runtime id).
+    ``wall_time_s`` (float | None, optional): Wall time of the sandbox's life so far, in seconds (≥ 0).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"cpu_time_s", "error_type", "exit_code", "outcome", "peak_memory_mib", "provider", "resource_usage_source", "role", "sandbox_id", "wall_time_s"})
+    _required = frozenset({"outcome", "role"})
+
+#: Outcome of a sandbox.
+SANDBOX_OUTCOME_VALUES = ("completed", "failed", "timeout", "oom", "sandbox_error", "cancelled", "unknown",)
+
+#: Who owns a sandbox.
+SANDBOX_ROLE_VALUES = ("agent", "verifier", "environment",)
+
+
 class ServiceHandle(FabricMapping):
     """Identity and binding of one prepared or attached service, valid only in the process that created it (the SDK's `ServiceHandle`).
 
@@ -1766,8 +1914,16 @@ for _model in (
     ErrorInfo,
     EvidenceCoverage,
     EvidenceEntry,
+    ExecOutput,
+    ExecRequest,
     ExecutionEvidence,
     FabricEvent,
+    FileContent,
+    FileEntry,
+    FileListRequest,
+    FileListing,
+    FileReadRequest,
+    FileWriteRequest,
     GaugeSummary,
     GymJoinModelCallsRequest,
     GymObservations,
@@ -1801,6 +1957,7 @@ for _model in (
     RuntimeStatusInfo,
     RuntimeStopResult,
     SampledStats,
+    SandboxObservation,
     ServiceHandle,
     ServiceInfo,
     ServiceReference,

@@ -33,6 +33,7 @@ from fabric_core.types import (
     AdapterCapabilityProfile,
     CheckReport,
     DoctorReport,
+    EnvironmentInfo,
     EnvironmentReference,
     RunPlan,
     RunResult,
@@ -531,7 +532,9 @@ class Fabric:
             return
         library = environment._library
         handle = environment.native_handle
-        await call_blocking(lambda: library.fabric_environment_release(handle, _ffi.out_slot()))
+        text = await call_blocking(lambda: library.fabric_environment_release(handle, _ffi.out_slot()))
+        # The released info (with the provider's `sandbox_observation`) replaces the prepared one.
+        environment._info = EnvironmentInfo.from_mapping(json.loads(text))
         environment._released = True
         environment._free()
 

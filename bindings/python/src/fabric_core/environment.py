@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import weakref
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fabric_core import _ffi
-from fabric_core.types import EnvironmentInfo
+from fabric_core._codes import Code
+from fabric_core._util import call_blocking, dumps
+from fabric_core.errors import FabricStateError
+from fabric_core.types import EnvironmentInfo, ExecResult, FileContent, FileListing
 
 
 def _backstop(library: _ffi.Library, handle: int) -> None:
@@ -70,6 +74,78 @@ class EnvironmentHandle:
         """The C ABI handle id (0 once freed)."""
 
         return self._handle if self._finalizer.alive else 0
+
+    async def exec(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | None = None,
+        timeout_seconds: float = 60.0,
+        output_limit_bytes: int = 1024 * 1024,
+    ) -> ExecResult:
+        """Run ``argv`` in the environment (never through a shell unless ``argv`` names
+        one): in ``cwd`` relative to the workspace, with ``env`` added and ``stdin`` as its
+        input. Its whole process group is killed at the deadline (``timed_out``); each of
+        stdout and stderr keeps ``output_limit_bytes`` (``stdout_truncated``,
+        ``stderr_truncated``). Works until the environment is released."""
+
+        request: dict[str, Any] = {
+            "argv": list(argv),
+            "timeout_seconds": timeout_seconds,
+            "output_limit_bytes": output_limit_bytes,
+        }
+        if cwd is not None:
+            request["cwd"] = cwd
+        if env:
+            request["env"] = dict(env)
+        if stdin:
+            request["stdin_hex"] = bytes(stdin).hex()
+        return ExecResult._from_json(await self._operate("fabric_environment_exec", request))
+
+    async def write_file(self, path: str, data: bytes, *, mode: int | None = None, root: str = "workspace") -> None:
+        """Write ``data`` (at most 96 KiB) to ``path`` beneath the workspace (``root=
+        "artifacts"``: the artifact root); parents are created, links are never followed
+        (``path_refused``)."""
+
+        request: dict[str, Any] = {"path": path, "content_hex": bytes(data).hex(), "root": root}
+        if mode is not None:
+            request["mode"] = mode
+        await self._operate("fabric_environment_write_file", request)
+
+    async def read_file(self, path: str, *, max_bytes: int = 4 * 1024 * 1024, root: str = "workspace") -> bytes:
+        """The bytes of the regular file ``path`` beneath the workspace (or artifact root),
+        at most ``max_bytes``; links are never followed (``path_refused``), a missing file
+        is ``file_not_found``. ``read_file_content`` also says whether it was cut."""
+
+        return bytes.fromhex(str((await self.read_file_content(path, max_bytes=max_bytes, root=root))["content_hex"]))
+
+    async def read_file_content(
+        self, path: str, *, max_bytes: int = 4 * 1024 * 1024, root: str = "workspace"
+    ) -> FileContent:
+        """``read_file``'s FileContent: ``content_hex``, ``size`` and ``truncated``."""
+
+        request = {"path": path, "max_bytes": max_bytes, "root": root}
+        return FileContent._from_json(await self._operate("fabric_environment_read_file", request))
+
+    async def list(self, path: str = "", *, root: str = "workspace") -> FileListing:
+        """The entries of the directory ``path`` beneath the workspace (or artifact root);
+        links are listed as ``symlink``, never followed."""
+
+        request = {"path": path, "root": root}
+        return FileListing._from_json(await self._operate("fabric_environment_list", request))
+
+    async def _operate(self, function: str, request: Mapping[str, Any]) -> Any:
+        handle = self.native_handle
+        if handle == 0 or self._released:
+            raise FabricStateError(
+                "environment was already released", stage="invoke", code=Code.ENVIRONMENT_RELEASED
+            )
+        call = getattr(self._library, function)
+        payload = dumps(request)
+        text = await call_blocking(lambda: call(handle, payload, _ffi.out_slot()))
+        return json.loads(text)
 
     def to_mapping(self) -> dict[str, Any]:
         """A detached copy of ``info``."""

@@ -217,6 +217,11 @@ RuntimeStatusInfo = _g.RuntimeStatusInfo
 PrewarmInfo = _g.PrewarmInfo
 EnvironmentInfo = _g.EnvironmentInfo
 EnvironmentReference = _g.EnvironmentReference
+#: The result of ``EnvironmentHandle.exec`` (the provider protocol's ``ExecOutput``).
+ExecResult = _g.ExecOutput
+FileContent = _g.FileContent
+FileEntry = _g.FileEntry
+FileListing = _g.FileListing
 ServiceHandle = _g.ServiceHandle
 ServiceInfo = _g.ServiceInfo
 ServiceReference = _g.ServiceReference
@@ -235,6 +240,10 @@ __all__ = [
     "DoctorReport",
     "EnvironmentInfo",
     "EnvironmentReference",
+    "ExecResult",
+    "FileContent",
+    "FileEntry",
+    "FileListing",
     "ServiceHandle",
     "ServiceInfo",
     "ServiceReference",

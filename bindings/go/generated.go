@@ -67,6 +67,11 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"adapter_runner_invalid":                  {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the descriptor's runner cannot be launched"},
 	"artifact_rejected":                       {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an artifact the adapter listed is outside the artifact root or unreadable"},
 	"base_dir_not_utf8":                       {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)"},
+	"batch_item_duplicate":                    {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "two batch items have the same id; the message names both lines"},
+	"batch_item_invalid":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a batch item line is not JSON or not an item (a RunRequest, an input, or {\"id\", \"requests\"}); the message names the line"},
+	"batch_item_timeout":                      {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped"},
+	"batch_items_read_failed":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the batch items could not be read"},
+	"batch_output_failed":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the batch output file could not be read (resume), opened or written"},
 	"blank_adapter_id":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "harness.adapter_id must be a non-blank string"},
 	"blank_discovery_path":                    {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "discovery local paths must not be blank"},
 	"blank_env_name":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must not be blank"},
@@ -336,6 +341,16 @@ const (
 	CodeATOFRecordsUncorrelated = "atof_records_uncorrelated"
 	// CodeBaseDirNotUTF8 (error): the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)
 	CodeBaseDirNotUTF8 = "base_dir_not_utf8"
+	// CodeBatchItemDuplicate (error): two batch items have the same id; the message names both lines
+	CodeBatchItemDuplicate = "batch_item_duplicate"
+	// CodeBatchItemInvalid (error): a batch item line is not JSON or not an item (a RunRequest, an input, or {"id", "requests"}); the message names the line
+	CodeBatchItemInvalid = "batch_item_invalid"
+	// CodeBatchItemTimeout (error): a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped
+	CodeBatchItemTimeout = "batch_item_timeout"
+	// CodeBatchItemsReadFailed (error): the batch items could not be read
+	CodeBatchItemsReadFailed = "batch_items_read_failed"
+	// CodeBatchOutputFailed (error): the batch output file could not be read (resume), opened or written
+	CodeBatchOutputFailed = "batch_output_failed"
 	// CodeBlankAdapterID (error): harness.adapter_id must be a non-blank string
 	CodeBlankAdapterID = "blank_adapter_id"
 	// CodeBlankDiscoveryPath (error): discovery local paths must not be blank

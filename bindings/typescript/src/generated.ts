@@ -77,6 +77,11 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   adapter_runner_invalid: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "the descriptor's runner cannot be launched" },
   artifact_rejected: { stage: "artifact", retryable: false, classOverride: null, origin: "host", summary: "an artifact the adapter listed is outside the artifact root or unreadable" },
   base_dir_not_utf8: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)" },
+  batch_item_duplicate: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "two batch items have the same id; the message names both lines" },
+  batch_item_invalid: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "a batch item line is not JSON or not an item (a RunRequest, an input, or {\"id\", \"requests\"}); the message names the line" },
+  batch_item_timeout: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped" },
+  batch_items_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "the batch items could not be read" },
+  batch_output_failed: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "the batch output file could not be read (resume), opened or written" },
   blank_adapter_id: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "harness.adapter_id must be a non-blank string" },
   blank_discovery_path: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "discovery local paths must not be blank" },
   blank_env_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "environment variable names must not be blank" },
@@ -348,6 +353,16 @@ export const Code = {
   ATOF_RECORDS_UNCORRELATED: "atof_records_uncorrelated",
   /** (error) the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only) */
   BASE_DIR_NOT_UTF8: "base_dir_not_utf8",
+  /** (error) two batch items have the same id; the message names both lines */
+  BATCH_ITEM_DUPLICATE: "batch_item_duplicate",
+  /** (error) a batch item line is not JSON or not an item (a RunRequest, an input, or {"id", "requests"}); the message names the line */
+  BATCH_ITEM_INVALID: "batch_item_invalid",
+  /** (error) a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped */
+  BATCH_ITEM_TIMEOUT: "batch_item_timeout",
+  /** (error) the batch items could not be read */
+  BATCH_ITEMS_READ_FAILED: "batch_items_read_failed",
+  /** (error) the batch output file could not be read (resume), opened or written */
+  BATCH_OUTPUT_FAILED: "batch_output_failed",
   /** (error) harness.adapter_id must be a non-blank string */
   BLANK_ADAPTER_ID: "blank_adapter_id",
   /** (error) discovery local paths must not be blank */

@@ -19,6 +19,7 @@
 //! ```
 
 mod adapter;
+mod batch;
 mod decode;
 mod gym;
 mod host;
@@ -32,6 +33,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use adapter::*;
+pub use batch::*;
 pub use decode::*;
 pub use gym::*;
 pub use host::*;
@@ -303,6 +305,7 @@ const LISTS: &[&[ErrorCode]] = &[
     sandbox::PROVIDER_KIT,
     plan::PLAN,
     host::HOST,
+    batch::BATCH,
     observe::STATS,
     observe::HEALTH,
     surfaces::ABI,

@@ -28,7 +28,7 @@ pub(crate) enum Ended {
 
 /// How one turn ended.
 enum Turn {
-    Done(Result<RunResult, fabric_host::HostError>),
+    Done(Box<Result<RunResult, fabric_host::HostError>>),
     TimedOut,
     Cancelled,
 }
@@ -61,11 +61,13 @@ impl Runner<'_> {
         let mut results = Vec::with_capacity(item.requests.len());
         for request in &item.requests {
             match self.turn(&runtime, request.clone(), deadline) {
-                Turn::Done(Ok(result)) => results.push(result),
-                Turn::Done(Err(error)) => {
-                    runtime.stop();
-                    return Ended::Error(error.into());
-                }
+                Turn::Done(outcome) => match *outcome {
+                    Ok(result) => results.push(result),
+                    Err(error) => {
+                        runtime.stop();
+                        return Ended::Error(error.into());
+                    }
+                },
                 Turn::TimedOut => {
                     runtime.stop();
                     let seconds = self.options.timeout.map_or(0.0, |t| t.as_secs_f64());
@@ -114,7 +116,7 @@ impl Runner<'_> {
         });
         let pending = match runtime.begin_invoke(request, notify) {
             Ok(pending) => pending,
-            Err(error) => return Turn::Done(Err(error)),
+            Err(error) => return Turn::Done(Box::new(Err(error))),
         };
         let mut cut = None;
         {
@@ -146,7 +148,7 @@ impl Runner<'_> {
                 drop(runtime.finish_invoke(pending));
                 turn
             }
-            None => Turn::Done(runtime.finish_invoke(pending)),
+            None => Turn::Done(Box::new(runtime.finish_invoke(pending))),
         }
     }
 }

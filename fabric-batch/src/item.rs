@@ -117,52 +117,32 @@ pub fn parse_line(source: &str, line: usize, text: &str) -> Result<Option<Item>,
     }))
 }
 
-/// Items of a JSON-lines reader, checked one line at a time (a malformed line or a
-/// duplicate id is an error naming the line(s) before that item is handed out).
+/// Checks items one line at a time: numbers the lines, parses them and refuses a duplicate
+/// id (naming both lines). Used by [`ItemReader`] and by callers that push lines.
 #[derive(Debug)]
-pub struct ItemReader<R> {
-    reader: R,
+pub struct Checker {
     source: String,
     line: usize,
     seen: HashMap<String, usize>,
-    failed: bool,
 }
 
-impl<R: BufRead> ItemReader<R> {
-    /// Items of `reader`; `source` names it in errors (a path, or `-` for stdin).
-    pub fn new(reader: R, source: impl Into<String>) -> ItemReader<R> {
-        ItemReader {
-            reader,
+impl Checker {
+    /// A checker; `source` names the items in errors (a path, `-` for stdin).
+    pub fn new(source: impl Into<String>) -> Checker {
+        Checker {
             source: source.into(),
             line: 0,
             seen: HashMap::new(),
-            failed: false,
         }
     }
 
-    fn read_item(&mut self) -> Option<Result<Item, ErrorInfo>> {
-        let mut text = String::new();
-        loop {
-            text.clear();
-            match self.reader.read_line(&mut text) {
-                Ok(0) => return None,
-                Ok(_) => {}
-                Err(error) => {
-                    let info = ErrorInfo::new(
-                        Stage::Config,
-                        codes::BATCH_ITEMS_READ_FAILED,
-                        format!("cannot read items `{}`: {error}", self.source),
-                    )
-                    .with_metadata("file", self.source.clone());
-                    return Some(Err(info));
-                }
-            }
-            self.line += 1;
-            match parse_line(&self.source, self.line, &text) {
-                Ok(None) => continue,
-                Ok(Some(item)) => return Some(self.unique(item)),
-                Err(info) => return Some(Err(info)),
-            }
+    /// The next line's item (`None` for a blank line).
+    pub fn check(&mut self, text: &str) -> Option<Result<Item, ErrorInfo>> {
+        self.line += 1;
+        match parse_line(&self.source, self.line, text) {
+            Ok(None) => None,
+            Ok(Some(item)) => Some(self.unique(item)),
+            Err(info) => Some(Err(info)),
         }
     }
 
@@ -182,6 +162,50 @@ impl<R: BufRead> ItemReader<R> {
             None => {
                 self.seen.insert(item.id.clone(), item.line);
                 Ok(item)
+            }
+        }
+    }
+}
+
+/// Items of a JSON-lines reader, checked one line at a time (a malformed line or a
+/// duplicate id is an error naming the line(s) before that item is handed out).
+#[derive(Debug)]
+pub struct ItemReader<R> {
+    reader: R,
+    checker: Checker,
+    failed: bool,
+}
+
+impl<R: BufRead> ItemReader<R> {
+    /// Items of `reader`; `source` names it in errors (a path, or `-` for stdin).
+    pub fn new(reader: R, source: impl Into<String>) -> ItemReader<R> {
+        ItemReader {
+            reader,
+            checker: Checker::new(source),
+            failed: false,
+        }
+    }
+
+    fn read_item(&mut self) -> Option<Result<Item, ErrorInfo>> {
+        let mut text = String::new();
+        loop {
+            text.clear();
+            match self.reader.read_line(&mut text) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(error) => {
+                    let source = self.checker.source.clone();
+                    let info = ErrorInfo::new(
+                        Stage::Config,
+                        codes::BATCH_ITEMS_READ_FAILED,
+                        format!("cannot read items `{source}`: {error}"),
+                    )
+                    .with_metadata("file", source);
+                    return Some(Err(info));
+                }
+            }
+            if let Some(item) = self.checker.check(&text) {
+                return Some(item);
             }
         }
     }

@@ -29,11 +29,13 @@ mod engine;
 pub mod item;
 mod options;
 mod output;
+mod running;
 mod tally;
 mod wire;
 
 pub use engine::{Batch, Observer};
-pub use item::{Item, ItemReader, read_all};
+pub use item::{Checker, Item, ItemReader, read_all};
 pub use options::{BatchOptions, Cancel, Isolation};
 pub use output::Output;
+pub use running::{Pulled, Pushed, Running};
 pub use wire::{AttemptRecord, BatchLine, BatchSummary, Latency, UsageTotals, Verdict};

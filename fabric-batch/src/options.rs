@@ -1,6 +1,9 @@
 //! Options of a batch and its cancellation.
 
 use std::sync::Mutex;
+
+use fabric_config::batch::{BatchIsolation, BatchSettings};
+use fabric_config::{ErrorInfo, Stage, codes};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::time::{Duration, Instant};
 
@@ -74,6 +77,54 @@ impl BatchOptions {
             .saturating_mul(1u32 << doublings)
             .min(self.backoff_cap);
         full.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0))
+    }
+}
+
+impl BatchOptions {
+    /// Options from a [`BatchSettings`] document (absent fields keep their defaults).
+    pub fn from_settings(settings: &BatchSettings) -> Result<BatchOptions, ErrorInfo> {
+        let invalid = |field: &str, rule: &str| {
+            ErrorInfo::new(
+                Stage::Config,
+                codes::BATCH_SETTINGS_INVALID,
+                format!("batch `{field}`: {rule}"),
+            )
+            .with_metadata("path", field)
+        };
+        let seconds = |value: Option<f64>, field: &str| {
+            value
+                .map(|value| {
+                    fabric_config::seconds::duration(
+                        value,
+                        fabric_config::seconds::MAX_TIMEOUT_SECONDS,
+                    )
+                    .ok_or_else(|| {
+                        invalid(field, "must be a finite number of seconds greater than 0")
+                    })
+                })
+                .transpose()
+        };
+        let defaults = BatchOptions::default();
+        if settings.concurrency == Some(0) {
+            return Err(invalid("concurrency", "must be at least 1"));
+        }
+        if settings.attempts == Some(0) {
+            return Err(invalid("attempts", "must be at least 1"));
+        }
+        Ok(BatchOptions {
+            concurrency: settings.concurrency.map_or(defaults.concurrency, |n| {
+                usize::try_from(n).unwrap_or(usize::MAX)
+            }),
+            isolation: match settings.isolation.unwrap_or_default() {
+                BatchIsolation::Fresh => Isolation::Fresh,
+                BatchIsolation::Reuse => Isolation::Reuse,
+            },
+            attempts: settings.attempts.unwrap_or(1),
+            retry_failed: settings.retry_failed.unwrap_or(false),
+            timeout: seconds(settings.timeout_seconds, "timeout_seconds")?,
+            grace: seconds(settings.grace_seconds, "grace_seconds")?.unwrap_or(defaults.grace),
+            ..defaults
+        })
     }
 }
 

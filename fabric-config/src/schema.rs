@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, gym, handles, health, options, plan, provider, request,
-    result, service, stats, stream,
+    agent, batch, config, descriptor, error, gym, handles, health, options, plan, provider,
+    request, result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -62,6 +62,9 @@ pub fn all() -> Vec<(&'static str, Value)> {
         ("sdk/check-request", schema::<health::CheckRequest>()),
         ("sdk/check-report", schema::<health::CheckReport>()),
         ("sdk/call-options", schema::<options::CallOptions>()),
+        ("sdk/batch-settings", schema::<batch::BatchSettings>()),
+        ("sdk/batch-line", schema::<batch::BatchLine>()),
+        ("sdk/batch-summary", schema::<batch::BatchSummary>()),
         ("sdk/stream-info", schema::<stream::StreamInfo>()),
         ("sdk/openai-chunk", schema::<stream::OpenAiChunk>()),
         (

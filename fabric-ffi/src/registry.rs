@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use fabric_config::Stage;
 
+use crate::api_batch::BatchObject;
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, ServiceObject, StreamObject};
 use crate::operation::{OperationObject, QueueObject};
@@ -25,6 +26,7 @@ pub(crate) enum Object {
     Stream(Arc<StreamObject>),
     Operation(Arc<OperationObject>),
     Queue(Arc<QueueObject>),
+    Batch(Arc<BatchObject>),
     #[cfg(test)]
     Probe(Arc<tests::Probe>),
 }
@@ -38,6 +40,7 @@ impl Object {
             Object::Stream(_) => "stream",
             Object::Operation(_) => "operation",
             Object::Queue(_) => "completion queue",
+            Object::Batch(_) => "batch",
             #[cfg(test)]
             Object::Probe(_) => "probe",
         }

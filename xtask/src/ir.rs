@@ -29,6 +29,9 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/openai-chunk",
     "sdk/gym-observations-request",
     "sdk/gym-observations",
+    "sdk/batch-settings",
+    "sdk/batch-line",
+    "sdk/batch-summary",
 ];
 
 /// Documents the bindings pass through as plain JSON objects (configs and descriptors are

@@ -26,6 +26,11 @@ declare! {
             O::Host,
             "the batch output file could not be read (resume), opened or written",
         ),
+        BATCH_SETTINGS_INVALID = "batch_settings_invalid" => code(
+            Some(S::Config),
+            O::Host,
+            "a batch option is out of range (concurrency and attempts at least 1, seconds finite and above 0); the message names the field",
+        ),
         BATCH_ITEM_TIMEOUT = "batch_item_timeout" => code(
             Some(S::Invoke),
             O::Host,

@@ -57,6 +57,9 @@ class Code:
     #: (error) the batch output file could not be read (resume), opened or written
     BATCH_OUTPUT_FAILED = "batch_output_failed"
 
+    #: (error) a batch option is out of range (concurrency and attempts at least 1, seconds finite and above 0); the message names the field
+    BATCH_SETTINGS_INVALID = "batch_settings_invalid"
+
     #: (error) harness.adapter_id must be a non-blank string
     BLANK_ADAPTER_ID = "blank_adapter_id"
 

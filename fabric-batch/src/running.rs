@@ -46,6 +46,8 @@ struct State {
     closed: bool,
     finished: VecDeque<BatchLine>,
     summary: Option<BatchSummary>,
+    /// Queued lines a cancel dropped (counted as cancelled items).
+    dropped: u64,
 }
 
 #[derive(Debug)]
@@ -168,8 +170,10 @@ impl Running {
                     worker.lock().finished.push_back(line.clone());
                     worker.changed.notify_all();
                 };
-                let summary = batch.run(feed, &observe);
+                let mut summary = batch.run(feed, &observe);
                 let mut state = worker.lock();
+                summary.cancelled += state.dropped;
+                summary.items += state.dropped;
                 state.closed = true;
                 state.lines.clear();
                 state.summary = Some(summary);
@@ -221,6 +225,7 @@ impl Running {
         self.shared.cancel.cancel(self.shared.grace);
         let mut state = self.shared.lock();
         state.closed = true;
+        state.dropped += state.lines.len() as u64;
         state.lines.clear();
         drop(state);
         self.shared.changed.notify_all();

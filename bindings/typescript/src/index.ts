@@ -4,6 +4,7 @@
  */
 export { Environment, Fabric, Runtime } from "./fabric";
 export { Service } from "./service";
+export { Batch, type BatchOptions, type BatchItem } from "./batch";
 export { InvokeStream, OpenAIInvokeStream, type AtofRecord } from "./stream";
 export type { CallOptions, CheckOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
 export * from "./errors";

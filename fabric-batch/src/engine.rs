@@ -40,9 +40,17 @@ pub struct Batch<'a> {
     pub cancel: &'a Cancel,
 }
 
+/// The source and the counts, each behind its own lock: a worker waiting for a streamed
+/// item (stdin, a binding's push) never holds up another worker counting a finished one.
 struct Shared<I> {
-    items: I,
-    tally: Tally,
+    items: Mutex<I>,
+    tally: Mutex<Tally>,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 fn millis(since: Instant) -> u64 {
@@ -58,10 +66,10 @@ impl Batch<'_> {
         I: Iterator<Item = Result<Item, ErrorInfo>> + Send,
     {
         let began = Instant::now();
-        let shared = Mutex::new(Shared {
-            items,
-            tally: Tally::default(),
-        });
+        let shared = Shared {
+            items: Mutex::new(items),
+            tally: Mutex::new(Tally::default()),
+        };
         let halted = AtomicBool::new(false);
         let workers = self.options.concurrency.max(1);
         std::thread::scope(|scope| {
@@ -69,72 +77,71 @@ impl Batch<'_> {
                 scope.spawn(|| self.work(&shared, &halted, observe));
             }
         });
-        let mut shared = shared
+        let mut items = shared
+            .items
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut tally = shared
+            .tally
             .into_inner()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if self.cancel.draining() {
-            shared.tally.summary.interrupted = true;
+            tally.summary.interrupted = true;
             // Items a file still held were not run; a stream is not read further.
-            if let (lower, Some(upper)) = shared.items.size_hint()
+            if let (lower, Some(upper)) = items.size_hint()
                 && lower == upper
             {
-                let rest = shared
-                    .items
+                let rest = items
                     .by_ref()
                     .filter_map(Result::ok)
                     .filter(|item| !self.done.contains(&item.id))
                     .count();
-                shared.tally.cancelled(rest as u64);
+                tally.cancelled(rest as u64);
             }
         }
-        shared.tally.summary(began.elapsed())
+        tally.summary(began.elapsed())
     }
 
     /// One worker: take an item, run it, write and count it, until none is left.
-    fn work<I>(&self, shared: &Mutex<Shared<I>>, halted: &AtomicBool, observe: Observer<'_>)
+    fn work<I>(&self, shared: &Shared<I>, halted: &AtomicBool, observe: Observer<'_>)
     where
         I: Iterator<Item = Result<Item, ErrorInfo>>,
     {
-        let lock = || {
-            shared
-                .lock()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-        };
         let mut slot: Option<Runtime> = None;
         loop {
             if self.cancel.draining() || halted.load(Ordering::SeqCst) {
                 break;
             }
-            let item = {
-                let mut shared = lock();
-                match shared.items.next() {
-                    None => break,
-                    Some(Err(error)) => {
-                        shared.tally.summary.input_error = Some(error);
-                        halted.store(true, Ordering::SeqCst);
-                        break;
-                    }
-                    Some(Ok(item)) if self.done.contains(&item.id) => {
-                        shared.tally.skipped();
-                        continue;
-                    }
-                    Some(Ok(item)) => item,
+            let next = locked(&shared.items).next();
+            let item = match next {
+                None => break,
+                Some(Err(error)) => {
+                    locked(&shared.tally).summary.input_error = Some(error);
+                    halted.store(true, Ordering::SeqCst);
+                    break;
                 }
+                // Taken while another worker stopped the batch: not run.
+                Some(Ok(_)) if halted.load(Ordering::SeqCst) => break,
+                Some(Ok(item)) if self.done.contains(&item.id) => {
+                    locked(&shared.tally).skipped();
+                    continue;
+                }
+                Some(Ok(item)) => item,
             };
             let Some(line) = self.run_item(&mut slot, &item) else {
-                lock().tally.cancelled(1);
+                locked(&shared.tally).cancelled(1);
                 continue;
             };
             let written = self.output.map_or(Ok(()), |output| output.write(&line));
-            let mut shared = lock();
+            let mut tally = locked(&shared.tally);
             if let Err(error) = written {
-                shared.tally.summary.input_error = Some(error);
+                tally.summary.input_error = Some(error);
                 halted.store(true, Ordering::SeqCst);
                 break;
             }
-            shared.tally.finished(&line);
-            let so_far = shared.tally.summary.clone();
-            drop(shared);
+            tally.finished(&line);
+            let so_far = tally.summary.clone();
+            drop(tally);
             observe(&line, &so_far);
         }
         if let Some(runtime) = slot {

@@ -409,3 +409,29 @@ fn resume_after_sigkill_completes_the_set() {
     drop(file);
     resume_completes(&config, &items_path, &output, 30);
 }
+
+#[test]
+fn on_a_terminal_the_summary_is_a_table_and_json_with_the_flag() {
+    let items: Vec<Value> = (0..6).map(|i| json!(format!("t{i}"))).collect();
+    let (_dir, config, items_path, output) = setup(&items);
+    let args = [
+        "batch",
+        config.as_str(),
+        "--items",
+        items_path.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ];
+    let (code, text) = support::on_terminal(&args, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    for row in ["succeeded  6", "items/s", "latency", "p99"] {
+        assert!(text.contains(row), "{row} in {text}");
+    }
+    let mut with_json = args.to_vec();
+    with_json.push("--json");
+    let (code, text) = support::on_terminal(&with_json, &[]);
+    assert_eq!(code, Some(0), "{text}");
+    let start = text.find('{').expect("a JSON summary");
+    let summary: Value = serde_json::from_str(text[start..].trim()).expect("JSON");
+    assert_eq!(summary["skipped"], 6);
+}

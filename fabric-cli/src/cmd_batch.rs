@@ -97,10 +97,38 @@ fn install_signals(cancel: &Arc<Cancel>, grace: std::time::Duration) {
 /// The items: a file is read and checked whole first; stdin is a stream.
 type Items = Box<dyn Iterator<Item = Result<fabric_batch::Item, ErrorInfo>> + Send>;
 
-fn open_items(path: &PathBuf) -> Result<Items, ErrorInfo> {
+/// Items of stdin, read on a thread of their own into a queue as small as the concurrency
+/// (back-pressure), so a cancel ends the batch even while stdin stays open.
+fn stdin_items(cancel: Arc<Cancel>, capacity: usize) -> Items {
+    let (sender, receiver) = std::sync::mpsc::sync_channel(capacity);
+    let spawned = std::thread::Builder::new()
+        .name("fabric-batch-stdin".into())
+        .spawn(move || {
+            let reader = fabric_batch::ItemReader::new(BufReader::new(std::io::stdin()), "-");
+            for item in reader {
+                if sender.send(item).is_err() {
+                    break;
+                }
+            }
+        });
+    drop(spawned);
+    Box::new(std::iter::from_fn(move || {
+        loop {
+            if cancel.draining() {
+                return None;
+            }
+            match receiver.recv_timeout(std::time::Duration::from_millis(100)) {
+                Ok(item) => return Some(item),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }))
+}
+
+fn open_items(path: &PathBuf, cancel: &Arc<Cancel>, capacity: usize) -> Result<Items, ErrorInfo> {
     if path.as_os_str() == "-" {
-        let reader = fabric_batch::ItemReader::new(BufReader::new(std::io::stdin()), "-");
-        return Ok(Box::new(reader));
+        return Ok(stdin_items(Arc::clone(cancel), capacity));
     }
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|error| {
@@ -187,14 +215,6 @@ pub fn run(args: Args) -> ExitCode {
             return print_error(&ErrorInfo::from(error), exit);
         }
     };
-    let items = match open_items(&args.items) {
-        Ok(items) => items,
-        Err(info) => return print_error(&info, EXIT_INVALID),
-    };
-    let (output, done) = match Output::open(&args.output) {
-        Ok(opened) => opened,
-        Err(info) => return print_error(&info, EXIT_INVALID),
-    };
     let defaults = BatchOptions::default();
     let options = BatchOptions {
         concurrency: args
@@ -208,6 +228,14 @@ pub fn run(args: Args) -> ExitCode {
         ..defaults
     };
     let cancel = Arc::new(Cancel::new());
+    let items = match open_items(&args.items, &cancel, options.concurrency) {
+        Ok(items) => items,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
+    let (output, done) = match Output::open(&args.output) {
+        Ok(opened) => opened,
+        Err(info) => return print_error(&info, EXIT_INVALID),
+    };
     install_signals(&cancel, options.grace);
     let bar = progress_bar();
     let observe = |_: &BatchLine, so_far: &BatchSummary| {

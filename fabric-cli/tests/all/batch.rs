@@ -435,3 +435,48 @@ fn on_a_terminal_the_summary_is_a_table_and_json_with_the_flag() {
     let summary: Value = serde_json::from_str(text[start..].trim()).expect("JSON");
     assert_eq!(summary["skipped"], 6);
 }
+
+#[test]
+fn sigint_ends_a_stdin_batch_while_stdin_stays_open() {
+    ensure_scripted_adapter();
+    let dir = tempfile::tempdir().unwrap();
+    let config = support::scripted_config(dir.path(), "batch-test", json!({}));
+    let output = dir.path().join("out.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args([
+            "batch",
+            &config,
+            "--items",
+            "-",
+            "--output",
+            output.to_str().unwrap(),
+            "--concurrency",
+            "2",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for item in sleepy(4, 100) {
+        writeln!(stdin, "{item}").unwrap();
+    }
+    stdin.flush().unwrap();
+    wait_lines(&output, 2);
+    signal(&child, "-INT");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "fabric batch did not end after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    assert_eq!(status.code(), Some(130));
+    assert!(!lines(&output).is_empty());
+}

@@ -70,6 +70,9 @@ typedef int32_t FabricStatus;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// A batch handle (`fabric_batch_start`): a nonzero integer id (0 is never a valid handle).
+typedef uint64_t fabric_batch;
+
 // An environment handle: a nonzero integer id (0 is never a valid handle).
 typedef uint64_t fabric_environment;
 
@@ -125,6 +128,100 @@ uint32_t fabric_abi_version(void);
 // not been freed yet. Never pass strings from `fabric_version()` or from another allocator;
 // never free library strings with `free()`.
 void fabric_string_free(char *s);
+
+// Plans a config and starts a batch over it.
+//
+// `batch_json`: NULL or a BatchSettings object (`concurrency`, `isolation` = `fresh` |
+// `reuse`, `attempts`, `retry_failed`, `timeout_seconds`, `grace_seconds`, `output`: a
+// results file appended to and resumed from, `call`: CallOptions). On success
+// `*batch_out` receives a nonzero batch handle and `*out` `{"handle": id}`. Push item
+// lines with `fabric_batch_push`, end them with `fabric_batch_close`, pull finished
+// lines with `fabric_batch_next` and the summary with `fabric_batch_summary`.
+//
+// Ownership: inputs are borrowed for the call only; `*out` is owned by the caller
+// (`fabric_string_free`); the handle is owned by the caller and released with
+// `fabric_batch_free` (which cancels a batch still running).
+// Errors: `FABRIC_STATUS_CONFIG` (config, settings: `batch_settings_invalid` naming the
+// field, the output file: `batch_output_failed`, plan), `FABRIC_STATUS_INVALID_ARGUMENT`
+// (NULL `config_json`/`batch_out`/`out`, invalid UTF-8).
+// Blocking: no (planning only; runtimes start on the batch's threads). Thread-safe.
+//
+// # Safety
+// `config_json` and `batch_json` must be NULL or NUL-terminated strings valid for the
+// duration of the call; `batch_out` must be NULL or valid for writing one `fabric_batch`;
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_batch_start(const char *config_json, const char *batch_json, fabric_batch *batch_out, char **out);
+
+// Queues one item: `item_json` is one JSON value (a RunRequest object, any other value as
+// the input, or `{"id": ..., "requests": [...]}`), checked when a worker takes it (a
+// malformed item or a duplicate id ends the batch's input; the summary's `input_error`
+// names its line, counted from 1 over the pushed items).
+//
+// Returns `FABRIC_STATUS_OK` (queued), `FABRIC_STATUS_TIMEOUT` (the queue stayed full for
+// `timeout_ms`; negative: wait as long as it takes; `*out` NULL) or `FABRIC_STATUS_END`
+// (the input is closed or the batch cancelled or ended: the item is dropped; `*out` NULL).
+//
+// Ownership: `item_json` is borrowed for the call only.
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `item_json`/`out`, invalid UTF-8, bad handle).
+// Blocking: while the queue is full, up to `timeout_ms`. Thread-safe.
+//
+// # Safety
+// `item_json` must be NULL or a NUL-terminated string valid for the duration of the call;
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_batch_push(fabric_batch batch, const char *item_json, int64_t timeout_ms, char **out);
+
+// Ends the batch's input: it finishes once the queued items are done.
+//
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (bad handle). Blocking: no. Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_batch_close(fabric_batch batch);
+
+// Cancels a batch: the first call stops taking items and gives in-flight items the grace
+// period (`grace_seconds`), then stops their runtimes; a second call stops them now. An
+// item cut short writes no line (a resumed batch runs it again); the summary counts it as
+// cancelled.
+//
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (bad handle). Blocking: no. Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_batch_cancel(fabric_batch batch);
+
+// Pulls the next finished item, in completion order: a BatchLine (`id`, `attempts`,
+// `attempt_log`, `duration_ms`, and `result` — with `results` for a multi-turn item — or
+// `error`).
+//
+// Returns `FABRIC_STATUS_OK` with the line in `*out`, `FABRIC_STATUS_END` when the batch
+// ended and every line was pulled, or `FABRIC_STATUS_TIMEOUT` after `timeout_ms`
+// (negative: wait as long as it takes) with `*out` NULL.
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`, bad handle).
+// Blocking: up to `timeout_ms`. Thread-safe; each line is handed out once.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_batch_next(fabric_batch batch, int64_t timeout_ms, char **out);
+
+// The summary of an ended batch (BatchSummary: counts, wall time, items per second,
+// latency percentiles, usage totals, retries, `interrupted`, `input_error`).
+//
+// Returns `FABRIC_STATUS_OK` with the summary, or `FABRIC_STATUS_TIMEOUT` when the batch
+// did not end within `timeout_ms` (negative: wait as long as it takes; `*out` NULL).
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`, bad handle).
+// Blocking: up to `timeout_ms`. Thread-safe.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_batch_summary(fabric_batch batch, int64_t timeout_ms, char **out);
+
+// Releases a batch handle; a batch still running is cancelled at once (its runtimes
+// stopped) once the last call using it returned. `fabric_batch_free(0)` is a no-op.
+//
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (stale, unknown or wrong-kind handle).
+// Blocking: until a running batch's in-flight runtimes are stopped. Thread-safe.
+// Safety: safe to call with any value (ids are looked up, never dereferenced).
+int32_t fabric_batch_free(fabric_batch batch);
 
 // Validates a config and returns its canonical JSON.
 //

@@ -67,6 +67,12 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"adapter_runner_invalid":                  {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the descriptor's runner cannot be launched"},
 	"artifact_rejected":                       {Stage: "artifact", Retryable: false, ClassOverride: "", Origin: "host", Summary: "an artifact the adapter listed is outside the artifact root or unreadable"},
 	"base_dir_not_utf8":                       {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)"},
+	"batch_item_duplicate":                    {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "two batch items have the same id; the message names both lines"},
+	"batch_item_invalid":                      {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a batch item line is not JSON or not an item (a RunRequest, an input, or {\"id\", \"requests\"}); the message names the line"},
+	"batch_item_timeout":                      {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped"},
+	"batch_items_read_failed":                 {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the batch items could not be read"},
+	"batch_output_failed":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the batch output file could not be read (resume), opened or written"},
+	"batch_settings_invalid":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "host", Summary: "a batch option is out of range (concurrency and attempts at least 1, seconds finite and above 0); the message names the field"},
 	"blank_adapter_id":                        {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "harness.adapter_id must be a non-blank string"},
 	"blank_discovery_path":                    {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "discovery local paths must not be blank"},
 	"blank_env_name":                          {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "environment variable names must not be blank"},
@@ -345,6 +351,18 @@ const (
 	CodeATOFRecordsUncorrelated = "atof_records_uncorrelated"
 	// CodeBaseDirNotUTF8 (error): the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)
 	CodeBaseDirNotUTF8 = "base_dir_not_utf8"
+	// CodeBatchItemDuplicate (error): two batch items have the same id; the message names both lines
+	CodeBatchItemDuplicate = "batch_item_duplicate"
+	// CodeBatchItemInvalid (error): a batch item line is not JSON or not an item (a RunRequest, an input, or {"id", "requests"}); the message names the line
+	CodeBatchItemInvalid = "batch_item_invalid"
+	// CodeBatchItemTimeout (error): a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped
+	CodeBatchItemTimeout = "batch_item_timeout"
+	// CodeBatchItemsReadFailed (error): the batch items could not be read
+	CodeBatchItemsReadFailed = "batch_items_read_failed"
+	// CodeBatchOutputFailed (error): the batch output file could not be read (resume), opened or written
+	CodeBatchOutputFailed = "batch_output_failed"
+	// CodeBatchSettingsInvalid (error): a batch option is out of range (concurrency and attempts at least 1, seconds finite and above 0); the message names the field
+	CodeBatchSettingsInvalid = "batch_settings_invalid"
 	// CodeBlankAdapterID (error): harness.adapter_id must be a non-blank string
 	CodeBlankAdapterID = "blank_adapter_id"
 	// CodeBlankDiscoveryPath (error): discovery local paths must not be blank
@@ -936,6 +954,18 @@ type ArtifactRef struct {
 	Path string `json:"path"`
 }
 
+// AttemptRecord: How one attempt of an item ended.
+type AttemptRecord struct {
+	// Attempt: 1-based attempt number.
+	Attempt uint32 `json:"attempt"`
+	// Code: The error code of a failed result or an error.
+	Code string `json:"code,omitempty"`
+	// DurationMS: Wall time of the attempt (start, turns, stop) in milliseconds.
+	DurationMS uint64 `json:"duration_ms"`
+	// Outcome: `succeeded`, `failed`, `cancelled` (the RunResult's status) or `error`.
+	Outcome string `json:"outcome"`
+}
+
 // Availability: Whether an inventory's versions could be observed.
 type Availability string
 
@@ -945,6 +975,83 @@ const (
 	AvailabilityPartial     Availability = "partial"
 	AvailabilityUnavailable Availability = "unavailable"
 )
+
+// BatchIsolation: `isolation` of a batch.
+type BatchIsolation string
+
+// BatchIsolation values.
+const (
+	BatchIsolationFresh BatchIsolation = "fresh"
+	BatchIsolationReuse BatchIsolation = "reuse"
+)
+
+// BatchLine: One output line: a finished item, with its RunResult (the last turn's for a multi-turn item, every turn in `results`) or the error that ended it.
+type BatchLine struct {
+	// AttemptLog: Every attempt, in order.
+	AttemptLog []AttemptRecord `json:"attempt_log"`
+	// Attempts: How many attempts ran.
+	Attempts uint32 `json:"attempts"`
+	// DurationMS: Wall time of the item (every attempt and backoff) in milliseconds.
+	DurationMS uint64 `json:"duration_ms"`
+	// Error: The error of an item that has no result.
+	Error *ErrorInfo `json:"error,omitempty"`
+	// ID: The item's id.
+	ID string `json:"id"`
+	// Result: The item's result (last turn).
+	Result *RunResult `json:"result,omitempty"`
+	// Results: Every turn's result of a multi-turn item.
+	Results []RunResult `json:"results,omitempty"`
+}
+
+// BatchSettings: The options of a batch (`fabric_batch_start`'s `batch_json`); absent fields keep their defaults.
+type BatchSettings struct {
+	// Attempts: Attempts per item (at least 1). Default 1.
+	Attempts *uint32 `json:"attempts,omitempty"`
+	// Call: Call options (`base_dir`, timeouts, ...), as for `fabric_runtime_start`.
+	Call *CallOptions `json:"call,omitempty"`
+	// Concurrency: Items run at once (at least 1). Default: the number of cores.
+	Concurrency *uint32 `json:"concurrency,omitempty"`
+	// GraceSeconds: Seconds in-flight items may finish after a first cancel. Default 10.
+	GraceSeconds *float64 `json:"grace_seconds,omitempty"`
+	// Isolation: Default `fresh`.
+	Isolation BatchIsolation `json:"isolation,omitempty"`
+	// Output: A results file: lines are appended whole, ids it already holds are skipped (resume).
+	Output string `json:"output,omitempty"`
+	// RetryFailed: Retry a failed RunResult too. Default false.
+	RetryFailed *bool `json:"retry_failed,omitempty"`
+	// TimeoutSeconds: Seconds one item (every turn) may take. Default: no bound.
+	TimeoutSeconds *float64 `json:"timeout_seconds,omitempty"`
+}
+
+// BatchSummary: The summary of a batch.
+type BatchSummary struct {
+	// Cancelled: Items not run (or stopped) because the batch was cancelled.
+	Cancelled uint64 `json:"cancelled"`
+	// Errored: Items that ended with an error.
+	Errored uint64 `json:"errored"`
+	// Failed: Items whose result failed or was cancelled.
+	Failed uint64 `json:"failed"`
+	// InputError: The input error that stopped a streamed batch (its line is named).
+	InputError *ErrorInfo `json:"input_error,omitempty"`
+	// Interrupted: Whether the batch was cancelled.
+	Interrupted bool `json:"interrupted"`
+	// Items: Items seen (finished, skipped and cancelled).
+	Items uint64 `json:"items"`
+	// ItemsPerSecond: Finished items per second of wall time.
+	ItemsPerSecond float64 `json:"items_per_second"`
+	// Latency: Latency of the finished items.
+	Latency Latency `json:"latency"`
+	// Retries: Retries (attempts after the first) over every item.
+	Retries uint64 `json:"retries"`
+	// Skipped: Items skipped because the output already held a line for their id (resume).
+	Skipped uint64 `json:"skipped"`
+	// Succeeded: Items whose result succeeded.
+	Succeeded uint64 `json:"succeeded"`
+	// Usage: Usage totals.
+	Usage UsageTotals `json:"usage"`
+	// WallMS: Wall time of the batch in milliseconds.
+	WallMS uint64 `json:"wall_ms"`
+}
 
 // BindingIdentity: `options.binding`: which binding calls the core, and the language runtime it runs on.
 type BindingIdentity struct {
@@ -1618,6 +1725,16 @@ type InvocationSystemStats struct {
 	ElapsedSeconds float64 `json:"elapsed_seconds"`
 	// Sampled: Periodic sampling reductions; omitted when sampling is off.
 	Sampled *SampledStats `json:"sampled,omitempty"`
+}
+
+// Latency: Latency percentiles of finished items, in milliseconds.
+type Latency struct {
+	// P50MS: Median.
+	P50MS uint64 `json:"p50_ms"`
+	// P90MS: 90th percentile.
+	P90MS uint64 `json:"p90_ms"`
+	// P99MS: 99th percentile.
+	P99MS uint64 `json:"p99_ms"`
 }
 
 // LimitStatus: Availability of a resource limit.
@@ -2609,6 +2726,20 @@ type TrajectoryTurn struct {
 	Timestamp float64 `json:"timestamp"`
 	// TurnNo: Turn number within the invocation (≥ 1; `(invocation_id, turn_no)` is unique).
 	TurnNo uint64 `json:"turn_no"`
+}
+
+// UsageTotals: Usage summed over the finished items' results (absent fields add nothing).
+type UsageTotals struct {
+	// CachedInputTokens: Cached input tokens.
+	CachedInputTokens uint64 `json:"cached_input_tokens"`
+	// CostUSD: Cost in USD, when any result reported one.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// InputTokens: Input tokens.
+	InputTokens uint64 `json:"input_tokens"`
+	// OutputTokens: Output tokens.
+	OutputTokens uint64 `json:"output_tokens"`
+	// TotalTokens: Total tokens.
+	TotalTokens uint64 `json:"total_tokens"`
 }
 
 // VersionObservation: A version observation: observed (`value`, `source`, `origin`, `observed_at`) or missing (`status`, `reason`). Exactly one of the two shapes is present.

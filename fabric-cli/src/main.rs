@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod builtin;
+mod cmd_batch;
 mod cmd_check;
 mod cmd_collector;
 mod cmd_env;
@@ -67,6 +68,9 @@ enum Command {
     /// Start a runtime, invoke it, stop it and print the result: readable on a terminal, the
     /// RunResult JSON when piped or with `--json`.
     Run(cmd_run::Args),
+    /// Run a data set of items (JSON lines) through the config: concurrent, retried,
+    /// resumable; one result line per item in --output, then a summary.
+    Batch(cmd_batch::Args),
     /// Start a runtime, health-check it, print the CheckReport JSON and stop it.
     Check(cmd_check::Args),
     /// The Relay ATOF collector (`fabric collector serve --listen 127.0.0.1:PORT`).
@@ -121,6 +125,7 @@ fn main() -> ExitCode {
             interrupt::install();
             interrupt::finish(cmd_run::run(args))
         }
+        Command::Batch(args) => cmd_batch::run(args),
         Command::Collector(args) => cmd_collector::run(args),
         Command::Service(command) => cmd_service::run(command),
         Command::Env(command) => cmd_env::run(command),

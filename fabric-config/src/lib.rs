@@ -39,6 +39,7 @@
 #![forbid(unsafe_code)]
 
 pub mod agent;
+pub mod batch;
 pub mod bridge;
 pub mod canonical;
 pub mod codes;

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, environment_ops, error, gym, handles, health, model_call, options,
-    plan, provider, request, result, service, stats, stream,
+    agent, batch, config, descriptor, environment_ops, error, gym, handles, health, model_call,
+    options, plan, provider, request, result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -83,6 +83,9 @@ pub fn all() -> Vec<(&'static str, Value)> {
             "sdk/model-call-record",
             schema::<model_call::ModelCallRecord>(),
         ),
+        ("sdk/batch-settings", schema::<batch::BatchSettings>()),
+        ("sdk/batch-line", schema::<batch::BatchLine>()),
+        ("sdk/batch-summary", schema::<batch::BatchSummary>()),
         ("sdk/stream-info", schema::<stream::StreamInfo>()),
         ("sdk/openai-chunk", schema::<stream::OpenAiChunk>()),
         (

@@ -39,6 +39,7 @@ mod plan_memo;
 mod registry;
 mod status;
 
+mod api_batch;
 mod api_config;
 mod api_environment;
 mod api_environment_ops;
@@ -50,6 +51,7 @@ mod api_runtime;
 mod api_service;
 mod api_stream;
 
+pub use api_batch::*;
 pub use api_config::*;
 pub use api_gym::*;
 pub use api_observe::*;
@@ -110,6 +112,8 @@ pub type fabric_completion_queue = u64;
 
 /// A pool of prewarmed adapter hosts (`fabric_prewarm_start`); `0` is never a valid handle.
 pub type fabric_prewarm = u64;
+/// A batch handle (`fabric_batch_start`): a nonzero integer id (0 is never a valid handle).
+pub type fabric_batch = u64;
 
 /// Returns the library version (for example `"0.1.0"`).
 ///

@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use fabric_config::Stage;
 
 use crate::api_prewarm::PrewarmObject;
+use crate::api_batch::BatchObject;
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, ServiceObject, StreamObject};
 use crate::operation::{OperationObject, QueueObject};
@@ -27,6 +28,7 @@ pub(crate) enum Object {
     Operation(Arc<OperationObject>),
     Queue(Arc<QueueObject>),
     Prewarm(Arc<PrewarmObject>),
+    Batch(Arc<BatchObject>),
     #[cfg(test)]
     Probe(Arc<tests::Probe>),
 }
@@ -41,6 +43,7 @@ impl Object {
             Object::Operation(_) => "operation",
             Object::Queue(_) => "completion queue",
             Object::Prewarm(_) => "prewarm",
+            Object::Batch(_) => "batch",
             #[cfg(test)]
             Object::Probe(_) => "probe",
         }

@@ -40,6 +40,9 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/gym-join-model-calls-request",
     "sdk/gym-observation-bundle",
     "sdk/model-call-record",
+    "sdk/batch-settings",
+    "sdk/batch-line",
+    "sdk/batch-summary",
 ];
 
 /// Documents the bindings pass through as plain JSON objects (configs and descriptors are

@@ -57,6 +57,7 @@ export interface FileOptions {
 }
 import { Code, type CallOptions as NativeCallOptions } from "./generated";
 import { cString, nativeLibrary, type NativeLibrary, type NativeSymbol } from "./native";
+import { Batch, type BatchOptions } from "./batch";
 import { abortable, parse } from "./util";
 import { InvokeStream, OpenAIInvokeStream, type StreamOwner } from "./stream";
 import { Service } from "./service";
@@ -240,6 +241,16 @@ export class Fabric {
   async doctor(config: FabricConfig | string, options: CallOptions = {}): Promise<DoctorReport> {
     options.signal?.throwIfAborted();
     return parse(await abortable(this.library.call("fabric_doctor", [configText(config), optionsText(options)]), options.signal));
+  }
+
+  /**
+   * Runs a data set of items through `config` on the core's batch engine: `for await
+   * (const done of fabric.batch(config, items, { concurrency: 8 }))` yields a BatchLine per
+   * finished item (`id`, `attempts`, `result` or `error`) in completion order; the returned
+   * batch holds the `summary` afterwards (see `batch.ts`, docs/batches.md).
+   */
+  batch(config: FabricConfig | string, items: Iterable<unknown> | AsyncIterable<unknown>, options: BatchOptions = {}): Batch {
+    return new Batch(this.library, configText(config), items, options);
   }
 
   /** Start, invoke once, stop. A harness failure resolves with `status: "failed"`. */

@@ -77,6 +77,12 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   adapter_runner_invalid: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "the descriptor's runner cannot be launched" },
   artifact_rejected: { stage: "artifact", retryable: false, classOverride: null, origin: "host", summary: "an artifact the adapter listed is outside the artifact root or unreadable" },
   base_dir_not_utf8: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)" },
+  batch_item_duplicate: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "two batch items have the same id; the message names both lines" },
+  batch_item_invalid: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "a batch item line is not JSON or not an item (a RunRequest, an input, or {\"id\", \"requests\"}); the message names the line" },
+  batch_item_timeout: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped" },
+  batch_items_read_failed: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "the batch items could not be read" },
+  batch_output_failed: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "the batch output file could not be read (resume), opened or written" },
+  batch_settings_invalid: { stage: "config", retryable: false, classOverride: null, origin: "host", summary: "a batch option is out of range (concurrency and attempts at least 1, seconds finite and above 0); the message names the field" },
   blank_adapter_id: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "harness.adapter_id must be a non-blank string" },
   blank_discovery_path: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "discovery local paths must not be blank" },
   blank_env_name: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "environment variable names must not be blank" },
@@ -357,6 +363,18 @@ export const Code = {
   ATOF_RECORDS_UNCORRELATED: "atof_records_uncorrelated",
   /** (error) the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only) */
   BASE_DIR_NOT_UTF8: "base_dir_not_utf8",
+  /** (error) two batch items have the same id; the message names both lines */
+  BATCH_ITEM_DUPLICATE: "batch_item_duplicate",
+  /** (error) a batch item line is not JSON or not an item (a RunRequest, an input, or {"id", "requests"}); the message names the line */
+  BATCH_ITEM_INVALID: "batch_item_invalid",
+  /** (error) a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped */
+  BATCH_ITEM_TIMEOUT: "batch_item_timeout",
+  /** (error) the batch items could not be read */
+  BATCH_ITEMS_READ_FAILED: "batch_items_read_failed",
+  /** (error) the batch output file could not be read (resume), opened or written */
+  BATCH_OUTPUT_FAILED: "batch_output_failed",
+  /** (error) a batch option is out of range (concurrency and attempts at least 1, seconds finite and above 0); the message names the field */
+  BATCH_SETTINGS_INVALID: "batch_settings_invalid",
   /** (error) harness.adapter_id must be a non-blank string */
   BLANK_ADAPTER_ID: "blank_adapter_id",
   /** (error) discovery local paths must not be blank */
@@ -934,8 +952,91 @@ export interface ArtifactRef {
   path: string;
 }
 
+/** How one attempt of an item ended. */
+export interface AttemptRecord {
+  /** 1-based attempt number. */
+  attempt: number;
+  /** The error code of a failed result or an error. */
+  code?: string | null;
+  /** Wall time of the attempt (start, turns, stop) in milliseconds. */
+  duration_ms: number;
+  /** `succeeded`, `failed`, `cancelled` (the RunResult's status) or `error`. */
+  outcome: string;
+}
+
 /** Whether an inventory's versions could be observed. */
 export type Availability = "available" | "partial" | "unavailable";
+
+/** `isolation` of a batch. */
+export type BatchIsolation = "fresh" | "reuse";
+
+/** One output line: a finished item, with its RunResult (the last turn's for a multi-turn item, every turn in `results`) or the error that ended it. */
+export interface BatchLine {
+  /** Every attempt, in order. */
+  attempt_log: AttemptRecord[];
+  /** How many attempts ran. */
+  attempts: number;
+  /** Wall time of the item (every attempt and backoff) in milliseconds. */
+  duration_ms: number;
+  /** The error of an item that has no result. */
+  error?: ErrorInfo | null;
+  /** The item's id. */
+  id: string;
+  /** The item's result (last turn). */
+  result?: RunResult | null;
+  /** Every turn's result of a multi-turn item. */
+  results?: RunResult[] | null;
+}
+
+/** The options of a batch (`fabric_batch_start`'s `batch_json`); absent fields keep their defaults. */
+export interface BatchSettings {
+  /** Attempts per item (at least 1). Default 1. */
+  attempts?: number | null;
+  /** Call options (`base_dir`, timeouts, ...), as for `fabric_runtime_start`. */
+  call?: CallOptions | null;
+  /** Items run at once (at least 1). Default: the number of cores. */
+  concurrency?: number | null;
+  /** Seconds in-flight items may finish after a first cancel. Default 10. */
+  grace_seconds?: number | null;
+  /** Default `fresh`. */
+  isolation?: BatchIsolation | null;
+  /** A results file: lines are appended whole, ids it already holds are skipped (resume). */
+  output?: string | null;
+  /** Retry a failed RunResult too. Default false. */
+  retry_failed?: boolean | null;
+  /** Seconds one item (every turn) may take. Default: no bound. */
+  timeout_seconds?: number | null;
+}
+
+/** The summary of a batch. */
+export interface BatchSummary {
+  /** Items not run (or stopped) because the batch was cancelled. */
+  cancelled: number;
+  /** Items that ended with an error. */
+  errored: number;
+  /** Items whose result failed or was cancelled. */
+  failed: number;
+  /** The input error that stopped a streamed batch (its line is named). */
+  input_error?: ErrorInfo | null;
+  /** Whether the batch was cancelled. */
+  interrupted: boolean;
+  /** Items seen (finished, skipped and cancelled). */
+  items: number;
+  /** Finished items per second of wall time. */
+  items_per_second: number;
+  /** Latency of the finished items. */
+  latency: Latency;
+  /** Retries (attempts after the first) over every item. */
+  retries: number;
+  /** Items skipped because the output already held a line for their id (resume). */
+  skipped: number;
+  /** Items whose result succeeded. */
+  succeeded: number;
+  /** Usage totals. */
+  usage: UsageTotals;
+  /** Wall time of the batch in milliseconds. */
+  wall_ms: number;
+}
 
 /** `options.binding`: which binding calls the core, and the language runtime it runs on. */
 export interface BindingIdentity {
@@ -1525,6 +1626,16 @@ export interface InvocationSystemStats {
   elapsed_seconds: number;
   /** Periodic sampling reductions; omitted when sampling is off. */
   sampled?: SampledStats | null;
+}
+
+/** Latency percentiles of finished items, in milliseconds. */
+export interface Latency {
+  /** Median. */
+  p50_ms: number;
+  /** 90th percentile. */
+  p90_ms: number;
+  /** 99th percentile. */
+  p99_ms: number;
 }
 
 /** Availability of a resource limit. */
@@ -2362,6 +2473,20 @@ export interface TrajectoryTurn {
   timestamp: number;
   /** Turn number within the invocation (≥ 1; `(invocation_id, turn_no)` is unique). */
   turn_no: number;
+}
+
+/** Usage summed over the finished items' results (absent fields add nothing). */
+export interface UsageTotals {
+  /** Cached input tokens. */
+  cached_input_tokens: number;
+  /** Cost in USD, when any result reported one. */
+  cost_usd?: number | null;
+  /** Input tokens. */
+  input_tokens: number;
+  /** Output tokens. */
+  output_tokens: number;
+  /** Total tokens. */
+  total_tokens: number;
 }
 
 /** A version observation: observed (`value`, `source`, `origin`, `observed_at`) or missing (`status`, `reason`). Exactly one of the two shapes is present. */

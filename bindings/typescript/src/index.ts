@@ -5,6 +5,7 @@
 export { Environment, Fabric, Runtime } from "./fabric";
 export { Service } from "./service";
 export { Prewarm } from "./prewarm";
+export { Batch, type BatchOptions, type BatchItem } from "./batch";
 export { InvokeStream, OpenAIInvokeStream, type AtofRecord } from "./stream";
 export type { CallOptions, CheckOptions, ExecOptions, FileOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
 export * from "./errors";

@@ -110,6 +110,14 @@ const OPTIONAL: readonly NativeSymbol[] = [
   "fabric_prewarm_status",
   "fabric_prewarm_close",
   "fabric_prewarm_free",
+  // Batches (docs/batches.md).
+  "fabric_batch_start",
+  "fabric_batch_push",
+  "fabric_batch_close",
+  "fabric_batch_cancel",
+  "fabric_batch_next",
+  "fabric_batch_summary",
+  "fabric_batch_free",
 ];
 
 /**
@@ -251,6 +259,31 @@ export class NativeLibrary {
     const fn = this.functions.fabric_stream_next_batch as NativeFunction;
     const out: unknown[] = [null];
     return this.callAsync(fn, [stream, timeoutMs, 0], out, (status) => this.pulled(status, out[0]));
+  }
+
+  /**
+   * A call whose END and TIMEOUT are answers (`fabric_batch_push`, `_next`, `_summary`):
+   * `name(...args, &out)` on the calling thread when `wait` is false (the caller passes a
+   * zero timeout, so it never blocks), else on a worker thread.
+   */
+  pull(name: string, args: unknown[], wait: boolean): Promise<StreamPull> {
+    if (this.missing.has(name)) return Promise.reject(this.missingSymbol(name));
+    const fn = this.functions[name] as NativeFunction;
+    const out: unknown[] = [null];
+    if (!wait) {
+      try {
+        return Promise.resolve(this.pulled(fn(...args, out), out[0]));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.callAsync(fn, args, out, (status) => this.pulled(status, out[0]));
+  }
+
+  /** `name(handle)` returning a status only, on the calling thread (never blocks). */
+  statusNow(name: string, handle: number): number {
+    if (this.missing.has(name)) throw this.missingSymbol(name);
+    return (this.functions[name] as unknown as (handle: number) => number)(handle);
   }
 
   private pulled(status: number, pointer: unknown): StreamPull {

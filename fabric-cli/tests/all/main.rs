@@ -5,6 +5,7 @@ mod agent_ctl;
 mod agent_ctl_limits;
 mod agent_ctl_upstream;
 mod agree;
+mod batch;
 mod check;
 mod collector;
 mod collector_limits;

@@ -19,6 +19,7 @@
 //! ```
 
 mod adapter;
+mod batch;
 mod decode;
 mod environment_ops;
 mod gym;
@@ -33,6 +34,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use adapter::*;
+pub use batch::*;
 pub use decode::*;
 pub use environment_ops::*;
 pub use gym::*;
@@ -306,6 +308,7 @@ const LISTS: &[&[ErrorCode]] = &[
     environment_ops::ENVIRONMENT_OPS,
     plan::PLAN,
     host::HOST,
+    batch::BATCH,
     observe::STATS,
     observe::HEALTH,
     surfaces::ABI,

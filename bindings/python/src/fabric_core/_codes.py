@@ -42,6 +42,24 @@ class Code:
     #: (error) the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)
     BASE_DIR_NOT_UTF8 = "base_dir_not_utf8"
 
+    #: (error) two batch items have the same id; the message names both lines
+    BATCH_ITEM_DUPLICATE = "batch_item_duplicate"
+
+    #: (error) a batch item line is not JSON or not an item (a RunRequest, an input, or {"id", "requests"}); the message names the line
+    BATCH_ITEM_INVALID = "batch_item_invalid"
+
+    #: (error) a batch item ran past its timeout_seconds: its invocation was cancelled and its runtime stopped
+    BATCH_ITEM_TIMEOUT = "batch_item_timeout"
+
+    #: (error) the batch items could not be read
+    BATCH_ITEMS_READ_FAILED = "batch_items_read_failed"
+
+    #: (error) the batch output file could not be read (resume), opened or written
+    BATCH_OUTPUT_FAILED = "batch_output_failed"
+
+    #: (error) a batch option is out of range (concurrency and attempts at least 1, seconds finite and above 0); the message names the field
+    BATCH_SETTINGS_INVALID = "batch_settings_invalid"
+
     #: (error) harness.adapter_id must be a non-blank string
     BLANK_ADAPTER_ID = "blank_adapter_id"
 

@@ -122,6 +122,7 @@ _CHECKED = (
     "fabric_operation_ready_fd",
     "fabric_completion_queue_new",
     "fabric_completion_queue_fd",
+    "fabric_batch_start",
 )
 
 #: Calls that return a status and no ``*out`` (frees, close, cancel): callers read the status.
@@ -135,6 +136,9 @@ _STATUS_ONLY = (
     "fabric_operation_free",
     "fabric_completion_queue_free",
     "fabric_prewarm_free",
+    "fabric_batch_close",
+    "fabric_batch_cancel",
+    "fabric_batch_free",
 )
 
 
@@ -175,6 +179,9 @@ class Library:
         self._stream_ready_fd = self._typed("fabric_stream_ready_fd")
         self._operation_take = self._typed("fabric_operation_take")
         self._queue_next = self._typed("fabric_completion_queue_next")
+        self._batch_push = self._typed("fabric_batch_push")
+        self._batch_next = self._typed("fabric_batch_next")
+        self._batch_summary = self._typed("fabric_batch_summary")
         #: Whether the library has the non-blocking calls.
         self.has_operations = self._operation_take is not None and self._queue_next is not None
 
@@ -252,6 +259,39 @@ class Library:
             )
         slot = c_void_p()
         status = self._stream_next_batch(handle, timeout_ms, 0, ctypes.byref(slot))
+        text = self.take_string(slot)
+        if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
+            return status, text
+        raise error_from_status(status, text)
+
+    def batch_push(self, handle: int, item: bytes, timeout_ms: int) -> int:
+        """Queue one item line: ``STATUS_OK``, ``STATUS_TIMEOUT`` (queue full) or
+        ``STATUS_END`` (input closed); an error status raises its SDK exception."""
+
+        return self._pull("fabric_batch_push", self._batch_push, handle, item, timeout_ms)[0]
+
+    def batch_next(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
+        """The next finished line: ``(STATUS_OK, json)``, ``(STATUS_END, None)`` or
+        ``(STATUS_TIMEOUT, None)``."""
+
+        return self._pull("fabric_batch_next", self._batch_next, handle, timeout_ms)
+
+    def batch_summary(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
+        """The summary of an ended batch: ``(STATUS_OK, json)`` or ``(STATUS_TIMEOUT, None)``."""
+
+        return self._pull("fabric_batch_summary", self._batch_summary, handle, timeout_ms)
+
+    def _pull(self, name: str, function: Any, *args: Any) -> tuple[int, str | None]:
+        """Call ``function(*args, out)`` whose END and TIMEOUT are answers, not errors."""
+
+        if function is None:
+            raise FabricNativeUnavailableError(
+                f"native library {self.path} does not export {name}",
+                stage="config",
+                code=Code.NATIVE_SYMBOL_MISSING,
+            )
+        slot = c_void_p()
+        status = function(*args, ctypes.byref(slot))
         text = self.take_string(slot)
         if status in (STATUS_OK, STATUS_END, STATUS_TIMEOUT):
             return status, text

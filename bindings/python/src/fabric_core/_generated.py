@@ -85,6 +85,12 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "adapter_runner_invalid": ("start", False, None, "host"),
     "artifact_rejected": ("artifact", False, None, "host"),
     "base_dir_not_utf8": ("plan", False, None, "plan"),
+    "batch_item_duplicate": ("config", False, None, "host"),
+    "batch_item_invalid": ("config", False, None, "host"),
+    "batch_item_timeout": ("invoke", False, None, "host"),
+    "batch_items_read_failed": ("config", False, None, "host"),
+    "batch_output_failed": ("config", False, None, "host"),
+    "batch_settings_invalid": ("config", False, None, "host"),
     "blank_adapter_id": (None, False, None, "config"),
     "blank_discovery_path": (None, False, None, "config"),
     "blank_env_name": (None, False, None, "config"),
@@ -424,8 +430,85 @@ class ArtifactRef(FabricMapping):
     _fields = frozenset({"kind", "media_type", "metadata", "name", "path"})
     _required = frozenset({"kind", "name", "path"})
 
+
+class AttemptRecord(FabricMapping):
+    """How one attempt of an item ended.
+
+    ``attempt`` (int): 1-based attempt number.
+    ``code`` (str | None, optional): The error code of a failed result or an error.
+    ``duration_ms`` (int): Wall time of the attempt (start, turns, stop) in milliseconds.
+    ``outcome`` (str): `succeeded`, `failed`, `cancelled` (the RunResult's status) or `error`.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"attempt", "code", "duration_ms", "outcome"})
+    _required = frozenset({"attempt", "duration_ms", "outcome"})
+
 #: Whether an inventory's versions could be observed.
 AVAILABILITY_VALUES = ("available", "partial", "unavailable",)
+
+#: `isolation` of a batch.
+BATCH_ISOLATION_VALUES = ("fresh", "reuse",)
+
+
+class BatchLine(FabricMapping):
+    """One output line: a finished item, with its RunResult (the last turn's for a multi-turn item, every turn in `results`) or the error that ended it.
+
+    ``attempt_log`` (tuple[AttemptRecord, ...]): Every attempt, in order.
+    ``attempts`` (int): How many attempts ran.
+    ``duration_ms`` (int): Wall time of the item (every attempt and backoff) in milliseconds.
+    ``error`` (ErrorInfo | None, optional): The error of an item that has no result.
+    ``id`` (str): The item's id.
+    ``result`` (RunResult | None, optional): The item's result (last turn).
+    ``results`` (tuple[RunResult, ...] | None, optional): Every turn's result of a multi-turn item.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"attempt_log", "attempts", "duration_ms", "error", "id", "result", "results"})
+    _required = frozenset({"attempt_log", "attempts", "duration_ms", "id"})
+    _nested = {"attempt_log": ("AttemptRecord", "list"), "error": ("ErrorInfo", "one"), "result": ("RunResult", "one"), "results": ("RunResult", "list")}
+
+
+class BatchSettings(FabricMapping):
+    """The options of a batch (`fabric_batch_start`'s `batch_json`); absent fields keep their defaults.
+
+    ``attempts`` (int | None, optional): Attempts per item (at least 1). Default 1.
+    ``call`` (CallOptions | None, optional): Call options (`base_dir`, timeouts, ...), as for `fabric_runtime_start`.
+    ``concurrency`` (int | None, optional): Items run at once (at least 1). Default: the number of cores.
+    ``grace_seconds`` (float | None, optional): Seconds in-flight items may finish after a first cancel. Default 10.
+    ``isolation`` (str | None, optional): Default `fresh`.
+    ``output`` (str | None, optional): A results file: lines are appended whole, ids it already holds are skipped (resume).
+    ``retry_failed`` (bool | None, optional): Retry a failed RunResult too. Default false.
+    ``timeout_seconds`` (float | None, optional): Seconds one item (every turn) may take. Default: no bound.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"attempts", "call", "concurrency", "grace_seconds", "isolation", "output", "retry_failed", "timeout_seconds"})
+    _nested = {"call": ("CallOptions", "one")}
+
+
+class BatchSummary(FabricMapping):
+    """The summary of a batch.
+
+    ``cancelled`` (int): Items not run (or stopped) because the batch was cancelled.
+    ``errored`` (int): Items that ended with an error.
+    ``failed`` (int): Items whose result failed or was cancelled.
+    ``input_error`` (ErrorInfo | None, optional): The input error that stopped a streamed batch (its line is named).
+    ``interrupted`` (bool): Whether the batch was cancelled.
+    ``items`` (int): Items seen (finished, skipped and cancelled).
+    ``items_per_second`` (float): Finished items per second of wall time.
+    ``latency`` (Latency): Latency of the finished items.
+    ``retries`` (int): Retries (attempts after the first) over every item.
+    ``skipped`` (int): Items skipped because the output already held a line for their id (resume).
+    ``succeeded`` (int): Items whose result succeeded.
+    ``usage`` (UsageTotals): Usage totals.
+    ``wall_ms`` (int): Wall time of the batch in milliseconds.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"cancelled", "errored", "failed", "input_error", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "usage", "wall_ms"})
+    _required = frozenset({"cancelled", "errored", "failed", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "usage", "wall_ms"})
+    _nested = {"input_error": ("ErrorInfo", "one"), "latency": ("Latency", "one"), "usage": ("UsageTotals", "one")}
 
 
 class BindingIdentity(FabricMapping):
@@ -1056,6 +1139,19 @@ class InvocationSystemStats(FabricMapping):
     _fields = frozenset({"after", "before", "cgroup", "collected_groups", "cpu_time_seconds_estimate", "elapsed_seconds", "sampled"})
     _required = frozenset({"after", "before", "elapsed_seconds"})
     _nested = {"after": ("Observation", "one"), "before": ("Observation", "one"), "cgroup": ("CgroupStats", "one"), "sampled": ("SampledStats", "one")}
+
+
+class Latency(FabricMapping):
+    """Latency percentiles of finished items, in milliseconds.
+
+    ``p50_ms`` (int): Median.
+    ``p90_ms`` (int): 90th percentile.
+    ``p99_ms`` (int): 99th percentile.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"p50_ms", "p90_ms", "p99_ms"})
+    _required = frozenset({"p50_ms", "p90_ms", "p99_ms"})
 
 #: Availability of a resource limit.
 LIMIT_STATUS_VALUES = ("available", "unlimited", "unavailable", "unsupported", "not_collected",)
@@ -1868,6 +1964,21 @@ class TrajectoryTurn(FabricMapping):
     _nested = {"model_calls": ("ModelCallRef", "list"), "source_model_ref": ("ModelServerRef", "one")}
 
 
+class UsageTotals(FabricMapping):
+    """Usage summed over the finished items' results (absent fields add nothing).
+
+    ``cached_input_tokens`` (int): Cached input tokens.
+    ``cost_usd`` (float | None, optional): Cost in USD, when any result reported one.
+    ``input_tokens`` (int): Input tokens.
+    ``output_tokens`` (int): Output tokens.
+    ``total_tokens`` (int): Total tokens.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"cached_input_tokens", "cost_usd", "input_tokens", "output_tokens", "total_tokens"})
+    _required = frozenset({"cached_input_tokens", "input_tokens", "output_tokens", "total_tokens"})
+
+
 class VersionObservation(FabricMapping):
     """A version observation: observed (`value`, `source`, `origin`, `observed_at`) or missing (`status`, `reason`). Exactly one of the two shapes is present.
 
@@ -1892,6 +2003,10 @@ for _model in (
     AgentObservationBundle,
     ArtifactManifest,
     ArtifactRef,
+    AttemptRecord,
+    BatchLine,
+    BatchSettings,
+    BatchSummary,
     BindingIdentity,
     CallOptions,
     CapabilityPlan,
@@ -1930,6 +2045,7 @@ for _model in (
     GymObservationsRequest,
     InfrastructureReport,
     InvocationSystemStats,
+    Latency,
     Limit_double,
     Limit_uint64,
     McpServerConfig,
@@ -1974,6 +2090,7 @@ for _model in (
     TrajectoryTokenStats,
     TrajectoryToolCall,
     TrajectoryTurn,
+    UsageTotals,
     VersionObservation,
 ):
     register(_model)

@@ -187,6 +187,40 @@ class Fabric:
         )
         return Prewarm(library=library, handle=slot.value, info=json.loads(text))
 
+    def batch(
+        self,
+        config: FabricConfig,
+        items: Any,
+        *,
+        concurrency: int | None = None,
+        isolation: str | None = None,
+        attempts: int | None = None,
+        retry_failed: bool | None = None,
+        timeout_seconds: float | None = None,
+        grace_seconds: float | None = None,
+        output: str | os.PathLike[str] | None = None,
+        base_dir: PathArg = None,
+    ) -> Any:
+        """Run a data set of items through ``config`` on the core's batch engine:
+        ``async for done in fabric.batch(config, items, concurrency=8): ...`` yields a
+        ``BatchLine`` per finished item (``id``, ``attempts``, ``result`` or ``error``) in
+        completion order; the returned ``Batch`` holds the ``summary`` afterwards. See
+        ``fabric_core.batch`` and docs/batches.md."""
+
+        from fabric_core.batch import Batch, batch_settings
+
+        settings = batch_settings(
+            concurrency=concurrency,
+            isolation=isolation,
+            attempts=attempts,
+            retry_failed=retry_failed,
+            timeout_seconds=timeout_seconds,
+            grace_seconds=grace_seconds,
+            output=None if output is None else os.fspath(output),
+            base_dir=base_dir,
+        )
+        return Batch(config, items, settings)
+
     async def start_runtime(
         self,
         config: FabricConfig,

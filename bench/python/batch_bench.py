@@ -1,0 +1,116 @@
+"""Batches (issue 31): N items of the Python echo adapter at concurrency C, `fresh` and
+`reuse`, through our core's batch engine (``fabric_core``: ``Fabric().batch``) or through the
+loop a user writes over upstream's SDK (``nemo_fabric`` 0.5.0: an asyncio semaphore around
+``run()`` for ``fresh``; around warm runtimes' ``invoke()`` for ``reuse``). The same caller
+language and config; one process per measurement, run from a non-checkout directory with the
+virtual environment activated (as bench/python/side_by_side.py).
+
+    python bench/python/batch_bench.py --sdk fabric_core|nemo_fabric --isolation fresh|reuse
+        [-n 1000] [--concurrency 16]
+
+Prints one JSON line: items/s, wall seconds, the CPU time (user+sys) per item of this
+process (all its threads: for ours the binding and the core's scheduler, reactor and
+runtimes' bookkeeping) and of everything it started (the adapter hosts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import sys
+import time
+from typing import Any
+
+from meter import Meter
+from side_by_side import config_mapping
+
+
+def items(n: int) -> list[dict[str, Any]]:
+    return [{"id": f"item-{i}", "input": f"question {i}"} for i in range(n)]
+
+
+async def ours(sdk: Any, config: Any, n: int, concurrency: int, isolation: str) -> int:
+    batch = sdk.Fabric().batch(config, items(n), concurrency=concurrency, isolation=isolation)
+    succeeded = 0
+    async for done in batch:
+        succeeded += done.get("result") is not None and done["result"]["status"] == "succeeded"
+    return succeeded
+
+
+async def upstream_fresh(sdk: Any, config: Any, n: int, concurrency: int) -> int:
+    fabric = sdk.Fabric()
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(item: dict[str, Any]) -> bool:
+        async with gate:
+            result = await fabric.run(config, input=item["input"])
+            return result.status == "succeeded"
+
+    return sum(await asyncio.gather(*(one(item) for item in items(n))))
+
+
+async def upstream_reuse(sdk: Any, config: Any, n: int, concurrency: int) -> int:
+    fabric = sdk.Fabric()
+    runtimes: asyncio.Queue[Any] = asyncio.Queue()
+    started = await asyncio.gather(*(fabric.start_runtime(config) for _ in range(concurrency)))
+    for runtime in started:
+        runtimes.put_nowait(runtime)
+    try:
+
+        async def one(item: dict[str, Any]) -> bool:
+            runtime = await runtimes.get()
+            try:
+                result = await runtime.invoke(input=item["input"])
+                return result.status == "succeeded"
+            finally:
+                runtimes.put_nowait(runtime)
+
+        return sum(await asyncio.gather(*(one(item) for item in items(n))))
+    finally:
+        for runtime in started:
+            await runtime.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sdk", required=True, choices=["fabric_core", "nemo_fabric"])
+    parser.add_argument("--isolation", required=True, choices=["fresh", "reuse"])
+    parser.add_argument("-n", type=int, default=1000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    args = parser.parse_args()
+    sdk = importlib.import_module(args.sdk)
+    config = sdk.FabricConfig.from_mapping(config_mapping(stats_off=False))
+    if args.sdk == "fabric_core":
+        work = ours(sdk, config, args.n, args.concurrency, args.isolation)
+    elif args.isolation == "fresh":
+        work = upstream_fresh(sdk, config, args.n, args.concurrency)
+    else:
+        work = upstream_reuse(sdk, config, args.n, args.concurrency)
+    meter = Meter()
+    meter.start()
+    began = time.perf_counter()
+    succeeded = asyncio.run(work)
+    wall = time.perf_counter() - began
+    cost = meter.stop()
+    print(
+        json.dumps(
+            {
+                "sdk": args.sdk,
+                "isolation": args.isolation,
+                "n": args.n,
+                "concurrency": args.concurrency,
+                "succeeded": succeeded,
+                "wall_s": wall,
+                "items_per_s": args.n / wall,
+                "cpu_per_item_ms": cost["cpu_caller"] / args.n * 1e3,
+                "cpu_all_per_item_ms": cost["cpu_all"] / args.n * 1e3,
+            }
+        )
+    )
+    return 0 if succeeded == args.n else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+//! The running counts of a batch and the summary they reduce to.
+
+use std::time::Duration;
+
+use fabric_config::result::RunResult;
+
+use crate::wire::{BatchLine, BatchSummary, Latency, UsageTotals, Verdict};
+
+/// Counts kept while a batch runs.
+#[derive(Debug, Default)]
+pub(crate) struct Tally {
+    pub(crate) summary: BatchSummary,
+    latencies: Vec<u64>,
+}
+
+fn add_usage(totals: &mut UsageTotals, result: &RunResult) {
+    let Some(usage) = &result.usage else {
+        return;
+    };
+    totals.input_tokens += usage.input_tokens.unwrap_or(0);
+    totals.cached_input_tokens += usage.cached_input_tokens.unwrap_or(0);
+    totals.output_tokens += usage.output_tokens.unwrap_or(0);
+    totals.total_tokens += usage.total_tokens.unwrap_or(0);
+    if let Some(cost) = usage.cost_usd {
+        *totals.cost_usd.get_or_insert(0.0) += cost;
+    }
+}
+
+/// The nearest-rank percentile `p` (0..=100) of sorted `values`.
+pub(crate) fn percentile(sorted: &[u64], p: u64) -> u64 {
+    if sorted.is_empty() {
+        return 0;
+    }
+    let rank = (p * sorted.len() as u64).div_ceil(100).max(1);
+    sorted[usize::try_from(rank - 1).unwrap_or(0).min(sorted.len() - 1)]
+}
+
+impl Tally {
+    /// Counts a finished item.
+    pub(crate) fn finished(&mut self, line: &BatchLine) {
+        let summary = &mut self.summary;
+        match line.verdict() {
+            Verdict::Succeeded => summary.succeeded += 1,
+            Verdict::Failed => summary.failed += 1,
+            Verdict::Errored => summary.errored += 1,
+        }
+        summary.retries += u64::from(line.attempts.saturating_sub(1));
+        // A multi-turn item's `result` is the last of its `results`.
+        match &line.results {
+            Some(turns) => turns.iter().for_each(|r| add_usage(&mut summary.usage, r)),
+            None => line
+                .result
+                .iter()
+                .for_each(|r| add_usage(&mut summary.usage, r)),
+        }
+        self.latencies.push(line.duration_ms);
+        summary.items += 1;
+    }
+
+    /// Counts an item skipped by resume.
+    pub(crate) fn skipped(&mut self) {
+        self.summary.skipped += 1;
+        self.summary.items += 1;
+    }
+
+    /// Counts an item not run (or stopped) by cancellation.
+    pub(crate) fn cancelled(&mut self, count: u64) {
+        self.summary.cancelled += count;
+        self.summary.items += count;
+    }
+
+    /// The summary after `wall` of running.
+    pub(crate) fn summary(&self, wall: Duration) -> BatchSummary {
+        let mut summary = self.summary.clone();
+        let mut sorted = self.latencies.clone();
+        sorted.sort_unstable();
+        summary.latency = Latency {
+            p50_ms: percentile(&sorted, 50),
+            p90_ms: percentile(&sorted, 90),
+            p99_ms: percentile(&sorted, 99),
+        };
+        summary.wall_ms = u64::try_from(wall.as_millis()).unwrap_or(u64::MAX);
+        let seconds = wall.as_secs_f64();
+        summary.items_per_second = if seconds > 0.0 {
+            self.latencies.len() as f64 / seconds
+        } else {
+            0.0
+        };
+        summary
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percentile;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let values: Vec<u64> = (1..=100).collect();
+        assert_eq!(percentile(&values, 50), 50);
+        assert_eq!(percentile(&values, 90), 90);
+        assert_eq!(percentile(&values, 99), 99);
+        assert_eq!(percentile(&[7], 99), 7);
+        assert_eq!(percentile(&[], 50), 0);
+    }
+}

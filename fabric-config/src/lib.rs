@@ -43,6 +43,7 @@ pub mod bridge;
 pub mod canonical;
 pub mod codes;
 pub mod config;
+pub mod conformance;
 pub mod descriptor;
 pub mod edit;
 pub mod error;

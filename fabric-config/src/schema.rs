@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, config, descriptor, error, gym, handles, health, options, plan, provider, request,
-    result, service, stats, stream,
+    agent, config, conformance, descriptor, error, gym, handles, health, options, plan, provider,
+    request, result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -39,6 +39,10 @@ pub fn all() -> Vec<(&'static str, Value)> {
             schema::<service::ServiceReference>(),
         ),
         ("sdk/doctor-report", schema::<plan::DoctorReport>()),
+        (
+            "sdk/conformance-report",
+            schema::<conformance::ConformanceReport>(),
+        ),
         (
             "sdk/adapter-capability-profile",
             schema::<plan::AdapterCapabilityProfile>(),

@@ -255,6 +255,12 @@ fn judge_stop(stopped: &RuntimeStopResult, elapsed: Duration, how: &str) -> Outc
             json!({"stop": details, "elapsed_ms": elapsed.as_millis() as u64}),
         );
     }
+    if details.get("stop_answered") == Some(&Value::Bool(false)) {
+        return Outcome::Failed(
+            "the adapter never answered `stop` (it only exited when its stdin closed)".to_owned(),
+            json!({"stop": details, "elapsed_ms": elapsed.as_millis() as u64}),
+        );
+    }
     if let Some(error) = &stopped.error {
         return Outcome::Failed(
             format!("the stop reported a problem ({})", error.code),

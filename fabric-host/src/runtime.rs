@@ -634,6 +634,10 @@ impl Runtime {
                 report.exit.clone().map_or(Value::Null, Value::String),
             ),
         ]);
+        if !eof && report.graceful && !report.exited_before && report.response.is_none() {
+            // The host was asked to stop but never answered (it may still have exited on EOF).
+            details.insert("stop_answered".into(), false.into());
+        }
         if !report.left_behind.is_empty() {
             // Processes of the adapter alive when its host exited (the core killed them).
             let left: Vec<Value> = report

@@ -133,3 +133,26 @@ impl ConformanceReport {
         self.checks.iter().find(|c| c.id == id)
     }
 }
+
+/// What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id
+/// or descriptor file, the accepted config to start from, the groups to run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ConformanceRequest {
+    /// The adapter id, as discovery finds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adapter_id: Option<String>,
+    /// A descriptor file to check (its directory is searched first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<String>,
+    /// An accepted `fabric.agent/v1alpha1` config to start from. Default: built from the
+    /// descriptor (every required setting at its schema default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<Value>,
+    /// Anchors the config's relative paths. Default: the current directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_dir: Option<String>,
+    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`). Default: all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub only: Vec<String>,
+}

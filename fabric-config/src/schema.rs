@@ -44,6 +44,10 @@ pub fn all() -> Vec<(&'static str, Value)> {
             schema::<conformance::ConformanceReport>(),
         ),
         (
+            "sdk/conformance-request",
+            schema::<conformance::ConformanceRequest>(),
+        ),
+        (
             "sdk/adapter-capability-profile",
             schema::<plan::AdapterCapabilityProfile>(),
         ),

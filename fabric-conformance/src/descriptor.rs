@@ -25,10 +25,10 @@ pub(crate) struct Subject {
 
 impl Subject {
     pub fn resolve(options: &CheckOptions) -> Result<Subject, ConformanceError> {
-        let named = match &options.descriptor {
-            Some(path) => Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone())),
-            None => None,
-        };
+        let named = options
+            .descriptor
+            .as_ref()
+            .map(|path| std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
         let adapter_id = match (&options.adapter_id, &named) {
             (Some(id), _) => id.clone(),
             (None, Some(path)) => fabric_plan::load_adapter_descriptor(path)?.adapter_id,

@@ -40,6 +40,7 @@ mod registry;
 mod status;
 
 mod api_config;
+mod api_conformance;
 mod api_environment;
 mod api_gym;
 mod api_observe;

@@ -14,6 +14,8 @@ import type {
   AdapterCapabilityProfile,
   CheckReport,
   CheckRequest,
+  ConformanceReport,
+  ConformanceRequest,
   DoctorReport,
   EnvironmentInfo,
   GymObservations,
@@ -184,6 +186,16 @@ export class Fabric {
    */
   async gymObservations(request: GymObservationsRequest): Promise<GymObservations> {
     return parse(await this.library.call("fabric_gym_observations", [JSON.stringify(request)]));
+  }
+
+  /**
+   * Runs the adapter conformance checks (docs/checking-adapters.md), as `fabric adapters
+   * check` does: the adapter by `adapter_id` or `descriptor` file, optionally an accepted
+   * `config` and the groups to run (`only`). A failing check is in the report
+   * (`summary.failed`), not a rejection; bad input rejects with FabricConfigError.
+   */
+  async checkAdapter(request: ConformanceRequest): Promise<ConformanceReport> {
+    return parse(await this.library.call("fabric_adapter_check", [JSON.stringify(request)]));
   }
 
   /** Collects every finding instead of stopping at the first. */

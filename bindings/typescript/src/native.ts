@@ -78,6 +78,7 @@ const OPTIONAL: readonly NativeSymbol[] = [
   "fabric_runtime_resource_snapshot",
   "fabric_check",
   "fabric_gym_observations",
+  "fabric_adapter_check",
   "fabric_inspect",
   "fabric_runtime_invoke_openai_stream",
   "fabric_runtime_invoke_stream",

@@ -17,6 +17,7 @@ export const PROTOTYPES = {
   fabric_plan: "int32_t fabric_plan(const char *config_json, const char *options_json, _Out_ void **out)",
   fabric_doctor: "int32_t fabric_doctor(const char *config_json, const char *options_json, _Out_ void **out)",
   fabric_inspect: "int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, _Out_ void **out)",
+  fabric_adapter_check: "int32_t fabric_adapter_check(const char *request_json, _Out_ void **out)",
   fabric_environment_attach: "int32_t fabric_environment_attach(const char *config_json, const char *reference_json, const char *options_json, _Out_ uint64_t *environment_out, _Out_ void **out)",
   fabric_gym_observations: "int32_t fabric_gym_observations(const char *request_json, _Out_ void **out)",
   fabric_runtime_resource_snapshot: "int32_t fabric_runtime_resource_snapshot(uint64_t runtime, _Out_ void **out)",

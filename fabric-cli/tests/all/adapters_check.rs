@@ -200,3 +200,29 @@ fn adapters_without_a_subcommand_lists_as_adapters_list() {
             .any(|a| a["adapter_id"] == "fabric.scripted")
     );
 }
+
+#[test]
+fn the_python_echo_adapter_passes_every_applicable_check() {
+    // An interpreter with nemo-fabric-adapters-common 0.5.0 (a failure without it, tests/dependency.rs).
+    let Some(upstream) = crate::support::upstream::require() else {
+        return;
+    };
+    crate::support::ensure_scripted_adapter();
+    let src = repo_root().join("adapters/python-echo/src");
+    let mut paths = vec![src];
+    if let Some(existing) = std::env::var_os("PYTHONPATH") {
+        paths.extend(std::env::split_paths(&existing));
+    }
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(["adapters", "check", "fabric.python-echo", "--json"])
+        .env("ADAPTER_PYTHON", upstream.python())
+        .env(
+            "PYTHONPATH",
+            std::env::join_paths(paths).expect("PYTHONPATH"),
+        )
+        .output()
+        .expect("run fabric");
+    let report = stdout_json(&output);
+    assert_eq!(output.status.code(), Some(0), "{report:#}");
+    assert_passes(&report);
+}

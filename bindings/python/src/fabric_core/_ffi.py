@@ -87,6 +87,7 @@ _CHECKED = (
     "fabric_doctor",
     "fabric_inspect",
     "fabric_gym_observations",
+    "fabric_adapter_check",
     "fabric_run",
     "fabric_runtime_start",
     "fabric_runtime_invoke",

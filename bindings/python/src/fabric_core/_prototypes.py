@@ -22,6 +22,7 @@ PROTOTYPES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "fabric_plan": (c_int32, (c_char_p, c_char_p, POINTER(c_void_p))),
     "fabric_doctor": (c_int32, (c_char_p, c_char_p, POINTER(c_void_p))),
     "fabric_inspect": (c_int32, (c_char_p, c_char_p, c_char_p, POINTER(c_void_p))),
+    "fabric_adapter_check": (c_int32, (c_char_p, POINTER(c_void_p))),
     "fabric_environment_attach": (c_int32, (c_char_p, c_char_p, c_char_p, POINTER(c_uint64), POINTER(c_void_p))),
     "fabric_gym_observations": (c_int32, (c_char_p, POINTER(c_void_p))),
     "fabric_runtime_resource_snapshot": (c_int32, (c_uint64, POINTER(c_void_p))),

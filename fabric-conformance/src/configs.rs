@@ -9,7 +9,7 @@ use crate::Context;
 use crate::recorder::{Outcome, Recorder};
 
 /// A name no schema declares.
-const UNKNOWN: &str = "conformance_unknown_field";
+const UNKNOWN: &str = "conformance_unknown_property";
 
 pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
     if !recorder.wants("configs") {
@@ -24,7 +24,7 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
     });
     let accepted = !recorder.failed("configs");
     let schema = context.subject.loaded.descriptor.settings_schema.clone();
-    for case in ["unknown_field", "wrong_type", "missing_required"] {
+    for case in ["unknown_property", "wrong_type", "missing_required"] {
         let id = format!("configs.settings.{case}");
         recorder.check(&id, || {
             if !accepted {
@@ -59,7 +59,7 @@ fn mutation(
         return Err("the config's harness.settings is not an object".to_owned());
     };
     match case {
-        "unknown_field" => {
+        "unknown_property" => {
             if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
                 return Err("the settings schema allows unknown fields".to_owned());
             }

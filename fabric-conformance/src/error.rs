@@ -23,7 +23,9 @@ pub enum ConformanceError {
         adapter_id: String,
     },
     /// `only` names a group the kit does not have.
-    #[error("unknown check group `{group}` (groups: descriptor, configs, doctor, lifecycle)")]
+    #[error(
+        "unknown check group `{group}` (groups: descriptor, configs, doctor, lifecycle, streaming)"
+    )]
     UnknownGroup {
         /// The group asked for.
         group: String,

@@ -11,7 +11,7 @@
 //! # Ok::<(), fabric_conformance::ConformanceError>(())
 //! ```
 //!
-//! Groups run in order: `descriptor`, `configs`, `doctor`, `lifecycle`. A group whose
+//! Groups run in order: `descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`. A group whose
 //! prerequisite failed is reported as skipped with that reason. A check the kit cannot cause
 //! from outside is skipped with its reason, never failed.
 
@@ -23,6 +23,7 @@ mod doctor;
 mod error;
 mod lifecycle;
 mod recorder;
+mod streaming;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -45,7 +46,8 @@ pub struct CheckOptions {
     pub config: Option<FabricConfig>,
     /// Anchors the config's relative paths. Default: the current directory.
     pub base_dir: Option<PathBuf>,
-    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`). Default: all.
+    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`).
+    /// Default: all.
     pub only: Vec<String>,
 }
 
@@ -83,13 +85,14 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
     configs::run(&context, &mut recorder);
     doctor::run(&context, &mut recorder);
     lifecycle::run(&context, &mut recorder);
+    streaming::run(&context, &mut recorder);
     let adapter = context.subject.summary(&recorder);
     let elapsed = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(ConformanceReport::new(adapter, recorder.finish(), elapsed))
 }
 
 /// The groups, in the order they run.
-pub const GROUPS: &[&str] = &["descriptor", "configs", "doctor", "lifecycle"];
+pub const GROUPS: &[&str] = &["descriptor", "configs", "doctor", "lifecycle", "streaming"];
 
 /// What every group reads.
 pub(crate) struct Context {

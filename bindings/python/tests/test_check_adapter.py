@@ -24,7 +24,7 @@ def test_the_scripted_adapter_passes(scripted_built) -> None:
     assert report.summary.required_profile_passed
     assert report.adapter.adapter_id == "fabric.scripted"
     ids = {check.id for check in report.checks if check.status == "passed"}
-    assert {"lifecycle.stop", "lifecycle.eof", "lifecycle.leftovers", "configs.settings.unknown_field"} <= ids
+    assert {"lifecycle.stop", "lifecycle.eof", "lifecycle.leftovers", "configs.settings.unknown_property"} <= ids
 
 
 def test_a_broken_adapter_fails_its_check_with_evidence() -> None:

@@ -47,7 +47,7 @@ fn assert_passes(report: &Value) {
         "descriptor.fingerprint",
         "descriptor.schema_refs",
         "configs.accepted",
-        "configs.settings.unknown_field",
+        "configs.settings.unknown_property",
         "configs.settings.wrong_type",
         "doctor.met",
         "lifecycle.start",
@@ -70,6 +70,18 @@ fn assert_passes(report: &Value) {
         }
     }
     assert_eq!(report["summary"]["required_profile_passed"], true);
+    if report["adapter"]["capabilities"]["streaming"] == "supported" {
+        for id in [
+            "streaming.chunks",
+            "streaming.empty",
+            "streaming.early_close",
+        ] {
+            assert!(
+                ids_with(report, "passed").contains(&id.to_owned()),
+                "{id}: {report:#}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -137,6 +149,48 @@ fn fabric_uid() -> u32 {
     std::fs::metadata("/proc/self")
         .map(|m| m.uid())
         .unwrap_or(0)
+}
+
+#[test]
+fn an_adapter_claiming_streaming_that_sends_an_invalid_chunk_fails_streaming_chunks() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = crate::support::scripted_config(
+        dir.path(),
+        "bad-chunk",
+        serde_json::json!({"stream": {"fault": "bad_chunk"}}),
+    );
+    let (code, report) = check(&["fabric.scripted", "--config", &config]);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(
+        ids_with(&report, "failed"),
+        ["streaming.chunks"],
+        "{report:#}"
+    );
+    let failed = &report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == "streaming.chunks")
+        .expect("streaming.chunks")["evidence"];
+    assert_eq!(
+        failed["error"]["code"], "openai_stream_protocol_error",
+        "{failed:#}"
+    );
+    assert_eq!(
+        report["adapter"]["capabilities"]["streaming"],
+        "claimed_but_failing"
+    );
+    // Streaming is optional: the required profile still passes.
+    assert_eq!(report["summary"]["required_profile_passed"], true);
+}
+
+#[test]
+fn an_adapter_not_claiming_streaming_skips_the_group_saying_so() {
+    let (_, report) = check(&["--descriptor", &fixture("good"), "--only", "streaming"]);
+    for check in report["checks"].as_array().expect("checks") {
+        assert_eq!(check["status"], "skipped", "{report:#}");
+        assert_eq!(check["reason"], "streaming not claimed");
+    }
 }
 
 #[test]

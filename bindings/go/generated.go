@@ -1218,7 +1218,7 @@ type ConformanceRequest struct {
 	Config json.RawMessage `json:"config,omitempty"`
 	// Descriptor: A descriptor file to check (its directory is searched first).
 	Descriptor string `json:"descriptor,omitempty"`
-	// Only: Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`). Default: all.
+	// Only: Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all.
 	Only []string `json:"only,omitempty"`
 }
 

@@ -29,7 +29,8 @@ pub struct Args {
     /// Print the ConformanceReport JSON even on a terminal (piped output is always JSON).
     #[arg(long)]
     pub json: bool,
-    /// Run only this group (repeatable): descriptor, configs, doctor, lifecycle, streaming.
+    /// Run only this group (repeatable): descriptor, configs, doctor, lifecycle, streaming,
+    /// relay.
     #[arg(long = "only", value_name = "GROUP")]
     pub only: Vec<String>,
 }

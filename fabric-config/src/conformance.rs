@@ -152,7 +152,8 @@ pub struct ConformanceRequest {
     /// Anchors the config's relative paths. Default: the current directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_dir: Option<String>,
-    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`).
+    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`,
+    /// `relay`).
     /// Default: all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub only: Vec<String>,

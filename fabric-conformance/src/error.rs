@@ -24,7 +24,7 @@ pub enum ConformanceError {
     },
     /// `only` names a group the kit does not have.
     #[error(
-        "unknown check group `{group}` (groups: descriptor, configs, doctor, lifecycle, streaming)"
+        "unknown check group `{group}` (groups: descriptor, configs, doctor, lifecycle, streaming, relay)"
     )]
     UnknownGroup {
         /// The group asked for.

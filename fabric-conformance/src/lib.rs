@@ -11,7 +11,7 @@
 //! # Ok::<(), fabric_conformance::ConformanceError>(())
 //! ```
 //!
-//! Groups run in order: `descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`. A group whose
+//! Groups run in order: `descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`. A group whose
 //! prerequisite failed is reported as skipped with that reason. A check the kit cannot cause
 //! from outside is skipped with its reason, never failed.
 
@@ -23,6 +23,7 @@ mod doctor;
 mod error;
 mod lifecycle;
 mod recorder;
+mod relay;
 mod streaming;
 
 use std::path::PathBuf;
@@ -46,7 +47,8 @@ pub struct CheckOptions {
     pub config: Option<FabricConfig>,
     /// Anchors the config's relative paths. Default: the current directory.
     pub base_dir: Option<PathBuf>,
-    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`).
+    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`,
+    /// `relay`).
     /// Default: all.
     pub only: Vec<String>,
 }
@@ -84,15 +86,27 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
     descriptor::run(&context, &mut recorder);
     configs::run(&context, &mut recorder);
     doctor::run(&context, &mut recorder);
-    lifecycle::run(&context, &mut recorder);
+    let package = lifecycle::run(&context, &mut recorder);
     streaming::run(&context, &mut recorder);
-    let adapter = context.subject.summary(&recorder);
+    relay::run(&context, &mut recorder);
+    let mut adapter = context.subject.summary(&recorder);
+    if let Some((name, version)) = package {
+        adapter.package = Some(name);
+        adapter.version = Some(version);
+    }
     let elapsed = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
     Ok(ConformanceReport::new(adapter, recorder.finish(), elapsed))
 }
 
 /// The groups, in the order they run.
-pub const GROUPS: &[&str] = &["descriptor", "configs", "doctor", "lifecycle", "streaming"];
+pub const GROUPS: &[&str] = &[
+    "descriptor",
+    "configs",
+    "doctor",
+    "lifecycle",
+    "streaming",
+    "relay",
+];
 
 /// What every group reads.
 pub(crate) struct Context {

@@ -32,9 +32,11 @@ struct Started {
     broken: Option<ErrorInfo>,
 }
 
-pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
+/// Runs the group; returns the adapter package and version its host reported in the first
+/// successful invocation's software evidence, when it did.
+pub(crate) fn run(context: &Context, recorder: &mut Recorder) -> Option<(String, String)> {
     if !recorder.wants("lifecycle") {
-        return;
+        return None;
     }
     let nonce = uuid::Uuid::new_v4().simple().to_string();
     let marker = |label: &str| format!("conformance-{}-{label}", &nonce[..12]);
@@ -70,16 +72,17 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
                 );
             }
             leftovers(recorder, &runtime_ids, left);
-            return;
+            return None;
         }
     };
+    let mut package = None;
 
     recorder.check("lifecycle.invoke", || {
-        invoke(&mut a, &marker("a1"), &mut protocol)
+        invoke(&mut a, &marker("a1"), &mut protocol, &mut package)
     });
     recorder.check("lifecycle.repeat", || match &a.broken {
         Some(_) => Outcome::Skipped("the first invocation already failed".to_owned()),
-        None => invoke(&mut a, &marker("a2"), &mut protocol),
+        None => invoke(&mut a, &marker("a2"), &mut protocol, &mut None),
     });
     recorder.check("lifecycle.isolation", || {
         let b = match start(context, &mut runtime_ids) {
@@ -155,6 +158,7 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
         }
     });
     leftovers(recorder, &runtime_ids, left);
+    package
 }
 
 fn ms(began: Instant) -> u64 {
@@ -182,11 +186,17 @@ fn code_of(result: &RunResult) -> String {
 
 /// One invocation that must succeed. A protocol fault is recorded for `lifecycle.protocol`
 /// and skips this check (it is that check's failure, not this one's).
-fn invoke(started: &mut Started, input: &str, protocol: &mut Vec<Value>) -> Outcome {
+fn invoke(
+    started: &mut Started,
+    input: &str,
+    protocol: &mut Vec<Value>,
+    package: &mut Option<(String, String)>,
+) -> Outcome {
     let request = RunRequest::new(input.to_owned());
     let outcome = started.runtime.invoke(request);
     let error = match outcome {
         Ok(result) if result.status == RunStatus::Succeeded => {
+            *package = adapter_package(&result);
             return Outcome::Passed("the invocation succeeded".to_owned());
         }
         Ok(result) => result.error.clone().unwrap_or_else(|| {
@@ -209,6 +219,19 @@ fn invoke(started: &mut Started, input: &str, protocol: &mut Vec<Value>) -> Outc
         format!("the invocation did not succeed ({})", error.code),
         json!({"request": {"input": input}, "error": error}),
     )
+}
+
+/// The adapter's own entry (role `adapter`, a version observed) of a result's software
+/// evidence.
+fn adapter_package(result: &RunResult) -> Option<(String, String)> {
+    result
+        .execution
+        .as_ref()?
+        .inventories
+        .iter()
+        .flat_map(|inventory| &inventory.entries)
+        .filter(|entry| entry.role == "adapter")
+        .find_map(|entry| Some((entry.name.clone(), entry.version.value.clone()?)))
 }
 
 /// Stops `runtime` (by `stop`, or by EOF on its stdin), adding what its host left behind

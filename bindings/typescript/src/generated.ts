@@ -1180,7 +1180,7 @@ export interface ConformanceRequest {
   config?: JsonValue;
   /** A descriptor file to check (its directory is searched first). */
   descriptor?: string | null;
-  /** Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`). Default: all. */
+  /** Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all. */
   only?: string[];
 }
 

@@ -70,6 +70,12 @@ fn assert_passes(report: &Value) {
         }
     }
     assert_eq!(report["summary"]["required_profile_passed"], true);
+    if report["adapter"]["capabilities"]["relay"] == "supported" {
+        assert!(
+            ids_with(report, "passed").contains(&"relay.correlation".to_owned()),
+            "{report:#}"
+        );
+    }
     if report["adapter"]["capabilities"]["streaming"] == "supported" {
         for id in [
             "streaming.chunks",
@@ -185,12 +191,59 @@ fn an_adapter_claiming_streaming_that_sends_an_invalid_chunk_fails_streaming_chu
 }
 
 #[test]
-fn an_adapter_not_claiming_streaming_skips_the_group_saying_so() {
-    let (_, report) = check(&["--descriptor", &fixture("good"), "--only", "streaming"]);
-    for check in report["checks"].as_array().expect("checks") {
-        assert_eq!(check["status"], "skipped", "{report:#}");
-        assert_eq!(check["reason"], "streaming not claimed");
-    }
+fn relay_records_that_name_another_request_fail_relay_correlation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = crate::support::scripted_config(
+        dir.path(),
+        "wrong-request-id",
+        serde_json::json!({"atof": {"fault": "wrong_request_id"}}),
+    );
+    let (code, report) = check(&["fabric.scripted", "--config", &config]);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(
+        ids_with(&report, "failed"),
+        ["relay.correlation"],
+        "{report:#}"
+    );
+    assert_eq!(
+        report["adapter"]["capabilities"]["relay"],
+        "claimed_but_failing"
+    );
+    assert_eq!(report["adapter"]["package"], "fabric-adapter-scripted");
+}
+
+#[test]
+fn an_adapter_claiming_neither_streaming_nor_relay_skips_both_groups_saying_so() {
+    let (_, report) = check(&[
+        "--descriptor",
+        &fixture("good"),
+        "--only",
+        "streaming",
+        "--only",
+        "relay",
+    ]);
+    let reasons: Vec<(&str, &str)> = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .filter(|c| c["status"] == "skipped")
+        .map(|c| {
+            (
+                c["id"].as_str().expect("id"),
+                c["reason"].as_str().expect("reason"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            ("streaming.chunks", "streaming not claimed"),
+            ("streaming.empty", "streaming not claimed"),
+            ("streaming.early_close", "streaming not claimed"),
+            ("relay.correlation", "Relay telemetry not claimed"),
+        ],
+        "{report:#}"
+    );
 }
 
 #[test]

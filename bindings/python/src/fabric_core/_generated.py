@@ -687,7 +687,7 @@ class ConformanceRequest(FabricMapping):
     ``base_dir`` (str | None, optional): Anchors the config's relative paths. Default: the current directory.
     ``config`` (Any, optional): An accepted `fabric.agent/v1alpha1` config to start from. Default: built from the descriptor (every required setting at its schema default).
     ``descriptor`` (str | None, optional): A descriptor file to check (its directory is searched first).
-    ``only`` (tuple[str, ...], optional): Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`). Default: all.
+    ``only`` (tuple[str, ...], optional): Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all.
     """
 
     __slots__ = ()

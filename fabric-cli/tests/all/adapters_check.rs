@@ -315,18 +315,11 @@ fn the_python_echo_adapter_passes_every_applicable_check() {
         return;
     };
     crate::support::ensure_scripted_adapter();
-    let src = repo_root().join("adapters/python-echo/src");
-    let mut paths = vec![src];
-    if let Some(existing) = std::env::var_os("PYTHONPATH") {
-        paths.extend(std::env::split_paths(&existing));
-    }
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_fabric"))
         .args(["adapters", "check", "fabric.python-echo", "--json"])
         .env("ADAPTER_PYTHON", upstream.python())
-        .env(
-            "PYTHONPATH",
-            std::env::join_paths(paths).expect("PYTHONPATH"),
-        )
+        // Importable without `pip install -e adapters/python-echo` too.
+        .env("PYTHONPATH", crate::run::python_path())
         .output()
         .expect("run fabric");
     let report = stdout_json(&output);

@@ -125,8 +125,8 @@ pub(crate) struct StopOutcome {
     pub elapsed: Duration,
     /// Set when even `SIGKILL` did not end the host within the bound.
     pub error: Option<HostError>,
-    /// Processes of the host (its group, and descendants that left it) still alive when
-    /// the host itself exited during the stop: the core then killed them.
+    /// Descendants of the host (recorded when the stop began) still alive when the host
+    /// itself exited during the stop: the core then killed them.
     pub left_behind: Vec<ProcStat>,
 }
 

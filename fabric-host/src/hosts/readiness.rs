@@ -305,7 +305,7 @@ impl Hosts {
         };
         entry.exited = true;
         if entry.stopping.is_some() {
-            let left = super::stop::left_behind(entry.pid, &entry.escaped);
+            let left = super::stop::left_behind(&entry.escaped);
             if let Some(stopping) = entry.stopping.as_mut() {
                 stopping.left_behind = left;
             }

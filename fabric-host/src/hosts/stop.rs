@@ -228,25 +228,19 @@ impl Hosts {
     }
 }
 
-/// The processes of a stopping host that are still alive as its leader `pid` exits: members
-/// of its process group and the descendants recorded when the stop began (`escaped`) that
-/// are still the same processes. Read before the core kills them, so a stop can report what
-/// the adapter left behind.
-pub(super) fn left_behind(pid: i32, escaped: &[ProcStat]) -> Vec<ProcStat> {
+/// The processes of a stopping host that are still alive as its leader exits: the
+/// descendants recorded when the stop began (`escaped`; the host is a subreaper, so a
+/// double-forked grandchild is one of them) that are still the same processes. One stat
+/// read per recorded descendant (no process-table scan on the reactor thread). Read before
+/// the core kills them, so a stop can report what the adapter left behind.
+pub(super) fn left_behind(escaped: &[ProcStat]) -> Vec<ProcStat> {
     let root = Path::new("/proc");
-    let Ok(leader) = u32::try_from(pid) else {
-        return Vec::new();
-    };
-    let mut left: Vec<ProcStat> = fabric_stats::procs::group_members(root, leader)
-        .into_iter()
-        .filter(|stat| stat.pid != leader && !stat.is_exited())
-        .collect();
-    for stat in escaped {
-        let alive = fabric_stats::procs::read_stat(root, stat.pid)
-            .is_some_and(|now| now.start_time == stat.start_time && !now.is_exited());
-        if alive && !left.iter().any(|l| l.pid == stat.pid) {
-            left.push(*stat);
-        }
-    }
-    left
+    escaped
+        .iter()
+        .filter(|stat| {
+            fabric_stats::procs::read_stat(root, stat.pid)
+                .is_some_and(|now| now.start_time == stat.start_time && !now.is_exited())
+        })
+        .copied()
+        .collect()
 }

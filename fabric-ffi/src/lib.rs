@@ -50,6 +50,7 @@ mod api_service;
 mod api_stream;
 
 pub use api_config::*;
+pub use api_conformance::*;
 pub use api_gym::*;
 pub use api_observe::*;
 pub use api_operation::*;

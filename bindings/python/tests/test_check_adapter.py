@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 
 import pytest
 
@@ -35,6 +37,11 @@ def test_a_broken_adapter_fails_its_check_with_evidence() -> None:
     assert [check.id for check in failed] == ["lifecycle.isolation"]
     assert "leaked" in failed[0].evidence
     assert {check.group for check in report.checks} == {"lifecycle"}
+    # The fixture's shared state file (what it leaks between runtimes).
+    for directory in {tempfile.gettempdir(), "/tmp"}:
+        path = os.path.join(directory, f"fabric-conformance-leak-{os.getuid()}")
+        if os.path.exists(path):
+            os.remove(path)
 
 
 def test_bad_input_raises_naming_it() -> None:

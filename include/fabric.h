@@ -313,6 +313,26 @@ int32_t fabric_doctor(const char *config_json, const char *options_json, char **
 // `char *`.
 int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, char **out);
 
+// Runs the adapter conformance checks (docs/checking-adapters.md) and returns the
+// ConformanceReport: every check with its id, group, status, reason, evidence and time.
+//
+// `request_json`: a ConformanceRequest (`schemas/sdk/conformance-request.schema.json`):
+// `adapter_id` or `descriptor`, optionally `config`, `base_dir`, `only`. A failing check is
+// a report with `summary.failed > 0`, not an error status.
+//
+// Ownership: inputs are borrowed for the call only; `*out` (the report JSON or an
+// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (a request or config that does not decode, an unreadable
+// descriptor, an adapter discovery does not find), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// `request_json` or `out`, invalid UTF-8, neither an adapter id nor a descriptor, an
+// unknown group).
+// Blocking: yes — starts and stops several runtimes of the adapter (seconds). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_adapter_check(const char *request_json, char **out);
+
 // Plans a config and attaches to the existing environment `reference_json` names: an
 // EnvironmentReference `{provider, resource}` whose `provider` is the config's
 // `environment.provider` (the `local` provider takes `resource.workspace`, an existing

@@ -67,6 +67,10 @@ if need npm "Node.js 20 or later with npm (scripts/setup.sh)"; then
 
   step "TypeScript echo adapter (tsc + node --test)"
   (cd adapters/typescript-echo && npm run --silent build && npm test)
+
+  step "TypeScript echo adapter passes the conformance kit (fabric adapters check, docs/checking-adapters.md)"
+  FABRIC_CORE_LIB="$root/target/debug/libfabric_ffi.so" "$root/target/debug/fabric" adapters check \
+    --descriptor adapters/typescript-echo/typescript-echo.fabric-adapter.json --json >/dev/null
 fi
 
 step "docs: every fenced example marked runnable, in a clean directory (scripts/docs-test.py, docs/examples.md)"

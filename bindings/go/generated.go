@@ -1304,6 +1304,90 @@ type CheckTarget struct {
 	ServiceID string `json:"service_id,omitempty"`
 }
 
+// ConformanceAdapter: The adapter that was checked.
+type ConformanceAdapter struct {
+	// AdapterID: `adapter_id` of its descriptor (empty when the descriptor could not be read).
+	AdapterID string `json:"adapter_id"`
+	// AdapterKind: `adapter_kind` of its descriptor.
+	AdapterKind string `json:"adapter_kind,omitempty"`
+	// Capabilities: Optional capabilities: `supported`, `unsupported` or `claimed_but_failing`.
+	Capabilities map[string]string `json:"capabilities,omitempty"`
+	// ContractVersion: `contract_version` of its descriptor.
+	ContractVersion string `json:"contract_version,omitempty"`
+	// DescriptorPath: The descriptor file checked.
+	DescriptorPath string `json:"descriptor_path,omitempty"`
+	// DescriptorSHA256: Fingerprint of the normalized descriptor.
+	DescriptorSHA256 string `json:"descriptor_sha256,omitempty"`
+	// Package: Package and version the adapter reported in its software evidence, when it did.
+	Package string `json:"package,omitempty"`
+	// Version: Version of that package.
+	Version string `json:"version,omitempty"`
+}
+
+// ConformanceCheck: One check of the kit.
+type ConformanceCheck struct {
+	// ElapsedMS: Wall time of the check in whole milliseconds.
+	ElapsedMS uint64 `json:"elapsed_ms"`
+	// Evidence: What was seen on failure: the request, the response, the process tree left.
+	Evidence json.RawMessage `json:"evidence,omitempty"`
+	// Group: The group the id starts with (`descriptor`, `configs`, `doctor`, `lifecycle`, …).
+	Group string `json:"group"`
+	// ID: Stable check id (`lifecycle.stop`, `configs.settings.unknown_field`, …).
+	ID string `json:"id"`
+	// Reason: What the check did (passed), why it failed, or why it was skipped.
+	Reason string `json:"reason"`
+	// Status: Outcome.
+	Status ConformanceStatus `json:"status"`
+}
+
+// ConformanceReport: The report of one `fabric adapters check`.
+type ConformanceReport struct {
+	// Adapter: What was checked.
+	Adapter ConformanceAdapter `json:"adapter"`
+	// Checks: Every check, in the order it ran.
+	Checks []ConformanceCheck `json:"checks"`
+	// Summary: Counts and the required-profile result.
+	Summary ConformanceSummary `json:"summary"`
+}
+
+// ConformanceRequest: What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run.
+type ConformanceRequest struct {
+	// AdapterID: The adapter id, as discovery finds it.
+	AdapterID string `json:"adapter_id,omitempty"`
+	// BaseDir: Anchors the config's relative paths. Default: the current directory.
+	BaseDir string `json:"base_dir,omitempty"`
+	// Config: An accepted `fabric.agent/v1alpha1` config to start from. Default: built from the descriptor (every required setting at its schema default).
+	Config json.RawMessage `json:"config,omitempty"`
+	// Descriptor: A descriptor file to check (its directory is searched first).
+	Descriptor string `json:"descriptor,omitempty"`
+	// Only: Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all.
+	Only []string `json:"only,omitempty"`
+}
+
+// ConformanceStatus: Outcome of one conformance check.
+type ConformanceStatus string
+
+// ConformanceStatus values.
+const (
+	ConformanceStatusPassed  ConformanceStatus = "passed"
+	ConformanceStatusFailed  ConformanceStatus = "failed"
+	ConformanceStatusSkipped ConformanceStatus = "skipped"
+)
+
+// ConformanceSummary: Counts of the report's checks.
+type ConformanceSummary struct {
+	// ElapsedMS: Wall time of the whole suite in whole milliseconds.
+	ElapsedMS uint64 `json:"elapsed_ms"`
+	// Failed: Checks that failed.
+	Failed uint32 `json:"failed"`
+	// Passed: Checks that passed.
+	Passed uint32 `json:"passed"`
+	// RequiredProfilePassed: Whether every check of the required profile (descriptor, configs, doctor, lifecycle) passed or was skipped.
+	RequiredProfilePassed bool `json:"required_profile_passed"`
+	// Skipped: Checks that were skipped.
+	Skipped uint32 `json:"skipped"`
+}
+
 // ControlLocation: Where NeMo Fabric control code runs relative to the environment.
 type ControlLocation string
 

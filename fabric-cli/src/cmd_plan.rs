@@ -10,7 +10,7 @@
 //!   profile JSON; exit 2 when admission fails. Without `--descriptor` (or
 //!   `--target-descriptor`) the descriptors are found as `plan` finds them, so the profile
 //!   always comes from a real descriptor; none found is `adapter_not_found` (exit 2).
-//! - `fabric adapters [--config CONFIG]`: every discovered adapter and target with id, kind,
+//! - `fabric adapters [list] [--config CONFIG]`: every discovered adapter and target with id, kind,
 //!   source, path and fingerprint; exit 2 when CONFIG cannot be read, decoded or validated.
 //!
 //! The base directory defaults to the config file's directory.
@@ -56,9 +56,28 @@ pub struct InspectArgs {
     pub target_descriptor: Option<PathBuf>,
 }
 
-/// Arguments of `fabric adapters`.
+/// Arguments of `fabric adapters` (without a subcommand: `list`).
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct AdaptersArgs {
+    #[command(subcommand)]
+    pub command: Option<AdaptersCommand>,
+    #[command(flatten)]
+    pub list: ListArgs,
+}
+
+/// `fabric adapters list|check`.
+#[derive(Debug, clap::Subcommand)]
+pub enum AdaptersCommand {
+    /// List discovered adapters with id, kind, source path and fingerprint (the default).
+    List(ListArgs),
+    /// Run the adapter conformance checks and print the report.
+    Check(crate::cmd_adapters_check::Args),
+}
+
+/// Arguments of `fabric adapters list`.
+#[derive(Debug, clap::Args)]
+pub struct ListArgs {
     /// Also search this config's `discovery.local_paths`.
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -213,6 +232,14 @@ fn not_found(code: &str, what: &str, id: &str, flag: &str) -> ErrorInfo {
 }
 
 pub fn adapters(args: AdaptersArgs) -> ExitCode {
+    match args.command {
+        None => list(args.list),
+        Some(AdaptersCommand::List(list_args)) => list(list_args),
+        Some(AdaptersCommand::Check(check)) => crate::cmd_adapters_check::run(check),
+    }
+}
+
+fn list(args: ListArgs) -> ExitCode {
     let (local, base) = match &args.config {
         None => (Vec::new(), PathBuf::from(".")),
         Some(path) => match read_config(path, Stage::Plan) {

@@ -16,6 +16,7 @@ use clap::{Parser, Subcommand};
 
 mod builtin;
 mod cmd_batch;
+mod cmd_adapters_check;
 mod cmd_check;
 mod cmd_collector;
 mod cmd_env;
@@ -63,7 +64,8 @@ enum Command {
     /// Report the capability profile of a config against its adapter's descriptor (the one
     /// discovery finds, or `--descriptor`).
     Inspect(cmd_plan::InspectArgs),
-    /// List discovered adapters with id, kind, source path and fingerprint.
+    /// List discovered adapters with id, kind, source path and fingerprint (`list`, the
+    /// default), or check one against the adapter contract (`check`).
     Adapters(cmd_plan::AdaptersArgs),
     /// Start a runtime, invoke it, stop it and print the result: readable on a terminal, the
     /// RunResult JSON when piped or with `--json`.

@@ -44,6 +44,7 @@ pub mod bridge;
 pub mod canonical;
 pub mod codes;
 pub mod config;
+pub mod conformance;
 pub mod descriptor;
 pub mod edit;
 pub mod environment_ops;

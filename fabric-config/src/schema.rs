@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use crate::{
-    agent, batch, config, descriptor, environment_ops, error, gym, handles, health, model_call,
-    options, plan, provider, request, result, service, stats, stream,
+    agent, batch, config, conformance, descriptor, environment_ops, error, gym, handles, health,
+    model_call, options, plan, provider, request, result, service, stats, stream,
 };
 
 fn schema<T: JsonSchema>() -> Value {
@@ -56,6 +56,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
             schema::<service::ServiceReference>(),
         ),
         ("sdk/doctor-report", schema::<plan::DoctorReport>()),
+        (
+            "sdk/conformance-report",
+            schema::<conformance::ConformanceReport>(),
+        ),
+        (
+            "sdk/conformance-request",
+            schema::<conformance::ConformanceRequest>(),
+        ),
         (
             "sdk/adapter-capability-profile",
             schema::<plan::AdapterCapabilityProfile>(),

@@ -41,6 +41,7 @@ mod status;
 
 mod api_batch;
 mod api_config;
+mod api_conformance;
 mod api_environment;
 mod api_environment_ops;
 mod api_gym;
@@ -53,6 +54,7 @@ mod api_stream;
 
 pub use api_batch::*;
 pub use api_config::*;
+pub use api_conformance::*;
 pub use api_gym::*;
 pub use api_observe::*;
 pub use api_operation::*;

@@ -127,7 +127,7 @@ pub(crate) fn sweep(base: &Path) -> Vec<PathBuf> {
 /// `SIGKILL` to every process of this user whose environment says it belongs to
 /// `runtime_id` (`FABRIC_RUNTIME_ID`, set for every host and inherited by its children),
 /// when it is still the process that was read (same start time).
-fn kill_leftovers(runtime_id: &str) {
+pub fn kill_leftovers(runtime_id: &str) {
     let proc_root = Path::new("/proc");
     let entry = format!("FABRIC_RUNTIME_ID={runtime_id}");
     let me = std::process::id();

@@ -88,6 +88,9 @@ pub struct StopReport {
     pub elapsed: Duration,
     /// Set when the host could not be terminated within the bound (`host_termination_failed`).
     pub error: Option<HostError>,
+    /// Processes of the host still alive when it exited during the stop (the core then
+    /// killed them): what the adapter left behind.
+    pub left_behind: Vec<fabric_stats::ProcStat>,
 }
 
 /// A running (or finished) adapter host. `Send + Sync`; one call at a time is enforced
@@ -324,6 +327,18 @@ impl Host {
             }
             _ => None,
         };
+        self.stop_line(line, policy)
+    }
+
+    /// Stops the host by closing its stdin only (no `stop` request): it should exit on EOF
+    /// within `policy.grace`, after which the stop escalates as [`Host::stop`] does. What the
+    /// adapter conformance kit's `lifecycle.eof` check uses.
+    pub fn stop_on_eof(&self, policy: StopPolicy) -> StopReport {
+        let graceful = self.lock_terminal().is_none();
+        self.stop_line(graceful.then(Vec::new), policy)
+    }
+
+    fn stop_line(&self, line: Option<Vec<u8>>, policy: StopPolicy) -> StopReport {
         let mark = self.sink.mark();
         match self.engine.stop(self.key, line, policy) {
             Ok(outcome) => StopReport {
@@ -336,6 +351,7 @@ impl Host {
                 graceful: outcome.graceful,
                 elapsed: outcome.elapsed,
                 error: outcome.error,
+                left_behind: outcome.left_behind,
             },
             Err(error) => StopReport {
                 response: None,
@@ -345,6 +361,7 @@ impl Host {
                 graceful: false,
                 elapsed: Duration::ZERO,
                 error: Some(error),
+                left_behind: Vec::new(),
             },
         }
     }

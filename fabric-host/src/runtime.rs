@@ -571,7 +571,18 @@ impl Runtime {
         self.stop_inner().0
     }
 
+    /// Stops the runtime by closing the host's stdin without a `stop` request (an EOF
+    /// stop: the host should exit on its own within the stop policy's grace), then as
+    /// [`Runtime::stop`]. A runtime in a provider environment stops as [`Runtime::stop`].
+    pub fn stop_on_eof(&self) -> RuntimeStopResult {
+        self.stop_with(true).0
+    }
+
     pub(crate) fn stop_inner(&self) -> (RuntimeStopResult, StopSummary) {
+        self.stop_with(false)
+    }
+
+    fn stop_with(&self, eof: bool) -> (RuntimeStopResult, StopSummary) {
         {
             let mut state = self.lock();
             if let (Some(done), Some(summary)) = (&state.stop_result, &state.last_stop) {
@@ -598,13 +609,17 @@ impl Runtime {
         })
         .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
         let terminal = host.terminal_error().is_some();
-        let report = host.stop(Some(&payload), self.options.stop_policy);
+        let report = if eof {
+            host.stop_on_eof(self.options.stop_policy)
+        } else {
+            host.stop(Some(&payload), self.options.stop_policy)
+        };
         // The host is reaped: close the stats readers' cached descriptors of it.
         live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
         let summary = summarize_stop(&report, terminal);
         let crashed = report.exited_before;
-        let details = meta([
+        let mut details = meta([
             ("runtime_id", self.runtime_id.clone().into()),
             ("already_stopped", false.into()),
             (codes::HOST_CRASHED, crashed.into()),
@@ -614,6 +629,19 @@ impl Runtime {
                 report.exit.clone().map_or(Value::Null, Value::String),
             ),
         ]);
+        if !eof && report.graceful && !report.exited_before && report.response.is_none() {
+            // The host was asked to stop but never answered (it may still have exited on EOF).
+            details.insert("stop_answered".into(), false.into());
+        }
+        if !report.left_behind.is_empty() {
+            // Processes of the adapter alive when its host exited (the core killed them).
+            let left: Vec<Value> = report
+                .left_behind
+                .iter()
+                .map(|stat| json!({"pid": stat.pid, "ppid": stat.ppid, "pgrp": stat.pgrp, "session": stat.session}))
+                .collect();
+            details.insert("left_behind".into(), Value::Array(left));
+        }
         self.record_stop(self.stop_events(details, &summary), summary)
     }
 

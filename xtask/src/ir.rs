@@ -11,6 +11,8 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/call-options",
     "sdk/run-plan",
     "sdk/doctor-report",
+    "sdk/conformance-request",
+    "sdk/conformance-report",
     "sdk/adapter-capability-profile",
     "sdk/run-result",
     "sdk/fabric-event",

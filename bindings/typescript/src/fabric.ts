@@ -15,6 +15,8 @@ import type {
   AgentObservationBundle,
   CheckReport,
   CheckRequest,
+  ConformanceReport,
+  ConformanceRequest,
   DoctorReport,
   EnvironmentInfo,
   GymObservations,
@@ -235,6 +237,16 @@ export class Fabric {
    */
   async joinModelCallObservations(bundle: AgentObservationBundle, calls: readonly ModelCallKeys[]): Promise<AgentObservationBundle> {
     return parse(await this.library.call("fabric_gym_join_model_calls", [JSON.stringify({ bundle, calls })]));
+  }
+
+  /**
+   * Runs the adapter conformance checks (docs/checking-adapters.md), as `fabric adapters
+   * check` does: the adapter by `adapter_id` or `descriptor` file, optionally an accepted
+   * `config` and the groups to run (`only`). A failing check is in the report
+   * (`summary.failed`), not a rejection; bad input rejects with FabricConfigError.
+   */
+  async checkAdapter(request: ConformanceRequest): Promise<ConformanceReport> {
+    return parse(await this.library.call("fabric_adapter_check", [JSON.stringify(request)]));
   }
 
   /** Collects every finding instead of stopping at the first. */

@@ -1260,6 +1260,83 @@ export interface CheckTarget {
   service_id?: string | null;
 }
 
+/** The adapter that was checked. */
+export interface ConformanceAdapter {
+  /** `adapter_id` of its descriptor (empty when the descriptor could not be read). */
+  adapter_id: string;
+  /** `adapter_kind` of its descriptor. */
+  adapter_kind?: string | null;
+  /** Optional capabilities: `supported`, `unsupported` or `claimed_but_failing`. */
+  capabilities?: Record<string, string>;
+  /** `contract_version` of its descriptor. */
+  contract_version?: string | null;
+  /** The descriptor file checked. */
+  descriptor_path?: string | null;
+  /** Fingerprint of the normalized descriptor. */
+  descriptor_sha256?: string | null;
+  /** Package and version the adapter reported in its software evidence, when it did. */
+  package?: string | null;
+  /** Version of that package. */
+  version?: string | null;
+}
+
+/** One check of the kit. */
+export interface ConformanceCheck {
+  /** Wall time of the check in whole milliseconds. */
+  elapsed_ms: number;
+  /** What was seen on failure: the request, the response, the process tree left. */
+  evidence?: JsonValue;
+  /** The group the id starts with (`descriptor`, `configs`, `doctor`, `lifecycle`, …). */
+  group: string;
+  /** Stable check id (`lifecycle.stop`, `configs.settings.unknown_field`, …). */
+  id: string;
+  /** What the check did (passed), why it failed, or why it was skipped. */
+  reason: string;
+  /** Outcome. */
+  status: ConformanceStatus;
+}
+
+/** The report of one `fabric adapters check`. */
+export interface ConformanceReport {
+  /** What was checked. */
+  adapter: ConformanceAdapter;
+  /** Every check, in the order it ran. */
+  checks: ConformanceCheck[];
+  /** Counts and the required-profile result. */
+  summary: ConformanceSummary;
+}
+
+/** What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run. */
+export interface ConformanceRequest {
+  /** The adapter id, as discovery finds it. */
+  adapter_id?: string | null;
+  /** Anchors the config's relative paths. Default: the current directory. */
+  base_dir?: string | null;
+  /** An accepted `fabric.agent/v1alpha1` config to start from. Default: built from the descriptor (every required setting at its schema default). */
+  config?: JsonValue;
+  /** A descriptor file to check (its directory is searched first). */
+  descriptor?: string | null;
+  /** Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all. */
+  only?: string[];
+}
+
+/** Outcome of one conformance check. */
+export type ConformanceStatus = "passed" | "failed" | "skipped";
+
+/** Counts of the report's checks. */
+export interface ConformanceSummary {
+  /** Wall time of the whole suite in whole milliseconds. */
+  elapsed_ms: number;
+  /** Checks that failed. */
+  failed: number;
+  /** Checks that passed. */
+  passed: number;
+  /** Whether every check of the required profile (descriptor, configs, doctor, lifecycle) passed or was skipped. */
+  required_profile_passed: boolean;
+  /** Checks that were skipped. */
+  skipped: number;
+}
+
 /** Where NeMo Fabric control code runs relative to the environment. */
 export type ControlLocation = "external_control" | "in_env_control";
 

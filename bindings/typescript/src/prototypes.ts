@@ -24,6 +24,7 @@ export const PROTOTYPES = {
   fabric_plan: "int32_t fabric_plan(const char *config_json, const char *options_json, _Out_ void **out)",
   fabric_doctor: "int32_t fabric_doctor(const char *config_json, const char *options_json, _Out_ void **out)",
   fabric_inspect: "int32_t fabric_inspect(const char *config_json, const char *descriptor_json, const char *target_json, _Out_ void **out)",
+  fabric_adapter_check: "int32_t fabric_adapter_check(const char *request_json, _Out_ void **out)",
   fabric_environment_attach: "int32_t fabric_environment_attach(const char *config_json, const char *reference_json, const char *options_json, _Out_ uint64_t *environment_out, _Out_ void **out)",
   fabric_environment_exec: "int32_t fabric_environment_exec(uint64_t environment, const char *request_json, _Out_ void **out)",
   fabric_environment_write_file: "int32_t fabric_environment_write_file(uint64_t environment, const char *request_json, _Out_ void **out)",

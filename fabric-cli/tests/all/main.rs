@@ -1,6 +1,7 @@
 //! Every integration test of `fabric-cli`, in one binary (`cargo test -p fabric-cli --test all`;
 //! `-- plan::` runs one module).
 
+mod adapters_check;
 mod agent_ctl;
 mod agent_ctl_limits;
 mod agent_ctl_upstream;

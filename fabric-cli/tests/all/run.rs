@@ -268,7 +268,7 @@ fn start_timeout_is_configurable_and_reported() {
     }
 }
 
-fn python_path() -> std::ffi::OsString {
+pub(crate) fn python_path() -> std::ffi::OsString {
     let src = repo_root().join("adapters/python-echo/src");
     let mut paths = vec![src];
     if let Some(existing) = std::env::var_os("PYTHONPATH") {

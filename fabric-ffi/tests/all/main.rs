@@ -1,6 +1,7 @@
 //! Every integration test of `fabric-ffi`, in one binary (`cargo test -p fabric-ffi --test
 //! all`; `-- header::` runs one module).
 
+mod adapter_check;
 mod atof_stream;
 mod c_abi;
 mod error_codes;

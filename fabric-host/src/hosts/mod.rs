@@ -125,6 +125,9 @@ pub(crate) struct StopOutcome {
     pub elapsed: Duration,
     /// Set when even `SIGKILL` did not end the host within the bound.
     pub error: Option<HostError>,
+    /// Descendants of the host (recorded when the stop began) still alive when the host
+    /// itself exited during the stop: the core then killed them.
+    pub left_behind: Vec<ProcStat>,
 }
 
 /// Everything the reactor needs to own a freshly spawned host.
@@ -204,6 +207,8 @@ struct Stopping {
     graceful: bool,
     escalation: Escalation,
     exited_before: bool,
+    /// See [`StopOutcome::left_behind`].
+    left_behind: Vec<ProcStat>,
 }
 
 #[derive(Debug)]

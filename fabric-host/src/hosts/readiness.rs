@@ -308,6 +308,12 @@ impl Hosts {
             return;
         };
         entry.exited = true;
+        if entry.stopping.is_some() {
+            let left = super::stop::left_behind(&entry.escaped);
+            if let Some(stopping) = entry.stopping.as_mut() {
+                stopping.left_behind = left;
+            }
+        }
         let _ = sys::signal_group(entry.pid, sys::SIGKILL);
         kill_escaped(&entry.escaped);
         // Everything the host wrote before exiting is in the pipes: route it first.

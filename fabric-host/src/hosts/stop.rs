@@ -4,6 +4,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fabric_config::Stage;
+use fabric_stats::ProcStat;
 
 use crate::error::HostError;
 use fabric_reactor::sys;
@@ -55,6 +56,7 @@ impl Hosts {
                     graceful: false,
                     elapsed: Duration::ZERO,
                     error: None,
+                    left_behind: Vec::new(),
                 });
             }
             return;
@@ -70,6 +72,7 @@ impl Hosts {
                     graceful: false,
                     elapsed: Duration::ZERO,
                     error: None,
+                    left_behind: Vec::new(),
                 });
             }
             return;
@@ -105,6 +108,7 @@ impl Hosts {
             graceful,
             escalation: Escalation::None,
             exited_before,
+            left_behind: Vec::new(),
         });
         entry.op_seq += 1;
         let seq = entry.op_seq;
@@ -114,7 +118,8 @@ impl Hosts {
         }
         let poll_exit = entry.pidfd.is_none();
         if graceful {
-            if let Some(mut line) = line {
+            // An empty line is no request at all: stdin is only closed (an EOF stop).
+            if let Some(mut line) = line.filter(|line| !line.is_empty()) {
                 line.push(b'\n');
                 entry.queue_line(line);
             }
@@ -186,6 +191,7 @@ impl Hosts {
                         graceful: stopping.graceful,
                         elapsed,
                         error: Some(error),
+                        left_behind: stopping.left_behind,
                     });
                 }
                 let released = entry.released;
@@ -213,10 +219,28 @@ impl Hosts {
                 graceful: stopping.graceful,
                 elapsed: stopping.started.elapsed(),
                 error: None,
+                left_behind: stopping.left_behind,
             });
         }
         if entry.released {
             self.remove(slot);
         }
     }
+}
+
+/// The processes of a stopping host that are still alive as its leader exits: the
+/// descendants recorded when the stop began (`escaped`; the host is a subreaper, so a
+/// double-forked grandchild is one of them) that are still the same processes. One stat
+/// read per recorded descendant (no process-table scan on the reactor thread). Read before
+/// the core kills them, so a stop can report what the adapter left behind.
+pub(super) fn left_behind(escaped: &[ProcStat]) -> Vec<ProcStat> {
+    let root = Path::new("/proc");
+    escaped
+        .iter()
+        .filter(|stat| {
+            fabric_stats::procs::read_stat(root, stat.pid)
+                .is_some_and(|now| now.start_time == stat.start_time && !now.is_exited())
+        })
+        .copied()
+        .collect()
 }

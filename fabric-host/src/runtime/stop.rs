@@ -74,6 +74,7 @@ mod tests {
             graceful: true,
             elapsed: Duration::from_millis(3000),
             error: None,
+            left_behind: Vec::new(),
         }
     }
 

@@ -727,6 +727,86 @@ class CheckTarget(FabricMapping):
     __slots__ = ()
     _fields = frozenset({"runtime_id", "service_id"})
 
+
+class ConformanceAdapter(FabricMapping):
+    """The adapter that was checked.
+
+    ``adapter_id`` (str): `adapter_id` of its descriptor (empty when the descriptor could not be read).
+    ``adapter_kind`` (str | None, optional): `adapter_kind` of its descriptor.
+    ``capabilities`` (Mapping[str, str], optional): Optional capabilities: `supported`, `unsupported` or `claimed_but_failing`.
+    ``contract_version`` (str | None, optional): `contract_version` of its descriptor.
+    ``descriptor_path`` (str | None, optional): The descriptor file checked.
+    ``descriptor_sha256`` (str | None, optional): Fingerprint of the normalized descriptor.
+    ``package`` (str | None, optional): Package and version the adapter reported in its software evidence, when it did.
+    ``version`` (str | None, optional): Version of that package.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"adapter_id", "adapter_kind", "capabilities", "contract_version", "descriptor_path", "descriptor_sha256", "package", "version"})
+    _required = frozenset({"adapter_id"})
+
+
+class ConformanceCheck(FabricMapping):
+    """One check of the kit.
+
+    ``elapsed_ms`` (int): Wall time of the check in whole milliseconds.
+    ``evidence`` (Any, optional): What was seen on failure: the request, the response, the process tree left.
+    ``group`` (str): The group the id starts with (`descriptor`, `configs`, `doctor`, `lifecycle`, …).
+    ``id`` (str): Stable check id (`lifecycle.stop`, `configs.settings.unknown_field`, …).
+    ``reason`` (str): What the check did (passed), why it failed, or why it was skipped.
+    ``status`` (str): Outcome.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"elapsed_ms", "evidence", "group", "id", "reason", "status"})
+    _required = frozenset({"elapsed_ms", "group", "id", "reason", "status"})
+
+
+class ConformanceReport(FabricMapping):
+    """The report of one `fabric adapters check`.
+
+    ``adapter`` (ConformanceAdapter): What was checked.
+    ``checks`` (tuple[ConformanceCheck, ...]): Every check, in the order it ran.
+    ``summary`` (ConformanceSummary): Counts and the required-profile result.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"adapter", "checks", "summary"})
+    _required = frozenset({"adapter", "checks", "summary"})
+    _nested = {"adapter": ("ConformanceAdapter", "one"), "checks": ("ConformanceCheck", "list"), "summary": ("ConformanceSummary", "one")}
+
+
+class ConformanceRequest(FabricMapping):
+    """What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run.
+
+    ``adapter_id`` (str | None, optional): The adapter id, as discovery finds it.
+    ``base_dir`` (str | None, optional): Anchors the config's relative paths. Default: the current directory.
+    ``config`` (Any, optional): An accepted `fabric.agent/v1alpha1` config to start from. Default: built from the descriptor (every required setting at its schema default).
+    ``descriptor`` (str | None, optional): A descriptor file to check (its directory is searched first).
+    ``only`` (tuple[str, ...], optional): Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"adapter_id", "base_dir", "config", "descriptor", "only"})
+
+#: Outcome of one conformance check.
+CONFORMANCE_STATUS_VALUES = ("passed", "failed", "skipped",)
+
+
+class ConformanceSummary(FabricMapping):
+    """Counts of the report's checks.
+
+    ``elapsed_ms`` (int): Wall time of the whole suite in whole milliseconds.
+    ``failed`` (int): Checks that failed.
+    ``passed`` (int): Checks that passed.
+    ``required_profile_passed`` (bool): Whether every check of the required profile (descriptor, configs, doctor, lifecycle) passed or was skipped.
+    ``skipped`` (int): Checks that were skipped.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"elapsed_ms", "failed", "passed", "required_profile_passed", "skipped"})
+    _required = frozenset({"elapsed_ms", "failed", "passed", "required_profile_passed", "skipped"})
+
 #: Where NeMo Fabric control code runs relative to the environment.
 CONTROL_LOCATION_VALUES = ("external_control", "in_env_control",)
 
@@ -2019,6 +2099,11 @@ for _model in (
     CheckObservation,
     CheckReport,
     CheckTarget,
+    ConformanceAdapter,
+    ConformanceCheck,
+    ConformanceReport,
+    ConformanceRequest,
+    ConformanceSummary,
     CoverageGap,
     DescriptorProvenance,
     DoctorCheck,

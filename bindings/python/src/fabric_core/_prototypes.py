@@ -29,6 +29,7 @@ PROTOTYPES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "fabric_plan": (c_int32, (c_char_p, c_char_p, POINTER(c_void_p))),
     "fabric_doctor": (c_int32, (c_char_p, c_char_p, POINTER(c_void_p))),
     "fabric_inspect": (c_int32, (c_char_p, c_char_p, c_char_p, POINTER(c_void_p))),
+    "fabric_adapter_check": (c_int32, (c_char_p, POINTER(c_void_p))),
     "fabric_environment_attach": (c_int32, (c_char_p, c_char_p, c_char_p, POINTER(c_uint64), POINTER(c_void_p))),
     "fabric_environment_exec": (c_int32, (c_uint64, c_char_p, POINTER(c_void_p))),
     "fabric_environment_write_file": (c_int32, (c_uint64, c_char_p, POINTER(c_void_p))),

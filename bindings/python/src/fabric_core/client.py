@@ -32,6 +32,7 @@ from fabric_core.service import Service, ServiceStatus
 from fabric_core.types import (
     AdapterCapabilityProfile,
     CheckReport,
+    ConformanceReport,
     DoctorReport,
     EnvironmentInfo,
     EnvironmentReference,
@@ -98,6 +99,40 @@ class Fabric:
         options = options_arg(base_dir=base_dir)
         text = await call_blocking(lambda: library.fabric_doctor(payload, options, _ffi.out_slot()))
         return DoctorReport._from_json(json.loads(text))
+
+    async def check_adapter(
+        self,
+        adapter_id: str | None = None,
+        *,
+        descriptor: PathArg = None,
+        config: FabricConfig | None = None,
+        base_dir: PathArg = None,
+        only: list[str] | None = None,
+    ) -> ConformanceReport:
+        """Run the adapter conformance checks (docs/checking-adapters.md), as
+        ``fabric adapters check`` does, and return the ``ConformanceReport``.
+
+        Name the adapter by ``adapter_id`` (as discovery finds it) or ``descriptor`` (a
+        file). ``config`` is the accepted config to start from (default: built from the
+        descriptor); ``only`` limits the groups. A failing check is in the report
+        (``summary.failed``), not an exception; bad input raises ``FabricConfigError``.
+        """
+
+        request: dict[str, Any] = {}
+        if adapter_id is not None:
+            request["adapter_id"] = adapter_id
+        if descriptor is not None:
+            request["descriptor"] = os.fspath(descriptor)
+        if config is not None:
+            request["config"] = json.loads(config_json(config))
+        if base_dir is not None:
+            request["base_dir"] = os.fspath(base_dir)
+        if only:
+            request["only"] = list(only)
+        library = self._lib()
+        payload = dumps(request)
+        text = await call_blocking(lambda: library.fabric_adapter_check(payload, _ffi.out_slot()))
+        return ConformanceReport._from_json(json.loads(text))
 
     async def run(
         self,

@@ -210,6 +210,8 @@ class RunPlan(_g.RunPlan):
 
 DoctorCheck = _g.DoctorCheck
 DoctorReport = _g.DoctorReport
+ConformanceReport = _g.ConformanceReport
+ConformanceCheck = _g.ConformanceCheck
 RuntimeInfo = _g.RuntimeInfo
 #: NeMo Fabric's name for a started runtime's identity.
 RuntimeHandle = RuntimeInfo
@@ -236,6 +238,8 @@ __all__ = [
     "ArtifactRef",
     "CheckObservation",
     "CheckReport",
+    "ConformanceCheck",
+    "ConformanceReport",
     "DoctorCheck",
     "DoctorReport",
     "EnvironmentInfo",

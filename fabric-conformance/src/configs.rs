@@ -1,0 +1,123 @@
+//! The `configs` group: the accepted config plans, and for each declared schema generated
+//! rejections (unknown field, wrong type, missing required) that the core refuses before
+//! start, naming the field.
+
+use fabric_config::{ErrorInfo, FabricConfig};
+use serde_json::{Map, Value, json};
+
+use crate::Context;
+use crate::recorder::{Outcome, Recorder};
+
+/// A name no schema declares.
+const UNKNOWN: &str = "conformance_unknown_property";
+
+pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
+    if !recorder.wants("configs") {
+        return;
+    }
+    recorder.check("configs.accepted", || match context.plan(&context.config) {
+        Ok(_) => Outcome::Passed("the accepted config plans".to_owned()),
+        Err(info) => Outcome::Failed(
+            "the accepted config does not plan".to_owned(),
+            json!({"error": info}),
+        ),
+    });
+    let accepted = !recorder.failed("configs");
+    let schema = context.subject.loaded.descriptor.settings_schema.clone();
+    for case in ["unknown_property", "wrong_type", "missing_required"] {
+        let id = format!("configs.settings.{case}");
+        recorder.check(&id, || {
+            if !accepted {
+                return Outcome::Skipped("the accepted config does not plan".to_owned());
+            }
+            let Some(schema) = &schema else {
+                return Outcome::Skipped("the descriptor declares no settings_schema".to_owned());
+            };
+            match mutation(case, schema, &context.config) {
+                Err(reason) => Outcome::Skipped(reason),
+                Ok((field, config)) => rejected(context, &field, config),
+            }
+        });
+    }
+}
+
+/// The settings of `config` changed as `case` says, with the field it concerns; `Err`
+/// with the reason when the schema offers nothing to vary.
+fn mutation(
+    case: &str,
+    schema: &Map<String, Value>,
+    config: &FabricConfig,
+) -> Result<(String, Value), String> {
+    let mut value =
+        serde_json::to_value(config).map_err(|_| "the config does not encode".to_owned())?;
+    let properties = schema.get("properties").and_then(Value::as_object);
+    let Some(harness) = value.get_mut("harness").and_then(Value::as_object_mut) else {
+        return Err("the config selects a workflow target, not a harness".to_owned());
+    };
+    let settings = harness.entry("settings").or_insert_with(|| json!({}));
+    let Some(settings) = settings.as_object_mut() else {
+        return Err("the config's harness.settings is not an object".to_owned());
+    };
+    match case {
+        "unknown_property" => {
+            if schema.get("additionalProperties") != Some(&Value::Bool(false)) {
+                return Err("the settings schema allows unknown fields".to_owned());
+            }
+            settings.insert(UNKNOWN.to_owned(), json!(1));
+            Ok((UNKNOWN.to_owned(), value))
+        }
+        "wrong_type" => {
+            let typed = properties
+                .into_iter()
+                .flatten()
+                .find_map(|(name, property)| {
+                    let wrong = match property.get("type")?.as_str()? {
+                        "string" => json!(12345),
+                        "integer" | "number" | "boolean" | "array" | "object" => {
+                            json!("conformance-wrong-type")
+                        }
+                        _ => return None,
+                    };
+                    Some((name.clone(), wrong))
+                });
+            let Some((name, wrong)) = typed else {
+                return Err("no settings property declares a single type".to_owned());
+            };
+            settings.insert(name.clone(), wrong);
+            Ok((name, value))
+        }
+        _ => {
+            let Some(name) = crate::descriptor::required(schema).into_iter().next() else {
+                return Err("the settings schema requires no field".to_owned());
+            };
+            settings.remove(&name);
+            Ok((name, value))
+        }
+    }
+}
+
+/// Passes when the core refuses `config` before start with a message or path naming `field`.
+fn rejected(context: &Context, field: &str, config: Value) -> Outcome {
+    let planned = FabricConfig::parse(&config.to_string())
+        .map_err(ErrorInfo::from)
+        .and_then(|parsed| context.plan(&parsed));
+    let settings = config.pointer("/harness/settings").cloned();
+    match planned {
+        Ok(_) => Outcome::Failed(
+            format!("a config with a bad `harness.settings.{field}` was accepted"),
+            json!({"settings": settings}),
+        ),
+        Err(info)
+            if info.message.contains(field) || info.path().is_some_and(|p| p.contains(field)) =>
+        {
+            Outcome::Passed(format!(
+                "`harness.settings.{field}` is refused before start ({})",
+                info.code
+            ))
+        }
+        Err(info) => Outcome::Failed(
+            format!("the refusal does not name `harness.settings.{field}`"),
+            json!({"settings": settings, "error": info}),
+        ),
+    }
+}

@@ -1,0 +1,129 @@
+//! The adapter conformance kit: every check of `fabric adapters check` (and of the bindings'
+//! `check_adapter`), implemented once over the core's own planner and hosts.
+//!
+//! ```no_run
+//! use fabric_conformance::{CheckOptions, check_adapter};
+//!
+//! let mut options = CheckOptions::default();
+//! options.descriptor = Some("adapters/scripted/scripted.fabric-adapter.json".into());
+//! let report = check_adapter(&options)?;
+//! assert!(report.passed(), "{:?}", report.checks);
+//! # Ok::<(), fabric_conformance::ConformanceError>(())
+//! ```
+//!
+//! Groups run in order: `descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`. A group whose
+//! prerequisite failed is reported as skipped with that reason. A check the kit cannot cause
+//! from outside is skipped with its reason, never failed.
+
+#![forbid(unsafe_code)]
+
+mod configs;
+mod descriptor;
+mod doctor;
+mod error;
+mod lifecycle;
+mod recorder;
+mod relay;
+mod streaming;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use fabric_config::FabricConfig;
+use fabric_config::conformance::ConformanceReport;
+use fabric_host::{Fabric, RunOptions};
+
+pub use error::ConformanceError;
+use recorder::Recorder;
+
+/// What to check and how.
+#[derive(Debug, Clone, Default)]
+pub struct CheckOptions {
+    /// The adapter to check, as discovery finds it. Default: the one `descriptor` names.
+    pub adapter_id: Option<String>,
+    /// A descriptor file to check (its directory is searched first by discovery).
+    pub descriptor: Option<PathBuf>,
+    /// The accepted config to start from. Default: built from the descriptor.
+    pub config: Option<FabricConfig>,
+    /// Anchors the config's relative paths. Default: the current directory.
+    pub base_dir: Option<PathBuf>,
+    /// Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`,
+    /// `relay`).
+    /// Default: all.
+    pub only: Vec<String>,
+}
+
+/// Runs the conformance checks and returns the report. Errors only for bad input: neither
+/// an adapter id nor a descriptor, an unreadable descriptor file, an adapter discovery
+/// does not find.
+pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, ConformanceError> {
+    let began = Instant::now();
+    for group in &options.only {
+        if !GROUPS.contains(&group.as_str()) {
+            return Err(ConformanceError::UnknownGroup {
+                group: group.clone(),
+            });
+        }
+    }
+    let subject = descriptor::Subject::resolve(options)?;
+    let mut recorder = Recorder::new(&options.only);
+    let fabric = Fabric::new();
+    let mut run = RunOptions::with_base_dir(match &options.base_dir {
+        Some(dir) => dir.clone(),
+        None => std::env::current_dir().map_err(|_| ConformanceError::BaseDir)?,
+    });
+    run.runtime.stop_policy = lifecycle::stop_policy();
+    let config = match &options.config {
+        Some(config) => config.clone(),
+        None => subject.default_config()?,
+    };
+    let context = Context {
+        fabric,
+        run,
+        config,
+        subject,
+    };
+    descriptor::run(&context, &mut recorder);
+    configs::run(&context, &mut recorder);
+    doctor::run(&context, &mut recorder);
+    let package = lifecycle::run(&context, &mut recorder);
+    streaming::run(&context, &mut recorder);
+    relay::run(&context, &mut recorder);
+    let mut adapter = context.subject.summary(&recorder);
+    if let Some((name, version)) = package {
+        adapter.package = Some(name);
+        adapter.version = Some(version);
+    }
+    let elapsed = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(ConformanceReport::new(adapter, recorder.finish(), elapsed))
+}
+
+/// The groups, in the order they run.
+pub const GROUPS: &[&str] = &[
+    "descriptor",
+    "configs",
+    "doctor",
+    "lifecycle",
+    "streaming",
+    "relay",
+];
+
+/// What every group reads.
+pub(crate) struct Context {
+    pub fabric: Fabric,
+    pub run: RunOptions,
+    pub config: FabricConfig,
+    pub subject: descriptor::Subject,
+}
+
+impl Context {
+    /// Plans `config` as `fabric plan` would.
+    pub fn plan(
+        &self,
+        config: &FabricConfig,
+    ) -> Result<fabric_config::plan::RunPlan, fabric_config::ErrorInfo> {
+        self.fabric
+            .plan(config, &self.run)
+            .map_err(fabric_config::ErrorInfo::from)
+    }
+}

@@ -546,6 +546,18 @@ impl Runtime {
     }
 
     pub(crate) fn stop_inner(&self) -> (RuntimeStopResult, StopSummary) {
+        self.stop_with(false)
+    }
+
+    /// [`Runtime::stop`] that returns once a local host acknowledged `stop` (for
+    /// [`Fabric::run`](crate::Fabric::run)): the host's exit, any escalation after the
+    /// answer, the reap and the removal of a temporary FABRIC_HOME happen in the reactor
+    /// afterwards (`hosts/ack.rs`); `runtime_stop` then says `host_reaped: false`.
+    pub(crate) fn stop_acknowledged(&self) -> (RuntimeStopResult, StopSummary) {
+        self.stop_with(true)
+    }
+
+    fn stop_with(&self, until_ack: bool) -> (RuntimeStopResult, StopSummary) {
         {
             let mut state = self.lock();
             if let (Some(done), Some(summary)) = (&state.stop_result, &state.last_stop) {
@@ -572,8 +584,13 @@ impl Runtime {
         })
         .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
         let terminal = host.terminal_error().is_some();
-        let report = host.stop(Some(&payload), self.options.stop_policy);
-        // The host is reaped: close the stats readers' cached descriptors of it.
+        let policy = self.options.stop_policy;
+        let report = if until_ack {
+            host.stop_until_ack(&payload, policy, self.home.removal_after_exit())
+        } else {
+            host.stop(Some(&payload), policy)
+        };
+        // The host is reaped (or exiting): close the stats readers' cached descriptors of it.
         live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
         let summary = summarize_stop(&report, terminal);
@@ -587,6 +604,7 @@ impl Runtime {
                 "host_exit",
                 report.exit.clone().map_or(Value::Null, Value::String),
             ),
+            ("host_reaped", report.exit.is_some().into()),
         ]);
         self.record_stop(self.stop_events(details, &summary), summary)
     }

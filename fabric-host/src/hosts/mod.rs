@@ -25,12 +25,14 @@ use mio::unix::pipe;
 
 use crate::error::{Diagnostics, HostError};
 
+mod ack;
 mod handle;
 mod readiness;
 mod stop;
 mod tenant;
 mod timers;
 
+pub(crate) use ack::AfterExit;
 pub use handle::{EngineStats, engine_stats};
 pub(crate) use handle::{HostsHandle, PendingReply};
 
@@ -204,6 +206,8 @@ struct Stopping {
     graceful: bool,
     escalation: Escalation,
     exited_before: bool,
+    /// Set when the caller is answered at the acknowledgement (`ack.rs`).
+    ack: Option<ack::Ack>,
 }
 
 #[derive(Debug)]

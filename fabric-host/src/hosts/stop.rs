@@ -105,6 +105,7 @@ impl Hosts {
             graceful,
             escalation: Escalation::None,
             exited_before,
+            ack: None,
         });
         entry.op_seq += 1;
         let seq = entry.op_seq;

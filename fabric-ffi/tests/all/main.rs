@@ -2,6 +2,7 @@
 //! all`; `-- header::` runs one module).
 
 mod atof_stream;
+mod background_reap;
 mod c_abi;
 mod error_codes;
 mod gym;

@@ -7,18 +7,11 @@ from __future__ import annotations
 import asyncio
 import time
 from pathlib import Path
-from typing import Any
 
 from fabric_core import Fabric
 from fcsupport import scripted_config
 from test_embedder_death import _alive
-
-
-def _eventually(what: str, done: Any, bound: float = 5.0) -> None:
-    deadline = time.monotonic() + bound
-    while not done():
-        assert time.monotonic() < deadline, f"{what} within {bound} s"
-        time.sleep(0.01)
+from test_prewarm import _eventually
 
 
 def test_run_returns_at_the_stop_answer_and_the_lingering_host_is_ended_after(scripted_built) -> None:

@@ -6,6 +6,7 @@ use std::ffi::CString;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::prewarm::eventually;
 use crate::support::{call, scripted_config};
 use fabric_ffi::{
     FabricStatus, fabric_prewarm_close, fabric_prewarm_free, fabric_prewarm_start, fabric_run,
@@ -20,14 +21,6 @@ fn alive(pid: u64) -> bool {
             .next()
             .is_some_and(|rest| !rest.starts_with(" Z"))
     })
-}
-
-fn eventually(what: &str, bound: Duration, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + bound;
-    while !done() {
-        assert!(Instant::now() < deadline, "{what} within {bound:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn runtime_stop(result: &Value) -> &Value {

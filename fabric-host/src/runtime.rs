@@ -585,7 +585,10 @@ impl Runtime {
         .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
         let terminal = host.terminal_error().is_some();
         let policy = self.options.stop_policy;
-        let report = if until_ack {
+        // Relay runs inside the host and writes its final batch of spans when the host shuts
+        // down ("read the files after the runtime stops"): then the stop waits for the exit.
+        let relay_in_host = self.telemetry.context().is_some_and(|c| c.relay_enabled);
+        let report = if until_ack && !relay_in_host {
             host.stop_until_ack(&payload, policy, self.home.removal_after_exit())
         } else {
             host.stop(Some(&payload), policy)

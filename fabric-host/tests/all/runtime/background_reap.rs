@@ -77,3 +77,30 @@ fn a_host_that_exits_at_once_is_reaped_and_its_home_removed() {
         !Path::new(home).exists()
     });
 }
+
+#[test]
+fn with_relay_in_the_host_run_waits_for_the_exit() {
+    // Relay writes its final batch when the host shuts down: the caller must find the files
+    // complete when `run()` returns, so the stop waits for the exit (and reports it).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = scripted_config(
+        "relay-waits",
+        json!({"exit_delay_ms": 300}),
+        json!({"telemetry": {"providers": {"relay": {}}}}),
+    );
+    let began = Instant::now();
+    let result = Fabric::new()
+        .run(&config, RunRequest::new("x"), &options(dir.path()))
+        .expect("run");
+    assert!(began.elapsed() >= Duration::from_millis(300));
+    assert_eq!(result.status, RunStatus::Succeeded, "{result:?}");
+    let stop = result
+        .events
+        .iter()
+        .find(|e| e.kind == "runtime_stop")
+        .expect("runtime_stop");
+    assert_eq!(stop.metadata["host_reaped"], true);
+    assert_eq!(stop.metadata["host_exit"], "exit code 0");
+    let pid = result.metadata["host_pid"].as_u64().expect("pid") as u32;
+    assert!(!alive(pid));
+}

@@ -78,7 +78,7 @@ mod stream;
 mod telemetry;
 mod workspace;
 
-pub use cleanup::{ShutdownReport, kill_all_hosts, shutdown};
+pub use cleanup::{ShutdownReport, kill_all_hosts, settle, shutdown};
 pub use environment::Environment;
 pub use error::{Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};

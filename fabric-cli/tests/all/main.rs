@@ -24,6 +24,7 @@ mod os_strings;
 mod plan;
 mod relay;
 mod run;
+mod run_settle;
 mod run_stream;
 mod run_stream_atof;
 mod service;

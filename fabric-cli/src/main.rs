@@ -109,6 +109,10 @@ pub struct ConfigArgs {
     pub base_dir: Option<PathBuf>,
 }
 
+/// How long `fabric run` waits at exit for the stops `run()` left to the background: the
+/// default stop policy's whole escalation (grace, `SIGTERM` wait, `SIGKILL` wait).
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(4);
+
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -125,7 +129,10 @@ fn main() -> ExitCode {
         Command::Adapters(args) => cmd_plan::adapters(args),
         Command::Run(args) => {
             interrupt::install();
-            interrupt::finish(cmd_run::run(args))
+            let code = interrupt::finish(cmd_run::run(args));
+            // The host's exit and reap, and its home's removal, finish after run() returned.
+            fabric_host::settle(SETTLE);
+            code
         }
         Command::Batch(args) => cmd_batch::run(args),
         Command::Collector(args) => cmd_collector::run(args),

@@ -200,6 +200,26 @@ pub fn shutdown(policy: StopPolicy) -> ShutdownReport {
     }
 }
 
+/// Waits until every host of this process has exited, or `bound` has passed; returns how
+/// many host leaders still run. For a process about to exit normally after `run()`: `run()`
+/// returns at the host's answer to `stop` and its exit, reap and temporary FABRIC_HOME
+/// removal finish in the background (each bounded by its stop policy), which the process's
+/// end would otherwise cut short (`PR_SET_PDEATHSIG` kills the host; the home is left to
+/// the sweeper).
+pub fn settle(bound: Duration) -> usize {
+    let Some(engine) = HostsHandle::running() else {
+        return 0;
+    };
+    let deadline = Instant::now() + bound;
+    loop {
+        let left = engine.running_hosts().unwrap_or(0);
+        if left == 0 || Instant::now() >= deadline {
+            return left;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// `SIGKILL` to every host's process group (and escaped descendants recorded at stop) at
 /// once, without waiting: the second Ctrl-C. Launches fail from now on, as after
 /// [`shutdown`].

@@ -235,7 +235,9 @@ impl Fabric {
         self.start_runtime_in_plan(&plan, environment, &options.runtime)
     }
 
-    /// `start`, `invoke`, `stop` on a plan. A stop that cannot end the host within the
+    /// `start`, `invoke`, `stop` on a plan; returns once the host answered `stop` (its
+    /// exit, escalation if it lingers, reap and temporary FABRIC_HOME removal finish in the
+    /// background: `runtime_stop` says `host_reaped: false`). A stop that cannot end the host within the
     /// bound turns a succeeded result into a failed one (`error.stage = "stop"`,
     /// `error.code = "timeout"`); any other stop problem (a host that ignored `stop` and
     /// needed signals, an adapter stop failure) keeps the invocation's status and is
@@ -575,8 +577,11 @@ impl Runtime {
     /// events are appended; a stop that could not end the host fails a succeeded result,
     /// another stop problem goes to `metadata.stop_error`). For callers that drive one
     /// turn themselves, e.g. a stream, and report it like `run()`.
+    /// Like `run()`, it returns once a local host acknowledged `stop`; the host's exit and
+    /// reap and a temporary FABRIC_HOME's removal finish in the background (bounded by the
+    /// stop policy's escalation).
     pub fn stop_into(&self, result: &mut RunResult) {
-        let (stop, summary) = self.stop_inner();
+        let (stop, summary) = self.stop_acknowledged();
         fold_stop(result, stop.events, summary);
     }
 }

@@ -9,6 +9,7 @@
 use std::fs::{self, DirBuilder};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use fabric_config::Stage;
 
@@ -23,6 +24,8 @@ pub(crate) struct FabricHome {
     temporary: bool,
     /// The owner lock of a temporary root (`cleanup.rs`): held while this home exists.
     _lock: Option<fs::File>,
+    /// Set once the removal was handed to the host's stop ([`FabricHome::removal_after_exit`]).
+    handed_off: AtomicBool,
 }
 
 pub(crate) fn fs_error(stage: Stage, path: &Path, error: &std::io::Error) -> HostError {
@@ -139,6 +142,7 @@ impl FabricHome {
             home,
             temporary,
             _lock: lock,
+            handed_off: AtomicBool::new(false),
         })
     }
 
@@ -195,10 +199,27 @@ impl FabricHome {
 
     /// Removes a temporary home (never a caller's artifact root).
     pub(crate) fn remove_if_temporary(&self) {
-        if self.temporary {
+        if self.temporary && !self.handed_off.load(Ordering::Acquire) {
             let _ = fs::remove_dir_all(&self.root);
             crate::cleanup::forget_root(&self.root);
         }
+    }
+
+    /// The removal of a temporary home as work for after the host's exit (the host may
+    /// still write to it while it shuts down): the returned action keeps the owner lock
+    /// (a duplicate of its descriptor) until it removed the root; this home no longer
+    /// removes it. `None` for an artifact root (kept) or when already handed off.
+    pub(crate) fn removal_after_exit(&self) -> Option<crate::hosts::AfterExit> {
+        if !self.temporary || self.handed_off.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        let lock = self._lock.as_ref().and_then(|lock| lock.try_clone().ok());
+        let root = self.root.clone();
+        Some(crate::hosts::AfterExit::new(move || {
+            let _ = fs::remove_dir_all(&root);
+            crate::cleanup::forget_root(&root);
+            drop(lock);
+        }))
     }
 }
 

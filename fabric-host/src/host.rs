@@ -18,7 +18,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Diagnostics, HostError, ProtocolViolation};
 use crate::hosts::{
-    Escalation, HostInit, HostKey, HostsHandle, Notify, PendingReply, SPIN, StopPolicy,
+    AfterExit, Escalation, HostInit, HostKey, HostsHandle, Notify, PendingReply, SPIN, StopOutcome,
+    StopPolicy,
 };
 use fabric_reactor::stderr::StderrSink;
 use fabric_reactor::sys;
@@ -320,14 +321,40 @@ impl Host {
     /// stdin, waits `policy.grace`, then `SIGTERM` and `SIGKILL` to the whole process
     /// group; always reaps. Idempotent: a second stop reports `exited_before`.
     pub fn stop(&self, payload: Option<&Value>, policy: StopPolicy) -> StopReport {
-        let graceful = self.lock_terminal().is_none();
-        let line = match payload {
-            Some(payload) if graceful => {
+        let line = self.stop_line(payload);
+        let mark = self.sink.mark();
+        self.stop_report(self.engine.stop(self.key, line, policy), mark)
+    }
+
+    /// [`Host::stop`] that returns once the host answered `stop` (the report's `exit` is
+    /// then `None`): the grace period, escalation and reap go on in the reactor, which runs
+    /// `after_exit` when the host has exited. A terminal host (no `stop` request) is
+    /// stopped and reaped before this returns, as by [`Host::stop`].
+    pub(crate) fn stop_until_ack(
+        &self,
+        payload: &Value,
+        policy: StopPolicy,
+        after_exit: Option<AfterExit>,
+    ) -> StopReport {
+        let mark = self.sink.mark();
+        match self.stop_line(Some(payload)) {
+            Some(line) => self.stop_report(
+                self.engine
+                    .stop_until_ack(self.key, line, policy, after_exit),
+                mark,
+            ),
+            None => self.stop_report(self.engine.stop(self.key, None, policy), mark),
+        }
+    }
+
+    /// The `stop` request line, unless the host is terminal (then signals end it).
+    fn stop_line(&self, payload: Option<&Value>) -> Option<Vec<u8>> {
+        match payload {
+            Some(payload) if self.lock_terminal().is_none() => {
                 serde_json::to_vec(&json!({ "operation": "stop", "payload": payload })).ok()
             }
             _ => None,
-        };
-        self.stop_line(line, policy)
+        }
     }
 
     /// Stops the host by closing its stdin only (no `stop` request): it should exit on EOF
@@ -335,12 +362,15 @@ impl Host {
     /// adapter conformance kit's `lifecycle.eof` check uses.
     pub fn stop_on_eof(&self, policy: StopPolicy) -> StopReport {
         let graceful = self.lock_terminal().is_none();
-        self.stop_line(graceful.then(Vec::new), policy)
+        let mark = self.sink.mark();
+        self.stop_report(
+            self.engine.stop(self.key, graceful.then(Vec::new), policy),
+            mark,
+        )
     }
 
-    fn stop_line(&self, line: Option<Vec<u8>>, policy: StopPolicy) -> StopReport {
-        let mark = self.sink.mark();
-        match self.engine.stop(self.key, line, policy) {
+    fn stop_report(&self, outcome: Result<StopOutcome, HostError>, mark: u64) -> StopReport {
+        match outcome {
             Ok(outcome) => StopReport {
                 response: outcome
                     .response
@@ -478,12 +508,7 @@ impl Host {
     /// Starts a graceful stop in the background (the `stop` request with `payload`, then
     /// the usual escalation) without waiting; used when a runtime is dropped unstopped.
     pub(crate) fn stop_in_background(&self, payload: &Value) {
-        let line = if self.lock_terminal().is_none() {
-            serde_json::to_vec(&json!({ "operation": "stop", "payload": payload })).ok()
-        } else {
-            None
-        };
-        self.engine.release(self.key, line);
+        self.engine.release(self.key, self.stop_line(Some(payload)));
     }
 }
 

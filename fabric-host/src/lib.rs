@@ -78,7 +78,7 @@ mod stream;
 mod telemetry;
 mod workspace;
 
-pub use cleanup::{ShutdownReport, kill_all_hosts, kill_leftovers, shutdown};
+pub use cleanup::{ShutdownReport, kill_all_hosts, kill_leftovers, settle, shutdown};
 pub use environment::Environment;
 pub use error::{Diagnostics, ErrorClass, HostError, ProtocolViolation};
 pub use fabric::{Fabric, RunOptions};

@@ -575,14 +575,22 @@ impl Runtime {
     /// stop: the host should exit on its own within the stop policy's grace), then as
     /// [`Runtime::stop`]. A runtime in a provider environment stops as [`Runtime::stop`].
     pub fn stop_on_eof(&self) -> RuntimeStopResult {
-        self.stop_with(true).0
+        self.stop_with(StopWay::Eof).0
     }
 
     pub(crate) fn stop_inner(&self) -> (RuntimeStopResult, StopSummary) {
-        self.stop_with(false)
+        self.stop_with(StopWay::Request)
     }
 
-    fn stop_with(&self, eof: bool) -> (RuntimeStopResult, StopSummary) {
+    /// [`Runtime::stop`] that returns once a local host acknowledged `stop` (for
+    /// [`Fabric::run`](crate::Fabric::run)): the host's exit, any escalation after the
+    /// answer, the reap and the removal of a temporary FABRIC_HOME happen in the reactor
+    /// afterwards (`hosts/ack.rs`); `runtime_stop` then says `host_reaped: false`.
+    pub(crate) fn stop_acknowledged(&self) -> (RuntimeStopResult, StopSummary) {
+        self.stop_with(StopWay::UntilAck)
+    }
+
+    fn stop_with(&self, way: StopWay) -> (RuntimeStopResult, StopSummary) {
         {
             let mut state = self.lock();
             if let (Some(done), Some(summary)) = (&state.stop_result, &state.last_stop) {
@@ -609,12 +617,18 @@ impl Runtime {
         })
         .unwrap_or_else(|_| json!({ "runtime_id": self.runtime_id }));
         let terminal = host.terminal_error().is_some();
-        let report = if eof {
-            host.stop_on_eof(self.options.stop_policy)
-        } else {
-            host.stop(Some(&payload), self.options.stop_policy)
+        let policy = self.options.stop_policy;
+        // Relay runs inside the host and writes its final batch of spans when the host shuts
+        // down ("read the files after the runtime stops"): then the stop waits for the exit.
+        let relay_in_host = self.telemetry.context().is_some_and(|c| c.relay_enabled);
+        let report = match way {
+            StopWay::Eof => host.stop_on_eof(policy),
+            StopWay::UntilAck if !relay_in_host => {
+                host.stop_until_ack(&payload, policy, self.home.removal_after_exit())
+            }
+            StopWay::Request | StopWay::UntilAck => host.stop(Some(&payload), policy),
         };
-        // The host is reaped: close the stats readers' cached descriptors of it.
+        // The host is reaped (or exiting): close the stats readers' cached descriptors of it.
         live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
         let summary = summarize_stop(&report, terminal);
@@ -628,8 +642,9 @@ impl Runtime {
                 "host_exit",
                 report.exit.clone().map_or(Value::Null, Value::String),
             ),
+            ("host_reaped", report.exit.is_some().into()),
         ]);
-        if !eof && report.graceful && !report.exited_before && report.response.is_none() {
+        if way != StopWay::Eof && report.graceful && !report.exited_before && report.response.is_none() {
             // The host was asked to stop but never answered (it may still have exited on EOF).
             details.insert("stop_answered".into(), false.into());
         }
@@ -731,4 +746,15 @@ impl Drop for Runtime {
         live::collector().release(&self.stats_target());
         self.home.remove_if_temporary();
     }
+}
+
+/// How [`Runtime::stop_with`] ends the host.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StopWay {
+    /// A `stop` request, waiting for the host's exit.
+    Request,
+    /// A `stop` request, answering at the host's acknowledgement (`hosts/ack.rs`).
+    UntilAck,
+    /// Stdin closed without a request (the conformance kit's EOF check).
+    Eof,
 }

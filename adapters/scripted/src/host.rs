@@ -28,6 +28,8 @@ struct Host {
     runtime: Option<ScriptedRuntime>,
     failed: bool,
     health: Health,
+    /// Set by `stop` from `exit_delay_ms`: how long to keep running after its answer.
+    exit_delay_ms: u64,
 }
 
 /// What to do after handling one request line.
@@ -77,6 +79,9 @@ pub fn serve(mut input: impl BufRead, mut output: impl Write, health: Health) ->
                     break;
                 }
                 if exit {
+                    if host.exit_delay_ms > 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(host.exit_delay_ms));
+                    }
                     return 0;
                 }
             }
@@ -208,6 +213,7 @@ impl Host {
             return Reply::Nothing;
         };
         let ignore = runtime.settings.ignore_stop;
+        self.exit_delay_ms = runtime.settings.exit_delay_ms;
         runtime.stop();
         self.failed = false;
         self.health.shutdown();

@@ -79,6 +79,8 @@ pub struct Settings {
     pub start_delay_ms: u64,
     pub start_fail: Option<ErrorSpec>,
     pub ignore_stop: bool,
+    /// Milliseconds the host keeps running after answering `stop` (`exit_delay_ms`).
+    pub exit_delay_ms: u64,
     pub health: HealthSettings,
     /// Native OpenAI streaming (`harness.settings.stream`).
     pub stream: crate::stream::StreamSettings,
@@ -97,6 +99,7 @@ impl Default for Settings {
             start_delay_ms: 0,
             start_fail: None,
             ignore_stop: false,
+            exit_delay_ms: 0,
             health: HealthSettings::default(),
             stream: crate::stream::StreamSettings::default(),
             atof: crate::atof::AtofSettings::default(),
@@ -115,6 +118,7 @@ pub const SETTINGS_KEYS: &[&str] = &[
     "start_delay_ms",
     "start_fail",
     "ignore_stop",
+    "exit_delay_ms",
     "health",
     "stream",
     "atof",
@@ -162,6 +166,9 @@ impl Settings {
         }
         if let Some(v) = settings.get("ignore_stop") {
             out.ignore_stop = boolean(v, &format!("{base}.ignore_stop"))?;
+        }
+        if let Some(v) = settings.get("exit_delay_ms") {
+            out.exit_delay_ms = uint(v, &format!("{base}.exit_delay_ms"), 0, MAX_DELAY_MS)?;
         }
         if let Some(v) = settings.get("stream") {
             out.stream = out.stream.merged(v, &format!("{base}.stream"))?;

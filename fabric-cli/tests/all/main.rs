@@ -28,6 +28,7 @@ mod plan;
 mod relay;
 mod run;
 mod run_capture;
+mod run_settle;
 mod run_stream;
 mod run_stream_atof;
 mod service;

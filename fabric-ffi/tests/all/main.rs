@@ -3,6 +3,7 @@
 
 mod adapter_check;
 mod atof_stream;
+mod background_reap;
 mod c_abi;
 mod error_codes;
 mod gym;

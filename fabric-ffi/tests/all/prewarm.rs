@@ -84,7 +84,7 @@ fn alive(pid: u64) -> bool {
 }
 
 /// Waits (bounded) until `done` holds.
-fn eventually(what: &str, bound: Duration, mut done: impl FnMut() -> bool) {
+pub(crate) fn eventually(what: &str, bound: Duration, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + bound;
     while !done() {
         assert!(Instant::now() < deadline, "{what} within {bound:?}");

@@ -1,7 +1,7 @@
 //! The callers' side: what host handles use to reach the tenant on the reactor thread.
 
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::mpsc::{self, Receiver, TryRecvError};
+use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::time::{Duration, Instant};
 
 use fabric_config::Stage;
@@ -9,7 +9,9 @@ use fabric_reactor::{EngineError, Handle, Registration};
 
 use crate::error::HostError;
 
-use super::{HostInit, HostKey, Hosts, Notify, Responder, SPIN, StopOutcome, StopPolicy};
+use super::{
+    AfterExit, HostInit, HostKey, Hosts, Notify, Responder, SPIN, StopOutcome, StopPolicy,
+};
 
 /// Counters of the process-wide reactor (for monitoring and tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -143,9 +145,31 @@ impl HostsHandle {
         line: Option<Vec<u8>>,
         policy: StopPolicy,
     ) -> Result<StopOutcome, HostError> {
+        self.stop_with(move |hosts, reply| hosts.begin_stop(key, line, policy, Some(reply)))
+    }
+
+    /// Like [`HostsHandle::stop`] with a `stop` request, but returns once the host answered
+    /// it (`exit` is then unknown): the rest of the stop (grace, escalation, reap) goes on
+    /// in the reactor, and `after_exit` runs when it ends. See `ack.rs`.
+    pub(crate) fn stop_until_ack(
+        &self,
+        key: HostKey,
+        line: Vec<u8>,
+        policy: StopPolicy,
+        after_exit: Option<AfterExit>,
+    ) -> Result<StopOutcome, HostError> {
+        self.stop_with(move |hosts, reply| {
+            hosts.begin_stop_until_ack(key, line, policy, reply, after_exit);
+        })
+    }
+
+    fn stop_with(
+        &self,
+        begin: impl FnOnce(&mut Hosts, SyncSender<StopOutcome>) + Send + 'static,
+    ) -> Result<StopOutcome, HostError> {
         let (reply, wait) = mpsc::sync_channel(1);
         self.0
-            .post(move |hosts, _| hosts.begin_stop(key, line, policy, Some(reply)))
+            .post(move |hosts, _| begin(hosts, reply))
             .map_err(unavailable(Stage::Stop))?;
         wait.recv().map_err(|_| HostError::EngineUnavailable {
             stage: Stage::Stop,

@@ -25,12 +25,14 @@ use mio::unix::pipe;
 
 use crate::error::{Diagnostics, HostError};
 
+mod ack;
 mod handle;
 mod readiness;
 mod stop;
 mod tenant;
 mod timers;
 
+pub(crate) use ack::AfterExit;
 pub use handle::{EngineStats, engine_stats};
 pub(crate) use handle::{HostsHandle, PendingReply};
 
@@ -209,6 +211,8 @@ struct Stopping {
     exited_before: bool,
     /// See [`StopOutcome::left_behind`].
     left_behind: Vec<ProcStat>,
+    /// Set when the caller is answered at the acknowledgement (`ack.rs`).
+    ack: Option<ack::Ack>,
 }
 
 #[derive(Debug)]

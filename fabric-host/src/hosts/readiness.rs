@@ -211,6 +211,7 @@ impl Hosts {
             // answer to an abandoned request) is dropped.
             if stopping.graceful && stopping.response.is_none() {
                 stopping.response = Some(line);
+                self.on_stop_acknowledged(slot);
             }
             return;
         }

@@ -109,6 +109,7 @@ impl Hosts {
             escalation: Escalation::None,
             exited_before,
             left_behind: Vec::new(),
+            ack: None,
         });
         entry.op_seq += 1;
         let seq = entry.op_seq;

@@ -153,6 +153,22 @@ fn protocol_faults_on_demand() {
 }
 
 #[test]
+fn exit_delay_answers_stop_then_keeps_running_for_the_delay() {
+    let mut a = started(json!({"harness": {"settings": {"exit_delay_ms": 400}}}));
+    let r = a.request(stop_msg("R1"));
+    assert_eq!(r["outcome"]["status"], "succeeded", "{r}");
+    std::thread::sleep(Duration::from_millis(150));
+    assert!(
+        a.child.try_wait().unwrap().is_none(),
+        "exited before its delay"
+    );
+    let began = std::time::Instant::now();
+    let status = a.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(began.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
 fn ignore_stop_never_answers() {
     let mut a = started(json!({"harness": {"settings": {"ignore_stop": true}}}));
     a.send(stop_msg("R1"));

@@ -15,8 +15,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod builtin;
-mod cmd_batch;
 mod cmd_adapters_check;
+mod cmd_batch;
 mod cmd_check;
 mod cmd_collector;
 mod cmd_env;

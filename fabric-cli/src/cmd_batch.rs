@@ -43,7 +43,7 @@ pub struct Args {
     #[arg(long)]
     pub output: PathBuf,
     /// Items run at once [default: the number of cores].
-    #[arg(long, value_parser = crate::flags::count)]
+    #[arg(long, value_name = "COUNT", allow_hyphen_values = true, value_parser = crate::flags::count)]
     pub concurrency: Option<crate::flags::Count>,
     /// `fresh` (a new runtime per item) or `reuse` (runtimes handed to the next item; a
     /// runtime keeps its conversation).
@@ -51,7 +51,7 @@ pub struct Args {
     pub isolation: String,
     /// Attempts per item; runtime failures (start failed, host crashed, host timeout) are
     /// retried with backoff and jitter.
-    #[arg(long, default_value_t = crate::flags::Count(1), value_parser = crate::flags::count)]
+    #[arg(long, value_name = "COUNT", allow_hyphen_values = true, default_value_t = crate::flags::Count(1), value_parser = crate::flags::count)]
     pub attempts: crate::flags::Count,
     /// Seconds one item (every turn) may take; past it, its runtime is stopped.
     #[arg(long, value_name = "SECONDS", value_parser = crate::flags::seconds, allow_hyphen_values = true)]
@@ -60,7 +60,7 @@ pub struct Args {
     #[arg(long)]
     pub retry_failed: bool,
     /// Seconds in-flight items may finish after the first Ctrl-C.
-    #[arg(long, value_name = "SECONDS", value_parser = crate::flags::seconds, default_value_t = crate::flags::Seconds(10.0))]
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = crate::flags::seconds, default_value_t = crate::flags::Seconds(10.0))]
     pub grace: crate::flags::Seconds,
     /// Print the summary as JSON even on a terminal.
     #[arg(long)]

@@ -66,11 +66,11 @@ pub struct ExecArgs {
     #[arg(long, value_name = "FILE")]
     pub stdin: Option<PathBuf>,
     /// Deadline in seconds: the command's process group is killed when it passes.
-    #[arg(long, default_value_t = 60.0)]
-    pub timeout: f64,
+    #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = crate::flags::seconds, default_value_t = crate::flags::Seconds(60.0))]
+    pub timeout: crate::flags::Seconds,
     /// Bytes kept of each of stdout and stderr (at most 1 MiB).
-    #[arg(long, default_value_t = DEFAULT_OUTPUT_LIMIT_BYTES)]
-    pub output_limit: u64,
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::flags::bytes, default_value_t = crate::flags::Count(DEFAULT_OUTPUT_LIMIT_BYTES))]
+    pub output_limit: crate::flags::Count,
     /// The program and its arguments (after `--`).
     #[arg(last = true, required = true)]
     pub argv: Vec<String>,
@@ -104,8 +104,8 @@ pub struct ReadArgs {
     #[arg(long)]
     pub path: String,
     /// Bytes read at most (a longer file is `truncated`).
-    #[arg(long, default_value_t = MAX_READ_BYTES)]
-    pub max_bytes: u64,
+    #[arg(long, value_name = "BYTES", allow_hyphen_values = true, value_parser = crate::flags::bytes, default_value_t = crate::flags::Count(MAX_READ_BYTES))]
+    pub max_bytes: crate::flags::Count,
     /// Print the bytes themselves instead of a FileContent line.
     #[arg(long)]
     pub raw: bool,
@@ -145,8 +145,8 @@ pub fn exec(args: &ExecArgs) -> Outcome {
         cwd: args.cwd.clone(),
         env,
         stdin_hex,
-        timeout_seconds: args.timeout,
-        output_limit_bytes: args.output_limit,
+        timeout_seconds: args.timeout.0,
+        output_limit_bytes: args.output_limit.0,
     };
     with_attached(&args.target, |environment| {
         let output = environment.exec_request(&request)?;
@@ -180,7 +180,7 @@ pub fn write(args: &WriteArgs) -> Outcome {
 pub fn read(args: &ReadArgs) -> Result<Option<String>, (ErrorInfo, u8)> {
     let request = FileReadRequest {
         path: args.path.clone(),
-        max_bytes: args.max_bytes,
+        max_bytes: args.max_bytes.0,
         root: args.root.into(),
     };
     let line = with_attached(&args.target, |environment| {

@@ -119,9 +119,14 @@ pub fn count(text: &str) -> Result<Count, FlagError> {
     parse_count(text, 1, 1 << 20, "a count")
 }
 
-/// A budget of model calls or tokens: 0 to 2^53 - 1.
+/// A budget of model calls or tokens: 1 to 2^53 - 1.
 pub fn budget(text: &str) -> Result<Count, FlagError> {
-    parse_count(text, 0, (1 << 53) - 1, "a count")
+    parse_count(text, 1, (1 << 53) - 1, "a count")
+}
+
+/// A size in bytes of output kept or read: 1 to 1 TiB (the core bounds it further).
+pub fn bytes(text: &str) -> Result<Count, FlagError> {
+    parse_count(text, 1, 1 << 40, "a number of bytes")
 }
 
 /// A process id (see [`Pid`]).
@@ -255,13 +260,17 @@ mod tests {
             .filter(|p| p.is_required_set() || p.get_id() == arg.get_id())
             .collect();
         positionals.sort_by_key(|p| p.get_index());
-        for positional in positionals {
-            argv.push(if positional.get_id() == arg.get_id() {
+        // A `last` positional (after `--`) goes after the options.
+        let (last, leading): (Vec<&clap::Arg>, Vec<&clap::Arg>) =
+            positionals.into_iter().partition(|p| p.is_last_set());
+        let placeholder = |positional: &clap::Arg| {
+            if positional.get_id() == arg.get_id() {
                 value.to_owned()
             } else {
                 "placeholder".to_owned()
-            });
-        }
+            }
+        };
+        argv.extend(leading.into_iter().map(placeholder));
         for option in command.get_opts() {
             if option.get_id() == arg.get_id() {
                 argv.push(format!("--{}", option.get_long().expect("long flag")));
@@ -270,6 +279,10 @@ mod tests {
                 argv.push(format!("--{}", option.get_long().expect("long flag")));
                 argv.push("placeholder".to_owned());
             }
+        }
+        if !last.is_empty() {
+            argv.push("--".to_owned());
+            argv.extend(last.into_iter().map(placeholder));
         }
         argv
     }

@@ -87,7 +87,7 @@ pub struct WriteArgs {
     /// The file (`-`: stdin) whose bytes are written (at most 96 KiB).
     #[arg(long, value_name = "FILE")]
     pub from: PathBuf,
-    /// Permission bits, octal (default 644).
+    /// Permission bits, octal; without it a new file gets 644.
     #[arg(long)]
     pub mode: Option<String>,
     /// The root `--path` is relative to.

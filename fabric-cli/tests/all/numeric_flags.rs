@@ -127,8 +127,9 @@ fn argv(numeric: &Numeric, value: &str) -> Vec<String> {
         }
     }
     if numeric.arg.starts_with("--") {
-        argv.push(numeric.arg.clone());
-        argv.push(value.to_owned());
+        // Options go before a `--` that ends the usage's options (`-- <ARGV>...`).
+        let at = argv.iter().position(|t| t == "--").unwrap_or(argv.len());
+        argv.splice(at..at, [numeric.arg.clone(), value.to_owned()]);
     }
     argv
 }

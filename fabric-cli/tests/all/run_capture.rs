@@ -13,8 +13,11 @@ fn hello() -> String {
 fn budgets_need_capture_model_calls() {
     let output = fabric(&["run", &hello(), "--input", "hi", "--max-model-calls", "1"]);
     assert_eq!(output.status.code(), Some(2), "{output:?}");
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("--capture-model-calls"), "{stderr}");
+    let error = &stdout_json(&output)["error"];
+    assert_eq!(error["path"], "--max-model-calls", "{error}");
+    assert_eq!(error["code"], "invalid_value", "{error}");
+    let message = error["message"].as_str().unwrap_or_default();
+    assert!(message.contains("--capture-model-calls"), "{message}");
 }
 
 #[test]

@@ -31,6 +31,7 @@
 
 #![allow(non_camel_case_types)]
 
+mod at_exit;
 mod boundary;
 mod error;
 mod objects;

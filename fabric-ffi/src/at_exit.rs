@@ -1,0 +1,35 @@
+//! The library settles its background stops when the embedding process exits normally.
+//!
+//! `run()` returns at the host's answer to `stop`; the host's exit, its reap and the removal
+//! of its temporary FABRIC_HOME finish on the reactor afterwards. A program that exits right
+//! after `run()` (a Python script, a Node program calling `process.exit`, a C program
+//! returning from `main`) would cut that short: `PR_SET_PDEATHSIG` kills the still-exiting
+//! host and the home is left to the next core's sweeper. So at load the library registers an
+//! `atexit` handler (tied to this library: it also runs if the library is unloaded) that
+//! waits, bounded, for the stops already begun — never for live hosts. A process ended
+//! without `exit` (a signal, `_exit`, Go's `os.Exit`) skips it; nothing is left behind
+//! then either, only ended harder (see `fabric_host::settle`).
+
+use std::time::Duration;
+
+/// The default stop policy's whole escalation (grace, `SIGTERM` wait, `SIGKILL` wait), as
+/// `fabric run` waits at its exit.
+const SETTLE: Duration = Duration::from_secs(4);
+
+extern "C" fn settle_at_exit() {
+    // No unwinding out of an atexit handler.
+    let _ = std::panic::catch_unwind(|| fabric_host::settle(SETTLE));
+}
+
+extern "C" fn register() {
+    // SAFETY: `atexit` with a handler that never unwinds; glibc ties a shared library's
+    // handlers to that library, so the handler never outlives its code.
+    unsafe {
+        libc::atexit(settle_at_exit);
+    }
+}
+
+/// Run by the loader when the library (or a program linking it) starts.
+#[used]
+#[unsafe(link_section = ".init_array")]
+static REGISTER: extern "C" fn() = register;

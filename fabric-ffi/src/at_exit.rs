@@ -10,18 +10,28 @@
 //! without `exit` (a signal, `_exit`, Go's `os.Exit`) skips it; nothing is left behind
 //! then either, only ended harder (see `fabric_host::settle`).
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// The default stop policy's whole escalation (grace, `SIGTERM` wait, `SIGKILL` wait), as
 /// `fabric run` waits at its exit.
 const SETTLE: Duration = Duration::from_secs(4);
 
+/// The process that registered the handler. A child forked from it (without `exec`)
+/// inherits the handler but not the reactor thread, which would never answer: the child
+/// skips the wait.
+static REGISTERED_BY: AtomicU32 = AtomicU32::new(0);
+
 extern "C" fn settle_at_exit() {
+    if REGISTERED_BY.load(Ordering::SeqCst) != std::process::id() {
+        return;
+    }
     // No unwinding out of an atexit handler.
     let _ = std::panic::catch_unwind(|| fabric_host::settle(SETTLE));
 }
 
 extern "C" fn register() {
+    REGISTERED_BY.store(std::process::id(), Ordering::SeqCst);
     // SAFETY: `atexit` with a handler that never unwinds; glibc ties a shared library's
     // handlers to that library, so the handler never outlives its code.
     unsafe {

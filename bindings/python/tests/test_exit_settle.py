@@ -59,3 +59,35 @@ def test_a_program_exiting_after_run_waits_for_the_host_and_leaves_no_home(
     finally:
         if _alive(pid):
             os.kill(pid, 9)
+
+
+FORKED = """
+import asyncio, os, sys
+from fcsupport import scripted_config
+from fabric_core import Fabric
+
+asyncio.run(Fabric().run(scripted_config(["echo: {input}"], exit_delay_ms=500), input="x"))
+child = os.fork()
+if child == 0:
+    sys.exit(0)  # a normal exit in a forked child: it has the handler but not the reactor
+print(child, flush=True)
+_, status = os.waitpid(child, 0)
+print(os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+def test_a_forked_child_exits_without_waiting_for_its_parents_reactor(scripted_built, tmp_path) -> None:
+    env = dict(os.environ)
+    env["XDG_RUNTIME_DIR"] = str(tmp_path)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), *binding_paths()])
+    program = subprocess.Popen([sys.executable, "-c", FORKED], env=env, stdout=subprocess.PIPE, text=True)
+    child = int(program.stdout.readline())
+    try:
+        out, _ = program.communicate(timeout=30)
+    finally:
+        for pid in (program.pid, child):
+            if _alive(pid):
+                os.kill(pid, 9)
+        program.wait()
+    assert program.returncode == 0
+    assert out.strip() == "0", out

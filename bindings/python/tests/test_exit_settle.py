@@ -33,12 +33,18 @@ print(json.dumps({"status": result.status, "pid": meta["host_pid"], "home": meta
 """
 
 
+def _env(runtime_dir: Path) -> dict[str, str]:
+    """The test's environment, with the homes under ``runtime_dir`` and this binding importable."""
+    env = dict(os.environ)
+    env["XDG_RUNTIME_DIR"] = str(runtime_dir)
+    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), *binding_paths()])
+    return env
+
+
 def test_a_program_exiting_after_run_waits_for_the_host_and_leaves_no_home(
     scripted_built, tmp_path
 ) -> None:
-    env = dict(os.environ)
-    env["XDG_RUNTIME_DIR"] = str(tmp_path)
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), *binding_paths()])
+    env = _env(tmp_path)
     program = subprocess.run(
         [sys.executable, "-c", PROGRAM], env=env, capture_output=True, text=True, timeout=60
     )
@@ -77,9 +83,7 @@ print(os.waitstatus_to_exitcode(status), flush=True)
 
 
 def test_a_forked_child_exits_without_waiting_for_its_parents_reactor(scripted_built, tmp_path) -> None:
-    env = dict(os.environ)
-    env["XDG_RUNTIME_DIR"] = str(tmp_path)
-    env["PYTHONPATH"] = os.pathsep.join([str(TESTS), *binding_paths()])
+    env = _env(tmp_path)
     program = subprocess.Popen([sys.executable, "-c", FORKED], env=env, stdout=subprocess.PIPE, text=True)
     child = int(program.stdout.readline())
     try:

@@ -43,3 +43,17 @@ extern "C" fn register() {
 #[used]
 #[unsafe(link_section = ".init_array")]
 static REGISTER: extern "C" fn() = register;
+
+/// Waits until every stop begun in this process has ended (the host's exit, its reap, its
+/// temporary FABRIC_HOME's removal), or `timeout_ms` has passed; returns how many stops are
+/// still going (0 when all ended). Live hosts are not waited for. For a program that exits
+/// without running C `atexit` handlers (Go: `os.Exit` and a returning `main` skip them),
+/// called right before the exit; other programs get the same wait at `exit()` on their own.
+///
+/// Blocking: up to `timeout_ms`. Thread-safe. Never fails.
+#[unsafe(no_mangle)]
+pub extern "C" fn fabric_settle(timeout_ms: u32) -> u32 {
+    let bound = Duration::from_millis(u64::from(timeout_ms));
+    std::panic::catch_unwind(|| fabric_host::settle(bound))
+        .map_or(0, |left| u32::try_from(left).unwrap_or(u32::MAX))
+}

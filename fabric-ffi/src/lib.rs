@@ -63,6 +63,7 @@ pub use api_prewarm::*;
 pub use api_runtime::*;
 pub use api_service::*;
 pub use api_stream::*;
+pub use at_exit::fabric_settle;
 pub use status::FabricStatus;
 
 use fabric_config::codes;

@@ -644,11 +644,7 @@ impl Runtime {
             ),
             ("host_reaped", report.exit.is_some().into()),
         ]);
-        if way != StopWay::Eof
-            && report.graceful
-            && !report.exited_before
-            && report.response.is_none()
-        {
+        if way != StopWay::Eof && report.graceful && !report.exited_before && report.response.is_none() {
             // The host was asked to stop but never answered (it may still have exited on EOF).
             details.insert("stop_answered".into(), false.into());
         }

@@ -63,7 +63,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench/python"))
 from meter import namespace_prefix  # noqa: E402
 from userenv import activated  # noqa: E402
-from side_by_side import HOST_IMPORTS  # noqa: E402
 
 # Where our cold run goes (side_by_side.py's `phases`, from the RunResult's event timestamps).
 COLD_PHASES = [
@@ -185,10 +184,14 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
     rounds: dict[str, dict[str, list[dict[str, Any]]]] = {key: {sdk: [] for sdk in sdks} for key, *_ in PYTHON_ROWS}
     startup: list[dict[str, Any]] = []
     bare: dict[str, list[dict[str, Any]]] = {key: [] for key, *_ in BARE_ROWS}
-    # Compile the adapter's and the evidence helper's bytecode once, as an installed package
-    # has it: hosts run with PYTHONDONTWRITEBYTECODE=1, so a source tree that no process has
-    # imported yet would be compiled again by every host (and by the reference).
-    subprocess.run([args.python, "-c", HOST_IMPORTS], cwd=cwd, env=env, check=True)
+    # Compile the adapter's and the binding's bytecode once, as an installed package has it
+    # (pip compiles at install): hosts run with PYTHONDONTWRITEBYTECODE=1, so a source tree
+    # without bytecode would be compiled again by every host (and by the reference). With
+    # compileall, not by importing: an import writes nothing when the caller's environment
+    # has PYTHONDONTWRITEBYTECODE too, and it would miss modules a host imports only at
+    # `start` (the evidence report's `fabric_core._codes`).
+    sources = [str(ROOT / "bindings/python/src"), str(ROOT / "adapters/python-echo/src")]
+    subprocess.run([args.python, "-m", "compileall", "-q", *sources], cwd=cwd, env=env, check=True)
     for index in range(args.rounds):
         sides = list(sdks)
         if index % 2:

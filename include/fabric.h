@@ -129,6 +129,15 @@ uint32_t fabric_abi_version(void);
 // never free library strings with `free()`.
 void fabric_string_free(char *s);
 
+// Waits until every stop begun in this process has ended (the host's exit, its reap, its
+// temporary FABRIC_HOME's removal), or `timeout_ms` has passed; returns how many stops are
+// still going (0 when all ended). Live hosts are not waited for. For a program that exits
+// without running C `atexit` handlers (Go: `os.Exit` and a returning `main` skip them),
+// called right before the exit; other programs get the same wait at `exit()` on their own.
+//
+// Blocking: up to `timeout_ms`. Thread-safe. Never fails.
+uint32_t fabric_settle(uint32_t timeout_ms);
+
 // Plans a config and starts a batch over it.
 //
 // `batch_json`: NULL or a BatchSettings object (`concurrency`, `isolation` = `fresh` |

@@ -31,6 +31,7 @@
 
 #![allow(non_camel_case_types)]
 
+mod at_exit;
 mod boundary;
 mod error;
 mod objects;
@@ -62,6 +63,7 @@ pub use api_prewarm::*;
 pub use api_runtime::*;
 pub use api_service::*;
 pub use api_stream::*;
+pub use at_exit::fabric_settle;
 pub use status::FabricStatus;
 
 use fabric_config::codes;

@@ -200,19 +200,20 @@ pub fn shutdown(policy: StopPolicy) -> ShutdownReport {
     }
 }
 
-/// Waits until every host of this process has exited, or `bound` has passed; returns how
-/// many host leaders still run. For a process about to exit normally after `run()`: `run()`
-/// returns at the host's answer to `stop` and its exit, reap and temporary FABRIC_HOME
-/// removal finish in the background (each bounded by its stop policy), which the process's
-/// end would otherwise cut short (`PR_SET_PDEATHSIG` kills the host; the home is left to
-/// the sweeper).
+/// Waits until every stop begun in this process has ended, or `bound` has passed; returns
+/// how many stops are still going. For a process about to exit normally after `run()`:
+/// `run()` returns at the host's answer to `stop` and its exit, reap and temporary
+/// FABRIC_HOME removal finish in the background (each bounded by its stop policy), which the
+/// process's end would otherwise cut short (`PR_SET_PDEATHSIG` kills the host; the home is
+/// left to the sweeper). Live hosts (a runtime never stopped, an unclaimed prewarmed host)
+/// are not waited for: nothing would end them within the bound.
 pub fn settle(bound: Duration) -> usize {
     let Some(engine) = HostsHandle::running() else {
         return 0;
     };
     let deadline = Instant::now() + bound;
     loop {
-        let left = engine.running_hosts().unwrap_or(0);
+        let left = engine.stopping_hosts().unwrap_or(0);
         if left == 0 || Instant::now() >= deadline {
             return left;
         }

@@ -13,6 +13,7 @@ export const PROTOTYPES = {
   fabric_version: "const char *fabric_version()",
   fabric_abi_version: "uint32_t fabric_abi_version()",
   fabric_string_free: "void fabric_string_free(void *s)",
+  fabric_settle: "uint32_t fabric_settle(uint32_t timeout_ms)",
   fabric_batch_start: "int32_t fabric_batch_start(const char *config_json, const char *batch_json, _Out_ uint64_t *batch_out, _Out_ void **out)",
   fabric_batch_push: "int32_t fabric_batch_push(uint64_t batch, const char *item_json, int64_t timeout_ms, _Out_ void **out)",
   fabric_batch_close: "int32_t fabric_batch_close(uint64_t batch)",

@@ -205,4 +205,11 @@ impl HostsHandle {
             .call(|hosts, _| hosts.running())
             .map_err(|error| error.reason().to_owned())
     }
+
+    /// How many hosts are between the start and the end of a stop.
+    pub(crate) fn stopping_hosts(&self) -> Result<usize, String> {
+        self.0
+            .call(|hosts, _| hosts.stopping())
+            .map_err(|error| error.reason().to_owned())
+    }
 }

@@ -156,6 +156,15 @@ impl Hosts {
         self.slots.iter().flatten().filter(|e| !e.exited).count()
     }
 
+    /// Hosts whose stop has begun and not ended (exit, reap and after-exit work pending).
+    pub(super) fn stopping(&self) -> usize {
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|e| e.stopping.is_some())
+            .count()
+    }
+
     pub(super) fn live_keys(&self) -> Vec<HostKey> {
         self.slots
             .iter()

@@ -18,6 +18,7 @@ PROTOTYPES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "fabric_version": (c_char_p, ()),
     "fabric_abi_version": (c_uint32, ()),
     "fabric_string_free": (None, (c_void_p,)),
+    "fabric_settle": (c_uint32, (c_uint32,)),
     "fabric_batch_start": (c_int32, (c_char_p, c_char_p, POINTER(c_uint64), POINTER(c_void_p))),
     "fabric_batch_push": (c_int32, (c_uint64, c_char_p, c_int64, POINTER(c_void_p))),
     "fabric_batch_close": (c_int32, (c_uint64,)),

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use fabric_config::Stage;
 
-use crate::api_prewarm::PrewarmObject;
 use crate::api_batch::BatchObject;
+use crate::api_prewarm::PrewarmObject;
 use crate::error::FfiError;
 use crate::objects::{EnvironmentObject, RuntimeObject, ServiceObject, StreamObject};
 use crate::operation::{OperationObject, QueueObject};

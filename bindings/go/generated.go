@@ -1736,12 +1736,30 @@ type GaugeSummary struct {
 	TimeWeightedMean *float64 `json:"time_weighted_mean,omitempty"`
 }
 
+// GymJoinAssistantMessagesRequest: Input of `join_assistant_message_calls`.
+type GymJoinAssistantMessagesRequest struct {
+	// Bundle: The bundle (it must pass Gym's identity rules); its ownership is resolved first.
+	Bundle AgentObservationBundle `json:"bundle"`
+	// Calls: The captured model calls, in capture order.
+	Calls []ModelCallKeys `json:"calls,omitempty"`
+	// Trajectory: The rollout's trajectory, whose turns declare `source_message_id` (absent: only the bundle's compactions are joined).
+	Trajectory *TrajectoryRecord `json:"trajectory,omitempty"`
+}
+
 // GymJoinModelCallsRequest: Input of `join_model_call_observations`: a bundle and the captured calls of its rollout.
 type GymJoinModelCallsRequest struct {
 	// Bundle: The bundle whose references are resolved (it must pass Gym's identity rules).
 	Bundle AgentObservationBundle `json:"bundle"`
 	// Calls: The captured model calls, in capture order.
 	Calls []ModelCallKeys `json:"calls,omitempty"`
+}
+
+// GymJoinedAssistantMessages: Output of `join_assistant_message_calls`: the joined bundle and trajectory.
+type GymJoinedAssistantMessages struct {
+	// Bundle: The bundle, ownership resolved and summary attempts on their compactions.
+	Bundle AgentObservationBundle `json:"bundle"`
+	// Trajectory: The trajectory, each turn's `model_calls` the attempts of its message (absent when the request had none).
+	Trajectory *TrajectoryRecord `json:"trajectory,omitempty"`
 }
 
 // GymObservations: Output of the Gym mapping: the Gym bundle and the rollout's trajectory.

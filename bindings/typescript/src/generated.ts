@@ -1645,12 +1645,30 @@ export interface GaugeSummary {
   time_weighted_mean?: number | null;
 }
 
+/** Input of `join_assistant_message_calls`. */
+export interface GymJoinAssistantMessagesRequest {
+  /** The bundle (it must pass Gym's identity rules); its ownership is resolved first. */
+  bundle: AgentObservationBundle;
+  /** The captured model calls, in capture order. */
+  calls?: ModelCallKeys[];
+  /** The rollout's trajectory, whose turns declare `source_message_id` (absent: only the bundle's compactions are joined). */
+  trajectory?: TrajectoryRecord | null;
+}
+
 /** Input of `join_model_call_observations`: a bundle and the captured calls of its rollout. */
 export interface GymJoinModelCallsRequest {
   /** The bundle whose references are resolved (it must pass Gym's identity rules). */
   bundle: AgentObservationBundle;
   /** The captured model calls, in capture order. */
   calls?: ModelCallKeys[];
+}
+
+/** Output of `join_assistant_message_calls`: the joined bundle and trajectory. */
+export interface GymJoinedAssistantMessages {
+  /** The bundle, ownership resolved and summary attempts on their compactions. */
+  bundle: AgentObservationBundle;
+  /** The trajectory, each turn's `model_calls` the attempts of its message (absent when the request had none). */
+  trajectory?: TrajectoryRecord | null;
 }
 
 /** Output of the Gym mapping: the Gym bundle and the rollout's trajectory. */

@@ -1142,6 +1142,20 @@ class GaugeSummary(FabricMapping):
     _required = frozenset({"covered_fraction", "covered_seconds", "observations"})
 
 
+class GymJoinAssistantMessagesRequest(FabricMapping):
+    """Input of `join_assistant_message_calls`.
+
+    ``bundle`` (AgentObservationBundle): The bundle (it must pass Gym's identity rules); its ownership is resolved first.
+    ``calls`` (tuple[ModelCallKeys, ...], optional): The captured model calls, in capture order.
+    ``trajectory`` (TrajectoryRecord | None, optional): The rollout's trajectory, whose turns declare `source_message_id` (absent: only the bundle's compactions are joined).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"bundle", "calls", "trajectory"})
+    _required = frozenset({"bundle"})
+    _nested = {"bundle": ("AgentObservationBundle", "one"), "calls": ("ModelCallKeys", "list"), "trajectory": ("TrajectoryRecord", "one")}
+
+
 class GymJoinModelCallsRequest(FabricMapping):
     """Input of `join_model_call_observations`: a bundle and the captured calls of its rollout.
 
@@ -1153,6 +1167,19 @@ class GymJoinModelCallsRequest(FabricMapping):
     _fields = frozenset({"bundle", "calls"})
     _required = frozenset({"bundle"})
     _nested = {"bundle": ("AgentObservationBundle", "one"), "calls": ("ModelCallKeys", "list")}
+
+
+class GymJoinedAssistantMessages(FabricMapping):
+    """Output of `join_assistant_message_calls`: the joined bundle and trajectory.
+
+    ``bundle`` (AgentObservationBundle): The bundle, ownership resolved and summary attempts on their compactions.
+    ``trajectory`` (TrajectoryRecord | None, optional): The trajectory, each turn's `model_calls` the attempts of its message (absent when the request had none).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"bundle", "trajectory"})
+    _required = frozenset({"bundle"})
+    _nested = {"bundle": ("AgentObservationBundle", "one"), "trajectory": ("TrajectoryRecord", "one")}
 
 
 class GymObservations(FabricMapping):
@@ -2128,7 +2155,9 @@ for _model in (
     FileReadRequest,
     FileWriteRequest,
     GaugeSummary,
+    GymJoinAssistantMessagesRequest,
     GymJoinModelCallsRequest,
+    GymJoinedAssistantMessages,
     GymObservations,
     GymObservationsRequest,
     InfrastructureReport,

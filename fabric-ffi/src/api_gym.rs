@@ -3,7 +3,7 @@
 use std::ffi::c_char;
 
 use fabric_config::gym::{
-    GymJoinAssistantMessagesRequest, GymJoinModelCallsRequest, GymObservationsRequest,
+    GymError, GymJoinAssistantMessagesRequest, GymJoinModelCallsRequest, GymObservationsRequest,
 };
 use fabric_config::{ConfigError, ErrorInfo, Stage};
 use fabric_relay::gym;
@@ -41,11 +41,24 @@ pub unsafe extern "C" fn fabric_gym_observations(
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
         let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let request = GymObservationsRequest::from_json_str(text).map_err(request_error)?;
-        let observations = gym::observations(&request)
-            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        let observations = run(
+            text,
+            GymObservationsRequest::from_json_str,
+            gym::observations,
+        )?;
         to_json(stage, &observations)
     })
+}
+
+/// Decodes a Gym request with `decode` and maps it with `map`; both failures are config
+/// errors.
+fn run<R, O>(
+    text: &str,
+    decode: fn(&str) -> Result<R, ConfigError>,
+    map: fn(&R) -> Result<O, GymError>,
+) -> Result<O, FfiError> {
+    let request = decode(text).map_err(request_error)?;
+    map(&request).map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))
 }
 
 fn request_error(error: ConfigError) -> FfiError {
@@ -87,9 +100,11 @@ pub unsafe extern "C" fn fabric_gym_join_model_calls(
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
         let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let request = GymJoinModelCallsRequest::from_json_str(text).map_err(request_error)?;
-        let bundle = gym::join_model_call_observations(&request)
-            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        let bundle = run(
+            text,
+            GymJoinModelCallsRequest::from_json_str,
+            gym::join_model_call_observations,
+        )?;
         to_json(stage, &bundle)
     })
 }
@@ -127,10 +142,11 @@ pub unsafe extern "C" fn fabric_gym_join_assistant_messages(
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
         let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let request =
-            GymJoinAssistantMessagesRequest::from_json_str(text).map_err(request_error)?;
-        let joined = gym::join_assistant_message_calls(&request)
-            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        let joined = run(
+            text,
+            GymJoinAssistantMessagesRequest::from_json_str,
+            gym::join_assistant_message_calls,
+        )?;
         to_json(stage, &joined)
     })
 }

@@ -482,6 +482,32 @@ int32_t fabric_gym_observations(const char *request_json, char **out);
 // call; `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_gym_join_model_calls(const char *request_json, char **out);
 
+// Joins the persisted assistant messages a NeMo Gym bundle and trajectory declare (a
+// turn's `source_message_id`, a compaction's `source_message_ids`) to the model calls a
+// model server captured for them (Gym's `join_assistant_message_calls`): `*out` is
+// `{"bundle": AgentObservationBundle, "trajectory": TrajectoryRecord?}`
+// (`schemas/sdk/gym-joined-assistant-messages.schema.json`).
+//
+// `request_json`: `{"bundle", "trajectory"?, "calls": [ModelCallKeys, ...]}`
+// (`schemas/sdk/gym-join-assistant-messages-request.schema.json`). Invocation ownership is
+// resolved first (as `fabric_gym_join_model_calls`); the join uses session, message and
+// model-server ids only, and what cannot be joined exactly is a gap (`docs/gym.md`).
+//
+// Ownership: the input is borrowed for the call only; `*out` is owned by the caller and
+// released with `fabric_string_free`.
+// Errors: `FABRIC_STATUS_CONFIG` (the request is not JSON (`invalid_json`), has the wrong
+// shape or an unknown member (`metadata.path`), a bundle or trajectory that breaks Gym's
+// identity rules (`gym_invocation_id_duplicate`, `gym_parent_cycle`, `gym_turn_invalid`,
+// `gym_model_call_ref_invalid`, ..., with `metadata.path` under `bundle` or
+// `trajectory`)), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid
+// UTF-8).
+// Blocking: no (pure computation). Thread-safe.
+//
+// # Safety
+// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+// call; `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_gym_join_assistant_messages(const char *request_json, char **out);
+
 // Reads the CPU time, resident memory and process count of a runtime's adapter host and
 // its descendants, and returns a RuntimeResourceSnapshot (`runtime_id`, `started_at`,
 // `observed_at`, `resident_memory_bytes`, `process_count`, `cpu_time_seconds`).

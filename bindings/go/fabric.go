@@ -329,6 +329,22 @@ func (f *Fabric) JoinModelCallObservations(ctx context.Context, bundle AgentObse
 	return decoded[AgentObservationBundle](await(ctx, func() nativeResult { return nativeGymJoinModelCalls(string(text)) }, nil))
 }
 
+// JoinAssistantMessageCalls joins the assistant messages a Gym trajectory's turns
+// (`source_message_id`) and a bundle's compactions (`source_message_ids`) declare to the
+// captured calls of the same rollout, by session, message and model-server ids, after
+// resolving ownership as JoinModelCallObservations does (Gym's
+// `join_assistant_message_calls`, docs/gym.md). trajectory may be nil (only compactions are
+// joined; the result's Trajectory is then nil). A bundle or trajectory that breaks Gym's
+// identity rules is a *ConfigError (its path under `bundle` or `trajectory`).
+func (f *Fabric) JoinAssistantMessageCalls(ctx context.Context, bundle AgentObservationBundle, trajectory *TrajectoryRecord, calls []ModelCallKeys) (*GymJoinedAssistantMessages, error) {
+	request := GymJoinAssistantMessagesRequest{Bundle: bundle, Trajectory: trajectory, Calls: calls}
+	text, err := json.Marshal(request)
+	if err != nil {
+		return nil, err
+	}
+	return decoded[GymJoinedAssistantMessages](await(ctx, func() nativeResult { return nativeGymJoinAssistantMessages(string(text)) }, nil))
+}
+
 // Plan resolves the adapter and checks compatibility.
 func (f *Fabric) Plan(ctx context.Context, config any, opts ...Option) (*RunPlan, error) {
 	return decoded[RunPlan](f.plan(ctx, config, opts))

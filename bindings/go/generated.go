@@ -286,6 +286,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 // ReasonCodes lists the reason and diagnostic codes that appear inside results.
 var ReasonCodes = []string{
 	"artifact_collect_failed",
+	"assistant_message_undeclared",
 	"atof_records_uncorrelated",
 	"children_lists_unavailable",
 	"collection_deadline_exceeded",
@@ -298,6 +299,7 @@ var ReasonCodes = []string{
 	"host_exited",
 	"late_samples_discarded",
 	"lookup_limit_reached",
+	"message_model_ref_mismatch",
 	"metadata_file_limit_reached",
 	"metadata_not_found",
 	"model_call_id_duplicate",
@@ -347,6 +349,8 @@ const (
 	CodeArtifactCollectFailed = "artifact_collect_failed"
 	// CodeArtifactRejected (error): an artifact the adapter listed is outside the artifact root or unreadable
 	CodeArtifactRejected = "artifact_rejected"
+	// CodeAssistantMessageUndeclared (reason): Gym gap: a captured call names an assistant message no turn or compaction declares; it stays with its invocation
+	CodeAssistantMessageUndeclared = "assistant_message_undeclared"
 	// CodeATOFRecordsUncorrelated (reason): Gym gap: ATOF records that belong to none of the results
 	CodeATOFRecordsUncorrelated = "atof_records_uncorrelated"
 	// CodeBaseDirNotUTF8 (error): the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only)
@@ -631,6 +635,8 @@ const (
 	CodeMCPStdioCustomHeaders = "mcp_stdio_custom_headers"
 	// CodeMCPToolAllowedAndBlocked (error): an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)
 	CodeMCPToolAllowedAndBlocked = "mcp_tool_allowed_and_blocked"
+	// CodeMessageModelRefMismatch (reason): Gym gap: a captured call of a declared message was served by another model server than the declared source_model_ref; it was not joined
+	CodeMessageModelRefMismatch = "message_model_ref_mismatch"
 	// CodeMetadataFileLimitReached (reason): software evidence (adapter collector): the candidate metadata file limit (4,096 per target) or a byte limit (64 KiB headers, 512 KiB RECORD, 64 KiB manifest, 8 directory levels) was reached
 	CodeMetadataFileLimitReached = "metadata_file_limit_reached"
 	// CodeMetadataNotFound (reason): software evidence (adapter collector): no installed metadata names the package (or an editable checkout shadows it)
@@ -1730,12 +1736,30 @@ type GaugeSummary struct {
 	TimeWeightedMean *float64 `json:"time_weighted_mean,omitempty"`
 }
 
+// GymJoinAssistantMessagesRequest: Input of `join_assistant_message_calls`.
+type GymJoinAssistantMessagesRequest struct {
+	// Bundle: The bundle (it must pass Gym's identity rules); its ownership is resolved first.
+	Bundle AgentObservationBundle `json:"bundle"`
+	// Calls: The captured model calls, in capture order.
+	Calls []ModelCallKeys `json:"calls,omitempty"`
+	// Trajectory: The rollout's trajectory, whose turns declare `source_message_id` (absent: only the bundle's compactions are joined).
+	Trajectory *TrajectoryRecord `json:"trajectory,omitempty"`
+}
+
 // GymJoinModelCallsRequest: Input of `join_model_call_observations`: a bundle and the captured calls of its rollout.
 type GymJoinModelCallsRequest struct {
 	// Bundle: The bundle whose references are resolved (it must pass Gym's identity rules).
 	Bundle AgentObservationBundle `json:"bundle"`
 	// Calls: The captured model calls, in capture order.
 	Calls []ModelCallKeys `json:"calls,omitempty"`
+}
+
+// GymJoinedAssistantMessages: Output of `join_assistant_message_calls`: the joined bundle and trajectory.
+type GymJoinedAssistantMessages struct {
+	// Bundle: The bundle, ownership resolved and summary attempts on their compactions.
+	Bundle AgentObservationBundle `json:"bundle"`
+	// Trajectory: The trajectory, each turn's `model_calls` the attempts of its message (absent when the request had none).
+	Trajectory *TrajectoryRecord `json:"trajectory,omitempty"`
 }
 
 // GymObservations: Output of the Gym mapping: the Gym bundle and the rollout's trajectory.
@@ -1925,6 +1949,8 @@ type MeasurementUint64 struct {
 type ModelCallKeys struct {
 	// CallIndex: Durable append order of the capture.
 	CallIndex uint64 `json:"call_index"`
+	// ClientAssistantMessageID: The client-declared persisted assistant message the call produced (absent for calls without a saved message, such as title generation); not in nemo-gym 0.7.0.
+	ClientAssistantMessageID string `json:"client_assistant_message_id,omitempty"`
 	// ClientSessionID: The client-declared session (an invocation id); evidence, not a security boundary.
 	ClientSessionID string `json:"client_session_id,omitempty"`
 	// ModelCallID: The server-generated id of the persisted call.

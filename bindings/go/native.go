@@ -223,6 +223,12 @@ func nativeGymJoinModelCalls(request string) nativeResult {
 	})
 }
 
+func nativeGymJoinAssistantMessages(request string) nativeResult {
+	return nativeRequest(request, func(cRequest *C.char, out **C.char) C.int32_t {
+		return C.fabric_gym_join_assistant_messages(cRequest, out)
+	})
+}
+
 // nativeRequest calls a pure function of one JSON request that writes `*out`.
 func nativeRequest(request string, call func(*C.char, **C.char) C.int32_t) nativeResult {
 	cRequest, err := cstring(request, "request")

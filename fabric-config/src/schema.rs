@@ -106,6 +106,14 @@ pub fn all() -> Vec<(&'static str, Value)> {
             schema::<gym::GymJoinModelCallsRequest>(),
         ),
         (
+            "sdk/gym-join-assistant-messages-request",
+            schema::<gym::GymJoinAssistantMessagesRequest>(),
+        ),
+        (
+            "sdk/gym-joined-assistant-messages",
+            schema::<gym::GymJoinedAssistantMessages>(),
+        ),
+        (
             "sdk/gym-observation-bundle",
             schema::<gym::AgentObservationBundle>(),
         ),

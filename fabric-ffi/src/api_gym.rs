@@ -2,7 +2,9 @@
 
 use std::ffi::c_char;
 
-use fabric_config::gym::{GymJoinModelCallsRequest, GymObservationsRequest};
+use fabric_config::gym::{
+    GymError, GymJoinAssistantMessagesRequest, GymJoinModelCallsRequest, GymObservationsRequest,
+};
 use fabric_config::{ConfigError, ErrorInfo, Stage};
 use fabric_relay::gym;
 
@@ -39,11 +41,24 @@ pub unsafe extern "C" fn fabric_gym_observations(
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
         let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let request = GymObservationsRequest::from_json_str(text).map_err(request_error)?;
-        let observations = gym::observations(&request)
-            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        let observations = run(
+            text,
+            GymObservationsRequest::from_json_str,
+            gym::observations,
+        )?;
         to_json(stage, &observations)
     })
+}
+
+/// Decodes a Gym request with `decode` and maps it with `map`; both failures are config
+/// errors.
+fn run<R, O>(
+    text: &str,
+    decode: fn(&str) -> Result<R, ConfigError>,
+    map: fn(&R) -> Result<O, GymError>,
+) -> Result<O, FfiError> {
+    let request = decode(text).map_err(request_error)?;
+    map(&request).map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))
 }
 
 fn request_error(error: ConfigError) -> FfiError {
@@ -85,9 +100,53 @@ pub unsafe extern "C" fn fabric_gym_join_model_calls(
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
         let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let request = GymJoinModelCallsRequest::from_json_str(text).map_err(request_error)?;
-        let bundle = gym::join_model_call_observations(&request)
-            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        let bundle = run(
+            text,
+            GymJoinModelCallsRequest::from_json_str,
+            gym::join_model_call_observations,
+        )?;
         to_json(stage, &bundle)
+    })
+}
+
+/// Joins the persisted assistant messages a NeMo Gym bundle and trajectory declare (a
+/// turn's `source_message_id`, a compaction's `source_message_ids`) to the model calls a
+/// model server captured for them (Gym's `join_assistant_message_calls`): `*out` is
+/// `{"bundle": AgentObservationBundle, "trajectory": TrajectoryRecord?}`
+/// (`schemas/sdk/gym-joined-assistant-messages.schema.json`).
+///
+/// `request_json`: `{"bundle", "trajectory"?, "calls": [ModelCallKeys, ...]}`
+/// (`schemas/sdk/gym-join-assistant-messages-request.schema.json`). Invocation ownership is
+/// resolved first (as `fabric_gym_join_model_calls`); the join uses session, message and
+/// model-server ids only, and what cannot be joined exactly is a gap (`docs/gym.md`).
+///
+/// Ownership: the input is borrowed for the call only; `*out` is owned by the caller and
+/// released with `fabric_string_free`.
+/// Errors: `FABRIC_STATUS_CONFIG` (the request is not JSON (`invalid_json`), has the wrong
+/// shape or an unknown member (`metadata.path`), a bundle or trajectory that breaks Gym's
+/// identity rules (`gym_invocation_id_duplicate`, `gym_parent_cycle`, `gym_turn_invalid`,
+/// `gym_model_call_ref_invalid`, ..., with `metadata.path` under `bundle` or
+/// `trajectory`)), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `request_json` or `out`, invalid
+/// UTF-8).
+/// Blocking: no (pure computation). Thread-safe.
+///
+/// # Safety
+/// `request_json` must be NULL or a NUL-terminated string valid for the duration of the
+/// call; `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_gym_join_assistant_messages(
+    request_json: *const c_char,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Config;
+    ffi_boundary!(stage, out, {
+        // SAFETY: forwarded from this function's contract.
+        let text = unsafe { str_arg(stage, "request_json", request_json) }?;
+        let joined = run(
+            text,
+            GymJoinAssistantMessagesRequest::from_json_str,
+            gym::join_assistant_message_calls,
+        )?;
+        to_json(stage, &joined)
     })
 }

@@ -40,6 +40,8 @@ pub const DOCUMENTS: &[&str] = &[
     "sdk/gym-observations-request",
     "sdk/gym-observations",
     "sdk/gym-join-model-calls-request",
+    "sdk/gym-join-assistant-messages-request",
+    "sdk/gym-joined-assistant-messages",
     "sdk/gym-observation-bundle",
     "sdk/model-call-record",
     "sdk/batch-settings",

@@ -21,7 +21,9 @@ import type {
   EnvironmentInfo,
   GymObservations,
   GymObservationsRequest,
+  GymJoinedAssistantMessages,
   ModelCallKeys,
+  TrajectoryRecord,
   FabricConfig,
   RunPlan,
   RunRequest,
@@ -237,6 +239,24 @@ export class Fabric {
    */
   async joinModelCallObservations(bundle: AgentObservationBundle, calls: readonly ModelCallKeys[]): Promise<AgentObservationBundle> {
     return parse(await this.library.call("fabric_gym_join_model_calls", [JSON.stringify({ bundle, calls })]));
+  }
+
+  /**
+   * Joins the assistant messages a Gym trajectory's turns (`source_message_id`) and a
+   * bundle's compactions (`source_message_ids`) declare to the captured calls of the same
+   * rollout, by session, message and model-server ids, after resolving ownership as
+   * {@link joinModelCallObservations} does (Gym's `join_assistant_message_calls`,
+   * docs/gym.md). Resolves with `{bundle, trajectory}` (`trajectory` absent when `null` was
+   * given); what cannot be joined exactly is a gap. Throws FabricConfigError for a bundle
+   * or trajectory that breaks Gym's identity rules (`path` under `bundle` or `trajectory`).
+   */
+  async joinAssistantMessageCalls(
+    bundle: AgentObservationBundle,
+    trajectory: TrajectoryRecord | null,
+    calls: readonly ModelCallKeys[],
+  ): Promise<GymJoinedAssistantMessages> {
+    const request = trajectory === null ? { bundle, calls } : { bundle, trajectory, calls };
+    return parse(await this.library.call("fabric_gym_join_assistant_messages", [JSON.stringify(request)]));
   }
 
   /**

@@ -296,6 +296,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
 /** Reason and diagnostic codes that appear inside results. */
 export const REASON_CODES: ReadonlySet<string> = new Set([
   "artifact_collect_failed",
+  "assistant_message_undeclared",
   "atof_records_uncorrelated",
   "children_lists_unavailable",
   "collection_deadline_exceeded",
@@ -308,6 +309,7 @@ export const REASON_CODES: ReadonlySet<string> = new Set([
   "host_exited",
   "late_samples_discarded",
   "lookup_limit_reached",
+  "message_model_ref_mismatch",
   "metadata_file_limit_reached",
   "metadata_not_found",
   "model_call_id_duplicate",
@@ -359,6 +361,8 @@ export const Code = {
   ARTIFACT_COLLECT_FAILED: "artifact_collect_failed",
   /** (error) an artifact the adapter listed is outside the artifact root or unreadable */
   ARTIFACT_REJECTED: "artifact_rejected",
+  /** (reason) Gym gap: a captured call names an assistant message no turn or compaction declares; it stays with its invocation */
+  ASSISTANT_MESSAGE_UNDECLARED: "assistant_message_undeclared",
   /** (reason) Gym gap: ATOF records that belong to none of the results */
   ATOF_RECORDS_UNCORRELATED: "atof_records_uncorrelated",
   /** (error) the directory that anchors the config's relative paths is not valid UTF-8 (the paths cross JSON documents, which hold UTF-8 only) */
@@ -643,6 +647,8 @@ export const Code = {
   MCP_STDIO_CUSTOM_HEADERS: "mcp_stdio_custom_headers",
   /** (error) an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools) */
   MCP_TOOL_ALLOWED_AND_BLOCKED: "mcp_tool_allowed_and_blocked",
+  /** (reason) Gym gap: a captured call of a declared message was served by another model server than the declared source_model_ref; it was not joined */
+  MESSAGE_MODEL_REF_MISMATCH: "message_model_ref_mismatch",
   /** (reason) software evidence (adapter collector): the candidate metadata file limit (4,096 per target) or a byte limit (64 KiB headers, 512 KiB RECORD, 64 KiB manifest, 8 directory levels) was reached */
   METADATA_FILE_LIMIT_REACHED: "metadata_file_limit_reached",
   /** (reason) software evidence (adapter collector): no installed metadata names the package (or an editable checkout shadows it) */
@@ -1639,12 +1645,30 @@ export interface GaugeSummary {
   time_weighted_mean?: number | null;
 }
 
+/** Input of `join_assistant_message_calls`. */
+export interface GymJoinAssistantMessagesRequest {
+  /** The bundle (it must pass Gym's identity rules); its ownership is resolved first. */
+  bundle: AgentObservationBundle;
+  /** The captured model calls, in capture order. */
+  calls?: ModelCallKeys[];
+  /** The rollout's trajectory, whose turns declare `source_message_id` (absent: only the bundle's compactions are joined). */
+  trajectory?: TrajectoryRecord | null;
+}
+
 /** Input of `join_model_call_observations`: a bundle and the captured calls of its rollout. */
 export interface GymJoinModelCallsRequest {
   /** The bundle whose references are resolved (it must pass Gym's identity rules). */
   bundle: AgentObservationBundle;
   /** The captured model calls, in capture order. */
   calls?: ModelCallKeys[];
+}
+
+/** Output of `join_assistant_message_calls`: the joined bundle and trajectory. */
+export interface GymJoinedAssistantMessages {
+  /** The bundle, ownership resolved and summary attempts on their compactions. */
+  bundle: AgentObservationBundle;
+  /** The trajectory, each turn's `model_calls` the attempts of its message (absent when the request had none). */
+  trajectory?: TrajectoryRecord | null;
 }
 
 /** Output of the Gym mapping: the Gym bundle and the rollout's trajectory. */
@@ -1797,6 +1821,8 @@ export interface Measurement_uint64 {
 export interface ModelCallKeys {
   /** Durable append order of the capture. */
   call_index: number;
+  /** The client-declared persisted assistant message the call produced (absent for calls without a saved message, such as title generation); not in nemo-gym 0.7.0. */
+  client_assistant_message_id?: string | null;
   /** The client-declared session (an invocation id); evidence, not a security boundary. */
   client_session_id?: string | null;
   /** The server-generated id of the persisted call. */

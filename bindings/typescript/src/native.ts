@@ -84,6 +84,7 @@ const OPTIONAL: readonly NativeSymbol[] = [
   "fabric_environment_list",
   "fabric_gym_observations",
   "fabric_gym_join_model_calls",
+  "fabric_gym_join_assistant_messages",
   "fabric_adapter_check",
   "fabric_inspect",
   "fabric_runtime_invoke_openai_stream",

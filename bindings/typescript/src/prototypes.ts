@@ -33,6 +33,7 @@ export const PROTOTYPES = {
   fabric_environment_list: "int32_t fabric_environment_list(uint64_t environment, const char *request_json, _Out_ void **out)",
   fabric_gym_observations: "int32_t fabric_gym_observations(const char *request_json, _Out_ void **out)",
   fabric_gym_join_model_calls: "int32_t fabric_gym_join_model_calls(const char *request_json, _Out_ void **out)",
+  fabric_gym_join_assistant_messages: "int32_t fabric_gym_join_assistant_messages(const char *request_json, _Out_ void **out)",
   fabric_runtime_resource_snapshot: "int32_t fabric_runtime_resource_snapshot(uint64_t runtime, _Out_ void **out)",
   fabric_check: "int32_t fabric_check(uint64_t environment, const char *request_json, _Out_ void **out)",
   fabric_runtime_invoke_begin: "int32_t fabric_runtime_invoke_begin(uint64_t runtime, const char *request_json, uint64_t queue, _Out_ uint64_t *operation_out, _Out_ void **out)",

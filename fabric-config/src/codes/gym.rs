@@ -103,5 +103,13 @@ declare! {
             O::Config,
             "Gym gap: a captured call (or a compaction's call) is owned by no invocation",
         ),
+        MESSAGE_MODEL_REF_MISMATCH = "message_model_ref_mismatch" => reason(
+            O::Config,
+            "Gym gap: a captured call of a declared message was served by another model server than the declared source_model_ref; it was not joined",
+        ),
+        ASSISTANT_MESSAGE_UNDECLARED = "assistant_message_undeclared" => reason(
+            O::Config,
+            "Gym gap: a captured call names an assistant message no turn or compaction declares; it stays with its invocation",
+        ),
     ];
 }

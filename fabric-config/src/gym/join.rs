@@ -21,6 +21,10 @@ pub struct ModelCallKeys {
     /// The client-declared session (an invocation id); evidence, not a security boundary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_session_id: Option<String>,
+    /// The client-declared persisted assistant message the call produced (absent for calls
+    /// without a saved message, such as title generation); not in nemo-gym 0.7.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_assistant_message_id: Option<String>,
     /// Durable append order of the capture.
     pub call_index: u64,
     /// The model server that served the call.

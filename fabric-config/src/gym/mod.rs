@@ -6,6 +6,7 @@
 //! optional ATOF records, task and rollout ids) to [`GymObservations`], is
 //! `fabric_relay::gym::observations`. The mapping rules are in `docs/gym.md`.
 
+mod assistant;
 mod join;
 mod model;
 mod trajectory;
@@ -15,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use assistant::{GymJoinAssistantMessagesRequest, GymJoinedAssistantMessages};
 pub use join::{GymJoinModelCallsRequest, ModelCallKeys};
 pub use model::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,

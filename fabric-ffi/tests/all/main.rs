@@ -8,6 +8,7 @@ mod c_abi;
 mod error_codes;
 mod gym;
 mod gym_join;
+mod gym_join_assistant;
 mod header;
 mod limits;
 mod observe;

@@ -29,7 +29,7 @@ pub const JOIN_GAP_CODES: &[&str] = &[
 /// The prefix of the detail of a gap about a captured call without an owner.
 const CAPTURE: &str = "capture:";
 
-fn nonblank(value: &Option<String>) -> Option<&str> {
+pub(super) fn nonblank(value: &Option<String>) -> Option<&str> {
     value.as_deref().filter(|text| !text.is_empty())
 }
 
@@ -97,12 +97,7 @@ impl<'a> Captured<'a> {
 
     /// The reference that names exactly `index`, with every identifier the capture has.
     fn canonical(&self, index: usize) -> ModelCallRef {
-        let call = &self.calls[index];
-        ModelCallRef {
-            model_call_id: call.model_call_id.clone(),
-            model_ref: call.model_ref.clone(),
-            response_id: call.response_id.clone(),
-        }
+        canonical(&self.calls[index])
     }
 
     /// The one captured call `reference` names; else the reference's unmatched or ambiguous
@@ -177,14 +172,22 @@ fn reference_name(reference: &ModelCallRef) -> Option<String> {
 pub fn join_model_call_observations(
     request: &GymJoinModelCallsRequest,
 ) -> Result<AgentObservationBundle, GymError> {
-    request
-        .bundle
+    resolve(&request.bundle, &request.calls).map(|(bundle, _)| bundle)
+}
+
+/// The joined bundle and the owner (an invocation id) of each owned captured call, by its
+/// index in `calls`.
+pub(super) fn resolve(
+    bundle: &AgentObservationBundle,
+    calls: &[ModelCallKeys],
+) -> Result<(AgentObservationBundle, HashMap<usize, String>), GymError> {
+    bundle
         .validate_identity()
         .map_err(|error| error.under("bundle"))?;
-    let mut bundle = request.bundle.clone();
-    let captured = Captured::new(&request.calls);
+    let mut bundle = bundle.clone();
+    let captured = Captured::new(calls);
 
-    attach_session_calls(&mut bundle, &request.calls);
+    attach_session_calls(&mut bundle, calls);
 
     bundle.gaps.retain(|gap| {
         !(gap.code == codes::MODEL_CALL_REFERENCE_AMBIGUOUS
@@ -256,7 +259,7 @@ pub fn join_model_call_observations(
         }
     }
     bundle.gaps.extend(gaps);
-    for (index, call) in request.calls.iter().enumerate() {
+    for (index, call) in calls.iter().enumerate() {
         if !owners.contains_key(&index) {
             let name = captured.name(index).unwrap_or_else(|| "unknown".to_owned());
             bundle.gaps.push(ObservationGap::new(
@@ -266,15 +269,20 @@ pub fn join_model_call_observations(
             ));
         }
     }
+    dedupe(&mut bundle.gaps);
+    Ok((bundle, owners))
+}
+
+/// Drops repeated gaps (same code, invocation and detail), keeping the first.
+pub(super) fn dedupe(gaps: &mut Vec<ObservationGap>) {
     let mut seen = HashSet::new();
-    bundle.gaps.retain(|gap| {
+    gaps.retain(|gap| {
         seen.insert((
             gap.code.clone(),
             gap.invocation_id.clone(),
             gap.detail.clone(),
         ))
     });
-    Ok(bundle)
 }
 
 /// A gap's detail: the name, under `field` when there is one (a missing name is written
@@ -321,10 +329,15 @@ fn attach_session_calls(bundle: &mut AgentObservationBundle, calls: &[ModelCallK
         {
             continue;
         }
-        invocation.model_calls.push(ModelCallRef {
-            model_call_id: call.model_call_id.clone(),
-            model_ref: call.model_ref.clone(),
-            response_id: call.response_id.clone(),
-        });
+        invocation.model_calls.push(canonical(call));
+    }
+}
+
+/// The reference naming `call` with every identifier the capture has.
+pub(super) fn canonical(call: &ModelCallKeys) -> ModelCallRef {
+    ModelCallRef {
+        model_call_id: call.model_call_id.clone(),
+        model_ref: call.model_ref.clone(),
+        response_id: call.response_id.clone(),
     }
 }

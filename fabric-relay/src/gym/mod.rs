@@ -28,6 +28,7 @@
 //! # Ok::<(), fabric_config::gym::GymError>(())
 //! ```
 
+mod assistant;
 mod atof;
 mod conversation;
 mod join;
@@ -39,5 +40,6 @@ mod tests;
 #[cfg(doc)]
 use fabric_config::gym::{GymObservations, GymObservationsRequest};
 
+pub use assistant::{MESSAGE_GAP_CODES, join_assistant_message_calls};
 pub use join::{JOIN_GAP_CODES, join_model_call_observations};
 pub use map::{GAP_CODES, observations};

@@ -36,6 +36,9 @@ class Code:
     #: (error) an artifact the adapter listed is outside the artifact root or unreadable
     ARTIFACT_REJECTED = "artifact_rejected"
 
+    #: (reason) Gym gap: a captured call names an assistant message no turn or compaction declares; it stays with its invocation
+    ASSISTANT_MESSAGE_UNDECLARED = "assistant_message_undeclared"
+
     #: (reason) Gym gap: ATOF records that belong to none of the results
     ATOF_RECORDS_UNCORRELATED = "atof_records_uncorrelated"
 
@@ -461,6 +464,9 @@ class Code:
 
     #: (error) an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)
     MCP_TOOL_ALLOWED_AND_BLOCKED = "mcp_tool_allowed_and_blocked"
+
+    #: (reason) Gym gap: a captured call of a declared message was served by another model server than the declared source_model_ref; it was not joined
+    MESSAGE_MODEL_REF_MISMATCH = "message_model_ref_mismatch"
 
     #: (reason) software evidence (adapter collector): the candidate metadata file limit (4,096 per target) or a byte limit (64 KiB headers, 512 KiB RECORD, 64 KiB manifest, 8 directory levels) was reached
     METADATA_FILE_LIMIT_REACHED = "metadata_file_limit_reached"

@@ -88,6 +88,7 @@ _CHECKED = (
     "fabric_inspect",
     "fabric_gym_observations",
     "fabric_gym_join_model_calls",
+    "fabric_gym_join_assistant_messages",
     "fabric_adapter_check",
     "fabric_run",
     "fabric_runtime_start",

@@ -304,6 +304,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
 #: Reason and diagnostic codes that appear inside results.
 REASON_CODES: frozenset[str] = frozenset({
     "artifact_collect_failed",
+    "assistant_message_undeclared",
     "atof_records_uncorrelated",
     "children_lists_unavailable",
     "collection_deadline_exceeded",
@@ -316,6 +317,7 @@ REASON_CODES: frozenset[str] = frozenset({
     "host_exited",
     "late_samples_discarded",
     "lookup_limit_reached",
+    "message_model_ref_mismatch",
     "metadata_file_limit_reached",
     "metadata_not_found",
     "model_call_id_duplicate",
@@ -1140,6 +1142,20 @@ class GaugeSummary(FabricMapping):
     _required = frozenset({"covered_fraction", "covered_seconds", "observations"})
 
 
+class GymJoinAssistantMessagesRequest(FabricMapping):
+    """Input of `join_assistant_message_calls`.
+
+    ``bundle`` (AgentObservationBundle): The bundle (it must pass Gym's identity rules); its ownership is resolved first.
+    ``calls`` (tuple[ModelCallKeys, ...], optional): The captured model calls, in capture order.
+    ``trajectory`` (TrajectoryRecord | None, optional): The rollout's trajectory, whose turns declare `source_message_id` (absent: only the bundle's compactions are joined).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"bundle", "calls", "trajectory"})
+    _required = frozenset({"bundle"})
+    _nested = {"bundle": ("AgentObservationBundle", "one"), "calls": ("ModelCallKeys", "list"), "trajectory": ("TrajectoryRecord", "one")}
+
+
 class GymJoinModelCallsRequest(FabricMapping):
     """Input of `join_model_call_observations`: a bundle and the captured calls of its rollout.
 
@@ -1151,6 +1167,19 @@ class GymJoinModelCallsRequest(FabricMapping):
     _fields = frozenset({"bundle", "calls"})
     _required = frozenset({"bundle"})
     _nested = {"bundle": ("AgentObservationBundle", "one"), "calls": ("ModelCallKeys", "list")}
+
+
+class GymJoinedAssistantMessages(FabricMapping):
+    """Output of `join_assistant_message_calls`: the joined bundle and trajectory.
+
+    ``bundle`` (AgentObservationBundle): The bundle, ownership resolved and summary attempts on their compactions.
+    ``trajectory`` (TrajectoryRecord | None, optional): The trajectory, each turn's `model_calls` the attempts of its message (absent when the request had none).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"bundle", "trajectory"})
+    _required = frozenset({"bundle"})
+    _nested = {"bundle": ("AgentObservationBundle", "one"), "trajectory": ("TrajectoryRecord", "one")}
 
 
 class GymObservations(FabricMapping):
@@ -1320,6 +1349,7 @@ class ModelCallKeys(FabricMapping):
     """The identity of one captured model-server exchange (the join keys of Gym's `ModelCallRecord`). A capture record carries many more members (tokens, latency, the request and response); they play no part in the join, so they are accepted and ignored, as Gym's own model does.
 
     ``call_index`` (int): Durable append order of the capture.
+    ``client_assistant_message_id`` (str | None, optional): The client-declared persisted assistant message the call produced (absent for calls without a saved message, such as title generation); not in nemo-gym 0.7.0.
     ``client_session_id`` (str | None, optional): The client-declared session (an invocation id); evidence, not a security boundary.
     ``model_call_id`` (str | None, optional): The server-generated id of the persisted call.
     ``model_ref`` (ModelServerRef | None, optional): The model server that served the call.
@@ -1327,7 +1357,7 @@ class ModelCallKeys(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"call_index", "client_session_id", "model_call_id", "model_ref", "response_id"})
+    _fields = frozenset({"call_index", "client_assistant_message_id", "client_session_id", "model_call_id", "model_ref", "response_id"})
     _required = frozenset({"call_index"})
     _nested = {"model_ref": ("ModelServerRef", "one")}
 
@@ -2125,7 +2155,9 @@ for _model in (
     FileReadRequest,
     FileWriteRequest,
     GaugeSummary,
+    GymJoinAssistantMessagesRequest,
     GymJoinModelCallsRequest,
+    GymJoinedAssistantMessages,
     GymObservations,
     GymObservationsRequest,
     InfrastructureReport,

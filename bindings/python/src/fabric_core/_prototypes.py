@@ -38,6 +38,7 @@ PROTOTYPES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "fabric_environment_list": (c_int32, (c_uint64, c_char_p, POINTER(c_void_p))),
     "fabric_gym_observations": (c_int32, (c_char_p, POINTER(c_void_p))),
     "fabric_gym_join_model_calls": (c_int32, (c_char_p, POINTER(c_void_p))),
+    "fabric_gym_join_assistant_messages": (c_int32, (c_char_p, POINTER(c_void_p))),
     "fabric_runtime_resource_snapshot": (c_int32, (c_uint64, POINTER(c_void_p))),
     "fabric_check": (c_int32, (c_uint64, c_char_p, POINTER(c_void_p))),
     "fabric_runtime_invoke_begin": (c_int32, (c_uint64, c_char_p, c_uint64, POINTER(c_uint64), POINTER(c_void_p))),

@@ -6,7 +6,9 @@ Server returns under :data:`NG_AGENT_OBSERVATIONS_KEY`; the trajectory is Gym's
 ``TrajectoryRecord`` (schema version ``"1.0"``). The mapping runs in the native core
 (``fabric_gym_observations``), the same for every binding; rules are in ``docs/gym.md``.
 ``join_model_call_observations(bundle, calls)`` resolves a bundle's model-call references
-against the calls a model server captured (``fabric_gym_join_model_calls``).
+against the calls a model server captured (``fabric_gym_join_model_calls``);
+``join_assistant_message_calls(bundle, trajectory, calls)`` joins the assistant messages a
+bundle and trajectory declare to those calls (``fabric_gym_join_assistant_messages``).
 """
 
 from __future__ import annotations
@@ -76,6 +78,35 @@ def join_model_call_observations(bundle: Mapping[str, Any], calls: Iterable[Any]
     return json.loads(text)
 
 
+def join_assistant_message_calls(
+    bundle: Mapping[str, Any], trajectory: Mapping[str, Any] | None, calls: Iterable[Any]
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Join the persisted assistant messages that ``trajectory``'s turns
+    (``source_message_id``) and ``bundle``'s compactions (``source_message_ids``) declare to
+    the captured ``calls`` of the same rollout, by session, message and model-server ids,
+    after resolving invocation ownership as :func:`join_model_call_observations` does.
+    Arguments are mappings or objects with ``model_dump()``; ``trajectory`` may be ``None``
+    (only compactions are joined). Returns ``(bundle, trajectory)``, new dicts (the
+    trajectory ``None`` when none was given). What cannot be joined exactly is a gap; the
+    rules are in ``docs/gym.md``.
+
+    Raises :class:`fabric_core.FabricConfigError` for a bundle or trajectory that breaks
+    Gym's identity rules (its ``path`` starts with ``bundle`` or ``trajectory``) or a value
+    of the wrong shape.
+    """
+
+    request: dict[str, Any] = {
+        "bundle": _document(bundle),
+        "calls": [_document(call) for call in calls],
+    }
+    if trajectory is not None:
+        request["trajectory"] = _document(trajectory)
+    library = _ffi.library()
+    text = library.fabric_gym_join_assistant_messages(dumps(request), _ffi.out_slot())
+    joined = json.loads(text)
+    return joined["bundle"], joined.get("trajectory")
+
+
 def _document(value: Any) -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump) and not isinstance(value, Mapping):
@@ -83,4 +114,9 @@ def _document(value: Any) -> Any:
     return _plain(value)
 
 
-__all__ = ["NG_AGENT_OBSERVATIONS_KEY", "join_model_call_observations", "observations"]
+__all__ = [
+    "NG_AGENT_OBSERVATIONS_KEY",
+    "join_assistant_message_calls",
+    "join_model_call_observations",
+    "observations",
+]

@@ -25,7 +25,9 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use fabric_config::config::JsonObject;
+use fabric_config::gym::{SandboxObservation, SandboxOutcome, SandboxRole};
 use fabric_config::handles::EnvironmentReference;
+use fabric_reactor::sys;
 use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 
 /// How long `prepare` waits for the new server to answer `check`.
@@ -44,6 +46,10 @@ struct Subprocess;
 struct Env {
     dir: PathBuf,
     server: Option<Child>,
+    /// When `prepare` made it (the observation's wall time).
+    since: Instant,
+    /// How the server ended and what its tree used, once `stop` reaped it.
+    reaped: Option<sys::Reaped>,
 }
 
 impl kit::Provider for Subprocess {
@@ -64,7 +70,14 @@ impl kit::Provider for Subprocess {
         let dir = kit::reference_directory(reference)?;
         kit::require_workspace(&dir, Self::PROVIDER)?;
         kit::require_server(&dir)?;
-        Ok((kit::environment_id(&dir), Env { dir, server: None }))
+        let id = kit::environment_id(&dir);
+        let env = Env {
+            dir,
+            server: None,
+            since: Instant::now(),
+            reaped: None,
+        };
+        Ok((id, env))
     }
 }
 
@@ -90,9 +103,42 @@ impl kit::Environment for Env {
         command
     }
 
+    /// The wall time since `prepare`; the rest is known once `stop` reaped the server.
+    fn observe(&self) -> Option<SandboxObservation> {
+        Some(SandboxObservation {
+            role: SandboxRole::Agent,
+            provider: Some("subprocess".to_owned()),
+            sandbox_id: Some(kit::environment_id(&self.dir)),
+            outcome: SandboxOutcome::Unknown,
+            exit_code: None,
+            wall_time_s: Some(self.since.elapsed().as_secs_f64()),
+            cpu_time_s: None,
+            peak_memory_mib: None,
+            resource_usage_source: None,
+            error_type: None,
+        })
+    }
+
+    /// The server's `wait4` usage: CPU time of the server and every process of its tree it
+    /// reaped (runtimes, adapters), the largest resident set among them, its exit code.
+    fn observe_stopped(&mut self, observation: &mut SandboxObservation) {
+        let Some(reaped) = self.reaped else {
+            return;
+        };
+        observation.outcome = match (reaped.exit_code, reaped.signal) {
+            (Some(0), _) => SandboxOutcome::Completed,
+            (_, Some(_)) => SandboxOutcome::Cancelled,
+            _ => SandboxOutcome::Failed,
+        };
+        observation.exit_code = reaped.exit_code.map(i64::from);
+        observation.cpu_time_s = Some(reaped.cpu_seconds);
+        observation.peak_memory_mib = Some(reaped.max_rss_kib as f64 / 1024.0);
+        observation.resource_usage_source = Some("rusage:wait4(runtime server)".to_owned());
+    }
+
     fn stop(&mut self) -> Result<(), Failure> {
         if let Some(server) = self.server.as_mut() {
-            stop_server(server);
+            self.reaped = stop_server(server);
         }
         Ok(())
     }
@@ -132,6 +178,8 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
     let mut env = Env {
         dir,
         server: Some(server),
+        since: Instant::now(),
+        reaped: None,
     };
     match kit::wait_for_server(&env.dir.join(SOCKET), SERVER_READY, || true) {
         Ok(()) => Ok((id, env)),
@@ -183,17 +231,21 @@ fn agent_ctl() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("fabric-agent-ctl"))
 }
 
-/// `SIGTERM`, then `SIGKILL` after [`SERVER_EXIT`].
-fn stop_server(server: &mut Child) {
-    let _ = i32::try_from(server.id())
-        .map(|pid| fabric_reactor::sys::signal_process(pid, fabric_reactor::sys::SIGTERM));
+/// `SIGTERM`, then `SIGKILL` after [`SERVER_EXIT`]; reaps the server with `wait4` (its
+/// status and usage, `None` when that failed).
+fn stop_server(server: &mut Child) -> Option<sys::Reaped> {
+    let Ok(pid) = i32::try_from(server.id()) else {
+        let _ = server.kill();
+        let _ = server.wait();
+        return None;
+    };
+    let _ = sys::signal_process(pid, sys::SIGTERM);
     let began = Instant::now();
-    while began.elapsed() < SERVER_EXIT {
-        if let Ok(Some(_)) = server.try_wait() {
-            return;
-        }
+    while began.elapsed() < SERVER_EXIT && !sys::has_exited(pid).unwrap_or(true) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    if !sys::has_exited(pid).unwrap_or(true) {
+        let _ = server.kill();
+    }
+    sys::reap_with_usage(pid).ok()
 }

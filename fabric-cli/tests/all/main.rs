@@ -16,6 +16,7 @@ mod env_check;
 mod env_container;
 mod env_container_check;
 mod env_network;
+mod env_observation;
 mod env_ops;
 mod env_provider;
 mod env_runtime;

@@ -10,14 +10,18 @@
 //! When stdin closes the provider exits and leaves every environment as it is.
 //!
 //! Settings (`environment.settings`): `root`, the directory new environments are created
-//! in (default: the system temporary directory). The policy settings `resources` and
-//! `network` are refused (`environment_setting_unsupported`): see `refuse_policy`.
+//! in (default: the system temporary directory); `network: "none"`: the server and every
+//! `exec` in a network namespace of their own (`netns.rs`). `resources` and other `network`
+//! values are refused (`environment_setting_unsupported`): see `refuse_policy`. At release
+//! of a prepared environment the server is reaped with `wait4` for its observation.
 //!
 //! The protocol, the environment table and the operations every provider answers alike are
 //! the provider kit's (`fabric_sandbox::kit`); this file holds what is the subprocess
 //! provider's own: starting, checking and stopping the server.
 
 #![forbid(unsafe_code)]
+
+mod netns;
 
 use fabric_config::codes;
 use std::path::{Path, PathBuf};
@@ -50,6 +54,9 @@ struct Env {
     since: Instant,
     /// How the server ended and what its tree used, once `stop` reaped it.
     reaped: Option<sys::Reaped>,
+    /// `settings.network: "none"`: the server and every `exec` run in a network namespace
+    /// of their own (`netns.rs`).
+    isolated: bool,
 }
 
 impl kit::Provider for Subprocess {
@@ -58,15 +65,17 @@ impl kit::Provider for Subprocess {
     const BINARY: &'static str = "fabric-env-subprocess";
 
     fn prepare(&self, settings: &JsonObject) -> Result<(String, Env), Failure> {
+        let isolated = netns::read(settings)?;
         refuse_policy(settings)?;
-        prepare(&kit::settings_root(settings)?)
+        prepare(&kit::settings_root(settings)?, isolated)
     }
 
     fn attach(
         &self,
         reference: &EnvironmentReference,
-        _settings: &JsonObject,
+        settings: &JsonObject,
     ) -> Result<(String, Env), Failure> {
+        let isolated = netns::read(settings)?;
         let dir = kit::reference_directory(reference)?;
         kit::require_workspace(&dir, Self::PROVIDER)?;
         kit::require_server(&dir)?;
@@ -76,6 +85,7 @@ impl kit::Provider for Subprocess {
             server: None,
             since: Instant::now(),
             reaped: None,
+            isolated,
         };
         Ok((id, env))
     }
@@ -96,9 +106,10 @@ impl kit::Environment for Env {
         }
     }
 
-    /// Runs `program` directly, in the workspace directory.
+    /// Runs `program` directly (in a network namespace of its own with `network: "none"`),
+    /// in the workspace directory.
     fn command(&self, program: &str, args: &[String]) -> Command {
-        let mut command = Command::new(program);
+        let mut command = netns::command(self.isolated, Path::new(program));
         command.args(args).current_dir(self.dir.join("workspace"));
         command
     }
@@ -146,7 +157,7 @@ impl kit::Environment for Env {
 
 /// Creates an environment directory under `root` and starts its server there; when the
 /// server does not answer, stops it and deletes the directory.
-fn prepare(root: &Path) -> Result<(String, Env), Failure> {
+fn prepare(root: &Path, isolated: bool) -> Result<(String, Env), Failure> {
     let (id, dir) = kit::create_environment_dir(root)?;
     let log = std::fs::File::create(dir.join("server.log")).map_err(|error| {
         (
@@ -160,7 +171,7 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
             format!("cannot create the server log: {error}"),
         )
     })?;
-    let server = Command::new(agent_ctl())
+    let server = netns::command(isolated, &agent_ctl())
         .arg("serve")
         .env("FABRIC_HOST_SOCKET", dir.join(SOCKET))
         .current_dir(&dir)
@@ -180,6 +191,7 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
         server: Some(server),
         since: Instant::now(),
         reaped: None,
+        isolated,
     };
     match kit::wait_for_server(&env.dir.join(SOCKET), SERVER_READY, || true) {
         Ok(()) => Ok((id, env)),
@@ -197,19 +209,13 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
 }
 
 /// Refuses the policy settings this provider cannot apply (`environment_setting_unsupported`
-/// naming the setting): `resources` (its environments get no cgroup of their own) and a
-/// `network` other than the machine's (no network namespace is made).
+/// naming the setting): `resources` (its environments get no cgroup of their own; `network`
+/// is `netns.rs`'s).
 fn refuse_policy(settings: &JsonObject) -> Result<(), Failure> {
-    for (key, reason) in [
-        (
-            "resources",
-            "its environments run in the caller's cgroup (no delegated cgroup v2 sub-group is used)",
-        ),
-        (
-            "network",
-            "its environments share the machine's network (no network namespace is made)",
-        ),
-    ] {
+    for (key, reason) in [(
+        "resources",
+        "its environments run in the caller's cgroup (no delegated cgroup v2 sub-group is used)",
+    )] {
         if settings.contains_key(key) {
             return Err((
                 codes::ENVIRONMENT_SETTING_UNSUPPORTED,

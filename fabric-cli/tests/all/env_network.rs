@@ -2,8 +2,10 @@
 //! with `network: none` the container cannot reach it; with
 //! `{"mode": "loopback", "allow_ports": [PORT]}` it reaches that port at its own
 //! `127.0.0.1:PORT` (a request answered end to end) and still not a port left off the list.
-//! The probe is the image's `fabric-agent-ctl connect HOST:PORT`, run with the environment's
-//! `exec`.
+//! The subprocess provider's `network: "none"` (a network namespace of its own): its exec
+//! reaches no host port, while without the setting the same probe does.
+//! The probe is `fabric-agent-ctl connect HOST:PORT` (the image's, or this build's), run
+//! with the environment's `exec`.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -12,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
 use crate::env_container;
+use crate::support::provider::{config_with, subprocess_descriptor, typed};
 use fabric_config::environment_ops::ExecRequest;
 use fabric_config::provider::ExecOutput;
 use fabric_host::{Environment, Fabric};
@@ -61,10 +64,15 @@ impl Drop for Answering {
     }
 }
 
-/// `fabric-agent-ctl connect 127.0.0.1:PORT` in the environment, sending `ping`.
+/// The image's `fabric-agent-ctl connect 127.0.0.1:PORT` in the environment, sending
+/// `ping`.
 fn probe(environment: &Environment, port: u16) -> ExecOutput {
+    probe_with(environment, "/usr/local/bin/fabric-agent-ctl", port)
+}
+
+fn probe_with(environment: &Environment, agent_ctl: &str, port: u16) -> ExecOutput {
     let request: ExecRequest = serde_json::from_value(json!({
-        "argv": ["/usr/local/bin/fabric-agent-ctl", "connect", format!("127.0.0.1:{port}")],
+        "argv": [agent_ctl, "connect", format!("127.0.0.1:{port}")],
         "stdin_hex": hex(b"ping"),
         "timeout_seconds": 30,
     }))
@@ -124,4 +132,38 @@ fn container_network_none_reaches_no_host_port_and_loopback_only_the_allowed_one
         // (not its stderr: podman exec may lose a quickly exiting command's stderr)
         assert_eq!(refused.stdout, "", "{refused:?}");
     });
+}
+
+#[test]
+fn subprocess_network_none_runs_in_a_namespace_that_reaches_no_host_port() {
+    let server = Answering::start();
+    let agent_ctl = env!("CARGO_BIN_EXE_fabric-agent-ctl");
+    for (settings, reaches) in [(json!({}), true), (json!({"network": "none"}), false)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let descriptor = subprocess_descriptor(dir.path());
+        let mut settings = settings;
+        settings["root"] = json!(dir.path());
+        let config = config_with(
+            dir.path(),
+            "netns",
+            json!({}),
+            "subprocess",
+            &descriptor,
+            json!({"settings": settings}),
+        );
+        let (config, options) = typed(dir.path(), config);
+        let fabric = Fabric::new();
+        // prepare answered: the runtime server in the namespace is reachable on its socket
+        let environment = fabric
+            .prepare_environment(&config, &options)
+            .expect("prepare");
+        let probed = probe_with(&environment, agent_ctl, server.port);
+        fabric.release_environment(&environment).expect("release");
+        if reaches {
+            assert_eq!(probed.stdout, "pong:ping", "{probed:?}");
+        } else {
+            assert_eq!(probed.exit_code, Some(1), "{probed:?}");
+            assert!(probed.stderr.contains("unreachable"), "{probed:?}");
+        }
+    }
 }

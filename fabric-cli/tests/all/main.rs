@@ -15,6 +15,7 @@ mod env;
 mod env_check;
 mod env_container;
 mod env_container_check;
+mod env_large_write;
 mod env_network;
 mod env_observation;
 mod env_ops;

@@ -107,8 +107,9 @@ impl<'p, P: Provider> Environments<'p, P> {
             ProviderOperation::WriteFile {
                 environment_id,
                 request,
+                append,
             } => self.on_files(&environment_id, request.root, |base, prefix| {
-                files::write_file(base, prefix, &request).map(|()| json!({}))
+                files::write_or_append(base, prefix, &request, append).map(|()| json!({}))
             }),
             ProviderOperation::ReadFile {
                 environment_id,

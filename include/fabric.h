@@ -396,7 +396,7 @@ int32_t fabric_environment_exec(fabric_environment environment, const char *requ
 
 // Writes one file beneath the environment's workspace (or artifact root):
 // `request_json` is a FileWriteRequest (`path` relative to the root, `content_hex`, at most
-// 96 KiB decoded, optional `mode`, `root`: `workspace` (default) or `artifacts`). Missing
+// 16 MiB decoded, optional `mode`, `root`: `workspace` (default) or `artifacts`). Missing
 // parents are created; a symbolic link anywhere on the path is refused, never followed.
 // `*out` is `{"path": ...}`.
 //

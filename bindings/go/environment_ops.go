@@ -22,7 +22,7 @@ func (e *Environment) Exec(ctx context.Context, request ExecRequest) (*ExecResul
 	return result, e.operate(ctx, nativeEnvironmentExec, request, result)
 }
 
-// WriteFile writes data (at most 96 KiB) to path beneath the workspace (root
+// WriteFile writes data (at most 16 MiB) to path beneath the workspace (root
 // FileRootArtifacts: the artifact root); parents are created, links are never followed
 // (path_refused). mode nil means 0644.
 func (e *Environment) WriteFile(ctx context.Context, path string, data []byte, mode *uint32, root FileRoot) error {

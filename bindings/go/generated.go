@@ -1706,7 +1706,7 @@ const (
 
 // FileWriteRequest: Write one file beneath a root (parents are created; an existing file is replaced).
 type FileWriteRequest struct {
-	// ContentHex: The content, lowercase hex (at most 96 KiB decoded).
+	// ContentHex: The content, lowercase hex (at most 16 MiB decoded).
 	ContentHex string `json:"content_hex"`
 	// Mode: Permission bits (default `0o644`).
 	Mode *uint32 `json:"mode,omitempty"`

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 use fabric_config::codes;
 use fabric_config::environment_ops::{
     DEFAULT_OUTPUT_LIMIT_BYTES, ExecRequest, FileListRequest, FileReadRequest, FileRoot,
-    FileWriteRequest, MAX_READ_BYTES, MAX_WRITE_BYTES,
+    FileWriteRequest, MAX_FILE_WRITE_BYTES, MAX_READ_BYTES, MAX_WRITE_BYTES,
 };
 use fabric_config::{ErrorInfo, Stage};
 use fabric_host::Environment;
@@ -84,7 +84,7 @@ pub struct WriteArgs {
     /// Path relative to the root.
     #[arg(long)]
     pub path: String,
-    /// The file (`-`: stdin) whose bytes are written (at most 96 KiB).
+    /// The file (`-`: stdin) whose bytes are written (at most 16 MiB).
     #[arg(long, value_name = "FILE")]
     pub from: PathBuf,
     /// Permission bits, octal; without it a new file gets 644.
@@ -137,7 +137,7 @@ pub fn exec(args: &ExecArgs) -> Outcome {
         env.insert(name.to_owned(), value.to_owned());
     }
     let stdin_hex = match &args.stdin {
-        Some(path) => Some(hex::encode(read_input(path, "--stdin")?)),
+        Some(path) => Some(hex::encode(read_input(path, "--stdin", MAX_WRITE_BYTES)?)),
         None => None,
     };
     let request = ExecRequest {
@@ -156,7 +156,7 @@ pub fn exec(args: &ExecArgs) -> Outcome {
 
 /// `fabric env write`.
 pub fn write(args: &WriteArgs) -> Outcome {
-    let bytes = read_input(&args.from, "--from")?;
+    let bytes = read_input(&args.from, "--from", MAX_FILE_WRITE_BYTES)?;
     let mode = match &args.mode {
         Some(text) => Some(
             u32::from_str_radix(text, 8)
@@ -209,10 +209,10 @@ pub fn list(args: &ListArgs) -> Outcome {
     })
 }
 
-/// The bytes of `path` (`-`: stdin), at most the write limit.
-fn read_input(path: &PathBuf, flag: &'static str) -> Result<Vec<u8>, (ErrorInfo, u8)> {
+/// The bytes of `path` (`-`: stdin), at most `max` of them.
+fn read_input(path: &PathBuf, flag: &'static str, max: usize) -> Result<Vec<u8>, (ErrorInfo, u8)> {
     let mut bytes = Vec::new();
-    let limit = MAX_WRITE_BYTES as u64 + 1;
+    let limit = max as u64 + 1;
     let read = if path.as_os_str() == "-" {
         std::io::stdin().take(limit).read_to_end(&mut bytes)
     } else {
@@ -224,10 +224,10 @@ fn read_input(path: &PathBuf, flag: &'static str) -> Result<Vec<u8>, (ErrorInfo,
             &format!("cannot read `{}`: {error}", path.display()),
         ))
     })?;
-    if bytes.len() > MAX_WRITE_BYTES {
+    if bytes.len() > max {
         return Err(invalid(bad_flag(
             flag,
-            &format!("is above the {MAX_WRITE_BYTES}-byte limit"),
+            &format!("is above the {max}-byte limit"),
         )));
     }
     Ok(bytes)

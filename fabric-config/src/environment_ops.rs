@@ -29,9 +29,12 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_OUTPUT_LIMIT_BYTES: u64 = 1024 * 1024;
 /// Largest `timeout_seconds` of an `exec` (one day).
 pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
-/// Largest `stdin` of an `exec` and content of a `write_file` (bytes, before hex encoding:
-/// the provider request line is at most 256 KiB).
+/// Largest `stdin` of an `exec` (bytes, before hex encoding: the provider request line is at
+/// most 256 KiB), and the size of each chunk a `write_file` reaches a provider in.
 pub const MAX_WRITE_BYTES: usize = 96 * 1024;
+/// Largest content of a `write_file` (bytes, before hex encoding); a provider environment
+/// gets it in chunks of [`MAX_WRITE_BYTES`].
+pub const MAX_FILE_WRITE_BYTES: usize = 16 * 1024 * 1024;
 /// Default and largest `max_bytes` of a `read_file`.
 pub const MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
 /// Most entries one `list` returns (the rest are left out, `truncated`).
@@ -113,7 +116,7 @@ impl ExecRequest {
             return Err(("env", format!("`env` holds an invalid name `{name}`")));
         }
         if let Some(stdin) = &self.stdin_hex {
-            check_hex("stdin_hex", stdin)?;
+            check_hex("stdin_hex", stdin, MAX_WRITE_BYTES)?;
         }
         Ok(())
     }
@@ -154,7 +157,7 @@ impl FileRoot {
 pub struct FileWriteRequest {
     /// Path relative to the root.
     pub path: String,
-    /// The content, lowercase hex (at most 96 KiB decoded).
+    /// The content, lowercase hex (at most 16 MiB decoded).
     pub content_hex: String,
     /// Permission bits (default `0o644`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,7 +171,7 @@ impl FileWriteRequest {
     /// Checks the members; the fault names the field.
     pub fn check(&self) -> Result<Vec<u8>, RequestFault> {
         check_relative("path", &self.path, false)?;
-        check_hex("content_hex", &self.content_hex)?;
+        check_hex("content_hex", &self.content_hex, MAX_FILE_WRITE_BYTES)?;
         if self.mode.is_some_and(|m| m > 0o7777) {
             return Err((
                 "mode",
@@ -176,10 +179,10 @@ impl FileWriteRequest {
             ));
         }
         let bytes = hex::decode(&self.content_hex).unwrap_or_default();
-        if bytes.len() > MAX_WRITE_BYTES {
+        if bytes.len() > MAX_FILE_WRITE_BYTES {
             return Err((
                 "content_hex",
-                format!("the content is above the {MAX_WRITE_BYTES}-byte write limit"),
+                format!("the content is above the {MAX_FILE_WRITE_BYTES}-byte write limit"),
             ));
         }
         Ok(bytes)
@@ -289,12 +292,9 @@ fn check_relative(field: &'static str, path: &str, empty_ok: bool) -> Result<(),
     Ok(())
 }
 
-fn check_hex(field: &'static str, text: &str) -> Result<(), RequestFault> {
-    if text.len() / 2 > MAX_WRITE_BYTES {
-        return Err((
-            field,
-            format!("`{field}` is above the {MAX_WRITE_BYTES}-byte limit"),
-        ));
+fn check_hex(field: &'static str, text: &str, limit: usize) -> Result<(), RequestFault> {
+    if text.len() / 2 > limit {
+        return Err((field, format!("`{field}` is above the {limit}-byte limit")));
     }
     hex::decode(text)
         .map(drop)

@@ -147,6 +147,11 @@ pub enum ProviderOperation {
         environment_id: String,
         /// What to write.
         request: FileWriteRequest,
+        /// Append the content to the existing regular file instead of replacing it (the
+        /// chunks after the first of a file larger than one request line; `mode` is
+        /// ignored).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        append: bool,
     },
     /// Read one regular file beneath the workspace or artifact root ([`FileContent`]).
     ReadFile {

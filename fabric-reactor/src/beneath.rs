@@ -188,6 +188,18 @@ impl Beneath {
         self.write_file(relative, bytes, mode, true)
     }
 
+    /// Appends `bytes` to the existing regular file at `relative` (nothing is created).
+    pub fn append_existing(&self, relative: &Path, bytes: &[u8]) -> Result<(), Refusal> {
+        let names = components(relative)?;
+        let (last, parents) = names.split_last().ok_or(Refusal::OutsideRoot)?;
+        let parent = self.walk(parents, None)?;
+        let flags =
+            sys::O_WRONLY | sys::O_APPEND | sys::O_NONBLOCK | sys::O_NOCTTY | sys::O_NOFOLLOW;
+        let fd = opened(&parent, last, sys::openat(parent.as_fd(), last, flags, 0))?;
+        let mut file = regular(File::from(fd))?;
+        file.write_all(bytes).map_err(Refusal::Io)
+    }
+
     /// Writes `bytes` to `relative` like [`Beneath::write`], but an existing file keeps its
     /// mode (`mode`, less the umask, is for a new one).
     pub fn edit(&self, relative: &Path, bytes: &[u8], mode: u32) -> Result<(), Refusal> {

@@ -529,7 +529,7 @@ export class Environment implements AsyncDisposable {
     return this.operate<ExecResult>("fabric_environment_exec", request);
   }
 
-  /** Writes `data` (at most 96 KiB) beneath the workspace (or `root: "artifacts"`); links are never followed (`path_refused`). */
+  /** Writes `data` (at most 16 MiB) beneath the workspace (or `root: "artifacts"`); links are never followed (`path_refused`). */
   async writeFile(filePath: string, data: Uint8Array | string, options: FileOptions & { mode?: number } = {}): Promise<void> {
     const request: Record<string, unknown> = { path: filePath, content_hex: Buffer.from(data).toString("hex"), root: options.root ?? "workspace" };
     if (options.mode !== undefined) request.mode = options.mode;

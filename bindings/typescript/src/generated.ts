@@ -1615,7 +1615,7 @@ export type FileRoot = "workspace" | "artifacts";
 
 /** Write one file beneath a root (parents are created; an existing file is replaced). */
 export interface FileWriteRequest {
-  /** The content, lowercase hex (at most 96 KiB decoded). */
+  /** The content, lowercase hex (at most 16 MiB decoded). */
   content_hex: string;
   /** Permission bits (default `0o644`). */
   mode?: number | null;

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod loopback;
 
 use fabric_config::codes;
 use std::io::Write;
@@ -35,6 +36,9 @@ fn main() -> ExitCode {
     }
     if arguments.first().map(String::as_str) == Some("exec-group") {
         return exec_group(&arguments[1..]);
+    }
+    if arguments.first().map(String::as_str) == Some("connect") {
+        return loopback::connect(&arguments[1..]);
     }
     let operation = arguments
         .first()
@@ -86,6 +90,15 @@ fn serve(rest: &[String]) -> ExitCode {
         RuntimeServer::with_options(RunOptions::with_base_dir(dir))
     }) {
         Ok(server) => server,
+        Err(error) => {
+            eprintln!("fabric-agent-ctl serve: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    // The allow-listed host loopback ports (container provider, `network` mode `loopback`),
+    // relayed while the server runs.
+    let _relays = match loopback::relays(&socket) {
+        Ok(relays) => relays,
         Err(error) => {
             eprintln!("fabric-agent-ctl serve: {error}");
             return ExitCode::FAILURE;

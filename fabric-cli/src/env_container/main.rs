@@ -14,7 +14,9 @@
 //! Settings (`environment.settings`): `image` (required: `sha256:<64 hex>`, the local image
 //! id, e.g. what `scripts/container-image.sh` prints), `image_name` (optional: a local name
 //! that must resolve to that id), `root` (as the subprocess provider's), `oci_runtime`
-//! (default `runc`), and the policy: `network` (`none`, the default, `bridge`, `host`),
+//! (default `runc`), and the policy: `network` (`none`, the default, `bridge`, `host`, or
+//! `{"mode": "loopback", "allow_ports": [...]}`: the host's half of each port's relay runs
+//! in the provider process that prepared the environment, until its release),
 //! `resources` (`cpus`, `memory_mib`, `pids`, `tmpfs_mib`) and `read_only_root`
 //! (`policy.rs`).
 //!
@@ -36,6 +38,7 @@ use std::time::Duration;
 
 use fabric_config::config::JsonObject;
 use fabric_config::handles::EnvironmentReference;
+use fabric_sandbox::kit::relay::{self, LOOPBACK_DIR, Relay};
 use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 use serde_json::{Value, json};
 
@@ -60,6 +63,8 @@ struct Env {
     engine_version: Option<String>,
     /// When `prepare` or `attach` made it (the observation's wall time).
     since: std::time::Instant,
+    /// The host's halves of the loopback relays (an environment this process prepared).
+    relays: Vec<Relay>,
 }
 
 impl kit::Provider for Container {
@@ -73,8 +78,10 @@ impl kit::Provider for Container {
         let image = checked.image.clone().unwrap_or_default();
         podman::verify_image(&image, checked.image_name.as_deref())?;
         let (id, dir) = kit::create_environment_dir(&root)?;
-        let container = match start(&id, &dir, &image, &checked) {
-            Ok(container) => container,
+        let started = loopback_relays(&dir, &checked.loopback_ports)
+            .and_then(|relays| Ok((start(&id, &dir, &image, &checked)?, relays)));
+        let (container, relays) = match started {
+            Ok(started) => started,
             Err(failure) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 return Err(failure);
@@ -85,6 +92,7 @@ impl kit::Provider for Container {
             container,
             engine_version: podman::engine_version(),
             since: std::time::Instant::now(),
+            relays,
         };
         Ok((id, env))
     }
@@ -135,6 +143,7 @@ impl kit::Provider for Container {
             container,
             engine_version: podman::engine_version(),
             since: std::time::Instant::now(),
+            relays: Vec::new(),
         };
         Ok((id, env))
     }
@@ -221,7 +230,9 @@ impl kit::Environment for Env {
 
     /// Removes the container (the directory is the kit's to delete).
     fn stop(&mut self) -> Result<(), Failure> {
-        podman::remove(&self.container.id)
+        let removed = podman::remove(&self.container.id);
+        self.relays.iter_mut().for_each(Relay::stop);
+        removed
     }
 }
 
@@ -233,6 +244,8 @@ struct Settings {
     oci_runtime: String,
     /// `podman run` options of `network`, `resources` and `read_only_root`.
     policy: Vec<String>,
+    /// The host loopback ports relayed into the container.
+    loopback_ports: Vec<u16>,
 }
 
 impl Settings {
@@ -264,13 +277,36 @@ impl Settings {
             }
             _ => {}
         }
+        let policy = policy::run_options(settings)?;
         Ok(Settings {
             image,
             image_name: string("image_name")?,
             oci_runtime: string("oci_runtime")?.unwrap_or_else(|| "runc".into()),
-            policy: policy::run_options(settings)?,
+            policy: policy.options,
+            loopback_ports: policy.loopback_ports,
         })
     }
+}
+
+/// The host's half of each loopback port's relay, listening in the environment directory's
+/// `loopback/` (the container's half connects there through the bind mount).
+fn loopback_relays(dir: &Path, ports: &[u16]) -> Result<Vec<Relay>, Failure> {
+    if ports.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sockets = dir.join(LOOPBACK_DIR);
+    let unavailable = |error: std::io::Error| {
+        (
+            codes::PREPARE_FAILED,
+            format!("cannot relay `settings.network.allow_ports`: {error}"),
+        )
+    };
+    std::fs::create_dir(&sockets).map_err(unavailable)?;
+    ports
+        .iter()
+        .map(|&port| Relay::unix_to_tcp(&relay::socket_path(&sockets, port), port))
+        .collect::<Result<_, _>>()
+        .map_err(unavailable)
 }
 
 /// `sha256:` followed by 64 lowercase hex digits.

@@ -3,8 +3,11 @@
 //! naming the setting.
 //!
 //! - `network`: `none` (default: no network at all), `bridge` or `host` (explicit opt-in
-//!   to the engine's network). `loopback` (only allow-listed host loopback ports) is not
-//!   offered by this provider yet and is refused naming `settings.network`.
+//!   to the engine's network), or `{"mode": "loopback", "allow_ports": [PORT, ...]}`: no
+//!   network either, but each allow-listed port of the host's loopback answers on the
+//!   container's `127.0.0.1:PORT` through a relay over a unix socket in the environment
+//!   directory (`fabric_sandbox::kit::relay`; the container's half is started by
+//!   `fabric-agent-ctl serve` from `FABRIC_LOOPBACK_PORTS`).
 //! - `resources`: `cpus` (a number above 0), `memory_mib` (whole MiB, at least 6),
 //!   `pids` (at least 8), `tmpfs_mib` (a size-capped tmpfs at `/tmp`).
 //! - `read_only_root`: `true` mounts the image's root file system read-only (`/sandbox`
@@ -13,11 +16,26 @@
 use fabric_config::codes;
 use fabric_config::config::JsonObject;
 use fabric_sandbox::kit::Failure;
+use fabric_sandbox::kit::relay::LOOPBACK_PORTS_VAR;
 use serde_json::Value;
 
-/// The `podman run` options of `settings` (the network's included).
-pub fn run_options(settings: &JsonObject) -> Result<Vec<String>, Failure> {
-    let mut options = vec!["--network".to_owned(), network(settings)?.to_owned()];
+/// The policy of `settings`.
+pub struct Policy {
+    /// `podman run` options (the network's first).
+    pub options: Vec<String>,
+    /// The host loopback ports relayed into the container (`network` mode `loopback`).
+    pub loopback_ports: Vec<u16>,
+}
+
+/// The `podman run` options of `settings` (the network's included) and the loopback ports.
+pub fn run_options(settings: &JsonObject) -> Result<Policy, Failure> {
+    let (mode, loopback_ports) = network(settings)?;
+    let mut options = vec!["--network".to_owned(), mode.to_owned()];
+    if !loopback_ports.is_empty() {
+        let ports: Vec<String> = loopback_ports.iter().map(u16::to_string).collect();
+        options.push("-e".to_owned());
+        options.push(format!("{LOOPBACK_PORTS_VAR}={}", ports.join(",")));
+    }
     if let Some(resources) = settings.get("resources") {
         let Value::Object(resources) = resources else {
             return Err(invalid("resources", "an object"));
@@ -49,23 +67,62 @@ pub fn run_options(settings: &JsonObject) -> Result<Vec<String>, Failure> {
         Some(Value::Bool(true)) => options.push("--read-only".to_owned()),
         Some(_) => return Err(invalid("read_only_root", "a boolean")),
     }
-    Ok(options)
+    Ok(Policy {
+        options,
+        loopback_ports,
+    })
 }
 
-fn network(settings: &JsonObject) -> Result<&'static str, Failure> {
+const NETWORKS: &str =
+    "`none`, `bridge`, `host` or {\"mode\": \"loopback\", \"allow_ports\": [...]}";
+
+/// The engine's network mode and the relayed loopback ports.
+fn network(settings: &JsonObject) -> Result<(&'static str, Vec<u16>), Failure> {
     match settings.get("network") {
-        None => Ok("none"),
+        None => Ok(("none", Vec::new())),
         Some(Value::String(value)) => match value.as_str() {
-            "none" => Ok("none"),
-            "bridge" => Ok("bridge"),
-            "host" => Ok("host"),
-            "loopback" => Err((
-                codes::INVALID_SETTINGS,
-                "`settings.network`: `loopback` is not supported by the container provider yet (use `none`, `bridge` or `host`)".into(),
+            "none" => Ok(("none", Vec::new())),
+            "bridge" => Ok(("bridge", Vec::new())),
+            "host" => Ok(("host", Vec::new())),
+            "loopback" => Err(invalid(
+                "network",
+                "an object naming its ports for `loopback`: {\"mode\": \"loopback\", \"allow_ports\": [...]}",
             )),
-            _ => Err(invalid("network", "`none`, `bridge` or `host`")),
+            _ => Err(invalid("network", NETWORKS)),
         },
-        Some(_) => Err(invalid("network", "`none`, `bridge` or `host`")),
+        Some(Value::Object(network)) => {
+            if let Some(key) = network
+                .keys()
+                .find(|k| !["mode", "allow_ports"].contains(&k.as_str()))
+            {
+                return Err((
+                    codes::INVALID_SETTINGS,
+                    format!("`settings.network.{key}` is unknown (mode, allow_ports)"),
+                ));
+            }
+            if network.get("mode").and_then(Value::as_str) != Some("loopback") {
+                return Err(invalid(
+                    "network.mode",
+                    "`loopback` (the other modes are strings)",
+                ));
+            }
+            let expected = "a non-empty list of distinct ports (1 to 65535)";
+            let Some(Value::Array(ports)) = network.get("allow_ports") else {
+                return Err(invalid("network.allow_ports", expected));
+            };
+            let mut allowed = Vec::new();
+            for port in ports {
+                match port.as_u64().and_then(|p| u16::try_from(p).ok()) {
+                    Some(port) if port > 0 && !allowed.contains(&port) => allowed.push(port),
+                    _ => return Err(invalid("network.allow_ports", expected)),
+                }
+            }
+            if allowed.is_empty() {
+                return Err(invalid("network.allow_ports", expected));
+            }
+            Ok(("none", allowed))
+        }
+        Some(_) => Err(invalid("network", NETWORKS)),
     }
 }
 
@@ -95,7 +152,7 @@ mod tests {
         let Value::Object(map) = settings else {
             unreachable!()
         };
-        run_options(&map.into_iter().collect())
+        run_options(&map.into_iter().collect()).map(|policy| policy.options)
     }
 
     #[test]
@@ -122,10 +179,53 @@ mod tests {
     }
 
     #[test]
+    fn loopback_has_no_network_and_names_its_ports_to_the_container() {
+        let policy = run_options(
+            &[(
+                "network".to_owned(),
+                json!({"mode": "loopback", "allow_ports": [8080, 11434]}),
+            )]
+            .into_iter()
+            .collect(),
+        )
+        .unwrap();
+        assert_eq!(
+            policy.options,
+            [
+                "--network",
+                "none",
+                "-e",
+                "FABRIC_LOOPBACK_PORTS=8080,11434"
+            ]
+        );
+        assert_eq!(policy.loopback_ports, [8080, 11434]);
+    }
+
+    #[test]
     fn invalid_values_name_the_setting() {
         for (settings, named) in [
             (json!({"network": "wide"}), "settings.network"),
             (json!({"network": "loopback"}), "settings.network"),
+            (
+                json!({"network": {"mode": "loopback"}}),
+                "settings.network.allow_ports",
+            ),
+            (
+                json!({"network": {"mode": "loopback", "allow_ports": [0]}}),
+                "settings.network.allow_ports",
+            ),
+            (
+                json!({"network": {"mode": "loopback", "allow_ports": [8080, 8080]}}),
+                "settings.network.allow_ports",
+            ),
+            (
+                json!({"network": {"mode": "bridge", "allow_ports": [80]}}),
+                "settings.network.mode",
+            ),
+            (
+                json!({"network": {"mode": "loopback", "allow_ports": [80], "dns": 1}}),
+                "settings.network.dns",
+            ),
             (
                 json!({"resources": {"memory_mib": "64"}}),
                 "settings.resources.memory_mib",

@@ -10,8 +10,10 @@
 //! When stdin closes the provider exits and leaves every environment as it is.
 //!
 //! Settings (`environment.settings`): `root`, the directory new environments are created
-//! in (default: the system temporary directory). The policy settings `resources` and
-//! `network` are refused (`environment_setting_unsupported`): see `refuse_policy`.
+//! in (default: the system temporary directory); `network: "none"`: the server and every
+//! `exec` in a network namespace of their own (`netns.rs`). `resources` and other `network`
+//! values are refused (`environment_setting_unsupported`): see `refuse_policy`. At release
+//! of a prepared environment the server is reaped with `wait4` for its observation.
 //!
 //! The protocol, the environment table and the operations every provider answers alike are
 //! the provider kit's (`fabric_sandbox::kit`); this file holds what is the subprocess
@@ -19,13 +21,17 @@
 
 #![forbid(unsafe_code)]
 
+mod netns;
+
 use fabric_config::codes;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use fabric_config::config::JsonObject;
+use fabric_config::gym::{SandboxObservation, SandboxOutcome, SandboxRole};
 use fabric_config::handles::EnvironmentReference;
+use fabric_reactor::sys;
 use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 
 /// How long `prepare` waits for the new server to answer `check`.
@@ -44,6 +50,13 @@ struct Subprocess;
 struct Env {
     dir: PathBuf,
     server: Option<Child>,
+    /// When `prepare` made it (the observation's wall time).
+    since: Instant,
+    /// How the server ended and what its tree used, once `stop` reaped it.
+    reaped: Option<sys::Reaped>,
+    /// `settings.network: "none"`: the server and every `exec` run in a network namespace
+    /// of their own (`netns.rs`).
+    isolated: bool,
 }
 
 impl kit::Provider for Subprocess {
@@ -52,19 +65,29 @@ impl kit::Provider for Subprocess {
     const BINARY: &'static str = "fabric-env-subprocess";
 
     fn prepare(&self, settings: &JsonObject) -> Result<(String, Env), Failure> {
+        let isolated = netns::read(settings)?;
         refuse_policy(settings)?;
-        prepare(&kit::settings_root(settings)?)
+        prepare(&kit::settings_root(settings)?, isolated)
     }
 
     fn attach(
         &self,
         reference: &EnvironmentReference,
-        _settings: &JsonObject,
+        settings: &JsonObject,
     ) -> Result<(String, Env), Failure> {
+        let isolated = netns::read(settings)?;
         let dir = kit::reference_directory(reference)?;
         kit::require_workspace(&dir, Self::PROVIDER)?;
         kit::require_server(&dir)?;
-        Ok((kit::environment_id(&dir), Env { dir, server: None }))
+        let id = kit::environment_id(&dir);
+        let env = Env {
+            dir,
+            server: None,
+            since: Instant::now(),
+            reaped: None,
+            isolated,
+        };
+        Ok((id, env))
     }
 }
 
@@ -83,16 +106,50 @@ impl kit::Environment for Env {
         }
     }
 
-    /// Runs `program` directly, in the workspace directory.
+    /// Runs `program` directly (in a network namespace of its own with `network: "none"`),
+    /// in the workspace directory.
     fn command(&self, program: &str, args: &[String]) -> Command {
-        let mut command = Command::new(program);
+        let mut command = netns::command(self.isolated, Path::new(program));
         command.args(args).current_dir(self.dir.join("workspace"));
         command
     }
 
+    /// The wall time since `prepare`; the rest is known once `stop` reaped the server.
+    fn observe(&self) -> Option<SandboxObservation> {
+        Some(SandboxObservation {
+            role: SandboxRole::Agent,
+            provider: Some("subprocess".to_owned()),
+            sandbox_id: Some(kit::environment_id(&self.dir)),
+            outcome: SandboxOutcome::Unknown,
+            exit_code: None,
+            wall_time_s: Some(self.since.elapsed().as_secs_f64()),
+            cpu_time_s: None,
+            peak_memory_mib: None,
+            resource_usage_source: None,
+            error_type: None,
+        })
+    }
+
+    /// The server's `wait4` usage: CPU time of the server and every process of its tree it
+    /// reaped (runtimes, adapters), the largest resident set among them, its exit code.
+    fn observe_stopped(&mut self, observation: &mut SandboxObservation) {
+        let Some(reaped) = self.reaped else {
+            return;
+        };
+        observation.outcome = match (reaped.exit_code, reaped.signal) {
+            (Some(0), _) => SandboxOutcome::Completed,
+            (_, Some(_)) => SandboxOutcome::Cancelled,
+            _ => SandboxOutcome::Failed,
+        };
+        observation.exit_code = reaped.exit_code.map(i64::from);
+        observation.cpu_time_s = Some(reaped.cpu_seconds);
+        observation.peak_memory_mib = Some(reaped.max_rss_kib as f64 / 1024.0);
+        observation.resource_usage_source = Some("rusage:wait4(runtime server)".to_owned());
+    }
+
     fn stop(&mut self) -> Result<(), Failure> {
         if let Some(server) = self.server.as_mut() {
-            stop_server(server);
+            self.reaped = stop_server(server);
         }
         Ok(())
     }
@@ -100,7 +157,7 @@ impl kit::Environment for Env {
 
 /// Creates an environment directory under `root` and starts its server there; when the
 /// server does not answer, stops it and deletes the directory.
-fn prepare(root: &Path) -> Result<(String, Env), Failure> {
+fn prepare(root: &Path, isolated: bool) -> Result<(String, Env), Failure> {
     let (id, dir) = kit::create_environment_dir(root)?;
     let log = std::fs::File::create(dir.join("server.log")).map_err(|error| {
         (
@@ -114,7 +171,7 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
             format!("cannot create the server log: {error}"),
         )
     })?;
-    let server = Command::new(agent_ctl())
+    let server = netns::command(isolated, &agent_ctl())
         .arg("serve")
         .env("FABRIC_HOST_SOCKET", dir.join(SOCKET))
         .current_dir(&dir)
@@ -132,6 +189,9 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
     let mut env = Env {
         dir,
         server: Some(server),
+        since: Instant::now(),
+        reaped: None,
+        isolated,
     };
     match kit::wait_for_server(&env.dir.join(SOCKET), SERVER_READY, || true) {
         Ok(()) => Ok((id, env)),
@@ -149,19 +209,13 @@ fn prepare(root: &Path) -> Result<(String, Env), Failure> {
 }
 
 /// Refuses the policy settings this provider cannot apply (`environment_setting_unsupported`
-/// naming the setting): `resources` (its environments get no cgroup of their own) and a
-/// `network` other than the machine's (no network namespace is made).
+/// naming the setting): `resources` (its environments get no cgroup of their own; `network`
+/// is `netns.rs`'s).
 fn refuse_policy(settings: &JsonObject) -> Result<(), Failure> {
-    for (key, reason) in [
-        (
-            "resources",
-            "its environments run in the caller's cgroup (no delegated cgroup v2 sub-group is used)",
-        ),
-        (
-            "network",
-            "its environments share the machine's network (no network namespace is made)",
-        ),
-    ] {
+    for (key, reason) in [(
+        "resources",
+        "its environments run in the caller's cgroup (no delegated cgroup v2 sub-group is used)",
+    )] {
         if settings.contains_key(key) {
             return Err((
                 codes::ENVIRONMENT_SETTING_UNSUPPORTED,
@@ -183,17 +237,21 @@ fn agent_ctl() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("fabric-agent-ctl"))
 }
 
-/// `SIGTERM`, then `SIGKILL` after [`SERVER_EXIT`].
-fn stop_server(server: &mut Child) {
-    let _ = i32::try_from(server.id())
-        .map(|pid| fabric_reactor::sys::signal_process(pid, fabric_reactor::sys::SIGTERM));
+/// `SIGTERM`, then `SIGKILL` after [`SERVER_EXIT`]; reaps the server with `wait4` (its
+/// status and usage, `None` when that failed).
+fn stop_server(server: &mut Child) -> Option<sys::Reaped> {
+    let Ok(pid) = i32::try_from(server.id()) else {
+        let _ = server.kill();
+        let _ = server.wait();
+        return None;
+    };
+    let _ = sys::signal_process(pid, sys::SIGTERM);
     let began = Instant::now();
-    while began.elapsed() < SERVER_EXIT {
-        if let Ok(Some(_)) = server.try_wait() {
-            return;
-        }
+    while began.elapsed() < SERVER_EXIT && !sys::has_exited(pid).unwrap_or(true) {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let _ = server.kill();
-    let _ = server.wait();
+    if !sys::has_exited(pid).unwrap_or(true) {
+        let _ = server.kill();
+    }
+    sys::reap_with_usage(pid).ok()
 }

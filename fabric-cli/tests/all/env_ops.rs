@@ -426,7 +426,7 @@ fn the_subprocess_provider_refuses_policy_it_cannot_apply_naming_the_setting() {
             json!({"resources": {"memory_mib": 64}}),
             "settings.resources",
         ),
-        (json!({"network": "none"}), "settings.network"),
+        (json!({"network": "bridge"}), "settings.network"),
     ] {
         let config = config_with(
             dir.path(),

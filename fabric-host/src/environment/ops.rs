@@ -11,7 +11,7 @@ use fabric_config::Stage;
 use fabric_config::codes::{self, ErrorClass};
 use fabric_config::environment_ops::{
     ExecRequest, FileContent, FileListRequest, FileListing, FileReadRequest, FileRoot,
-    FileWriteRequest, RequestFault,
+    FileWriteRequest, MAX_WRITE_BYTES, RequestFault,
 };
 use fabric_config::provider::{ExecOutput, ProviderOperation};
 use fabric_sandbox::kit::{self, Failure};
@@ -67,18 +67,42 @@ impl Environment {
     }
 
     /// Writes one file beneath the workspace (or artifact root), without following links.
+    /// A provider gets the content in chunks of [`MAX_WRITE_BYTES`] (one request line each):
+    /// the first replaces the file, the others append to it; a failure in between leaves
+    /// the chunks written so far.
     pub fn write_file(&self, request: &FileWriteRequest) -> Result<(), HostError> {
-        request
+        let bytes = request
             .check()
             .map_err(|fault| invalid(Stage::Artifact, fault))?;
-        let _: serde_json::Value = self.file_operation(
-            request.root,
-            |base| kit::files::write_file(base, Path::new(""), request).map(|()| json!({})),
-            |environment_id| ProviderOperation::WriteFile {
-                environment_id,
-                request: request.clone(),
-            },
-        )?;
+        let mut chunks: Vec<&[u8]> = bytes.chunks(MAX_WRITE_BYTES).collect();
+        if chunks.is_empty() {
+            chunks.push(&[]);
+        }
+        let mut whole = false;
+        for (index, chunk) in chunks.into_iter().enumerate() {
+            let part = FileWriteRequest {
+                path: request.path.clone(),
+                content_hex: hex::encode(chunk),
+                mode: request.mode,
+                root: request.root,
+            };
+            let _: serde_json::Value = self.file_operation(
+                request.root,
+                |base| {
+                    whole = true;
+                    kit::files::write_file(base, Path::new(""), request).map(|()| json!({}))
+                },
+                |environment_id| ProviderOperation::WriteFile {
+                    environment_id,
+                    request: part,
+                    append: index > 0,
+                },
+            )?;
+            if whole {
+                // The local provider wrote it all at once.
+                break;
+            }
+        }
         Ok(())
     }
 

@@ -131,6 +131,49 @@ pub fn has_exited(pid: i32) -> io::Result<bool> {
     }
 }
 
+/// What `wait4` reported of a reaped child: how it ended and the resources it and the
+/// descendants it reaped used.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reaped {
+    /// Its exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, when one did.
+    pub signal: Option<i32>,
+    /// User plus system CPU time, in seconds.
+    pub cpu_seconds: f64,
+    /// The largest resident set of it or any reaped descendant, in KiB (`ru_maxrss`).
+    pub max_rss_kib: u64,
+}
+
+/// Reaps our child `pid` (blocking until it exits) with `wait4`, returning its status and
+/// resource usage.
+pub fn reap_with_usage(pid: i32) -> io::Result<Reaped> {
+    loop {
+        // SAFETY: `status` and `usage` are zeroed locals owned by this frame that the
+        // kernel fills in; `pid` and the options are integers.
+        let (rc, status, usage) = unsafe {
+            let mut status: libc::c_int = 0;
+            let mut usage: libc::rusage = std::mem::zeroed();
+            let rc = libc::wait4(pid, &mut status, 0, &mut usage);
+            (rc, status, usage)
+        };
+        if rc == -1 {
+            let error = io::Error::last_os_error();
+            if error.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(error);
+        }
+        let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        return Ok(Reaped {
+            exit_code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+            signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+            cpu_seconds: seconds(usage.ru_utime) + seconds(usage.ru_stime),
+            max_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or(0),
+        });
+    }
+}
+
 /// Raises the soft `RLIMIT_NOFILE` towards the hard limit (at most `want`): every host
 /// costs four descriptors on the reactor, and the common soft default (1024) is too low
 /// for a few hundred runtimes. Errors are ignored by the caller.

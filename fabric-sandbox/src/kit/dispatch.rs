@@ -107,8 +107,9 @@ impl<'p, P: Provider> Environments<'p, P> {
             ProviderOperation::WriteFile {
                 environment_id,
                 request,
+                append,
             } => self.on_files(&environment_id, request.root, |base, prefix| {
-                files::write_file(base, prefix, &request).map(|()| json!({}))
+                files::write_or_append(base, prefix, &request, append).map(|()| json!({}))
             }),
             ProviderOperation::ReadFile {
                 environment_id,
@@ -155,9 +156,12 @@ impl<'p, P: Provider> Environments<'p, P> {
     /// environment half torn down: the error tells the caller what was left.
     fn release(&mut self, id: &str) -> Result<Value, Failure> {
         let Entry { mut env, owned } = self.table.remove(id).ok_or_else(|| not_found(id))?;
-        let observation = if owned { env.observe() } else { None };
+        let mut observation = if owned { env.observe() } else { None };
         if owned {
             env.stop()?;
+            if let Some(observation) = observation.as_mut() {
+                env.observe_stopped(observation);
+            }
             std::fs::remove_dir_all(env.dir()).map_err(|error| {
                 (
                     "release_failed",

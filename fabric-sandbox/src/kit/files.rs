@@ -25,14 +25,26 @@ const DEFAULT_MODE: u32 = 0o644;
 
 /// Writes `request`'s file beneath `base`/`prefix`.
 pub fn write_file(base: &Path, prefix: &Path, request: &FileWriteRequest) -> Result<(), Failure> {
+    write_or_append(base, prefix, request, false)
+}
+
+/// Writes `request`'s file beneath `base`/`prefix`, or appends its content to the existing
+/// regular file there when `append` (a later chunk of a large write).
+pub fn write_or_append(
+    base: &Path,
+    prefix: &Path,
+    request: &FileWriteRequest,
+    append: bool,
+) -> Result<(), Failure> {
     let bytes = request.check().map_err(invalid)?;
     let root = open(base)?;
-    root.write(
-        &joined(prefix, &request.path),
-        &bytes,
-        request.mode.unwrap_or(DEFAULT_MODE),
-    )
-    .map_err(|refusal| refused(&request.path, refusal))
+    let path = joined(prefix, &request.path);
+    let written = if append {
+        root.append_existing(&path, &bytes)
+    } else {
+        root.write(&path, &bytes, request.mode.unwrap_or(DEFAULT_MODE))
+    };
+    written.map_err(|refusal| refused(&request.path, refusal))
 }
 
 /// Reads `request`'s file beneath `base`/`prefix`, at most `max_bytes` of it.

@@ -86,6 +86,7 @@ mod dispatch;
 mod exec;
 pub mod files;
 mod provider;
+pub mod relay;
 mod serve;
 mod server;
 #[cfg(test)]

@@ -84,6 +84,13 @@ pub trait Environment {
         None
     }
 
+    /// Completes `observation` (what [`Environment::observe`] returned) with what only
+    /// `stop` learned, e.g. the exit and usage of a reaped process tree; called by
+    /// `release` right after `stop` (default: nothing).
+    fn observe_stopped(&mut self, observation: &mut fabric_config::gym::SandboxObservation) {
+        let _ = observation;
+    }
+
     /// Stops what runs in an owned environment before `release` deletes its directory
     /// (never called for an attached one: that is the caller's).
     fn stop(&mut self) -> Result<(), Failure>;

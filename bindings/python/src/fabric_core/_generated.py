@@ -1113,7 +1113,7 @@ FILE_ROOT_VALUES = ("workspace", "artifacts",)
 class FileWriteRequest(FabricMapping):
     """Write one file beneath a root (parents are created; an existing file is replaced).
 
-    ``content_hex`` (str): The content, lowercase hex (at most 96 KiB decoded).
+    ``content_hex`` (str): The content, lowercase hex (at most 16 MiB decoded).
     ``mode`` (int | None, optional): Permission bits (default `0o644`).
     ``path`` (str): Path relative to the root.
     ``root`` (str, optional): The root (default `workspace`).

@@ -105,7 +105,7 @@ class EnvironmentHandle:
         return ExecResult._from_json(await self._operate("fabric_environment_exec", request))
 
     async def write_file(self, path: str, data: bytes, *, mode: int | None = None, root: str = "workspace") -> None:
-        """Write ``data`` (at most 96 KiB) to ``path`` beneath the workspace (``root=
+        """Write ``data`` (at most 16 MiB) to ``path`` beneath the workspace (``root=
         "artifacts"``: the artifact root); parents are created, links are never followed
         (``path_refused``)."""
 

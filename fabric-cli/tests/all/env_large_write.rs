@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use crate::env_container;
 use crate::support::provider::{config_with, subprocess_descriptor, typed};
-use fabric_config::environment_ops::{FileReadRequest, FileWriteRequest, MAX_READ_BYTES};
 use fabric_config::FabricConfig;
+use fabric_config::environment_ops::{FileReadRequest, FileWriteRequest, MAX_READ_BYTES};
 use fabric_host::{Environment, Fabric, RunOptions};
 use serde_json::json;
 

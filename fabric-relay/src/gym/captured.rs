@@ -63,12 +63,12 @@ pub(crate) fn conversation(records: &[ModelCallRecord]) -> Result<Vec<Value>, St
     match last.dialect.as_str() {
         "chat" => {
             for message in array(request, "messages") {
-                chat_message(message, &mut items).map_err(|what| detail(what))?;
+                chat_message(message, &mut items).map_err(&detail)?;
             }
             let answer = response
                 .pointer("/choices/0/message")
                 .ok_or_else(|| detail("no choices[0].message"))?;
-            chat_message(answer, &mut items).map_err(|what| detail(what))?;
+            chat_message(answer, &mut items).map_err(&detail)?;
         }
         "responses" => {
             match request.get("input") {

@@ -198,6 +198,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"mcp_tool_allowed_and_blocked":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)"},
 	"missing_adapter_selector":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "at least one of harness.adapter_id or workflow.target_id is required"},
 	"missing_field":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a required key is absent"},
+	"model_call_capture_unsupported":          {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback"},
 	"model_role_ambiguous":                    {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the adapter cannot tell which model role to use"},
 	"native_library_missing":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library was not found"},
 	"native_library_unloadable":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library exists but cannot be loaded"},
@@ -639,6 +640,8 @@ const (
 	CodeMissingAdapterSelector = "missing_adapter_selector"
 	// CodeMissingField (error): a required key is absent
 	CodeMissingField = "missing_field"
+	// CodeModelCallCaptureUnsupported (error): model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback
+	CodeModelCallCaptureUnsupported = "model_call_capture_unsupported"
 	// CodeModelCallIDDuplicate (reason): Gym gap: an LLM scope repeats a reported model_call_id and was left out
 	CodeModelCallIDDuplicate = "model_call_id_duplicate"
 	// CodeModelCallIDSUnreported (reason): Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id

@@ -208,6 +208,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   mcp_tool_allowed_and_blocked: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)" },
   missing_adapter_selector: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "at least one of harness.adapter_id or workflow.target_id is required" },
   missing_field: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "a required key is absent" },
+  model_call_capture_unsupported: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback" },
   model_role_ambiguous: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the adapter cannot tell which model role to use" },
   native_library_missing: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library was not found" },
   native_library_unloadable: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library exists but cannot be loaded" },
@@ -651,6 +652,8 @@ export const Code = {
   MISSING_ADAPTER_SELECTOR: "missing_adapter_selector",
   /** (error) a required key is absent */
   MISSING_FIELD: "missing_field",
+  /** (error) model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback */
+  MODEL_CALL_CAPTURE_UNSUPPORTED: "model_call_capture_unsupported",
   /** (reason) Gym gap: an LLM scope repeats a reported model_call_id and was left out */
   MODEL_CALL_ID_DUPLICATE: "model_call_id_duplicate",
   /** (reason) Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id */

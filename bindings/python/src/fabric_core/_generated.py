@@ -216,6 +216,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "mcp_tool_allowed_and_blocked": (None, False, None, "config"),
     "missing_adapter_selector": (None, False, None, "config"),
     "missing_field": (None, False, None, "config"),
+    "model_call_capture_unsupported": ("start", False, None, "host"),
     "model_role_ambiguous": ("plan", False, None, "plan"),
     "native_library_missing": ("config", False, None, "binding"),
     "native_library_unloadable": ("config", False, None, "binding"),

@@ -38,6 +38,9 @@ Rows:
 * Scale (bench/host/scale.rs): start and stop of 200 scripted runtimes, then 2,000 live ones
   (``--quick``: 200): descriptors and RSS growth per runtime, reactor threads and the
   reactor's CPU over one idle second (``--only scale`` runs only these).
+* Model gateway (bench/gateway/gateway.rs): the added latency of a non-streamed call and of
+  a streamed call's first chunk through the capture gateway against the same loopback stub
+  called directly, and 64 concurrent streams through it (``--only gateway``).
 
 Per row: the median over rounds of each round's median and p90, and the CPU time
 (user+sys) per call. The date, the machine (cores, load before and after) and the
@@ -298,12 +301,13 @@ def c_bench(args: argparse.Namespace, cwd: str) -> str:
     return program
 
 
-def rust_bench(args: argparse.Namespace, name: str = "bindings") -> str:
-    """Builds fabric-host's bench program ``name`` (bench/bindings/rust_bench.rs, or
-    bench/host/scale.rs; optimized, or debug with --quick); returns the program, so it runs
-    from the neutral directory like every other bench."""
+def rust_bench(args: argparse.Namespace, name: str = "bindings", package: str = "fabric-host") -> str:
+    """Builds ``package``'s bench program ``name`` (bench/bindings/rust_bench.rs,
+    bench/host/scale.rs, or fabric-gateway's bench/gateway/gateway.rs; optimized, or debug
+    with --quick); returns the program, so it runs from the neutral directory like every
+    other bench."""
     command = [
-        "cargo", "bench" if not args.quick else "test", "-q", "-p", "fabric-host", "--bench", name,
+        "cargo", "bench" if not args.quick else "test", "-q", "-p", package, "--bench", name,
         "--no-run", "--message-format=json",
     ]
     output = subprocess.run(command, cwd=ROOT, check=True, capture_output=True, text=True).stdout
@@ -329,6 +333,24 @@ def scale_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[
         f"| core-side memory per live runtime (this process's RSS growth) | {result['core_bytes_per_runtime']:,} B |",
         f"| descriptors per live runtime (this process) | {result['fds_per_runtime']:.1f} |",
         f"| reactor threads; the reactor's CPU over 1 s idle with every runtime live | {result['reactor_threads']}; {result['reactor_idle_ticks_per_s']} ticks |",
+    ]
+
+
+def gateway_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
+    """The model-call capture gateway (bench/gateway/gateway.rs): the median added latency of
+    a non-streamed call and of a streamed call's first chunk through it against the same
+    loopback stub called directly (goal: 150 µs each), and 64 concurrent streams through it."""
+    program = rust_bench(args, "gateway", "fabric-gateway")
+    rounds = "20" if args.quick else str(args.samples)
+    result = run_json([program], cwd, dict(env, FABRIC_BENCH_GATEWAY_ROUNDS=rounds))[0]
+    call = result["call_gateway_us"] - result["call_direct_us"]
+    chunk = result["chunk_gateway_us"] - result["chunk_direct_us"]
+    return [
+        f"| model gateway (Rust, loopback stub; median of {result['rounds']} calls each) | direct | through the gateway | added |",
+        "| --- | ---: | ---: | ---: |",
+        f"| non-streamed call | {result['call_direct_us']:.0f} µs | {result['call_gateway_us']:.0f} µs | {call:.0f} µs |",
+        f"| streamed call, first chunk | {result['chunk_direct_us']:.0f} µs | {result['chunk_gateway_us']:.0f} µs | {chunk:.0f} µs |",
+        f"| {result['streams']} concurrent streams of 20 chunks: answers not as sent; records | | | {result['streams_lost']}; {result['streams_recorded']} |",
     ]
 
 
@@ -439,10 +461,11 @@ def main() -> int:
     parser.add_argument("--skip-bindings", action="store_true")
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--skip-env", action="store_true", help="no environment exec rows (they need podman)")
+    parser.add_argument("--skip-gateway", action="store_true", help="no model-gateway rows")
     parser.add_argument(
         "--only",
-        choices=["python", "bindings", "scale", "env"],
-        help="only the Python-vs-upstream rows, the binding-overhead rows, the scale rows or the environment exec rows",
+        choices=["python", "bindings", "scale", "env", "gateway"],
+        help="only the Python-vs-upstream rows, the binding-overhead rows, the scale rows, the environment exec rows or the model-gateway rows",
     )
     parser.add_argument(
         "--bindings",
@@ -468,6 +491,7 @@ def main() -> int:
         args.skip_bindings = args.only != "bindings"
         args.skip_scale = args.only != "scale"
         args.skip_env = args.only != "env"
+        args.skip_gateway = args.only != "gateway"
     args.rounds = args.rounds or (1 if args.quick else 5)
     args.samples = args.samples or (10 if args.quick else 300)
     args.fanout = args.fanout or (4 if args.quick else 64)
@@ -486,6 +510,7 @@ def main() -> int:
         bindings = [] if args.skip_bindings else binding_rows(args, cwd, env)
         scale = [] if args.skip_scale else scale_rows(args, cwd, env)
         environments = [] if args.skip_env else env_rows(args, cwd, env)
+        gateway = [] if args.skip_gateway else gateway_rows(args, cwd, env)
     mode = "--quick" if args.quick else "full"
     if args.quick:
         print(
@@ -516,6 +541,10 @@ def main() -> int:
     if environments and (python or bindings or scale):
         print()
     for line in environments:
+        print(line)
+    if gateway and (python or bindings or scale or environments):
+        print()
+    for line in gateway:
         print(line)
     return 0
 

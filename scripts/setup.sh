@@ -73,8 +73,10 @@ if [ -n "$gym_python" ]; then
   .venv-gym/bin/python -m pip install -q --no-deps --ignore-requires-python "nemo-gym==0.7.0"
   # --no-warn-conflicts: nemo-gym's other declared dependencies are left out on purpose
   # (above); pip would list each as a conflict.
-  .venv-gym/bin/python -m pip install -q --no-warn-conflicts "openai==2.44.0" pydantic rich omegaconf orjson requests \
-    uvicorn aiohttp fastapi itsdangerous httptools hydra-core ray yappi pydot
+  # anthropic: nemo_gym.base_responses_api_model (its ModelCallRecord validates our capture
+  # records in bindings/python/tests/test_model_capture.py) imports the Anthropic SDK.
+  .venv-gym/bin/python -m pip install -q --no-warn-conflicts "openai==2.44.0" "anthropic==2.17.0" pydantic rich \
+    omegaconf orjson requests uvicorn aiohttp fastapi itsdangerous httptools hydra-core ray yappi pydot
 else
   echo "warning: no Python 3.13 found: .venv-gym (nemo-gym) not created" >&2
 fi

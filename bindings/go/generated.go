@@ -198,6 +198,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"mcp_tool_allowed_and_blocked":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)"},
 	"missing_adapter_selector":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "at least one of harness.adapter_id or workflow.target_id is required"},
 	"missing_field":                           {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "a required key is absent"},
+	"model_call_capture_unsupported":          {Stage: "start", Retryable: false, ClassOverride: "", Origin: "host", Summary: "model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback"},
 	"model_role_ambiguous":                    {Stage: "plan", Retryable: false, ClassOverride: "", Origin: "plan", Summary: "the adapter cannot tell which model role to use"},
 	"native_library_missing":                  {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library was not found"},
 	"native_library_unloadable":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "binding", Summary: "the native library exists but cannot be loaded"},
@@ -645,6 +646,8 @@ const (
 	CodeMissingAdapterSelector = "missing_adapter_selector"
 	// CodeMissingField (error): a required key is absent
 	CodeMissingField = "missing_field"
+	// CodeModelCallCaptureUnsupported (error): model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback
+	CodeModelCallCaptureUnsupported = "model_call_capture_unsupported"
 	// CodeModelCallIDDuplicate (reason): Gym gap: an LLM scope repeats a reported model_call_id and was left out
 	CodeModelCallIDDuplicate = "model_call_id_duplicate"
 	// CodeModelCallIDSUnreported (reason): Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id
@@ -1961,20 +1964,28 @@ type ModelCallKeys struct {
 	ResponseID string `json:"response_id,omitempty"`
 }
 
-// ModelCallRecord: One captured model call.
+// ModelCallRecord: One captured model call. The members Gym's `ModelCallRecord` has (`call_index`, `client_session_id`, `dialect`, `status_code`, `started_at`/`completed_at` as UTC Unix seconds, `tokens_*`, `request`/`response` objects or `*_raw` text, `latency_*_ms`) carry its names and types, so nemo-gym validates a record as it is; the others are ours (Gym's model ignores members it does not know).
 type ModelCallRecord struct {
-	// API: The API by its path: `chat_completions`, `responses`, `messages`, or `other`.
-	API string `json:"api"`
 	// BaseURL: The role's real `base_url` the call was forwarded to.
 	BaseURL string `json:"base_url"`
+	// CallIndex: The record's position in its `model-calls.jsonl` (from 0): append order, not a causal order of concurrent calls.
+	CallIndex uint64 `json:"call_index"`
 	// Chunks: Body reads forwarded to the harness (each forwarded as it arrived).
 	Chunks uint64 `json:"chunks"`
+	// ClientSessionID: Gym's correlation id for the client's session: the invocation id.
+	ClientSessionID string `json:"client_session_id,omitempty"`
+	// CompletedAt: When its answer ended (or the call failed): UTC Unix time in seconds.
+	CompletedAt float64 `json:"completed_at"`
+	// Dialect: The API by its path, in Gym's terms: `chat` (Chat Completions), `responses`, `messages` (Anthropic), or `other`.
+	Dialect string `json:"dialect"`
 	// Error: Why the call failed in the gateway (unreachable endpoint, over budget), if it did.
 	Error string `json:"error,omitempty"`
 	// InvocationID: The invocation in progress when the call arrived (`None`: outside an invocation).
 	InvocationID string `json:"invocation_id,omitempty"`
-	// LatencyMS: Milliseconds from the request to the end of the response.
-	LatencyMS float64 `json:"latency_ms"`
+	// LatencyTotalMS: Milliseconds from the request to the end of the response.
+	LatencyTotalMS float64 `json:"latency_total_ms"`
+	// LatencyTtftMS: Milliseconds from the request to the first body bytes (the first token of a stream).
+	LatencyTtftMS *float64 `json:"latency_ttft_ms,omitempty"`
 	// Logprobs: Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream).
 	Logprobs []json.RawMessage `json:"logprobs,omitempty"`
 	// Method: The HTTP method.
@@ -1991,32 +2002,40 @@ type ModelCallRecord struct {
 	Path string `json:"path"`
 	// PromptTokenIDS: Prompt token ids, when the server returned them (`prompt_token_ids`).
 	PromptTokenIDS []json.RawMessage `json:"prompt_token_ids,omitempty"`
-	// Request: The request body (JSON when it parsed, else text).
-	Request json.RawMessage `json:"request"`
-	// RequestTruncated: `request` was cut at the cap (then it is text).
+	// Request: The request body when it is a JSON object (else `request_raw`).
+	Request json.RawMessage `json:"request,omitempty"`
+	// RequestRaw: The request body as text when it is not a JSON object, or was cut at the cap.
+	RequestRaw string `json:"request_raw,omitempty"`
+	// RequestTruncated: The request body was cut at the cap (it is then `request_raw`).
 	RequestTruncated bool `json:"request_truncated,omitempty"`
-	// Response: The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed).
-	Response json.RawMessage `json:"response"`
+	// Response: The response body when it is a JSON object (a streamed answer is in `response_events`; anything else in `response_raw`).
+	Response json.RawMessage `json:"response,omitempty"`
+	// ResponseEvents: A streamed answer: the SSE events' `data`, in order (JSON when it parsed).
+	ResponseEvents []json.RawMessage `json:"response_events,omitempty"`
 	// ResponseID: The response's id: Gym's `ModelCallRef.response_id`.
 	ResponseID string `json:"response_id,omitempty"`
-	// ResponseTruncated: `response` was cut at the cap (then it is text).
+	// ResponseRaw: The response body as text when it is neither a JSON object nor a stream, or was cut at the cap.
+	ResponseRaw string `json:"response_raw,omitempty"`
+	// ResponseTruncated: The response body was cut at the cap (it is then `response_raw`).
 	ResponseTruncated bool `json:"response_truncated,omitempty"`
 	// RuntimeID: The runtime whose harness made the call.
 	RuntimeID string `json:"runtime_id"`
-	// StartedAt: When the call arrived, RFC 3339 UTC.
-	StartedAt string `json:"started_at"`
-	// Status: The HTTP status the harness got (`None`: no answer from the endpoint).
-	Status *uint16 `json:"status,omitempty"`
+	// StartedAt: When the call arrived: UTC Unix time in seconds.
+	StartedAt float64 `json:"started_at"`
+	// StatusCode: The HTTP status the harness got (`None`: no answer from the endpoint).
+	StatusCode *uint16 `json:"status_code,omitempty"`
 	// Streamed: The answer was an SSE stream.
 	Streamed bool `json:"streamed"`
 	// TimeToFirstByteMS: Milliseconds from the request to the endpoint's response head.
 	TimeToFirstByteMS *float64 `json:"time_to_first_byte_ms,omitempty"`
-	// TimeToFirstTokenMS: Milliseconds from the request to the first body bytes (the first token of a stream).
-	TimeToFirstTokenMS *float64 `json:"time_to_first_token_ms,omitempty"`
 	// TokenIDS: Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream).
 	TokenIDS []json.RawMessage `json:"token_ids,omitempty"`
-	// TotalTokens: Total tokens of `usage` (counted against `max_total_tokens`).
-	TotalTokens *uint64 `json:"total_tokens,omitempty"`
+	// TokensIn: Input tokens of `usage` (`prompt_tokens` or `input_tokens`).
+	TokensIn *uint64 `json:"tokens_in,omitempty"`
+	// TokensOut: Output tokens of `usage` (`completion_tokens` or `output_tokens`).
+	TokensOut *uint64 `json:"tokens_out,omitempty"`
+	// TokensTotal: Total tokens of `usage` (`total_tokens`, else in plus out): counted against `max_total_tokens`.
+	TokensTotal *uint64 `json:"tokens_total,omitempty"`
 	// Usage: `usage` as the endpoint reported it (the last one of a stream).
 	Usage json.RawMessage `json:"usage,omitempty"`
 }

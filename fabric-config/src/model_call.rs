@@ -11,22 +11,33 @@ use serde_json::Value;
 
 use crate::gym::ModelServerRef;
 
-/// One captured model call.
+/// One captured model call. The members Gym's `ModelCallRecord` has (`call_index`,
+/// `client_session_id`, `dialect`, `status_code`, `started_at`/`completed_at` as UTC Unix
+/// seconds, `tokens_*`, `request`/`response` objects or `*_raw` text, `latency_*_ms`) carry
+/// its names and types, so nemo-gym validates a record as it is; the others are ours (Gym's
+/// model ignores members it does not know).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ModelCallRecord {
     /// The call's id (`model-call-…`): what Gym's `ModelCallRef.model_call_id` joins on.
     pub model_call_id: String,
+    /// The record's position in its `model-calls.jsonl` (from 0): append order, not a causal
+    /// order of concurrent calls.
+    pub call_index: u64,
     /// The runtime whose harness made the call.
     pub runtime_id: String,
     /// The invocation in progress when the call arrived (`None`: outside an invocation).
     #[serde(default)]
     pub invocation_id: Option<String>,
+    /// Gym's correlation id for the client's session: the invocation id.
+    #[serde(default)]
+    pub client_session_id: Option<String>,
     /// The model role of the config (`models.<role>`).
     pub model_role: String,
     /// The model: the request's `model` field, else the role's configured model.
     pub model: String,
-    /// The API by its path: `chat_completions`, `responses`, `messages`, or `other`.
-    pub api: String,
+    /// The API by its path, in Gym's terms: `chat` (Chat Completions), `responses`,
+    /// `messages` (Anthropic), or `other`.
+    pub dialect: String,
     /// The HTTP method.
     pub method: String,
     /// The path after the role's `base_url` (no gateway token, no query).
@@ -36,20 +47,34 @@ pub struct ModelCallRecord {
     pub model_ref: ModelServerRef,
     /// The role's real `base_url` the call was forwarded to.
     pub base_url: String,
-    /// When the call arrived, RFC 3339 UTC.
-    pub started_at: String,
-    /// The request body (JSON when it parsed, else text).
-    pub request: Value,
-    /// `request` was cut at the cap (then it is text).
+    /// When the call arrived: UTC Unix time in seconds.
+    pub started_at: f64,
+    /// When its answer ended (or the call failed): UTC Unix time in seconds.
+    pub completed_at: f64,
+    /// The request body when it is a JSON object (else `request_raw`).
+    #[serde(default)]
+    pub request: Option<Value>,
+    /// The request body as text when it is not a JSON object, or was cut at the cap.
+    #[serde(default)]
+    pub request_raw: Option<String>,
+    /// The request body was cut at the cap (it is then `request_raw`).
     #[serde(default)]
     pub request_truncated: bool,
     /// The HTTP status the harness got (`None`: no answer from the endpoint).
     #[serde(default)]
-    pub status: Option<u16>,
-    /// The response body: JSON when it parsed; for a streamed answer, the array of the
-    /// SSE events' `data` (JSON when it parsed).
-    pub response: Value,
-    /// `response` was cut at the cap (then it is text).
+    pub status_code: Option<u16>,
+    /// The response body when it is a JSON object (a streamed answer is in
+    /// `response_events`; anything else in `response_raw`).
+    #[serde(default)]
+    pub response: Option<Value>,
+    /// A streamed answer: the SSE events' `data`, in order (JSON when it parsed).
+    #[serde(default)]
+    pub response_events: Option<Vec<Value>>,
+    /// The response body as text when it is neither a JSON object nor a stream, or was cut
+    /// at the cap.
+    #[serde(default)]
+    pub response_raw: Option<String>,
+    /// The response body was cut at the cap (it is then `response_raw`).
     #[serde(default)]
     pub response_truncated: bool,
     /// The answer was an SSE stream.
@@ -64,15 +89,22 @@ pub struct ModelCallRecord {
     pub time_to_first_byte_ms: Option<f64>,
     /// Milliseconds from the request to the first body bytes (the first token of a stream).
     #[serde(default)]
-    pub time_to_first_token_ms: Option<f64>,
+    pub latency_ttft_ms: Option<f64>,
     /// Milliseconds from the request to the end of the response.
-    pub latency_ms: f64,
+    pub latency_total_ms: f64,
     /// `usage` as the endpoint reported it (the last one of a stream).
     #[serde(default)]
     pub usage: Option<Value>,
-    /// Total tokens of `usage` (counted against `max_total_tokens`).
+    /// Input tokens of `usage` (`prompt_tokens` or `input_tokens`).
     #[serde(default)]
-    pub total_tokens: Option<u64>,
+    pub tokens_in: Option<u64>,
+    /// Output tokens of `usage` (`completion_tokens` or `output_tokens`).
+    #[serde(default)]
+    pub tokens_out: Option<u64>,
+    /// Total tokens of `usage` (`total_tokens`, else in plus out): counted against
+    /// `max_total_tokens`.
+    #[serde(default)]
+    pub tokens_total: Option<u64>,
     /// The response's id: Gym's `ModelCallRef.response_id`.
     #[serde(default)]
     pub response_id: Option<String>,

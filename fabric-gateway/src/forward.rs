@@ -246,8 +246,7 @@ fn forward(call: Call, exchange: &Exchange, waker: &Waker) {
     }
     seen.latency = call.started.elapsed();
     let unanswered = seen.status.is_none();
-    let record = record::build(&call, seen);
-    let _ = call.route.append(&record);
+    let _ = call.route.append(record::build(&call, seen));
     if unanswered {
         let body = r#"{"error":{"message":"model gateway: the endpoint could not be reached","type":"upstream_error"}}"#;
         exchange.push(&crate::service::json_answer("502 Bad Gateway", body));

@@ -5,8 +5,6 @@ use std::time::Duration;
 use fabric_config::ModelCallRecord;
 use fabric_config::gym::{ModelServerKind, ModelServerRef};
 use serde_json::Value;
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use crate::forward::Call;
 use crate::sse;
@@ -53,25 +51,48 @@ pub(crate) fn describe(error: &ureq::Error) -> String {
     format!("the endpoint could not be reached: {what}")
 }
 
-/// A body as recorded: JSON when it parses whole, else text; truncated bodies are text.
-fn body_value(bytes: &[u8], cap: usize) -> (Value, bool) {
-    if bytes.len() > cap {
-        let text = String::from_utf8_lossy(&bytes[..cap]).into_owned();
-        return (Value::String(text), true);
-    }
-    match serde_json::from_slice(bytes) {
-        Ok(value) => (value, false),
-        Err(_) => (
-            Value::String(String::from_utf8_lossy(bytes).into_owned()),
-            false,
-        ),
+/// A body as recorded: `(object, None)` when it parses whole as a JSON object (an
+/// answer's `parsed` keeps any JSON value), else `(None, text)`; truncated bodies are text.
+#[derive(Default)]
+struct Body {
+    object: Option<Value>,
+    raw: Option<String>,
+    parsed: Option<Value>,
+    truncated: bool,
+}
+
+fn text(bytes: &[u8], truncated: bool) -> Body {
+    Body {
+        raw: Some(String::from_utf8_lossy(bytes).into_owned()),
+        truncated,
+        ..Body::default()
     }
 }
 
-fn api(path: &str) -> &'static str {
+fn body(bytes: &[u8], cap: usize) -> Body {
+    if bytes.len() > cap {
+        return text(&bytes[..cap], true);
+    }
+    let parsed = serde_json::from_slice::<Value>(bytes).ok();
+    match parsed {
+        Some(value) if value.is_object() => Body {
+            object: Some(value.clone()),
+            raw: None,
+            parsed: Some(value),
+            truncated: false,
+        },
+        parsed => Body {
+            parsed,
+            ..text(bytes, false)
+        },
+    }
+}
+
+/// The dialect by the path, with Gym's names.
+fn dialect(path: &str) -> &'static str {
     let path = path.trim_end_matches('/');
     if path.ends_with("/chat/completions") {
-        "chat_completions"
+        "chat"
     } else if path.ends_with("/responses") {
         "responses"
     } else if path.ends_with("/messages") {
@@ -81,17 +102,25 @@ fn api(path: &str) -> &'static str {
     }
 }
 
+fn unix_seconds(at: std::time::SystemTime) -> f64 {
+    at.duration_since(std::time::UNIX_EPOCH)
+        .map(|since| since.as_secs_f64())
+        .unwrap_or_default()
+}
+
 fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-/// `total_tokens`, else input plus output (Anthropic, Responses), else prompt plus
-/// completion.
-fn total_tokens(usage: &Value) -> Option<u64> {
+/// Input, output and total tokens of `usage`: Chat Completions' `prompt_tokens` and
+/// `completion_tokens`, or Responses' and Anthropic's `input_tokens` and `output_tokens`;
+/// the total is `total_tokens`, else input plus output.
+fn tokens(usage: &Value) -> (Option<u64>, Option<u64>, Option<u64>) {
     let n = |key: &str| usage.get(key).and_then(Value::as_u64);
-    n("total_tokens")
-        .or_else(|| Some(n("input_tokens")? + n("output_tokens")?))
-        .or_else(|| Some(n("prompt_tokens")? + n("completion_tokens")?))
+    let tokens_in = n("prompt_tokens").or_else(|| n("input_tokens"));
+    let tokens_out = n("completion_tokens").or_else(|| n("output_tokens"));
+    let total = n("total_tokens").or_else(|| Some(tokens_in? + tokens_out?));
+    (tokens_in, tokens_out, total)
 }
 
 /// The first choice's list at `pointer` of each answer (one, or each stream event),
@@ -110,18 +139,17 @@ fn gathered(answers: &[Value], pointer: &str) -> Option<Vec<Value>> {
 
 pub(crate) fn build(call: &Call, seen: Observed) -> ModelCallRecord {
     let cap = call.route.options.body_cap;
-    let (request, request_truncated) = body_value(&call.body, cap);
-    let (response, answers) = if seen.streamed && !seen.truncated {
+    let request = body(&call.body, cap);
+    // The response is already cut at the cap as it arrived (`seen.truncated`).
+    let (response, events, answers) = if seen.truncated {
+        (text(&seen.body, true), None, Vec::new())
+    } else if seen.streamed {
         let events = sse::events(&seen.body);
-        (Value::Array(events.clone()), events)
-    } else if seen.truncated {
-        (
-            Value::String(String::from_utf8_lossy(&seen.body).into_owned()),
-            Vec::new(),
-        )
+        (Body::default(), Some(events.clone()), events)
     } else {
-        let (value, _) = body_value(&seen.body, cap);
-        (value.clone(), vec![value])
+        let response = body(&seen.body, usize::MAX);
+        let answers = response.parsed.clone().into_iter().collect();
+        (response, None, answers)
     };
     let usage = if seen.streamed {
         sse::usage(&answers)
@@ -138,17 +166,20 @@ pub(crate) fn build(call: &Call, seen: Observed) -> ModelCallRecord {
             .map(str::to_owned)
     };
     let model = request
-        .get("model")
+        .parsed
+        .as_ref()
+        .and_then(|r| r.get("model"))
         .and_then(Value::as_str)
         .unwrap_or(&call.upstream.model)
         .to_owned();
-    let started_at = OffsetDateTime::from(call.started_at)
-        .format(&Rfc3339)
-        .unwrap_or_default();
+    let (tokens_in, tokens_out, tokens_total) = usage.as_ref().map(tokens).unwrap_or_default();
+    let started_at = unix_seconds(call.started_at);
     ModelCallRecord {
         model_call_id: format!("model-call-{}", uuid::Uuid::new_v4()),
+        call_index: 0,
         runtime_id: call.route.runtime_id.clone(),
         invocation_id: call.invocation_id.clone(),
+        client_session_id: call.invocation_id.clone(),
         model_role: call.upstream.role.clone(),
         model_ref: ModelServerRef {
             kind: ModelServerKind::ResponsesApiModels,
@@ -156,23 +187,29 @@ pub(crate) fn build(call: &Call, seen: Observed) -> ModelCallRecord {
         },
         base_url: call.upstream.base_url.clone(),
         model,
-        api: api(&call.path).to_owned(),
+        dialect: dialect(&call.path).to_owned(),
         method: call.method.clone(),
         path: call.path.clone(),
         started_at,
-        request,
-        request_truncated,
-        status: seen.status,
-        response,
-        response_truncated: seen.truncated,
+        completed_at: started_at + seen.latency.as_secs_f64(),
+        request: request.object,
+        request_raw: request.raw,
+        request_truncated: request.truncated,
+        status_code: seen.status,
+        response: response.object,
+        response_events: events,
+        response_raw: response.raw,
+        response_truncated: response.truncated,
         streamed: seen.streamed,
         chunks: seen.chunks,
         error: seen.error,
         time_to_first_byte_ms: seen.first_byte.map(millis),
-        time_to_first_token_ms: seen.first_token.map(millis),
-        latency_ms: millis(seen.latency),
-        total_tokens: usage.as_ref().and_then(total_tokens),
+        latency_ttft_ms: seen.first_token.map(millis),
+        latency_total_ms: millis(seen.latency),
         usage,
+        tokens_in,
+        tokens_out,
+        tokens_total,
         response_id,
         prompt_token_ids: answers
             .first()

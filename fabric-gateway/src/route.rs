@@ -56,6 +56,8 @@ struct Recording {
     calls: u64,
     total_tokens: u64,
     records: u64,
+    /// Records appended to the runtime's own file (calls outside an invocation).
+    runtime_records: u64,
     exceeded: Vec<BudgetExceeded>,
 }
 
@@ -84,6 +86,7 @@ impl Route {
                 calls: 0,
                 total_tokens: 0,
                 records: 0,
+                runtime_records: 0,
                 exceeded: Vec::new(),
             }),
         }
@@ -143,8 +146,9 @@ impl Route {
     }
 
     /// Appends a record to its invocation's file (the runtime's when it belongs to none,
-    /// or its invocation already ended) and counts its tokens.
-    pub(crate) fn append(&self, record: &ModelCallRecord) -> std::io::Result<()> {
+    /// or its invocation already ended), numbered in its file's order (`call_index`), and
+    /// counts its tokens.
+    pub(crate) fn append(&self, mut record: ModelCallRecord) -> std::io::Result<()> {
         let mut state = lock(&self.state);
         let current = state
             .invocation
@@ -152,13 +156,18 @@ impl Route {
             .map(|(id, dir)| (id.clone(), dir.clone()));
         let dir = match (&record.invocation_id, current) {
             (Some(id), Some((now, dir))) if *id == now => {
+                record.call_index = state.records;
                 state.records += 1;
-                state.total_tokens += record.total_tokens.unwrap_or(0);
+                state.total_tokens += record.tokens_total.unwrap_or(0);
                 dir
             }
-            _ => state.runtime_dir.clone(),
+            _ => {
+                record.call_index = state.runtime_records;
+                state.runtime_records += 1;
+                state.runtime_dir.clone()
+            }
         };
-        let mut line = serde_json::to_vec(record).map_err(std::io::Error::other)?;
+        let mut line = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
         line.push(b'\n');
         // Records hold prompts and answers: private to the owner, as the FABRIC_HOME is.
         std::fs::DirBuilder::new()

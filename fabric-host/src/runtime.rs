@@ -241,12 +241,15 @@ impl Runtime {
         let mut agent_config = plan.agent_config.clone();
         let capture = match options.capture {
             Some(capture) => {
-                let dir = capture::records_dir(
+                let registered = capture::records_dir(
                     &spawned.runtime_id,
                     spawned.home.path(),
                     environment.artifact_root(),
-                );
-                match capture::register(&mut agent_config, &spawned.runtime_id, &dir, capture) {
+                )
+                .and_then(|dir| {
+                    capture::register(&mut agent_config, &spawned.runtime_id, &dir, capture)
+                });
+                match registered {
                     Ok(capture) => capture,
                     Err(error) => {
                         spawned.discard();

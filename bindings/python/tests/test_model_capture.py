@@ -14,12 +14,18 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import json
+import os
+import shutil
 import ssl
+import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from fabric_core import gym
 
 from test_real_harnesses import (  # noqa: F401 - the `python` and `workdir` fixtures
     DEEPAGENTS,
@@ -35,6 +41,7 @@ from test_real_harnesses import (  # noqa: F401 - the `python` and `workdir` fix
     run_sdk,
     workdir,
 )
+from test_gym import gym_python
 
 CAPTURE_SCRIPT = r'''
 import asyncio, json, sys
@@ -47,7 +54,7 @@ async def main():
     try:
         result = await Fabric().run(config, input=sys.argv[2], **json.loads(sys.argv[3]))
     except FabricError as error:
-        print(json.dumps({"_error": str(error), "_code": error.code}))
+        print(json.dumps({"_error": str(error), "_code": error.code, "_details": error.details}))
         return
     mapping = result.to_mapping()
     mapping["_records"] = [record.to_mapping() for record in result.model_call_records()]
@@ -91,25 +98,54 @@ def captured(python: str, adapter: str, stub: StubModel, task: str, workdir: Pat
     )
 
 
+# Validates each record (a JSON list on stdin) with nemo-gym's own ModelCallRecord and prints
+# them as Gym's model reads them.
+GYM_VALIDATE = r'''
+import json, sys
+from nemo_gym.base_responses_api_model import ModelCallRecord
+
+print(json.dumps([ModelCallRecord.model_validate(record).model_dump(mode="json") for record in json.load(sys.stdin)]))
+'''
+
+
+def as_gym_reads_them(records: list[dict]) -> list[dict]:
+    """The records through nemo-gym's ``ModelCallRecord.model_validate`` (fails when one does
+    not validate)."""
+
+    completed = subprocess.run([gym_python(), "-c", GYM_VALIDATE], input=json.dumps(records),
+                               capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, completed.stderr[-4000:]
+    return json.loads(completed.stdout)
+
+
 def assert_records_match(run: dict, requests: list[dict], sent: list[dict]) -> None:
     records = run["_records"]
     assert run["model_calls"]["count"] == len(records) == len(requests) >= 1
     assert Path(run["model_calls"]["path"]).name == "model-calls.jsonl"
-    for record, request, completion in zip(records, requests, sent):
+    for index, (record, request, completion) in enumerate(zip(records, requests, sent)):
+        assert record["call_index"] == index
         assert record["request"] == request
-        assert record["status"] == 200
-        assert record["invocation_id"] == run["invocation_id"]
+        assert record["status_code"] == 200
+        assert record["invocation_id"] == record["client_session_id"] == run["invocation_id"]
         assert record["model_role"] == "default"
-        assert record["api"] == "chat_completions"
+        assert record["dialect"] == "chat"
         if record["streamed"]:
-            events = record["response"]
+            events = record["response_events"]
             assert events[0]["id"] == completion["id"]
             assert events[0]["usage"] == completion["usage"]
         else:
             assert record["response"] == completion
         assert record["response_id"] == completion["id"]
-        assert record["total_tokens"] == completion["usage"]["total_tokens"]
+        assert record["tokens_total"] == completion["usage"]["total_tokens"]
+        assert record["started_at"] <= record["completed_at"]
         assert "dummy-key" not in json.dumps(record), "credentials are never recorded"
+    # nemo-gym's ModelCallRecord validates every record, and reads Gym's members as ours.
+    for ours, gyms in zip(records, as_gym_reads_them(records), strict=True):
+        for member in ("model_call_id", "call_index", "client_session_id", "response_id", "model_ref",
+                       "model", "dialect", "status_code", "started_at", "completed_at", "tokens_in",
+                       "tokens_out", "tokens_total", "request", "response", "latency_total_ms",
+                       "latency_ttft_ms"):
+            assert gyms[member] == ours.get(member), member
 
 
 def test_mini_swe_agent_calls_are_recorded_as_the_stub_saw_them(python: str, workdir: Path) -> None:
@@ -170,9 +206,18 @@ def test_max_model_calls_refuses_the_second_call_with_429(python: str, workdir: 
     assert len(requests) == 1, "the call over budget never reached the endpoint"
     # mini-swe-agent (one attempt: MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT=1) turns the 429 into
     # a failed invocation: the harness saw the gateway's OpenAI-shaped budget error.
+    # a failed invocation (no RunResult), whose error still names the budget and the counts.
     if "_error" in run:
         assert "RateLimitError" in run["_error"], run["_error"]
         assert "max_model_calls of 1 reached (calls 1" in run["_error"], run["_error"]
+        # One entry per refused call (the harness's client may retry).
+        refused = run["_details"]["budget_exceeded"]
+        assert refused, run["_details"]
+        for entry in refused:
+            assert entry["budget"] == "max_model_calls" and entry["limit"] == 1 and entry["calls"] == 1
+            assert entry["total_tokens"] > 0
+        assert run["_details"]["model_calls"]["count"] == 1
+        assert Path(run["_details"]["model_calls"]["path"]).is_file()
         return
     assert run["model_calls"]["count"] == 1
     exceeded = [e for e in run["events"] if e["kind"] == "budget_exceeded"]
@@ -248,3 +293,82 @@ def test_an_https_endpoint_with_a_test_ca_is_captured(python: str, workdir: Path
     assert run["status"] == "succeeded", run.get("error")
     assert_records_match(run, requests, sent)
     assert run["_records"][0]["base_url"].startswith("https://127.0.0.1:")
+
+
+def test_records_without_an_artifact_root_go_to_a_private_per_user_directory(
+    python: str, workdir: Path, tmp_path: Path
+) -> None:
+    """No artifact root: the records go to ``<temp>/fabric-model-calls-<uid>/<runtime>``,
+    created 0700; a link or a directory others can enter in its place is refused."""
+
+    _installed(python, "deepagents", "deepagents")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    mine = temp / f"fabric-model-calls-{os.geteuid()}"
+
+    def run_with_temp() -> dict:
+        with StubModel(plain_reply) as stub:
+            return run_sdk(
+                python, "fabric_core", config_for(DEEPAGENTS, stub.base_url), "Say hello.", workdir,
+                script=CAPTURE_SCRIPT, args=(json.dumps({"capture_model_calls": True}),),
+                extra_env={"TMPDIR": str(temp)},
+            )
+
+    run = run_with_temp()
+    assert run["status"] == "succeeded", run.get("_error") or run.get("error")
+    path = Path(run["model_calls"]["path"])
+    assert path.parents[2] == mine, path
+    assert stat.S_IMODE(mine.lstat().st_mode) == 0o700
+    assert len(run["_records"]) == run["model_calls"]["count"] >= 1
+
+    shutil.rmtree(mine)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    mine.symlink_to(elsewhere)
+    run = run_with_temp()
+    assert run.get("_code") == "path_refused", run
+    assert run["_details"]["reason"] == "symlink", run["_details"]
+    assert list(elsewhere.iterdir()) == [], "nothing was written through the link"
+
+    mine.unlink()
+    mine.mkdir(mode=0o755)
+    mine.chmod(0o755)
+    run = run_with_temp()
+    assert run.get("_code") == "path_refused", run
+    assert run["_details"]["reason"] == "not_private", run["_details"]
+
+
+def test_gym_export_joins_the_captured_calls_and_states_the_conversation(python: str, workdir: Path) -> None:
+    """A capturing run without Relay: the Gym export joins its records (no
+    ``model_calls_unobserved`` gap; each call owned by the invocation, by id) and takes the
+    conversation from the last call (no ``conversation_unavailable`` gap)."""
+
+    _installed(python, "mini-swe-agent", "minisweagent")
+    sent: list[dict] = []
+    with StubModel(recording(mini_swe_agent_reply, sent)) as stub:
+        run = captured(python, MINI_SWE_AGENT, stub, "Say that you are done.", workdir)
+        requests = stub.take()
+    assert run["status"] == "succeeded", run.get("error")
+    result = {key: value for key, value in run.items() if not key.startswith("_")}
+    out = gym.observations([result], task_id="task-1", rollout_id="rollout-1")
+    bundle = out["ng_agent_observations"]
+    codes = {gap["code"] for gap in bundle["gaps"]}
+    assert "model_calls_unobserved" not in codes and "conversation_unavailable" not in codes, bundle["gaps"]
+    assert "model_call_ownership_unavailable" not in codes, bundle["gaps"]
+    [invocation] = [r for r in bundle["records"] if r["kind"] == "agent_invocation"]
+    assert [ref["model_call_id"] for ref in invocation["model_calls"]] == [
+        record["model_call_id"] for record in run["_records"]
+    ]
+    assert invocation["model_calls"][0]["model_ref"] == {"type": "responses_api_models", "name": "default"}
+    # The last call's messages, then its answer.
+    conversation = invocation["conversation"]
+    first = requests[-1]["messages"][0]
+    assert conversation[0]["type"] == "message" and conversation[0]["role"] == first["role"]
+    if isinstance(first["content"], str):
+        assert conversation[0]["content"] == first["content"]
+    final = sent[-1]["choices"][0]["message"]
+    assert conversation[-2] == {"type": "message", "role": "assistant", "content": final["content"]}
+    assert conversation[-1]["type"] == "function_call"
+    assert conversation[-1]["call_id"] == final["tool_calls"][0]["id"]
+    assert conversation[-1]["arguments"] == final["tool_calls"][0]["function"]["arguments"]
+    assert out["trajectory"]["invocations"][0]["model_calls"] == invocation["model_calls"]

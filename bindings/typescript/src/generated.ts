@@ -208,6 +208,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   mcp_tool_allowed_and_blocked: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "an MCP tool cannot be both allowed (allowed_tools) and blocked (blocked_tools)" },
   missing_adapter_selector: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "at least one of harness.adapter_id or workflow.target_id is required" },
   missing_field: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "a required key is absent" },
+  model_call_capture_unsupported: { stage: "start", retryable: false, classOverride: null, origin: "host", summary: "model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback" },
   model_role_ambiguous: { stage: "plan", retryable: false, classOverride: null, origin: "plan", summary: "the adapter cannot tell which model role to use" },
   native_library_missing: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library was not found" },
   native_library_unloadable: { stage: "config", retryable: false, classOverride: null, origin: "binding", summary: "the native library exists but cannot be loaded" },
@@ -657,6 +658,8 @@ export const Code = {
   MISSING_ADAPTER_SELECTOR: "missing_adapter_selector",
   /** (error) a required key is absent */
   MISSING_FIELD: "missing_field",
+  /** (error) model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback */
+  MODEL_CALL_CAPTURE_UNSUPPORTED: "model_call_capture_unsupported",
   /** (reason) Gym gap: an LLM scope repeats a reported model_call_id and was left out */
   MODEL_CALL_ID_DUPLICATE: "model_call_id_duplicate",
   /** (reason) Gym gap: an LLM scope carries no model_call_id nor model_ref with response_id */
@@ -1833,20 +1836,28 @@ export interface ModelCallKeys {
   response_id?: string | null;
 }
 
-/** One captured model call. */
+/** One captured model call. The members Gym's `ModelCallRecord` has (`call_index`, `client_session_id`, `dialect`, `status_code`, `started_at`/`completed_at` as UTC Unix seconds, `tokens_*`, `request`/`response` objects or `*_raw` text, `latency_*_ms`) carry its names and types, so nemo-gym validates a record as it is; the others are ours (Gym's model ignores members it does not know). */
 export interface ModelCallRecord {
-  /** The API by its path: `chat_completions`, `responses`, `messages`, or `other`. */
-  api: string;
   /** The role's real `base_url` the call was forwarded to. */
   base_url: string;
+  /** The record's position in its `model-calls.jsonl` (from 0): append order, not a causal order of concurrent calls. */
+  call_index: number;
   /** Body reads forwarded to the harness (each forwarded as it arrived). */
   chunks: number;
+  /** Gym's correlation id for the client's session: the invocation id. */
+  client_session_id?: string | null;
+  /** When its answer ended (or the call failed): UTC Unix time in seconds. */
+  completed_at: number;
+  /** The API by its path, in Gym's terms: `chat` (Chat Completions), `responses`, `messages` (Anthropic), or `other`. */
+  dialect: string;
   /** Why the call failed in the gateway (unreachable endpoint, over budget), if it did. */
   error?: string | null;
   /** The invocation in progress when the call arrived (`None`: outside an invocation). */
   invocation_id?: string | null;
   /** Milliseconds from the request to the end of the response. */
-  latency_ms: number;
+  latency_total_ms: number;
+  /** Milliseconds from the request to the first body bytes (the first token of a stream). */
+  latency_ttft_ms?: number | null;
   /** Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream). */
   logprobs?: JsonValue[] | null;
   /** The HTTP method. */
@@ -1863,32 +1874,40 @@ export interface ModelCallRecord {
   path: string;
   /** Prompt token ids, when the server returned them (`prompt_token_ids`). */
   prompt_token_ids?: JsonValue[] | null;
-  /** The request body (JSON when it parsed, else text). */
-  request: JsonValue;
-  /** `request` was cut at the cap (then it is text). */
+  /** The request body when it is a JSON object (else `request_raw`). */
+  request?: JsonValue;
+  /** The request body as text when it is not a JSON object, or was cut at the cap. */
+  request_raw?: string | null;
+  /** The request body was cut at the cap (it is then `request_raw`). */
   request_truncated?: boolean;
-  /** The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed). */
-  response: JsonValue;
+  /** The response body when it is a JSON object (a streamed answer is in `response_events`; anything else in `response_raw`). */
+  response?: JsonValue;
+  /** A streamed answer: the SSE events' `data`, in order (JSON when it parsed). */
+  response_events?: JsonValue[] | null;
   /** The response's id: Gym's `ModelCallRef.response_id`. */
   response_id?: string | null;
-  /** `response` was cut at the cap (then it is text). */
+  /** The response body as text when it is neither a JSON object nor a stream, or was cut at the cap. */
+  response_raw?: string | null;
+  /** The response body was cut at the cap (it is then `response_raw`). */
   response_truncated?: boolean;
   /** The runtime whose harness made the call. */
   runtime_id: string;
-  /** When the call arrived, RFC 3339 UTC. */
-  started_at: string;
+  /** When the call arrived: UTC Unix time in seconds. */
+  started_at: number;
   /** The HTTP status the harness got (`None`: no answer from the endpoint). */
-  status?: number | null;
+  status_code?: number | null;
   /** The answer was an SSE stream. */
   streamed: boolean;
   /** Milliseconds from the request to the endpoint's response head. */
   time_to_first_byte_ms?: number | null;
-  /** Milliseconds from the request to the first body bytes (the first token of a stream). */
-  time_to_first_token_ms?: number | null;
   /** Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream). */
   token_ids?: JsonValue[] | null;
-  /** Total tokens of `usage` (counted against `max_total_tokens`). */
-  total_tokens?: number | null;
+  /** Input tokens of `usage` (`prompt_tokens` or `input_tokens`). */
+  tokens_in?: number | null;
+  /** Output tokens of `usage` (`completion_tokens` or `output_tokens`). */
+  tokens_out?: number | null;
+  /** Total tokens of `usage` (`total_tokens`, else in plus out): counted against `max_total_tokens`. */
+  tokens_total?: number | null;
   /** `usage` as the endpoint reported it (the last one of a stream). */
   usage?: JsonValue;
 }

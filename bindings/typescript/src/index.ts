@@ -7,6 +7,7 @@ export { Service } from "./service";
 export { Prewarm } from "./prewarm";
 export { Batch, type BatchOptions, type BatchItem } from "./batch";
 export { InvokeStream, OpenAIInvokeStream, type AtofRecord } from "./stream";
+export { modelCallRecords } from "./modelCalls";
 export type { CallOptions, CheckOptions, ExecOptions, FileOptions, InvokeOptions, RunOptions, RuntimeState } from "./fabric";
 export * from "./errors";
 export type * from "./models";

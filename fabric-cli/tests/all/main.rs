@@ -22,6 +22,7 @@ mod env_ops;
 mod env_provider;
 mod env_runtime;
 mod export_gym;
+mod export_gym_capture;
 mod help;
 mod installs;
 mod interrupt;

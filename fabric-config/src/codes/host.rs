@@ -162,6 +162,11 @@ declare! {
             O::Host,
             "this host cannot start in a provider environment (shared services run only in local environments; runtimes start through the environment's runtime server)",
         ),
+        MODEL_CALL_CAPTURE_UNSUPPORTED = "model_call_capture_unsupported" => code(
+            Some(S::Start),
+            O::Host,
+            "model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback",
+        ),
         ENVIRONMENT_STREAM_UNSUPPORTED = "environment_stream_unsupported" => code(
             Some(S::Invoke),
             O::Host,

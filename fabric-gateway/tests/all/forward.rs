@@ -97,11 +97,17 @@ fn a_call_is_forwarded_byte_for_byte_and_recorded_without_credentials() {
     assert_eq!(record["invocation_id"], "inv-1");
     assert_eq!(record["runtime_id"], "runtime-test");
     assert_eq!(record["model_role"], "default");
-    assert_eq!(record["api"], "chat_completions");
-    assert_eq!(record["status"], 200);
+    assert_eq!(record["dialect"], "chat");
+    assert_eq!(record["status_code"], 200);
+    assert_eq!(record["call_index"], 0);
+    assert_eq!(record["client_session_id"], "inv-1");
+    assert_eq!(record["tokens_in"], 2);
+    assert_eq!(record["tokens_out"], 1);
+    let started = record["started_at"].as_f64().expect("started_at");
+    assert!(started > 1.7e9 && record["completed_at"].as_f64().expect("completed_at") >= started);
     assert_eq!(record["streamed"], false);
     assert_eq!(record["response_id"], "chatcmpl-1");
-    assert_eq!(record["total_tokens"], 3);
+    assert_eq!(record["tokens_total"], 3);
     assert_eq!(record["token_ids"], json!([7]));
     assert_eq!(record["prompt_token_ids"], json!([1, 2]));
     assert_eq!(
@@ -113,7 +119,7 @@ fn a_call_is_forwarded_byte_for_byte_and_recorded_without_credentials() {
         record["model_ref"],
         json!({"type": "responses_api_models", "name": "default"})
     );
-    assert!(record["latency_ms"].as_f64().expect("latency") > 0.0);
+    assert!(record["latency_total_ms"].as_f64().expect("latency") > 0.0);
     assert!(
         record["model_call_id"]
             .as_str()
@@ -182,10 +188,14 @@ fn a_stream_is_forwarded_chunk_by_chunk_as_it_arrives() {
     let record = &records(&summary.path.expect("path"))[0];
     assert_eq!(record["streamed"], true);
     assert_eq!(record["chunks"], 4);
-    assert_eq!(record["response"].as_array().expect("events").len(), 3);
+    assert_eq!(
+        record["response_events"].as_array().expect("events").len(),
+        3
+    );
+    assert_eq!(record["response"], Value::Null);
     assert_eq!(record["response_id"], "chatcmpl-s");
     assert_eq!(record["logprobs"].as_array().expect("logprobs").len(), 3);
-    assert!(record["time_to_first_token_ms"].as_f64().expect("ttft") < 300.0);
+    assert!(record["latency_ttft_ms"].as_f64().expect("ttft") < 300.0);
 }
 
 #[test]
@@ -288,8 +298,8 @@ fn bodies_over_the_cap_are_stored_truncated_with_a_flag() {
     let record = &records(&capture.end().path.expect("path"))[0];
     assert_eq!(record["request_truncated"], true);
     assert_eq!(record["response_truncated"], true);
-    assert_eq!(record["request"].as_str().expect("text").len(), 16);
-    assert_eq!(record["response"].as_str().expect("text").len(), 16);
+    assert_eq!(record["request_raw"].as_str().expect("text").len(), 16);
+    assert_eq!(record["response_raw"].as_str().expect("text").len(), 16);
 }
 
 #[test]

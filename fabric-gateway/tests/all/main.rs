@@ -2,4 +2,5 @@
 
 mod forward;
 mod load;
+mod measure;
 mod stub;

@@ -281,7 +281,8 @@ pub enum HostError {
         stage: Stage,
         /// The path concerned.
         path: String,
-        /// `symlink`, `not_regular`, `too_large` or `outside_root`.
+        /// `symlink`, `not_regular`, `too_large`, `outside_root`, or `not_private` (a
+        /// directory another user owns or can enter).
         reason: &'static str,
         /// What was found (no file content).
         detail: String,

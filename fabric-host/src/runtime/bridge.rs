@@ -67,6 +67,16 @@ impl Runtime {
                 ),
             });
         }
+        if options.capture.is_some() {
+            return Err(HostError::Capability {
+                stage: Stage::Start,
+                code: codes::MODEL_CALL_CAPTURE_UNSUPPORTED,
+                message: format!(
+                    "capture_model_calls is not available for a runtime in a `{}` provider environment: the model gateway listens on this machine's loopback",
+                    environment.handle().provider
+                ),
+            });
+        }
         environment.check_forwarded(Stage::Start)?;
         let agent = plan.agent_name.clone();
         let request = Request {
@@ -127,8 +137,7 @@ impl Runtime {
             relay: None,
             live,
             state: Mutex::new(State::running()),
-            // The gateway listens on this machine's loopback: a runtime in a provider
-            // environment is not captured.
+            // Refused above: the gateway listens on this machine's loopback.
             capture: None,
             runtime_id,
         };

@@ -203,7 +203,10 @@ impl Runtime {
         let finished = stats.map(fabric_stats::InvocationStats::finish);
         // Ended on every path, so a failed invocation leaves no capture running.
         let stderr_capture = host.take_stderr_capture();
-        let output = output?;
+        let output = output.map_err(|error| match &self.capture {
+            Some(capture) => super::capture::failed(capture, error),
+            None => error,
+        })?;
         // A record that could not be written fails the invocation after the host answered
         // (the runtime stays usable).
         let (invocation_dir, record_path) = record?;

@@ -104,7 +104,7 @@ fn step_items(step: &Value, items: &mut Vec<Value>) -> Result<(), &'static str> 
     Ok(())
 }
 
-fn array<'a>(value: &'a Value, key: &str) -> Vec<&'a Value> {
+pub(super) fn array<'a>(value: &'a Value, key: &str) -> Vec<&'a Value> {
     value
         .get(key)
         .and_then(Value::as_array)

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::Value;
 
 use super::atof::{Records, Scope, seconds, unix_seconds};
-use super::conversation;
+use super::{captured, conversation};
 use fabric_config::agent::RunStatus;
 use fabric_config::gym::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
@@ -14,7 +14,10 @@ use fabric_config::gym::{
     SandboxObservation, SandboxOutcome, SandboxRole, TimingSource, ToolCallObservation,
     ToolCallStatus,
 };
-use fabric_config::gym::{DEFAULT_SOURCE, GymError, GymObservations, GymObservationsRequest};
+use fabric_config::gym::{
+    DEFAULT_SOURCE, GymError, GymJoinModelCallsRequest, GymObservations, GymObservationsRequest,
+    ModelCallKeys,
+};
 use fabric_config::gym::{
     TrajectoryModelCall, TrajectoryRecord, TrajectoryResponseMetadata, TrajectorySchemaVersion,
     TrajectoryToolCall, TrajectoryTurn,
@@ -71,7 +74,26 @@ pub fn observations(request: &GymObservationsRequest) -> Result<GymObservations,
     }
     let mut mapping = Mapping::new(request);
     mapping.run();
-    let out = mapping.finish();
+    let calls = std::mem::take(&mut mapping.captured);
+    let mut out = mapping.finish();
+    if !calls.is_empty() {
+        // The captured calls join the bundle: each one is added to the invocation that
+        // made it (its `client_session_id`), or resolves the references Relay reported.
+        let joined = super::join_model_call_observations(&GymJoinModelCallsRequest {
+            bundle: out.ng_agent_observations,
+            calls,
+        })?;
+        out.trajectory.invocations = joined
+            .records
+            .iter()
+            .filter_map(|record| match record {
+                AgentObservationRecord::AgentInvocation(invocation) => Some(invocation.clone()),
+                _ => None,
+            })
+            .collect();
+        out.trajectory.gaps = joined.gaps.clone();
+        out.ng_agent_observations = joined;
+    }
     out.ng_agent_observations.validate_identity()?;
     out.trajectory.validate_identity()?;
     Ok(out)
@@ -97,6 +119,12 @@ struct Mapping<'a> {
     model_calls: Vec<TrajectoryModelCall>,
     /// Observed LLM scopes per invocation.
     steps: HashMap<String, u64>,
+    /// The join keys of the calls the results captured (`RunResult.model_calls`).
+    captured: Vec<ModelCallKeys>,
+    /// Results whose model calls were captured: no `model_calls_unobserved` gap.
+    capturing: HashSet<String>,
+    /// Results whose records could not be read, and why (the detail of their gap).
+    unreadable: HashMap<String, String>,
     gaps: Vec<ObservationGap>,
 }
 
@@ -176,6 +204,9 @@ impl<'a> Mapping<'a> {
             compactions: Vec::new(),
             model_calls: Vec::new(),
             steps: HashMap::new(),
+            captured: Vec::new(),
+            capturing: HashSet::new(),
+            unreadable: HashMap::new(),
             gaps: Vec::new(),
         }
     }
@@ -215,7 +246,23 @@ impl<'a> Mapping<'a> {
     fn run(&mut self) {
         let mut conversations = HashMap::new();
         for result in &self.request.results {
+            let records = match captured::records(result) {
+                Ok(records) => records,
+                Err(detail) => {
+                    self.unreadable.insert(result.invocation_id.clone(), detail);
+                    Vec::new()
+                }
+            };
+            if !records.is_empty() {
+                self.capturing.insert(result.invocation_id.clone());
+                self.captured.extend(records.iter().map(captured::keys));
+            }
+            // Without a Relay trajectory, the conversation the captured calls state.
             let conversation = match conversation::conversation(result) {
+                Err(None) if !records.is_empty() => captured::conversation(&records).map_err(Some),
+                stated => stated,
+            };
+            let conversation = match conversation {
                 Ok(items) => items,
                 Err(detail) => {
                     conversations.insert(result.invocation_id.clone(), detail);
@@ -300,11 +347,19 @@ impl<'a> Mapping<'a> {
         }
         for (index, result) in self.request.results.iter().enumerate() {
             if !self.roots.values().any(|&i| i == index) {
-                for code in [codes::TOOL_CALLS_UNOBSERVED, codes::MODEL_CALLS_UNOBSERVED] {
+                let no_root = || Some("no ATOF root scope names this request".to_owned());
+                self.gaps.push(gap(
+                    codes::TOOL_CALLS_UNOBSERVED,
+                    Some(&result.invocation_id),
+                    no_root(),
+                ));
+                // Captured model calls were observed; records that could not be read say so.
+                let unreadable = self.unreadable.remove(&result.invocation_id);
+                if !self.capturing.contains(&result.invocation_id) {
                     self.gaps.push(gap(
-                        code,
+                        codes::MODEL_CALLS_UNOBSERVED,
                         Some(&result.invocation_id),
-                        Some("no ATOF root scope names this request".into()),
+                        unreadable.or_else(no_root),
                     ));
                 }
             }

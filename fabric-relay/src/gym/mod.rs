@@ -4,8 +4,8 @@
 //!
 //! [`observations`] is a function from a [`GymObservationsRequest`] (RunResults of one
 //! rollout, optional ATOF records, task and rollout ids) to [`GymObservations`] (it reads
-//! only the Relay ATIF trajectory files the results list, for conversations): the
-//! bundle that goes under the key `ng_agent_observations` and the trajectory record of the
+//! only the Relay ATIF trajectory files and the captured model calls' `model-calls.jsonl`
+//! the results list): the bundle that goes under the key `ng_agent_observations` and the trajectory record of the
 //! rollout. What could not be observed is an `ObservationGap`, never a guessed value.
 //!
 //! ```
@@ -30,6 +30,7 @@
 
 mod assistant;
 mod atof;
+mod captured;
 mod conversation;
 mod join;
 mod map;

@@ -480,6 +480,9 @@ class Code:
     #: (error) a required key is absent
     MISSING_FIELD = "missing_field"
 
+    #: (error) model-call capture (capture_model_calls) is not available for a runtime in a provider environment: the gateway listens on this machine's loopback
+    MODEL_CALL_CAPTURE_UNSUPPORTED = "model_call_capture_unsupported"
+
     #: (reason) Gym gap: an LLM scope repeats a reported model_call_id and was left out
     MODEL_CALL_ID_DUPLICATE = "model_call_id_duplicate"
 

@@ -216,6 +216,7 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "mcp_tool_allowed_and_blocked": (None, False, None, "config"),
     "missing_adapter_selector": (None, False, None, "config"),
     "missing_field": (None, False, None, "config"),
+    "model_call_capture_unsupported": ("start", False, None, "host"),
     "model_role_ambiguous": ("plan", False, None, "plan"),
     "native_library_missing": ("config", False, None, "binding"),
     "native_library_unloadable": ("config", False, None, "binding"),
@@ -1363,14 +1364,18 @@ class ModelCallKeys(FabricMapping):
 
 
 class ModelCallRecord(FabricMapping):
-    """One captured model call.
+    """One captured model call. The members Gym's `ModelCallRecord` has (`call_index`, `client_session_id`, `dialect`, `status_code`, `started_at`/`completed_at` as UTC Unix seconds, `tokens_*`, `request`/`response` objects or `*_raw` text, `latency_*_ms`) carry its names and types, so nemo-gym validates a record as it is; the others are ours (Gym's model ignores members it does not know).
 
-    ``api`` (str): The API by its path: `chat_completions`, `responses`, `messages`, or `other`.
     ``base_url`` (str): The role's real `base_url` the call was forwarded to.
+    ``call_index`` (int): The record's position in its `model-calls.jsonl` (from 0): append order, not a causal order of concurrent calls.
     ``chunks`` (int): Body reads forwarded to the harness (each forwarded as it arrived).
+    ``client_session_id`` (str | None, optional): Gym's correlation id for the client's session: the invocation id.
+    ``completed_at`` (float): When its answer ended (or the call failed): UTC Unix time in seconds.
+    ``dialect`` (str): The API by its path, in Gym's terms: `chat` (Chat Completions), `responses`, `messages` (Anthropic), or `other`.
     ``error`` (str | None, optional): Why the call failed in the gateway (unreachable endpoint, over budget), if it did.
     ``invocation_id`` (str | None, optional): The invocation in progress when the call arrived (`None`: outside an invocation).
-    ``latency_ms`` (float): Milliseconds from the request to the end of the response.
+    ``latency_total_ms`` (float): Milliseconds from the request to the end of the response.
+    ``latency_ttft_ms`` (float | None, optional): Milliseconds from the request to the first body bytes (the first token of a stream).
     ``logprobs`` (tuple[Any, ...] | None, optional): Per-token log-probabilities, when the server returned them (`logprobs.content` of the first choice; concatenated over a stream).
     ``method`` (str): The HTTP method.
     ``model`` (str): The model: the request's `model` field, else the role's configured model.
@@ -1379,25 +1384,29 @@ class ModelCallRecord(FabricMapping):
     ``model_role`` (str): The model role of the config (`models.<role>`).
     ``path`` (str): The path after the role's `base_url` (no gateway token, no query).
     ``prompt_token_ids`` (tuple[Any, ...] | None, optional): Prompt token ids, when the server returned them (`prompt_token_ids`).
-    ``request`` (Any): The request body (JSON when it parsed, else text).
-    ``request_truncated`` (bool, optional): `request` was cut at the cap (then it is text).
-    ``response`` (Any): The response body: JSON when it parsed; for a streamed answer, the array of the SSE events' `data` (JSON when it parsed).
+    ``request`` (Any, optional): The request body when it is a JSON object (else `request_raw`).
+    ``request_raw`` (str | None, optional): The request body as text when it is not a JSON object, or was cut at the cap.
+    ``request_truncated`` (bool, optional): The request body was cut at the cap (it is then `request_raw`).
+    ``response`` (Any, optional): The response body when it is a JSON object (a streamed answer is in `response_events`; anything else in `response_raw`).
+    ``response_events`` (tuple[Any, ...] | None, optional): A streamed answer: the SSE events' `data`, in order (JSON when it parsed).
     ``response_id`` (str | None, optional): The response's id: Gym's `ModelCallRef.response_id`.
-    ``response_truncated`` (bool, optional): `response` was cut at the cap (then it is text).
+    ``response_raw`` (str | None, optional): The response body as text when it is neither a JSON object nor a stream, or was cut at the cap.
+    ``response_truncated`` (bool, optional): The response body was cut at the cap (it is then `response_raw`).
     ``runtime_id`` (str): The runtime whose harness made the call.
-    ``started_at`` (str): When the call arrived, RFC 3339 UTC.
-    ``status`` (int | None, optional): The HTTP status the harness got (`None`: no answer from the endpoint).
+    ``started_at`` (float): When the call arrived: UTC Unix time in seconds.
+    ``status_code`` (int | None, optional): The HTTP status the harness got (`None`: no answer from the endpoint).
     ``streamed`` (bool): The answer was an SSE stream.
     ``time_to_first_byte_ms`` (float | None, optional): Milliseconds from the request to the endpoint's response head.
-    ``time_to_first_token_ms`` (float | None, optional): Milliseconds from the request to the first body bytes (the first token of a stream).
     ``token_ids`` (tuple[Any, ...] | None, optional): Generated token ids, when the server returned them (`token_ids` of the first choice; concatenated over a stream).
-    ``total_tokens`` (int | None, optional): Total tokens of `usage` (counted against `max_total_tokens`).
+    ``tokens_in`` (int | None, optional): Input tokens of `usage` (`prompt_tokens` or `input_tokens`).
+    ``tokens_out`` (int | None, optional): Output tokens of `usage` (`completion_tokens` or `output_tokens`).
+    ``tokens_total`` (int | None, optional): Total tokens of `usage` (`total_tokens`, else in plus out): counted against `max_total_tokens`.
     ``usage`` (Any, optional): `usage` as the endpoint reported it (the last one of a stream).
     """
 
     __slots__ = ()
-    _fields = frozenset({"api", "base_url", "chunks", "error", "invocation_id", "latency_ms", "logprobs", "method", "model", "model_call_id", "model_ref", "model_role", "path", "prompt_token_ids", "request", "request_truncated", "response", "response_id", "response_truncated", "runtime_id", "started_at", "status", "streamed", "time_to_first_byte_ms", "time_to_first_token_ms", "token_ids", "total_tokens", "usage"})
-    _required = frozenset({"api", "base_url", "chunks", "latency_ms", "method", "model", "model_call_id", "model_ref", "model_role", "path", "request", "response", "runtime_id", "started_at", "streamed"})
+    _fields = frozenset({"base_url", "call_index", "chunks", "client_session_id", "completed_at", "dialect", "error", "invocation_id", "latency_total_ms", "latency_ttft_ms", "logprobs", "method", "model", "model_call_id", "model_ref", "model_role", "path", "prompt_token_ids", "request", "request_raw", "request_truncated", "response", "response_events", "response_id", "response_raw", "response_truncated", "runtime_id", "started_at", "status_code", "streamed", "time_to_first_byte_ms", "token_ids", "tokens_in", "tokens_out", "tokens_total", "usage"})
+    _required = frozenset({"base_url", "call_index", "chunks", "completed_at", "dialect", "latency_total_ms", "method", "model", "model_call_id", "model_ref", "model_role", "path", "runtime_id", "started_at", "streamed"})
     _nested = {"model_ref": ("ModelServerRef", "one")}
 
 

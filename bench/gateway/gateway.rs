@@ -1,0 +1,38 @@
+//! The gateway rows of bench/runner.py (`--only gateway`): the median added latency of a
+//! non-streamed call and of a streamed call's first chunk through the capture gateway
+//! against the same loopback stub called directly, and 64 concurrent streams through it.
+//! Prints one JSON object. `FABRIC_BENCH_GATEWAY_ROUNDS` sets the rounds (default 300).
+
+#[allow(dead_code)]
+#[path = "../../fabric-gateway/tests/all/stub.rs"]
+mod stub;
+
+#[allow(dead_code)]
+#[path = "../../fabric-gateway/tests/all/measure.rs"]
+mod measure;
+
+fn micros(duration: std::time::Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
+
+fn main() {
+    let rounds = std::env::var("FABRIC_BENCH_GATEWAY_ROUNDS")
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .unwrap_or(300);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let o = measure::overhead(rounds, dir.path());
+    let (lost, records, received) = measure::streams_through_gateway(64, 20, dir.path());
+    let report = serde_json::json!({
+        "rounds": rounds,
+        "call_direct_us": micros(o.call_direct),
+        "call_gateway_us": micros(o.call_gateway),
+        "chunk_direct_us": micros(o.chunk_direct),
+        "chunk_gateway_us": micros(o.chunk_gateway),
+        "streams": 64,
+        "streams_lost": lost,
+        "streams_recorded": records,
+        "streams_received": received,
+    });
+    println!("{report}");
+}

@@ -1,16 +1,19 @@
 //! `fabric adapters check [ADAPTER_ID | --descriptor PATH] [--config CONFIG] [--json]
-//! [--only GROUP]`: the adapter conformance kit (`fabric-conformance`). A table on a
+//! [--only GROUP] [--model-stub [--model-stub-script FILE]]`: the adapter conformance kit (`fabric-conformance`). A table on a
 //! terminal, the ConformanceReport JSON when piped or with `--json`; exit 0 when no check
 //! failed, 1 when one did, 2 for bad input.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use fabric_config::conformance::{ConformanceReport, ConformanceStatus};
-use fabric_config::{ErrorInfo, Stage};
+use fabric_config::{ErrorInfo, Stage, codes};
 use fabric_conformance::CheckOptions;
+use fabric_conformance::stub_model::{RequestLog, Script, StubModel};
 
+use crate::cmd_stub_model;
 use crate::common::{config_dir, read_config};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json, print_line};
 
@@ -33,6 +36,46 @@ pub struct Args {
     /// relay.
     #[arg(long = "only", value_name = "GROUP")]
     pub only: Vec<String>,
+    /// Serve the checks' model calls from a stub model server started here
+    /// (docs/stub-model.md): every `models.*.base_url` of the config points at it. Needs a
+    /// config with models (`--config`).
+    #[arg(long)]
+    pub model_stub: bool,
+    /// The stub's reply script (implies --model-stub). Default: every call answered
+    /// "stub reply".
+    #[arg(long, value_name = "FILE")]
+    pub model_stub_script: Option<PathBuf>,
+}
+
+/// Starts the stub model server and points every model of the config at it; the error is
+/// printed.
+fn model_stub(options: &mut CheckOptions, script: Option<&Path>) -> Result<StubModel, ExitCode> {
+    let has_models = options
+        .config
+        .as_ref()
+        .is_some_and(|config| !config.models.is_empty());
+    if !has_models {
+        let info = ErrorInfo::new(
+            Stage::Config,
+            codes::INVALID_ARGUMENT,
+            "--model-stub points the config's models.*.base_url at the stub: pass --config \
+             with at least one model",
+        )
+        .with_metadata("field", "--model-stub");
+        return Err(print_error(&info, EXIT_INVALID));
+    }
+    let script = match script {
+        Some(path) => cmd_stub_model::read_script(path)?,
+        None => Script::texts(&[]),
+    };
+    let listen = SocketAddr::from(([127, 0, 0, 1], 0));
+    let stub = cmd_stub_model::start(listen, script, RequestLog::Off)?;
+    if let Some(config) = options.config.as_mut() {
+        for model in config.models.values_mut() {
+            model.base_url = Some(stub.base_url());
+        }
+    }
+    Ok(stub)
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -51,6 +94,14 @@ pub fn run(args: Args) -> ExitCode {
             Err(info) => return print_error(&info, EXIT_INVALID),
         }
     }
+    let _stub = if args.model_stub || args.model_stub_script.is_some() {
+        match model_stub(&mut options, args.model_stub_script.as_deref()) {
+            Ok(stub) => Some(stub),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
     let report = match fabric_conformance::check_adapter(&options) {
         Ok(report) => report,
         Err(error) => return print_error(&ErrorInfo::from(error), EXIT_INVALID),

@@ -25,6 +25,7 @@ mod lifecycle;
 mod recorder;
 mod relay;
 mod streaming;
+pub mod stub_model;
 
 use std::path::PathBuf;
 use std::time::Instant;

@@ -32,6 +32,7 @@ mod run_settle;
 mod run_stream;
 mod run_stream_atof;
 mod service;
+mod stub_model;
 mod support;
 mod ux;
 mod validate;

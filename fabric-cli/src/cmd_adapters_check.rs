@@ -15,6 +15,7 @@ use fabric_conformance::stub_model::{RequestLog, Script, StubModel};
 
 use crate::cmd_stub_model;
 use crate::common::{config_dir, read_config};
+use crate::flags::{self, Seconds};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json, print_line};
 
 /// Arguments of `fabric adapters check`.
@@ -41,6 +42,10 @@ pub struct Args {
     /// config with models (`--config`).
     #[arg(long)]
     pub model_stub: bool,
+    /// Seconds an adapter has to exit after `stop` or EOF (lifecycle.stop, lifecycle.eof);
+    /// above 0, at most 10^9. Default 2.
+    #[arg(long, value_name = "SECONDS", value_parser = flags::seconds, allow_hyphen_values = true)]
+    pub stop_deadline: Option<Seconds>,
     /// The stub's reply script (implies --model-stub). Default: every call answered
     /// "stub reply".
     #[arg(long, value_name = "FILE")]
@@ -83,6 +88,7 @@ pub fn run(args: Args) -> ExitCode {
         adapter_id: args.adapter_id,
         descriptor: args.descriptor,
         only: args.only,
+        stop_deadline: args.stop_deadline.map(|seconds| seconds.duration()),
         ..CheckOptions::default()
     };
     if let Some(path) = &args.config {

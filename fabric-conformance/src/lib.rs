@@ -35,6 +35,7 @@ use fabric_config::conformance::ConformanceReport;
 use fabric_host::{Fabric, RunOptions};
 
 pub use error::ConformanceError;
+pub use lifecycle::STOP_DEADLINE;
 use recorder::Recorder;
 
 /// What to check and how.
@@ -52,6 +53,10 @@ pub struct CheckOptions {
     /// `relay`).
     /// Default: all.
     pub only: Vec<String>,
+    /// How long an adapter has to exit after `stop` or EOF (`lifecycle.stop`,
+    /// `lifecycle.eof`). Default [`STOP_DEADLINE`] (2 s); an adapter whose interpreter
+    /// tears down heavy libraries on a busy machine may need more.
+    pub stop_deadline: Option<std::time::Duration>,
 }
 
 /// Runs the conformance checks and returns the report. Errors only for bad input: neither
@@ -73,7 +78,8 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|_| ConformanceError::BaseDir)?,
     });
-    run.runtime.stop_policy = lifecycle::stop_policy();
+    run.runtime.stop_policy =
+        lifecycle::stop_policy(options.stop_deadline.unwrap_or(STOP_DEADLINE));
     let config = match &options.config {
         Some(config) => config.clone(),
         None => subject.default_config()?,

@@ -4,14 +4,13 @@
 //! failed, 1 when one did, 2 for bad input.
 
 use std::io::IsTerminal;
-use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use fabric_config::conformance::{ConformanceReport, ConformanceStatus};
-use fabric_config::{ErrorInfo, Stage, codes};
+use fabric_config::{ErrorInfo, Stage};
 use fabric_conformance::CheckOptions;
-use fabric_conformance::stub_model::{RequestLog, Script, StubModel};
+use fabric_conformance::stub_model::Script;
 
 use crate::cmd_stub_model;
 use crate::common::{config_dir, read_config};
@@ -52,37 +51,6 @@ pub struct Args {
     pub model_stub_script: Option<PathBuf>,
 }
 
-/// Starts the stub model server and points every model of the config at it; the error is
-/// printed.
-fn model_stub(options: &mut CheckOptions, script: Option<&Path>) -> Result<StubModel, ExitCode> {
-    let has_models = options
-        .config
-        .as_ref()
-        .is_some_and(|config| !config.models.is_empty());
-    if !has_models {
-        let info = ErrorInfo::new(
-            Stage::Config,
-            codes::INVALID_ARGUMENT,
-            "--model-stub points the config's models.*.base_url at the stub: pass --config \
-             with at least one model",
-        )
-        .with_metadata("field", "--model-stub");
-        return Err(print_error(&info, EXIT_INVALID));
-    }
-    let script = match script {
-        Some(path) => cmd_stub_model::read_script(path)?,
-        None => Script::texts(&[]),
-    };
-    let listen = SocketAddr::from(([127, 0, 0, 1], 0));
-    let stub = cmd_stub_model::start(listen, script, RequestLog::Off)?;
-    if let Some(config) = options.config.as_mut() {
-        for model in config.models.values_mut() {
-            model.base_url = Some(stub.base_url());
-        }
-    }
-    Ok(stub)
-}
-
 pub fn run(args: Args) -> ExitCode {
     let mut options = CheckOptions {
         adapter_id: args.adapter_id,
@@ -100,14 +68,14 @@ pub fn run(args: Args) -> ExitCode {
             Err(info) => return print_error(&info, EXIT_INVALID),
         }
     }
-    let _stub = if args.model_stub || args.model_stub_script.is_some() {
-        match model_stub(&mut options, args.model_stub_script.as_deref()) {
-            Ok(stub) => Some(stub),
+    if let Some(path) = &args.model_stub_script {
+        match cmd_stub_model::read_script(path) {
+            Ok(script) => options.model_stub = Some(script),
             Err(code) => return code,
         }
-    } else {
-        None
-    };
+    } else if args.model_stub {
+        options.model_stub = Some(Script::texts(&[]));
+    }
     let report = match fabric_conformance::check_adapter(&options) {
         Ok(report) => report,
         Err(error) => return print_error(&ErrorInfo::from(error), EXIT_INVALID),

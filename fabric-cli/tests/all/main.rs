@@ -2,6 +2,7 @@
 //! `-- plan::` runs one module).
 
 mod adapters_check;
+mod adapters_check_stub;
 mod agent_ctl;
 mod agent_ctl_limits;
 mod agent_ctl_upstream;

@@ -25,6 +25,14 @@ const FAILURE_MESSAGE: &str = "conformance: the model refuses this request";
 /// The invocation deadline of a target check (a harness that retries a bad answer with
 /// backoff is cut short).
 const TARGET_TIMEOUT: Duration = Duration::from_secs(20);
+/// Codes of an invocation the host did not answer as the contract asks (not a reported
+/// failure).
+const BROKEN: [&str; 4] = [
+    codes::PROTOCOL_ERROR,
+    codes::HOST_CRASHED,
+    codes::HOST_IO,
+    codes::TIMEOUT,
+];
 /// The body of the scripted malformed answer.
 const MALFORMED_BODY: &str = "conformance: this is not a model answer";
 
@@ -148,10 +156,23 @@ fn failing_target(context: &Context, stub: &StubModel, cause: &str) -> Outcome {
              after {} s: its retry policy decides, the kit cannot make this target fail",
             TARGET_TIMEOUT.as_secs()
         )),
-        Err(error) => Outcome::Failed(
-            format!("with {cause}, the invocation broke instead of reporting `failed`"),
-            json!({"error": ErrorInfo::from(error), "model_calls": calls}),
-        ),
+        Err(error) => {
+            let info = ErrorInfo::from(error);
+            if BROKEN.contains(&info.code.as_str()) {
+                Outcome::Failed(
+                    format!(
+                        "with {cause}, the host broke ({}) instead of reporting the failure",
+                        info.code
+                    ),
+                    json!({"error": info, "model_calls": calls}),
+                )
+            } else {
+                Outcome::Passed(format!(
+                    "with {cause}, the adapter answered the invocation with an error ({})",
+                    info.code
+                ))
+            }
+        }
         Ok(_) if calls == 0 => Outcome::Skipped(
             "the target never called the model, so the kit cannot make it fail".to_owned(),
         ),

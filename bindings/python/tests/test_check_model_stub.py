@@ -6,7 +6,10 @@ with their model calls answered by the core's stub model server (no model, no ne
 - deepagents (LangChain ``ChatOpenAI``): the stub's default text reply ends each turn.
 
 Every check must pass or be skipped with a reason; the lifecycle checks must pass (they need
-the model). The stop deadline is raised to 10 s: these Python hosts tear down heavy libraries
+the model), including ``lifecycle.target_failure``: with the stub answering an HTTP 401 the
+adapter reports ``failed`` with an error. ``lifecycle.malformed_target_output`` (a body that is
+no model answer) passes the same way, or — mini-swe-agent's litellm retries it with backoff
+until the kit's 20 s deadline — is skipped saying so. The stop deadline is raised to 10 s: these Python hosts tear down heavy libraries
 at exit, over 2 s on a busy 2-core machine (upstream's own SDK's ``stop()`` takes as long).
 The adapters and the ``fabric`` command are located as ``test_real_harnesses`` and
 ``test_atof_stream`` locate them (a missing one fails, naming what to install or build).
@@ -32,7 +35,8 @@ from test_real_harnesses import (  # noqa: F401  (the `python` fixture)
 )
 
 LIFECYCLE = ("lifecycle.start", "lifecycle.invoke", "lifecycle.repeat", "lifecycle.isolation",
-             "lifecycle.stop", "lifecycle.eof", "lifecycle.protocol", "lifecycle.leftovers")
+             "lifecycle.stop", "lifecycle.eof", "lifecycle.protocol", "lifecycle.leftovers",
+             "lifecycle.target_failure")
 
 
 def check(python: str, adapter_id: str, tmp_path: Path, script: dict[str, Any] | None) -> dict[str, Any]:

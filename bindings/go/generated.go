@@ -256,6 +256,8 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"stop_failed":                             {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "the runtime server could not complete a stop; effects unknown"},
 	"streaming_requires_relay":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "streaming requires Relay telemetry to be enabled"},
 	"streaming_unavailable":                   {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched"},
+	"stub_model_script_invalid":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address"},
+	"stub_model_start_failed":                 {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the stub model server could not listen, open its request log, or reach the reactor"},
 	"system_stats_collect_empty":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect must not be empty; use system_stats: null to disable stats"},
 	"system_stats_group_duplicate":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect lists a group twice"},
 	"system_stats_group_unknown":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure"},
@@ -806,6 +808,10 @@ const (
 	CodeStreamingRequiresRelay = "streaming_requires_relay"
 	// CodeStreamingUnavailable (error): invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched
 	CodeStreamingUnavailable = "streaming_unavailable"
+	// CodeStubModelScriptInvalid (error): `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address
+	CodeStubModelScriptInvalid = "stub_model_script_invalid"
+	// CodeStubModelStartFailed (error): the stub model server could not listen, open its request log, or reach the reactor
+	CodeStubModelStartFailed = "stub_model_start_failed"
 	// CodeSummaryWriteFailed (reason): the sampling summary artifact could not be written
 	CodeSummaryWriteFailed = "summary_write_failed"
 	// CodeSystemStatsCollectEmpty (error): system_stats.collect must not be empty; use system_stats: null to disable stats

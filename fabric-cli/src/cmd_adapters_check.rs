@@ -1,5 +1,5 @@
 //! `fabric adapters check [ADAPTER_ID | --descriptor PATH] [--config CONFIG] [--json]
-//! [--only GROUP]`: the adapter conformance kit (`fabric-conformance`). A table on a
+//! [--only GROUP] [--model-stub [--model-stub-script FILE]]`: the adapter conformance kit (`fabric-conformance`). A table on a
 //! terminal, the ConformanceReport JSON when piped or with `--json`; exit 0 when no check
 //! failed, 1 when one did, 2 for bad input.
 
@@ -10,8 +10,11 @@ use std::process::ExitCode;
 use fabric_config::conformance::{ConformanceReport, ConformanceStatus};
 use fabric_config::{ErrorInfo, Stage};
 use fabric_conformance::CheckOptions;
+use fabric_conformance::stub_model::Script;
 
+use crate::cmd_stub_model;
 use crate::common::{config_dir, read_config};
+use crate::flags::{self, Seconds};
 use crate::output::{EXIT_FAILED, EXIT_INVALID, EXIT_OK, print_error, print_json, print_line};
 
 /// Arguments of `fabric adapters check`.
@@ -33,6 +36,19 @@ pub struct Args {
     /// relay.
     #[arg(long = "only", value_name = "GROUP")]
     pub only: Vec<String>,
+    /// Serve the checks' model calls from a stub model server started here
+    /// (docs/stub-model.md): every `models.*.base_url` of the config points at it. Needs a
+    /// config with models (`--config`).
+    #[arg(long)]
+    pub model_stub: bool,
+    /// Seconds an adapter has to exit after `stop` or EOF (lifecycle.stop, lifecycle.eof);
+    /// above 0, at most 10^9. Default 2.
+    #[arg(long, value_name = "SECONDS", value_parser = flags::seconds, allow_hyphen_values = true)]
+    pub stop_deadline: Option<Seconds>,
+    /// The stub's reply script (implies --model-stub). Default: every call answered
+    /// "stub reply".
+    #[arg(long, value_name = "FILE")]
+    pub model_stub_script: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> ExitCode {
@@ -40,6 +56,7 @@ pub fn run(args: Args) -> ExitCode {
         adapter_id: args.adapter_id,
         descriptor: args.descriptor,
         only: args.only,
+        stop_deadline: args.stop_deadline.map(|seconds| seconds.duration()),
         ..CheckOptions::default()
     };
     if let Some(path) = &args.config {
@@ -50,6 +67,14 @@ pub fn run(args: Args) -> ExitCode {
             }
             Err(info) => return print_error(&info, EXIT_INVALID),
         }
+    }
+    if let Some(path) = &args.model_stub_script {
+        match cmd_stub_model::read_script(path) {
+            Ok(script) => options.model_stub = Some(script),
+            Err(code) => return code,
+        }
+    } else if args.model_stub {
+        options.model_stub = Some(Script::texts(&[]));
     }
     let report = match fabric_conformance::check_adapter(&options) {
         Ok(report) => report,

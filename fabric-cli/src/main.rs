@@ -26,6 +26,7 @@ mod cmd_plan;
 mod cmd_run;
 mod cmd_schema;
 mod cmd_service;
+mod cmd_stub_model;
 mod cmd_validate;
 mod common;
 mod flags;
@@ -77,6 +78,10 @@ enum Command {
     Check(cmd_check::Args),
     /// The Relay ATOF collector (`fabric collector serve --listen 127.0.0.1:PORT`).
     Collector(cmd_collector::Args),
+    /// A loopback stub model server (OpenAI Chat Completions and Responses, Anthropic
+    /// Messages) answering scripted replies (`fabric stub-model serve --script FILE`).
+    #[command(name = "stub-model")]
+    StubModel(cmd_stub_model::Args),
     /// Shared services: `prepare` runs a service until signalled (printing the reference
     /// other processes attach with), `release PID` ends one.
     #[command(subcommand)]
@@ -136,6 +141,7 @@ fn main() -> ExitCode {
         }
         Command::Batch(args) => cmd_batch::run(args),
         Command::Collector(args) => cmd_collector::run(args),
+        Command::StubModel(args) => cmd_stub_model::run(args),
         Command::Service(command) => cmd_service::run(command),
         Command::Env(command) => cmd_env::run(command),
         Command::Export(args) => cmd_export::run(args),

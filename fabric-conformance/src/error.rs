@@ -33,6 +33,15 @@ pub enum ConformanceError {
     /// The working directory (the default base directory) cannot be read.
     #[error("the current directory cannot be read (pass a base directory)")]
     BaseDir,
+    /// A model stub was asked for, but the config has no models to point at it.
+    #[error("the model stub needs a config with models (models.*.base_url is pointed at it)")]
+    ModelStubWithoutModels,
+    /// A stub model server could not start.
+    #[error("the stub model server could not start: {detail}")]
+    ModelStubStart {
+        /// Why (the address and the OS error).
+        detail: String,
+    },
     /// The config built from the descriptor does not decode (a descriptor problem the
     /// `descriptor` group reports too).
     #[error("the config built from the descriptor is invalid at `{path}`")]
@@ -48,9 +57,11 @@ impl ConformanceError {
         match self {
             ConformanceError::Plan(error) => error.code(),
             ConformanceError::NotFound { .. } => codes::ADAPTER_NOT_FOUND,
+            ConformanceError::ModelStubStart { .. } => codes::STUB_MODEL_START_FAILED,
             ConformanceError::NoAdapter
             | ConformanceError::UnknownGroup { .. }
             | ConformanceError::BaseDir
+            | ConformanceError::ModelStubWithoutModels
             | ConformanceError::BuiltConfig { .. } => codes::INVALID_ARGUMENT,
         }
     }
@@ -65,6 +76,9 @@ impl From<ConformanceError> for ErrorInfo {
                 match &other {
                     ConformanceError::BuiltConfig { path } => {
                         info.with_metadata("path", path.clone())
+                    }
+                    ConformanceError::ModelStubWithoutModels => {
+                        info.with_metadata("field", "models")
                     }
                     _ => info,
                 }

@@ -25,6 +25,8 @@ mod lifecycle;
 mod recorder;
 mod relay;
 mod streaming;
+pub mod stub_model;
+mod target;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -34,6 +36,7 @@ use fabric_config::conformance::ConformanceReport;
 use fabric_host::{Fabric, RunOptions};
 
 pub use error::ConformanceError;
+pub use lifecycle::STOP_DEADLINE;
 use recorder::Recorder;
 
 /// What to check and how.
@@ -51,6 +54,16 @@ pub struct CheckOptions {
     /// `relay`).
     /// Default: all.
     pub only: Vec<String>,
+    /// How long an adapter has to exit after `stop` or EOF (`lifecycle.stop`,
+    /// `lifecycle.eof`). Default [`STOP_DEADLINE`] (2 s); an adapter whose interpreter
+    /// tears down heavy libraries on a busy machine may need more.
+    pub stop_deadline: Option<std::time::Duration>,
+    /// Serve the config's models from stub model servers answering this script
+    /// ([`stub_model`]): every `models.*.base_url` points at one, and
+    /// `lifecycle.target_failure` / `lifecycle.malformed_target_output` run against stubs
+    /// answering an error and a malformed body. The config must have models. Default: none
+    /// (those checks are skipped).
+    pub model_stub: Option<stub_model::Script>,
 }
 
 /// Runs the conformance checks and returns the report. Errors only for bad input: neither
@@ -72,21 +85,28 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|_| ConformanceError::BaseDir)?,
     });
-    run.runtime.stop_policy = lifecycle::stop_policy();
-    let config = match &options.config {
+    run.runtime.stop_policy =
+        lifecycle::stop_policy(options.stop_deadline.unwrap_or(STOP_DEADLINE));
+    let mut config = match &options.config {
         Some(config) => config.clone(),
         None => subject.default_config()?,
+    };
+    let stubs = match &options.model_stub {
+        Some(script) => Some(target::prepare(script, &mut config)?),
+        None => None,
     };
     let context = Context {
         fabric,
         run,
         config,
         subject,
+        stubs,
     };
     descriptor::run(&context, &mut recorder);
     configs::run(&context, &mut recorder);
     doctor::run(&context, &mut recorder);
     let package = lifecycle::run(&context, &mut recorder);
+    target::run(&context, &mut recorder);
     streaming::run(&context, &mut recorder);
     relay::run(&context, &mut recorder);
     let mut adapter = context.subject.summary(&recorder);
@@ -114,6 +134,7 @@ pub(crate) struct Context {
     pub run: RunOptions,
     pub config: FabricConfig,
     pub subject: descriptor::Subject,
+    pub stubs: Option<target::Stubs>,
 }
 
 impl Context {

@@ -15,12 +15,14 @@ use serde_json::{Value, json};
 use crate::Context;
 use crate::recorder::{Outcome, Recorder};
 
-/// How long an adapter has to exit after `stop` or EOF before it counts as ignoring it.
-pub(crate) const STOP_DEADLINE: Duration = Duration::from_secs(2);
+/// How long an adapter has to exit after `stop` or EOF before it counts as ignoring it, by
+/// default ([`crate::CheckOptions::stop_deadline`]).
+pub const STOP_DEADLINE: Duration = Duration::from_secs(2);
 
-pub(crate) fn stop_policy() -> StopPolicy {
+/// The stop policy of every runtime of the kit: `deadline` of grace, then the signals.
+pub(crate) fn stop_policy(deadline: Duration) -> StopPolicy {
     StopPolicy {
-        grace: STOP_DEADLINE,
+        grace: deadline,
         term_wait: Duration::from_secs(1),
         kill_wait: Duration::from_secs(1),
     }
@@ -131,7 +133,7 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) -> Option<(String,
         }
         None => {
             let (stopped, elapsed) = stop(&a.runtime, false, &mut left);
-            judge_stop(&stopped, elapsed, "stop")
+            judge_stop(context, &stopped, elapsed, "stop")
         }
     });
     recorder.check("lifecycle.eof", || {
@@ -145,7 +147,7 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) -> Option<(String,
             }
         };
         let (stopped, elapsed) = stop(&c.runtime, true, &mut left);
-        judge_stop(&stopped, elapsed, "EOF on stdin")
+        judge_stop(context, &stopped, elapsed, "EOF on stdin")
     });
     recorder.check("lifecycle.protocol", || {
         if protocol.is_empty() {
@@ -258,7 +260,12 @@ fn stop(runtime: &Runtime, eof: bool, left: &mut Vec<Value>) -> (RuntimeStopResu
 }
 
 /// Passes when the host exited on its own within the deadline with no stop problem.
-fn judge_stop(stopped: &RuntimeStopResult, elapsed: Duration, how: &str) -> Outcome {
+fn judge_stop(
+    context: &Context,
+    stopped: &RuntimeStopResult,
+    elapsed: Duration,
+    how: &str,
+) -> Outcome {
     let details = stopped
         .events
         .iter()
@@ -272,8 +279,8 @@ fn judge_stop(stopped: &RuntimeStopResult, elapsed: Duration, how: &str) -> Outc
     if escalation != "none" {
         return Outcome::Failed(
             format!(
-                "the adapter did not exit within {} s of {how}: the core sent {escalation}",
-                STOP_DEADLINE.as_secs()
+                "the adapter did not exit within {} ms of {how}: the core sent {escalation}",
+                context.run.runtime.stop_policy.grace.as_millis()
             ),
             json!({"stop": details, "elapsed_ms": elapsed.as_millis() as u64}),
         );

@@ -61,6 +61,7 @@ pub unsafe extern "C" fn fabric_adapter_check(
             config,
             base_dir: request.base_dir.map(Into::into),
             only: request.only,
+            ..CheckOptions::default()
         };
         let report = fabric_conformance::check_adapter(&options)?;
         to_json(stage, &report)

@@ -266,6 +266,8 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   stop_failed: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "the runtime server could not complete a stop; effects unknown" },
   streaming_requires_relay: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "streaming requires Relay telemetry to be enabled" },
   streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched" },
+  stub_model_script_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address" },
+  stub_model_start_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the stub model server could not listen, open its request log, or reach the reactor" },
   system_stats_collect_empty: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect must not be empty; use system_stats: null to disable stats" },
   system_stats_group_duplicate: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect lists a group twice" },
   system_stats_group_unknown: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "unknown system_stats group; expected process, cgroup.cpu, cgroup.memory or cgroup.pressure" },
@@ -818,6 +820,10 @@ export const Code = {
   STREAMING_REQUIRES_RELAY: "streaming_requires_relay",
   /** (error) invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched */
   STREAMING_UNAVAILABLE: "streaming_unavailable",
+  /** (error) `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address */
+  STUB_MODEL_SCRIPT_INVALID: "stub_model_script_invalid",
+  /** (error) the stub model server could not listen, open its request log, or reach the reactor */
+  STUB_MODEL_START_FAILED: "stub_model_start_failed",
   /** (reason) the sampling summary artifact could not be written */
   SUMMARY_WRITE_FAILED: "summary_write_failed",
   /** (error) system_stats.collect must not be empty; use system_stats: null to disable stats */

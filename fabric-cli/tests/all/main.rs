@@ -2,6 +2,7 @@
 //! `-- plan::` runs one module).
 
 mod adapters_check;
+mod adapters_check_stub;
 mod agent_ctl;
 mod agent_ctl_limits;
 mod agent_ctl_upstream;
@@ -36,6 +37,7 @@ mod run_settle;
 mod run_stream;
 mod run_stream_atof;
 mod service;
+mod stub_model;
 mod support;
 mod ux;
 mod validate;

@@ -292,6 +292,16 @@ declare! {
             O::Cli,
             "`fabric collector serve`: the --token-env variable holds fewer than 32 ASCII characters",
         ),
+        STUB_MODEL_SCRIPT_INVALID = "stub_model_script_invalid" => code(
+            Some(S::Config),
+            O::Cli,
+            "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address",
+        ),
+        STUB_MODEL_START_FAILED = "stub_model_start_failed" => code(
+            None,
+            O::Host,
+            "the stub model server could not listen, open its request log, or reach the reactor",
+        ),
         COLLECTOR_START_FAILED = "collector_start_failed" => code(
             None,
             O::Host,

@@ -274,6 +274,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "stop_failed": (None, False, None, "sandbox"),
     "streaming_requires_relay": (None, False, None, "config"),
     "streaming_unavailable": ("invoke", False, None, "host"),
+    "stub_model_script_invalid": ("config", False, None, "cli"),
+    "stub_model_start_failed": (None, False, None, "host"),
     "system_stats_collect_empty": (None, False, None, "config"),
     "system_stats_group_duplicate": (None, False, None, "config"),
     "system_stats_group_unknown": (None, False, None, "config"),

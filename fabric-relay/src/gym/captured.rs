@@ -42,6 +42,8 @@ pub(crate) fn keys(record: &ModelCallRecord) -> ModelCallKeys {
         client_session_id: record.client_session_id.clone(),
         call_index: record.call_index,
         model_ref: Some(record.model_ref.clone()),
+        // The gateway sees HTTP calls, not the harness's saved messages.
+        client_assistant_message_id: None,
     }
 }
 

@@ -301,6 +301,17 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "wrong_handle_kind": (None, False, "state", "abi"),
 }
 
+#: Error codes a batch retries while attempts allow (runtime failures).
+BATCH_RETRYABLE: frozenset[str] = frozenset({
+    "host_launch_failed",
+    "host_crashed",
+    "timeout",
+    "host_io",
+    "protocol_error",
+    "runtime_failed",
+    "lifecycle_adapter_start_failed",
+})
+
 #: Reason and diagnostic codes that appear inside results.
 REASON_CODES: frozenset[str] = frozenset({
     "artifact_collect_failed",

@@ -49,6 +49,7 @@ def test_pool_batch_writes_core_lines_resumes_and_summarizes(cluster, tmp_path) 
             assert isinstance(summary, BatchSummary)
             assert (summary["items"], summary.succeeded, summary.failed, summary.retries) == (33, 32, 1, 1)
             assert summary.latency.p99_ms >= summary.latency.p50_ms and summary.items_per_second > 0
+            assert summary.system_stats.invocations >= 33 and summary.system_stats.elapsed_seconds > 0
             assert [line["id"] for line in _lines(output)] == [line.id for line in done]
 
             # Resume: the ids already written are skipped, the rest appended.

@@ -138,6 +138,21 @@ class _Tally:
             ("input_tokens", "cached_input_tokens", "output_tokens", "total_tokens"), 0
         )
         self.latencies: list[int] = []
+        self.system: dict[str, Any] | None = None
+
+    def _system_stats(self, stats: dict[str, Any] | None) -> None:
+        if not stats:
+            return
+        if self.system is None:
+            self.system = {"invocations": 0, "elapsed_seconds": 0.0, "cpu_time_seconds": 0.0, "peak_resident_memory_bytes": 0}
+        totals = self.system
+        totals["invocations"] += 1
+        totals["elapsed_seconds"] += stats.get("elapsed_seconds") or 0.0
+        totals["cpu_time_seconds"] += stats.get("cpu_time_seconds_estimate") or 0.0
+        after = ((stats.get("after") or {}).get("snapshot") or {}).get("resident_memory_bytes") or 0
+        gauge = (stats.get("sampled") or {}).get("resident_memory_bytes") or {}
+        peak = max(after, int(gauge.get("sampled_peak") or 0))
+        totals["peak_resident_memory_bytes"] = max(totals["peak_resident_memory_bytes"], peak)
 
     def finished(self, line: dict[str, Any]) -> None:
         result = line.get("result")
@@ -154,6 +169,7 @@ class _Tally:
                 self.usage[key] += usage.get(key) or 0
             if usage.get("cost_usd") is not None:
                 self.usage["cost_usd"] = self.usage.get("cost_usd", 0.0) + usage["cost_usd"]
+            self._system_stats(turn.get("system_stats"))
         self.latencies.append(line["duration_ms"])
         self.counts["items"] += 1
 
@@ -167,6 +183,8 @@ class _Tally:
             "latency": {f"p{p}_ms": _percentile(ordered, p) for p in (50, 90, 99)},
             "usage": dict(self.usage),
         }
+        if self.system is not None:
+            raw["system_stats"] = dict(self.system)
         if input_error is not None:
             raw["input_error"] = input_error
         return BatchSummary._from_json(raw)

@@ -41,6 +41,10 @@ Rows:
 * Model gateway (bench/gateway/gateway.rs): the added latency of a non-streamed call and of
   a streamed call's first chunk through the capture gateway against the same loopback stub
   called directly, and 64 concurrent streams through it (``--only gateway``).
+* Batches (bench/python/batch_bench.py): 1,000 echo items at concurrency 16 (``--quick``:
+  40 at 4), ``fresh`` and ``reuse``, through our core's batch vs the asyncio loop a user
+  writes over upstream's SDK; one run per side: items/s, ratio, CPU per item
+  (``--only batch`` runs only these).
 
 Per row: the median over rounds of each round's median and p90, and the CPU time
 (user+sys) per call. The date, the machine (cores, load before and after) and the
@@ -449,6 +453,31 @@ def env_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[st
     return rows
 
 
+def batch_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
+    """Issue 31's batch rows (bench/python/batch_bench.py): N echo items at concurrency C,
+    `fresh` and `reuse`, our core's batch vs the asyncio loop over upstream's SDK; one run
+    per side (a process each, in the neutral directory)."""
+    n, concurrency = (40, 4) if args.quick else (1000, 16)
+    worker = str(ROOT / "bench/python/batch_bench.py")
+    rows = [
+        f"| batch of {n:,} echo items, concurrency {concurrency} | ours items/s | upstream items/s | ours / upstream | our CPU/item (binding + core) | our CPU/item incl. adapter hosts | upstream CPU/item |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for isolation in ("fresh", "reuse"):
+        measured = {}
+        for sdk in ("fabric_core", "nemo_fabric"):
+            command = [args.python, worker, "--sdk", sdk, "--isolation", isolation, "-n", str(n)]
+            measured[sdk] = run_json([*command, "--concurrency", str(concurrency)], cwd, env)[-1]
+            print(f"batch {isolation} {sdk} done ({machine()})", file=sys.stderr)
+        ours, theirs = measured["fabric_core"], measured["nemo_fabric"]
+        ratio = ours["items_per_s"] / theirs["items_per_s"]
+        rows.append(
+            f"| `{isolation}` | {ours['items_per_s']:,.1f} | {theirs['items_per_s']:,.1f} | {ratio:.2f}x "
+            f"| {ours['cpu_per_item_ms']:.3f} ms | {ours['cpu_all_per_item_ms']:.2f} ms | {theirs['cpu_per_item_ms']:.2f} ms |"
+        )
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="few rounds and samples (CI)")
@@ -462,10 +491,11 @@ def main() -> int:
     parser.add_argument("--skip-scale", action="store_true")
     parser.add_argument("--skip-env", action="store_true", help="no environment exec rows (they need podman)")
     parser.add_argument("--skip-gateway", action="store_true", help="no model-gateway rows")
+    parser.add_argument("--skip-batch", action="store_true", help="no batch rows")
     parser.add_argument(
         "--only",
-        choices=["python", "bindings", "scale", "env", "gateway"],
-        help="only the Python-vs-upstream rows, the binding-overhead rows, the scale rows, the environment exec rows or the model-gateway rows",
+        choices=["python", "bindings", "scale", "env", "gateway", "batch"],
+        help="only the Python-vs-upstream rows, the binding-overhead rows, the scale rows, the environment exec rows, the model-gateway rows or the batch rows",
     )
     parser.add_argument(
         "--bindings",
@@ -492,6 +522,7 @@ def main() -> int:
         args.skip_scale = args.only != "scale"
         args.skip_env = args.only != "env"
         args.skip_gateway = args.only != "gateway"
+        args.skip_batch = args.only != "batch"
     args.rounds = args.rounds or (1 if args.quick else 5)
     args.samples = args.samples or (10 if args.quick else 300)
     args.fanout = args.fanout or (4 if args.quick else 64)
@@ -511,6 +542,7 @@ def main() -> int:
         scale = [] if args.skip_scale else scale_rows(args, cwd, env)
         environments = [] if args.skip_env else env_rows(args, cwd, env)
         gateway = [] if args.skip_gateway else gateway_rows(args, cwd, env)
+        batches = [] if args.skip_batch else batch_rows(args, cwd, env)
     mode = "--quick" if args.quick else "full"
     if args.quick:
         print(
@@ -545,6 +577,10 @@ def main() -> int:
     if gateway and (python or bindings or scale or environments):
         print()
     for line in gateway:
+        print(line)
+    if batches and (python or bindings or scale or environments or gateway):
+        print()
+    for line in batches:
         print(line)
     return 0
 

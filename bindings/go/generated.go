@@ -1062,6 +1062,8 @@ type BatchSummary struct {
 	Skipped uint64 `json:"skipped"`
 	// Succeeded: Items whose result succeeded.
 	Succeeded uint64 `json:"succeeded"`
+	// SystemStats: System stats totals; absent when no result carried system stats.
+	SystemStats *SystemStatsTotals `json:"system_stats,omitempty"`
 	// Usage: Usage totals.
 	Usage UsageTotals `json:"usage"`
 	// WallMS: Wall time of the batch in milliseconds.
@@ -2626,6 +2628,18 @@ const (
 	SystemStatsGroupCgroupMemory   SystemStatsGroup = "cgroup.memory"
 	SystemStatsGroupCgroupPressure SystemStatsGroup = "cgroup.pressure"
 )
+
+// SystemStatsTotals: System stats summed over the finished items' results that carry them (runs with `system_stats` collected); a multi-turn item counts each turn.
+type SystemStatsTotals struct {
+	// CPUTimeSeconds: CPU time of the adapter process trees summed (the results that had an estimate), in seconds.
+	CPUTimeSeconds float64 `json:"cpu_time_seconds"`
+	// ElapsedSeconds: Adapter-exchange time summed, in seconds.
+	ElapsedSeconds float64 `json:"elapsed_seconds"`
+	// Invocations: Results that carried system stats.
+	Invocations uint64 `json:"invocations"`
+	// PeakResidentMemoryBytes: The largest resident memory of one adapter process tree seen (after each exchange, and sampled peaks when sampling is on), in bytes.
+	PeakResidentMemoryBytes uint64 `json:"peak_resident_memory_bytes"`
+}
 
 // TelemetryPlan: Resolved telemetry plan.
 type TelemetryPlan struct {

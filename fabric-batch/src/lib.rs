@@ -38,4 +38,6 @@ pub use item::{Checker, Item, ItemReader, read_all};
 pub use options::{BatchOptions, Cancel, Isolation};
 pub use output::Output;
 pub use running::{Pulled, Pushed, Running};
-pub use wire::{AttemptRecord, BatchLine, BatchSummary, Latency, UsageTotals, Verdict};
+pub use wire::{
+    AttemptRecord, BatchLine, BatchSummary, Latency, SystemStatsTotals, UsageTotals, Verdict,
+};

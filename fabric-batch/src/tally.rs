@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use fabric_config::result::RunResult;
 
-use crate::wire::{BatchLine, BatchSummary, Latency, UsageTotals, Verdict};
+use crate::wire::{BatchLine, BatchSummary, Latency, SystemStatsTotals, UsageTotals, Verdict};
 
 /// Counts kept while a batch runs.
 #[derive(Debug, Default)]
@@ -24,6 +24,34 @@ fn add_usage(totals: &mut UsageTotals, result: &RunResult) {
     if let Some(cost) = usage.cost_usd {
         *totals.cost_usd.get_or_insert(0.0) += cost;
     }
+}
+
+fn add_system_stats(totals: &mut Option<SystemStatsTotals>, result: &RunResult) {
+    let Some(stats) = &result.system_stats else {
+        return;
+    };
+    let totals = totals.get_or_insert_with(SystemStatsTotals::default);
+    totals.invocations += 1;
+    totals.elapsed_seconds += stats.elapsed_seconds;
+    totals.cpu_time_seconds += stats.cpu_time_seconds_estimate.unwrap_or(0.0);
+    let after = stats
+        .after
+        .snapshot
+        .as_ref()
+        .map_or(0, |snapshot| snapshot.resident_memory_bytes);
+    let sampled = stats
+        .sampled
+        .as_ref()
+        .and_then(|sampled| sampled.resident_memory_bytes.as_ref())
+        .and_then(|gauge| gauge.sampled_peak)
+        .map_or(0, |peak| peak as u64);
+    totals.peak_resident_memory_bytes = totals.peak_resident_memory_bytes.max(after).max(sampled);
+}
+
+/// Usage and system stats of one result.
+fn add_result(summary: &mut BatchSummary, result: &RunResult) {
+    add_usage(&mut summary.usage, result);
+    add_system_stats(&mut summary.system_stats, result);
 }
 
 /// The nearest-rank percentile `p` (0..=100) of sorted `values`.
@@ -47,11 +75,8 @@ impl Tally {
         summary.retries += u64::from(line.attempts.saturating_sub(1));
         // A multi-turn item's `result` is the last of its `results`.
         match &line.results {
-            Some(turns) => turns.iter().for_each(|r| add_usage(&mut summary.usage, r)),
-            None => line
-                .result
-                .iter()
-                .for_each(|r| add_usage(&mut summary.usage, r)),
+            Some(turns) => turns.iter().for_each(|r| add_result(summary, r)),
+            None => line.result.iter().for_each(|r| add_result(summary, r)),
         }
         self.latencies.push(line.duration_ms);
         summary.items += 1;

@@ -192,6 +192,18 @@ fn table(summary: &BatchSummary) -> String {
     if let Some(cost) = usage.cost_usd {
         rows.push(("cost", format!("${cost:.4}")));
     }
+    if let Some(stats) = &summary.system_stats {
+        rows.push((
+            "system",
+            format!(
+                "{} invocations · {:.3} s adapter CPU · {:.3} s exchange · peak RSS {:.1} MiB",
+                stats.invocations,
+                stats.cpu_time_seconds,
+                stats.elapsed_seconds,
+                stats.peak_resident_memory_bytes as f64 / (1024.0 * 1024.0)
+            ),
+        ));
+    }
     rows.iter()
         .map(|(name, value)| format!("{name:>10}  {value}"))
         .collect::<Vec<_>>()

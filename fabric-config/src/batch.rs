@@ -96,6 +96,22 @@ pub struct UsageTotals {
     pub cost_usd: Option<f64>,
 }
 
+/// System stats summed over the finished items' results that carry them (runs with
+/// `system_stats` collected); a multi-turn item counts each turn.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SystemStatsTotals {
+    /// Results that carried system stats.
+    pub invocations: u64,
+    /// Adapter-exchange time summed, in seconds.
+    pub elapsed_seconds: f64,
+    /// CPU time of the adapter process trees summed (the results that had an estimate),
+    /// in seconds.
+    pub cpu_time_seconds: f64,
+    /// The largest resident memory of one adapter process tree seen (after each exchange,
+    /// and sampled peaks when sampling is on), in bytes.
+    pub peak_resident_memory_bytes: u64,
+}
+
 /// The summary of a batch.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BatchSummary {
@@ -121,6 +137,9 @@ pub struct BatchSummary {
     pub latency: Latency,
     /// Usage totals.
     pub usage: UsageTotals,
+    /// System stats totals; absent when no result carried system stats.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_stats: Option<SystemStatsTotals>,
     /// Whether the batch was cancelled.
     pub interrupted: bool,
     /// The input error that stopped a streamed batch (its line is named).

@@ -109,7 +109,11 @@ pub fn render(boundary: &Boundary, registry: &Registry) -> String {
             py_str(&code.origin)
         );
     }
-    out.push_str("}\n\n#: Reason and diagnostic codes that appear inside results.\nREASON_CODES: frozenset[str] = frozenset({\n");
+    out.push_str("}\n\n#: Error codes a batch retries while attempts allow (runtime failures).\nBATCH_RETRYABLE: frozenset[str] = frozenset({\n");
+    for code in fabric_config::codes::BATCH_RETRYABLE {
+        let _ = writeln!(out, "    {},", py_str(code));
+    }
+    out.push_str("})\n\n#: Reason and diagnostic codes that appear inside results.\nREASON_CODES: frozenset[str] = frozenset({\n");
     for code in registry.codes.iter().filter(|c| c.reason) {
         let _ = writeln!(out, "    {},", py_str(&code.code));
     }

@@ -44,6 +44,7 @@ def test_two_hundred_items_at_concurrency_8_succeed_with_their_ids(config) -> No
         assert line["result"]["output"]["response"] == want[line["id"]], line["id"]
         assert line["attempts"] == 1
     assert batch.summary["succeeded"] == 200 and batch.summary["items"] == 200
+    assert batch.summary.system_stats.invocations == 200
 
 
 def test_sleep_items_run_concurrently(config) -> None:

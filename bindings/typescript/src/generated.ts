@@ -1047,6 +1047,8 @@ export interface BatchSummary {
   skipped: number;
   /** Items whose result succeeded. */
   succeeded: number;
+  /** System stats totals; absent when no result carried system stats. */
+  system_stats?: SystemStatsTotals | null;
   /** Usage totals. */
   usage: UsageTotals;
   /** Wall time of the batch in milliseconds. */
@@ -2394,6 +2396,18 @@ export type StreamKind = "openai.chat_completions.chunk/v1" | "relay.atof.record
 
 /** A metric group of invocation system stats. */
 export type SystemStatsGroup = "process" | "cgroup.cpu" | "cgroup.memory" | "cgroup.pressure";
+
+/** System stats summed over the finished items' results that carry them (runs with `system_stats` collected); a multi-turn item counts each turn. */
+export interface SystemStatsTotals {
+  /** CPU time of the adapter process trees summed (the results that had an estimate), in seconds. */
+  cpu_time_seconds: number;
+  /** Adapter-exchange time summed, in seconds. */
+  elapsed_seconds: number;
+  /** Results that carried system stats. */
+  invocations: number;
+  /** The largest resident memory of one adapter process tree seen (after each exchange, and sampled peaks when sampling is on), in bytes. */
+  peak_resident_memory_bytes: number;
+}
 
 /** Resolved telemetry plan. */
 export interface TelemetryPlan {

@@ -480,3 +480,34 @@ fn sigint_ends_a_stdin_batch_while_stdin_stays_open() {
     assert_eq!(status.code(), Some(130));
     assert!(!lines(&output).is_empty());
 }
+
+#[test]
+fn the_summary_totals_system_stats_when_collected() {
+    let (dir, config, items_path, output) = setup(&sleepy(6, 50));
+    let out = batch(&config, &items_path, &output, &["--concurrency", "3"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stats = stdout_json(&out)["system_stats"].clone();
+    assert_eq!(stats["invocations"], 6, "{stats}");
+    assert!(stats["elapsed_seconds"].as_f64().unwrap() >= 0.3, "{stats}");
+    // The scripted adapter sleeps: its CPU may round to 0 at the clock tick.
+    assert!(
+        stats["cpu_time_seconds"].as_f64().unwrap() >= 0.0,
+        "{stats}"
+    );
+    assert!(
+        stats["peak_resident_memory_bytes"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+
+    // Not collected (`"system_stats": null`): no totals.
+    let mut document: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("config")).expect("json");
+    document["system_stats"] = Value::Null;
+    std::fs::write(&config, document.to_string()).expect("write config");
+    let fresh = dir.path().join("again.jsonl");
+    let out = batch(&config, &items_path, &fresh, &[]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let summary = stdout_json(&out);
+    assert_eq!(summary["succeeded"], 6);
+    assert!(summary.get("system_stats").is_none(), "{summary}");
+}

@@ -304,6 +304,17 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "wrong_handle_kind": (None, False, "state", "abi"),
 }
 
+#: Error codes a batch retries while attempts allow (runtime failures).
+BATCH_RETRYABLE: frozenset[str] = frozenset({
+    "host_launch_failed",
+    "host_crashed",
+    "timeout",
+    "host_io",
+    "protocol_error",
+    "runtime_failed",
+    "lifecycle_adapter_start_failed",
+})
+
 #: Reason and diagnostic codes that appear inside results.
 REASON_CODES: frozenset[str] = frozenset({
     "artifact_collect_failed",
@@ -506,14 +517,15 @@ class BatchSummary(FabricMapping):
     ``retries`` (int): Retries (attempts after the first) over every item.
     ``skipped`` (int): Items skipped because the output already held a line for their id (resume).
     ``succeeded`` (int): Items whose result succeeded.
+    ``system_stats`` (SystemStatsTotals | None, optional): System stats totals; absent when no result carried system stats.
     ``usage`` (UsageTotals): Usage totals.
     ``wall_ms`` (int): Wall time of the batch in milliseconds.
     """
 
     __slots__ = ()
-    _fields = frozenset({"cancelled", "errored", "failed", "input_error", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "usage", "wall_ms"})
+    _fields = frozenset({"cancelled", "errored", "failed", "input_error", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "system_stats", "usage", "wall_ms"})
     _required = frozenset({"cancelled", "errored", "failed", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "usage", "wall_ms"})
-    _nested = {"input_error": ("ErrorInfo", "one"), "latency": ("Latency", "one"), "usage": ("UsageTotals", "one")}
+    _nested = {"input_error": ("ErrorInfo", "one"), "latency": ("Latency", "one"), "system_stats": ("SystemStatsTotals", "one"), "usage": ("UsageTotals", "one")}
 
 
 class BindingIdentity(FabricMapping):
@@ -1894,6 +1906,20 @@ STREAM_KIND_VALUES = ("openai.chat_completions.chunk/v1", "relay.atof.record",)
 SYSTEM_STATS_GROUP_VALUES = ("process", "cgroup.cpu", "cgroup.memory", "cgroup.pressure",)
 
 
+class SystemStatsTotals(FabricMapping):
+    """System stats summed over the finished items' results that carry them (runs with `system_stats` collected); a multi-turn item counts each turn.
+
+    ``cpu_time_seconds`` (float): CPU time of the adapter process trees summed (the results that had an estimate), in seconds.
+    ``elapsed_seconds`` (float): Adapter-exchange time summed, in seconds.
+    ``invocations`` (int): Results that carried system stats.
+    ``peak_resident_memory_bytes`` (int): The largest resident memory of one adapter process tree seen (after each exchange, and sampled peaks when sampling is on), in bytes.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"cpu_time_seconds", "elapsed_seconds", "invocations", "peak_resident_memory_bytes"})
+    _required = frozenset({"cpu_time_seconds", "elapsed_seconds", "invocations", "peak_resident_memory_bytes"})
+
+
 class TelemetryPlan(FabricMapping):
     """Resolved telemetry plan.
 
@@ -2208,6 +2234,7 @@ for _model in (
     SoftwareInventory,
     StatsDiagnostic,
     StreamInfo,
+    SystemStatsTotals,
     TelemetryPlan,
     TelemetryRef,
     ToolDefinitionConfig,

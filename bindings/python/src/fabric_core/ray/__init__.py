@@ -14,6 +14,8 @@ missing::
             ...
         async with pool.session() as episode:        # one runtime for a conversation
             await episode.invoke(RunRequest(input="turn 1"))
+        async for done in pool.batch(items, attempts=3, output="results.jsonl"):
+            ...                                      # the `fabric batch` formats
         print(await pool.stats())
 
 Each Ray actor (``RuntimeHost``) owns one ``Fabric`` and ``per_actor`` runtimes on its node;
@@ -23,12 +25,14 @@ mid-invocation yields a failed ``RunResult`` with code ``node_lost``; its runtim
 started again on the nodes still alive. See ``docs/scale-out.md``.
 """
 
+from fabric_core.ray._batch import PoolBatch
 from fabric_core.ray._host import METADATA_KEY, RuntimeHost
 from fabric_core.ray._pool import DEFAULT_DEADLINE_MARGIN_SECONDS, PoolSession, RuntimePool
 
 __all__ = [
     "DEFAULT_DEADLINE_MARGIN_SECONDS",
     "METADATA_KEY",
+    "PoolBatch",
     "PoolSession",
     "RuntimeHost",
     "RuntimePool",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
+import os
 import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from fabric_core._codes import Code
 from fabric_core._sdk_model import foreign_model
 from fabric_core.errors import FabricConfigError, FabricError, FabricStateError
 from fabric_core.models import FabricConfig, RunRequest
+from fabric_core.ray._batch import DEFAULT_GRACE_SECONDS, PoolBatch
 from fabric_core.ray._host import METADATA_KEY, RuntimeHost, failed_result
 from fabric_core.types import RunResult
 
@@ -415,6 +417,50 @@ class RuntimePool:
                 task.cancel()
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
+
+    def batch(
+        self,
+        items: Iterable[Any] | AsyncIterable[Any],
+        *,
+        concurrency: int | None = None,
+        isolation: str = "fresh",
+        attempts: int = 1,
+        retry_failed: bool = False,
+        grace_seconds: float = DEFAULT_GRACE_SECONDS,
+        output: str | os.PathLike[str] | None = None,
+    ) -> PoolBatch:
+        """Run a data set of items over the pool, in the core batch's formats (items, ids,
+        ``BatchLine`` output lines, resume from ``output``, ``BatchSummary``):
+        ``async for done in pool.batch(items, attempts=3, output="results.jsonl")``.
+
+        ``concurrency`` defaults to the pool's capacity; ``isolation="fresh"`` restarts the
+        runtime of each item, ``"reuse"`` keeps runtimes between items (a runtime keeps its
+        conversation). An item whose actor or node was lost, or whose runtime failed, is
+        retried on another runtime while ``attempts`` allow. The per-turn bound is the
+        config's ``runtime.timeout_seconds``.
+        """
+
+        self._check_open()
+        if isolation not in ("fresh", "reuse"):
+            raise FabricConfigError(
+                "isolation must be `fresh` or `reuse`", stage="config", code=Code.BATCH_SETTINGS_INVALID,
+                details={"path": "isolation"},
+            )
+        for name, value in (("concurrency", concurrency), ("attempts", attempts)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise FabricConfigError(
+                    f"{name} must be a positive integer", stage="config", code=Code.BATCH_SETTINGS_INVALID,
+                    details={"path": name},
+                )
+        settings = {
+            "concurrency": concurrency,
+            "isolation": isolation,
+            "attempts": attempts,
+            "retry_failed": bool(retry_failed),
+            "grace_seconds": float(grace_seconds),
+            "output": output,
+        }
+        return PoolBatch(self, items, settings)
 
     def session(self, affinity: str | None = None) -> PoolSession:
         """A sticky runtime for a multi-turn conversation (reserved at the first turn)."""

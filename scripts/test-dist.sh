@@ -17,9 +17,11 @@ dist=$root/dist
 examples=$root/examples/installed
 want="Hello! You said: Hello, Fabric"
 # The wheel of the dist profile: library, fabric and fabric-agent-ctl, compressed (measured
-# 2026-12-06: see dist/sizes.txt and README.md). A stale build/ or an unstripped library
+# 2026-12-06: 16.8 MB, then 21.3 MB once the model-call gateway brought its TLS stack
+# (rustls, ring, webpki roots) and batches, the conformance kit and the stub model server
+# came in; see dist/sizes.txt and README.md). A stale build/ or an unstripped library
 # (the 27.5 MB wheel of issue 38) breaks it.
-wheel_budget_mb=${FABRIC_WHEEL_BUDGET_MB:-18}
+wheel_budget_mb=${FABRIC_WHEEL_BUDGET_MB:-23}
 
 step() { printf '\n==> %s\n' "$*"; }
 fail() { echo "test-dist: $*" >&2; exit 1; }

@@ -16,7 +16,7 @@ import (
 // rollout and the joined bundle (nemo-gym's own join agrees, bindings/python/tests/test_gym_join.py).
 type gymJoinFixture struct {
 	Bundle fabric.AgentObservationBundle `json:"bundle"`
-	Calls  []fabric.ModelCallKeys      `json:"calls"`
+	Calls  []fabric.ModelCallKeys        `json:"calls"`
 	Joined json.RawMessage               `json:"joined"`
 }
 

@@ -37,28 +37,38 @@ pub unsafe extern "C" fn fabric_gym_observations(
     request_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        entry(
+            request_json,
+            out,
+            GymObservationsRequest::from_json_str,
+            gym::observations,
+        )
+    }
+}
+
+/// The body every Gym entry point shares: reads `request_json`, decodes it with `decode`,
+/// maps it with `map` (both failures are config errors) and writes the JSON answer to `out`.
+///
+/// # Safety
+/// As the entry points: `request_json` NULL or NUL-terminated and valid for the call, `out`
+/// NULL or valid for writing one `char *`.
+unsafe fn entry<R, O: serde::Serialize>(
+    request_json: *const c_char,
+    out: *mut *mut c_char,
+    decode: fn(&str) -> Result<R, ConfigError>,
+    map: fn(&R) -> Result<O, GymError>,
+) -> i32 {
     let stage = Stage::Config;
     ffi_boundary!(stage, out, {
         // SAFETY: forwarded from this function's contract.
         let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let observations = run(
-            text,
-            GymObservationsRequest::from_json_str,
-            gym::observations,
-        )?;
-        to_json(stage, &observations)
+        let request = decode(text).map_err(request_error)?;
+        let answer = map(&request)
+            .map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))?;
+        to_json(stage, &answer)
     })
-}
-
-/// Decodes a Gym request with `decode` and maps it with `map`; both failures are config
-/// errors.
-fn run<R, O>(
-    text: &str,
-    decode: fn(&str) -> Result<R, ConfigError>,
-    map: fn(&R) -> Result<O, GymError>,
-) -> Result<O, FfiError> {
-    let request = decode(text).map_err(request_error)?;
-    map(&request).map_err(|error| FfiError::new(FabricStatus::Config, ErrorInfo::from(error)))
 }
 
 fn request_error(error: ConfigError) -> FfiError {
@@ -96,17 +106,15 @@ pub unsafe extern "C" fn fabric_gym_join_model_calls(
     request_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Config;
-    ffi_boundary!(stage, out, {
-        // SAFETY: forwarded from this function's contract.
-        let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let bundle = run(
-            text,
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        entry(
+            request_json,
+            out,
             GymJoinModelCallsRequest::from_json_str,
             gym::join_model_call_observations,
-        )?;
-        to_json(stage, &bundle)
-    })
+        )
+    }
 }
 
 /// Joins the persisted assistant messages a NeMo Gym bundle and trajectory declare (a
@@ -138,15 +146,13 @@ pub unsafe extern "C" fn fabric_gym_join_assistant_messages(
     request_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Config;
-    ffi_boundary!(stage, out, {
-        // SAFETY: forwarded from this function's contract.
-        let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-        let joined = run(
-            text,
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        entry(
+            request_json,
+            out,
             GymJoinAssistantMessagesRequest::from_json_str,
             gym::join_assistant_message_calls,
-        )?;
-        to_json(stage, &joined)
-    })
+        )
+    }
 }

@@ -20,8 +20,10 @@
 mod configs;
 mod descriptor;
 mod doctor;
+mod doctor_path;
 mod error;
 mod lifecycle;
+mod partial_start;
 mod recorder;
 mod relay;
 mod streaming;
@@ -136,6 +138,7 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
     doctor::run(&context, &mut recorder);
     let package = lifecycle::run(&context, &mut recorder);
     target::run(&context, &mut recorder);
+    partial_start::run(&context, &mut recorder);
     streaming::run(&context, &mut recorder);
     relay::run(&context, &mut recorder);
     let mut adapter = context.subject.summary(&recorder);

@@ -55,6 +55,9 @@ pub struct Diagnostics {
     /// What the host wrote to stderr during the failed operation (redacted, bounded);
     /// appended to a lifecycle failure's message as `; diagnostics: ...`, as upstream does.
     pub operation_stderr: String,
+    /// Processes of the host alive when it exited after a failed start (the core killed
+    /// them): in `metadata.left_behind`, as a stop's `runtime_stop` event lists them.
+    pub left_behind: Vec<Value>,
 }
 
 impl Diagnostics {
@@ -67,6 +70,9 @@ impl Diagnostics {
         }
         if !self.stderr_tail.is_empty() {
             metadata.insert("stderr_tail".into(), self.stderr_tail.clone().into());
+        }
+        if !self.left_behind.is_empty() {
+            metadata.insert("left_behind".into(), Value::Array(self.left_behind.clone()));
         }
     }
 }

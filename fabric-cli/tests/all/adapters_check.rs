@@ -117,6 +117,8 @@ fn each_broken_adapter_is_caught_by_its_check_and_no_other() {
         ("non_json", "lifecycle.protocol", "invalid_json"),
         ("leak_state", "lifecycle.isolation", "leaked"),
         ("no_eof_exit", "lifecycle.eof", "sigterm"),
+        ("partial_start", "lifecycle.partial_start", "left_behind"),
+        ("undeclared_binary", "doctor.missing_binary", "runner"),
     ];
     let runs: Vec<_> = cases
         .iter()

@@ -18,6 +18,7 @@
 #![forbid(unsafe_code)]
 
 mod configs;
+mod configs_models;
 mod descriptor;
 mod doctor;
 mod doctor_path;

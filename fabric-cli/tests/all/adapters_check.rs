@@ -119,6 +119,11 @@ fn each_broken_adapter_is_caught_by_its_check_and_no_other() {
         ("no_eof_exit", "lifecycle.eof", "sigterm"),
         ("partial_start", "lifecycle.partial_start", "left_behind"),
         ("undeclared_binary", "doctor.missing_binary", "runner"),
+        (
+            "open_model_extension",
+            "configs.models.unknown_property",
+            "conformance_unknown_property",
+        ),
     ];
     let runs: Vec<_> = cases
         .iter()

@@ -103,20 +103,25 @@ fn interrupt(
         Err(error) => ErrorInfo::from(error),
     };
     let failed_after = ms(began);
-    // What the core killed when the host exited, then what is still alive.
+    // What the core killed when the host exited, then what is still alive — outside the
+    // host's own process group: the group was signalled with its leader (a member still
+    // dying when the leader exited was not left behind by the adapter).
+    let group = error.metadata.get("host_pid").and_then(Value::as_u64);
+    let outside = |process: &Value| group.is_none() || process["pgrp"].as_u64() != group;
     let mut left: Vec<Value> = error
         .metadata
         .get("left_behind")
         .and_then(Value::as_array)
         .into_iter()
         .flatten()
+        .filter(|process| outside(process))
         .map(|process| {
             let mut process = process.clone();
             process["killed_by"] = json!("the core, when the host exited");
             process
         })
         .collect();
-    let alive = processes_with(marker);
+    let alive: Vec<Value> = processes_with(marker).into_iter().filter(outside).collect();
     kill(&alive);
     left.extend(alive.into_iter().map(|mut process| {
         process["killed_by"] = json!("the kit, after the failed start");

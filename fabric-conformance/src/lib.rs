@@ -28,6 +28,7 @@ mod partial_start;
 mod recorder;
 mod relay;
 mod streaming;
+mod streaming_turn;
 pub mod stub_model;
 mod target;
 

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::support::{fabric, on_terminal, repo_root, stdout_json};
 
-fn fixture(mode: &str) -> String {
+pub(crate) fn fixture(mode: &str) -> String {
     repo_root()
         .join(format!(
             "tests/fixtures/conformance/{mode}.fabric-adapter.json"
@@ -18,7 +18,7 @@ fn fixture(mode: &str) -> String {
 }
 
 /// `(exit code, report)` of `fabric adapters check ARGS --json`.
-fn check(args: &[&str]) -> (Option<i32>, Value) {
+pub(crate) fn check(args: &[&str]) -> (Option<i32>, Value) {
     let mut all = vec!["adapters", "check", "--json"];
     all.extend_from_slice(args);
     let output = fabric(&all);

@@ -354,7 +354,7 @@ impl Runtime {
                 // alive (and the core then killed) is reported with the error.
                 let mut error = error.at_stage(Stage::Start);
                 let (stopped, _) = runtime.stop_inner();
-                let left = stopped
+                let left: Vec<Value> = stopped
                     .events
                     .iter()
                     .filter_map(|e| e.metadata.get("left_behind").and_then(Value::as_array))
@@ -362,7 +362,8 @@ impl Runtime {
                     .cloned()
                     .collect();
                 if let Some(diagnostics) = error.diagnostics_mut() {
-                    diagnostics.left_behind = left;
+                    diagnostics.left_behind =
+                        (!left.is_empty()).then(|| Box::new(Value::Array(left)));
                 }
                 return Err(error);
             }

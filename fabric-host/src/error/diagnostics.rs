@@ -56,8 +56,9 @@ pub struct Diagnostics {
     /// appended to a lifecycle failure's message as `; diagnostics: ...`, as upstream does.
     pub operation_stderr: String,
     /// Processes of the host alive when it exited after a failed start (the core killed
-    /// them): in `metadata.left_behind`, as a stop's `runtime_stop` event lists them.
-    pub left_behind: Vec<Value>,
+    /// them): a JSON array in `metadata.left_behind`, as a stop's `runtime_stop` event lists
+    /// them (boxed: it keeps `HostError` small).
+    pub left_behind: Option<Box<Value>>,
 }
 
 impl Diagnostics {
@@ -71,8 +72,8 @@ impl Diagnostics {
         if !self.stderr_tail.is_empty() {
             metadata.insert("stderr_tail".into(), self.stderr_tail.clone().into());
         }
-        if !self.left_behind.is_empty() {
-            metadata.insert("left_behind".into(), Value::Array(self.left_behind.clone()));
+        if let Some(left) = &self.left_behind {
+            metadata.insert("left_behind".into(), (**left).clone());
         }
     }
 }

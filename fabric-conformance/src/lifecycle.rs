@@ -238,7 +238,11 @@ fn adapter_package(result: &RunResult) -> Option<(String, String)> {
 
 /// Stops `runtime` (by `stop`, or by EOF on its stdin), adding what its host left behind
 /// at exit to `left`.
-fn stop(runtime: &Runtime, eof: bool, left: &mut Vec<Value>) -> (RuntimeStopResult, Duration) {
+pub(crate) fn stop(
+    runtime: &Runtime,
+    eof: bool,
+    left: &mut Vec<Value>,
+) -> (RuntimeStopResult, Duration) {
     let began = Instant::now();
     let stopped = if eof {
         runtime.stop_on_eof()

@@ -174,7 +174,8 @@ pub(crate) fn cancel(context: &Context) -> Outcome {
         }
     };
     let _ = stream.next(Some(CHUNK_WAIT));
-    let stopped = runtime.stop();
+    let mut left = Vec::new();
+    crate::lifecycle::stop(&runtime, false, &mut left);
     let began = Instant::now();
     let ended = loop {
         match stream.next(Some(CHUNK_WAIT)) {
@@ -191,13 +192,6 @@ pub(crate) fn cancel(context: &Context) -> Outcome {
         }
     };
     stream.close();
-    let mut left: Vec<Value> = stopped
-        .events
-        .iter()
-        .filter_map(|e| e.metadata.get("left_behind").and_then(Value::as_array))
-        .flatten()
-        .cloned()
-        .collect();
     left.extend(processes_with(&format!("FABRIC_RUNTIME_ID={id}")));
     fabric_host::kill_leftovers(&id);
     match ended {

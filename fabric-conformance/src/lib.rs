@@ -121,7 +121,7 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
     run.runtime.stop_policy =
         lifecycle::stop_policy(options.stop_deadline.unwrap_or(STOP_DEADLINE));
     let mut config = match &options.config {
-        Some(config) => config.clone(),
+        Some(config) => subject.searching_named(config.clone()),
         None => subject.default_config()?,
     };
     let stubs = match &options.model_stub {

@@ -96,6 +96,31 @@ fn a_target_that_calls_the_model_is_failed_through_the_stub_and_reports_it() {
 }
 
 #[test]
+fn a_config_without_discovery_checks_the_named_descriptor() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fabric.json");
+    let config = json!({
+        "schema_version": "fabric.agent/v1alpha1",
+        "metadata": {"name": "stub-check"},
+        "harness": {"adapter_id": "test.conformance.model-caller"},
+        "models": {"default": {"provider": "openai", "model": "m",
+                               "base_url": "http://127.0.0.1:9/v1"}},
+    });
+    std::fs::write(&path, config.to_string()).unwrap();
+    let (code, report) = check(&[
+        "--descriptor",
+        &fixture("model_caller"),
+        "--config",
+        &path.to_string_lossy(),
+        "--model-stub",
+        "--only",
+        "lifecycle",
+    ]);
+    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(report["summary"]["failed"], 0, "{report:#}");
+}
+
+#[test]
 fn the_stub_needs_a_config_with_models() {
     let (code, error) = check_lifecycle("no_model_calls", Some(false), true);
     assert_eq!(code, Some(2), "{error:#}");

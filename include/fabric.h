@@ -326,15 +326,18 @@ int32_t fabric_inspect(const char *config_json, const char *descriptor_json, con
 // ConformanceReport: every check with its id, group, status, reason, evidence and time.
 //
 // `request_json`: a ConformanceRequest (`schemas/sdk/conformance-request.schema.json`):
-// `adapter_id` or `descriptor`, optionally `config`, `base_dir`, `only`. A failing check is
-// a report with `summary.failed > 0`, not an error status.
+// `adapter_id` or `descriptor`, optionally `config`, `base_dir`, `only`, `model_stub` (a
+// reply script for the stub model servers; `{}` for the default) and
+// `stop_deadline_seconds`. A failing check is a report with `summary.failed > 0`, not an
+// error status.
 //
 // Ownership: inputs are borrowed for the call only; `*out` (the report JSON or an
 // ErrorInfo) is owned by the caller and released with `fabric_string_free`.
 // Errors: `FABRIC_STATUS_CONFIG` (a request or config that does not decode, an unreadable
-// descriptor, an adapter discovery does not find), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+// descriptor, an adapter discovery does not find, an invalid `model_stub` script or
+// `stop_deadline_seconds`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
 // `request_json` or `out`, invalid UTF-8, neither an adapter id nor a descriptor, an
-// unknown group).
+// unknown group, a `model_stub` for a config without models).
 // Blocking: yes — starts and stops several runtimes of the adapter (seconds). Thread-safe.
 //
 // # Safety

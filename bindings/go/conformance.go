@@ -13,7 +13,10 @@ import (
 
 // CheckAdapter runs the adapter conformance checks (docs/checking-adapters.md), as
 // `fabric adapters check` does: the adapter by AdapterID or Descriptor file, optionally an
-// accepted Config and the groups to run (Only). A failing check is in the report
+// accepted Config and the groups to run (Only); ModelStub (a reply script, an empty one for
+// the default) serves the config's models from the core's stub model servers so the target
+// checks run, StopDeadlineSeconds is how long the adapter has to exit after stop or EOF
+// (default 2). A failing check is in the report
 // (Summary.Failed), not an error; bad input is a *ConfigError (`adapter_not_found`, …).
 // Blocking: starts and stops several runtimes of the adapter.
 func (f *Fabric) CheckAdapter(ctx context.Context, request ConformanceRequest) (*ConformanceReport, error) {

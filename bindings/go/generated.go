@@ -256,7 +256,7 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"stop_failed":                             {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "the runtime server could not complete a stop; effects unknown"},
 	"streaming_requires_relay":                {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "streaming requires Relay telemetry to be enabled"},
 	"streaming_unavailable":                   {Stage: "invoke", Retryable: false, ClassOverride: "", Origin: "host", Summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched"},
-	"stub_model_script_invalid":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address"},
+	"stub_model_script_invalid":               {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address; also an invalid `model_stub` script of a ConformanceRequest (`check_adapter`)"},
 	"stub_model_start_failed":                 {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "the stub model server could not listen, open its request log, or reach the reactor"},
 	"system_stats_collect_empty":              {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect must not be empty; use system_stats: null to disable stats"},
 	"system_stats_group_duplicate":            {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "system_stats.collect lists a group twice"},
@@ -808,7 +808,7 @@ const (
 	CodeStreamingRequiresRelay = "streaming_requires_relay"
 	// CodeStreamingUnavailable (error): invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched
 	CodeStreamingUnavailable = "streaming_unavailable"
-	// CodeStubModelScriptInvalid (error): `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address
+	// CodeStubModelScriptInvalid (error): `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address; also an invalid `model_stub` script of a ConformanceRequest (`check_adapter`)
 	CodeStubModelScriptInvalid = "stub_model_script_invalid"
 	// CodeStubModelStartFailed (error): the stub model server could not listen, open its request log, or reach the reactor
 	CodeStubModelStartFailed = "stub_model_start_failed"
@@ -1367,7 +1367,7 @@ type ConformanceReport struct {
 	Summary ConformanceSummary `json:"summary"`
 }
 
-// ConformanceRequest: What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run.
+// ConformanceRequest: What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run, the stub model server and the stop deadline (as `fabric adapters check` flags).
 type ConformanceRequest struct {
 	// AdapterID: The adapter id, as discovery finds it.
 	AdapterID string `json:"adapter_id,omitempty"`
@@ -1377,8 +1377,12 @@ type ConformanceRequest struct {
 	Config json.RawMessage `json:"config,omitempty"`
 	// Descriptor: A descriptor file to check (its directory is searched first).
 	Descriptor string `json:"descriptor,omitempty"`
+	// ModelStub: Serve the config's models from stub model servers answering this reply script (`--model-stub`, docs/stub-model.md): every `models.*.base_url` points at one, and the target checks run against stubs answering an error and a malformed body. `{}`: every call answered "stub reply". The config must have models. Default: no stub (the target checks are skipped).
+	ModelStub *StubModelScript `json:"model_stub,omitempty"`
 	// Only: Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all.
 	Only []string `json:"only,omitempty"`
+	// StopDeadlineSeconds: Seconds an adapter has to exit after `stop` or EOF (`--stop-deadline`): above 0, at most 10^9. Default 2.
+	StopDeadlineSeconds *float64 `json:"stop_deadline_seconds,omitempty"`
 }
 
 // ConformanceStatus: Outcome of one conformance check.
@@ -2617,6 +2621,40 @@ const (
 	StreamKindOpenaiChatCompletionsChunkV1 StreamKind = "openai.chat_completions.chunk/v1"
 	StreamKindRelayATOFRecord              StreamKind = "relay.atof.record"
 )
+
+// StubModelError: A scripted HTTP error.
+type StubModelError struct {
+	// Message: The error's message.
+	Message string `json:"message"`
+	// Status: The status (400 to 599). Default 500.
+	Status uint16 `json:"status,omitempty"`
+}
+
+// StubModelReply: One scripted answer: a message (text and/or tool calls), an HTTP error, or a raw body.
+type StubModelReply struct {
+	// Error: Answer this HTTP error instead (in the API's error shape).
+	Error *StubModelError `json:"error,omitempty"`
+	// Raw: Answer this body verbatim with status 200 (malformed model output).
+	Raw string `json:"raw,omitempty"`
+	// Text: The assistant's text.
+	Text string `json:"text,omitempty"`
+	// ToolCalls: Tool calls the assistant asks for.
+	ToolCalls []StubModelToolCall `json:"tool_calls,omitempty"`
+}
+
+// StubModelScript: A whole script: at least one reply in a script file; as `ConformanceRequest.model_stub`, no reply (`{}`) means every call is answered "stub reply".
+type StubModelScript struct {
+	// Replies: The replies, in order (the last repeats).
+	Replies []StubModelReply `json:"replies,omitempty"`
+}
+
+// StubModelToolCall: A tool call of a scripted reply.
+type StubModelToolCall struct {
+	// Arguments: Its arguments (a JSON object). Default `{}`.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Name: The tool's name.
+	Name string `json:"name"`
+}
 
 // SystemStatsGroup: A metric group of invocation system stats.
 type SystemStatsGroup string

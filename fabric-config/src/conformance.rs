@@ -135,7 +135,8 @@ impl ConformanceReport {
 }
 
 /// What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id
-/// or descriptor file, the accepted config to start from, the groups to run.
+/// or descriptor file, the accepted config to start from, the groups to run, the stub model
+/// server and the stop deadline (as `fabric adapters check` flags).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ConformanceRequest {
@@ -157,4 +158,15 @@ pub struct ConformanceRequest {
     /// Default: all.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub only: Vec<String>,
+    /// Serve the config's models from stub model servers answering this reply script
+    /// (`--model-stub`, docs/stub-model.md): every `models.*.base_url` points at one, and the
+    /// target checks run against stubs answering an error and a malformed body. `{}`: every
+    /// call answered "stub reply". The config must have models. Default: no stub (the target
+    /// checks are skipped).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_stub: Option<crate::stub_model::StubModelScript>,
+    /// Seconds an adapter has to exit after `stop` or EOF (`--stop-deadline`): above 0, at
+    /// most 10^9. Default 2.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_deadline_seconds: Option<f64>,
 }

@@ -67,6 +67,7 @@ pub mod seconds;
 pub mod service;
 pub mod stats;
 pub mod stream;
+pub mod stub_model;
 pub mod tolerated;
 pub mod validate;
 

@@ -1,6 +1,6 @@
 //! The `configs` group: the accepted config plans, and for each declared schema generated
 //! rejections (unknown field, wrong type, missing required) that the core refuses before
-//! start, naming the field.
+//! start, naming the field (the model schema's in `configs_models.rs`).
 
 use fabric_config::{ErrorInfo, FabricConfig};
 use serde_json::{Map, Value, json};
@@ -9,7 +9,7 @@ use crate::Context;
 use crate::recorder::{Outcome, Recorder};
 
 /// A name no schema declares.
-const UNKNOWN: &str = "conformance_unknown_property";
+pub(crate) const UNKNOWN: &str = "conformance_unknown_property";
 
 pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
     if !recorder.wants("configs") {
@@ -35,10 +35,17 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
             };
             match mutation(case, schema, &context.config) {
                 Err(reason) => Outcome::Skipped(reason),
-                Ok((field, config)) => rejected(context, &field, config),
+                Ok((field, config)) => rejected(
+                    context,
+                    "harness.settings",
+                    &field,
+                    config,
+                    "/harness/settings",
+                ),
             }
         });
     }
+    crate::configs_models::run(context, recorder, accepted);
 }
 
 /// The settings of `config` changed as `case` says, with the field it concerns; `Err`
@@ -67,20 +74,7 @@ fn mutation(
             Ok((UNKNOWN.to_owned(), value))
         }
         "wrong_type" => {
-            let typed = properties
-                .into_iter()
-                .flatten()
-                .find_map(|(name, property)| {
-                    let wrong = match property.get("type")?.as_str()? {
-                        "string" => json!(12345),
-                        "integer" | "number" | "boolean" | "array" | "object" => {
-                            json!("conformance-wrong-type")
-                        }
-                        _ => return None,
-                    };
-                    Some((name.clone(), wrong))
-                });
-            let Some((name, wrong)) = typed else {
+            let Some((name, wrong)) = wrong_type(properties) else {
                 return Err("no settings property declares a single type".to_owned());
             };
             settings.insert(name.clone(), wrong);
@@ -96,28 +90,52 @@ fn mutation(
     }
 }
 
-/// Passes when the core refuses `config` before start with a message or path naming `field`.
-fn rejected(context: &Context, field: &str, config: Value) -> Outcome {
+/// The first property of `properties` declaring a single type, with a value of another type.
+pub(crate) fn wrong_type(properties: Option<&Map<String, Value>>) -> Option<(String, Value)> {
+    properties
+        .into_iter()
+        .flatten()
+        .find_map(|(name, property)| {
+            let wrong = match property.get("type")?.as_str()? {
+                "string" => json!(12345),
+                "integer" | "number" | "boolean" | "array" | "object" => {
+                    json!("conformance-wrong-type")
+                }
+                _ => return None,
+            };
+            Some((name.clone(), wrong))
+        })
+}
+
+/// Passes when the core refuses `config` before start with a message or path naming `field`
+/// (`section.field` in the reasons; `pointer` is what the evidence shows of the config).
+pub(crate) fn rejected(
+    context: &Context,
+    section: &str,
+    field: &str,
+    config: Value,
+    pointer: &str,
+) -> Outcome {
     let planned = FabricConfig::parse(&config.to_string())
         .map_err(ErrorInfo::from)
         .and_then(|parsed| context.plan(&parsed));
-    let settings = config.pointer("/harness/settings").cloned();
+    let shown = config.pointer(pointer).cloned();
     match planned {
         Ok(_) => Outcome::Failed(
-            format!("a config with a bad `harness.settings.{field}` was accepted"),
-            json!({"settings": settings}),
+            format!("a config with a bad `{section}.{field}` was accepted"),
+            json!({section: shown}),
         ),
         Err(info)
             if info.message.contains(field) || info.path().is_some_and(|p| p.contains(field)) =>
         {
             Outcome::Passed(format!(
-                "`harness.settings.{field}` is refused before start ({})",
+                "`{section}.{field}` is refused before start ({})",
                 info.code
             ))
         }
         Err(info) => Outcome::Failed(
-            format!("the refusal does not name `harness.settings.{field}`"),
-            json!({"settings": settings, "error": info}),
+            format!("the refusal does not name `{section}.{field}`"),
+            json!({section: shown, "error": info}),
         ),
     }
 }

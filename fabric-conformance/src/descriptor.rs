@@ -83,6 +83,22 @@ impl Subject {
         })
     }
 
+    /// A caller's `config` with the named descriptor's directory first in
+    /// `discovery.local_paths` (where the kit found the adapter) unless it is listed, so the
+    /// config plans the descriptor that is checked.
+    pub fn searching_named(&self, mut config: FabricConfig) -> FabricConfig {
+        if self.local_paths.is_empty() {
+            return config;
+        }
+        let discovery = config.discovery.get_or_insert_with(Default::default);
+        for dir in self.local_paths.iter().rev() {
+            if !discovery.local_paths.contains(dir) {
+                discovery.local_paths.insert(0, dir.clone());
+            }
+        }
+        config
+    }
+
     /// The report's adapter section.
     pub fn summary(&self, recorder: &Recorder) -> ConformanceAdapter {
         let descriptor = &self.loaded.descriptor;

@@ -1,4 +1,6 @@
-//! The `doctor` group: `doctor` with the declared requirements met, and with one unmet.
+//! The `doctor` group: `doctor` with the declared requirements met, with an environment
+//! requirement unmet, and with each required binary removed from `PATH`
+//! (`doctor.missing_binary`, in `doctor_path.rs`).
 
 use fabric_config::plan::DoctorStatus;
 use serde_json::json;
@@ -38,6 +40,7 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
             ),
         }
     });
+    crate::doctor_path::run(context, recorder);
     recorder.check("doctor.unmet", || {
         let Some(name) = unset.first() else {
             return Outcome::Skipped(if requirements.env.is_empty() {

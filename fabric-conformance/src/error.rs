@@ -1,7 +1,7 @@
 //! Bad input to the kit (exit 2 of `fabric adapters check`). What the adapter does wrong is
 //! never an error: it is a failed check in the report.
 
-use fabric_config::{ErrorInfo, Stage, codes};
+use fabric_config::{ConfigRule, ErrorInfo, Stage, codes};
 use fabric_plan::PlanError;
 
 /// Why the kit could not run at all.
@@ -42,6 +42,15 @@ pub enum ConformanceError {
         /// Why (the address and the OS error).
         detail: String,
     },
+    /// An inline reply script (`ConformanceRequest.model_stub`) is invalid.
+    #[error("invalid `model_stub`: {detail}")]
+    ModelStubScript {
+        /// What is wrong, naming the field (`replies[1].error.status`).
+        detail: String,
+    },
+    /// The stop deadline is not a finite number of seconds above 0 and at most 10^9.
+    #[error("`stop_deadline_seconds` must be a finite number of seconds above 0 and at most 10^9")]
+    StopDeadline,
     /// The config built from the descriptor does not decode (a descriptor problem the
     /// `descriptor` group reports too).
     #[error("the config built from the descriptor is invalid at `{path}`")]
@@ -58,6 +67,8 @@ impl ConformanceError {
             ConformanceError::Plan(error) => error.code(),
             ConformanceError::NotFound { .. } => codes::ADAPTER_NOT_FOUND,
             ConformanceError::ModelStubStart { .. } => codes::STUB_MODEL_START_FAILED,
+            ConformanceError::ModelStubScript { .. } => codes::STUB_MODEL_SCRIPT_INVALID,
+            ConformanceError::StopDeadline => ConfigRule::TimeoutSecondsInvalid.code(),
             ConformanceError::NoAdapter
             | ConformanceError::UnknownGroup { .. }
             | ConformanceError::BaseDir
@@ -79,6 +90,12 @@ impl From<ConformanceError> for ErrorInfo {
                     }
                     ConformanceError::ModelStubWithoutModels => {
                         info.with_metadata("field", "models")
+                    }
+                    ConformanceError::ModelStubScript { .. } => {
+                        info.with_metadata("field", "model_stub")
+                    }
+                    ConformanceError::StopDeadline => {
+                        info.with_metadata("field", "stop_deadline_seconds")
                     }
                     _ => info,
                 }

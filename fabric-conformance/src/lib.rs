@@ -18,13 +18,17 @@
 #![forbid(unsafe_code)]
 
 mod configs;
+mod configs_models;
 mod descriptor;
 mod doctor;
+mod doctor_path;
 mod error;
 mod lifecycle;
+mod partial_start;
 mod recorder;
 mod relay;
 mod streaming;
+mod streaming_turn;
 pub mod stub_model;
 mod target;
 
@@ -38,6 +42,7 @@ use fabric_host::{Fabric, RunOptions};
 pub use error::ConformanceError;
 pub use lifecycle::STOP_DEADLINE;
 use recorder::Recorder;
+use stub_model::Script;
 
 /// What to check and how.
 #[derive(Debug, Clone, Default)]
@@ -63,7 +68,35 @@ pub struct CheckOptions {
     /// `lifecycle.target_failure` / `lifecycle.malformed_target_output` run against stubs
     /// answering an error and a malformed body. The config must have models. Default: none
     /// (those checks are skipped).
-    pub model_stub: Option<stub_model::Script>,
+    pub model_stub: Option<Script>,
+}
+
+impl CheckOptions {
+    /// Takes a ConformanceRequest's `model_stub` (an inline script; `{}` answers every call
+    /// "stub reply") and `stop_deadline_seconds`, checking both.
+    pub fn with_request_stub_and_deadline(
+        mut self,
+        model_stub: Option<Script>,
+        stop_deadline_seconds: Option<f64>,
+    ) -> Result<CheckOptions, ConformanceError> {
+        if let Some(script) = model_stub {
+            self.model_stub = Some(
+                script
+                    .inline()
+                    .map_err(|detail| ConformanceError::ModelStubScript { detail })?,
+            );
+        }
+        if let Some(seconds) = stop_deadline_seconds {
+            self.stop_deadline = Some(
+                fabric_config::seconds::duration(
+                    seconds,
+                    fabric_config::seconds::MAX_TIMEOUT_SECONDS,
+                )
+                .ok_or(ConformanceError::StopDeadline)?,
+            );
+        }
+        Ok(self)
+    }
 }
 
 /// Runs the conformance checks and returns the report. Errors only for bad input: neither
@@ -88,7 +121,7 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
     run.runtime.stop_policy =
         lifecycle::stop_policy(options.stop_deadline.unwrap_or(STOP_DEADLINE));
     let mut config = match &options.config {
-        Some(config) => config.clone(),
+        Some(config) => subject.searching_named(config.clone()),
         None => subject.default_config()?,
     };
     let stubs = match &options.model_stub {
@@ -107,6 +140,7 @@ pub fn check_adapter(options: &CheckOptions) -> Result<ConformanceReport, Confor
     doctor::run(&context, &mut recorder);
     let package = lifecycle::run(&context, &mut recorder);
     target::run(&context, &mut recorder);
+    partial_start::run(&context, &mut recorder);
     streaming::run(&context, &mut recorder);
     relay::run(&context, &mut recorder);
     let mut adapter = context.subject.summary(&recorder);

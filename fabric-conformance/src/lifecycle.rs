@@ -163,7 +163,7 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) -> Option<(String,
     package
 }
 
-fn ms(began: Instant) -> u64 {
+pub(crate) fn ms(began: Instant) -> u64 {
     u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
@@ -238,7 +238,11 @@ fn adapter_package(result: &RunResult) -> Option<(String, String)> {
 
 /// Stops `runtime` (by `stop`, or by EOF on its stdin), adding what its host left behind
 /// at exit to `left`.
-fn stop(runtime: &Runtime, eof: bool, left: &mut Vec<Value>) -> (RuntimeStopResult, Duration) {
+pub(crate) fn stop(
+    runtime: &Runtime,
+    eof: bool,
+    left: &mut Vec<Value>,
+) -> (RuntimeStopResult, Duration) {
     let began = Instant::now();
     let stopped = if eof {
         runtime.stop_on_eof()
@@ -306,24 +310,41 @@ fn judge_stop(
 /// Fails when any process carrying one of the kit's runtime ids is still alive (then ends it).
 fn leftovers(recorder: &mut Recorder, runtime_ids: &[String], mut left: Vec<Value>) {
     recorder.check("lifecycle.leftovers", || {
-        let proc_root = Path::new("/proc");
         for id in runtime_ids {
-            let entry = format!("FABRIC_RUNTIME_ID={id}");
-            for stat in fabric_stats::procs::with_env_entry(proc_root, &entry) {
-                if stat.pid == std::process::id() {
-                    continue;
-                }
-                let cmdline = std::fs::read(proc_root.join(stat.pid.to_string()).join("cmdline"))
-                    .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " ").trim().to_owned())
-                    .unwrap_or_default();
-                left.push(json!({"runtime_id": id, "pid": stat.pid, "ppid": stat.ppid, "pgrp": stat.pgrp, "session": stat.session, "cmdline": cmdline, "killed_by": "the kit, after the stop"}));
+            let mut found = processes_with(&format!("FABRIC_RUNTIME_ID={id}"));
+            for process in &mut found {
+                process["runtime_id"] = json!(id);
+                process["killed_by"] = json!("the kit, after the stop");
             }
+            left.extend(found);
             fabric_host::kill_leftovers(id);
         }
         if left.is_empty() {
-            Outcome::Passed(format!("no process of {} runtimes is left", runtime_ids.len()))
+            Outcome::Passed(format!(
+                "no process of {} runtimes is left",
+                runtime_ids.len()
+            ))
         } else {
-            Outcome::Failed("processes of the adapter outlived their runtime".to_owned(), json!({"processes": left}))
+            Outcome::Failed(
+                "processes of the adapter outlived their runtime".to_owned(),
+                json!({"processes": left}),
+            )
         }
     });
+}
+
+/// Every live process but this one whose environment holds `entry` (`NAME=value`), as
+/// evidence: pid, parent, group, session, command line.
+pub(crate) fn processes_with(entry: &str) -> Vec<Value> {
+    let proc_root = Path::new("/proc");
+    fabric_stats::procs::with_env_entry(proc_root, entry)
+        .into_iter()
+        .filter(|stat| stat.pid != std::process::id())
+        .map(|stat| {
+            let cmdline = std::fs::read(proc_root.join(stat.pid.to_string()).join("cmdline"))
+                .map(|raw| String::from_utf8_lossy(&raw).replace('\0', " ").trim().to_owned())
+                .unwrap_or_default();
+            json!({"pid": stat.pid, "ppid": stat.ppid, "pgrp": stat.pgrp, "session": stat.session, "start_time": stat.start_time, "cmdline": cmdline})
+        })
+        .collect()
 }

@@ -1,7 +1,8 @@
 //! The `streaming` group (when the adapter claims native OpenAI streaming): a multi-chunk
 //! stream the core accepts (its listener checks the transport, every chunk, identity and
-//! sequence, and the end record), an empty one, and an early consumer close after which
-//! the runtime still answers.
+//! sequence, and the end record), an empty one, an early consumer close after which
+//! the runtime still answers, and the one-turn checks of `streaming_turn.rs` (order of one
+//! turn's chunks, result shape, cancellation mid-stream).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,10 +16,10 @@ use crate::Context;
 use crate::recorder::{Outcome, Recorder};
 
 /// The longest wait for one chunk.
-const CHUNK_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const CHUNK_WAIT: Duration = Duration::from_secs(30);
 
 /// An input long enough to come back in several chunks from an echoing adapter.
-const LONG_INPUT: &str = "conformance streaming check: this input is long enough to be answered in several chunks by an adapter that echoes it back, one piece at a time.";
+pub(crate) const LONG_INPUT: &str = "conformance streaming check: this input is long enough to be answered in several chunks by an adapter that echoes it back, one piece at a time.";
 
 pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
     if !recorder.wants("streaming") {
@@ -28,6 +29,8 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
         "streaming.chunks",
         "streaming.empty",
         "streaming.early_close",
+        "streaming.one_turn",
+        "streaming.cancel",
     ];
     if !context.subject.loaded.descriptor.capabilities.streaming {
         for id in ids {
@@ -63,7 +66,19 @@ pub(crate) fn run(context: &Context, recorder: &mut Recorder) {
         }
         early_close(&runtime)
     });
+    recorder.check("streaming.one_turn", || {
+        if !valid {
+            return Outcome::Skipped("the stream is already invalid (streaming.chunks)".to_owned());
+        }
+        crate::streaming_turn::one_turn(&runtime)
+    });
     let _ = runtime.stop();
+    recorder.check("streaming.cancel", || {
+        if !valid {
+            return Outcome::Skipped("the stream is already invalid (streaming.chunks)".to_owned());
+        }
+        crate::streaming_turn::cancel(context)
+    });
 }
 
 /// Reads one stream of `input` to its end and takes its result.

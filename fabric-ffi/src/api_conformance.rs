@@ -14,7 +14,10 @@ use crate::status::FabricStatus;
 impl From<ConformanceError> for FfiError {
     fn from(error: ConformanceError) -> Self {
         let status = match &error {
-            ConformanceError::Plan(_) | ConformanceError::NotFound { .. } => FabricStatus::Config,
+            ConformanceError::Plan(_)
+            | ConformanceError::NotFound { .. }
+            | ConformanceError::ModelStubScript { .. }
+            | ConformanceError::StopDeadline => FabricStatus::Config,
             _ => FabricStatus::InvalidArgument,
         };
         FfiError::new(status, ErrorInfo::from(error))
@@ -25,15 +28,18 @@ impl From<ConformanceError> for FfiError {
 /// ConformanceReport: every check with its id, group, status, reason, evidence and time.
 ///
 /// `request_json`: a ConformanceRequest (`schemas/sdk/conformance-request.schema.json`):
-/// `adapter_id` or `descriptor`, optionally `config`, `base_dir`, `only`. A failing check is
-/// a report with `summary.failed > 0`, not an error status.
+/// `adapter_id` or `descriptor`, optionally `config`, `base_dir`, `only`, `model_stub` (a
+/// reply script for the stub model servers; `{}` for the default) and
+/// `stop_deadline_seconds`. A failing check is a report with `summary.failed > 0`, not an
+/// error status.
 ///
 /// Ownership: inputs are borrowed for the call only; `*out` (the report JSON or an
 /// ErrorInfo) is owned by the caller and released with `fabric_string_free`.
 /// Errors: `FABRIC_STATUS_CONFIG` (a request or config that does not decode, an unreadable
-/// descriptor, an adapter discovery does not find), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
+/// descriptor, an adapter discovery does not find, an invalid `model_stub` script or
+/// `stop_deadline_seconds`), `FABRIC_STATUS_INVALID_ARGUMENT` (NULL
 /// `request_json` or `out`, invalid UTF-8, neither an adapter id nor a descriptor, an
-/// unknown group).
+/// unknown group, a `model_stub` for a config without models).
 /// Blocking: yes — starts and stops several runtimes of the adapter (seconds). Thread-safe.
 ///
 /// # Safety
@@ -62,7 +68,8 @@ pub unsafe extern "C" fn fabric_adapter_check(
             base_dir: request.base_dir.map(Into::into),
             only: request.only,
             ..CheckOptions::default()
-        };
+        }
+        .with_request_stub_and_deadline(request.model_stub, request.stop_deadline_seconds)?;
         let report = fabric_conformance::check_adapter(&options)?;
         to_json(stage, &report)
     })

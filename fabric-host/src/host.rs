@@ -418,6 +418,7 @@ impl Host {
                     exit: None,
                     stderr_tail: self.sink.tail(),
                     operation_stderr: self.sink.since(mark),
+                    left_behind: None,
                 }),
             }),
             other => other,

@@ -350,9 +350,22 @@ impl Runtime {
                 }
             }
             Err(error) => {
-                // Always end the host (and its group) after a failed start.
-                let _ = runtime.stop_inner();
-                return Err(error.at_stage(Stage::Start));
+                // Always end the host (and its group) after a failed start; what it left
+                // alive (and the core then killed) is reported with the error.
+                let mut error = error.at_stage(Stage::Start);
+                let (stopped, _) = runtime.stop_inner();
+                let left: Vec<Value> = stopped
+                    .events
+                    .iter()
+                    .filter_map(|e| e.metadata.get("left_behind").and_then(Value::as_array))
+                    .flatten()
+                    .cloned()
+                    .collect();
+                if let Some(diagnostics) = error.diagnostics_mut() {
+                    diagnostics.left_behind =
+                        (!left.is_empty()).then(|| Box::new(Value::Array(left)));
+                }
+                return Err(error);
             }
         }
         let start_event = event(

@@ -199,12 +199,17 @@ pub fn installed_prefixes() -> Vec<PathBuf> {
 
 /// The first executable file named `name` on `PATH`.
 pub fn find_on_path(name: &str) -> Option<PathBuf> {
+    find_on(name, std::env::var_os("PATH").as_deref())
+}
+
+/// The first executable file named `name` on `path` (a `PATH` value); a name with a `/` is
+/// a path of its own.
+pub fn find_on(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if name.contains('/') {
         let path = PathBuf::from(name);
         return is_executable(&path).then_some(path);
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
+    std::env::split_paths(path?)
         .filter(|dir| !dir.as_os_str().is_empty())
         .map(|dir| dir.join(name))
         .find(|candidate| is_executable(candidate))

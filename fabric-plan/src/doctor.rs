@@ -10,7 +10,7 @@ use fabric_config::plan::{DoctorCheck, DoctorReport, DoctorStatus};
 use serde_json::{Map, Value};
 
 use crate::compat::Checker;
-use crate::discovery::find_on_path;
+use crate::discovery::find_on;
 use crate::error::PlanError;
 use crate::planner::{self, PlanOptions};
 
@@ -147,7 +147,13 @@ pub fn doctor_with(config: &FabricConfig, base_dir: &Path, options: &PlanOptions
                     ));
                 }
             }
-            requirements(config, adapter, descriptor_root.as_deref(), &mut checks);
+            requirements(
+                config,
+                adapter,
+                descriptor_root.as_deref(),
+                options,
+                &mut checks,
+            );
             checks.extend(crate::python_check::module_check(
                 config,
                 adapter.descriptor.adapter_kind,
@@ -206,11 +212,16 @@ fn requirements(
     config: &FabricConfig,
     adapter: &crate::load::LoadedAdapter,
     descriptor_root: Option<&str>,
+    options: &PlanOptions,
     checks: &mut Vec<DoctorCheck>,
 ) {
     let requirements = &adapter.descriptor.requirements;
+    let path = match &options.binary_path {
+        Some(path) => Some(path.clone()),
+        None => std::env::var_os("PATH"),
+    };
     for binary in &requirements.binaries {
-        checks.push(match find_on_path(binary) {
+        checks.push(match find_on(binary, path.as_deref()) {
             Some(_) => check(
                 "requirement.binary",
                 DoctorStatus::Pass,

@@ -45,6 +45,9 @@ pub struct PlanOptions {
     /// `doctor`'s import check asks, after `$ADAPTER_PYTHON` (see
     /// [`crate::python_interpreter`]).
     pub python_interpreter: Option<PathBuf>,
+    /// The `PATH` `doctor` looks required binaries up on. Default (`None`): this process's.
+    /// The conformance kit checks that a binary missing from it is reported.
+    pub binary_path: Option<std::ffi::OsString>,
 }
 
 /// Descriptors selected for a config.

@@ -9,7 +9,10 @@
 //! (sequence skips a number: 400), `identity_mismatch` (wrong invocation id: 400),
 //! `bad_json` (400), `bad_chunk` (a chunk with an empty id: 400), `oversize` (a record over
 //! 1 MiB: 413), `missing_end` (no end record: 400), `close_early` (the connection is closed
-//! mid-stream), `no_connect` (the reply is returned without ever connecting). A transport
+//! mid-stream), `no_connect` (the reply is returned without ever connecting),
+//! `two_completions` (every chunk after the first names another completion id, as if the
+//! target ran twice in one turn: the transport accepts it, the conformance kit's
+//! `streaming.one_turn` does not). A transport
 //! the listener refused fails the invocation with `lifecycle_stream_transport_failed` and
 //! `metadata.http_status`.
 
@@ -45,6 +48,7 @@ pub const FAULTS: &[&str] = &[
     "missing_end",
     "close_early",
     "no_connect",
+    "two_completions",
 ];
 
 /// How to stream: `harness.settings.stream`, overridden per request by
@@ -307,6 +311,8 @@ pub fn stream(
         });
         if index == 0 {
             chunk["choices"][0]["delta"]["role"] = json!("assistant");
+        } else if settings.fault("two_completions") {
+            chunk["id"] = json!(format!("chatcmpl-{}-again", sink.invocation_id));
         }
         let faulted = match settings.fault.as_deref() {
             Some("gap") if index == 1 => {

@@ -262,8 +262,11 @@ export class Fabric {
   /**
    * Runs the adapter conformance checks (docs/checking-adapters.md), as `fabric adapters
    * check` does: the adapter by `adapter_id` or `descriptor` file, optionally an accepted
-   * `config` and the groups to run (`only`). A failing check is in the report
-   * (`summary.failed`), not a rejection; bad input rejects with FabricConfigError.
+   * `config` and the groups to run (`only`); `model_stub` (a reply script, `{}` for the
+   * default) serves the config's models from the core's stub model servers so the target
+   * checks run, `stop_deadline_seconds` is how long the adapter has to exit after stop or
+   * EOF (default 2). A failing check is in the report (`summary.failed`), not a rejection;
+   * bad input rejects with FabricConfigError.
    */
   async checkAdapter(request: ConformanceRequest): Promise<ConformanceReport> {
     return parse(await this.library.call("fabric_adapter_check", [JSON.stringify(request)]));

@@ -266,7 +266,7 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   stop_failed: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "the runtime server could not complete a stop; effects unknown" },
   streaming_requires_relay: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "streaming requires Relay telemetry to be enabled" },
   streaming_unavailable: { stage: "invoke", retryable: false, classOverride: null, origin: "host", summary: "invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched" },
-  stub_model_script_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address" },
+  stub_model_script_invalid: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address; also an invalid `model_stub` script of a ConformanceRequest (`check_adapter`)" },
   stub_model_start_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "the stub model server could not listen, open its request log, or reach the reactor" },
   system_stats_collect_empty: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect must not be empty; use system_stats: null to disable stats" },
   system_stats_group_duplicate: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "system_stats.collect lists a group twice" },
@@ -820,7 +820,7 @@ export const Code = {
   STREAMING_REQUIRES_RELAY: "streaming_requires_relay",
   /** (error) invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched */
   STREAMING_UNAVAILABLE: "streaming_unavailable",
-  /** (error) `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address */
+  /** (error) `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address; also an invalid `model_stub` script of a ConformanceRequest (`check_adapter`) */
   STUB_MODEL_SCRIPT_INVALID: "stub_model_script_invalid",
   /** (error) the stub model server could not listen, open its request log, or reach the reactor */
   STUB_MODEL_START_FAILED: "stub_model_start_failed",
@@ -1323,7 +1323,7 @@ export interface ConformanceReport {
   summary: ConformanceSummary;
 }
 
-/** What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run. */
+/** What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run, the stub model server and the stop deadline (as `fabric adapters check` flags). */
 export interface ConformanceRequest {
   /** The adapter id, as discovery finds it. */
   adapter_id?: string | null;
@@ -1333,8 +1333,12 @@ export interface ConformanceRequest {
   config?: JsonValue;
   /** A descriptor file to check (its directory is searched first). */
   descriptor?: string | null;
+  /** Serve the config's models from stub model servers answering this reply script (`--model-stub`, docs/stub-model.md): every `models.*.base_url` points at one, and the target checks run against stubs answering an error and a malformed body. `{}`: every call answered "stub reply". The config must have models. Default: no stub (the target checks are skipped). */
+  model_stub?: StubModelScript | null;
   /** Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all. */
   only?: string[];
+  /** Seconds an adapter has to exit after `stop` or EOF (`--stop-deadline`): above 0, at most 10^9. Default 2. */
+  stop_deadline_seconds?: number | null;
 }
 
 /** Outcome of one conformance check. */
@@ -2393,6 +2397,40 @@ export interface StreamInfo {
 
 /** What the items of a pull stream are. */
 export type StreamKind = "openai.chat_completions.chunk/v1" | "relay.atof.record";
+
+/** A scripted HTTP error. */
+export interface StubModelError {
+  /** The error's message. */
+  message: string;
+  /** The status (400 to 599). Default 500. */
+  status?: number;
+}
+
+/** One scripted answer: a message (text and/or tool calls), an HTTP error, or a raw body. */
+export interface StubModelReply {
+  /** Answer this HTTP error instead (in the API's error shape). */
+  error?: StubModelError | null;
+  /** Answer this body verbatim with status 200 (malformed model output). */
+  raw?: string | null;
+  /** The assistant's text. */
+  text?: string | null;
+  /** Tool calls the assistant asks for. */
+  tool_calls?: StubModelToolCall[];
+}
+
+/** A whole script: at least one reply in a script file; as `ConformanceRequest.model_stub`, no reply (`{}`) means every call is answered "stub reply". */
+export interface StubModelScript {
+  /** The replies, in order (the last repeats). */
+  replies?: StubModelReply[];
+}
+
+/** A tool call of a scripted reply. */
+export interface StubModelToolCall {
+  /** Its arguments (a JSON object). Default `{}`. */
+  arguments?: JsonValue;
+  /** The tool's name. */
+  name: string;
+}
 
 /** A metric group of invocation system stats. */
 export type SystemStatsGroup = "process" | "cgroup.cpu" | "cgroup.memory" | "cgroup.pressure";

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::support::{fabric, on_terminal, repo_root, stdout_json};
 
-fn fixture(mode: &str) -> String {
+pub(crate) fn fixture(mode: &str) -> String {
     repo_root()
         .join(format!(
             "tests/fixtures/conformance/{mode}.fabric-adapter.json"
@@ -18,7 +18,7 @@ fn fixture(mode: &str) -> String {
 }
 
 /// `(exit code, report)` of `fabric adapters check ARGS --json`.
-fn check(args: &[&str]) -> (Option<i32>, Value) {
+pub(crate) fn check(args: &[&str]) -> (Option<i32>, Value) {
     let mut all = vec!["adapters", "check", "--json"];
     all.extend_from_slice(args);
     let output = fabric(&all);
@@ -81,6 +81,8 @@ fn assert_passes(report: &Value) {
             "streaming.chunks",
             "streaming.empty",
             "streaming.early_close",
+            "streaming.one_turn",
+            "streaming.cancel",
         ] {
             assert!(
                 ids_with(report, "passed").contains(&id.to_owned()),
@@ -117,6 +119,13 @@ fn each_broken_adapter_is_caught_by_its_check_and_no_other() {
         ("non_json", "lifecycle.protocol", "invalid_json"),
         ("leak_state", "lifecycle.isolation", "leaked"),
         ("no_eof_exit", "lifecycle.eof", "sigterm"),
+        ("partial_start", "lifecycle.partial_start", "left_behind"),
+        ("undeclared_binary", "doctor.missing_binary", "runner"),
+        (
+            "open_model_extension",
+            "configs.models.unknown_property",
+            "conformance_unknown_property",
+        ),
     ];
     let runs: Vec<_> = cases
         .iter()
@@ -191,6 +200,41 @@ fn an_adapter_claiming_streaming_that_sends_an_invalid_chunk_fails_streaming_chu
 }
 
 #[test]
+fn a_streamed_turn_naming_two_completions_fails_streaming_one_turn_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = crate::support::scripted_config(
+        dir.path(),
+        "two-completions",
+        serde_json::json!({"stream": {"fault": "two_completions"}}),
+    );
+    let (code, report) = check(&["fabric.scripted", "--config", &config]);
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(
+        ids_with(&report, "failed"),
+        ["streaming.one_turn"],
+        "{report:#}"
+    );
+    let failed = report["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["id"] == "streaming.one_turn")
+        .expect("streaming.one_turn");
+    assert!(
+        failed["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("two completions"),
+        "{failed:#}"
+    );
+    assert!(
+        failed["evidence"]["chunks"]
+            .as_array()
+            .is_some_and(|c| c.len() > 1)
+    );
+}
+
+#[test]
 fn relay_records_that_name_another_request_fail_relay_correlation() {
     let dir = tempfile::tempdir().expect("tempdir");
     let config = crate::support::scripted_config(
@@ -240,6 +284,8 @@ fn an_adapter_claiming_neither_streaming_nor_relay_skips_both_groups_saying_so()
             ("streaming.chunks", "streaming not claimed"),
             ("streaming.empty", "streaming not claimed"),
             ("streaming.early_close", "streaming not claimed"),
+            ("streaming.one_turn", "streaming not claimed"),
+            ("streaming.cancel", "streaming not claimed"),
             ("relay.correlation", "Relay telemetry not claimed"),
         ],
         "{report:#}"

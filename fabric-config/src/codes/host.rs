@@ -295,7 +295,7 @@ declare! {
         STUB_MODEL_SCRIPT_INVALID = "stub_model_script_invalid" => code(
             Some(S::Config),
             O::Cli,
-            "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address",
+            "`fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address; also an invalid `model_stub` script of a ConformanceRequest (`check_adapter`)",
         ),
         STUB_MODEL_START_FAILED = "stub_model_start_failed" => code(
             None,

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::script::ScriptReply;
+use super::ScriptReply;
 use super::{anthropic, openai};
 
 /// Which API a request path asks for.

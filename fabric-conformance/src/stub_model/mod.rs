@@ -11,7 +11,6 @@ mod anthropic;
 mod api;
 mod log;
 mod openai;
-mod script;
 mod service;
 
 use std::net::SocketAddr;
@@ -21,8 +20,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use fabric_reactor::http::ServerKey;
 use fabric_reactor::{EngineError, Handle, Registration};
 
+/// The reply script (a `fabric-config` type: it crosses the C ABI in a ConformanceRequest).
+pub use fabric_config::stub_model::{
+    DEFAULT_TEXT, StubModelError as ErrorReply, StubModelReply as ScriptReply,
+    StubModelScript as Script, StubModelToolCall as ToolCall,
+};
 pub use log::RequestLog;
-pub use script::{DEFAULT_TEXT, ErrorReply, Script, ScriptReply, ToolCall};
 use service::{LIMITS, Shared, StubService, Stubs};
 
 static STUBS: Registration<Stubs> = Registration::new();

@@ -9,9 +9,9 @@ use fabric_reactor::http::{
 };
 use serde_json::{Value, json};
 
+use super::Script;
 use super::api::{self, Answer, Api};
 use super::log::RequestLog;
-use super::script::Script;
 
 /// Every stub server of the process, one reactor tenant.
 pub(crate) type Stubs = Servers<StubService>;

@@ -156,6 +156,19 @@ impl HostError {
         }
     }
 
+    /// The attached diagnostics, mutably.
+    pub(crate) fn diagnostics_mut(&mut self) -> Option<&mut Diagnostics> {
+        match self {
+            HostError::Protocol { diagnostics, .. }
+            | HostError::HostCrashed { diagnostics, .. }
+            | HostError::Timeout { diagnostics, .. }
+            | HostError::HostIo { diagnostics, .. }
+            | HostError::TerminationFailed { diagnostics, .. } => Some(diagnostics),
+            HostError::Lifecycle { diagnostics, .. } => Some(diagnostics),
+            _ => None,
+        }
+    }
+
     /// The same error reported at another stage.
     pub(crate) fn at_stage(mut self, new_stage: Stage) -> Self {
         with_stage!(&mut self, stage => *stage = new_stage, info => info.stage = new_stage);

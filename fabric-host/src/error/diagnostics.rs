@@ -55,6 +55,10 @@ pub struct Diagnostics {
     /// What the host wrote to stderr during the failed operation (redacted, bounded);
     /// appended to a lifecycle failure's message as `; diagnostics: ...`, as upstream does.
     pub operation_stderr: String,
+    /// Processes of the host alive when it exited after a failed start (the core killed
+    /// them): a JSON array in `metadata.left_behind`, as a stop's `runtime_stop` event lists
+    /// them (boxed: it keeps `HostError` small).
+    pub left_behind: Option<Box<Value>>,
 }
 
 impl Diagnostics {
@@ -67,6 +71,9 @@ impl Diagnostics {
         }
         if !self.stderr_tail.is_empty() {
             metadata.insert("stderr_tail".into(), self.stderr_tail.clone().into());
+        }
+        if let Some(left) = &self.left_behind {
+            metadata.insert("left_behind".into(), (**left).clone());
         }
     }
 }

@@ -260,6 +260,7 @@ impl HostEntry {
             exit: self.status.map(describe_exit),
             stderr_tail: self.sink.tail(),
             operation_stderr: String::new(),
+            left_behind: None,
         }
     }
 }

@@ -720,7 +720,7 @@ class Code:
     #: (error) invoke_stream on a runtime not started with streaming (and Relay telemetry); the runtime is untouched
     STREAMING_UNAVAILABLE = "streaming_unavailable"
 
-    #: (error) `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address
+    #: (error) `fabric stub-model serve`: the --script file cannot be read or is not a valid reply script (the message names the field), or --listen is not a loopback address; also an invalid `model_stub` script of a ConformanceRequest (`check_adapter`)
     STUB_MODEL_SCRIPT_INVALID = "stub_model_script_invalid"
 
     #: (error) the stub model server could not listen, open its request log, or reach the reactor

@@ -794,17 +794,20 @@ class ConformanceReport(FabricMapping):
 
 
 class ConformanceRequest(FabricMapping):
-    """What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run.
+    """What `fabric_adapter_check` (the bindings' `check_adapter`) checks: the adapter by id or descriptor file, the accepted config to start from, the groups to run, the stub model server and the stop deadline (as `fabric adapters check` flags).
 
     ``adapter_id`` (str | None, optional): The adapter id, as discovery finds it.
     ``base_dir`` (str | None, optional): Anchors the config's relative paths. Default: the current directory.
     ``config`` (Any, optional): An accepted `fabric.agent/v1alpha1` config to start from. Default: built from the descriptor (every required setting at its schema default).
     ``descriptor`` (str | None, optional): A descriptor file to check (its directory is searched first).
+    ``model_stub`` (StubModelScript | None, optional): Serve the config's models from stub model servers answering this reply script (`--model-stub`, docs/stub-model.md): every `models.*.base_url` points at one, and the target checks run against stubs answering an error and a malformed body. `{}`: every call answered "stub reply". The config must have models. Default: no stub (the target checks are skipped).
     ``only`` (tuple[str, ...], optional): Run only these groups (`descriptor`, `configs`, `doctor`, `lifecycle`, `streaming`, `relay`). Default: all.
+    ``stop_deadline_seconds`` (float | None, optional): Seconds an adapter has to exit after `stop` or EOF (`--stop-deadline`): above 0, at most 10^9. Default 2.
     """
 
     __slots__ = ()
-    _fields = frozenset({"adapter_id", "base_dir", "config", "descriptor", "only"})
+    _fields = frozenset({"adapter_id", "base_dir", "config", "descriptor", "model_stub", "only", "stop_deadline_seconds"})
+    _nested = {"model_stub": ("StubModelScript", "one")}
 
 #: Outcome of one conformance check.
 CONFORMANCE_STATUS_VALUES = ("passed", "failed", "skipped",)
@@ -1902,6 +1905,55 @@ class StreamInfo(FabricMapping):
 #: What the items of a pull stream are.
 STREAM_KIND_VALUES = ("openai.chat_completions.chunk/v1", "relay.atof.record",)
 
+
+class StubModelError(FabricMapping):
+    """A scripted HTTP error.
+
+    ``message`` (str): The error's message.
+    ``status`` (int, optional): The status (400 to 599). Default 500.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"message", "status"})
+    _required = frozenset({"message"})
+
+
+class StubModelReply(FabricMapping):
+    """One scripted answer: a message (text and/or tool calls), an HTTP error, or a raw body.
+
+    ``error`` (StubModelError | None, optional): Answer this HTTP error instead (in the API's error shape).
+    ``raw`` (str | None, optional): Answer this body verbatim with status 200 (malformed model output).
+    ``text`` (str | None, optional): The assistant's text.
+    ``tool_calls`` (tuple[StubModelToolCall, ...], optional): Tool calls the assistant asks for.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"error", "raw", "text", "tool_calls"})
+    _nested = {"error": ("StubModelError", "one"), "tool_calls": ("StubModelToolCall", "list")}
+
+
+class StubModelScript(FabricMapping):
+    """A whole script: at least one reply in a script file; as `ConformanceRequest.model_stub`, no reply (`{}`) means every call is answered "stub reply".
+
+    ``replies`` (tuple[StubModelReply, ...], optional): The replies, in order (the last repeats).
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"replies"})
+    _nested = {"replies": ("StubModelReply", "list")}
+
+
+class StubModelToolCall(FabricMapping):
+    """A tool call of a scripted reply.
+
+    ``arguments`` (Any, optional): Its arguments (a JSON object). Default `{}`.
+    ``name`` (str): The tool's name.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"arguments", "name"})
+    _required = frozenset({"name"})
+
 #: A metric group of invocation system stats.
 SYSTEM_STATS_GROUP_VALUES = ("process", "cgroup.cpu", "cgroup.memory", "cgroup.pressure",)
 
@@ -2234,6 +2286,10 @@ for _model in (
     SoftwareInventory,
     StatsDiagnostic,
     StreamInfo,
+    StubModelError,
+    StubModelReply,
+    StubModelScript,
+    StubModelToolCall,
     SystemStatsTotals,
     TelemetryPlan,
     TelemetryRef,

@@ -11,6 +11,7 @@ from typing import Any
 
 from fabric_core import _ffi, _operation
 from fabric_core._codes import Code
+from fabric_core._mapping import FabricMapping
 from fabric_core._sdk_model import foreign_model
 from fabric_core._util import (
     call_blocking,
@@ -108,14 +109,20 @@ class Fabric:
         config: FabricConfig | None = None,
         base_dir: PathArg = None,
         only: list[str] | None = None,
+        model_stub: bool | Mapping[str, Any] | None = None,
+        stop_deadline_seconds: float | None = None,
     ) -> ConformanceReport:
         """Run the adapter conformance checks (docs/checking-adapters.md), as
         ``fabric adapters check`` does, and return the ``ConformanceReport``.
 
         Name the adapter by ``adapter_id`` (as discovery finds it) or ``descriptor`` (a
         file). ``config`` is the accepted config to start from (default: built from the
-        descriptor); ``only`` limits the groups. A failing check is in the report
-        (``summary.failed``), not an exception; bad input raises ``FabricConfigError``.
+        descriptor); ``only`` limits the groups. ``model_stub`` serves the config's models from
+        the core's stub model servers (``True`` for the default reply, or a reply script such
+        as ``{"replies": [{"text": "done"}]}``, docs/stub-model.md) so the target checks can
+        run; ``stop_deadline_seconds`` is how long the adapter has to exit after ``stop`` or
+        EOF (default 2). A failing check is in the report (``summary.failed``), not an
+        exception; bad input raises ``FabricConfigError``.
         """
 
         request: dict[str, Any] = {}
@@ -129,6 +136,12 @@ class Fabric:
             request["base_dir"] = os.fspath(base_dir)
         if only:
             request["only"] = list(only)
+        if model_stub is True:
+            request["model_stub"] = {}
+        elif model_stub:
+            request["model_stub"] = model_stub.to_dict() if isinstance(model_stub, FabricMapping) else dict(model_stub)
+        if stop_deadline_seconds is not None:
+            request["stop_deadline_seconds"] = stop_deadline_seconds
         library = self._lib()
         payload = dumps(request)
         text = await call_blocking(lambda: library.fabric_adapter_check(payload, _ffi.out_slot()))

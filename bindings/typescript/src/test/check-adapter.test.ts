@@ -27,3 +27,25 @@ test("checkAdapter rejects bad input with FabricConfigError", async () => {
     return true;
   });
 });
+
+test("checkAdapter serves a model-calling adapter from the stub model server (model_stub)", async () => {
+  // The model's base_url is unreachable: only the stub model servers answer it.
+  const config = {
+    schema_version: "fabric.agent/v1alpha1",
+    metadata: { name: "model-stub-check" },
+    harness: { adapter_id: "test.conformance.model-caller" },
+    discovery: { local_paths: [fixtures] },
+    models: { default: { provider: "openai", model: "m", base_url: "http://127.0.0.1:9/v1" } },
+  };
+  const report = await new Fabric().checkAdapter({
+    descriptor: path.join(fixtures, "model_caller.fabric-adapter.json"),
+    config,
+    only: ["lifecycle"],
+    model_stub: { replies: [{ text: "answered by the stub" }] },
+    stop_deadline_seconds: 5,
+  });
+  const status = new Map(report.checks.map((c) => [c.id, c.status]));
+  for (const id of ["lifecycle.invoke", "lifecycle.target_failure", "lifecycle.malformed_target_output"]) {
+    assert.equal(status.get(id), "passed", `${id}: ${JSON.stringify(report.checks)}`);
+  }
+});

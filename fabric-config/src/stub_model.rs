@@ -1,5 +1,7 @@
-//! The reply script of the stub model server: what it answers, in order. Replies are taken
-//! one per model request (whatever its API); after the last, the last one repeats.
+//! The reply script of the stub model server (`fabric stub-model serve --script`, `fabric
+//! adapters check --model-stub-script`, `ConformanceRequest.model_stub`): what it answers,
+//! in order. Replies are taken one per model request (whatever its API); after the last, the
+//! last one repeats. The server itself is `fabric_conformance::stub_model`.
 //!
 //! ```json
 //! {"replies": [
@@ -10,42 +12,45 @@
 //! ]}
 //! ```
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The text answered when no script is given.
 pub const DEFAULT_TEXT: &str = "stub reply";
 
-/// A whole script: at least one reply.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+/// A whole script: at least one reply in a script file; as `ConformanceRequest.model_stub`,
+/// no reply (`{}`) means every call is answered "stub reply".
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct Script {
+pub struct StubModelScript {
     /// The replies, in order (the last repeats).
-    pub replies: Vec<ScriptReply>,
+    #[serde(default)]
+    pub replies: Vec<StubModelReply>,
 }
 
 /// One scripted answer: a message (text and/or tool calls), an HTTP error, or a raw body.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ScriptReply {
+pub struct StubModelReply {
     /// The assistant's text.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
     /// Tool calls the assistant asks for.
-    #[serde(default)]
-    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<StubModelToolCall>,
     /// Answer this HTTP error instead (in the API's error shape).
-    #[serde(default)]
-    pub error: Option<ErrorReply>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<StubModelError>,
     /// Answer this body verbatim with status 200 (malformed model output).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<String>,
 }
 
 /// A tool call of a scripted reply.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ToolCall {
+pub struct StubModelToolCall {
     /// The tool's name.
     pub name: String,
     /// Its arguments (a JSON object). Default `{}`.
@@ -54,9 +59,9 @@ pub struct ToolCall {
 }
 
 /// A scripted HTTP error.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ErrorReply {
+pub struct StubModelError {
     /// The status (400 to 599). Default 500.
     #[serde(default = "server_error")]
     pub status: u16,
@@ -72,39 +77,50 @@ fn server_error() -> u16 {
     500
 }
 
-impl Script {
+impl StubModelScript {
     /// One text reply per item (`--reply`), or [`DEFAULT_TEXT`] when there is none.
-    pub fn texts(texts: &[String]) -> Script {
+    pub fn texts(texts: &[String]) -> StubModelScript {
         let texts: Vec<&str> = if texts.is_empty() {
             vec![DEFAULT_TEXT]
         } else {
             texts.iter().map(String::as_str).collect()
         };
-        Script {
+        StubModelScript {
             replies: texts
                 .into_iter()
-                .map(|text| ScriptReply {
+                .map(|text| StubModelReply {
                     text: Some(text.to_owned()),
-                    ..ScriptReply::default()
+                    ..StubModelReply::default()
                 })
                 .collect(),
         }
     }
 
     /// Decodes and checks a script; the error names the field (`replies[1].error.status`).
-    pub fn parse(text: &str) -> Result<Script, String> {
+    pub fn parse(text: &str) -> Result<StubModelScript, String> {
         let mut decoder = serde_json::Deserializer::from_str(text);
-        let script: Script = serde_path_to_error::deserialize(&mut decoder).map_err(|error| {
-            let path = error.path().to_string();
-            let inner = error.into_inner();
-            if path == "." {
-                format!("the script is not a reply script: {inner}")
-            } else {
-                format!("invalid script at `{path}`: {inner}")
-            }
-        })?;
+        let script: StubModelScript =
+            serde_path_to_error::deserialize(&mut decoder).map_err(|error| {
+                let path = error.path().to_string();
+                let inner = error.into_inner();
+                if path == "." {
+                    format!("the script is not a reply script: {inner}")
+                } else {
+                    format!("invalid script at `{path}`: {inner}")
+                }
+            })?;
         script.check()?;
         Ok(script)
+    }
+
+    /// A script given inline (`ConformanceRequest.model_stub`): no reply means every call
+    /// is answered [`DEFAULT_TEXT`]; otherwise checked as [`StubModelScript::parse`] does.
+    pub fn inline(self) -> Result<StubModelScript, String> {
+        if self.replies.is_empty() {
+            return Ok(StubModelScript::texts(&[]));
+        }
+        self.check()?;
+        Ok(self)
     }
 
     fn check(&self) -> Result<(), String> {
@@ -142,7 +158,7 @@ impl Script {
     }
 
     /// The reply to the request numbered `seq` (from 0): the last one repeats.
-    pub fn reply(&self, seq: u64) -> (usize, &ScriptReply) {
+    pub fn reply(&self, seq: u64) -> (usize, &StubModelReply) {
         let last = self.replies.len() - 1;
         let index = usize::try_from(seq).map_or(last, |seq| seq.min(last));
         (index, &self.replies[index])
@@ -151,7 +167,7 @@ impl Script {
 
 #[cfg(test)]
 mod tests {
-    use super::Script;
+    use super::StubModelScript as Script;
 
     #[test]
     fn errors_name_the_field() {

@@ -1,0 +1,116 @@
+// Home: the batches, runs, trajectories and problems the server indexed; pick two batches or
+// two runs to compare them.
+import type { Index } from '../api';
+import { append, badge, clear, fmtInt, fmtMs, h, link, section, type Child } from '../dom';
+import { href } from '../router';
+import type { Page } from '../main';
+
+const selected = new Set<string>();
+
+function table(headers: string[], rows: Child[][], testid: string): HTMLElement {
+  if (rows.length === 0) return h('p', { class: 'muted', 'data-testid': testid }, 'None found.');
+  return h(
+    'table',
+    { class: 'grid', 'data-testid': testid },
+    h('thead', {}, h('tr', {}, ...headers.map((t) => h('th', {}, t)))),
+    h('tbody', {}, ...rows.map((cells) => h('tr', {}, ...cells.map((c) => h('td', {}, c))))),
+  );
+}
+
+function counts(c: Record<string, number>): string {
+  return Object.entries(c)
+    .filter(([, n]) => n > 0)
+    .map(([k, n]) => `${k} ${fmtInt(n)}`)
+    .join(' · ');
+}
+
+export function renderHome(root: HTMLElement, first: Index): Page {
+  const body = h('div');
+  root.append(body);
+
+  const draw = (index: Index): void => {
+    clear(body);
+    const kinds = new Map<string, string>();
+    index.batches.forEach((b) => kinds.set(b.id, 'batch'));
+    index.runs.forEach((r) => kinds.set(r.id, 'run'));
+    for (const id of [...selected]) if (!kinds.has(id)) selected.delete(id);
+
+    const compare = h('a', { class: 'button', 'data-testid': 'compare-button' }, 'Compare the two selected');
+    const note = h('span', { class: 'muted' });
+    const update = (): void => {
+      const ids = [...selected];
+      const ok = ids.length === 2 && kinds.get(ids[0]) === kinds.get(ids[1]);
+      compare.classList.toggle('disabled', !ok);
+      if (ok) compare.setAttribute('href', href.compare(ids[0], ids[1]));
+      else compare.removeAttribute('href');
+      note.textContent = ok ? '' : 'select two batches or two runs';
+    };
+    const pick = (id: string): HTMLInputElement => {
+      const box = h('input', { type: 'checkbox', 'data-select': id, 'aria-label': `select ${id}` });
+      box.checked = selected.has(id);
+      box.addEventListener('change', () => {
+        if (box.checked) selected.add(id);
+        else selected.delete(id);
+        update();
+      });
+      return box;
+    };
+    update();
+
+    append(
+      body,
+      h('div', { class: 'toolbar' }, compare, note),
+      section(
+        `Batches (${index.batches.length})`,
+        table(
+          ['', 'batch', 'items', 'status counts', ''],
+          index.batches.map((b) => [
+            pick(b.id),
+            link(href.batch(b.id), b.label || b.path, { title: b.path }),
+            fmtInt(b.items),
+            counts(b.counts),
+            b.running ? badge('running') : '',
+          ]),
+          'batches',
+        ),
+      ),
+      section(
+        `Runs (${index.runs.length})`,
+        table(
+          ['', 'run', 'kind', 'status', 'started', 'duration'],
+          index.runs.map((r) => [
+            pick(r.id),
+            link(href.run(r.id), r.label || r.path, { title: r.path }),
+            r.kind,
+            badge(r.status),
+            r.started_at ?? '',
+            fmtMs(r.duration_ms),
+          ]),
+          'runs',
+        ),
+      ),
+      section(
+        `Trajectories (${index.trajectories.length})`,
+        table(
+          ['trajectory', 'kind', 'run'],
+          index.trajectories.map((t) => [t.label, t.kind, t.run_id ? link(href.run(t.run_id), t.run_id) : '']),
+          'trajectories',
+        ),
+      ),
+      index.gym_exports.length > 0
+        ? section(
+            `Gym exports (${index.gym_exports.length})`,
+            table(['export', 'path'], index.gym_exports.map((g) => [g.label ?? g.id ?? '', g.path ?? '']), 'gym-exports'),
+          )
+        : null,
+      section(
+        `Problems (${index.problems.length})`,
+        table(['path', 'message'], index.problems.map((p) => [p.path, p.message]), 'problems'),
+      ),
+      h('p', { class: 'muted' }, `Roots: ${index.roots.join(', ')}`),
+    );
+  };
+
+  draw(first);
+  return { refresh: draw };
+}

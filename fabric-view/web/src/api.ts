@@ -23,7 +23,8 @@ export interface RunEntry {
   status: string | null;
   runtime_id: string | null;
   invocation_id: string | null;
-  started_at: string | null;
+  /** Milliseconds since the Unix epoch. */
+  started_at: number | null;
   duration_ms: number | null;
   path: string;
 }
@@ -32,7 +33,17 @@ export interface TrajectoryEntry {
   id: string;
   kind: 'atof' | 'atif' | string;
   label: string;
+  path: string;
+  file_id: string;
   run_id: string | null;
+}
+
+export interface GymExportEntry {
+  id: string;
+  label: string;
+  path: string;
+  file_id: string;
+  records: number | null;
 }
 
 export interface Problem {
@@ -46,7 +57,7 @@ export interface Index {
   batches: BatchEntry[];
   runs: RunEntry[];
   trajectories: TrajectoryEntry[];
-  gym_exports: { id?: string; label?: string; path?: string }[];
+  gym_exports: GymExportEntry[];
   problems: Problem[];
 }
 
@@ -69,12 +80,18 @@ export interface ItemsPage {
   items: ItemRow[];
 }
 
+export interface Bucket {
+  le_ms: number | null;
+  count: number;
+}
+
 export interface BatchStats {
   counts: Counts;
   items_per_second: number | null;
   wall_seconds: number | null;
   latency_ms: { p50: number | null; p90: number | null; p99: number | null } | null;
-  latency_histogram: { le_ms: number; count: number }[];
+  /** The last bucket's `le_ms` is null: everything above the one before. */
+  latency_histogram: Bucket[];
   usage: Record<string, unknown> | null;
   error_codes: Record<string, number>;
   summary: Record<string, unknown> | null;
@@ -110,8 +127,12 @@ export interface FileRef {
   size: number;
 }
 
-export interface Artifact extends FileRef {
+export interface Artifact {
   name: string;
+  kind: string | null;
+  size: number | null;
+  /** Null when the file is not there. */
+  file_id: string | null;
   text: boolean;
 }
 
@@ -131,6 +152,8 @@ export interface RunEvent {
 
 export interface RunDetail {
   id: string;
+  kind: string;
+  label: string;
   status: string | null;
   input: unknown;
   output: unknown;
@@ -140,18 +163,22 @@ export interface RunDetail {
   result: Record<string, unknown> | null;
   invocation: Record<string, unknown> | null;
   conversation: Message[];
-  system_stats: { samples: Sample[]; summary: Record<string, unknown> | null } | null;
+  /** Where the conversation came from: `atif`, `model_calls`, `output`. */
+  conversation_source: string | null;
+  system_stats: { samples: Sample[]; summary: Record<string, unknown> | null };
   artifacts: Artifact[];
   patch: FileRef | null;
   stdout: FileRef | null;
-  model_calls: { count: number; file_id: string } | null;
+  model_calls: { count: number; file_id: string | null } | null;
   health: unknown[];
+  problems: Problem[];
 }
 
 export interface CompareSide {
-  status: string | null;
+  status: string;
   total_tokens: number | null;
   duration_ms: number | null;
+  run_id: string;
 }
 
 export interface CompareRow {
@@ -161,9 +188,10 @@ export interface CompareRow {
 }
 
 export interface Compare {
+  /** `batches` or `runs`. */
   kind: string;
-  a: { id: string; label?: string };
-  b: { id: string; label?: string };
+  a: string;
+  b: string;
   rows: CompareRow[];
 }
 

@@ -42,7 +42,7 @@ function show(): void {
       current = renderRun(main, route.id);
       break;
     case 'compare':
-      current = renderCompare(main, route.a, route.b);
+      current = renderCompare(main, route.a, route.b, index);
       break;
     default:
       main.append(h('p', { class: 'error' }, `No page at ${route.hash}`));

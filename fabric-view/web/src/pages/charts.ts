@@ -2,6 +2,7 @@
 // Each chart's container carries `data-points` (the number of plotted points), which the
 // browser tests read.
 import uPlot from 'uplot';
+import type { Bucket } from '../api';
 import { fmtBytes, h } from '../dom';
 
 const WIDTH = 560;
@@ -20,10 +21,11 @@ function mount(title: string, points: number, build: (el: HTMLElement) => uPlot)
   return el;
 }
 
-/** Bars of item counts per latency bucket (`le_ms` is the bucket's upper bound). */
-export function histogram(buckets: { le_ms: number; count: number }[]): HTMLElement {
+/** Bars of item counts per latency bucket (`le_ms` is the bucket's upper bound; null: above the last). */
+export function histogram(buckets: Bucket[]): HTMLElement {
   const xs = buckets.map((_, i) => i);
-  const labels = buckets.map((b) => (b.le_ms >= 1000 ? `≤${(b.le_ms / 1000).toFixed(1)}s` : `≤${b.le_ms}ms`));
+  const bound = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${ms}ms`);
+  const labels = buckets.map((b, i) => (b.le_ms !== null ? `≤${bound(b.le_ms)}` : `>${bound(buckets[i - 1]?.le_ms ?? 0)}`));
   return mount('latency histogram', buckets.length, (el) => {
     const opts: uPlot.Options = {
       title: 'Latency (items per bucket)',

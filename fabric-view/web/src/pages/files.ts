@@ -13,7 +13,9 @@ async function preview(file: FileRef, target: HTMLElement, render: (text: string
     const { text, truncated } = await getText(file.file_id, PREVIEW_BYTES);
     clear(target);
     target.append(render(text));
-    if (truncated) target.append(h('p', { class: 'muted', 'data-testid': 'truncated' }, `Showing the first ${fmtBytes(PREVIEW_BYTES)} of ${fmtBytes(file.size)}; download for the rest.`));
+    if (truncated) {
+      target.append(h('p', { class: 'muted', 'data-testid': 'truncated' }, `Showing the first ${fmtBytes(PREVIEW_BYTES)} of ${fmtBytes(file.size)}; download for the rest.`));
+    }
   } catch (err) {
     clear(target);
     target.append(h('p', { class: 'error' }, `preview unavailable: ${String(err)}`));
@@ -37,10 +39,17 @@ export function artifactList(artifacts: Artifact[]): HTMLElement {
     'ul',
     { class: 'artifacts', 'data-testid': 'artifacts' },
     ...artifacts.map((a) => {
+      const head = h('div', { class: 'toolbar' }, h('code', {}, a.name), a.kind ? h('span', { class: 'tag' }, a.kind) : null, h('span', { class: 'muted' }, fmtBytes(a.size)));
       const body = h('div', { class: 'preview' });
-      const show = h('button', { class: 'button small', disabled: !a.text }, a.text ? 'preview' : 'binary');
-      show.addEventListener('click', () => void preview(a, body, (text) => h('pre', { class: 'block' }, text)));
-      return h('li', { 'data-artifact': a.name }, h('div', { class: 'toolbar' }, h('code', {}, a.name), h('span', { class: 'muted' }, fmtBytes(a.size)), show, download(a, a.name)), body);
+      if (a.file_id === null) {
+        head.append(h('span', { class: 'muted' }, 'file missing'));
+      } else {
+        const file = { file_id: a.file_id, size: a.size ?? 0 };
+        const show = h('button', { class: 'button small', disabled: !a.text }, a.text ? 'preview' : 'binary');
+        show.addEventListener('click', () => void preview(file, body, (text) => h('pre', { class: 'block' }, text)));
+        head.append(show, download(file, a.name));
+      }
+      return h('li', { 'data-artifact': a.name }, head, body);
     }),
   );
 }

@@ -3,6 +3,7 @@
 import type { Index } from '../api';
 import { append, badge, clear, fmtInt, fmtMs, h, link, section, type Child } from '../dom';
 import { href } from '../router';
+import { download } from './files';
 import type { Page } from '../main';
 
 const selected = new Set<string>();
@@ -83,7 +84,7 @@ export function renderHome(root: HTMLElement, first: Index): Page {
             link(href.run(r.id), r.label || r.path, { title: r.path }),
             r.kind,
             badge(r.status),
-            r.started_at ?? '',
+            r.started_at === null ? '' : new Date(r.started_at).toISOString().replace('T', ' ').slice(0, 19),
             fmtMs(r.duration_ms),
           ]),
           'runs',
@@ -92,15 +93,24 @@ export function renderHome(root: HTMLElement, first: Index): Page {
       section(
         `Trajectories (${index.trajectories.length})`,
         table(
-          ['trajectory', 'kind', 'run'],
-          index.trajectories.map((t) => [t.label, t.kind, t.run_id ? link(href.run(t.run_id), t.run_id) : '']),
+          ['trajectory', 'kind', 'run', ''],
+          index.trajectories.map((t) => [
+            h('span', { title: t.path }, t.label),
+            t.kind,
+            t.run_id ? link(href.run(t.run_id), t.run_id) : '',
+            download({ file_id: t.file_id, size: 0 }, t.label),
+          ]),
           'trajectories',
         ),
       ),
       index.gym_exports.length > 0
         ? section(
             `Gym exports (${index.gym_exports.length})`,
-            table(['export', 'path'], index.gym_exports.map((g) => [g.label ?? g.id ?? '', g.path ?? '']), 'gym-exports'),
+            table(
+              ['export', 'records', ''],
+              index.gym_exports.map((g) => [h('span', { title: g.path }, g.label), fmtInt(g.records), download({ file_id: g.file_id, size: 0 }, g.label)]),
+              'gym-exports',
+            ),
           )
         : null,
       section(

@@ -7,6 +7,8 @@ import { conversation } from './conversation';
 import { artifactList, patch, textFile } from './files';
 import type { Page } from '../main';
 
+const SOURCES: Record<string, string> = { atif: 'the Relay ATIF trajectory', model_calls: 'the captured model calls', output: 'the output' };
+
 function timeline(events: RunEvent[]): HTMLElement {
   if (events.length === 0) return h('p', { class: 'muted' }, 'No events.');
   const t0 = events[0].timestamp_millis ?? 0;
@@ -25,7 +27,7 @@ function timeline(events: RunEvent[]): HTMLElement {
 }
 
 function stats(run: RunDetail): HTMLElement {
-  const samples = run.system_stats?.samples ?? [];
+  const samples = run.system_stats.samples;
   const t0 = samples[0]?.t_ms ?? 0;
   const ts = samples.map((s) => (s.t_ms - t0) / 1000);
   return h(
@@ -37,7 +39,7 @@ function stats(run: RunDetail): HTMLElement {
       series('CPU %', 'percent', ts, samples.map((s) => s.cpu_percent)),
       series('RSS', 'bytes', ts, samples.map((s) => s.rss_bytes)),
     ),
-    h('div', {}, h('h3', {}, 'Summary'), summaryFacts(run.system_stats?.summary) ?? h('p', { class: 'muted' }, 'no summary')),
+    h('div', {}, h('h3', {}, 'Summary'), summaryFacts(run.system_stats.summary) ?? h('p', { class: 'muted' }, 'no summary')),
   );
 }
 
@@ -45,7 +47,13 @@ function draw(root: HTMLElement, run: RunDetail): void {
   const err = run.error;
   append(
     root,
-    h('div', { class: 'title' }, h('h1', {}, run.id), badge(run.status)),
+    h('div', { class: 'title' }, h('h1', {}, run.label || run.id), badge(run.status), h('span', { class: 'tag' }, run.kind)),
+    run.problems.length > 0
+      ? section(
+          'Problems',
+          h('ul', { 'data-testid': 'run-problems' }, ...run.problems.map((p) => h('li', { class: 'error' }, `${p.path}: ${p.message}`))),
+        )
+      : null,
     err
       ? section(
           'Error',
@@ -64,9 +72,12 @@ function draw(root: HTMLElement, run: RunDetail): void {
       : null,
     h('div', { class: 'side-by-side' }, section('Input', pre(run.input ?? null)), section('Output', pre(run.output ?? null))),
     section('Usage', summaryFacts(run.usage) ?? h('p', { class: 'muted' }, 'no usage reported')),
-    section(`Conversation (${fmtInt(run.conversation.length)} messages)`, conversation(run.conversation)),
+    section(
+      `Conversation (${fmtInt(run.conversation.length)} messages${run.conversation_source ? `, from ${SOURCES[run.conversation_source] ?? run.conversation_source}` : ''})`,
+      conversation(run.conversation),
+    ),
     section(`Events (${run.events.length})`, timeline(run.events)),
-    run.system_stats ? section('System stats', stats(run)) : null,
+    run.system_stats.samples.length > 0 || run.system_stats.summary ? section('System stats', stats(run)) : null,
     section(`Artifacts (${run.artifacts.length})`, artifactList(run.artifacts)),
     run.patch ? section('Workspace patch', patch(run.patch)) : null,
     run.stdout ? section('stdout', textFile(run.stdout, 'stdout.txt')) : null,

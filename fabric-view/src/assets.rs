@@ -28,10 +28,16 @@ pub(crate) fn content_type(name: &str) -> &'static str {
     }
 }
 
-/// `index.html` with `<meta name="fabric-token" content="TOKEN">` right after `<head>`
-/// (the token is 64 hex digits: nothing to escape).
+/// What `index.html` writes where the token goes in its asset URLs
+/// (`/assets/app.js?token={{token}}`): every request needs the token, the page's own
+/// script and style sheet too, and a `<script src>` cannot send a header.
+const TOKEN_SLOT: &str = "{{token}}";
+
+/// `index.html` with `<meta name="fabric-token" content="TOKEN">` right after `<head>` and
+/// the token in place of every `{{token}}` (the token is 64 hex digits: nothing to escape).
 pub(crate) fn index_html(token: &str) -> Vec<u8> {
     let page = String::from_utf8_lossy(find("index.html").unwrap_or(b"<head></head>"));
+    let page = page.replace(TOKEN_SLOT, token);
     let meta = format!("<meta name=\"fabric-token\" content=\"{token}\">");
     let at = page
         .to_ascii_lowercase()
@@ -53,6 +59,8 @@ mod tests {
         let page = String::from_utf8(index_html("ab12")).expect("utf-8");
         let head = page.find("<head>").expect("head");
         assert!(page[head..].starts_with("<head><meta name=\"fabric-token\" content=\"ab12\">"));
+        assert!(page.contains("/assets/app.js?token=ab12"), "{page}");
+        assert!(!page.contains(TOKEN_SLOT));
         assert_eq!(content_type("app.js"), "text/javascript; charset=utf-8");
         assert_eq!(content_type("x"), "application/octet-stream");
         assert!(find("../Cargo.toml").is_none());

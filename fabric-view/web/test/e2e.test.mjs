@@ -85,11 +85,16 @@ describe('fabric view in Chromium', { skip }, () => {
     await page.locator('[data-testid="items-viewport"] .row[data-item-id="item-20"]').waitFor();
   });
 
-  test('clicking an item opens its run with the conversation', async () => {
+  test('clicking an item opens its conversation with the tool call shown', async () => {
     await page.locator('[data-testid="items-viewport"] .row[data-item-id="item-01"]').click();
     await page.waitForURL(/#\/run\//);
     await page.locator('[data-testid="conversation"]').waitFor();
-    assert.match(await page.locator('[data-testid="conversation"]').textContent(), /done: task 1/);
+    const call = page.locator('[data-testid="conversation"] [data-testid="tool-call"]');
+    assert.equal(await call.count(), 1);
+    assert.equal(await call.getAttribute('data-tool'), 'list_files');
+    assert.ok(await call.isVisible());
+    assert.match(await page.locator('[data-testid="run"] h1').textContent(), /item-01/);
+    await shoot('batch-item');
   });
 
   test('the run page shows the tool call, the sampled stats, the diff and the artifacts', async () => {

@@ -22,10 +22,17 @@ function mount(title: string, points: number, build: (el: HTMLElement) => uPlot)
 }
 
 /** Bars of item counts per latency bucket (`le_ms` is the bucket's upper bound; null: above the last). */
-export function histogram(buckets: Bucket[]): HTMLElement {
+export function histogram(all: Bucket[]): HTMLElement {
+  // Empty buckets at either end say nothing: keep the span that has items.
+  const first = all.findIndex((b) => b.count > 0);
+  const last = all.length - 1 - [...all].reverse().findIndex((b) => b.count > 0);
+  const buckets = first < 0 ? [] : all.slice(first, last + 1);
   const xs = buckets.map((_, i) => i);
   const bound = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)}s` : `${ms}ms`);
-  const labels = buckets.map((b, i) => (b.le_ms !== null ? `≤${bound(b.le_ms)}` : `>${bound(buckets[i - 1]?.le_ms ?? 0)}`));
+  const labels = buckets.map((b, i) => {
+    const before = all[first + i - 1]?.le_ms;
+    return b.le_ms !== null ? `≤${bound(b.le_ms)}` : `>${bound(before ?? 0)}`;
+  });
   return mount('latency histogram', buckets.length, (el) => {
     const opts: uPlot.Options = {
       title: 'Latency (items per bucket)',
@@ -34,7 +41,7 @@ export function histogram(buckets: Bucket[]): HTMLElement {
       legend: { show: false },
       scales: { x: { time: false, range: [-0.5, Math.max(buckets.length - 0.5, 0.5)] } },
       axes: [
-        { values: (_u, splits) => splits.map((s) => labels[s] ?? ''), incrs: [1] },
+        { splits: () => xs, values: (_u, splits) => splits.map((s) => labels[s] ?? ''), space: 20, rotate: buckets.length > 8 ? -45 : 0, size: buckets.length > 8 ? 60 : 40 },
         { size: 60 },
       ],
       series: [{}, { label: 'items', fill: 'rgba(52, 120, 198, 0.6)', stroke: '#3478c6', paths: uPlot.paths.bars?.({ size: [0.8, 64] }), points: { show: false } }],

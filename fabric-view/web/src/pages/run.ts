@@ -1,7 +1,7 @@
 // Run / invocation: input and output, status and error, usage, the event timeline, the
 // conversation, sampled system stats, artifacts, the workspace patch, stdout and health.
 import { api, type RunDetail, type RunEvent } from '../api';
-import { append, badge, clear, facts, fmtInt, h, pre, section, summaryFacts } from '../dom';
+import { append, badge, clear, facts, flatten, fmtInt, h, pre, section, summaryFacts } from '../dom';
 import { series } from './charts';
 import { conversation } from './conversation';
 import { artifactList, patch, textFile } from './files';
@@ -26,6 +26,18 @@ function timeline(events: RunEvent[]): HTMLElement {
   );
 }
 
+/**
+ * The summary's measured numbers, with short names: what was observed (`.status`, `.reason`),
+ * ids and timestamps are left to the whole summary below.
+ */
+function statsFacts(summary: Record<string, unknown>): [string, string][] {
+  const skip = /(^|\.)(status|reason|source|path|observed_at|started_at|[a-z_]*_id)$/;
+  return flatten(summary, '', [], 400)
+    .filter(([key]) => !skip.test(key))
+    .map(([key, value]): [string, string] => [key.replace(/(^|\.)(system_stats|snapshot|value)(?=\.|$)/g, '').replace(/^\./, ''), value])
+    .slice(0, 24);
+}
+
 function stats(run: RunDetail): HTMLElement {
   const samples = run.system_stats.samples;
   const t0 = samples[0]?.t_ms ?? 0;
@@ -39,7 +51,14 @@ function stats(run: RunDetail): HTMLElement {
       series('CPU %', 'percent', ts, samples.map((s) => s.cpu_percent)),
       series('RSS', 'bytes', ts, samples.map((s) => s.rss_bytes)),
     ),
-    h('div', {}, h('h3', {}, 'Summary'), summaryFacts(run.system_stats.summary) ?? h('p', { class: 'muted' }, 'no summary')),
+    h(
+      'div',
+      { class: 'stats-summary' },
+      h('h3', {}, 'Summary'),
+      ...(run.system_stats.summary
+        ? [facts(statsFacts(run.system_stats.summary)), h('details', {}, h('summary', {}, 'the whole summary'), pre(run.system_stats.summary))]
+        : [h('p', { class: 'muted' }, 'no summary')]),
+    ),
   );
 }
 

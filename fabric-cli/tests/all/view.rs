@@ -552,11 +552,17 @@ fn view_indexes_and_pages_a_batch_of_100000_items() {
             .all(|w| w[0]["duration_ms"].as_u64() >= w[1]["duration_ms"].as_u64())
     );
     let asked = Instant::now();
+    let next = view.json(&format!(
+        "/api/batches/{id}/items?sort=duration_ms&order=desc&offset=50200&limit=200"
+    ));
+    let next_page = asked.elapsed();
+    assert!(next["items"][0]["row"].as_u64().is_some());
+    let asked = Instant::now();
     let failed = view.json(&format!("/api/batches/{id}/items?status=failed&limit=50"));
     let filtered = asked.elapsed();
     assert_eq!(failed["total"], ITEMS / 10);
     eprintln!(
         "fabric view, {ITEMS} items (debug build): started and indexed in {indexed:?}, \
-         sorted page in {sorted:?}, filtered page in {filtered:?}"
+         sorted page in {sorted:?}, the next page in {next_page:?}, filtered page in {filtered:?}"
     );
 }

@@ -10,7 +10,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 pub(crate) use batch::{Batch, Item, Status};
@@ -93,6 +93,9 @@ pub(crate) struct Shared {
     /// (as given, canonical).
     pub(crate) roots: Vec<(String, PathBuf)>,
     index: RwLock<Index>,
+    /// Sorted row orders of batches by (batch id, column), with the batch version they were
+    /// computed at: paging through a sorted table sorts once.
+    pub(crate) orders: Mutex<HashMap<(String, String), (u64, Arc<Vec<u32>>)>>,
     closed: Mutex<bool>,
     wakeup: Condvar,
 }
@@ -108,6 +111,7 @@ impl Shared {
         Shared {
             roots,
             index: RwLock::new(Index::default()),
+            orders: Mutex::new(HashMap::new()),
             closed: Mutex::new(false),
             wakeup: Condvar::new(),
         }

@@ -26,6 +26,9 @@ pub(crate) fn id_of(prefix: &str, path: &Path) -> String {
     format!("{prefix}{:016x}", hasher.finish())
 }
 
+/// A batch's rows sorted by one column, and the batch version it was computed at.
+pub(crate) type Order = (u64, Arc<Vec<u32>>);
+
 /// One indexed path.
 #[derive(Debug, Clone)]
 pub(crate) struct Entry {
@@ -95,7 +98,7 @@ pub(crate) struct Shared {
     index: RwLock<Index>,
     /// Sorted row orders of batches by (batch id, column), with the batch version they were
     /// computed at: paging through a sorted table sorts once.
-    pub(crate) orders: Mutex<HashMap<(String, String), (u64, Arc<Vec<u32>>)>>,
+    pub(crate) orders: Mutex<HashMap<(String, String), Order>>,
     closed: Mutex<bool>,
     wakeup: Condvar,
 }

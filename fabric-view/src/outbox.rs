@@ -4,7 +4,7 @@
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use fabric_reactor::http::Produce;
+use fabric_reactor::http::{Produce, Turn};
 
 /// Bytes queued before a worker waits for the socket.
 pub(crate) const CAPACITY: usize = 1024 * 1024;
@@ -55,13 +55,18 @@ impl Outbox {
         self.room.notify_all();
     }
 
-    /// Moves up to `room` queued bytes to `out` (on the reactor thread).
-    pub(crate) fn take(&self, out: &mut Vec<u8>, room: usize) -> Produce {
+    /// Moves up to `room` queued bytes to `out` (on the reactor thread). When bytes are left
+    /// over, the server is driven again next turn (`Turn::wake_server`): the worker may have
+    /// queued its last bytes already, and a socket that took everything gives no new event.
+    pub(crate) fn take(&self, out: &mut Vec<u8>, room: usize, turn: &mut Turn) -> Produce {
         let mut queue = self.lock();
         let take = room.min(queue.bytes.len());
         out.extend(queue.bytes.drain(..take));
         if take > 0 {
             self.room.notify_all();
+        }
+        if !queue.bytes.is_empty() {
+            turn.wake_server();
         }
         if queue.done && queue.bytes.is_empty() {
             Produce::Done

@@ -182,10 +182,10 @@ impl Service for ViewService {
         conn: &mut ViewConn,
         out: &mut Vec<u8>,
         room: usize,
-        _turn: &mut Turn,
+        turn: &mut Turn,
     ) -> Produce {
         match &conn.outbox {
-            Some(outbox) => outbox.take(out, room),
+            Some(outbox) => outbox.take(out, room, turn),
             None => Produce::Done,
         }
     }

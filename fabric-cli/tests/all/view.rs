@@ -342,6 +342,77 @@ fn view_lists_runs_and_batches_and_serves_their_parts() {
         rows.iter()
             .all(|row| row["a"]["status"] == row["b"]["status"])
     );
+    drop(view);
+
+    // The invocation directory alone is a run of its own, read from its files.
+    let view = ViewServer::start(&[&base.join("art")]);
+    let index = view.json("/api/index");
+    let runs = index["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1, "{}", index["runs"]);
+    assert_eq!(runs[0]["kind"], "invocation");
+    let detail = view.json(&format!(
+        "/api/runs/{}",
+        runs[0]["id"].as_str().expect("id")
+    ));
+    assert_eq!(detail["input"], "list the files");
+    assert_eq!(detail["output"]["response"], "There are two files.");
+    assert!(detail["stdout"]["file_id"].is_string());
+    assert!(detail["patch"]["file_id"].is_string());
+    assert!(
+        !detail["system_stats"]["samples"]
+            .as_array()
+            .expect("samples")
+            .is_empty()
+    );
+}
+
+/// Peak resident memory of a process (`VmHWM`), in KiB.
+fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse().ok())
+        .expect("VmHWM")
+}
+
+#[test]
+fn view_streams_a_large_artifact_without_holding_it() {
+    const SIZE: u64 = 512 * 1024 * 1024;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let base = dir.path();
+    // A sparse 512 MiB artifact listed by a RunResult.
+    std::fs::File::create(base.join("big.bin"))
+        .and_then(|file| file.set_len(SIZE))
+        .expect("sparse file");
+    let line: Value = serde_json::from_str(synthetic_line(1).trim()).expect("line");
+    let mut result = line["result"].clone();
+    result["artifacts"] = json!({"root": base, "artifacts": [
+        {"name": "big.bin", "kind": "file", "path": "big.bin"}]});
+    std::fs::write(base.join("result.json"), result.to_string()).expect("result");
+    let view = ViewServer::start(&[base]);
+    let index = view.json("/api/index");
+    let run = view.json(&format!(
+        "/api/runs/{}",
+        index["runs"][0]["id"].as_str().expect("id")
+    ));
+    let artifact = &run["artifacts"][0];
+    assert_eq!(artifact["size"], SIZE);
+    let id = artifact["file_id"].as_str().expect("file id");
+    let before = peak_rss_kib(view.pid());
+    let download = view.get(&format!("/api/files/{id}?download=1"));
+    assert_eq!(download.status, 200);
+    assert_eq!(download.body.len() as u64, SIZE);
+    assert!(download.body.iter().all(|&b| b == 0));
+    let after = peak_rss_kib(view.pid());
+    assert!(
+        after < before + 64 * 1024,
+        "the server's peak memory grew from {before} KiB to {after} KiB for a {SIZE}-byte download"
+    );
+    let preview = view.get(&format!("/api/files/{id}?max_bytes=100"));
+    assert_eq!(preview.body.len(), 100);
+    assert_eq!(preview.header("x-fabric-truncated"), Some("true"));
 }
 
 /// A batch line of item `i` with a minimal RunResult (`failed` every tenth item).
@@ -552,11 +623,17 @@ fn view_indexes_and_pages_a_batch_of_100000_items() {
             .all(|w| w[0]["duration_ms"].as_u64() >= w[1]["duration_ms"].as_u64())
     );
     let asked = Instant::now();
+    let next = view.json(&format!(
+        "/api/batches/{id}/items?sort=duration_ms&order=desc&offset=50200&limit=200"
+    ));
+    let next_page = asked.elapsed();
+    assert!(next["items"][0]["row"].as_u64().is_some());
+    let asked = Instant::now();
     let failed = view.json(&format!("/api/batches/{id}/items?status=failed&limit=50"));
     let filtered = asked.elapsed();
     assert_eq!(failed["total"], ITEMS / 10);
     eprintln!(
         "fabric view, {ITEMS} items (debug build): started and indexed in {indexed:?}, \
-         sorted page in {sorted:?}, filtered page in {filtered:?}"
+         sorted page in {sorted:?}, the next page in {next_page:?}, filtered page in {filtered:?}"
     );
 }

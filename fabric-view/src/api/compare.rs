@@ -46,23 +46,16 @@ pub(super) fn compare(shared: &Shared, query: &crate::route::Query) -> Answered 
         match (index.batch(a), index.batch(b)) {
             (Some((_, left)), Some((_, right))) => {
                 let mut rows: BTreeMap<String, CompareRow> = BTreeMap::new();
-                for (id, side) in sides(a, left) {
-                    rows.entry(id.clone())
-                        .or_insert_with(|| CompareRow {
-                            id,
-                            a: None,
-                            b: None,
-                        })
-                        .a = Some(side);
-                }
-                for (id, side) in sides(b, right) {
-                    rows.entry(id.clone())
-                        .or_insert_with(|| CompareRow {
-                            id,
-                            a: None,
-                            b: None,
-                        })
-                        .b = Some(side);
+                for (left_side, (id, side)) in sides(a, left)
+                    .map(|pair| (true, pair))
+                    .chain(sides(b, right).map(|pair| (false, pair)))
+                {
+                    let row = rows.entry(id.clone()).or_insert_with(|| CompareRow {
+                        id,
+                        a: None,
+                        b: None,
+                    });
+                    *(if left_side { &mut row.a } else { &mut row.b }) = Some(side);
                 }
                 return ok(&CompareAnswer {
                     kind: "batches",

@@ -4,13 +4,18 @@
 use std::cmp::Ordering;
 
 use super::{Answered, bad_request, not_found, ok};
-use crate::index::{Item, Shared, Status};
+use std::sync::{Arc, PoisonError};
+
+use crate::index::{Batch, Item, Shared, Status};
 use crate::route::Query;
 use crate::wire::{ItemRow, ItemsAnswer};
 
 /// The default and largest page.
 const DEFAULT_LIMIT: u64 = 200;
 const MAX_LIMIT: u64 = 1000;
+
+/// Sorted orders kept (each 4 bytes per item).
+const MAX_ORDERS: usize = 32;
 
 /// The columns a table sorts by.
 const SORTS: &[&str] = &[
@@ -41,18 +46,73 @@ pub(crate) fn row(batch_id: &str, row: usize, item: &Item) -> ItemRow {
     }
 }
 
+/// A missing number sorts first.
+fn number(value: Option<u64>) -> u64 {
+    value.map_or(0, |v| v.saturating_add(1))
+}
+
+/// The sort key of a numeric column.
+fn numeric_key(sort: &str) -> Option<fn(&Item) -> u64> {
+    Some(match sort {
+        "status" => |item: &Item| item.status as u64,
+        "attempts" => |item: &Item| u64::from(item.attempts),
+        "duration_ms" => |item: &Item| item.duration_ms,
+        "input_tokens" => |item: &Item| number(item.input_tokens),
+        "output_tokens" => |item: &Item| number(item.output_tokens),
+        "total_tokens" => |item: &Item| number(item.total_tokens),
+        _ => return None,
+    })
+}
+
+/// The order of the text columns.
 fn compare(sort: &str, a: &Item, b: &Item) -> Ordering {
     match sort {
         "id" => a.id.cmp(&b.id),
-        "status" => a.status.cmp(&b.status),
-        "attempts" => a.attempts.cmp(&b.attempts),
-        "duration_ms" => a.duration_ms.cmp(&b.duration_ms),
-        "input_tokens" => a.input_tokens.cmp(&b.input_tokens),
-        "output_tokens" => a.output_tokens.cmp(&b.output_tokens),
-        "total_tokens" => a.total_tokens.cmp(&b.total_tokens),
         "error_code" => a.error_code.cmp(&b.error_code),
         _ => Ordering::Equal,
     }
+}
+
+/// The rows of `batch` sorted by `sort` (ties by row), from the cache while the batch has
+/// not grown; `None` for the row order.
+pub(super) fn sorted(
+    shared: &Shared,
+    id: &str,
+    sort: &str,
+    batch: &Batch,
+) -> Option<Arc<Vec<u32>>> {
+    if sort == "row" {
+        return None;
+    }
+    let key = (id.to_owned(), sort.to_owned());
+    let mut orders = shared.orders.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some((version, order)) = orders.get(&key)
+        && *version == batch.version
+    {
+        return Some(Arc::clone(order));
+    }
+    let order = Arc::new(match numeric_key(sort) {
+        // Numbers: (key, row) pairs sort fast and keep ties in row order.
+        Some(key) => {
+            let mut keyed: Vec<(u64, u32)> = (0..batch.items.len() as u32)
+                .map(|row| (key(&batch.items[row as usize]), row))
+                .collect();
+            keyed.sort_unstable();
+            keyed.into_iter().map(|(_, row)| row).collect()
+        }
+        None => {
+            let mut order: Vec<u32> = (0..batch.items.len() as u32).collect();
+            order.sort_by(|&a, &b| {
+                compare(sort, &batch.items[a as usize], &batch.items[b as usize]).then(a.cmp(&b))
+            });
+            order
+        }
+    });
+    if orders.len() >= MAX_ORDERS {
+        orders.clear();
+    }
+    orders.insert(key, (batch.version, Arc::clone(&order)));
+    Some(order)
 }
 
 pub(super) fn items(shared: &Shared, id: &str, query: &Query) -> Answered {
@@ -90,23 +150,25 @@ pub(super) fn items(shared: &Shared, id: &str, query: &Query) -> Answered {
     let Some((_, batch)) = index.batch(id) else {
         return not_found("batch");
     };
-    let mut rows: Vec<usize> = batch
-        .items
-        .iter()
-        .enumerate()
-        .filter(|(_, item)| status.is_none_or(|s| item.status == s))
-        .filter(|(_, item)| error_code.is_none_or(|c| item.error_code.as_deref() == Some(c)))
-        .filter(|(_, item)| {
-            text.as_deref().is_none_or(|t| {
+    let order = sorted(shared, id, sort, batch);
+    let keep = |item: &Item| {
+        status.is_none_or(|s| item.status == s)
+            && error_code.is_none_or(|c| item.error_code.as_deref() == Some(c))
+            && text.as_deref().is_none_or(|t| {
                 item.id.to_lowercase().contains(t)
                     || item.error_code.as_deref().is_some_and(|c| c.contains(t))
             })
-        })
-        .map(|(row, _)| row)
-        .collect();
-    if sort != "row" {
-        rows.sort_by(|&a, &b| compare(sort, &batch.items[a], &batch.items[b]).then(a.cmp(&b)));
-    }
+    };
+    let mut rows: Vec<usize> = match &order {
+        Some(order) => order
+            .iter()
+            .map(|&row| row as usize)
+            .filter(|&row| keep(&batch.items[row]))
+            .collect(),
+        None => (0..batch.items.len())
+            .filter(|&row| keep(&batch.items[row]))
+            .collect(),
+    };
     if descending {
         rows.reverse();
     }

@@ -27,6 +27,19 @@ struct Parts {
     problems: Vec<Problem>,
 }
 
+impl Parts {
+    fn new(kind: &'static str, label: String) -> Parts {
+        Parts {
+            kind,
+            label,
+            result: None,
+            error: None,
+            dir: None,
+            problems: Vec::new(),
+        }
+    }
+}
+
 fn problem(path: &Path, message: impl Into<String>) -> Problem {
     Problem {
         path: path.display().to_string(),
@@ -42,14 +55,7 @@ fn locate(shared: &Shared, id: &str) -> Option<Parts> {
         let row: usize = row.parse().ok()?;
         let item = lines.items.get(row)?;
         let label = format!("{} #{row} {}", shared.label(path), item.id);
-        let mut parts = Parts {
-            kind: "batch_item",
-            label,
-            result: None,
-            error: None,
-            dir: None,
-            problems: Vec::new(),
-        };
+        let mut parts = Parts::new("batch_item", label);
         match lines.line(path, row) {
             Ok(line) => {
                 parts.result = line.result.or(line.results.and_then(|mut all| all.pop()));
@@ -60,14 +66,7 @@ fn locate(shared: &Shared, id: &str) -> Option<Parts> {
         parts
     } else {
         let (path, entry) = index.entry(id)?;
-        let mut parts = Parts {
-            kind: "run_result",
-            label: shared.label(path),
-            result: None,
-            error: None,
-            dir: None,
-            problems: Vec::new(),
-        };
+        let mut parts = Parts::new("run_result", shared.label(path));
         match &entry.kind {
             Kind::Result(_) => match read_json(path).and_then(|value| {
                 serde_json::from_value::<RunResult>(value).map_err(|e| e.to_string())
@@ -144,12 +143,14 @@ fn artifact(shared: &Shared, name: String, kind: Option<String>, path: &Path) ->
     }
 }
 
-/// The path of the first artifact of `kind`, else `file` in the invocation directory.
-fn part_path(parts: &Parts, kind: &str, file: &str) -> Option<PathBuf> {
+/// The path of the first artifact of `kind` (if any), else `file` in the invocation
+/// directory.
+fn part_path(parts: &Parts, kind: Option<&str>, file: &str) -> Option<PathBuf> {
     parts
         .result
         .as_ref()
-        .and_then(|result| {
+        .zip(kind)
+        .and_then(|(result, kind)| {
             result
                 .artifacts
                 .artifacts
@@ -174,7 +175,7 @@ pub(super) fn run(shared: &Shared, id: &str) -> Answered {
         .and_then(|record| record.pointer("/request/input"))
         .cloned()
         .unwrap_or(Value::Null);
-    let stdout_path = part_path(&parts, "", "stdout.txt");
+    let stdout_path = part_path(&parts, None, "stdout.txt");
     let output = match &parts.result {
         Some(result) => result.output.clone(),
         None => stdout_path
@@ -190,14 +191,18 @@ pub(super) fn run(shared: &Shared, id: &str) -> Answered {
             .push(problem(Path::new("conversation"), message));
     }
     let mut system_stats = SystemStats::default();
-    if let Some(path) = part_path(&parts, "system_stats_samples", "system-stats.jsonl") {
+    if let Some(path) = part_path(&parts, Some("system_stats_samples"), "system-stats.jsonl") {
         match samples::read(&path) {
             Ok(samples) => system_stats.samples = samples,
             Err(message) => parts.problems.push(problem(&path, message)),
         }
     }
-    system_stats.summary = part_path(&parts, "system_stats_summary", "system-stats-summary.json")
-        .and_then(|path| read_json(&path).ok());
+    system_stats.summary = part_path(
+        &parts,
+        Some("system_stats_summary"),
+        "system-stats-summary.json",
+    )
+    .and_then(|path| read_json(&path).ok());
     let mut artifacts = Vec::new();
     let mut health = Vec::new();
     if let Some(result) = &parts.result {
@@ -283,7 +288,7 @@ pub(super) fn run(shared: &Shared, id: &str) -> Answered {
         conversation_source,
         system_stats,
         artifacts,
-        patch: part_path(&parts, "patch", "workspace.patch")
+        patch: part_path(&parts, Some("patch"), "workspace.patch")
             .and_then(|path| file_ref(shared, &path)),
         stdout: stdout_path.and_then(|path| file_ref(shared, &path)),
         model_calls,

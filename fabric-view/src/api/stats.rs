@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::items::sorted;
 use super::{Answered, not_found, ok};
 use crate::index::Shared;
 use crate::index::listing::summary_of;
@@ -30,8 +31,15 @@ pub(super) fn stats(shared: &Shared, id: &str) -> Answered {
         return not_found("batch");
     };
     let summary = summary_of(&index, path);
-    let mut durations: Vec<u64> = batch.items.iter().map(|item| item.duration_ms).collect();
-    durations.sort_unstable();
+    // The cached order of the table's duration column.
+    let durations: Vec<u64> = sorted(shared, id, "duration_ms", batch)
+        .map(|order| {
+            order
+                .iter()
+                .map(|&row| batch.items[row as usize].duration_ms)
+                .collect()
+        })
+        .unwrap_or_default();
     let mut histogram: Vec<Bucket> = BUCKETS_MS
         .iter()
         .map(|&le_ms| Bucket {

@@ -3,6 +3,7 @@
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use fabric_config::agent::RunStatus;
@@ -109,7 +110,7 @@ pub(crate) struct Batch {
     bad_lines: u64,
     /// When lines last arrived.
     pub(crate) grew_at: Instant,
-    /// Bumped with every append (sorted views are rebuilt after it).
+    /// Changed by every append (sorted orders are rebuilt after it); unique per process.
     pub(crate) version: u64,
     /// Where this batch's reading started (0, or the end of the batch it appends to).
     pub(crate) start: u64,
@@ -152,7 +153,7 @@ impl Batch {
         }
         self.offset += end as u64 + 1;
         self.grew_at = Instant::now();
-        self.version += 1;
+        self.version = next_version();
         Ok(true)
     }
 
@@ -201,7 +202,7 @@ impl Batch {
         let room = MAX_PROBLEMS.saturating_sub(self.problems.len());
         self.problems.extend(more.problems.into_iter().take(room));
         self.grew_at = more.grew_at;
-        self.version += 1;
+        self.version = next_version();
     }
 
     /// The RunResult line of item `row`, decoded again from the file.
@@ -215,6 +216,13 @@ impl Batch {
             .map_err(|error| error.to_string())?;
         serde_json::from_slice(&bytes).map_err(|error| format!("line changed: {error}"))
     }
+}
+
+/// A version no batch had before (sorted orders cached by version never match another
+/// batch's rows, even one read again from the start).
+fn next_version() -> u64 {
+    static VERSIONS: AtomicU64 = AtomicU64::new(1);
+    VERSIONS.fetch_add(1, Ordering::Relaxed)
 }
 
 /// Whether a first line is a batch line: `{"id", "attempts", "result" | "error", ...}`.

@@ -40,18 +40,30 @@ impl Shared {
             problems: index.walk_problems.clone(),
             ..IndexAnswer::default()
         };
-        // Invocations a RunResult or a batch line already shows are not listed twice.
+        // Invocations a RunResult or a batch line already shows are not listed twice (batch
+        // lines are looked at only when there are invocation directories).
+        let invocations: HashSet<&str> = index
+            .entries
+            .values()
+            .filter_map(|entry| match &entry.kind {
+                Kind::Invocation(meta) => meta.invocation_id.as_deref(),
+                _ => None,
+            })
+            .collect();
         let mut shown: HashSet<&str> = HashSet::new();
-        for entry in index.entries.values() {
-            match &entry.kind {
-                Kind::Result(meta) => shown.extend(meta.invocation_id.as_deref()),
-                Kind::Batch(batch) => shown.extend(
-                    batch
-                        .items
-                        .iter()
-                        .filter_map(|i| i.invocation_id.as_deref()),
-                ),
-                _ => {}
+        if !invocations.is_empty() {
+            for entry in index.entries.values() {
+                match &entry.kind {
+                    Kind::Result(meta) => shown.extend(meta.invocation_id.as_deref()),
+                    Kind::Batch(batch) => shown.extend(
+                        batch
+                            .items
+                            .iter()
+                            .filter_map(|item| item.invocation_id.as_deref())
+                            .filter(|id| invocations.contains(id)),
+                    ),
+                    _ => {}
+                }
             }
         }
         for (path, entry) in &index.entries {

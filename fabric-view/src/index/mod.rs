@@ -10,7 +10,7 @@ mod walk;
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Condvar, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 pub(crate) use batch::{Batch, Item, Status};
@@ -25,6 +25,9 @@ pub(crate) fn id_of(prefix: &str, path: &Path) -> String {
     path.hash(&mut hasher);
     format!("{prefix}{:016x}", hasher.finish())
 }
+
+/// A batch's rows sorted by one column, and the batch version it was computed at.
+pub(crate) type Order = (u64, Arc<Vec<u32>>);
 
 /// One indexed path.
 #[derive(Debug, Clone)]
@@ -93,6 +96,9 @@ pub(crate) struct Shared {
     /// (as given, canonical).
     pub(crate) roots: Vec<(String, PathBuf)>,
     index: RwLock<Index>,
+    /// Sorted row orders of batches by (batch id, column), with the batch version they were
+    /// computed at: paging through a sorted table sorts once.
+    pub(crate) orders: Mutex<HashMap<(String, String), Order>>,
     closed: Mutex<bool>,
     wakeup: Condvar,
 }
@@ -108,6 +114,7 @@ impl Shared {
         Shared {
             roots,
             index: RwLock::new(Index::default()),
+            orders: Mutex::new(HashMap::new()),
             closed: Mutex::new(false),
             wakeup: Condvar::new(),
         }

@@ -81,6 +81,11 @@ impl ViewServer {
         }
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// `GET target` with the bearer token.
     pub fn get(&self, target: &str) -> Answer {
         self.raw(target, Some(&self.token))

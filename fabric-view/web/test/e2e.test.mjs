@@ -42,9 +42,13 @@ describe('fabric view in Chromium', { skip }, () => {
     if (Object.keys(measured).length > 0) console.log(`measured: ${JSON.stringify(measured)}`);
   });
 
-  async function shoot(name) {
+  /** The whole page into SHOTS; the viewport (scrolled to `at`, when given) into DOCS. */
+  async function shoot(name, at) {
     await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: name !== 'batch-large' });
-    if (DOCS) await page.screenshot({ path: path.join(DOCS, `view-${name}.png`), fullPage: false });
+    if (!DOCS) return;
+    if (at) await at.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    else await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: path.join(DOCS, `view-${name}.png`) });
   }
 
   /** The index entry of the batch whose results file is under `dir`. */
@@ -132,6 +136,8 @@ describe('fabric view in Chromium', { skip }, () => {
     await artifact.locator('pre').waitFor();
     assert.equal(await artifact.locator('pre').textContent(), 'Files: README.md, notes.txt\n');
     await shoot('run');
+    if (DOCS) await shoot('run-stats', page.locator('[data-testid="system-stats"]'));
+    if (DOCS) await shoot('run-diff', page.locator('[data-testid="diff"]'));
   });
 
   test('two batches compare side by side with the differences marked', async () => {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, FABRIC, makeFixtures, repo, requireTool, startView } from './support.mjs';
+import { appendLine, CHROMIUM, FABRIC, makeFixtures, repo, requireTool, startView } from './support.mjs';
 
 const SHOTS = process.env.FABRIC_VIEW_SCREENSHOTS ?? path.join(repo, 'target', 'view-screenshots');
 const DOCS = process.env.FABRIC_VIEW_DOCS_IMAGES === '1' ? path.join(repo, 'docs', 'images') : null;
@@ -89,6 +89,29 @@ describe('fabric view in Chromium', { skip }, () => {
     await page.locator('[data-testid="items-viewport"] .row[data-item-id="item-20"]').waitFor();
   });
 
+  test('the search and a column sort run over the whole batch', async () => {
+    const rows = '[data-testid="items-viewport"] .row[data-item-id]';
+    await page.locator('[data-testid="filter-search"]').fill('item-1');
+    await page.waitForFunction((sel) => document.querySelectorAll(sel).length === 10, rows);
+    const ids = await page.locator(rows).evaluateAll((els) => els.map((e) => e.getAttribute('data-item-id')));
+    assert.deepEqual(ids.sort(), ['item-10', 'item-11', 'item-12', 'item-13', 'item-14', 'item-15', 'item-16', 'item-17', 'item-18', 'item-19']);
+    await page.locator('[data-testid="filter-search"]').fill('');
+    await page.waitForFunction((sel) => document.querySelectorAll(sel).length === 20, rows);
+
+    // Twice on "duration": descending. Each row's duration cell, in ms, must not increase.
+    await page.locator('button[data-sort="duration_ms"]').click();
+    await page.locator('button[data-sort="duration_ms"]').click();
+    await page.waitForFunction(() => document.querySelector('button[data-sort="duration_ms"]').textContent.endsWith('▼'));
+    await page.waitForFunction(
+      (sel) => {
+        const ms = [...document.querySelectorAll(sel)].map((r) => Number.parseFloat(r.children[4].textContent));
+        return ms.length === 20 && ms.every((v, i) => i === 0 || v <= ms[i - 1]);
+      },
+      rows,
+    );
+    await page.locator('button[data-sort="row"]').click();
+  });
+
   test('clicking an item opens its conversation with the tool call shown', async () => {
     await page.locator('[data-testid="items-viewport"] .row[data-item-id="item-01"]').click();
     await page.waitForURL(/#\/run\//);
@@ -150,6 +173,16 @@ describe('fabric view in Chromium', { skip }, () => {
     const changed = await page.locator('[data-testid="compare"] tbody tr.changed').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-item-id')));
     assert.deepEqual(changed.sort(), ['item-02', 'item-07']);
     await shoot('compare');
+  });
+
+  test('lines appended to a batch show without a reload', async () => {
+    await page.goto(`${view.url}#/batch/${encodeURIComponent(await batchId('batch-b'))}`);
+    await page.locator('[data-testid="items-viewport"] .row[data-item-id="item-20"]').waitFor();
+    assert.match(await page.locator('[data-testid="items-total"]').textContent(), /^20 items/);
+    appendLine(path.join(fixtures, 'batch-b', 'results.jsonl'), 'item-21');
+    await page.locator('[data-testid="items-viewport"] .row[data-item-id="item-21"]').waitFor({ timeout: 15000 });
+    assert.match(await page.locator('[data-testid="items-total"]').textContent(), /^21 items/);
+    assert.equal(await page.locator('[data-count="succeeded"]').textContent(), 'succeeded 18');
   });
 
   test('a 100,000-item batch opens, and scrolling fetches the rows in view', async () => {

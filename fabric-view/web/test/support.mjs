@@ -39,6 +39,11 @@ function line(id, i, status, tokens, durationMs) {
   return JSON.stringify({ id, attempts: 1, result, attempt_log: [], duration_ms: durationMs });
 }
 
+/** Appends one succeeded item to a batch results file, as a running batch would. */
+export function appendLine(file, id) {
+  fs.appendFileSync(file, line(id, 0, 'succeeded', 120, 80) + '\n');
+}
+
 /** A batch results file of `count` items, every tenth one failed (written in chunks). */
 export function writeBatch(file, count, prefix) {
   fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -459,7 +459,39 @@ fn view_needs_its_token_and_never_serves_a_path_from_a_url() {
     std::fs::write(base.join("results.jsonl"), synthetic_line(0)).expect("batch");
     std::fs::write(base.join("bad.json"), "{not json").expect("bad");
     std::fs::write(base.join("garbage.jsonl"), "xx\n").expect("garbage");
+    // A run naming files outside the path: through a link, and by an absolute path.
+    let outside = tempfile::tempdir().expect("outside");
+    let elsewhere = outside.path().join("elsewhere.txt");
+    std::fs::write(&elsewhere, "not served").expect("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, base.join("link.txt")).expect("link");
+    let line: Value = serde_json::from_str(synthetic_line(3).trim()).expect("line");
+    let mut result = line["result"].clone();
+    result["artifacts"] = json!({"root": base, "artifacts": [
+        {"name": "link", "kind": "file", "path": "link.txt"},
+        {"name": "absolute", "kind": "file", "path": elsewhere},
+        {"name": "inside", "kind": "file", "path": "secret.txt"}]});
+    std::fs::write(base.join("result.json"), result.to_string()).expect("result");
     let view = ViewServer::start(&[base]);
+
+    let index = view.json("/api/index");
+    let run = view.json(&format!(
+        "/api/runs/{}",
+        at(&index["runs"], "result.json")["id"]
+            .as_str()
+            .expect("id")
+    ));
+    let artifacts = run["artifacts"].as_array().expect("artifacts");
+    assert_eq!(
+        artifacts[0]["file_id"],
+        Value::Null,
+        "a link out of the path"
+    );
+    assert_eq!(
+        artifacts[1]["file_id"],
+        Value::Null,
+        "a file outside the path"
+    );
+    assert!(artifacts[2]["file_id"].is_string(), "a file under the path");
 
     for target in ["/", "/api/index", "/assets/index.html"] {
         assert_eq!(
@@ -572,6 +604,15 @@ fn view_shows_batch_lines_and_files_that_arrive_while_it_runs() {
     );
     let failed = view.json(&format!("/api/batches/{id}/items?status=failed"));
     assert_eq!(ids(&failed), ["item-000009"]);
+    // Still running: the rate is the one lines arrived at since the file was first read.
+    let stats = view.json(&format!("/api/batches/{id}/stats"));
+    assert!(
+        stats["items_per_second"]
+            .as_f64()
+            .is_some_and(|rate| rate > 0.0),
+        "{stats}"
+    );
+    assert_eq!(stats["summary"], Value::Null);
 
     // A summary arriving ends "running"; a new RunResult file appears as a run.
     std::fs::write(

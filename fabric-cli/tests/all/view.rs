@@ -180,6 +180,7 @@ fn view_lists_runs_and_batches_and_serves_their_parts() {
     assert_eq!(batch["counts"]["failed"], 5);
     assert_eq!(batch["summary"]["failed"], 5);
     assert_eq!(batch["running"], false);
+    assert_eq!(index["totals"]["batches"], 1);
     let run = at(&index["runs"], "out/result.json");
     assert_eq!(run["kind"], "run_result");
     assert_eq!(run["status"], "succeeded");

@@ -7,7 +7,19 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{Entry, Index, Kind, Shared};
-use crate::wire::{BatchEntry, GymExportEntry, IndexAnswer, Problem, RunEntry, TrajectoryEntry};
+use crate::wire::{
+    BatchEntry, GymExportEntry, IndexAnswer, Problem, RunEntry, Totals, TrajectoryEntry,
+};
+
+/// Entries one list of the index answer holds (the answer stays bounded).
+const MAX_LISTED: usize = 5_000;
+
+/// Cuts `list` to [`MAX_LISTED`]; its full length.
+fn bound<T>(list: &mut Vec<T>) -> u64 {
+    let total = list.len() as u64;
+    list.truncate(MAX_LISTED);
+    total
+}
 
 /// A batch without a summary whose file grew this recently is shown as running.
 const RUNNING_FOR: Duration = Duration::from_secs(5);
@@ -69,6 +81,13 @@ impl Shared {
         for (path, entry) in &index.entries {
             self.list(&index, path, entry, &shown, &mut answer);
         }
+        answer.totals = Totals {
+            batches: bound(&mut answer.batches),
+            runs: bound(&mut answer.runs),
+            trajectories: bound(&mut answer.trajectories),
+            gym_exports: bound(&mut answer.gym_exports),
+            problems: bound(&mut answer.problems),
+        };
         answer
     }
 

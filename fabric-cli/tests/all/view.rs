@@ -99,6 +99,20 @@ fn run_fixture(base: &Path) {
     let out = base.join("out");
     std::fs::create_dir_all(&out).expect("out");
     std::fs::write(out.join("result.json"), &output.stdout).expect("result");
+    // Its NeMo Gym export (from a JSON-lines file of the results).
+    let rollout = out.join("rollout.jsonl");
+    std::fs::write(&rollout, format!("{result}\n")).expect("rollout");
+    let export = support::fabric(&[
+        "export",
+        "gym",
+        rollout.to_str().expect("utf-8"),
+        "--task-id",
+        "task-1",
+        "--rollout-id",
+        "rollout-1",
+    ]);
+    assert_eq!(export.status.code(), Some(0), "{export:?}");
+    std::fs::write(out.join("gym.json"), &export.stdout).expect("gym export");
 }
 
 /// `fabric batch` of 20 items, every fourth failing with `tool_failed`; the lines go to
@@ -187,6 +201,19 @@ fn view_lists_runs_and_batches_and_serves_their_parts() {
     let trajectory = at(&index["trajectories"], "trajectory-s1.atif.json");
     assert_eq!(trajectory["kind"], "atif");
     assert_eq!(trajectory["run_id"], run["id"]);
+    let gym = at(&index["gym_exports"], "out/gym.json");
+    assert!(
+        gym["records"].as_u64().is_some_and(|records| records > 0),
+        "{gym}"
+    );
+    let exported = view.get(&format!(
+        "/api/files/{}",
+        gym["file_id"].as_str().expect("id")
+    ));
+    assert!(
+        serde_json::from_slice::<Value>(&exported.body)
+            .is_ok_and(|v| v["ng_agent_observations"].is_object())
+    );
     // The invocation directory is the run's: not listed twice.
     assert_eq!(
         index["runs"].as_array().expect("runs").len(),
@@ -460,6 +487,9 @@ fn view_needs_its_token_and_never_serves_a_path_from_a_url() {
     std::fs::write(base.join("results.jsonl"), synthetic_line(0)).expect("batch");
     std::fs::write(base.join("bad.json"), "{not json").expect("bad");
     std::fs::write(base.join("garbage.jsonl"), "xx\n").expect("garbage");
+    let atof = json!({"kind": "scope", "scope_category": "start", "uuid": "scope-1",
+                      "name": "agent", "category": "agent", "timestamp": "2026-01-01T00:00:00Z"});
+    std::fs::write(base.join("stream.atof.jsonl"), format!("{atof}\n")).expect("atof");
     // A run naming files outside the path: through a link, and by an absolute path.
     let outside = tempfile::tempdir().expect("outside");
     let elsewhere = outside.path().join("elsewhere.txt");
@@ -554,6 +584,10 @@ fn view_needs_its_token_and_never_serves_a_path_from_a_url() {
         );
     }
     assert_eq!(at(&index["batches"], "results.jsonl")["items"], 1);
+    assert_eq!(
+        at(&index["trajectories"], "stream.atof.jsonl")["kind"],
+        "atof"
+    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `GET /api/index`: the index as the page lists it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
@@ -10,6 +10,14 @@ use super::{Entry, Index, Kind, Shared};
 use crate::wire::{
     BatchEntry, GymExportEntry, IndexAnswer, Problem, RunEntry, Totals, TrajectoryEntry,
 };
+
+/// What other entries of the index say about an entry.
+struct Seen<'a> {
+    /// Invocations a RunResult or a batch line shows.
+    invocations: &'a HashSet<&'a str>,
+    /// The run listing each trajectory.
+    trajectories: &'a HashMap<&'a Path, &'a str>,
+}
 
 /// Entries one list of the index answer holds (the answer stays bounded).
 const MAX_LISTED: usize = 5_000;
@@ -78,8 +86,21 @@ impl Shared {
                 }
             }
         }
+        // The run listing each trajectory.
+        let mut listed_by: HashMap<&Path, &str> = HashMap::new();
+        for entry in index.entries.values() {
+            if let Kind::Result(meta) = &entry.kind {
+                for trajectory in &meta.trajectories {
+                    listed_by.insert(trajectory.as_path(), entry.id.as_str());
+                }
+            }
+        }
+        let seen = Seen {
+            invocations: &shown,
+            trajectories: &listed_by,
+        };
         for (path, entry) in &index.entries {
-            self.list(&index, path, entry, &shown, &mut answer);
+            self.list(&index, path, entry, &seen, &mut answer);
         }
         answer.totals = Totals {
             batches: bound(&mut answer.batches),
@@ -96,7 +117,7 @@ impl Shared {
         index: &Index,
         path: &Path,
         entry: &Entry,
-        shown: &HashSet<&str>,
+        seen: &Seen<'_>,
         answer: &mut IndexAnswer,
     ) {
         let label = self.label(path);
@@ -121,7 +142,7 @@ impl Shared {
                     && meta
                         .invocation_id
                         .as_deref()
-                        .is_some_and(|i| shown.contains(i))
+                        .is_some_and(|i| seen.invocations.contains(i))
                 {
                     return;
                 }
@@ -142,12 +163,7 @@ impl Shared {
                 });
             }
             Kind::Atif | Kind::Atof => {
-                let run_id = index.entries.values().find_map(|other| match &other.kind {
-                    Kind::Result(meta) if meta.trajectories.iter().any(|t| t == path) => {
-                        Some(other.id.clone())
-                    }
-                    _ => None,
-                });
+                let run_id = seen.trajectories.get(path).map(|id| (*id).to_owned());
                 answer.trajectories.push(TrajectoryEntry {
                     id: entry.id.clone(),
                     kind: if matches!(entry.kind, Kind::Atif) {

@@ -20,6 +20,18 @@ pub struct IndexAnswer {
     pub gym_exports: Vec<GymExportEntry>,
     /// Files that looked like ours but could not be read, and why.
     pub problems: Vec<Problem>,
+    /// How many of each list there are: a list holds at most its first 5,000 (by path).
+    pub totals: Totals,
+}
+
+/// The full length of each list of the index.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Totals {
+    pub batches: u64,
+    pub runs: u64,
+    pub trajectories: u64,
+    pub gym_exports: u64,
+    pub problems: u64,
 }
 
 /// Item counts of a batch by verdict.

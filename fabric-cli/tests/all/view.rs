@@ -99,6 +99,20 @@ fn run_fixture(base: &Path) {
     let out = base.join("out");
     std::fs::create_dir_all(&out).expect("out");
     std::fs::write(out.join("result.json"), &output.stdout).expect("result");
+    // Its NeMo Gym export (from a JSON-lines file of the results).
+    let rollout = out.join("rollout.jsonl");
+    std::fs::write(&rollout, format!("{result}\n")).expect("rollout");
+    let export = support::fabric(&[
+        "export",
+        "gym",
+        rollout.to_str().expect("utf-8"),
+        "--task-id",
+        "task-1",
+        "--rollout-id",
+        "rollout-1",
+    ]);
+    assert_eq!(export.status.code(), Some(0), "{export:?}");
+    std::fs::write(out.join("gym.json"), &export.stdout).expect("gym export");
 }
 
 /// `fabric batch` of 20 items, every fourth failing with `tool_failed`; the lines go to
@@ -180,12 +194,26 @@ fn view_lists_runs_and_batches_and_serves_their_parts() {
     assert_eq!(batch["counts"]["failed"], 5);
     assert_eq!(batch["summary"]["failed"], 5);
     assert_eq!(batch["running"], false);
+    assert_eq!(index["totals"]["batches"], 1);
     let run = at(&index["runs"], "out/result.json");
     assert_eq!(run["kind"], "run_result");
     assert_eq!(run["status"], "succeeded");
     let trajectory = at(&index["trajectories"], "trajectory-s1.atif.json");
     assert_eq!(trajectory["kind"], "atif");
     assert_eq!(trajectory["run_id"], run["id"]);
+    let gym = at(&index["gym_exports"], "out/gym.json");
+    assert!(
+        gym["records"].as_u64().is_some_and(|records| records > 0),
+        "{gym}"
+    );
+    let exported = view.get(&format!(
+        "/api/files/{}",
+        gym["file_id"].as_str().expect("id")
+    ));
+    assert!(
+        serde_json::from_slice::<Value>(&exported.body)
+            .is_ok_and(|v| v["ng_agent_observations"].is_object())
+    );
     // The invocation directory is the run's: not listed twice.
     assert_eq!(
         index["runs"].as_array().expect("runs").len(),
@@ -459,7 +487,42 @@ fn view_needs_its_token_and_never_serves_a_path_from_a_url() {
     std::fs::write(base.join("results.jsonl"), synthetic_line(0)).expect("batch");
     std::fs::write(base.join("bad.json"), "{not json").expect("bad");
     std::fs::write(base.join("garbage.jsonl"), "xx\n").expect("garbage");
+    let atof = json!({"kind": "scope", "scope_category": "start", "uuid": "scope-1",
+                      "name": "agent", "category": "agent", "timestamp": "2026-01-01T00:00:00Z"});
+    std::fs::write(base.join("stream.atof.jsonl"), format!("{atof}\n")).expect("atof");
+    // A run naming files outside the path: through a link, and by an absolute path.
+    let outside = tempfile::tempdir().expect("outside");
+    let elsewhere = outside.path().join("elsewhere.txt");
+    std::fs::write(&elsewhere, "not served").expect("elsewhere");
+    std::os::unix::fs::symlink(&elsewhere, base.join("link.txt")).expect("link");
+    let line: Value = serde_json::from_str(synthetic_line(3).trim()).expect("line");
+    let mut result = line["result"].clone();
+    result["artifacts"] = json!({"root": base, "artifacts": [
+        {"name": "link", "kind": "file", "path": "link.txt"},
+        {"name": "absolute", "kind": "file", "path": elsewhere},
+        {"name": "inside", "kind": "file", "path": "secret.txt"}]});
+    std::fs::write(base.join("result.json"), result.to_string()).expect("result");
     let view = ViewServer::start(&[base]);
+
+    let index = view.json("/api/index");
+    let run = view.json(&format!(
+        "/api/runs/{}",
+        at(&index["runs"], "result.json")["id"]
+            .as_str()
+            .expect("id")
+    ));
+    let artifacts = run["artifacts"].as_array().expect("artifacts");
+    assert_eq!(
+        artifacts[0]["file_id"],
+        Value::Null,
+        "a link out of the path"
+    );
+    assert_eq!(
+        artifacts[1]["file_id"],
+        Value::Null,
+        "a file outside the path"
+    );
+    assert!(artifacts[2]["file_id"].is_string(), "a file under the path");
 
     for target in ["/", "/api/index", "/assets/index.html"] {
         assert_eq!(
@@ -521,6 +584,10 @@ fn view_needs_its_token_and_never_serves_a_path_from_a_url() {
         );
     }
     assert_eq!(at(&index["batches"], "results.jsonl")["items"], 1);
+    assert_eq!(
+        at(&index["trajectories"], "stream.atof.jsonl")["kind"],
+        "atof"
+    );
 }
 
 #[test]
@@ -572,6 +639,15 @@ fn view_shows_batch_lines_and_files_that_arrive_while_it_runs() {
     );
     let failed = view.json(&format!("/api/batches/{id}/items?status=failed"));
     assert_eq!(ids(&failed), ["item-000009"]);
+    // Still running: the rate is the one lines arrived at since the file was first read.
+    let stats = view.json(&format!("/api/batches/{id}/stats"));
+    assert!(
+        stats["items_per_second"]
+            .as_f64()
+            .is_some_and(|rate| rate > 0.0),
+        "{stats}"
+    );
+    assert_eq!(stats["summary"], Value::Null);
 
     // A summary arriving ends "running"; a new RunResult file appears as a run.
     std::fs::write(

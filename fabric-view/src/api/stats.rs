@@ -74,7 +74,9 @@ pub(super) fn stats(shared: &Shared, id: &str) -> Answered {
     let wall_seconds = number("wall_ms").map(|ms| ms / 1000.0);
     ok(&StatsAnswer {
         counts: batch.counts.clone(),
-        items_per_second: number("items_per_second"),
+        // Without a summary (a batch still running): the rate lines arrived at since the
+        // index first read the file.
+        items_per_second: number("items_per_second").or_else(|| batch.observed_rate()),
         wall_seconds,
         latency_ms: Percentiles {
             p50: percentile(&durations, 0.5),

@@ -114,6 +114,10 @@ pub(crate) struct Batch {
     pub(crate) version: u64,
     /// Where this batch's reading started (0, or the end of the batch it appends to).
     pub(crate) start: u64,
+    /// When the index first read it, and how many items it had then (the rate of a
+    /// running batch without a summary is measured from there).
+    pub(crate) seen_at: Instant,
+    pub(crate) seen_items: usize,
 }
 
 impl Batch {
@@ -133,6 +137,8 @@ impl Batch {
             grew_at: Instant::now(),
             version: 0,
             start: offset,
+            seen_at: Instant::now(),
+            seen_items: 0,
         }
     }
 
@@ -185,6 +191,14 @@ impl Batch {
                 }
             }
         }
+    }
+
+    /// Items per second since the index first read this batch (`None` before a second
+    /// passed or when nothing arrived since).
+    pub(crate) fn observed_rate(&self) -> Option<f64> {
+        let seconds = self.seen_at.elapsed().as_secs_f64();
+        let arrived = self.items.len().saturating_sub(self.seen_items);
+        (seconds >= 1.0 && arrived > 0).then(|| arrived as f64 / seconds)
     }
 
     /// Appends the lines `more` read after this batch's end.

@@ -112,6 +112,7 @@ fn lines(path: &Path) -> Result<Kind, String> {
         batch
             .read_more(path)
             .map_err(|error| format!("cannot read: {error}"))?;
+        batch.seen_items = batch.items.len();
         return Ok(Kind::Batch(Box::new(batch)));
     }
     match first.get("kind").and_then(Value::as_str) {

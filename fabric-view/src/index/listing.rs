@@ -1,13 +1,33 @@
 //! `GET /api/index`: the index as the page lists it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use super::{Entry, Index, Kind, Shared};
-use crate::wire::{BatchEntry, GymExportEntry, IndexAnswer, Problem, RunEntry, TrajectoryEntry};
+use crate::wire::{
+    BatchEntry, GymExportEntry, IndexAnswer, Problem, RunEntry, Totals, TrajectoryEntry,
+};
+
+/// What other entries of the index say about an entry.
+struct Seen<'a> {
+    /// Invocations a RunResult or a batch line shows.
+    invocations: &'a HashSet<&'a str>,
+    /// The run listing each trajectory.
+    trajectories: &'a HashMap<&'a Path, &'a str>,
+}
+
+/// Entries one list of the index answer holds (the answer stays bounded).
+const MAX_LISTED: usize = 5_000;
+
+/// Cuts `list` to [`MAX_LISTED`]; its full length.
+fn bound<T>(list: &mut Vec<T>) -> u64 {
+    let total = list.len() as u64;
+    list.truncate(MAX_LISTED);
+    total
+}
 
 /// A batch without a summary whose file grew this recently is shown as running.
 const RUNNING_FOR: Duration = Duration::from_secs(5);
@@ -66,9 +86,29 @@ impl Shared {
                 }
             }
         }
-        for (path, entry) in &index.entries {
-            self.list(&index, path, entry, &shown, &mut answer);
+        // The run listing each trajectory.
+        let mut listed_by: HashMap<&Path, &str> = HashMap::new();
+        for entry in index.entries.values() {
+            if let Kind::Result(meta) = &entry.kind {
+                for trajectory in &meta.trajectories {
+                    listed_by.insert(trajectory.as_path(), entry.id.as_str());
+                }
+            }
         }
+        let seen = Seen {
+            invocations: &shown,
+            trajectories: &listed_by,
+        };
+        for (path, entry) in &index.entries {
+            self.list(&index, path, entry, &seen, &mut answer);
+        }
+        answer.totals = Totals {
+            batches: bound(&mut answer.batches),
+            runs: bound(&mut answer.runs),
+            trajectories: bound(&mut answer.trajectories),
+            gym_exports: bound(&mut answer.gym_exports),
+            problems: bound(&mut answer.problems),
+        };
         answer
     }
 
@@ -77,7 +117,7 @@ impl Shared {
         index: &Index,
         path: &Path,
         entry: &Entry,
-        shown: &HashSet<&str>,
+        seen: &Seen<'_>,
         answer: &mut IndexAnswer,
     ) {
         let label = self.label(path);
@@ -102,7 +142,7 @@ impl Shared {
                     && meta
                         .invocation_id
                         .as_deref()
-                        .is_some_and(|i| shown.contains(i))
+                        .is_some_and(|i| seen.invocations.contains(i))
                 {
                     return;
                 }
@@ -123,12 +163,7 @@ impl Shared {
                 });
             }
             Kind::Atif | Kind::Atof => {
-                let run_id = index.entries.values().find_map(|other| match &other.kind {
-                    Kind::Result(meta) if meta.trajectories.iter().any(|t| t == path) => {
-                        Some(other.id.clone())
-                    }
-                    _ => None,
-                });
+                let run_id = seen.trajectories.get(path).map(|id| (*id).to_owned());
                 answer.trajectories.push(TrajectoryEntry {
                     id: entry.id.clone(),
                     kind: if matches!(entry.kind, Kind::Atif) {

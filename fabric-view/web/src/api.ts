@@ -59,6 +59,8 @@ export interface Index {
   trajectories: TrajectoryEntry[];
   gym_exports: GymExportEntry[];
   problems: Problem[];
+  /** The full length of each list: a list holds at most its first 5,000 (by path). */
+  totals?: Record<'batches' | 'runs' | 'trajectories' | 'gym_exports' | 'problems', number>;
 }
 
 export interface ItemRow {

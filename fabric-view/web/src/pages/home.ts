@@ -25,6 +25,13 @@ function counts(c: Record<string, number>): string {
     .join(' · ');
 }
 
+/** "Runs (12)", or "Runs (5,000 of 12,345)" when the server listed only the first ones. */
+function heading(title: string, index: Index, kind: keyof NonNullable<Index['totals']>): string {
+  const shown = index[kind].length;
+  const total = index.totals?.[kind] ?? shown;
+  return total > shown ? `${title} (${fmtInt(shown)} of ${fmtInt(total)})` : `${title} (${fmtInt(shown)})`;
+}
+
 export function renderHome(root: HTMLElement, first: Index): Page {
   const body = h('div');
   root.append(body);
@@ -62,7 +69,7 @@ export function renderHome(root: HTMLElement, first: Index): Page {
       body,
       h('div', { class: 'toolbar' }, compare, note),
       section(
-        `Batches (${index.batches.length})`,
+        heading('Batches', index, 'batches'),
         table(
           ['', 'batch', 'items', 'status counts', ''],
           index.batches.map((b) => [
@@ -76,7 +83,7 @@ export function renderHome(root: HTMLElement, first: Index): Page {
         ),
       ),
       section(
-        `Runs (${index.runs.length})`,
+        heading('Runs', index, 'runs'),
         table(
           ['', 'run', 'kind', 'status', 'started', 'duration'],
           index.runs.map((r) => [
@@ -91,7 +98,7 @@ export function renderHome(root: HTMLElement, first: Index): Page {
         ),
       ),
       section(
-        `Trajectories (${index.trajectories.length})`,
+        heading('Trajectories', index, 'trajectories'),
         table(
           ['trajectory', 'kind', 'run', ''],
           index.trajectories.map((t) => [
@@ -105,7 +112,7 @@ export function renderHome(root: HTMLElement, first: Index): Page {
       ),
       index.gym_exports.length > 0
         ? section(
-            `Gym exports (${index.gym_exports.length})`,
+            heading('Gym exports', index, 'gym_exports'),
             table(
               ['export', 'records', ''],
               index.gym_exports.map((g) => [h('span', { title: g.path }, g.label), fmtInt(g.records), download({ file_id: g.file_id, size: 0 }, g.label)]),
@@ -114,7 +121,7 @@ export function renderHome(root: HTMLElement, first: Index): Page {
           )
         : null,
       section(
-        `Problems (${index.problems.length})`,
+        heading('Problems', index, 'problems'),
         table(['path', 'message'], index.problems.map((p) => [p.path, p.message]), 'problems'),
       ),
       h('p', { class: 'muted' }, `Roots: ${index.roots.join(', ')}`),

@@ -12,11 +12,13 @@ cd "$(dirname "$0")/.."
 # valgrind: the C ABI test runs under it; script (bsdutils): the CLI's terminal tests run
 # `fabric` on a pseudo-terminal; pkg-config: the Go binding and the C SDK's quickstart;
 # podman and runc: the container environment provider's tests (docs/sandbox.md; runc, since
-# crun refuses cgroups in hybrid mode on some hosts).
+# crun refuses cgroups in hybrid mode on some hosts); chromium: the browser tests of
+# `fabric view` (fabric-view/web/test/, headless, driven by playwright-core).
 missing=()
 command -v valgrind >/dev/null 2>&1 || missing+=(valgrind)
 command -v script >/dev/null 2>&1 || missing+=(bsdutils)
 command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 containers=()
 command -v podman >/dev/null 2>&1 || containers+=(podman)
 command -v runc >/dev/null 2>&1 || containers+=(runc)
@@ -82,3 +84,6 @@ else
 fi
 (cd bindings/typescript && npm ci --no-audit --no-fund)
 (cd adapters/typescript-echo && npm ci --no-audit --no-fund)
+# The page of `fabric view`: esbuild, uPlot, TypeScript and playwright-core (which drives
+# Debian's chromium above; it downloads no browser).
+(cd fabric-view/web && npm ci --no-audit --no-fund)

@@ -68,6 +68,9 @@ if need npm "Node.js 20 or later with npm (scripts/setup.sh)"; then
   step "TypeScript echo adapter (tsc + node --test)"
   (cd adapters/typescript-echo && npm run --silent build && npm test)
 
+  step "fabric view: the checked-in page is what fabric-view/web builds; the page in headless Chromium (node --test)"
+  (cd fabric-view/web && npm run --silent check && npm test)
+
   step "TypeScript echo adapter passes the conformance kit (fabric adapters check, docs/checking-adapters.md)"
   FABRIC_CORE_LIB="$root/target/debug/libfabric_ffi.so" "$root/target/debug/fabric" adapters check \
     --descriptor adapters/typescript-echo/typescript-echo.fabric-adapter.json --json >/dev/null

@@ -282,6 +282,8 @@ var ErrorCodes = map[string]ErrorCodeInfo{
 	"unsupported_relay_observability_version": {Stage: "", Retryable: false, ClassOverride: "", Origin: "config", Summary: "NeMo Fabric requires Relay observability config version 4"},
 	"validation_failed":                       {Stage: "", Retryable: false, ClassOverride: "config", Origin: "sandbox", Summary: "the runtime server rejected the config or run request"},
 	"validation_unavailable":                  {Stage: "", Retryable: false, ClassOverride: "", Origin: "sandbox", Summary: "the runtime server could not verify the adapter's capabilities"},
+	"view_listen_refused":                     {Stage: "config", Retryable: false, ClassOverride: "", Origin: "cli", Summary: "`fabric view`: --listen is not a loopback address (the page is served on loopback only)"},
+	"view_start_failed":                       {Stage: "", Retryable: false, ClassOverride: "", Origin: "host", Summary: "`fabric view` could not listen on its address, read a path it was given, or reach the reactor"},
 	"wrong_agent":                             {Stage: "", Retryable: false, ClassOverride: "config", Origin: "sandbox", Summary: "a bridge request's agent does not match the runtime or the config's metadata.name"},
 	"wrong_handle_kind":                       {Stage: "", Retryable: false, ClassOverride: "state", Origin: "abi", Summary: "a handle argument is of another kind"},
 }
@@ -872,6 +874,10 @@ const (
 	CodeValidationUnavailable = "validation_unavailable"
 	// CodeVersionCommandNotDeclared (reason): software evidence: a process adapter's executable version is unavailable because the descriptor declares no way to ask for it
 	CodeVersionCommandNotDeclared = "version_command_not_declared"
+	// CodeViewListenRefused (error): `fabric view`: --listen is not a loopback address (the page is served on loopback only)
+	CodeViewListenRefused = "view_listen_refused"
+	// CodeViewStartFailed (error): `fabric view` could not listen on its address, read a path it was given, or reach the reactor
+	CodeViewStartFailed = "view_start_failed"
 	// CodeWrongAgent (error): a bridge request's agent does not match the runtime or the config's metadata.name
 	CodeWrongAgent = "wrong_agent"
 	// CodeWrongHandleKind (error): a handle argument is of another kind

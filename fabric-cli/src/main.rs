@@ -28,6 +28,7 @@ mod cmd_schema;
 mod cmd_service;
 mod cmd_stub_model;
 mod cmd_validate;
+mod cmd_view;
 mod common;
 mod flags;
 mod human;
@@ -93,6 +94,9 @@ enum Command {
     /// Export results to another format (`fabric export gym RESULTS.jsonl --task-id T
     /// --rollout-id R`: NeMo Gym rollout observations).
     Export(cmd_export::Args),
+    /// A local read-only web page over runs, batches and trajectories under the paths
+    /// (`fabric view runs/ --listen 127.0.0.1:0`); prints the URL with its token.
+    View(cmd_view::Args),
     /// Serve a compiled-in adapter's host protocol on stdin/stdout (what the bundled
     /// descriptor's runner calls; not for people).
     #[command(name = builtin::COMMAND, hide = true)]
@@ -145,6 +149,7 @@ fn main() -> ExitCode {
         Command::Service(command) => cmd_service::run(command),
         Command::Env(command) => cmd_env::run(command),
         Command::Export(args) => cmd_export::run(args),
+        Command::View(args) => cmd_view::run(args),
         Command::Check(args) => {
             interrupt::install();
             interrupt::finish(cmd_check::run(args))

@@ -292,6 +292,8 @@ export const ERROR_CODES: Readonly<Record<string, ErrorCodeInfo>> = {
   unsupported_relay_observability_version: { stage: null, retryable: false, classOverride: null, origin: "config", summary: "NeMo Fabric requires Relay observability config version 4" },
   validation_failed: { stage: null, retryable: false, classOverride: "config", origin: "sandbox", summary: "the runtime server rejected the config or run request" },
   validation_unavailable: { stage: null, retryable: false, classOverride: null, origin: "sandbox", summary: "the runtime server could not verify the adapter's capabilities" },
+  view_listen_refused: { stage: "config", retryable: false, classOverride: null, origin: "cli", summary: "`fabric view`: --listen is not a loopback address (the page is served on loopback only)" },
+  view_start_failed: { stage: null, retryable: false, classOverride: null, origin: "host", summary: "`fabric view` could not listen on its address, read a path it was given, or reach the reactor" },
   wrong_agent: { stage: null, retryable: false, classOverride: "config", origin: "sandbox", summary: "a bridge request's agent does not match the runtime or the config's metadata.name" },
   wrong_handle_kind: { stage: null, retryable: false, classOverride: "state", origin: "abi", summary: "a handle argument is of another kind" },
 };
@@ -884,6 +886,10 @@ export const Code = {
   VALIDATION_UNAVAILABLE: "validation_unavailable",
   /** (reason) software evidence: a process adapter's executable version is unavailable because the descriptor declares no way to ask for it */
   VERSION_COMMAND_NOT_DECLARED: "version_command_not_declared",
+  /** (error) `fabric view`: --listen is not a loopback address (the page is served on loopback only) */
+  VIEW_LISTEN_REFUSED: "view_listen_refused",
+  /** (error) `fabric view` could not listen on its address, read a path it was given, or reach the reactor */
+  VIEW_START_FAILED: "view_start_failed",
   /** (error) a bridge request's agent does not match the runtime or the config's metadata.name */
   WRONG_AGENT: "wrong_agent",
   /** (error) a handle argument is of another kind */

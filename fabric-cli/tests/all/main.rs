@@ -41,3 +41,4 @@ mod stub_model;
 mod support;
 mod ux;
 mod validate;
+mod view;

@@ -9,7 +9,7 @@ use crate::support::{fabric, repo_root, stdout_json};
 use serde_json::{Value, json};
 
 /// The scripted adapter's descriptor, declaring Relay telemetry, in `dir`.
-fn relay_scripted_descriptor(dir: &Path) -> String {
+pub(crate) fn relay_scripted_descriptor(dir: &Path) -> String {
     let scripted = repo_root().join("adapters/scripted");
     let text =
         std::fs::read_to_string(scripted.join("scripted.fabric-adapter.json")).expect("descriptor");

@@ -29,6 +29,7 @@ mod plan;
 mod reasons;
 mod sandbox;
 mod surfaces;
+mod view;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -44,6 +45,7 @@ pub use plan::*;
 pub use reasons::*;
 pub use sandbox::*;
 pub use surfaces::*;
+pub use view::*;
 
 use crate::error::{ConfigRule, Stage};
 
@@ -318,6 +320,7 @@ const LISTS: &[&[ErrorCode]] = &[
     adapter::ADAPTER,
     reasons::REASONS,
     gym::GYM,
+    view::VIEW,
 ];
 
 /// Every code except the config rules (declared by `ConfigRule`, added by [`all`]).

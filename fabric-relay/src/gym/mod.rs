@@ -34,6 +34,7 @@ mod captured;
 mod conversation;
 mod join;
 mod map;
+mod stated;
 
 #[cfg(test)]
 mod tests;
@@ -44,3 +45,4 @@ use fabric_config::gym::{GymObservations, GymObservationsRequest};
 pub use assistant::{MESSAGE_GAP_CODES, join_assistant_message_calls};
 pub use join::{JOIN_GAP_CODES, join_model_call_observations};
 pub use map::{GAP_CODES, observations};
+pub use stated::{ConversationSource, result_conversation};

@@ -816,6 +816,12 @@ class Code:
     #: (reason) software evidence: a process adapter's executable version is unavailable because the descriptor declares no way to ask for it
     VERSION_COMMAND_NOT_DECLARED = "version_command_not_declared"
 
+    #: (error) `fabric view`: --listen is not a loopback address (the page is served on loopback only)
+    VIEW_LISTEN_REFUSED = "view_listen_refused"
+
+    #: (error) `fabric view` could not listen on its address, read a path it was given, or reach the reactor
+    VIEW_START_FAILED = "view_start_failed"
+
     #: (error) a bridge request's agent does not match the runtime or the config's metadata.name
     WRONG_AGENT = "wrong_agent"
 

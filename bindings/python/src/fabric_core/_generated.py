@@ -300,6 +300,8 @@ ERROR_CODES: dict[str, tuple[str | None, bool, str | None, str]] = {
     "unsupported_relay_observability_version": (None, False, None, "config"),
     "validation_failed": (None, False, "config", "sandbox"),
     "validation_unavailable": (None, False, None, "sandbox"),
+    "view_listen_refused": ("config", False, None, "cli"),
+    "view_start_failed": (None, False, None, "host"),
     "wrong_agent": (None, False, "config", "sandbox"),
     "wrong_handle_kind": (None, False, "state", "abi"),
 }

@@ -85,6 +85,7 @@ pub mod provider;
 /// workspace root).
 #[path = "../../../../tests/upstream/mod.rs"]
 pub mod upstream;
+pub mod view;
 
 fn shell_quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', r"'\''"))

@@ -1,0 +1,37 @@
+//! The conversation one RunResult states, as Responses-API input items, for readers other
+//! than the Gym mapping (`fabric view`): the same rule the mapping uses — the Relay ATIF
+//! trajectory the result lists, else the captured model calls.
+
+use fabric_config::result::RunResult;
+use serde_json::Value;
+
+use super::{captured, conversation};
+
+/// Where a stated conversation came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConversationSource {
+    /// The Relay ATIF trajectory the result lists.
+    Atif,
+    /// The captured model calls (`model-calls.jsonl`): the last answered call's request and
+    /// answer.
+    ModelCalls,
+}
+
+/// The conversation `result` states: `Ok(None)` when it recorded neither a trajectory nor
+/// model calls; `Err` says why the recorded one cannot be read (the file named).
+pub fn result_conversation(
+    result: &RunResult,
+) -> Result<Option<(ConversationSource, Vec<Value>)>, String> {
+    match conversation::conversation(result) {
+        Ok(items) => Ok(Some((ConversationSource::Atif, items))),
+        Err(Some(detail)) => Err(detail),
+        Err(None) => {
+            let records = captured::records(result)?;
+            if records.is_empty() {
+                return Ok(None);
+            }
+            captured::conversation(&records)
+                .map(|items| Some((ConversationSource::ModelCalls, items)))
+        }
+    }
+}

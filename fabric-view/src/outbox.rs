@@ -1,0 +1,77 @@
+//! The bytes a worker produces for one connection, handed to the reactor thread as the
+//! socket takes them: bounded (a worker waits while [`CAPACITY`] bytes are queued), and
+//! abandoned when the peer goes away.
+
+use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
+
+use fabric_reactor::http::{Produce, Turn};
+
+/// Bytes queued before a worker waits for the socket.
+pub(crate) const CAPACITY: usize = 1024 * 1024;
+
+#[derive(Debug, Default)]
+struct Queue {
+    bytes: Vec<u8>,
+    done: bool,
+    gone: bool,
+}
+
+/// One connection's answer in progress.
+#[derive(Debug, Default)]
+pub(crate) struct Outbox {
+    queue: Mutex<Queue>,
+    room: Condvar,
+}
+
+impl Outbox {
+    fn lock(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues `bytes`, waiting while the queue is full; `false` once the peer is gone.
+    pub(crate) fn push(&self, bytes: &[u8]) -> bool {
+        let mut queue = self.lock();
+        while queue.bytes.len() >= CAPACITY && !queue.gone {
+            queue = self
+                .room
+                .wait(queue)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        if queue.gone {
+            return false;
+        }
+        queue.bytes.extend_from_slice(bytes);
+        true
+    }
+
+    /// The answer is complete.
+    pub(crate) fn finish(&self) {
+        self.lock().done = true;
+    }
+
+    /// The connection closed: a waiting worker stops.
+    pub(crate) fn abandon(&self) {
+        self.lock().gone = true;
+        self.room.notify_all();
+    }
+
+    /// Moves up to `room` queued bytes to `out` (on the reactor thread). When bytes are left
+    /// over, the server is driven again next turn (`Turn::wake_server`): the worker may have
+    /// queued its last bytes already, and a socket that took everything gives no new event.
+    pub(crate) fn take(&self, out: &mut Vec<u8>, room: usize, turn: &mut Turn) -> Produce {
+        let mut queue = self.lock();
+        let take = room.min(queue.bytes.len());
+        out.extend(queue.bytes.drain(..take));
+        if take > 0 {
+            self.room.notify_all();
+        }
+        if !queue.bytes.is_empty() {
+            turn.wake_server();
+        }
+        if queue.done && queue.bytes.is_empty() {
+            Produce::Done
+        } else {
+            Produce::Wait
+        }
+    }
+}

@@ -224,7 +224,13 @@ pub(crate) fn summary_of(index: &Index, path: &Path) -> Option<Value> {
 pub(crate) fn served_entry(index: &Index, id: &str) -> Option<std::path::PathBuf> {
     let (path, entry) = index.entry(id)?;
     match entry.kind {
-        Kind::Problem(_) | Kind::Invocation(_) => None,
-        _ => Some(path.to_path_buf()),
+        Kind::Batch(_)
+        | Kind::Result(_)
+        | Kind::Atif
+        | Kind::Atof
+        | Kind::Gym { .. }
+        | Kind::Summary(_) => Some(path.to_path_buf()),
+        // Not ours (a config), unreadable, or a directory.
+        Kind::Other | Kind::Problem(_) | Kind::Invocation(_) => None,
     }
 }

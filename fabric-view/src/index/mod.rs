@@ -99,6 +99,8 @@ pub(crate) struct Shared {
     /// Sorted row orders of batches by (batch id, column), with the batch version they were
     /// computed at: paging through a sorted table sorts once.
     pub(crate) orders: Mutex<HashMap<(String, String), Order>>,
+    /// The directories the last walk listed.
+    dirs: Mutex<walk::DirCache>,
     closed: Mutex<bool>,
     wakeup: Condvar,
 }
@@ -115,6 +117,7 @@ impl Shared {
             roots,
             index: RwLock::new(Index::default()),
             orders: Mutex::new(HashMap::new()),
+            dirs: Mutex::new(walk::DirCache::default()),
             closed: Mutex::new(false),
             wakeup: Condvar::new(),
         }
@@ -151,7 +154,10 @@ impl Shared {
     /// Walks the roots and applies what changed.
     pub(crate) fn rescan(&self) {
         let roots: Vec<PathBuf> = self.roots.iter().map(|(_, root)| root.clone()).collect();
-        let (found, walk_problems) = walk::walk(&roots);
+        let (found, walk_problems) = {
+            let mut cache = self.dirs.lock().unwrap_or_else(PoisonError::into_inner);
+            walk::walk(&roots, &mut cache)
+        };
         let mut work = Vec::new();
         let mut removed = Vec::new();
         {

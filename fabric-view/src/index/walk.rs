@@ -1,6 +1,12 @@
 //! Walking the paths: the files that may be ours (`.json`, `.jsonl`) and the invocation
 //! directories, with the stamps that tell whether they changed. Links are never followed.
+//!
+//! A directory whose modification time did not change since the last walk is not listed
+//! again: its subdirectories and candidate files are taken from the [`DirCache`] and only
+//! stamped (a file rewritten or appended to in place changes its own stamp, not its
+//! directory's).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -9,11 +15,17 @@ use crate::wire::Problem;
 /// Directories never entered.
 const SKIPPED: &[&str] = &[".git", "node_modules"];
 
+/// Files read with their invocation, never on their own.
+const PARTS: &[&str] = &["system-stats.jsonl", "model-calls.jsonl"];
+
 /// How deep a walk goes below a root.
 const MAX_DEPTH: usize = 32;
 
 /// Entries one walk looks at before it stops (and says so in the problems).
 const MAX_ENTRIES: usize = 2_000_000;
+
+/// The record of an invocation in its `.fabric/<runtime>/<invocation>/` directory.
+pub(crate) const INVOCATION_RECORD: &str = "adapter-invocation.json";
 
 /// The size and modification time of a file: a change of either is a change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -44,17 +56,39 @@ pub(crate) enum Found {
     Invocation,
 }
 
+/// What one directory held when it was last listed.
+#[derive(Debug, Clone, Default)]
+struct Listed {
+    stamp: Stamp,
+    subdirs: Vec<PathBuf>,
+    /// Candidate files (and the invocation record, when there is one).
+    files: Vec<PathBuf>,
+}
+
+/// The directories listed by the last walk, by path.
+#[derive(Debug, Default)]
+pub(crate) struct DirCache {
+    dirs: HashMap<PathBuf, Listed>,
+}
+
 /// Every candidate under `roots`, and what could not be walked.
-pub(crate) fn walk(roots: &[PathBuf]) -> (Vec<(PathBuf, Stamp, Found)>, Vec<Problem>) {
-    let mut walk = Walk::default();
+pub(crate) fn walk(
+    roots: &[PathBuf],
+    cache: &mut DirCache,
+) -> (Vec<(PathBuf, Stamp, Found)>, Vec<Problem>) {
+    let mut walk = Walk {
+        old: std::mem::take(&mut cache.dirs),
+        ..Walk::default()
+    };
     for root in roots {
         match std::fs::symlink_metadata(root) {
-            Ok(metadata) if metadata.is_dir() => walk.dir(root, 0),
+            Ok(metadata) if metadata.is_dir() => walk.dir(root, &metadata, 0),
             Ok(metadata) if metadata.is_file() => walk.file(root, &metadata),
             Ok(_) => {}
             Err(error) => walk.problem(root, &error.to_string()),
         }
     }
+    cache.dirs = walk.new;
     (walk.found, walk.problems)
 }
 
@@ -63,6 +97,16 @@ struct Walk {
     found: Vec<(PathBuf, Stamp, Found)>,
     problems: Vec<Problem>,
     entries: usize,
+    old: HashMap<PathBuf, Listed>,
+    new: HashMap<PathBuf, Listed>,
+}
+
+/// Whether a file name may be ours.
+fn candidate(name: &std::ffi::OsStr) -> bool {
+    let path = Path::new(name);
+    path.extension()
+        .is_some_and(|extension| extension == "json" || extension == "jsonl")
+        && !PARTS.iter().any(|part| name == *part)
 }
 
 impl Walk {
@@ -74,58 +118,84 @@ impl Walk {
     }
 
     fn file(&mut self, path: &Path, metadata: &std::fs::Metadata) {
-        let ours = path
-            .extension()
-            .is_some_and(|extension| extension == "json" || extension == "jsonl");
-        if ours && path.file_name().is_some_and(|n| n != INVOCATION_RECORD) {
+        let Some(name) = path.file_name() else {
+            return;
+        };
+        if name == INVOCATION_RECORD {
+            if let Some(dir) = path.parent() {
+                self.found
+                    .push((dir.to_path_buf(), Stamp::of(metadata), Found::Invocation));
+            }
+        } else if candidate(name) {
             self.found
                 .push((path.to_path_buf(), Stamp::of(metadata), Found::File));
         }
     }
 
-    fn dir(&mut self, dir: &Path, depth: usize) {
-        if depth > MAX_DEPTH {
-            return;
+    /// What `dir` holds: from the cache when its stamp is the same, else listed.
+    fn listing(&mut self, dir: &Path, stamp: Stamp) -> Option<Listed> {
+        if let Some(listed) = self.old.remove(dir)
+            && listed.stamp == stamp
+        {
+            self.entries += listed.subdirs.len() + listed.files.len();
+            return Some(listed);
         }
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => entries,
-            Err(error) => return self.problem(dir, &format!("cannot list: {error}")),
+            Err(error) => {
+                self.problem(dir, &format!("cannot list: {error}"));
+                return None;
+            }
         };
-        let mut subdirs = Vec::new();
+        let mut listed = Listed {
+            stamp,
+            ..Listed::default()
+        };
         for entry in entries.flatten() {
             self.entries += 1;
-            if self.entries == MAX_ENTRIES {
-                self.problem(dir, "over 2,000,000 entries: the walk stopped here");
-            }
             if self.entries >= MAX_ENTRIES {
-                return;
+                break;
             }
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
-            let path = entry.path();
-            if kind.is_dir() {
-                if !SKIPPED.iter().any(|skip| entry.file_name() == *skip) {
-                    subdirs.push(path);
-                }
-            } else if kind.is_file() {
-                let Ok(metadata) = entry.metadata() else {
-                    continue;
-                };
-                if entry.file_name() == INVOCATION_RECORD {
-                    self.found
-                        .push((dir.to_path_buf(), Stamp::of(&metadata), Found::Invocation));
-                } else {
-                    self.file(&path, &metadata);
-                }
+            let name = entry.file_name();
+            if kind.is_dir() && !SKIPPED.iter().any(|skip| name == *skip) {
+                listed.subdirs.push(entry.path());
+            } else if kind.is_file() && (name == INVOCATION_RECORD || candidate(&name)) {
+                listed.files.push(entry.path());
             }
         }
-        subdirs.sort();
-        for subdir in subdirs {
-            self.dir(&subdir, depth + 1);
+        listed.subdirs.sort();
+        listed.files.sort();
+        Some(listed)
+    }
+
+    fn dir(&mut self, dir: &Path, metadata: &std::fs::Metadata, depth: usize) {
+        if depth > MAX_DEPTH || self.entries >= MAX_ENTRIES {
+            return;
         }
+        let Some(listed) = self.listing(dir, Stamp::of(metadata)) else {
+            return;
+        };
+        if self.entries >= MAX_ENTRIES {
+            self.problem(dir, "over 2,000,000 entries: the walk stopped here");
+        }
+        for file in &listed.files {
+            // Stamped again every walk: appends and in-place rewrites show here.
+            if let Ok(metadata) = std::fs::symlink_metadata(file)
+                && metadata.is_file()
+            {
+                self.file(file, &metadata);
+            }
+        }
+        for subdir in &listed.subdirs {
+            if let Ok(metadata) = std::fs::symlink_metadata(subdir)
+                && metadata.is_dir()
+            {
+                self.dir(subdir, &metadata, depth + 1);
+            }
+        }
+        self.new.insert(dir.to_path_buf(), listed);
     }
 }
-
-/// The record of an invocation in its `.fabric/<runtime>/<invocation>/` directory.
-pub(crate) const INVOCATION_RECORD: &str = "adapter-invocation.json";

@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import statistics
 import sys
 import time
 from typing import Any
@@ -31,12 +32,27 @@ def items(n: int) -> list[dict[str, Any]]:
     return [{"id": f"item-{i}", "input": f"question {i}"} for i in range(n)]
 
 
+#: Per-item latency in milliseconds (start to result) of the measured side.
+LATENCIES: list[float] = []
+
+
 async def ours(sdk: Any, config: Any, n: int, concurrency: int, isolation: str) -> int:
     batch = sdk.Fabric().batch(config, items(n), concurrency=concurrency, isolation=isolation)
     succeeded = 0
     async for done in batch:
         succeeded += done.get("result") is not None and done["result"]["status"] == "succeeded"
+        LATENCIES.append(float(done["duration_ms"]))
     return succeeded
+
+
+async def timed(work: Any) -> Any:
+    """Awaits ``work`` and records its latency."""
+
+    began = time.perf_counter()
+    try:
+        return await work
+    finally:
+        LATENCIES.append((time.perf_counter() - began) * 1e3)
 
 
 async def upstream_fresh(sdk: Any, config: Any, n: int, concurrency: int) -> int:
@@ -45,7 +61,7 @@ async def upstream_fresh(sdk: Any, config: Any, n: int, concurrency: int) -> int
 
     async def one(item: dict[str, Any]) -> bool:
         async with gate:
-            result = await fabric.run(config, input=item["input"])
+            result = await timed(fabric.run(config, input=item["input"]))
             return result.status == "succeeded"
 
     return sum(await asyncio.gather(*(one(item) for item in items(n))))
@@ -62,7 +78,7 @@ async def upstream_reuse(sdk: Any, config: Any, n: int, concurrency: int) -> int
         async def one(item: dict[str, Any]) -> bool:
             runtime = await runtimes.get()
             try:
-                result = await runtime.invoke(input=item["input"])
+                result = await timed(runtime.invoke(input=item["input"]))
                 return result.status == "succeeded"
             finally:
                 runtimes.put_nowait(runtime)
@@ -106,6 +122,7 @@ def main() -> int:
                 "items_per_s": args.n / wall,
                 "cpu_per_item_ms": cost["cpu_caller"] / args.n * 1e3,
                 "cpu_all_per_item_ms": cost["cpu_all"] / args.n * 1e3,
+                "p50_ms": statistics.median(LATENCIES) if LATENCIES else None,
             }
         )
     )

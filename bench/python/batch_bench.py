@@ -36,8 +36,10 @@ def items(n: int) -> list[dict[str, Any]]:
 LATENCIES: list[float] = []
 
 
-async def ours(sdk: Any, config: Any, n: int, concurrency: int, isolation: str) -> int:
-    batch = sdk.Fabric().batch(config, items(n), concurrency=concurrency, isolation=isolation)
+async def ours(sdk: Any, config: Any, n: int, concurrency: int, isolation: str, prewarm: bool) -> int:
+    batch = sdk.Fabric().batch(
+        config, items(n), concurrency=concurrency, isolation=isolation, prewarm=prewarm
+    )
     succeeded = 0
     async for done in batch:
         succeeded += done.get("result") is not None and done["result"]["status"] == "succeeded"
@@ -95,11 +97,12 @@ def main() -> int:
     parser.add_argument("--isolation", required=True, choices=["fresh", "reuse"])
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--no-prewarm", action="store_true", help="ours, fresh: start every item cold")
     args = parser.parse_args()
     sdk = importlib.import_module(args.sdk)
     config = sdk.FabricConfig.from_mapping(config_mapping(stats_off=False))
     if args.sdk == "fabric_core":
-        work = ours(sdk, config, args.n, args.concurrency, args.isolation)
+        work = ours(sdk, config, args.n, args.concurrency, args.isolation, not args.no_prewarm)
     elif args.isolation == "fresh":
         work = upstream_fresh(sdk, config, args.n, args.concurrency)
     else:

@@ -210,6 +210,46 @@ int32_t fabric_batch_cancel(fabric_batch batch);
 // `out` must be NULL or valid for writing one `char *`.
 int32_t fabric_batch_next(fabric_batch batch, int64_t timeout_ms, char **out);
 
+// Pulls every finished line ready now, in completion order: one call (and one wake-up)
+// for a burst.
+//
+// Returns `FABRIC_STATUS_OK` with a JSON array of 1 to `max_lines` BatchLines (`0`: no
+// limit) in `*out`, each exactly as `fabric_batch_next` returns it (the text the output
+// file got); `FABRIC_STATUS_END` and `FABRIC_STATUS_TIMEOUT` (`*out` NULL) as
+// `fabric_batch_next`, after waiting up to `timeout_ms` (0: never blocks; negative: as
+// long as it takes) for the first line.
+//
+// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`, bad handle).
+// Blocking: only when no line is ready, up to `timeout_ms`. Thread-safe; each line is
+// handed out once.
+//
+// # Safety
+// `out` must be NULL or valid for writing one `char *`.
+int32_t fabric_batch_next_lines(fabric_batch batch, int64_t timeout_ms, uint32_t max_lines, char **out);
+
+// A file descriptor that becomes readable when pushing or pulling again is worth it, so an
+// event loop can drive a batch without a thread (POSIX only).
+//
+// Protocol: drain the descriptor (read until `EAGAIN`), then push with a zero timeout
+// and pull with `fabric_batch_next_lines(batch, 0, ...)`; when the push answers
+// `FABRIC_STATUS_TIMEOUT` (queue full) or the pull does (nothing finished), wait until the
+// descriptor is readable, drain it and try again. It becomes readable after such an
+// answer when a line finishes, a queue slot frees, or the batch ends; it may also wake
+// with nothing new (try again). Repeated calls return the same descriptor.
+//
+// Ownership: the descriptor belongs to the batch and stays open until `fabric_batch_free`;
+// the caller only polls and reads it — never closes it, and stops watching it before the
+// free. `*out` is NULL on success, else the ErrorInfo (caller frees it).
+// Errors: `FABRIC_STATUS_RUNTIME` (`engine_unavailable`: no socket pair),
+// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle).
+// Blocking: no. Thread-safe.
+//
+// # Safety
+// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+// writing one `char *`.
+int32_t fabric_batch_ready_fd(fabric_batch batch, int32_t *fd_out, char **out);
+
 // The summary of an ended batch (BatchSummary: counts, wall time, items per second,
 // latency percentiles, usage totals, retries, `interrupted`, `input_error`).
 //

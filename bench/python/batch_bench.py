@@ -19,6 +19,7 @@ import argparse
 import asyncio
 import importlib
 import json
+import statistics
 import sys
 import time
 from typing import Any
@@ -31,12 +32,29 @@ def items(n: int) -> list[dict[str, Any]]:
     return [{"id": f"item-{i}", "input": f"question {i}"} for i in range(n)]
 
 
-async def ours(sdk: Any, config: Any, n: int, concurrency: int, isolation: str) -> int:
-    batch = sdk.Fabric().batch(config, items(n), concurrency=concurrency, isolation=isolation)
+#: Per-item latency in milliseconds (start to result) of the measured side.
+LATENCIES: list[float] = []
+
+
+async def ours(sdk: Any, config: Any, n: int, concurrency: int, isolation: str, prewarm: bool) -> int:
+    batch = sdk.Fabric().batch(
+        config, items(n), concurrency=concurrency, isolation=isolation, prewarm=prewarm
+    )
     succeeded = 0
     async for done in batch:
         succeeded += done.get("result") is not None and done["result"]["status"] == "succeeded"
+        LATENCIES.append(float(done["duration_ms"]))
     return succeeded
+
+
+async def timed(work: Any) -> Any:
+    """Awaits ``work`` and records its latency."""
+
+    began = time.perf_counter()
+    try:
+        return await work
+    finally:
+        LATENCIES.append((time.perf_counter() - began) * 1e3)
 
 
 async def upstream_fresh(sdk: Any, config: Any, n: int, concurrency: int) -> int:
@@ -45,7 +63,7 @@ async def upstream_fresh(sdk: Any, config: Any, n: int, concurrency: int) -> int
 
     async def one(item: dict[str, Any]) -> bool:
         async with gate:
-            result = await fabric.run(config, input=item["input"])
+            result = await timed(fabric.run(config, input=item["input"]))
             return result.status == "succeeded"
 
     return sum(await asyncio.gather(*(one(item) for item in items(n))))
@@ -62,7 +80,7 @@ async def upstream_reuse(sdk: Any, config: Any, n: int, concurrency: int) -> int
         async def one(item: dict[str, Any]) -> bool:
             runtime = await runtimes.get()
             try:
-                result = await runtime.invoke(input=item["input"])
+                result = await timed(runtime.invoke(input=item["input"]))
                 return result.status == "succeeded"
             finally:
                 runtimes.put_nowait(runtime)
@@ -79,11 +97,12 @@ def main() -> int:
     parser.add_argument("--isolation", required=True, choices=["fresh", "reuse"])
     parser.add_argument("-n", type=int, default=1000)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--no-prewarm", action="store_true", help="ours, fresh: start every item cold")
     args = parser.parse_args()
     sdk = importlib.import_module(args.sdk)
     config = sdk.FabricConfig.from_mapping(config_mapping(stats_off=False))
     if args.sdk == "fabric_core":
-        work = ours(sdk, config, args.n, args.concurrency, args.isolation)
+        work = ours(sdk, config, args.n, args.concurrency, args.isolation, not args.no_prewarm)
     elif args.isolation == "fresh":
         work = upstream_fresh(sdk, config, args.n, args.concurrency)
     else:
@@ -106,6 +125,7 @@ def main() -> int:
                 "items_per_s": args.n / wall,
                 "cpu_per_item_ms": cost["cpu_caller"] / args.n * 1e3,
                 "cpu_all_per_item_ms": cost["cpu_all"] / args.n * 1e3,
+                "p50_ms": statistics.median(LATENCIES) if LATENCIES else None,
             }
         )
     )

@@ -1038,6 +1038,8 @@ type BatchSettings struct {
 	Isolation BatchIsolation `json:"isolation,omitempty"`
 	// Output: A results file: lines are appended whole, ids it already holds are skipped (resume).
 	Output string `json:"output,omitempty"`
+	// Prewarm: `fresh` isolation: keep up to `concurrency` adapter hosts launched ahead of the items, so an item's start does not wait for the interpreter's start-up (closed when the batch ends). Default true; ignored for `reuse` and for configs that cannot be prewarmed (another environment provider, Relay streaming).
+	Prewarm *bool `json:"prewarm,omitempty"`
 	// RetryFailed: Retry a failed RunResult too. Default false.
 	RetryFailed *bool `json:"retry_failed,omitempty"`
 	// TimeoutSeconds: Seconds one item (every turn) may take. Default: no bound.
@@ -1062,6 +1064,8 @@ type BatchSummary struct {
 	ItemsPerSecond float64 `json:"items_per_second"`
 	// Latency: Latency of the finished items.
 	Latency Latency `json:"latency"`
+	// Prewarmed: Items whose runtime started on one of the batch's prewarmed hosts (`fresh` isolation with `prewarm` on); 0 otherwise.
+	Prewarmed uint64 `json:"prewarmed,omitempty"`
 	// Retries: Retries (attempts after the first) over every item.
 	Retries uint64 `json:"retries"`
 	// Skipped: Items skipped because the output already held a line for their id (resume).

@@ -19,9 +19,10 @@ use crate::output::Output;
 use crate::tally::Tally;
 use crate::wire::{AttemptRecord, BatchLine, BatchSummary};
 
-/// Called after each finished item (its line is already written) with the counts so far;
-/// from the worker thread that ran it.
-pub type Observer<'a> = &'a (dyn Fn(&BatchLine, &BatchSummary) + Sync);
+/// Called after each finished item (its line is already written) with the line, its JSON
+/// text (encoded once: the same text the output file got) and the counts so far; from the
+/// worker thread that ran it.
+pub type Observer<'a> = &'a (dyn Fn(&BatchLine, &str, &BatchSummary) + Sync);
 
 /// A batch over one plan.
 #[derive(Debug)]
@@ -72,11 +73,13 @@ impl Batch<'_> {
         };
         let halted = AtomicBool::new(false);
         let workers = self.options.concurrency.max(1);
+        let pool = crate::warm::open(self.plan, self.runtime, self.options);
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 scope.spawn(|| self.work(&shared, &halted, observe));
             }
         });
+        let prewarmed = crate::warm::close(pool);
         let mut items = shared
             .items
             .into_inner()
@@ -99,6 +102,7 @@ impl Batch<'_> {
                 tally.cancelled(rest as u64);
             }
         }
+        tally.summary.prewarmed = prewarmed;
         tally.summary(began.elapsed())
     }
 
@@ -132,17 +136,25 @@ impl Batch<'_> {
                 locked(&shared.tally).cancelled(1);
                 continue;
             };
-            let written = self.output.map_or(Ok(()), |output| output.write(&line));
+            let written = crate::output::encode(&line).and_then(|json| {
+                if let Some(output) = self.output {
+                    output.write(&json)?;
+                }
+                Ok(json)
+            });
             let mut tally = locked(&shared.tally);
-            if let Err(error) = written {
-                tally.summary.input_error = Some(error);
-                halted.store(true, Ordering::SeqCst);
-                break;
-            }
+            let json = match written {
+                Ok(json) => json,
+                Err(error) => {
+                    tally.summary.input_error = Some(error);
+                    halted.store(true, Ordering::SeqCst);
+                    break;
+                }
+            };
             tally.finished(&line);
             let so_far = tally.summary.clone();
             drop(tally);
-            observe(&line, &so_far);
+            observe(&line, &json, &so_far);
         }
         if let Some(runtime) = slot {
             runtime.stop();

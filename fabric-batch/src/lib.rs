@@ -29,14 +29,16 @@ mod engine;
 pub mod item;
 mod options;
 mod output;
+mod ready;
 mod running;
 mod tally;
+mod warm;
 mod wire;
 
 pub use engine::{Batch, Observer};
 pub use item::{Checker, Item, ItemReader, read_all};
 pub use options::{BatchOptions, Cancel, Isolation};
-pub use output::Output;
+pub use output::{Output, encode};
 pub use running::{Pulled, Pushed, Running};
 pub use wire::{
     AttemptRecord, BatchLine, BatchSummary, Latency, SystemStatsTotals, UsageTotals, Verdict,

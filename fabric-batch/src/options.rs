@@ -50,6 +50,9 @@ pub struct BatchOptions {
     /// After a first cancel, how long in-flight items may finish before their runtimes
     /// are stopped. Default 10 s.
     pub grace: Duration,
+    /// `fresh` isolation: keep up to `concurrency` prewarmed hosts (closed when the batch
+    /// ends). Default true.
+    pub prewarm: bool,
 }
 
 impl Default for BatchOptions {
@@ -63,6 +66,7 @@ impl Default for BatchOptions {
             backoff: Duration::from_millis(200),
             backoff_cap: Duration::from_secs(10),
             grace: Duration::from_secs(10),
+            prewarm: true,
         }
     }
 }
@@ -123,6 +127,7 @@ impl BatchOptions {
             retry_failed: settings.retry_failed.unwrap_or(false),
             timeout: seconds(settings.timeout_seconds, "timeout_seconds")?,
             grace: seconds(settings.grace_seconds, "grace_seconds")?.unwrap_or(defaults.grace),
+            prewarm: settings.prewarm.unwrap_or(defaults.prewarm),
             ..defaults
         })
     }

@@ -11,6 +11,18 @@ use serde_json::Value;
 
 use crate::wire::BatchLine;
 
+/// The JSON text of `line` (encoded once per item: the output file and the caller get the
+/// same text).
+pub fn encode(line: &BatchLine) -> Result<String, ErrorInfo> {
+    serde_json::to_string(line).map_err(|error| {
+        ErrorInfo::new(
+            Stage::Invoke,
+            codes::INTERNAL_ENCODE,
+            format!("cannot encode the line of item `{}`: {error}", line.id),
+        )
+    })
+}
+
 /// An output file opened for appending. Each line is one `write` of the whole line and
 /// its newline, so a process killed at any moment leaves whole lines (and at most one
 /// torn tail, which [`Output::open`] cuts off).
@@ -67,15 +79,10 @@ impl Output {
         ))
     }
 
-    /// Appends `line` whole.
-    pub fn write(&self, line: &BatchLine) -> Result<(), ErrorInfo> {
-        let mut bytes = serde_json::to_vec(line).map_err(|error| {
-            failed(
-                &self.path,
-                "encode a line for",
-                &std::io::Error::other(error),
-            )
-        })?;
+    /// Appends `json` (one encoded [`BatchLine`], see [`encode`]) whole, with its newline.
+    pub fn write(&self, json: &str) -> Result<(), ErrorInfo> {
+        let mut bytes = Vec::with_capacity(json.len() + 1);
+        bytes.extend_from_slice(json.as_bytes());
         bytes.push(b'\n');
         let mut file = self
             .file

@@ -1,9 +1,12 @@
 //! A batch running on its own thread, fed and drained by the caller: item lines are pushed
 //! into a queue as small as the concurrency (a push waits while it is full: back-pressure),
-//! finished lines are pulled in completion order, then the summary. This is what the C ABI
+//! finished lines are pulled in completion order (as the JSON text the engine encoded once,
+//! one at a time or every ready one at once), then the summary; an event loop can wait on
+//! the readiness descriptor instead of a blocking call. This is what the C ABI
 //! (`fabric_batch_*`) and so every binding drive.
 
 use std::collections::VecDeque;
+use std::os::fd::RawFd;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -16,6 +19,7 @@ use crate::engine::Batch;
 use crate::item::{Checker, Item};
 use crate::options::{BatchOptions, Cancel};
 use crate::output::Output;
+use crate::ready::Ready;
 use crate::wire::{BatchLine, BatchSummary};
 
 /// What a push did.
@@ -44,7 +48,8 @@ pub enum Pulled<T> {
 struct State {
     lines: VecDeque<String>,
     closed: bool,
-    finished: VecDeque<BatchLine>,
+    /// Finished lines' JSON text.
+    finished: VecDeque<String>,
     summary: Option<BatchSummary>,
     /// Queued lines a cancel dropped (counted as cancelled items).
     dropped: u64,
@@ -57,6 +62,7 @@ struct Shared {
     capacity: usize,
     cancel: Cancel,
     grace: Duration,
+    ready: Ready,
 }
 
 impl Shared {
@@ -64,6 +70,12 @@ impl Shared {
         self.state
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Wakes blocked calls and the readiness descriptor (call after releasing the lock).
+    fn changed(&self) {
+        self.changed.notify_all();
+        self.ready.wake();
     }
 
     /// Waits on the condition until `ready` or `deadline` (`None`: forever); returns the
@@ -109,7 +121,7 @@ impl Iterator for Feed {
                 .wait(state, None, |s| !s.lines.is_empty() || s.closed);
             let text = state.lines.pop_front()?;
             drop(state);
-            self.shared.changed.notify_all();
+            self.shared.changed();
             if let Some(item) = self.checker.check(&text) {
                 return Some(item);
             }
@@ -149,6 +161,7 @@ impl Running {
             capacity: options.concurrency.max(1),
             cancel: Cancel::new(),
             grace: options.grace,
+            ready: Ready::default(),
         });
         let worker = Arc::clone(&shared);
         let thread = std::thread::Builder::new()
@@ -166,9 +179,9 @@ impl Running {
                     output: output.as_ref(),
                     cancel: &worker.cancel,
                 };
-                let observe = |line: &BatchLine, _: &BatchSummary| {
-                    worker.lock().finished.push_back(line.clone());
-                    worker.changed.notify_all();
+                let observe = |_: &BatchLine, json: &str, _: &BatchSummary| {
+                    worker.lock().finished.push_back(json.to_owned());
+                    worker.changed();
                 };
                 let mut summary = batch.run(feed, &observe);
                 let mut state = worker.lock();
@@ -178,7 +191,7 @@ impl Running {
                 state.lines.clear();
                 state.summary = Some(summary);
                 drop(state);
-                worker.changed.notify_all();
+                worker.changed();
             })
             .map_err(|error| {
                 ErrorInfo::new(
@@ -205,6 +218,7 @@ impl Running {
             return Pushed::Closed;
         }
         if !ready {
+            self.shared.ready.arm();
             return Pushed::Full;
         }
         state.lines.push_back(line);
@@ -216,7 +230,7 @@ impl Running {
     /// Ends the input: the batch finishes once the queued items are done.
     pub fn close(&self) {
         self.shared.lock().closed = true;
-        self.shared.changed.notify_all();
+        self.shared.changed();
     }
 
     /// First call: stop taking items, in-flight items get the grace period; second: stop
@@ -228,20 +242,45 @@ impl Running {
         state.dropped += state.lines.len() as u64;
         state.lines.clear();
         drop(state);
-        self.shared.changed.notify_all();
+        self.shared.changed();
     }
 
-    /// The next finished line, waiting up to `timeout` (`None`: forever).
-    pub fn next(&self, timeout: Option<Duration>) -> Pulled<BatchLine> {
+    /// The next finished line's JSON text, waiting up to `timeout` (`None`: forever).
+    pub fn next(&self, timeout: Option<Duration>) -> Pulled<String> {
+        match self.next_lines(1, timeout) {
+            Pulled::Value(mut lines) => lines.pop().map_or(Pulled::Timeout, Pulled::Value),
+            Pulled::End => Pulled::End,
+            Pulled::Timeout => Pulled::Timeout,
+        }
+    }
+
+    /// Every finished line ready now (at most `max`; 0: no limit), in completion order,
+    /// waiting up to `timeout` (`None`: forever) for the first. A pull that found nothing
+    /// arms the readiness descriptor.
+    pub fn next_lines(&self, max: usize, timeout: Option<Duration>) -> Pulled<Vec<String>> {
         let state = self.shared.lock();
         let (mut state, _) = self.shared.wait(state, deadline(timeout), |s| {
             !s.finished.is_empty() || s.summary.is_some()
         });
-        match state.finished.pop_front() {
-            Some(line) => Pulled::Value(line),
-            None if state.summary.is_some() => Pulled::End,
-            None => Pulled::Timeout,
+        let take = match max {
+            0 => state.finished.len(),
+            max => max.min(state.finished.len()),
+        };
+        if take > 0 {
+            return Pulled::Value(state.finished.drain(..take).collect());
         }
+        if state.summary.is_some() {
+            return Pulled::End;
+        }
+        self.shared.ready.arm();
+        Pulled::Timeout
+    }
+
+    /// A descriptor that becomes readable when pulling or pushing again is worth it (see
+    /// `ready.rs`): after a pull that found nothing or a push that found the queue full,
+    /// when a line finishes, a queue slot frees or the batch ends. Owned by the batch.
+    pub fn ready_fd(&self) -> Result<RawFd, ErrorInfo> {
+        self.shared.ready.fd()
     }
 
     /// The summary once the batch ended, waiting up to `timeout` (`None`: forever).

@@ -62,6 +62,10 @@ pub struct Args {
     /// Seconds in-flight items may finish after the first Ctrl-C.
     #[arg(long, value_name = "SECONDS", allow_hyphen_values = true, value_parser = crate::flags::seconds, default_value_t = crate::flags::Seconds(10.0))]
     pub grace: crate::flags::Seconds,
+    /// `fresh` isolation: start every item cold instead of on hosts launched ahead of it
+    /// (by default up to COUNT hosts are kept prewarmed while the batch runs).
+    #[arg(long)]
+    pub no_prewarm: bool,
     /// Print the summary as JSON even on a terminal.
     #[arg(long)]
     pub json: bool,
@@ -237,6 +241,7 @@ pub fn run(args: Args) -> ExitCode {
         retry_failed: args.retry_failed,
         timeout: args.timeout.map(crate::flags::Seconds::duration),
         grace: args.grace.duration(),
+        prewarm: !args.no_prewarm,
         ..defaults
     };
     let cancel = Arc::new(Cancel::new());
@@ -250,7 +255,7 @@ pub fn run(args: Args) -> ExitCode {
     };
     install_signals(&cancel, options.grace);
     let bar = progress_bar();
-    let observe = |_: &BatchLine, so_far: &BatchSummary| {
+    let observe = |_: &BatchLine, _: &str, so_far: &BatchSummary| {
         if let Some(bar) = &bar {
             bar.inc(1);
             bar.set_message(format!(

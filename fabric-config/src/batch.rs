@@ -140,6 +140,10 @@ pub struct BatchSummary {
     /// System stats totals; absent when no result carried system stats.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_stats: Option<SystemStatsTotals>,
+    /// Items whose runtime started on one of the batch's prewarmed hosts (`fresh`
+    /// isolation with `prewarm` on); 0 otherwise.
+    #[serde(default)]
+    pub prewarmed: u64,
     /// Whether the batch was cancelled.
     pub interrupted: bool,
     /// The input error that stopped a streamed batch (its line is named).
@@ -181,6 +185,12 @@ pub struct BatchSettings {
     /// Seconds in-flight items may finish after a first cancel. Default 10.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grace_seconds: Option<f64>,
+    /// `fresh` isolation: keep up to `concurrency` adapter hosts launched ahead of the
+    /// items, so an item's start does not wait for the interpreter's start-up (closed
+    /// when the batch ends). Default true; ignored for `reuse` and for configs that
+    /// cannot be prewarmed (another environment provider, Relay streaming).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prewarm: Option<bool>,
     /// A results file: lines are appended whole, ids it already holds are skipped (resume).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,

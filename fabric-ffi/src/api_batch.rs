@@ -14,8 +14,9 @@ use fabric_host::RunOptions;
 use serde_json::json;
 
 use crate::api_runtime::register;
+use crate::api_stream::json_array;
 use crate::boundary::{
-    ffi_boundary, json_arg, opt_str_arg, run_status, run_with_status, str_arg, to_json,
+    ffi_boundary, json_arg, opt_str_arg, run_status, run_with_fd, run_with_status, str_arg, to_json,
 };
 use crate::error::FfiError;
 use crate::fabric_batch;
@@ -49,6 +50,46 @@ fn timeout(timeout_ms: i64) -> Option<Duration> {
 
 fn config_failure(info: ErrorInfo) -> FfiError {
     FfiError::new(FabricStatus::Config, info)
+}
+
+/// What a call with a status answer hands back: the status and, when OK, its text.
+type Answer = Result<(FabricStatus, Option<String>), FfiError>;
+
+/// The body of every batch call answering a status: inside the panic boundary, `*out`
+/// cleared, the handle looked up, then `call` on it.
+///
+/// # Safety
+/// `out` must be NULL or valid for writing one `char *`.
+unsafe fn with_batch(
+    batch: fabric_batch,
+    out: *mut *mut c_char,
+    call: impl FnOnce(&Running) -> Answer,
+) -> i32 {
+    let stage = Stage::Invoke;
+    let body = || call(&registry::get::<BatchObject>(stage, "batch", batch)?.running);
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { run_with_status(stage, out, body) }
+}
+
+/// A pull's answer: OK with `text(value)`, else `none` (END or TIMEOUT) with no text.
+fn pulled<T>(
+    pulled: Pulled<T>,
+    end: FabricStatus,
+    text: impl FnOnce(T) -> Result<String, FfiError>,
+) -> Answer {
+    Ok(match pulled {
+        Pulled::Value(value) => (FabricStatus::Ok, Some(text(value)?)),
+        Pulled::End => (end, None),
+        Pulled::Timeout => (FabricStatus::Timeout, None),
+    })
+}
+
+/// A status-only call on a batch (close, cancel).
+fn on_batch(batch: fabric_batch, call: impl FnOnce(&Running)) -> i32 {
+    run_status(Stage::Invoke, || {
+        call(&registry::get::<BatchObject>(Stage::Invoke, "batch", batch)?.running);
+        Ok(())
+    })
 }
 
 /// Plans a config and starts a batch over it.
@@ -130,21 +171,17 @@ pub unsafe extern "C" fn fabric_batch_push(
     timeout_ms: i64,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Invoke;
-    let body = || {
-        let object = registry::get::<BatchObject>(stage, "batch", batch)?;
+    let push = |running: &Running| {
         // SAFETY: forwarded from this function's contract.
-        let item = unsafe { str_arg(stage, "item_json", item_json) }?;
-        Ok(
-            match object.running.push(item.to_owned(), timeout(timeout_ms)) {
-                Pushed::Queued => (FabricStatus::Ok, Some("{}".to_owned())),
-                Pushed::Full => (FabricStatus::Timeout, None),
-                Pushed::Closed => (FabricStatus::End, None),
-            },
-        )
+        let item = unsafe { str_arg(Stage::Invoke, "item_json", item_json) }?;
+        Ok(match running.push(item.to_owned(), timeout(timeout_ms)) {
+            Pushed::Queued => (FabricStatus::Ok, Some("{}".to_owned())),
+            Pushed::Full => (FabricStatus::Timeout, None),
+            Pushed::Closed => (FabricStatus::End, None),
+        })
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { with_batch(batch, out, push) }
 }
 
 /// Ends the batch's input: it finishes once the queued items are done.
@@ -153,12 +190,7 @@ pub unsafe extern "C" fn fabric_batch_push(
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_batch_close(batch: fabric_batch) -> i32 {
-    run_status(Stage::Invoke, || {
-        registry::get::<BatchObject>(Stage::Invoke, "batch", batch)?
-            .running
-            .close();
-        Ok(())
-    })
+    on_batch(batch, Running::close)
 }
 
 /// Cancels a batch: the first call stops taking items and gives in-flight items the grace
@@ -170,12 +202,7 @@ pub extern "C" fn fabric_batch_close(batch: fabric_batch) -> i32 {
 /// Safety: safe to call with any value (ids are looked up, never dereferenced).
 #[unsafe(no_mangle)]
 pub extern "C" fn fabric_batch_cancel(batch: fabric_batch) -> i32 {
-    run_status(Stage::Invoke, || {
-        registry::get::<BatchObject>(Stage::Invoke, "batch", batch)?
-            .running
-            .cancel();
-        Ok(())
-    })
+    on_batch(batch, Running::cancel)
 }
 
 /// Pulls the next finished item, in completion order: a BatchLine (`id`, `attempts`,
@@ -198,17 +225,79 @@ pub unsafe extern "C" fn fabric_batch_next(
     timeout_ms: i64,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Invoke;
-    let body = || {
-        let object = registry::get::<BatchObject>(stage, "batch", batch)?;
-        Ok(match object.running.next(timeout(timeout_ms)) {
-            Pulled::Value(line) => (FabricStatus::Ok, Some(to_json(stage, &line)?)),
-            Pulled::End => (FabricStatus::End, None),
-            Pulled::Timeout => (FabricStatus::Timeout, None),
-        })
+    let next = |running: &Running| pulled(running.next(timeout(timeout_ms)), FabricStatus::End, Ok);
+    // SAFETY: forwarded from this function's contract.
+    unsafe { with_batch(batch, out, next) }
+}
+
+/// Pulls every finished line ready now, in completion order: one call (and one wake-up)
+/// for a burst.
+///
+/// Returns `FABRIC_STATUS_OK` with a JSON array of 1 to `max_lines` BatchLines (`0`: no
+/// limit) in `*out`, each exactly as `fabric_batch_next` returns it (the text the output
+/// file got); `FABRIC_STATUS_END` and `FABRIC_STATUS_TIMEOUT` (`*out` NULL) as
+/// `fabric_batch_next`, after waiting up to `timeout_ms` (0: never blocks; negative: as
+/// long as it takes) for the first line.
+///
+/// Ownership: `*out` is owned by the caller (`fabric_string_free`).
+/// Errors: `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `out`, bad handle).
+/// Blocking: only when no line is ready, up to `timeout_ms`. Thread-safe; each line is
+/// handed out once.
+///
+/// # Safety
+/// `out` must be NULL or valid for writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_batch_next_lines(
+    batch: fabric_batch,
+    timeout_ms: i64,
+    max_lines: u32,
+    out: *mut *mut c_char,
+) -> i32 {
+    let max = usize::try_from(max_lines).unwrap_or(usize::MAX);
+    let next = |running: &Running| {
+        let lines = running.next_lines(max, timeout(timeout_ms));
+        pulled(lines, FabricStatus::End, |lines| Ok(json_array(&lines)))
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { with_batch(batch, out, next) }
+}
+
+/// A file descriptor that becomes readable when pushing or pulling again is worth it, so an
+/// event loop can drive a batch without a thread (POSIX only).
+///
+/// Protocol: drain the descriptor (read until `EAGAIN`), then push with a zero timeout
+/// and pull with `fabric_batch_next_lines(batch, 0, ...)`; when the push answers
+/// `FABRIC_STATUS_TIMEOUT` (queue full) or the pull does (nothing finished), wait until the
+/// descriptor is readable, drain it and try again. It becomes readable after such an
+/// answer when a line finishes, a queue slot frees, or the batch ends; it may also wake
+/// with nothing new (try again). Repeated calls return the same descriptor.
+///
+/// Ownership: the descriptor belongs to the batch and stays open until `fabric_batch_free`;
+/// the caller only polls and reads it — never closes it, and stops watching it before the
+/// free. `*out` is NULL on success, else the ErrorInfo (caller frees it).
+/// Errors: `FABRIC_STATUS_RUNTIME` (`engine_unavailable`: no socket pair),
+/// `FABRIC_STATUS_INVALID_ARGUMENT` (NULL `fd_out`/`out`; bad handle).
+/// Blocking: no. Thread-safe.
+///
+/// # Safety
+/// `fd_out` must be NULL or valid for writing one `int32_t`; `out` must be NULL or valid for
+/// writing one `char *`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fabric_batch_ready_fd(
+    batch: fabric_batch,
+    fd_out: *mut i32,
+    out: *mut *mut c_char,
+) -> i32 {
+    let stage = Stage::Invoke;
+    let fd = || {
+        let object = registry::get::<BatchObject>(stage, "batch", batch)?;
+        object
+            .running
+            .ready_fd()
+            .map_err(|info| FfiError::new(FabricStatus::Runtime, info))
+    };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { run_with_fd(stage, fd_out, out, fd) }
 }
 
 /// The summary of an ended batch (BatchSummary: counts, wall time, items per second,
@@ -229,16 +318,14 @@ pub unsafe extern "C" fn fabric_batch_summary(
     timeout_ms: i64,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Invoke;
-    let body = || {
-        let object = registry::get::<BatchObject>(stage, "batch", batch)?;
-        Ok(match object.running.summary(timeout(timeout_ms)) {
-            Pulled::Value(summary) => (FabricStatus::Ok, Some(to_json(stage, &summary)?)),
-            Pulled::End | Pulled::Timeout => (FabricStatus::Timeout, None),
+    let summary = |running: &Running| {
+        let summary = running.summary(timeout(timeout_ms));
+        pulled(summary, FabricStatus::Timeout, |s| {
+            to_json(Stage::Invoke, &s)
         })
     };
     // SAFETY: forwarded from this function's contract.
-    unsafe { run_with_status(stage, out, body) }
+    unsafe { with_batch(batch, out, summary) }
 }
 
 /// Releases a batch handle; a batch still running is cancelled at once (its runtimes

@@ -257,7 +257,7 @@ pub unsafe extern "C" fn fabric_stream_ready_fd(
 
 /// `[item,item,...]`: the items are JSON documents already, so they are joined, not
 /// re-encoded.
-fn json_array(items: &[String]) -> String {
+pub(crate) fn json_array(items: &[String]) -> String {
     let bytes = items.iter().map(|item| item.len() + 1).sum::<usize>() + 2;
     let mut out = String::with_capacity(bytes);
     out.push('[');

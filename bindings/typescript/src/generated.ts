@@ -1023,6 +1023,8 @@ export interface BatchSettings {
   isolation?: BatchIsolation | null;
   /** A results file: lines are appended whole, ids it already holds are skipped (resume). */
   output?: string | null;
+  /** `fresh` isolation: keep up to `concurrency` adapter hosts launched ahead of the items, so an item's start does not wait for the interpreter's start-up (closed when the batch ends). Default true; ignored for `reuse` and for configs that cannot be prewarmed (another environment provider, Relay streaming). */
+  prewarm?: boolean | null;
   /** Retry a failed RunResult too. Default false. */
   retry_failed?: boolean | null;
   /** Seconds one item (every turn) may take. Default: no bound. */
@@ -1047,6 +1049,8 @@ export interface BatchSummary {
   items_per_second: number;
   /** Latency of the finished items. */
   latency: Latency;
+  /** Items whose runtime started on one of the batch's prewarmed hosts (`fresh` isolation with `prewarm` on); 0 otherwise. */
+  prewarmed?: number;
   /** Retries (attempts after the first) over every item. */
   retries: number;
   /** Items skipped because the output already held a line for their id (resume). */

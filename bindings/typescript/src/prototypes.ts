@@ -19,6 +19,8 @@ export const PROTOTYPES = {
   fabric_batch_close: "int32_t fabric_batch_close(uint64_t batch)",
   fabric_batch_cancel: "int32_t fabric_batch_cancel(uint64_t batch)",
   fabric_batch_next: "int32_t fabric_batch_next(uint64_t batch, int64_t timeout_ms, _Out_ void **out)",
+  fabric_batch_next_lines: "int32_t fabric_batch_next_lines(uint64_t batch, int64_t timeout_ms, uint32_t max_lines, _Out_ void **out)",
+  fabric_batch_ready_fd: "int32_t fabric_batch_ready_fd(uint64_t batch, _Out_ int32_t *fd_out, _Out_ void **out)",
   fabric_batch_summary: "int32_t fabric_batch_summary(uint64_t batch, int64_t timeout_ms, _Out_ void **out)",
   fabric_batch_free: "int32_t fabric_batch_free(uint64_t batch)",
   fabric_validate: "int32_t fabric_validate(const char *config_json, const char *options_json, _Out_ void **out)",

@@ -2,8 +2,8 @@
 
 use fabric_batch::{BatchLine, Output};
 
-fn line(id: &str) -> BatchLine {
-    BatchLine {
+fn line(id: &str) -> String {
+    fabric_batch::encode(&BatchLine {
         id: id.into(),
         attempts: 1,
         result: None,
@@ -15,7 +15,8 @@ fn line(id: &str) -> BatchLine {
         )),
         attempt_log: Vec::new(),
         duration_ms: 1,
-    }
+    })
+    .unwrap()
 }
 
 #[test]

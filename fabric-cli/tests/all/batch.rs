@@ -23,7 +23,13 @@ fn setup(items: &[Value]) -> (tempfile::TempDir, String, PathBuf, PathBuf) {
     (dir, config, items_path, output)
 }
 
-fn batch(config: &str, items: &Path, output: &Path, extra: &[&str]) -> Output {
+/// `batch CONFIG --items ITEMS --output OUTPUT EXTRA...` (`items` may be `-`).
+fn batch_args<'a>(
+    config: &'a str,
+    items: &'a Path,
+    output: &'a Path,
+    extra: &[&'a str],
+) -> Vec<&'a str> {
     let mut args = vec![
         "batch",
         config,
@@ -33,7 +39,47 @@ fn batch(config: &str, items: &Path, output: &Path, extra: &[&str]) -> Output {
         output.to_str().expect("utf-8"),
     ];
     args.extend_from_slice(extra);
-    support::fabric(&args)
+    args
+}
+
+fn batch(config: &str, items: &Path, output: &Path, extra: &[&str]) -> Output {
+    support::fabric(&batch_args(config, items, output, extra))
+}
+
+/// Starts `fabric batch` in the background (stdout and stderr piped; stdin piped when
+/// `items` is `-`).
+fn spawn(config: &str, items: &Path, output: &Path, extra: &[&str]) -> Child {
+    ensure_scripted_adapter();
+    let stdin = if items == Path::new("-") {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    Command::new(env!("CARGO_BIN_EXE_fabric"))
+        .args(batch_args(config, items, output, extra))
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fabric")
+}
+
+/// Asserts `out` exited with `code`, showing its stderr otherwise.
+fn assert_exit(out: &Output, code: i32) {
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The output's lines by id.
+fn by_id(output: &Path) -> HashMap<String, Value> {
+    lines(output)
+        .into_iter()
+        .map(|line| (line["id"].as_str().expect("id").to_owned(), line))
+        .collect()
 }
 
 /// Every output line, parsed (a torn or non-JSON line fails the test).
@@ -71,12 +117,7 @@ fn two_hundred_items_at_concurrency_8_succeed_with_their_ids() {
         .collect();
     let (dir, config, items_path, output) = setup(&items);
     let out = batch(&config, &items_path, &output, &["--concurrency", "8"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     let summary = stdout_json(&out);
     assert_eq!(summary["items"], 200);
     assert_eq!(summary["succeeded"], 200);
@@ -109,12 +150,7 @@ fn sleep_items_run_concurrently() {
     let began = Instant::now();
     let out = batch(&config, &items_path, &output, &["--concurrency", "16"]);
     let wall = began.elapsed();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 0);
     assert_eq!(stdout_json(&out)["succeeded"], 64);
     // One after another: 64 × 200 ms = 12.8 s; 16 at once: 4 waves of 200 ms plus starts.
     assert!(wall < Duration::from_millis(6_400), "took {wall:?}");
@@ -140,10 +176,7 @@ fn crashing_items_are_retried_and_their_attempts_recorded() {
         (json!(1), json!(1), json!(1))
     );
     assert_eq!(summary["retries"], 2);
-    let by_id: HashMap<String, Value> = lines(&output)
-        .into_iter()
-        .map(|l| (l["id"].as_str().unwrap().to_owned(), l))
-        .collect();
+    let by_id = by_id(&output);
     let crash = &by_id["crash"];
     assert_eq!(crash["attempts"], 3);
     assert_eq!(crash["error"]["code"], "host_crashed");
@@ -190,10 +223,7 @@ fn per_item_timeout_cancels_that_item_only() {
         began.elapsed()
     );
     assert_eq!(out.status.code(), Some(1));
-    let by_id: HashMap<String, Value> = lines(&output)
-        .into_iter()
-        .map(|l| (l["id"].as_str().unwrap().to_owned(), l))
-        .collect();
+    let by_id = by_id(&output);
     assert_eq!(by_id["slow"]["error"]["code"], "batch_item_timeout");
     assert_eq!(by_id["quick"]["result"]["status"], "succeeded");
     assert_eq!(by_id["plain"]["result"]["status"], "succeeded");
@@ -244,21 +274,7 @@ fn stdin_items_stream_and_a_bad_line_stops_before_it_runs() {
     let config = support::scripted_config(dir.path(), "batch-test", json!({}));
     let output = dir.path().join("out.jsonl");
     let run = |stdin: &str| {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fabric"))
-            .args([
-                "batch",
-                &config,
-                "--items",
-                "-",
-                "--output",
-                output.to_str().unwrap(),
-                "--concurrency",
-                "1",
-            ])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn(&config, Path::new("-"), &output, &["--concurrency", "1"]);
         child
             .stdin
             .take()
@@ -300,7 +316,10 @@ fn reuse_hands_runtimes_to_the_next_item() {
     assert!(runtimes.len() <= 2, "{runtimes:?}");
     let fresh = tempfile::tempdir().unwrap();
     let output2 = fresh.path().join("o.jsonl");
-    batch(&config, &items_path, &output2, &["--concurrency", "2"]);
+    let out = batch(&config, &items_path, &output2, &["--concurrency", "2"]);
+    assert_exit(&out, 0);
+    let prewarmed = stdout_json(&out)["prewarmed"].as_u64().expect("prewarmed");
+    assert!((1..=12).contains(&prewarmed), "{prewarmed}");
     let runtimes: HashSet<String> = lines(&output2)
         .iter()
         .map(|l| l["result"]["runtime_id"].as_str().unwrap().to_owned())
@@ -308,26 +327,14 @@ fn reuse_hands_runtimes_to_the_next_item() {
     assert_eq!(runtimes.len(), 12);
 }
 
-/// Starts `fabric batch` in the background.
+/// Starts `fabric batch` in the background, 3 at once, 5 s of grace.
 fn spawn_batch(config: &str, items: &Path, output: &Path) -> Child {
-    ensure_scripted_adapter();
-    Command::new(env!("CARGO_BIN_EXE_fabric"))
-        .args([
-            "batch",
-            config,
-            "--items",
-            items.to_str().unwrap(),
-            "--output",
-            output.to_str().unwrap(),
-            "--concurrency",
-            "3",
-            "--grace",
-            "5",
-        ])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn fabric")
+    spawn(
+        config,
+        items,
+        output,
+        &["--concurrency", "3", "--grace", "5"],
+    )
 }
 
 /// Waits (at most 20 s) until `output` holds `count` lines.
@@ -350,12 +357,7 @@ fn signal(child: &Child, name: &str) {
 /// Resuming completes the set: every id exactly once, no torn line.
 fn resume_completes(config: &str, items: &Path, output: &Path, total: usize) {
     let out = batch(config, items, output, &["--concurrency", "8"]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    assert_exit(&out, 0);
     let summary = stdout_json(&out);
     let lines = lines(output);
     let ids = ids(&lines);
@@ -376,12 +378,7 @@ fn resume_after_sigint_completes_the_set() {
     wait_lines(&output, 3);
     signal(&child, "-INT");
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(130),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_exit(&out, 130);
     let summary = stdout_json(&out);
     assert_eq!(summary["interrupted"], true);
     assert!(summary["cancelled"].as_u64().unwrap() > 0, "{summary}");
@@ -414,20 +411,13 @@ fn resume_after_sigkill_completes_the_set() {
 fn on_a_terminal_the_summary_is_a_table_and_json_with_the_flag() {
     let items: Vec<Value> = (0..6).map(|i| json!(format!("t{i}"))).collect();
     let (_dir, config, items_path, output) = setup(&items);
-    let args = [
-        "batch",
-        config.as_str(),
-        "--items",
-        items_path.to_str().unwrap(),
-        "--output",
-        output.to_str().unwrap(),
-    ];
+    let args = batch_args(&config, &items_path, &output, &[]);
     let (code, text) = support::on_terminal(&args, &[]);
     assert_eq!(code, Some(0), "{text}");
     for row in ["succeeded  6", "items/s", "latency", "p99"] {
         assert!(text.contains(row), "{row} in {text}");
     }
-    let mut with_json = args.to_vec();
+    let mut with_json = args.clone();
     with_json.push("--json");
     let (code, text) = support::on_terminal(&with_json, &[]);
     assert_eq!(code, Some(0), "{text}");
@@ -442,22 +432,7 @@ fn sigint_ends_a_stdin_batch_while_stdin_stays_open() {
     let dir = tempfile::tempdir().unwrap();
     let config = support::scripted_config(dir.path(), "batch-test", json!({}));
     let output = dir.path().join("out.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fabric"))
-        .args([
-            "batch",
-            &config,
-            "--items",
-            "-",
-            "--output",
-            output.to_str().unwrap(),
-            "--concurrency",
-            "2",
-        ])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&config, Path::new("-"), &output, &["--concurrency", "2"]);
     let mut stdin = child.stdin.take().unwrap();
     for item in sleepy(4, 100) {
         writeln!(stdin, "{item}").unwrap();
@@ -485,7 +460,7 @@ fn sigint_ends_a_stdin_batch_while_stdin_stays_open() {
 fn the_summary_totals_system_stats_when_collected() {
     let (dir, config, items_path, output) = setup(&sleepy(6, 50));
     let out = batch(&config, &items_path, &output, &["--concurrency", "3"]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_exit(&out, 0);
     let stats = stdout_json(&out)["system_stats"].clone();
     assert_eq!(stats["invocations"], 6, "{stats}");
     assert!(stats["elapsed_seconds"].as_f64().unwrap() >= 0.3, "{stats}");
@@ -506,8 +481,26 @@ fn the_summary_totals_system_stats_when_collected() {
     std::fs::write(&config, document.to_string()).expect("write config");
     let fresh = dir.path().join("again.jsonl");
     let out = batch(&config, &items_path, &fresh, &[]);
-    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_exit(&out, 0);
     let summary = stdout_json(&out);
     assert_eq!(summary["succeeded"], 6);
     assert!(summary.get("system_stats").is_none(), "{summary}");
+}
+
+#[test]
+fn no_prewarm_starts_every_fresh_item_cold() {
+    let items: Vec<Value> = (0..4).map(|i| json!(format!("c{i}"))).collect();
+    let (_dir, config, items_path, output) = setup(&items);
+    let out = batch(
+        &config,
+        &items_path,
+        &output,
+        &["--concurrency", "2", "--no-prewarm"],
+    );
+    assert_exit(&out, 0);
+    let summary = stdout_json(&out);
+    assert_eq!(
+        (summary["succeeded"].clone(), summary["prewarmed"].clone()),
+        (json!(4), json!(0))
+    );
 }

@@ -4,6 +4,7 @@
 mod adapter_check;
 mod atof_stream;
 mod background_reap;
+mod batch_lines;
 mod c_abi;
 mod error_codes;
 mod gym;

@@ -183,6 +183,8 @@ class Library:
         self._queue_next = self._typed("fabric_completion_queue_next")
         self._batch_push = self._typed("fabric_batch_push")
         self._batch_next = self._typed("fabric_batch_next")
+        self._batch_next_lines = self._typed("fabric_batch_next_lines")
+        self._batch_ready_fd = self._typed("fabric_batch_ready_fd")
         self._batch_summary = self._typed("fabric_batch_summary")
         #: Whether the library has the non-blocking calls.
         self.has_operations = self._operation_take is not None and self._queue_next is not None
@@ -278,6 +280,20 @@ class Library:
 
         return self._pull("fabric_batch_next", self._batch_next, handle, timeout_ms)
 
+    def batch_next_lines(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
+        """Every finished line ready now: ``(STATUS_OK, json_array)``, ``(STATUS_END, None)``
+        or ``(STATUS_TIMEOUT, None)``; a zero timeout never blocks."""
+
+        return self._pull(
+            "fabric_batch_next_lines", self._batch_next_lines, handle, timeout_ms, 0
+        )
+
+    def batch_ready_fd(self, handle: int) -> int | None:
+        """The batch's readiness descriptor (owned by the batch; never closed here), or
+        ``None`` when the library has none."""
+
+        return self._descriptor(self._batch_ready_fd, handle)
+
     def batch_summary(self, handle: int, timeout_ms: int) -> tuple[int, str | None]:
         """The summary of an ended batch: ``(STATUS_OK, json)`` or ``(STATUS_TIMEOUT, None)``."""
 
@@ -303,11 +319,17 @@ class Library:
         """The stream's readiness descriptor (owned by the stream; never closed here), or
         ``None`` when the library or the platform has none."""
 
-        if self._stream_ready_fd is None:
+        return self._descriptor(self._stream_ready_fd, handle)
+
+    def _descriptor(self, function: Any, handle: int) -> int | None:
+        """``function(handle, &fd, &out)``'s descriptor, or ``None`` when the library lacks
+        ``function`` or it answered an error."""
+
+        if function is None:
             return None
         fd = c_int32(-1)
         slot = c_void_p()
-        status = self._stream_ready_fd(handle, ctypes.byref(fd), ctypes.byref(slot))
+        status = function(handle, ctypes.byref(fd), ctypes.byref(slot))
         self.take_string(slot)
         return fd.value if status == STATUS_OK and fd.value >= 0 else None
 

@@ -496,12 +496,13 @@ class BatchSettings(FabricMapping):
     ``grace_seconds`` (float | None, optional): Seconds in-flight items may finish after a first cancel. Default 10.
     ``isolation`` (str | None, optional): Default `fresh`.
     ``output`` (str | None, optional): A results file: lines are appended whole, ids it already holds are skipped (resume).
+    ``prewarm`` (bool | None, optional): `fresh` isolation: keep up to `concurrency` adapter hosts launched ahead of the items, so an item's start does not wait for the interpreter's start-up (closed when the batch ends). Default true; ignored for `reuse` and for configs that cannot be prewarmed (another environment provider, Relay streaming).
     ``retry_failed`` (bool | None, optional): Retry a failed RunResult too. Default false.
     ``timeout_seconds`` (float | None, optional): Seconds one item (every turn) may take. Default: no bound.
     """
 
     __slots__ = ()
-    _fields = frozenset({"attempts", "call", "concurrency", "grace_seconds", "isolation", "output", "retry_failed", "timeout_seconds"})
+    _fields = frozenset({"attempts", "call", "concurrency", "grace_seconds", "isolation", "output", "prewarm", "retry_failed", "timeout_seconds"})
     _nested = {"call": ("CallOptions", "one")}
 
 
@@ -516,6 +517,7 @@ class BatchSummary(FabricMapping):
     ``items`` (int): Items seen (finished, skipped and cancelled).
     ``items_per_second`` (float): Finished items per second of wall time.
     ``latency`` (Latency): Latency of the finished items.
+    ``prewarmed`` (int, optional): Items whose runtime started on one of the batch's prewarmed hosts (`fresh` isolation with `prewarm` on); 0 otherwise.
     ``retries`` (int): Retries (attempts after the first) over every item.
     ``skipped`` (int): Items skipped because the output already held a line for their id (resume).
     ``succeeded`` (int): Items whose result succeeded.
@@ -525,7 +527,7 @@ class BatchSummary(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"cancelled", "errored", "failed", "input_error", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "system_stats", "usage", "wall_ms"})
+    _fields = frozenset({"cancelled", "errored", "failed", "input_error", "interrupted", "items", "items_per_second", "latency", "prewarmed", "retries", "skipped", "succeeded", "system_stats", "usage", "wall_ms"})
     _required = frozenset({"cancelled", "errored", "failed", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "usage", "wall_ms"})
     _nested = {"input_error": ("ErrorInfo", "one"), "latency": ("Latency", "one"), "system_stats": ("SystemStatsTotals", "one"), "usage": ("UsageTotals", "one")}
 

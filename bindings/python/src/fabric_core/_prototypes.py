@@ -24,6 +24,8 @@ PROTOTYPES: dict[str, tuple[Any, tuple[Any, ...]]] = {
     "fabric_batch_close": (c_int32, (c_uint64,)),
     "fabric_batch_cancel": (c_int32, (c_uint64,)),
     "fabric_batch_next": (c_int32, (c_uint64, c_int64, POINTER(c_void_p))),
+    "fabric_batch_next_lines": (c_int32, (c_uint64, c_int64, c_uint32, POINTER(c_void_p))),
+    "fabric_batch_ready_fd": (c_int32, (c_uint64, POINTER(c_int32), POINTER(c_void_p))),
     "fabric_batch_summary": (c_int32, (c_uint64, c_int64, POINTER(c_void_p))),
     "fabric_batch_free": (c_int32, (c_uint64,)),
     "fabric_validate": (c_int32, (c_char_p, c_char_p, POINTER(c_void_p))),

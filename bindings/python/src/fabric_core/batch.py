@@ -10,6 +10,12 @@ RunRequest object, or ``{"id": ..., "requests": [...]}``) or other JSON values (
 Items are pulled as the core frees a slot (back-pressure): a generator of a million items is
 never read ahead. After the loop, ``.summary`` holds the BatchSummary; an invalid item (not
 JSON-compatible, malformed, a duplicate id) raises ``FabricConfigError`` naming its line.
+
+Everything runs on the event loop's thread without blocking: items are pushed and finished
+lines pulled (every ready one at once, ``fabric_batch_next_lines``) with zero timeouts, and
+when neither can proceed the loop waits on the batch's readiness descriptor
+(``fabric_batch_ready_fd``, watched with ``add_reader``), so no item costs a thread hop.
+Loops without ``add_reader`` (Windows' proactor) wait in a worker thread instead.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import json
+import os
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Mapping
 from ctypes import c_uint64
 from typing import Any
@@ -65,6 +72,8 @@ class Batch:
         self._settings = settings
         self._handle = 0
         self._library: _ffi.Library | None = None
+        #: Set by the readiness descriptor's reader (``None``: no descriptor is watched).
+        self._changed: asyncio.Event | None = None
         #: The BatchSummary, once the iteration ended.
         self.summary: BatchSummary | None = None
 
@@ -88,15 +97,54 @@ class Batch:
         )
         self._handle = handle.value
 
+    def _watch(self) -> int | None:
+        """Watches the batch's readiness descriptor on this loop; its fd, or ``None``."""
+
+        assert self._library is not None
+        fd = self._library.batch_ready_fd(self._handle)
+        if fd is None:
+            return None
+        changed = asyncio.Event()
+
+        def woken() -> None:
+            try:
+                os.read(fd, 4096)
+            except (BlockingIOError, InterruptedError):
+                pass
+            changed.set()
+
+        try:
+            asyncio.get_running_loop().add_reader(fd, woken)
+        except NotImplementedError:
+            return None
+        self._changed = changed
+        return fd
+
+    async def _retry(self, call: Any, blocking: Any) -> tuple[int, str | None]:
+        """``call()`` (never blocks) until it answers other than TIMEOUT, waiting for the
+        readiness descriptor in between; without one, ``blocking()`` in a worker thread."""
+
+        changed = self._changed
+        while True:
+            if changed is not None:
+                changed.clear()
+            answer = call()
+            if answer[0] != _ffi.STATUS_TIMEOUT:
+                return answer
+            if changed is None:
+                return await to_thread(blocking)
+            await changed.wait()
+
     async def _feed(self) -> None:
         library, handle = self._library, self._handle
         assert library is not None
         try:
             async for item in _each(self._items):
                 line = _item_bytes(item)
-                status = library.batch_push(handle, line, 0)
-                if status == _ffi.STATUS_TIMEOUT:
-                    status = await to_thread(lambda: library.batch_push(handle, line, -1))
+                status, _ = await self._retry(
+                    lambda: (library.batch_push(handle, line, 0), None),
+                    lambda: (library.batch_push(handle, line, -1), None),
+                )
                 if status == _ffi.STATUS_END:
                     return
         finally:
@@ -106,20 +154,30 @@ class Batch:
         await self._start()
         library, handle = self._library, self._handle
         assert library is not None
+        fd = self._watch()
         feeder = asyncio.ensure_future(self._feed())
         finished = False
+
+        def pull() -> tuple[int, str | None]:
+            answer = library.batch_next_lines(handle, 0)
+            if answer[0] == _ffi.STATUS_TIMEOUT and feeder.done() and feeder.exception():
+                # The items failed: stop the batch now (its end wakes this loop).
+                library.fabric_batch_cancel(handle)
+                library.fabric_batch_cancel(handle)
+            return answer
+
+        if self._changed is not None:
+            feeder.add_done_callback(lambda _: self._changed and self._changed.set())
         try:
             while True:
-                status, text = library.batch_next(handle, 0)
-                if status == _ffi.STATUS_TIMEOUT:
-                    if feeder.done() and feeder.exception() is not None:
-                        library.fabric_batch_cancel(handle)
-                        library.fabric_batch_cancel(handle)
-                    status, text = await to_thread(lambda: library.batch_next(handle, 200))
+                status, text = await self._retry(
+                    pull, lambda: library.batch_next_lines(handle, 200)
+                )
                 if status == _ffi.STATUS_END:
                     break
                 if status == _ffi.STATUS_OK and text is not None:
-                    yield BatchLine._from_json(json.loads(text))
+                    for raw in json.loads(text):
+                        yield BatchLine._from_json(raw)
             _, text = await to_thread(lambda: library.batch_summary(handle, -1))
             raw = json.loads(text or "{}")
             self.summary = BatchSummary._from_json(raw)
@@ -132,6 +190,8 @@ class Batch:
                 library.fabric_batch_cancel(handle)
                 library.fabric_batch_cancel(handle)
                 feeder.cancel()
+            if fd is not None:
+                asyncio.get_running_loop().remove_reader(fd)
             await to_thread(lambda: library.fabric_batch_free(handle))
 
 
@@ -143,6 +203,7 @@ def batch_settings(
     retry_failed: bool | None,
     timeout_seconds: float | None,
     grace_seconds: float | None,
+    prewarm: bool | None,
     output: str | None,
     base_dir: Any,
 ) -> dict[str, Any]:
@@ -155,6 +216,7 @@ def batch_settings(
         "retry_failed": retry_failed,
         "timeout_seconds": timeout_seconds,
         "grace_seconds": grace_seconds,
+        "prewarm": prewarm,
         "output": None if output is None else str(output),
         "call": json.loads(options_arg(base_dir=base_dir) or b"null"),
     }

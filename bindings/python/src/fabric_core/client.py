@@ -246,14 +246,17 @@ class Fabric:
         retry_failed: bool | None = None,
         timeout_seconds: float | None = None,
         grace_seconds: float | None = None,
+        prewarm: bool | None = None,
         output: str | os.PathLike[str] | None = None,
         base_dir: PathArg = None,
     ) -> Any:
         """Run a data set of items through ``config`` on the core's batch engine:
         ``async for done in fabric.batch(config, items, concurrency=8): ...`` yields a
         ``BatchLine`` per finished item (``id``, ``attempts``, ``result`` or ``error``) in
-        completion order; the returned ``Batch`` holds the ``summary`` afterwards. See
-        ``fabric_core.batch`` and docs/batches.md."""
+        completion order; the returned ``Batch`` holds the ``summary`` afterwards.
+        ``prewarm=False`` starts every ``fresh`` item cold (by default up to
+        ``concurrency`` hosts are launched ahead of the items). See ``fabric_core.batch``
+        and docs/batches.md."""
 
         from fabric_core.batch import Batch, batch_settings
 
@@ -264,6 +267,7 @@ class Fabric:
             retry_failed=retry_failed,
             timeout_seconds=timeout_seconds,
             grace_seconds=grace_seconds,
+            prewarm=prewarm,
             output=None if output is None else os.fspath(output),
             base_dir=base_dir,
         )

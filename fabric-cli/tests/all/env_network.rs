@@ -3,7 +3,8 @@
 //! `{"mode": "loopback", "allow_ports": [PORT]}` it reaches that port at its own
 //! `127.0.0.1:PORT` (a request answered end to end) and still not a port left off the list.
 //! The subprocess provider's `network: "none"` (a network namespace of its own): its exec
-//! reaches no host port, while without the setting the same probe does.
+//! reaches no host port, while without the setting the same probe does; in both a program
+//! that cannot start is `exec_failed` naming it.
 //! The probe is `fabric-agent-ctl connect HOST:PORT` (the image's, or this build's), run
 //! with the environment's `exec`.
 
@@ -158,7 +159,18 @@ fn subprocess_network_none_runs_in_a_namespace_that_reaches_no_host_port() {
             .prepare_environment(&config, &options)
             .expect("prepare");
         let probed = probe_with(&environment, agent_ctl, server.port);
+        // a program that cannot start is `exec_failed` naming it, in the namespace or not
+        let missing = environment
+            .exec_request(&ExecRequest::new(vec!["no-such-program-5b2d".into()]))
+            .map(|output| format!("{output:?}"))
+            .map_err(fabric_config::ErrorInfo::from);
         fabric.release_environment(&environment).expect("release");
+        let missing = missing.expect_err("a missing program ran");
+        assert_eq!(missing.code, "exec_failed", "{settings}: {missing:?}");
+        assert!(
+            missing.message.contains("`no-such-program-5b2d`"),
+            "{missing:?}"
+        );
         if reaches {
             assert_eq!(probed.stdout, "pong:ping", "{probed:?}");
         } else {

@@ -48,18 +48,25 @@ impl Target {
         support::stdout_json(&output)
     }
 
-    /// The error code of a failed command (exit 2 or 3).
-    fn refused(&self, command: &str, extra: &[&str]) -> String {
+    /// The error code and message of a failed command (exit 2 or 3).
+    fn failed(&self, command: &str, extra: &[&str]) -> (String, String) {
         let output = self.run(command, extra);
         assert!(!output.status.success(), "{output:?}");
         let error: Value = serde_json::from_slice(&output.stderr)
             .or_else(|_| serde_json::from_slice(&output.stdout))
             .unwrap_or_else(|_| panic!("no error JSON: {output:?}"));
-        error["code"]
-            .as_str()
-            .or_else(|| error["error"]["code"].as_str())
-            .unwrap_or_default()
-            .to_owned()
+        let error = if error["error"].is_object() {
+            &error["error"]
+        } else {
+            &error
+        };
+        let text = |key: &str| error[key].as_str().unwrap_or_default().to_owned();
+        (text("code"), text("message"))
+    }
+
+    /// The error code of a failed command.
+    fn refused(&self, command: &str, extra: &[&str]) -> String {
+        self.failed(command, extra).0
     }
 }
 
@@ -86,6 +93,10 @@ fn assert_operations(target: &Target, pid_alive: &dyn Fn(&str) -> bool) {
     // never through a shell: the argument is one word
     let ran = target.exec(&[], &["sh", "-c", "printf %s \"$0\"", "a b;c"]);
     assert_eq!(ran["stdout"], "a b;c");
+    // a program that cannot start is an error naming it, not an exit code
+    let (code, message) = target.failed("exec", &["--", "no-such-program-7c1e", "x"]);
+    assert_eq!(code, "exec_failed", "{message}");
+    assert!(message.contains("`no-such-program-7c1e`"), "{message}");
 
     // bounds: stdout cut at the limit and flagged, stderr untouched
     let noisy = "i=0; while [ $i -lt 500 ]; do echo 0123456789; i=$((i+1)); done; echo e >&2";
@@ -339,7 +350,11 @@ fn container_policy_caps_memory_and_pids_and_keeps_the_root_read_only() {
             &["--timeout", "60"],
             &["sh", "-c", "a=0123456789abcdef; while :; do a=$a$a; done"],
         );
-        assert_eq!(ran_signal(&hog), Some(9), "{hog}");
+        assert_eq!(
+            (&hog["exit_code"], &hog["signal"]),
+            (&Value::Null, &json!(9)),
+            "{hog}"
+        );
         // the root is read-only; the workspace and the /tmp tmpfs are not
         let writes = "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
         let wrote = target.exec(&[], &["sh", "-c", writes]);
@@ -407,14 +422,6 @@ fn container_policy_values_are_checked_naming_the_setting() {
         "{}",
         info.message
     );
-}
-
-/// The signal that ended an exec in a container (`exec-group` exits 128 + signal).
-fn ran_signal(ran: &Value) -> Option<i64> {
-    ran["exit_code"]
-        .as_i64()
-        .filter(|c| *c > 128)
-        .map(|c| c - 128)
 }
 
 #[test]

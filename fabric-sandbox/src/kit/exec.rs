@@ -1,5 +1,8 @@
 //! `exec`: one command in an environment, in its own process group, with a deadline and
-//! bounded output.
+//! bounded output. It runs where the environment's processes run: in the local provider's
+//! process, or in a provider environment's runtime server (`fabric-agent-ctl serve`, the
+//! bridge operation `exec`), which the provider reaches through the environment's socket
+//! ([`server_exec`](super::server::server_exec)).
 //!
 //! The command runs as the leader of a new process group. At the deadline the whole group
 //! is killed (`SIGKILL`), so a grandchild dies with its parent; when the leader exits
@@ -7,8 +10,10 @@
 //! behind, and no leftover holds the output pipes open). Each of stdout and stderr is read
 //! to its end and kept up to the limit; the rest is dropped and flagged.
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -17,39 +22,48 @@ use fabric_config::codes;
 use fabric_config::environment_ops::ExecRequest;
 use fabric_config::provider::ExecOutput;
 use fabric_reactor::sys;
-use serde_json::Value;
 
-use super::Failure;
+use super::{Failure, files};
 
 /// Splits an `exec` argv into program and arguments.
-pub(super) fn split_argv(argv: &[String]) -> Result<(&String, &[String]), Failure> {
+fn split_argv(argv: &[String]) -> Result<(&String, &[String]), Failure> {
     argv.split_first().ok_or((
         codes::INVALID_ENVIRONMENT_REQUEST,
         "`argv` is empty".to_owned(),
     ))
 }
 
-/// An `exec` output as the provider protocol's output value.
-pub(super) fn exec_value(
-    command: Command,
+/// Runs a caller's `exec` in this process's reach: `argv` (never through a shell) in `cwd`
+/// beneath `base`/`prefix` (missing, not a directory or reached through a link: refused),
+/// with `envs` and then the request's `env` added to this process's variables. The local
+/// provider calls it with its workspace as `base`; a runtime server with its base directory
+/// and the prefix `workspace`, so the command runs where the environment's processes run.
+pub fn exec_beneath<K, V>(
+    base: &Path,
+    prefix: &Path,
     request: &ExecRequest,
-    deadline_inside: bool,
-) -> Result<Value, Failure> {
-    let output = run(command, request, deadline_inside)?;
-    serde_json::to_value(output).map_err(|error| ("internal", error.to_string()))
+    envs: impl IntoIterator<Item = (K, V)>,
+) -> Result<ExecOutput, Failure>
+where
+    K: AsRef<OsStr>,
+    V: AsRef<OsStr>,
+{
+    request.check().map_err(files::invalid)?;
+    let (program, args) = split_argv(&request.argv)?;
+    let cwd = request.cwd.as_deref().unwrap_or(".");
+    files::check_dir(base, prefix, cwd)?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(base.join(prefix).join(cwd))
+        .envs(envs)
+        .envs(&request.env);
+    run(command, request)
 }
 
 /// Runs `command` as `request` says (its stdin, deadline and output limit; the program,
 /// arguments, directory and variables are already in `command`).
-/// `deadline_inside`: the command enforces the deadline itself and exits
-/// [`TIMED_OUT_EXIT`] when it passed (a container's `fabric-agent-ctl exec-group`, whose
-/// process group lives in the container); the local deadline is then later by
-/// [`INSIDE_GRACE`].
-pub fn run(
-    mut command: Command,
-    request: &ExecRequest,
-    deadline_inside: bool,
-) -> Result<ExecOutput, Failure> {
+fn run(mut command: Command, request: &ExecRequest) -> Result<ExecOutput, Failure> {
     let stdin = request.stdin();
     let limit = usize::try_from(request.output_limit_bytes).unwrap_or(usize::MAX);
     let timeout = Duration::from_secs_f64(request.timeout_seconds);
@@ -82,15 +96,9 @@ pub fn run(
     }
     let stdout = child.stdout.take().map(|s| keep(s, limit));
     let stderr = child.stderr.take().map(|s| keep(s, limit));
-    let outer = if deadline_inside {
-        timeout + INSIDE_GRACE
-    } else {
-        timeout
-    };
-    let (status, mut timed_out) = wait_group(child, outer);
+    let (status, timed_out) = wait_group(child, timeout);
     let duration = began.elapsed();
     let status = status.map_err(|error| (codes::EXEC_FAILED, error.to_string()))?;
-    timed_out |= deadline_inside && status.code() == Some(TIMED_OUT_EXIT) && duration >= timeout;
     let (stdout, stdout_truncated) = stdout.map(join).unwrap_or_default();
     let (stderr, stderr_truncated) = stderr.map(join).unwrap_or_default();
     Ok(ExecOutput {
@@ -105,15 +113,10 @@ pub fn run(
     })
 }
 
-/// The exit code of a command whose deadline passed inside (`exec-group`, as `timeout(1)`).
-pub const TIMED_OUT_EXIT: i32 = 124;
-/// How much later than its own deadline a command that enforces it inside is killed here.
-const INSIDE_GRACE: Duration = Duration::from_secs(5);
-
 /// Waits for `child`, the leader of its own process group, until `timeout`: at the deadline
 /// the whole group is killed (`true`: timed out), and once the leader exited what it left
 /// in its group is killed too.
-pub fn wait_group(
+fn wait_group(
     mut child: Child,
     timeout: Duration,
 ) -> (std::io::Result<std::process::ExitStatus>, bool) {
@@ -135,31 +138,6 @@ pub fn wait_group(
     // The leader is reaped; its group id is not reused while members of the group live.
     let _ = sys::signal_group(group, sys::SIGKILL);
     outcome
-}
-
-/// `fabric-agent-ctl exec-group TIMEOUT_MS PROGRAM ARGS...`: runs the program (stdio
-/// inherited) as the leader of a new process group, kills the group at the deadline and
-/// when the leader exits, and returns the exit code to exit with: the program's, `128 +
-/// signal` when a signal ended it, [`TIMED_OUT_EXIT`] when the deadline passed.
-pub fn exec_group(arguments: &[String]) -> Result<i32, String> {
-    let [timeout, program, args @ ..] = arguments else {
-        return Err("usage: exec-group TIMEOUT_MS PROGRAM [ARGS...]".into());
-    };
-    let timeout: u64 = timeout
-        .parse()
-        .map_err(|_| format!("`{timeout}` is not a timeout in milliseconds"))?;
-    let child = Command::new(program)
-        .args(args)
-        .process_group(0)
-        .spawn()
-        .map_err(|error| format!("cannot run `{program}`: {error}"))?;
-    match wait_group(child, Duration::from_millis(timeout)) {
-        (_, true) => Ok(TIMED_OUT_EXIT),
-        (Ok(status), false) => Ok(status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))),
-        (Err(error), false) => Err(error.to_string()),
-    }
 }
 
 type Kept = std::thread::JoinHandle<(String, bool)>;

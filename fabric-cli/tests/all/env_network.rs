@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
-use crate::env_container;
+use crate::env_container::{self, Prepared};
 use crate::support::provider::{config_with, subprocess_descriptor, typed};
 use fabric_config::environment_ops::ExecRequest;
 use fabric_config::provider::ExecOutput;
@@ -88,19 +88,10 @@ fn hex(bytes: &[u8]) -> String {
 /// Prepares a container environment with `network`, runs `check` on it and releases it
 /// (also when `check` panics).
 fn with_network(network: Value, check: impl FnOnce(&Environment)) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut settings = env_container::settings(dir.path());
-    settings["network"] = network;
-    let (config, options) = env_container::provider_config(dir.path(), settings);
-    let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&environment)));
-    fabric.release_environment(&environment).expect("release");
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    let prepared = Prepared::new(|settings| settings["network"] = network)
+        .expect("podman is available (checked by the test)");
+    check(&prepared.environment);
+    prepared.release();
 }
 
 #[test]

@@ -12,7 +12,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::env_container;
+use crate::env_container::{self, Prepared};
 use crate::support::provider::{config_with, subprocess_descriptor, typed};
 use fabric_host::Fabric;
 use serde_json::{Value, json};
@@ -277,33 +277,17 @@ fn env_ops_run_commands_and_files_in_a_subprocess_environment() {
 
 #[test]
 fn env_ops_run_commands_and_files_in_a_container_environment() {
-    if !env_container::podman_available() {
+    let Some(prepared) = Prepared::new(|_| {}) else {
         return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (config, options) =
-        env_container::provider_config(dir.path(), env_container::settings(dir.path()));
-    let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let reference = json!(environment.reference());
-    let directory = PathBuf::from(
-        reference["resource"]["directory"]
-            .as_str()
-            .expect("directory"),
-    );
-    let container = reference["resource"]["container_id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let target = target(dir.path(), &reference, directory.join("workspace"));
+    };
+    let container = &prepared.container;
+    let target = container_target(&prepared);
     // pids are the container's: ask inside whether one still runs
     let alive = |pid: &str| {
         std::process::Command::new("podman")
             .args([
                 "exec",
-                &container,
+                container,
                 "sh",
                 "-c",
                 &format!(
@@ -313,80 +297,71 @@ fn env_ops_run_commands_and_files_in_a_container_environment() {
             .status()
             .is_ok_and(|s| s.success())
     };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        assert_operations(&target, &alive);
-    }));
-    fabric.release_environment(&environment).expect("release");
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    assert_operations(&target, &alive);
+    prepared.release();
+}
+
+/// The CLI's view of a prepared container environment: its workspace is the environment
+/// directory's on this machine (bind-mounted at `/sandbox/workspace`).
+fn container_target(prepared: &Prepared) -> Target {
+    let reference = json!(prepared.environment.reference());
+    target(
+        prepared.dir.path(),
+        &reference,
+        prepared.directory().join("workspace"),
+    )
 }
 
 #[test]
 fn container_policy_caps_memory_and_pids_and_keeps_the_root_read_only() {
-    if !env_container::podman_available() {
+    let Some(prepared) = Prepared::new(|settings| {
+        settings["resources"] = json!({"memory_mib": 64, "pids": 24, "tmpfs_mib": 8});
+        settings["read_only_root"] = json!(true);
+        settings["network"] = json!("none");
+    }) else {
         return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut settings = env_container::settings(dir.path());
-    settings["resources"] = json!({"memory_mib": 64, "pids": 24, "tmpfs_mib": 8});
-    settings["read_only_root"] = json!(true);
-    settings["network"] = json!("none");
-    let (config, options) = env_container::provider_config(dir.path(), settings);
-    let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let reference = json!(environment.reference());
-    let directory = PathBuf::from(
-        reference["resource"]["directory"]
-            .as_str()
-            .expect("directory"),
+    };
+    let target = container_target(&prepared);
+    // a string doubled past 64 MiB: the memory limit kills it
+    let hog = target.exec(
+        &["--timeout", "60"],
+        &["sh", "-c", "a=0123456789abcdef; while :; do a=$a$a; done"],
     );
-    let target = target(dir.path(), &reference, directory.join("workspace"));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // a string doubled past 64 MiB: the memory limit kills it
-        let hog = target.exec(
-            &["--timeout", "60"],
-            &["sh", "-c", "a=0123456789abcdef; while :; do a=$a$a; done"],
-        );
-        assert_eq!(
-            (&hog["exit_code"], &hog["signal"]),
-            (&Value::Null, &json!(9)),
-            "{hog}"
-        );
-        // the root is read-only; the workspace and the /tmp tmpfs are not
-        let writes = "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
-        let wrote = target.exec(&[], &["sh", "-c", writes]);
-        assert_eq!(wrote["stdout"], "tmp\nws\n", "{wrote}");
-        // the limits are the container's cgroup's
-        let limits = "read m < /sys/fs/cgroup/memory/memory.limit_in_bytes; read p < /sys/fs/cgroup/pids/pids.max; echo $m $p";
-        assert_eq!(
-            target.exec(&[], &["sh", "-c", limits])["stdout"],
-            "67108864 24\n"
-        );
-        // last (its processes are being killed while the call returns): a fork bomb stops at
-        // the pids limit
-        let made = std::process::Command::new("mkfifo")
-            .arg(target.workspace.join("never"))
-            .status()
-            .expect("mkfifo");
-        assert!(made.success());
-        let bomb = "i=0; while [ $i -lt 64 ]; do (read x < never) & i=$((i+1)); done; echo all";
-        let forked = target.exec(&["--timeout", "20"], &["sh", "-c", bomb]);
-        assert_ne!(forked["exit_code"], 0, "{forked}");
-        assert!(
-            forked["stderr"].as_str().expect("stderr").contains("fork"),
-            "{forked}"
-        );
-        assert_eq!(forked["stdout"], "", "{forked}");
-    }));
-    fabric.release_environment(&environment).expect("release");
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    assert_eq!(
+        (&hog["exit_code"], &hog["signal"]),
+        (&Value::Null, &json!(9)),
+        "{hog}"
+    );
+    // the root is read-only; the workspace and the /tmp tmpfs are not
+    let writes =
+        "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
+    let wrote = target.exec(&[], &["sh", "-c", writes]);
+    assert_eq!(wrote["stdout"], "tmp\nws\n", "{wrote}");
+    // the limits are the container's cgroup's
+    let limits = "read m < /sys/fs/cgroup/memory/memory.limit_in_bytes; read p < /sys/fs/cgroup/pids/pids.max; echo $m $p";
+    assert_eq!(
+        target.exec(&[], &["sh", "-c", limits])["stdout"],
+        "67108864 24\n"
+    );
+    // last (its processes are being killed while the call returns): a fork bomb stops at
+    // the pids limit
+    let made = std::process::Command::new("mkfifo")
+        .arg(target.workspace.join("never"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let bomb = "i=0; while [ $i -lt 64 ]; do (read x < never) & i=$((i+1)); done; echo all";
+    let forked = target.exec(&["--timeout", "20"], &["sh", "-c", bomb]);
+    assert_ne!(forked["exit_code"], 0, "{forked}");
+    assert!(
+        forked["stderr"].as_str().expect("stderr").contains("fork"),
+        "{forked}"
+    );
+    assert_eq!(forked["stdout"], "", "{forked}");
+    prepared.release();
     // release reports what the container's cgroup saw: the OOM kill, the peak at the limit
-    let observation = json!(environment.info().sandbox_observation.expect("observation"));
+    let info = prepared.environment.info();
+    let observation = json!(info.sandbox_observation.expect("observation"));
     assert_eq!(observation["outcome"], "oom", "{observation}");
     assert_eq!(observation["role"], "agent");
     assert_eq!(observation["provider"], "container");

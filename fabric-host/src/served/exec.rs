@@ -26,13 +26,12 @@ pub(super) fn exec(base: Option<&PathBuf>, request: &Request) -> Result<Response
     let base = base.map_or(Path::new("."), PathBuf::as_path);
     let no_variables: [(&str, &str); 0] = [];
     let output = kit::exec_beneath(base, Path::new("workspace"), &exec, no_variables).map_err(
-        |(code, _)| {
-            let field = if code == codes::EXEC_FAILED {
-                "request.argv"
-            } else {
-                "request.cwd"
-            };
-            Failure::new(code, BridgeStage::Exec).with_field(field)
+        |(code, _)| match code {
+            codes::PATH_REFUSED | codes::FILE_NOT_FOUND => {
+                Failure::new(code, BridgeStage::Exec).with_field("request.cwd")
+            }
+            // The program could not start, or the working directory could not be read.
+            _ => Failure::new(codes::EXEC_FAILED, BridgeStage::Exec).with_field("request.argv"),
         },
     )?;
     let result = serde_json::to_value(&output).unwrap_or(Value::Null);

@@ -1803,7 +1803,7 @@ type GymObservationsRequest struct {
 	Results []RunResult `json:"results"`
 	// RolloutID: Gym rollout id (non-blank).
 	RolloutID string `json:"rollout_id"`
-	// Sandboxes: Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in).
+	// Sandboxes: Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in). A result of `run()` in a provider environment carries its environment's own in `metadata.sandbox_observation`, added without being listed here (one given here with the same `sandbox_id` replaces it).
 	Sandboxes []SandboxObservation `json:"sandboxes,omitempty"`
 	// Source: The bundle's `source` (default `nemo-fabric`).
 	Source string `json:"source,omitempty"`

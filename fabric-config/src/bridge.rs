@@ -13,6 +13,7 @@
 //! | `invoke` | `agent`, `runtime_id`, and one of `input` (any JSON) or `request` (a RunRequest object) |
 //! | `stop` | `agent`, `runtime_id` |
 //! | `check` | optional `agent` + `runtime_id` (both or neither), optional `request` (`{level, timeout_seconds}`) |
+//! | `exec` | `request` (an [`ExecRequest`](crate::environment_ops::ExecRequest): a caller's command run by the server where it runs) |
 //!
 //! Response: `{operation, status, changed, result, error}` where `status` is `succeeded`,
 //! `failed` or `unsupported`, and `error` is `{code, stage, message, effects}` or null.
@@ -46,8 +47,11 @@ use crate::health::HealthLevel;
 pub const INTERFACE_VERSION: u64 = 2;
 /// Largest request line, newline included (512 KiB).
 pub const REQUEST_LIMIT: usize = 512 * 1024;
-/// Largest response line, newline included (4 MiB).
+/// Largest response line, newline included (4 MiB), except `exec`'s.
 pub const RESPONSE_LIMIT: usize = 4 * 1024 * 1024;
+/// Largest response line of an `exec` (16 MiB): two output streams of at most 1 MiB each,
+/// which JSON may spell in up to six bytes per byte.
+pub const EXEC_RESPONSE_LIMIT: usize = 16 * 1024 * 1024;
 /// The client's deadline for one call: connect, send and the whole response.
 pub const CALL_SECONDS: u64 = 320;
 /// The deadline for a complete request line (server) or stdin input (client).
@@ -78,17 +82,21 @@ pub enum Operation {
     Stop,
     /// Check the server or one runtime.
     Check,
+    /// Run a caller's command in the sandbox (its own process group, a deadline, bounded
+    /// output): the environment operation `exec` of a provider environment.
+    Exec,
     /// Run the server (a command only; never sent over the socket).
     Serve,
 }
 
 impl Operation {
     /// Every operation.
-    pub const ALL: [Operation; 5] = [
+    pub const ALL: [Operation; 6] = [
         Operation::Start,
         Operation::Invoke,
         Operation::Stop,
         Operation::Check,
+        Operation::Exec,
         Operation::Serve,
     ];
 
@@ -99,6 +107,7 @@ impl Operation {
             Operation::Invoke => "invoke",
             Operation::Stop => "stop",
             Operation::Check => "check",
+            Operation::Exec => "exec",
             Operation::Serve => "serve",
         }
     }
@@ -110,7 +119,19 @@ impl Operation {
 
     /// Whether a call whose request was sent may have changed the sandbox.
     pub fn has_effects(self) -> bool {
-        matches!(self, Operation::Start | Operation::Invoke | Operation::Stop)
+        matches!(
+            self,
+            Operation::Start | Operation::Invoke | Operation::Stop | Operation::Exec
+        )
+    }
+
+    /// The largest response line of this operation ([`EXEC_RESPONSE_LIMIT`] for `exec`,
+    /// else [`RESPONSE_LIMIT`]).
+    pub fn response_limit(self) -> usize {
+        match self {
+            Operation::Exec => EXEC_RESPONSE_LIMIT,
+            _ => RESPONSE_LIMIT,
+        }
     }
 }
 
@@ -128,6 +149,8 @@ pub enum BridgeStage {
     Stop,
     /// Invocation.
     Invoke,
+    /// A caller's command (`exec`).
+    Exec,
     /// The socket, its limits and deadlines.
     Transport,
 }
@@ -180,7 +203,8 @@ pub struct Response {
     pub status: Status,
     /// Whether the call changed the sandbox; null when unknown (invoke is always null).
     pub changed: Option<bool>,
-    /// start: the runtime handle; invoke: the RunResult; stop: null; check: the CheckReport.
+    /// start: the runtime handle; invoke: the RunResult; stop: null; check: the CheckReport;
+    /// exec: the ExecOutput.
     pub result: Value,
     /// Null when `status` is `succeeded`.
     pub error: Option<BridgeError>,
@@ -218,12 +242,15 @@ impl Response {
         }
     }
 
-    /// The response line (compact JSON + newline). A line over [`RESPONSE_LIMIT`] becomes
-    /// a `response_too_large` failure with unknown effects.
+    /// The response line (compact JSON + newline). A line over the operation's
+    /// [`Operation::response_limit`] becomes a `response_too_large` failure with unknown
+    /// effects.
     pub fn encode(&self) -> Vec<u8> {
         let mut line = serde_json::to_vec(self).unwrap_or_default();
         line.push(b'\n');
-        if line.len() <= RESPONSE_LIMIT && line.len() > 1 {
+        let limit =
+            Operation::parse(&self.operation).map_or(RESPONSE_LIMIT, Operation::response_limit);
+        if line.len() <= limit && line.len() > 1 {
             return line;
         }
         let failure = Failure::new(codes::RESPONSE_TOO_LARGE, BridgeStage::Transport)
@@ -317,6 +344,13 @@ pub fn message(code: &str) -> &'static str {
         codes::HOST_BUSY => {
             "the runtime server is serving its maximum of 32 connections; nothing was dispatched"
         }
+        codes::EXEC_FAILED => {
+            "the program could not be started: it is missing or not executable, or the working directory is gone"
+        }
+        codes::PATH_REFUSED => {
+            "the working directory is refused: a symbolic link or a special file is on its path"
+        }
+        codes::INVALID_ENVIRONMENT_REQUEST => "the exec request is malformed",
         _ => "the bridge call failed",
     }
 }
@@ -435,6 +469,7 @@ pub fn validate_request(value: &Value) -> Result<Request, Failure> {
             }
         }
         Operation::Stop => required.extend(["agent", "runtime_id"]),
+        Operation::Exec => required.push("request"),
         Operation::Check => {
             allowed.extend(["agent", "runtime_id", "request"]);
             if object.contains_key("agent") != object.contains_key("runtime_id") {
@@ -486,7 +521,7 @@ pub fn validate_request(value: &Value) -> Result<Request, Failure> {
         Operation::Invoke if object.contains_key("input") => {
             Payload::Input(object["input"].clone())
         }
-        Operation::Invoke | Operation::Check => match object.get("request") {
+        Operation::Invoke | Operation::Check | Operation::Exec => match object.get("request") {
             None => Payload::None,
             Some(Value::Object(request)) => Payload::Request(request.clone()),
             Some(_) => return Err(Failure::invalid("request")),
@@ -697,6 +732,17 @@ mod tests {
         assert_eq!(half.field.as_deref(), Some("runtime_id"));
         let serve = parse(r#"{"interface_version":2,"operation":"serve"}"#).unwrap_err();
         assert_eq!(serve.field.as_deref(), Some("operation"));
+        let exec =
+            parse(r#"{"interface_version":2,"operation":"exec","request":{"argv":["true"]}}"#)
+                .unwrap();
+        assert!(matches!(exec.payload, Payload::Request(_)));
+        let bare = parse(r#"{"interface_version":2,"operation":"exec"}"#).unwrap_err();
+        assert_eq!(bare.field.as_deref(), Some("request"));
+        let runtime = parse(
+            r#"{"interface_version":2,"operation":"exec","runtime_id":"r","request":{"argv":["true"]}}"#,
+        )
+        .unwrap_err();
+        assert_eq!(runtime.field.as_deref(), Some("runtime_id"));
     }
 
     #[test]
@@ -718,6 +764,11 @@ mod tests {
 
     #[test]
     fn oversized_responses_become_response_too_large() {
+        // an exec answer may be larger than any other, up to its own limit
+        let output = Response::succeeded("exec", None, "x".repeat(RESPONSE_LIMIT).into());
+        assert!(output.encode().len() > RESPONSE_LIMIT);
+        let huge = Response::succeeded("exec", None, "x".repeat(EXEC_RESPONSE_LIMIT).into());
+        assert!(huge.encode().len() < RESPONSE_LIMIT);
         let big = Response::succeeded("invoke", None, "x".repeat(RESPONSE_LIMIT).into());
         let line = big.encode();
         let decoded: Response = serde_json::from_slice(&line).unwrap();

@@ -153,14 +153,14 @@ pub enum ProviderOperation {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         append: bool,
     },
-    /// Read one regular file beneath the workspace or artifact root ([`FileContent`]).
+    /// Read one regular file beneath the workspace or artifact root (output: a `FileContent`).
     ReadFile {
         /// The provider's environment id.
         environment_id: String,
         /// What to read.
         request: FileReadRequest,
     },
-    /// List one directory beneath the workspace or artifact root ([`FileListing`]).
+    /// List one directory beneath the workspace or artifact root (output: a `FileListing`).
     ListFiles {
         /// The provider's environment id.
         environment_id: String,

@@ -5,33 +5,48 @@
 use std::ffi::c_char;
 
 use fabric_config::Stage;
+use fabric_config::environment_ops::FileWriteRequest;
 use fabric_host::Environment;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::boundary::{ffi_boundary, json_arg, str_arg, to_json};
-use crate::error::FfiError;
 use crate::fabric_environment;
 use crate::objects::EnvironmentObject;
 use crate::registry;
 
-/// The body every operation shares: the environment by its handle, the request decoded.
+/// The entry-point body every operation shares, inside the C ABI boundary: the environment
+/// by its handle, `request_json` decoded as `R`, `run`'s output encoded into `*out`.
 ///
 /// # Safety
-/// `request_json` must be NULL or a NUL-terminated string valid for the call.
-unsafe fn operate<R: DeserializeOwned, T: Serialize>(
+/// `request_json` must be NULL or a NUL-terminated string valid for the call; `out` must be
+/// NULL or valid for writing one `char *`.
+unsafe fn operation<R: DeserializeOwned, T: Serialize>(
     stage: Stage,
     environment: fabric_environment,
     request_json: *const c_char,
+    out: *mut *mut c_char,
     run: impl FnOnce(&Environment, &R) -> Result<T, fabric_host::HostError>,
-) -> Result<String, FfiError> {
-    let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
-    // SAFETY: forwarded from the caller's contract.
-    let text = unsafe { str_arg(stage, "request_json", request_json) }?;
-    let request: R = json_arg(stage, "request_json", text)?;
-    let output = run(&object.environment, &request)?;
-    to_json(stage, &output)
+) -> i32 {
+    ffi_boundary!(stage, out, {
+        let object = registry::get::<EnvironmentObject>(stage, "environment", environment)?;
+        // SAFETY: forwarded from the caller's contract.
+        let text = unsafe { str_arg(stage, "request_json", request_json) }?;
+        let request: R = json_arg(stage, "request_json", text)?;
+        let output = run(&object.environment, &request)?;
+        to_json(stage, &output)
+    })
+}
+
+/// `write_file` with its output document, `{"path"}`.
+fn write_file(
+    environment: &Environment,
+    request: &FileWriteRequest,
+) -> Result<Value, fabric_host::HostError> {
+    environment
+        .write_file(request)
+        .map(|()| json!({"path": request.path}))
 }
 
 /// Runs one command in the environment: `request_json` is an ExecRequest (`argv`, optional
@@ -63,11 +78,16 @@ pub unsafe extern "C" fn fabric_environment_exec(
     request_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Invoke;
-    ffi_boundary!(stage, out, {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { operate(stage, environment, request_json, Environment::exec_request) }
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        operation(
+            Stage::Invoke,
+            environment,
+            request_json,
+            out,
+            Environment::exec_request,
+        )
+    }
 }
 
 /// Writes one file beneath the environment's workspace (or artifact root):
@@ -91,21 +111,8 @@ pub unsafe extern "C" fn fabric_environment_write_file(
     request_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Artifact;
-    ffi_boundary!(stage, out, {
-        // SAFETY: forwarded from this function's contract.
-        unsafe {
-            operate(
-                stage,
-                environment,
-                request_json,
-                |env, request: &fabric_config::environment_ops::FileWriteRequest| {
-                    env.write_file(request)
-                        .map(|()| json!({"path": request.path}))
-                },
-            )
-        }
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe { operation(Stage::Artifact, environment, request_json, out, write_file) }
 }
 
 /// Reads one regular file beneath the environment's workspace (or artifact root):
@@ -125,11 +132,16 @@ pub unsafe extern "C" fn fabric_environment_read_file(
     request_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Artifact;
-    ffi_boundary!(stage, out, {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { operate(stage, environment, request_json, Environment::read_file) }
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        operation(
+            Stage::Artifact,
+            environment,
+            request_json,
+            out,
+            Environment::read_file,
+        )
+    }
 }
 
 /// Lists one directory beneath the environment's workspace (or artifact root):
@@ -149,9 +161,14 @@ pub unsafe extern "C" fn fabric_environment_list(
     request_json: *const c_char,
     out: *mut *mut c_char,
 ) -> i32 {
-    let stage = Stage::Artifact;
-    ffi_boundary!(stage, out, {
-        // SAFETY: forwarded from this function's contract.
-        unsafe { operate(stage, environment, request_json, Environment::list_files) }
-    })
+    // SAFETY: forwarded from this function's contract.
+    unsafe {
+        operation(
+            Stage::Artifact,
+            environment,
+            request_json,
+            out,
+            Environment::list_files,
+        )
+    }
 }

@@ -577,12 +577,16 @@ impl Runtime {
     /// events are appended; a stop that could not end the host fails a succeeded result,
     /// another stop problem goes to `metadata.stop_error`). For callers that drive one
     /// turn themselves, e.g. a stream, and report it like `run()`.
+    /// A provider environment prepared for this runtime alone is released by the stop: its
+    /// sandbox observation joins `result.metadata.sandbox_observation` (the Gym export adds
+    /// it to the bundle).
     /// Like `run()`, it returns once a local host acknowledged `stop`; the host's exit and
     /// reap and a temporary FABRIC_HOME's removal finish in the background (bounded by the
     /// stop policy's escalation).
     pub fn stop_into(&self, result: &mut RunResult) {
         let (stop, summary) = self.stop_acknowledged();
         fold_stop(result, stop.events, summary);
+        self.fold_sandbox_observation(result);
     }
 }
 

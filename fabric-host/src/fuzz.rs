@@ -99,25 +99,24 @@ fn stream_answers(data: &[u8]) -> Vec<u8> {
 /// Request lines of the runtime server's socket (split at `\n` as its transport reads
 /// them), served by a [`crate::RuntimeServer`] that owns no runtime: every answer is one
 /// JSON line. A `start` whose config validates is decoded but not served (it would launch
-/// an adapter host).
+/// an adapter host), nor is a well-formed `exec` (it would run a program).
 pub fn runtime_request(data: &[u8]) {
     use fabric_config::bridge::{self, Operation};
     let server = crate::RuntimeServer::new("/nonexistent/fabric-fuzz-runtime-server");
     for line in data.split_inclusive(|&b| b == b'\n') {
         if let Ok(value) = bridge::decode_strict(line)
             && let Ok(request) = bridge::validate_request(&value)
-            && request.operation == Operation::Start
         {
-            let config = match &request.payload {
-                bridge::Payload::Config(config) => Some(config.clone()),
-                _ => None,
+            let served = match (request.operation, &request.payload) {
+                (Operation::Exec, _) => false,
+                (Operation::Start, bridge::Payload::Config(config)) => {
+                    fabric_config::FabricConfig::from_value(config.clone())
+                        .and_then(|c| c.validate())
+                        .is_err()
+                }
+                _ => true,
             };
-            let valid = config.is_some_and(|config| {
-                fabric_config::FabricConfig::from_value(config)
-                    .and_then(|c| c.validate())
-                    .is_ok()
-            });
-            if valid {
+            if !served {
                 continue;
             }
         }

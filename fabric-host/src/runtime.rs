@@ -719,6 +719,22 @@ impl Runtime {
         (result, summary)
     }
 
+    /// Adds the sandbox observation of the environment this runtime owned (a provider
+    /// environment prepared for it alone, released by its stop) to `result.metadata`
+    /// (`sandbox_observation`), where the Gym mapping finds it.
+    pub(crate) fn fold_sandbox_observation(&self, result: &mut fabric_config::RunResult) {
+        if !self.owns_environment {
+            return;
+        }
+        let observation = self.environment.info().sandbox_observation;
+        if let Some(value) = observation.and_then(|o| serde_json::to_value(o).ok()) {
+            result.metadata.insert(
+                fabric_config::gym::SANDBOX_OBSERVATION_METADATA_KEY.to_owned(),
+                value,
+            );
+        }
+    }
+
     /// The stop of a runtime in a provider environment: `stop` through the server.
     fn finish_bridge_stop(&self) -> (RuntimeStopResult, StopSummary) {
         let (mut summary, details) = self.stop_bridge();

@@ -1,6 +1,7 @@
 //! The core behind the runtime server's socket ([`RuntimeServer`], the
 //! `fabric_sandbox::bridge::Handler` of `fabric-agent-ctl serve`): several runtimes by id,
-//! each with its own serialized invoke / stop, plus server and runtime health checks.
+//! each with its own serialized invoke / stop, plus server and runtime health checks, and a
+//! caller's `exec` in the sandbox (`served/exec.rs`).
 //! Transport-free: one request line in, one [`Response`] out (the socket is
 //! `fabric_sandbox::bridge::Server`).
 
@@ -22,6 +23,8 @@ use fabric_sandbox::bridge::{Handler, ShutdownOutcome};
 use crate::error::ErrorClass;
 use crate::fabric::{Fabric, RunOptions};
 use crate::runtime::Runtime;
+
+mod exec;
 
 /// Evidence source of server-scope check observations.
 pub const SERVER_SOURCE_ID: &str = "fabric:runtime_server";
@@ -105,6 +108,7 @@ impl RuntimeServer {
             Operation::Invoke => self.invoke(request),
             Operation::Stop => self.stop(request),
             Operation::Check => self.check(request),
+            Operation::Exec => exec::exec(self.options.base_dir.as_ref(), request),
             Operation::Serve => Err(Failure::invalid("operation")),
         }
     }

@@ -42,6 +42,12 @@ def test_a_verifier_runs_in_a_subprocess_environment_while_and_after_a_runtime_r
         listing = await environment.list("task")
         assert [(e["name"], e["kind"]) for e in listing["entries"]] == [("answer.txt", "file"), ("test.sh", "file")]
 
+        # a program that cannot start is an error naming it (as on every provider)
+        with pytest.raises(FabricError) as caught:
+            await environment.exec(["no-such-program-2a9f"])
+        assert caught.value.code == "exec_failed"
+        assert "`no-such-program-2a9f`" in str(caught.value)
+
         failing = await environment.exec(["sh", "-c", "echo no >&2; exit 3"], env={"X": "1"})
         assert (failing["exit_code"], failing["stderr"]) == (3, "no\n")
         echoed = await environment.exec(["sh", "-c", "cat"], stdin=b"in")

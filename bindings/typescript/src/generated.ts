@@ -1712,7 +1712,7 @@ export interface GymObservationsRequest {
   results: RunResult[];
   /** Gym rollout id (non-blank). */
   rollout_id: string;
-  /** Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in). */
+  /** Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in). A result of `run()` in a provider environment carries its environment's own in `metadata.sandbox_observation`, added without being listed here (one given here with the same `sandbox_id` replaces it). */
   sandboxes?: SandboxObservation[];
   /** The bundle's `source` (default `nemo-fabric`). */
   source?: string | null;

@@ -37,7 +37,9 @@ pub fn parse_command(arguments: &[String]) -> Result<Command, Failure> {
     let operation = arguments
         .first()
         .and_then(|a| Operation::parse(a))
-        .filter(|op| *op != Operation::Serve)
+        // `serve` is not a bridge call; `exec` is the environment operation's, sent by
+        // providers, not a command of this tool.
+        .filter(|op| !matches!(op, Operation::Serve | Operation::Exec))
         .ok_or_else(|| Failure::invalid("operation"))?;
     let mut flags: BTreeMap<&str, Option<&str>> = BTreeMap::new();
     let mut index = 1;
@@ -85,7 +87,7 @@ pub fn parse_command(arguments: &[String]) -> Result<Command, Failure> {
                 allowed.extend(LEVEL_FLAGS);
             }
         }
-        Operation::Serve => return Err(Failure::invalid("operation")),
+        Operation::Serve | Operation::Exec => return Err(Failure::invalid("operation")),
     }
     allowed.extend(required.iter().copied());
     if let Some(missing) = required.iter().find(|f| !flags.contains_key(**f)) {

@@ -2,7 +2,6 @@
 //!
 //! ```text
 //! fabric-agent-ctl serve
-//! fabric-agent-ctl exec-group TIMEOUT_MS PROGRAM [ARGS...]
 //! fabric-agent-ctl start  --agent NAME --config FILE|-
 //! fabric-agent-ctl invoke --agent NAME --runtime-id ID (--input FILE|- | --request FILE|-)
 //! fabric-agent-ctl stop   --agent NAME --runtime-id ID
@@ -34,9 +33,6 @@ fn main() -> ExitCode {
     if arguments.first().map(String::as_str) == Some("serve") {
         return serve(&arguments[1..]);
     }
-    if arguments.first().map(String::as_str) == Some("exec-group") {
-        return exec_group(&arguments[1..]);
-    }
     if arguments.first().map(String::as_str) == Some("connect") {
         return loopback::connect(&arguments[1..]);
     }
@@ -65,18 +61,6 @@ fn main() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
-    }
-}
-
-/// `exec-group TIMEOUT_MS PROGRAM ARGS...`: a caller's `exec` in a container
-/// (`fabric_sandbox::kit::exec_group`).
-fn exec_group(rest: &[String]) -> ExitCode {
-    match fabric_sandbox::kit::exec_group(rest) {
-        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(u8::MAX)),
-        Err(message) => {
-            eprintln!("fabric-agent-ctl exec-group: {message}");
-            ExitCode::from(127)
-        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! `fabric.environment=<id>`, no network) whose process is `fabric-agent-ctl serve`: its
 //! socket `/sandbox/fabric.sock` is the directory's `fabric.sock` on this machine (one
 //! kernel), so runtime control goes straight to the socket. The image is pinned by its
-//! local image id. `exec` is `podman exec` in `/sandbox/workspace`; `release` removes the
+//! local image id. A caller's `exec` is one request to that server (the kit's default), which
+//! runs the command inside the container beneath `/sandbox/workspace`; `release` removes the
 //! container and deletes the directory of an environment this process prepared, and only
 //! forgets an attached one.
 //!
@@ -31,9 +32,8 @@ mod podman;
 mod policy;
 
 use fabric_config::codes;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::time::Duration;
 
 use fabric_config::config::JsonObject;
@@ -46,8 +46,6 @@ use serde_json::{Value, json};
 const SERVER_READY: Duration = Duration::from_secs(30);
 /// Paths of the environment directory inside the container.
 const SANDBOX: &str = "/sandbox";
-/// The runtime server's binary in the image (also what runs a caller's `exec`).
-const AGENT_CTL: &str = "/usr/local/bin/fabric-agent-ctl";
 
 fn main() -> ExitCode {
     kit::run(&Container)
@@ -174,48 +172,6 @@ impl kit::Environment for Env {
             ]
             .into(),
         }
-    }
-
-    /// `podman exec` in the container's workspace.
-    fn command(&self, program: &str, args: &[String]) -> Command {
-        podman::exec_command(
-            &self.container.id,
-            &format!("{SANDBOX}/workspace"),
-            &BTreeMap::new(),
-            program,
-            args,
-        )
-    }
-
-    /// `podman exec` of the container's `fabric-agent-ctl exec-group` in `cwd` beneath the
-    /// workspace, with `env` added: the command's process group lives in the container, so
-    /// the deadline is enforced there (and what the command leaves is killed there).
-    fn exec_command(
-        &self,
-        program: &str,
-        args: &[String],
-        cwd: &str,
-        env: &BTreeMap<String, String>,
-        timeout: Duration,
-    ) -> Command {
-        let workdir = Path::new(SANDBOX).join("workspace").join(cwd);
-        let mut inner = vec![
-            "exec-group".to_owned(),
-            timeout.as_millis().to_string(),
-            program.to_owned(),
-        ];
-        inner.extend_from_slice(args);
-        podman::exec_command(
-            &self.container.id,
-            &workdir.to_string_lossy(),
-            env,
-            AGENT_CTL,
-            &inner,
-        )
-    }
-
-    fn deadline_inside(&self) -> bool {
-        true
     }
 
     /// The container's cgroup usage (before `stop` removes it) and the wall time since

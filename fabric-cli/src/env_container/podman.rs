@@ -6,7 +6,6 @@
 
 use fabric_config::codes;
 use fabric_reactor::sys::{self, Limit};
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -219,24 +218,6 @@ pub fn remove(id: &str) -> Result<(), Failure> {
     } else {
         Err(failed("rm", &output))
     }
-}
-
-/// `podman exec` of `program` with `args` in `workdir` of the container, with `env` added
-/// (`-i`: the command reads the caller's stdin).
-pub fn exec_command(
-    id: &str,
-    workdir: &str,
-    env: &BTreeMap<String, String>,
-    program: &str,
-    args: &[String],
-) -> Command {
-    let mut command = Command::new(PODMAN);
-    command.args(["exec", "-i", "-w", workdir]);
-    for (name, value) in env {
-        command.arg("--env").arg(format!("{name}={value}"));
-    }
-    command.args([id, program]).args(args);
-    command
 }
 
 /// The container's cgroup path as podman reports it (`/libpod_parent/libpod-<id>`), when

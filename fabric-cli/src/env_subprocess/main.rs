@@ -10,8 +10,10 @@
 //! When stdin closes the provider exits and leaves every environment as it is.
 //!
 //! Settings (`environment.settings`): `root`, the directory new environments are created
-//! in (default: the system temporary directory); `network: "none"`: the server and every
-//! `exec` in a network namespace of their own (`netns.rs`). `resources` and other `network`
+//! in (default: the system temporary directory); `network: "none"`: the server in a network
+//! namespace of its own (`netns.rs`), and so every `exec`, which the server then runs (the
+//! kit's default: one bridge request on the environment's socket; without `network` this
+//! process runs the `exec` of an environment it prepared itself). `resources` and other `network`
 //! values are refused (`environment_setting_unsupported`): see `refuse_policy`. At release
 //! of a prepared environment the server is reaped with `wait4` for its observation.
 //!
@@ -25,12 +27,14 @@ mod netns;
 
 use fabric_config::codes;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitCode, Stdio};
+use std::process::{Child, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use fabric_config::config::JsonObject;
+use fabric_config::environment_ops::ExecRequest;
 use fabric_config::gym::{SandboxObservation, SandboxOutcome, SandboxRole};
 use fabric_config::handles::EnvironmentReference;
+use fabric_config::provider::ExecOutput;
 use fabric_reactor::sys;
 use fabric_sandbox::kit::{self, Description, Failure, SOCKET};
 
@@ -54,9 +58,9 @@ struct Env {
     since: Instant,
     /// How the server ended and what its tree used, once `stop` reaped it.
     reaped: Option<sys::Reaped>,
-    /// `settings.network: "none"`: the server and every `exec` run in a network namespace
-    /// of their own (`netns.rs`).
-    isolated: bool,
+    /// A caller's `exec` runs in this process: an environment it prepared with the
+    /// machine's network, whose processes run on this machine as this process does.
+    exec_here: bool,
 }
 
 impl kit::Provider for Subprocess {
@@ -75,7 +79,8 @@ impl kit::Provider for Subprocess {
         reference: &EnvironmentReference,
         settings: &JsonObject,
     ) -> Result<(String, Env), Failure> {
-        let isolated = netns::read(settings)?;
+        // Checked as `prepare` checks it; what an attached server runs in is its own.
+        netns::read(settings)?;
         let dir = kit::reference_directory(reference)?;
         kit::require_workspace(&dir, Self::PROVIDER)?;
         kit::require_server(&dir)?;
@@ -85,7 +90,7 @@ impl kit::Provider for Subprocess {
             server: None,
             since: Instant::now(),
             reaped: None,
-            isolated,
+            exec_here: false,
         };
         Ok((id, env))
     }
@@ -106,12 +111,16 @@ impl kit::Environment for Env {
         }
     }
 
-    /// Runs `program` directly (in a network namespace of its own with `network: "none"`),
-    /// in the workspace directory.
-    fn command(&self, program: &str, args: &[String]) -> Command {
-        let mut command = netns::command(self.isolated, Path::new(program));
-        command.args(args).current_dir(self.dir.join("workspace"));
-        command
+    /// A caller's `exec`: run by this process in an environment it prepared with the
+    /// machine's network (the same processes' view, one hop fewer: about a millisecond on a
+    /// loaded machine); else by the runtime server (the kit's default), which runs it
+    /// inside the namespaces of `network: "none"`, or as whoever prepared an attached one.
+    fn exec(&self, request: &ExecRequest) -> Result<ExecOutput, Failure> {
+        if !self.exec_here {
+            return kit::server_exec(&self.dir.join(SOCKET), request);
+        }
+        let no_variables: [(&str, &str); 0] = [];
+        kit::exec_beneath(&self.dir, Path::new("workspace"), request, no_variables)
     }
 
     /// The wall time since `prepare`; the rest is known once `stop` reaped the server.
@@ -191,7 +200,7 @@ fn prepare(root: &Path, isolated: bool) -> Result<(String, Env), Failure> {
         server: Some(server),
         since: Instant::now(),
         reaped: None,
-        isolated,
+        exec_here: !isolated,
     };
     match kit::wait_for_server(&env.dir.join(SOCKET), SERVER_READY, || true) {
         Ok(()) => Ok((id, env)),

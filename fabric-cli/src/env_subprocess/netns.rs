@@ -1,7 +1,7 @@
 //! `settings.network` of the subprocess provider: absent (the machine's network), or
-//! `"none"`: the runtime server and every `exec` start through `unshare --user
-//! --map-current-user --net`, each in a new user and network namespace whose only interface
-//! is a loopback that is down, so nothing (not even the host's loopback) is reachable; the
+//! `"none"`: the runtime server starts through `unshare --user --map-current-user --net`, in
+//! a new user and network namespace whose only interface is a loopback that is down (every
+//! runtime and `exec` of the environment is the server's child and stays in it), so nothing (not even the host's loopback) is reachable; the
 //! user keeps its id. The runtime server's unix socket is a path, which namespaces do not
 //! hide. Where unprivileged namespaces are not available (`unshare` missing or refused),
 //! `prepare` fails with `environment_setting_unsupported` naming `settings.network`.

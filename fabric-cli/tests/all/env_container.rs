@@ -101,6 +101,66 @@ pub(super) fn prepare(
     (environment, container)
 }
 
+/// A container environment prepared for one test: the test's directory (its config and the
+/// environments' root), the config and options it was prepared with, the `Fabric`, the
+/// environment and its container. Dropping it releases the environment (a no-op after an
+/// explicit release) and then removes the containers in `created` by id, so a failing test
+/// leaves nothing behind either.
+pub(crate) struct Prepared {
+    pub(crate) environment: Arc<Environment>,
+    pub(crate) container: String,
+    pub(crate) fabric: Fabric,
+    pub(crate) config: FabricConfig,
+    pub(crate) options: RunOptions,
+    pub(super) created: Created,
+    pub(crate) dir: tempfile::TempDir,
+}
+
+impl Prepared {
+    /// Prepares a container environment whose settings are [`settings`] changed by `edit`;
+    /// `None` only when podman is missing and `FABRIC_ALLOW_SKIPS=1` allowed the skip.
+    pub(crate) fn new(edit: impl FnOnce(&mut Value)) -> Option<Prepared> {
+        if !podman_available() {
+            return None;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut settings = settings(dir.path());
+        edit(&mut settings);
+        let (config, options) = provider_config(dir.path(), settings);
+        let fabric = Fabric::new();
+        let mut created = Created::default();
+        let (environment, container) = prepare(&fabric, &config, &options, &mut created);
+        Some(Prepared {
+            environment,
+            container,
+            fabric,
+            config,
+            options,
+            created,
+            dir,
+        })
+    }
+
+    /// Releases the environment, which must succeed.
+    pub(crate) fn release(&self) {
+        self.fabric
+            .release_environment(&self.environment)
+            .expect("release");
+    }
+
+    /// The environment directory on this machine (`resource.directory`).
+    pub(crate) fn directory(&self) -> PathBuf {
+        let reference = self.environment.reference();
+        PathBuf::from(reference.resource["directory"].as_str().expect("directory"))
+    }
+}
+
+impl Drop for Prepared {
+    fn drop(&mut self) {
+        let _ = self.fabric.release_environment(&self.environment);
+    }
+}
+
 /// The ids of every container labelled with the environment id.
 fn labelled(environment_id: &str) -> String {
     podman(&[
@@ -146,14 +206,17 @@ pub(super) fn bridge(operation: &str, members: Value) -> Value {
 
 #[test]
 fn a_scripted_runtime_runs_inside_the_container_and_release_leaves_nothing() {
-    if !podman_available() {
+    let Some(prepared) = Prepared::new(|_| {}) else {
         return;
-    }
-    let mut created = Created::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (config, options) = provider_config(dir.path(), settings(dir.path()));
-    let fabric = Fabric::new();
-    let (environment, container) = prepare(&fabric, &config, &options, &mut created);
+    };
+    let Prepared {
+        environment,
+        container,
+        fabric,
+        config,
+        options,
+        ..
+    } = &prepared;
     let reference = environment.reference();
     let id = environment.inspect().expect("inspect").environment_id;
     assert_eq!(labelled(&id), container[..12]);
@@ -225,8 +288,7 @@ fn a_scripted_runtime_runs_inside_the_container_and_release_leaves_nothing() {
     assert_eq!(stopped["status"], "succeeded", "{stopped}");
 
     // the adapter wrote its artifact in the container's artifact root: collect it
-    let host_artifacts =
-        PathBuf::from(reference.resource["directory"].as_str().expect("dir")).join("artifacts");
+    let host_artifacts = prepared.directory().join("artifacts");
     let relative = find_file(&host_artifacts, "note.txt").expect("note.txt in the artifacts");
     let files = environment
         .collect_artifacts(std::slice::from_ref(&relative))
@@ -237,19 +299,19 @@ fn a_scripted_runtime_runs_inside_the_container_and_release_leaves_nothing() {
     // links, FIFOs and oversized files in the bind-mounted artifacts/ are refused one by
     // one on the host side (the container has no `ln`: they are planted from here, in the
     // same directory code inside the container writes)
-    support::provider::assert_artifact_escapes_refused(&environment, &host_artifacts);
+    support::provider::assert_artifact_escapes_refused(environment, &host_artifacts);
 
     // attach: the caller's; release only detaches
     let attached = fabric
-        .attach_environment(&config, &reference, &options)
+        .attach_environment(config, &reference, options)
         .expect("attach");
     assert!(attached.info().attached);
     fabric.release_environment(&attached).expect("detach");
     assert_eq!(labelled(&id), container[..12], "detach keeps the container");
 
     // release removes the container and the directory
-    let directory = PathBuf::from(reference.resource["directory"].as_str().expect("dir"));
-    fabric.release_environment(&environment).expect("release");
+    let directory = prepared.directory();
+    prepared.release();
     assert_eq!(labelled(&id), "", "no container is left");
     assert!(!directory.exists(), "no directory is left");
 }
@@ -342,19 +404,19 @@ fn an_image_that_is_not_the_pinned_one_is_refused() {
 
 #[test]
 fn a_container_replaced_under_the_same_name_is_not_attached() {
-    if !podman_available() {
+    let Some(mut prepared) = Prepared::new(|_| {}) else {
         return;
-    }
-    let mut created = Created::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (config, options) = provider_config(dir.path(), settings(dir.path()));
-    let fabric = Fabric::new();
-    let (environment, original) = prepare(&fabric, &config, &options, &mut created);
-    let reference = environment.reference();
-    let name = environment.inspect().expect("inspect").environment_id;
-    let directory = reference.resource["directory"].as_str().expect("dir");
+    };
+    let reference = prepared.environment.reference();
+    let name = prepared
+        .environment
+        .inspect()
+        .expect("inspect")
+        .environment_id;
+    let directory = prepared.directory();
+    let directory = directory.to_str().expect("utf-8");
 
-    podman(&["rm", "-f", &original]);
+    podman(&["rm", "-f", &prepared.container]);
     let replacement = podman(&[
         "--runtime",
         "runc",
@@ -374,10 +436,11 @@ fn a_container_replaced_under_the_same_name_is_not_attached() {
         "/usr/local/bin/fabric-agent-ctl",
         "serve",
     ]);
-    created.containers.push(replacement);
+    prepared.created.containers.push(replacement);
     let (code, provider, message) = provider_code(
-        fabric
-            .attach_environment(&config, &reference, &options)
+        prepared
+            .fabric
+            .attach_environment(&prepared.config, &reference, &prepared.options)
             .expect_err("replaced"),
     );
     assert_eq!(
@@ -386,7 +449,7 @@ fn a_container_replaced_under_the_same_name_is_not_attached() {
         "{message}"
     );
     // releasing the prepared environment still deletes its directory
-    fabric.release_environment(&environment).expect("release");
+    prepared.release();
     assert!(!Path::new(directory).exists());
 }
 

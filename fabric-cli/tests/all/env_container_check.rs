@@ -7,25 +7,25 @@
 use crate::support;
 
 use fabric_config::health::{CheckOutcome, CheckRequest, HealthLevel};
-use fabric_host::Fabric;
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
 
-use super::env_container::{Created, bridge, podman_available, prepare, provider_config, settings};
+use super::env_container::{Prepared, bridge};
 
 #[test]
 fn checks_reach_the_runtime_server_and_runtimes_inside_the_container() {
-    if !podman_available() {
+    let Some(prepared) = Prepared::new(|_| {}) else {
         return;
-    }
-    let mut created = Created::default();
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (config, options) = provider_config(dir.path(), settings(dir.path()));
-    let fabric = Fabric::new();
-    let (environment, _) = prepare(&fabric, &config, &options, &mut created);
+    };
+    let Prepared {
+        environment,
+        fabric,
+        dir,
+        ..
+    } = &prepared;
 
     let server = fabric
-        .check(Some(&environment), &CheckRequest::server())
+        .check(Some(environment), &CheckRequest::server())
         .expect("server check");
     assert!(server.passed(), "{server:?}");
     assert_eq!(server.checks[0].source_id, "fabric:runtime_server");
@@ -54,7 +54,7 @@ fn checks_reach_the_runtime_server_and_runtimes_inside_the_container() {
         let mut request = CheckRequest::runtime(id).with_level(HealthLevel::Ready);
         request.timeout_seconds = Some(timeout);
         fabric
-            .check(Some(&environment), &request)
+            .check(Some(environment), &request)
             .expect("runtime check")
     };
 
@@ -120,5 +120,5 @@ fn checks_reach_the_runtime_server_and_runtimes_inside_the_container() {
         "{report:?}"
     );
 
-    fabric.release_environment(&environment).expect("release");
+    prepared.release();
 }

@@ -3,7 +3,8 @@
 //! `{"mode": "loopback", "allow_ports": [PORT]}` it reaches that port at its own
 //! `127.0.0.1:PORT` (a request answered end to end) and still not a port left off the list.
 //! The subprocess provider's `network: "none"` (a network namespace of its own): its exec
-//! reaches no host port, while without the setting the same probe does.
+//! reaches no host port, while without the setting the same probe does; in both a program
+//! that cannot start is `exec_failed` naming it.
 //! The probe is `fabric-agent-ctl connect HOST:PORT` (the image's, or this build's), run
 //! with the environment's `exec`.
 
@@ -13,7 +14,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 
-use crate::env_container;
+use crate::env_container::{self, Prepared};
 use crate::support::provider::{config_with, subprocess_descriptor, typed};
 use fabric_config::environment_ops::ExecRequest;
 use fabric_config::provider::ExecOutput;
@@ -87,19 +88,10 @@ fn hex(bytes: &[u8]) -> String {
 /// Prepares a container environment with `network`, runs `check` on it and releases it
 /// (also when `check` panics).
 fn with_network(network: Value, check: impl FnOnce(&Environment)) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut settings = env_container::settings(dir.path());
-    settings["network"] = network;
-    let (config, options) = env_container::provider_config(dir.path(), settings);
-    let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&environment)));
-    fabric.release_environment(&environment).expect("release");
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    let prepared = Prepared::new(|settings| settings["network"] = network)
+        .expect("podman is available (checked by the test)");
+    check(&prepared.environment);
+    prepared.release();
 }
 
 #[test]
@@ -158,7 +150,18 @@ fn subprocess_network_none_runs_in_a_namespace_that_reaches_no_host_port() {
             .prepare_environment(&config, &options)
             .expect("prepare");
         let probed = probe_with(&environment, agent_ctl, server.port);
+        // a program that cannot start is `exec_failed` naming it, in the namespace or not
+        let missing = environment
+            .exec_request(&ExecRequest::new(vec!["no-such-program-5b2d".into()]))
+            .map(|output| format!("{output:?}"))
+            .map_err(fabric_config::ErrorInfo::from);
         fabric.release_environment(&environment).expect("release");
+        let missing = missing.expect_err("a missing program ran");
+        assert_eq!(missing.code, "exec_failed", "{settings}: {missing:?}");
+        assert!(
+            missing.message.contains("`no-such-program-5b2d`"),
+            "{missing:?}"
+        );
         if reaches {
             assert_eq!(probed.stdout, "pong:ping", "{probed:?}");
         } else {

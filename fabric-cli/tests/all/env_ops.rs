@@ -12,7 +12,7 @@ use crate::support;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use crate::env_container;
+use crate::env_container::{self, Prepared};
 use crate::support::provider::{config_with, subprocess_descriptor, typed};
 use fabric_host::Fabric;
 use serde_json::{Value, json};
@@ -48,18 +48,25 @@ impl Target {
         support::stdout_json(&output)
     }
 
-    /// The error code of a failed command (exit 2 or 3).
-    fn refused(&self, command: &str, extra: &[&str]) -> String {
+    /// The error code and message of a failed command (exit 2 or 3).
+    fn failed(&self, command: &str, extra: &[&str]) -> (String, String) {
         let output = self.run(command, extra);
         assert!(!output.status.success(), "{output:?}");
         let error: Value = serde_json::from_slice(&output.stderr)
             .or_else(|_| serde_json::from_slice(&output.stdout))
             .unwrap_or_else(|_| panic!("no error JSON: {output:?}"));
-        error["code"]
-            .as_str()
-            .or_else(|| error["error"]["code"].as_str())
-            .unwrap_or_default()
-            .to_owned()
+        let error = if error["error"].is_object() {
+            &error["error"]
+        } else {
+            &error
+        };
+        let text = |key: &str| error[key].as_str().unwrap_or_default().to_owned();
+        (text("code"), text("message"))
+    }
+
+    /// The error code of a failed command.
+    fn refused(&self, command: &str, extra: &[&str]) -> String {
+        self.failed(command, extra).0
     }
 }
 
@@ -86,6 +93,10 @@ fn assert_operations(target: &Target, pid_alive: &dyn Fn(&str) -> bool) {
     // never through a shell: the argument is one word
     let ran = target.exec(&[], &["sh", "-c", "printf %s \"$0\"", "a b;c"]);
     assert_eq!(ran["stdout"], "a b;c");
+    // a program that cannot start is an error naming it, not an exit code
+    let (code, message) = target.failed("exec", &["--", "no-such-program-7c1e", "x"]);
+    assert_eq!(code, "exec_failed", "{message}");
+    assert!(message.contains("`no-such-program-7c1e`"), "{message}");
 
     // bounds: stdout cut at the limit and flagged, stderr untouched
     let noisy = "i=0; while [ $i -lt 500 ]; do echo 0123456789; i=$((i+1)); done; echo e >&2";
@@ -266,33 +277,17 @@ fn env_ops_run_commands_and_files_in_a_subprocess_environment() {
 
 #[test]
 fn env_ops_run_commands_and_files_in_a_container_environment() {
-    if !env_container::podman_available() {
+    let Some(prepared) = Prepared::new(|_| {}) else {
         return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let (config, options) =
-        env_container::provider_config(dir.path(), env_container::settings(dir.path()));
-    let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let reference = json!(environment.reference());
-    let directory = PathBuf::from(
-        reference["resource"]["directory"]
-            .as_str()
-            .expect("directory"),
-    );
-    let container = reference["resource"]["container_id"]
-        .as_str()
-        .expect("id")
-        .to_owned();
-    let target = target(dir.path(), &reference, directory.join("workspace"));
+    };
+    let container = &prepared.container;
+    let target = container_target(&prepared);
     // pids are the container's: ask inside whether one still runs
     let alive = |pid: &str| {
         std::process::Command::new("podman")
             .args([
                 "exec",
-                &container,
+                container,
                 "sh",
                 "-c",
                 &format!(
@@ -302,76 +297,71 @@ fn env_ops_run_commands_and_files_in_a_container_environment() {
             .status()
             .is_ok_and(|s| s.success())
     };
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        assert_operations(&target, &alive);
-    }));
-    fabric.release_environment(&environment).expect("release");
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    assert_operations(&target, &alive);
+    prepared.release();
+}
+
+/// The CLI's view of a prepared container environment: its workspace is the environment
+/// directory's on this machine (bind-mounted at `/sandbox/workspace`).
+fn container_target(prepared: &Prepared) -> Target {
+    let reference = json!(prepared.environment.reference());
+    target(
+        prepared.dir.path(),
+        &reference,
+        prepared.directory().join("workspace"),
+    )
 }
 
 #[test]
 fn container_policy_caps_memory_and_pids_and_keeps_the_root_read_only() {
-    if !env_container::podman_available() {
+    let Some(prepared) = Prepared::new(|settings| {
+        settings["resources"] = json!({"memory_mib": 64, "pids": 24, "tmpfs_mib": 8});
+        settings["read_only_root"] = json!(true);
+        settings["network"] = json!("none");
+    }) else {
         return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut settings = env_container::settings(dir.path());
-    settings["resources"] = json!({"memory_mib": 64, "pids": 24, "tmpfs_mib": 8});
-    settings["read_only_root"] = json!(true);
-    settings["network"] = json!("none");
-    let (config, options) = env_container::provider_config(dir.path(), settings);
-    let fabric = Fabric::new();
-    let environment = fabric
-        .prepare_environment(&config, &options)
-        .expect("prepare");
-    let reference = json!(environment.reference());
-    let directory = PathBuf::from(
-        reference["resource"]["directory"]
-            .as_str()
-            .expect("directory"),
+    };
+    let target = container_target(&prepared);
+    // a string doubled past 64 MiB: the memory limit kills it
+    let hog = target.exec(
+        &["--timeout", "60"],
+        &["sh", "-c", "a=0123456789abcdef; while :; do a=$a$a; done"],
     );
-    let target = target(dir.path(), &reference, directory.join("workspace"));
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        // a string doubled past 64 MiB: the memory limit kills it
-        let hog = target.exec(
-            &["--timeout", "60"],
-            &["sh", "-c", "a=0123456789abcdef; while :; do a=$a$a; done"],
-        );
-        assert_eq!(ran_signal(&hog), Some(9), "{hog}");
-        // the root is read-only; the workspace and the /tmp tmpfs are not
-        let writes = "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
-        let wrote = target.exec(&[], &["sh", "-c", writes]);
-        assert_eq!(wrote["stdout"], "tmp\nws\n", "{wrote}");
-        // the limits are the container's cgroup's
-        let limits = "read m < /sys/fs/cgroup/memory/memory.limit_in_bytes; read p < /sys/fs/cgroup/pids/pids.max; echo $m $p";
-        assert_eq!(
-            target.exec(&[], &["sh", "-c", limits])["stdout"],
-            "67108864 24\n"
-        );
-        // last (its processes are being killed while the call returns): a fork bomb stops at
-        // the pids limit
-        let made = std::process::Command::new("mkfifo")
-            .arg(target.workspace.join("never"))
-            .status()
-            .expect("mkfifo");
-        assert!(made.success());
-        let bomb = "i=0; while [ $i -lt 64 ]; do (read x < never) & i=$((i+1)); done; echo all";
-        let forked = target.exec(&["--timeout", "20"], &["sh", "-c", bomb]);
-        assert_ne!(forked["exit_code"], 0, "{forked}");
-        assert!(
-            forked["stderr"].as_str().expect("stderr").contains("fork"),
-            "{forked}"
-        );
-        assert_eq!(forked["stdout"], "", "{forked}");
-    }));
-    fabric.release_environment(&environment).expect("release");
-    if let Err(panic) = outcome {
-        std::panic::resume_unwind(panic);
-    }
+    assert_eq!(
+        (&hog["exit_code"], &hog["signal"]),
+        (&Value::Null, &json!(9)),
+        "{hog}"
+    );
+    // the root is read-only; the workspace and the /tmp tmpfs are not
+    let writes =
+        "echo x > /x 2>/dev/null && echo root; echo y > /tmp/y && echo tmp; echo z > z && echo ws";
+    let wrote = target.exec(&[], &["sh", "-c", writes]);
+    assert_eq!(wrote["stdout"], "tmp\nws\n", "{wrote}");
+    // the limits are the container's cgroup's
+    let limits = "read m < /sys/fs/cgroup/memory/memory.limit_in_bytes; read p < /sys/fs/cgroup/pids/pids.max; echo $m $p";
+    assert_eq!(
+        target.exec(&[], &["sh", "-c", limits])["stdout"],
+        "67108864 24\n"
+    );
+    // last (its processes are being killed while the call returns): a fork bomb stops at
+    // the pids limit
+    let made = std::process::Command::new("mkfifo")
+        .arg(target.workspace.join("never"))
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let bomb = "i=0; while [ $i -lt 64 ]; do (read x < never) & i=$((i+1)); done; echo all";
+    let forked = target.exec(&["--timeout", "20"], &["sh", "-c", bomb]);
+    assert_ne!(forked["exit_code"], 0, "{forked}");
+    assert!(
+        forked["stderr"].as_str().expect("stderr").contains("fork"),
+        "{forked}"
+    );
+    assert_eq!(forked["stdout"], "", "{forked}");
+    prepared.release();
     // release reports what the container's cgroup saw: the OOM kill, the peak at the limit
-    let observation = json!(environment.info().sandbox_observation.expect("observation"));
+    let info = prepared.environment.info();
+    let observation = json!(info.sandbox_observation.expect("observation"));
     assert_eq!(observation["outcome"], "oom", "{observation}");
     assert_eq!(observation["role"], "agent");
     assert_eq!(observation["provider"], "container");
@@ -407,14 +397,6 @@ fn container_policy_values_are_checked_naming_the_setting() {
         "{}",
         info.message
     );
-}
-
-/// The signal that ended an exec in a container (`exec-group` exits 128 + signal).
-fn ran_signal(ran: &Value) -> Option<i64> {
-    ran["exit_code"]
-        .as_i64()
-        .filter(|c| *c > 128)
-        .map(|c| c - 128)
 }
 
 #[test]

@@ -223,4 +223,42 @@ fn fabric_run_with_a_provider_environment_releases_it_afterwards() {
         .expect("environments")
         .collect();
     assert!(left.is_empty(), "the environment is released: {left:?}");
+
+    // the released environment's observation rides on the result, and the Gym export of that
+    // result lists it with no `sandboxes` passed
+    let result = support::stdout_json(&output);
+    let carried = &result["metadata"]["sandbox_observation"];
+    assert_eq!(
+        (&carried["provider"], &carried["role"]),
+        (&json!("subprocess"), &json!("agent")),
+        "{result}"
+    );
+    let results = dir.path().join("results.jsonl");
+    std::fs::write(&results, format!("{result}\n")).expect("results");
+    let exported = support::fabric(&[
+        "export",
+        "gym",
+        results.to_str().expect("utf-8"),
+        "--task-id",
+        "t",
+        "--rollout-id",
+        "r",
+    ]);
+    assert!(exported.status.success(), "{exported:?}");
+    let bundle = &support::stdout_json(&exported)["ng_agent_observations"];
+    let sandboxes: Vec<&Value> = bundle["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .filter(|record| record["kind"] == "sandbox" && record["provider"] == "subprocess")
+        .collect();
+    assert_eq!(sandboxes.len(), 1, "{bundle}");
+    for member in [
+        "sandbox_id",
+        "resource_usage_source",
+        "outcome",
+        "wall_time_s",
+    ] {
+        assert_eq!(sandboxes[0][member], carried[member], "{member}: {bundle}");
+    }
 }

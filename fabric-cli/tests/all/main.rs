@@ -4,6 +4,7 @@
 mod adapters_check;
 mod adapters_check_stub;
 mod agent_ctl;
+mod agent_ctl_exec;
 mod agent_ctl_limits;
 mod agent_ctl_upstream;
 mod agree;

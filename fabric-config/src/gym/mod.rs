@@ -35,6 +35,11 @@ use crate::result::RunResult;
 /// The key Gym reads an Agent Server's observation bundle from.
 pub const NG_AGENT_OBSERVATIONS_KEY: &str = "ng_agent_observations";
 
+/// The `RunResult.metadata` member holding the [`SandboxObservation`] of the provider
+/// environment `run()` prepared for that result alone and released at its stop; the Gym
+/// mapping adds it to the bundle's sandboxes.
+pub const SANDBOX_OBSERVATION_METADATA_KEY: &str = "sandbox_observation";
+
 /// The producer name of bundles, unless the request names another.
 pub const DEFAULT_SOURCE: &str = "nemo-fabric";
 
@@ -57,7 +62,9 @@ pub struct GymObservationsRequest {
     pub source: Option<String>,
     /// Sandbox observations the caller adds, each kept as is: an environment's
     /// `sandbox_observation` from its release (`role: "verifier"` for the environment a
-    /// verifier ran in).
+    /// verifier ran in). A result of `run()` in a provider environment carries its
+    /// environment's own in `metadata.sandbox_observation`, added without being listed here
+    /// (one given here with the same `sandbox_id` replaces it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandboxes: Vec<SandboxObservation>,
 }

@@ -4,7 +4,6 @@
 //! process-group, bound and path rules), its workspace as the base.
 
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use fabric_config::Stage;
@@ -36,16 +35,8 @@ impl Environment {
             return Err(HostError::EnvironmentReleased { stage });
         }
         let Some(remote) = &self.remote else {
-            let base = self.workspace();
-            let cwd = request.cwd.as_deref().unwrap_or(".");
-            kit::files::check_dir(base, Path::new(""), cwd).map_err(|f| failure(stage, f))?;
-            let mut command = Command::new(&request.argv[0]);
-            command
-                .args(&request.argv[1..])
-                .current_dir(base.join(cwd))
-                .envs(self.host_env())
-                .envs(&request.env);
-            return kit::run_exec(command, request, false).map_err(|f| failure(stage, f));
+            return kit::exec_beneath(self.workspace(), Path::new(""), request, self.host_env())
+                .map_err(|f| failure(stage, f));
         };
         let timeout = Duration::from_secs_f64(request.timeout_seconds);
         let output = remote.client.request(

@@ -8,6 +8,7 @@ use serde_json::Value;
 use super::atof::{Records, Scope, seconds, unix_seconds};
 use super::{captured, conversation};
 use fabric_config::agent::RunStatus;
+use fabric_config::gym::SANDBOX_OBSERVATION_METADATA_KEY;
 use fabric_config::gym::{
     AgentInvocation, AgentObservationBundle, AgentObservationRecord, CompactionOutcome,
     ContextCompactionObservation, InvocationStatus, ModelCallRef, ModelServerRef, ObservationGap,
@@ -24,6 +25,7 @@ use fabric_config::gym::{
 };
 use fabric_config::result::RunResult;
 use fabric_config::stats::InvocationSystemStats;
+use serde::Deserialize;
 
 /// Gap codes the mapping emits (registered as reason codes).
 pub const GAP_CODES: &[&str] = &[
@@ -520,7 +522,32 @@ impl<'a> Mapping<'a> {
             };
             sandboxes.push(sandbox(result, stats));
         }
-        // The environments' own observations (their release's cgroup readings), as given.
+        // The environments' own observations (their release's cgroup readings): those the
+        // results of `run()` carry, unless the caller gave that sandbox's, then the given.
+        let given: HashSet<Option<&str>> = self
+            .request
+            .sandboxes
+            .iter()
+            .map(|given| given.sandbox_id.as_deref())
+            .collect();
+        for result in &self.request.results {
+            let Some(value) = result.metadata.get(SANDBOX_OBSERVATION_METADATA_KEY) else {
+                continue;
+            };
+            match SandboxObservation::deserialize(value) {
+                Ok(carried) if !given.contains(&carried.sandbox_id.as_deref()) => {
+                    sandboxes.push(carried);
+                }
+                Ok(_) => {}
+                Err(error) => gaps.push(gap(
+                    codes::SANDBOX_USAGE_UNAVAILABLE,
+                    Some(&result.invocation_id),
+                    Some(format!(
+                        "metadata.{SANDBOX_OBSERVATION_METADATA_KEY} is not a sandbox observation: {error}"
+                    )),
+                )),
+            }
+        }
         sandboxes.extend(self.request.sandboxes.iter().cloned());
         (sandboxes, gaps)
     }

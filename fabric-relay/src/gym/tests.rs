@@ -390,6 +390,38 @@ fn system_stats_become_the_agent_sandbox() {
 }
 
 #[test]
+fn a_results_environment_observation_is_a_sandbox_unless_given_and_a_bad_one_a_gap() {
+    let carried = json!({"role": "agent", "provider": "container", "sandbox_id": "fabric-env-1",
+                         "outcome": "oom", "wall_time_s": 4.0, "resource_usage_source": "cgroup_v1"});
+    let mut ran = result("a", "succeeded", None);
+    ran["metadata"] = json!({"sandbox_observation": carried});
+    let mut bad = result("b", "succeeded", None);
+    bad["metadata"] = json!({"sandbox_observation": {"role": 7}});
+    let out = map(vec![ran.clone(), bad], vec![]);
+    let mut expected = carried.clone();
+    expected["kind"] = json!("sandbox");
+    assert_eq!(records(&out, "sandbox"), [&expected]);
+    let unreadable = gaps(&out, "sandbox_usage_unavailable");
+    assert!(
+        unreadable
+            .iter()
+            .any(|gap| gap["invocation_id"] == "b" && gap["detail"].as_str().is_some()),
+        "{out}"
+    );
+    // the caller's observation of the same sandbox replaces the carried one
+    let mut given = carried.clone();
+    given["role"] = json!("verifier");
+    let request: GymObservationsRequest = serde_json::from_value(json!({
+        "task_id": "task", "rollout_id": "rollout", "results": [ran], "sandboxes": [given]
+    }))
+    .unwrap();
+    let out = serde_json::to_value(observations(&request).unwrap()).unwrap();
+    let sandboxes = records(&out, "sandbox");
+    assert_eq!(sandboxes.len(), 1, "{out}");
+    assert_eq!(sandboxes[0]["role"], "verifier");
+}
+
+#[test]
 fn peak_memory_is_never_a_limit_and_oom_is_seen() {
     let mut only_limit = result("a", "failed", Some("host_crashed"));
     // memory.max is set but memory.peak could not be read: no peak.

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fabric_config::bridge::{
-    self, BridgeStage, CALL_SECONDS, DEFAULT_SOCKET, Effects, Failure, Operation, RESPONSE_LIMIT,
-    Request, Response, SOCKET_ENV, Status,
+    self, BridgeStage, CALL_SECONDS, DEFAULT_SOCKET, Effects, Failure, Operation, Request,
+    Response, SOCKET_ENV, Status,
 };
 use serde_json::Value;
 
@@ -55,6 +55,7 @@ impl Client {
             Err(failure) => return Response::failed(operation, &failure),
         };
         let deadline = Instant::now() + self.timeout;
+        let limit = request.operation.response_limit();
         let mut stream = match UnixStream::connect(&self.socket) {
             Ok(stream) => stream,
             Err(_) => {
@@ -80,12 +81,12 @@ impl Client {
         if stream.write_all(&line).is_err() {
             // A server at its connection limit may refuse before reading the request: its
             // `host_busy` answer is still readable.
-            return match read_line(&mut stream, deadline) {
+            return match read_line(&mut stream, deadline, limit) {
                 Ok(bytes) if is_busy(&bytes) => busy(operation),
                 _ => uncertain(),
             };
         }
-        let Ok(bytes) = read_line(&mut stream, deadline) else {
+        let Ok(bytes) = read_line(&mut stream, deadline, limit) else {
             return uncertain();
         };
         match decode_response(&bytes, request.operation) {
@@ -125,7 +126,8 @@ pub fn socket_from_env() -> PathBuf {
         .map_or_else(|| PathBuf::from(DEFAULT_SOCKET), PathBuf::from)
 }
 
-fn read_line(stream: &mut UnixStream, deadline: Instant) -> io::Result<Vec<u8>> {
+/// One response line of at most `limit` bytes, newline included.
+fn read_line(stream: &mut UnixStream, deadline: Instant, limit: usize) -> io::Result<Vec<u8>> {
     let mut line = Vec::with_capacity(8192);
     let mut chunk = [0u8; 65536];
     loop {
@@ -134,7 +136,7 @@ fn read_line(stream: &mut UnixStream, deadline: Instant) -> io::Result<Vec<u8>> 
             return Err(io::ErrorKind::TimedOut.into());
         }
         stream.set_read_timeout(Some(remaining))?;
-        let want = (RESPONSE_LIMIT + 1 - line.len()).min(chunk.len());
+        let want = (limit + 1 - line.len()).min(chunk.len());
         match stream.read(&mut chunk[..want]) {
             Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
             Ok(n) => {
@@ -142,12 +144,12 @@ fn read_line(stream: &mut UnixStream, deadline: Instant) -> io::Result<Vec<u8>> 
                 line.extend_from_slice(&chunk[..n]);
                 if let Some(at) = line[start..].iter().position(|b| *b == b'\n') {
                     line.truncate(start + at + 1);
-                    if line.len() > RESPONSE_LIMIT {
+                    if line.len() > limit {
                         return Err(io::ErrorKind::InvalidData.into());
                     }
                     return Ok(line);
                 }
-                if line.len() > RESPONSE_LIMIT {
+                if line.len() > limit {
                     return Err(io::ErrorKind::InvalidData.into());
                 }
             }
@@ -179,6 +181,7 @@ pub fn decode_response(line: &[u8], operation: Operation) -> Option<Response> {
         }
         Operation::Invoke => response.changed.is_none() && response.result.is_object(),
         Operation::Stop => response.changed.is_some() && response.result.is_null(),
+        Operation::Exec => response.changed.is_none() && response.result.is_object(),
         Operation::Check => {
             response.changed == Some(false)
                 && response

@@ -9,7 +9,6 @@ use fabric_config::provider::ProviderOperation;
 use serde_json::{Value, json};
 
 use super::directory::describe;
-use super::exec::{exec_value, split_argv};
 use super::files;
 use super::{Environment, Failure, Provider, SOCKET, collect, runtime_control};
 use fabric_config::environment_ops::{DEFAULT_OUTPUT_LIMIT_BYTES, ExecRequest, FileRoot};
@@ -91,18 +90,10 @@ impl<'p, P: Provider> Environments<'p, P> {
                     timeout_seconds: Duration::from_millis(timeout_ms).as_secs_f64(),
                     output_limit_bytes: output_limit_bytes.unwrap_or(DEFAULT_OUTPUT_LIMIT_BYTES),
                 };
-                let (program, args) = split_argv(&request.argv)?;
                 request.check().map_err(files::invalid)?;
                 let cwd = request.cwd.as_deref().unwrap_or(".");
                 files::check_dir(entry.env.dir(), Path::new("workspace"), cwd)?;
-                let timeout = Duration::from_secs_f64(request.timeout_seconds);
-                exec_value(
-                    entry
-                        .env
-                        .exec_command(program, args, cwd, &request.env, timeout),
-                    &request,
-                    entry.env.deadline_inside(),
-                )
+                to_value(&entry.env.exec(&request)?)
             }
             ProviderOperation::WriteFile {
                 environment_id,

@@ -1,5 +1,8 @@
 //! `exec`: one command in an environment, in its own process group, with a deadline and
-//! bounded output.
+//! bounded output. It runs where the environment's processes run: in the local provider's
+//! process, or in a provider environment's runtime server (`fabric-agent-ctl serve`, the
+//! bridge operation `exec`), which the provider reaches through the environment's socket
+//! ([`server_exec`](super::server::server_exec)).
 //!
 //! The command runs as the leader of a new process group. At the deadline the whole group
 //! is killed (`SIGKILL`), so a grandchild dies with its parent; when the leader exits
@@ -7,58 +10,97 @@
 //! behind, and no leftover holds the output pipes open). Each of stdout and stderr is read
 //! to its end and kept up to the limit; the rest is dropped and flagged.
 
+use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, Stdio};
+use std::path::Path;
+use std::process::{ChildStderr, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::mpsc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use fabric_config::codes;
 use fabric_config::environment_ops::ExecRequest;
 use fabric_config::provider::ExecOutput;
 use fabric_reactor::sys;
-use serde_json::Value;
 
-use super::Failure;
+use super::{Failure, files};
 
 /// Splits an `exec` argv into program and arguments.
-pub(super) fn split_argv(argv: &[String]) -> Result<(&String, &[String]), Failure> {
+fn split_argv(argv: &[String]) -> Result<(&String, &[String]), Failure> {
     argv.split_first().ok_or((
         codes::INVALID_ENVIRONMENT_REQUEST,
         "`argv` is empty".to_owned(),
     ))
 }
 
-/// An `exec` output as the provider protocol's output value.
-pub(super) fn exec_value(
-    command: Command,
+/// Runs a caller's `exec` in this process's reach: `argv` (never through a shell) in `cwd`
+/// beneath `base`/`prefix` (missing, not a directory or reached through a link: refused),
+/// with `envs` and then the request's `env` added to this process's variables. The local
+/// provider calls it with its workspace as `base`; a runtime server with its base directory
+/// and the prefix `workspace`, so the command runs where the environment's processes run.
+pub fn exec_beneath<K, V>(
+    base: &Path,
+    prefix: &Path,
     request: &ExecRequest,
-    deadline_inside: bool,
-) -> Result<Value, Failure> {
-    let output = run(command, request, deadline_inside)?;
-    serde_json::to_value(output).map_err(|error| ("internal", error.to_string()))
+    envs: impl IntoIterator<Item = (K, V)>,
+) -> Result<ExecOutput, Failure>
+where
+    K: AsRef<OsStr>,
+    V: AsRef<OsStr>,
+{
+    request.check().map_err(files::invalid)?;
+    let (program, args) = split_argv(&request.argv)?;
+    let cwd = request.cwd.as_deref().unwrap_or(".");
+    files::check_dir(base, prefix, cwd)?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .current_dir(base.join(prefix).join(cwd))
+        .envs(envs)
+        .envs(&request.env);
+    run(command, request)
 }
 
 /// Runs `command` as `request` says (its stdin, deadline and output limit; the program,
 /// arguments, directory and variables are already in `command`).
-/// `deadline_inside`: the command enforces the deadline itself and exits
-/// [`TIMED_OUT_EXIT`] when it passed (a container's `fabric-agent-ctl exec-group`, whose
-/// process group lives in the container); the local deadline is then later by
-/// [`INSIDE_GRACE`].
-pub fn run(
-    mut command: Command,
-    request: &ExecRequest,
-    deadline_inside: bool,
-) -> Result<ExecOutput, Failure> {
+///
+/// Every thread the exec needs (the two readers, the stdin feeder, the deadline) starts
+/// before the command does and gets its pipe or process group once it runs: a command that
+/// forks up to its environment's `pids` limit (a runtime server shares the container's
+/// cgroup with it) can then never leave this process unable to read, feed or kill it.
+fn run(mut command: Command, request: &ExecRequest) -> Result<ExecOutput, Failure> {
     let stdin = request.stdin();
     let limit = usize::try_from(request.output_limit_bytes).unwrap_or(usize::MAX);
     let timeout = Duration::from_secs_f64(request.timeout_seconds);
+    let stdout = prestarted(move |stream: ChildStdout| keep(stream, limit))?;
+    let stderr = prestarted(move |stream: ChildStderr| keep(stream, limit))?;
+    let feeder = if stdin.is_empty() {
+        None
+    } else {
+        Some(prestarted(move |mut pipe: ChildStdin| {
+            // A command that exits without reading makes this write fail with EPIPE, never
+            // kill an embedder (C, Go) that does not ignore SIGPIPE.
+            let _ = sys::block_sigpipe_in_this_thread();
+            let _ = pipe.write_all(&stdin);
+        })?)
+    };
+    // At the deadline the whole group is killed (`true`: timed out).
+    let deadline = prestarted(move |(group, exited): (i32, mpsc::Receiver<()>)| {
+        match exited.recv_timeout(timeout) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let _ = sys::signal_group(group, sys::SIGKILL);
+                true
+            }
+            _ => false,
+        }
+    })?;
     command
         .process_group(0)
-        .stdin(if stdin.is_empty() {
-            Stdio::null()
-        } else {
+        .stdin(if feeder.is_some() {
             Stdio::piped()
+        } else {
+            Stdio::null()
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -72,27 +114,28 @@ pub fn run(
             ),
         )
     })?;
-    if let Some(mut pipe) = child.stdin.take() {
-        std::thread::spawn(move || {
-            // A command that exits without reading makes this write fail with EPIPE, never
-            // kill an embedder (C, Go) that does not ignore SIGPIPE.
-            let _ = sys::block_sigpipe_in_this_thread();
-            let _ = pipe.write_all(&stdin);
-        });
+    let group = i32::try_from(child.id()).unwrap_or(0);
+    let (exited, leader_exited) = mpsc::channel();
+    let _ = deadline.0.send((group, leader_exited));
+    if let (Some(feeder), Some(pipe)) = (&feeder, child.stdin.take()) {
+        let _ = feeder.0.send(pipe);
     }
-    let stdout = child.stdout.take().map(|s| keep(s, limit));
-    let stderr = child.stderr.take().map(|s| keep(s, limit));
-    let outer = if deadline_inside {
-        timeout + INSIDE_GRACE
-    } else {
-        timeout
-    };
-    let (status, mut timed_out) = wait_group(child, outer);
+    if let Some(pipe) = child.stdout.take() {
+        let _ = stdout.0.send(pipe);
+    }
+    if let Some(pipe) = child.stderr.take() {
+        let _ = stderr.0.send(pipe);
+    }
+    let status = child.wait();
+    let _ = exited.send(());
+    let timed_out = deadline.1.join().ok().flatten().unwrap_or(false);
+    // The leader is reaped; its group id is not reused while members of the group live:
+    // what it left running is killed, so nothing holds the output pipes open.
+    let _ = sys::signal_group(group, sys::SIGKILL);
     let duration = began.elapsed();
     let status = status.map_err(|error| (codes::EXEC_FAILED, error.to_string()))?;
-    timed_out |= deadline_inside && status.code() == Some(TIMED_OUT_EXIT) && duration >= timeout;
-    let (stdout, stdout_truncated) = stdout.map(join).unwrap_or_default();
-    let (stderr, stderr_truncated) = stderr.map(join).unwrap_or_default();
+    let (stdout, stdout_truncated) = finished(stdout);
+    let (stderr, stderr_truncated) = finished(stderr);
     Ok(ExecOutput {
         exit_code: if timed_out { None } else { status.code() },
         stdout,
@@ -105,87 +148,48 @@ pub fn run(
     })
 }
 
-/// The exit code of a command whose deadline passed inside (`exec-group`, as `timeout(1)`).
-pub const TIMED_OUT_EXIT: i32 = 124;
-/// How much later than its own deadline a command that enforces it inside is killed here.
-const INSIDE_GRACE: Duration = Duration::from_secs(5);
+/// A thread started now that runs `work` on what is sent to it later (nothing: it ends at
+/// once, `None`); a thread that cannot start is `exec_failed` before anything ran.
+type Prestarted<T, R> = (mpsc::Sender<T>, JoinHandle<Option<R>>);
 
-/// Waits for `child`, the leader of its own process group, until `timeout`: at the deadline
-/// the whole group is killed (`true`: timed out), and once the leader exited what it left
-/// in its group is killed too.
-pub fn wait_group(
-    mut child: Child,
-    timeout: Duration,
-) -> (std::io::Result<std::process::ExitStatus>, bool) {
-    let group = i32::try_from(child.id()).unwrap_or(0);
-    let (sender, exited) = mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = sender.send(child.wait());
-    });
-    let outcome = match exited.recv_timeout(timeout) {
-        Ok(status) => (status, false),
-        Err(_) => {
-            let _ = sys::signal_group(group, sys::SIGKILL);
-            let status = exited
-                .recv()
-                .unwrap_or_else(|_| Err(std::io::Error::other("the waiter ended")));
-            (status, true)
-        }
-    };
-    // The leader is reaped; its group id is not reused while members of the group live.
-    let _ = sys::signal_group(group, sys::SIGKILL);
-    outcome
+fn prestarted<T: Send + 'static, R: Send + 'static>(
+    work: impl FnOnce(T) -> R + Send + 'static,
+) -> Result<Prestarted<T, R>, Failure> {
+    let (sender, receiver) = mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("fabric-exec".into())
+        .spawn(move || receiver.recv().ok().map(work))
+        .map_err(|error| {
+            (
+                codes::EXEC_FAILED,
+                format!("cannot start the exec's threads: {error}"),
+            )
+        })?;
+    Ok((sender, handle))
 }
 
-/// `fabric-agent-ctl exec-group TIMEOUT_MS PROGRAM ARGS...`: runs the program (stdio
-/// inherited) as the leader of a new process group, kills the group at the deadline and
-/// when the leader exits, and returns the exit code to exit with: the program's, `128 +
-/// signal` when a signal ended it, [`TIMED_OUT_EXIT`] when the deadline passed.
-pub fn exec_group(arguments: &[String]) -> Result<i32, String> {
-    let [timeout, program, args @ ..] = arguments else {
-        return Err("usage: exec-group TIMEOUT_MS PROGRAM [ARGS...]".into());
-    };
-    let timeout: u64 = timeout
-        .parse()
-        .map_err(|_| format!("`{timeout}` is not a timeout in milliseconds"))?;
-    let child = Command::new(program)
-        .args(args)
-        .process_group(0)
-        .spawn()
-        .map_err(|error| format!("cannot run `{program}`: {error}"))?;
-    match wait_group(child, Duration::from_millis(timeout)) {
-        (_, true) => Ok(TIMED_OUT_EXIT),
-        (Ok(status), false) => Ok(status
-            .code()
-            .unwrap_or_else(|| 128 + status.signal().unwrap_or(0))),
-        (Err(error), false) => Err(error.to_string()),
-    }
-}
-
-type Kept = std::thread::JoinHandle<(String, bool)>;
-
-/// Reads `stream` to its end on a thread, keeping `limit` bytes.
-fn keep(mut stream: impl Read + Send + 'static, limit: usize) -> Kept {
-    std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut truncated = false;
-        let mut buffer = [0u8; 16 * 1024];
-        loop {
-            match stream.read(&mut buffer) {
-                Ok(0) => break,
-                Ok(n) => {
-                    let room = limit.saturating_sub(kept.len());
-                    kept.extend_from_slice(&buffer[..n.min(room)]);
-                    truncated |= n > room;
-                }
-                Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => break,
+/// Reads `stream` to its end, keeping `limit` bytes; the text and whether more came.
+fn keep(mut stream: impl Read, limit: usize) -> (String, bool) {
+    let mut kept = Vec::new();
+    let mut truncated = false;
+    let mut buffer = [0u8; 16 * 1024];
+    loop {
+        match stream.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => {
+                let room = limit.saturating_sub(kept.len());
+                kept.extend_from_slice(&buffer[..n.min(room)]);
+                truncated |= n > room;
             }
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
         }
-        (String::from_utf8_lossy(&kept).into_owned(), truncated)
-    })
+    }
+    (String::from_utf8_lossy(&kept).into_owned(), truncated)
 }
 
-fn join(handle: Kept) -> (String, bool) {
-    handle.join().unwrap_or_default()
+/// What a reader kept (nothing when its stream never came).
+fn finished<T>((sender, handle): Prestarted<T, (String, bool)>) -> (String, bool) {
+    drop(sender);
+    handle.join().ok().flatten().unwrap_or_default()
 }

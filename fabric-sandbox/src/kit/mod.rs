@@ -3,13 +3,15 @@
 //! providers"), so that a binary holds only what differs.
 //!
 //! A binary implements [`Provider`] (how an environment is prepared and attached) and
-//! [`Environment`] (its directory, its own part of its description, the command `exec`
-//! runs, how an owned one is stopped), and its `main` returns [`run`]. The kit does the
-//! rest: the `fabric.environment-provider.v1alpha1` request loop on stdio, the table of
-//! environments by id (`environment_not_found` for an unknown one), the descriptions'
-//! common members, `inspect`, `runtime_control` (the runtime server's socket [`SOCKET`] in
-//! the environment directory), `collect_artifacts` (its `artifacts/`), `exec` with a
-//! deadline, and `release` (an environment this process prepared is stopped and its
+//! [`Environment`] (its directory, its own part of its description, how an owned one is
+//! stopped), and its `main` returns [`run`]. The kit does the rest: the
+//! `fabric.environment-provider.v1alpha1` request loop on stdio, the table of environments
+//! by id (`environment_not_found` for an unknown one), the descriptions' common members,
+//! `inspect`, `runtime_control` (the runtime server's socket [`SOCKET`] in the environment
+//! directory), `collect_artifacts` and the file operations (its `workspace/` and
+//! `artifacts/`), `exec` (by default one bridge request to that runtime server, which runs
+//! the command with its deadline where the environment's processes run:
+//! [`server_exec`]), and `release` (an environment this process prepared is stopped and its
 //! directory deleted; an attached one is only forgotten). It also holds the helpers both
 //! providers build environments with: the environment directory (mode 0700, `workspace/`,
 //! `artifacts/`), `settings.root`, `resource.directory`, the checks of an environment to
@@ -17,14 +19,16 @@
 //!
 //! ```no_run
 //! use std::path::{Path, PathBuf};
-//! use std::process::{Command, ExitCode};
+//! use std::process::ExitCode;
 //!
 //! use fabric_config::config::JsonObject;
+//! use fabric_config::environment_ops::ExecRequest;
 //! use fabric_config::handles::EnvironmentReference;
+//! use fabric_config::provider::ExecOutput;
 //! use fabric_sandbox::kit::{self, Description, Failure};
 //!
-//! /// Environments that are bare directories (nothing runs in them, so `attach` checks no
-//! /// server).
+//! /// Environments that are bare directories (no runtime server runs in them, so `attach`
+//! /// checks none and `exec` runs here).
 //! struct Directories;
 //! struct Dir(PathBuf);
 //!
@@ -64,10 +68,9 @@
 //!         }
 //!     }
 //!
-//!     fn command(&self, program: &str, args: &[String]) -> Command {
-//!         let mut command = Command::new(program);
-//!         command.args(args).current_dir(self.0.join("workspace"));
-//!         command
+//!     fn exec(&self, request: &ExecRequest) -> Result<ExecOutput, Failure> {
+//!         let no_variables: [(&str, &str); 0] = [];
+//!         kit::exec_beneath(&self.0, Path::new("workspace"), request, no_variables)
 //!     }
 //!
 //!     fn stop(&mut self) -> Result<(), Failure> {
@@ -96,11 +99,11 @@ use artifacts::collect;
 pub use directory::{
     create_environment_dir, environment_id, reference_directory, require_workspace, settings_root,
 };
-pub use exec::{TIMED_OUT_EXIT, exec_group, run as run_exec};
+pub use exec::exec_beneath;
 pub use provider::{Description, Environment, Provider};
 pub use serve::{run, serve};
 use server::runtime_control;
-pub use server::{require_server, wait_for_server};
+pub use server::{require_server, server_exec, wait_for_server};
 
 /// A provider error: its code and a message (never a secret).
 pub type Failure = (&'static str, String);

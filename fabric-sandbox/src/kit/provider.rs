@@ -1,13 +1,13 @@
-//! What a provider binary supplies: how its environments are created, attached, described,
-//! reached by `exec` and torn down. Everything else (the environment table, lookups by id,
+//! What a provider binary supplies: how its environments are created, attached, described
+//! and torn down. Everything else (the environment table, lookups by id,
 //! the shared operations, the stdio loop) is the kit's ([`run`](super::run)).
 
-use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 use fabric_config::config::JsonObject;
+use fabric_config::environment_ops::ExecRequest;
 use fabric_config::handles::EnvironmentReference;
+use fabric_config::provider::ExecOutput;
 
 use super::Failure;
 
@@ -48,34 +48,13 @@ pub trait Environment {
     /// What its `prepare` / `attach` / `inspect` output holds besides what the kit adds.
     fn describe(&self, id: &str) -> Description;
 
-    /// The command that runs `program` with `args` in the environment's workspace for
-    /// `exec`; the kit closes its stdin, reads its output and enforces the deadline.
-    fn command(&self, program: &str, args: &[String]) -> Command;
-
-    /// The command of a caller's `exec`: `program` with `args` in `cwd` (relative to the
-    /// workspace, already checked to hold no `..`) with `env` added. The default is
-    /// [`Environment::command`] moved to `cwd` beneath [`Environment::dir`]'s `workspace/`.
-    fn exec_command(
-        &self,
-        program: &str,
-        args: &[String],
-        cwd: &str,
-        env: &BTreeMap<String, String>,
-        timeout: std::time::Duration,
-    ) -> Command {
-        let _ = timeout;
-        let mut command = self.command(program, args);
-        command
-            .current_dir(self.dir().join("workspace").join(cwd))
-            .envs(env);
-        command
-    }
-
-    /// Whether [`Environment::exec_command`]'s command enforces the deadline itself (it
-    /// ends with [`TIMED_OUT_EXIT`](super::TIMED_OUT_EXIT) when it passed) because the
-    /// command's process group is out of this process's reach (default `false`).
-    fn deadline_inside(&self) -> bool {
-        false
+    /// Runs a caller's `exec` (already checked: `argv`, the limits, and `cwd` beneath the
+    /// workspace). The default sends it to the environment's runtime server
+    /// ([`SOCKET`](super::SOCKET) in [`Environment::dir`]), which runs the command where
+    /// the environment's processes run, in its own process group with the deadline
+    /// ([`server_exec`](super::server_exec)).
+    fn exec(&self, request: &ExecRequest) -> Result<ExecOutput, Failure> {
+        super::server_exec(&self.dir().join(super::SOCKET), request)
     }
 
     /// What this environment's life looked like, read just before `release` stops an owned

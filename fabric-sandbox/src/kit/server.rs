@@ -5,7 +5,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::bridge::Client;
-use fabric_config::bridge::validate_request;
+use fabric_config::bridge::{Operation, Payload, Request, validate_request};
+use fabric_config::environment_ops::ExecRequest;
+use fabric_config::provider::ExecOutput;
 use serde_json::{Value, json};
 
 use super::{Failure, SOCKET};
@@ -56,4 +58,50 @@ pub(super) fn runtime_control(socket: &Path, request: &Value) -> Result<Value, F
     let mut client = Client::new(socket);
     client.set_timeout(Duration::from_secs(fabric_config::bridge::CALL_SECONDS));
     Ok(json!({"response": client.call(&request)}))
+}
+
+/// How much longer than an `exec`'s own deadline the provider waits for the server's answer
+/// (the server kills the command at the deadline, then sends what it read).
+const EXEC_ANSWER_GRACE: Duration = Duration::from_secs(1);
+
+/// A caller's `exec` through the runtime server on `socket`: one bridge `exec` request. The
+/// server runs the command where the environment's processes run (inside the container,
+/// in the subprocess environment's namespaces) as the leader of its own process group, kills
+/// the group at the deadline and answers with the bounded output. A program that cannot
+/// start is `exec_failed` naming it, as the local provider's.
+pub fn server_exec(socket: &Path, request: &ExecRequest) -> Result<ExecOutput, Failure> {
+    let members = serde_json::to_value(request).map_err(|error| ("internal", error.to_string()))?;
+    let Value::Object(members) = members else {
+        return Err(("internal", "an exec request is not an object".into()));
+    };
+    let call = Request {
+        operation: Operation::Exec,
+        agent: None,
+        runtime_id: None,
+        payload: Payload::Request(members),
+    };
+    let mut client = Client::new(socket);
+    client.set_timeout(Duration::from_secs_f64(request.timeout_seconds) + EXEC_ANSWER_GRACE);
+    let response = client.call(&call);
+    let Some(error) = response.error else {
+        return serde_json::from_value(response.result).map_err(|error| {
+            (
+                codes::PROVIDER_PROTOCOL_ERROR,
+                format!("the runtime server's exec output is malformed: {error}"),
+            )
+        });
+    };
+    // The client accepts registered codes only; anything else is its own `invalid_response`.
+    let code = codes::lookup(&error.code).map_or(codes::INVALID_RESPONSE, |known| known.code);
+    let program = request.argv.first().map_or("", String::as_str);
+    Err(match code {
+        codes::EXEC_FAILED => (code, format!("cannot run `{program}`: {}", error.message)),
+        _ => (
+            code,
+            format!(
+                "the runtime server did not run `{program}`: {}: {}",
+                error.code, error.message
+            ),
+        ),
+    })
 }

@@ -3,16 +3,18 @@
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 use std::rc::Rc;
 
 use fabric_config::config::JsonObject;
+use fabric_config::environment_ops::ExecRequest;
 use fabric_config::handles::EnvironmentReference;
+use fabric_config::provider::ExecOutput;
 use serde_json::{Value, json};
 
 use crate::kit::{
-    Description, Environment, Failure, Provider, environment_id, reference_directory, serve,
-    settings_root,
+    Description, Environment, Failure, Provider, environment_id, exec_beneath, reference_directory,
+    serve, settings_root,
 };
 
 /// Environments that are directories `<settings.root>/<settings.name>` (so a test can name
@@ -81,10 +83,9 @@ impl Environment for FakeEnv {
         }
     }
 
-    fn command(&self, program: &str, args: &[String]) -> Command {
-        let mut command = Command::new(program);
-        command.args(args).current_dir(self.dir.join("workspace"));
-        command
+    /// Runs here, in the workspace (no runtime server behind the fake).
+    fn exec(&self, request: &ExecRequest) -> Result<ExecOutput, Failure> {
+        exec_beneath(&self.dir, Path::new("workspace"), request, [("FAKE", "1")])
     }
 
     fn stop(&mut self) -> Result<(), Failure> {
@@ -281,15 +282,15 @@ fn exec_runs_the_environments_command_after_checking_argv() {
     let (_, lines, _) = session(&[
         prepare(root.path(), "e"),
         json!({"operation": "exec", "environment_id": "e", "argv": [], "timeout_ms": 1000}),
-        json!({"operation": "exec", "environment_id": "e", "argv": ["sh", "-c", "pwd; echo oops >&2; exit 3"], "timeout_ms": 20000}),
+        json!({"operation": "exec", "environment_id": "e", "argv": ["sh", "-c", "pwd; echo $FAKE$X >&2; exit 3"], "env": {"X": "2"}, "timeout_ms": 20000}),
     ]);
     assert_eq!(
         lines[1],
-        r#"{"error":{"code":"invalid_environment_request","message":"`argv` is empty"},"request_id":"r2","status":"failed"}"#
+        r#"{"error":{"code":"invalid_environment_request","message":"`argv` must name a program"},"request_id":"r2","status":"failed"}"#
     );
     let output = &parse(&lines[2])["output"];
     assert_eq!(output["exit_code"], 3);
-    assert_eq!(output["stderr"], "oops\n");
+    assert_eq!(output["stderr"], "12\n");
     let workspace = root
         .path()
         .join("e/workspace")

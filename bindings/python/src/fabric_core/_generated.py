@@ -1223,7 +1223,7 @@ class GymObservationsRequest(FabricMapping):
     ``atof`` (tuple[Any, ...], optional): Raw Relay ATOF records of those invocations (as `invoke_stream` yields them), in any order; joined to results through `metadata.nemo_fabric_request_id`.
     ``results`` (tuple[RunResult, ...]): The rollout's RunResults, in invocation order (unique invocation ids).
     ``rollout_id`` (str): Gym rollout id (non-blank).
-    ``sandboxes`` (tuple[SandboxObservation, ...], optional): Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in).
+    ``sandboxes`` (tuple[SandboxObservation, ...], optional): Sandbox observations the caller adds, each kept as is: an environment's `sandbox_observation` from its release (`role: "verifier"` for the environment a verifier ran in). A result of `run()` in a provider environment carries its environment's own in `metadata.sandbox_observation`, added without being listed here (one given here with the same `sandbox_id` replaces it).
     ``source`` (str | None, optional): The bundle's `source` (default `nemo-fabric`).
     ``task_id`` (str): Gym task id (non-blank).
     """

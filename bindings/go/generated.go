@@ -1056,6 +1056,8 @@ type BatchSummary struct {
 	ItemsPerSecond float64 `json:"items_per_second"`
 	// Latency: Latency of the finished items.
 	Latency Latency `json:"latency"`
+	// ModelCalls: Captured model calls totals; absent when no result carried `model_calls`.
+	ModelCalls *ModelCallTotals `json:"model_calls,omitempty"`
 	// Retries: Retries (attempts after the first) over every item.
 	Retries uint64 `json:"retries"`
 	// Skipped: Items skipped because the output already held a line for their id (resume).
@@ -2056,6 +2058,14 @@ type ModelCallRef struct {
 	ModelRef *ModelServerRef `json:"model_ref,omitempty"`
 	// ResponseID: The response id the model server returned.
 	ResponseID string `json:"response_id,omitempty"`
+}
+
+// ModelCallTotals: Captured model calls summed over the finished items' results (batches run with `capture_model_calls`); a multi-turn item counts each turn.
+type ModelCallTotals struct {
+	// Calls: Calls recorded over those results.
+	Calls uint64 `json:"calls"`
+	// Invocations: Results that carried `model_calls`.
+	Invocations uint64 `json:"invocations"`
 }
 
 // ModelCallsSummary: `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line).

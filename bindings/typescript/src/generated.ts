@@ -1041,6 +1041,8 @@ export interface BatchSummary {
   items_per_second: number;
   /** Latency of the finished items. */
   latency: Latency;
+  /** Captured model calls totals; absent when no result carried `model_calls`. */
+  model_calls?: ModelCallTotals | null;
   /** Retries (attempts after the first) over every item. */
   retries: number;
   /** Items skipped because the output already held a line for their id (resume). */
@@ -1928,6 +1930,14 @@ export interface ModelCallRef {
   model_ref?: ModelServerRef | null;
   /** The response id the model server returned. */
   response_id?: string | null;
+}
+
+/** Captured model calls summed over the finished items' results (batches run with `capture_model_calls`); a multi-turn item counts each turn. */
+export interface ModelCallTotals {
+  /** Calls recorded over those results. */
+  calls: number;
+  /** Results that carried `model_calls`. */
+  invocations: number;
 }
 
 /** `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line). */

@@ -349,10 +349,12 @@ def gateway_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> lis
     result = run_json([program], cwd, dict(env, FABRIC_BENCH_GATEWAY_ROUNDS=rounds))[0]
     call = result["call_gateway_us"] - result["call_direct_us"]
     chunk = result["chunk_gateway_us"] - result["chunk_direct_us"]
+    end = result["end_gateway_us"] - result["end_direct_us"]
     return [
         f"| model gateway (Rust, loopback stub; median of {result['rounds']} calls each) | direct | through the gateway | added |",
         "| --- | ---: | ---: | ---: |",
         f"| non-streamed call | {result['call_direct_us']:.0f} µs | {result['call_gateway_us']:.0f} µs | {call:.0f} µs |",
+        f"| non-streamed call, to the answer's end (gateway CPU {result['cpu_per_call_us']:.0f} µs per call) | {result['end_direct_us']:.0f} µs | {result['end_gateway_us']:.0f} µs | {end:.0f} µs |",
         f"| streamed call, first chunk | {result['chunk_direct_us']:.0f} µs | {result['chunk_gateway_us']:.0f} µs | {chunk:.0f} µs |",
         f"| {result['streams']} concurrent streams of 20 chunks: answers not as sent; records | | | {result['streams_lost']}; {result['streams_recorded']} |",
     ]

@@ -11,8 +11,14 @@ import (
 	fabric "github.com/NVIDIA/fabric-core/bindings/go"
 )
 
-// runBatch sends items and collects every line and the summary.
+// runBatch sends items through the scripted adapter and collects every line and the summary.
 func runBatch(t *testing.T, items []any, settings fabric.BatchSettings) (map[string]fabric.BatchLine, *fabric.BatchSummary, error) {
+	t.Helper()
+	return batchWith(t, scriptedConfig(t, "go-batch", map[string]any{"when_exhausted": "echo"}), items, settings)
+}
+
+// batchWith sends items through config and collects every line and the summary.
+func batchWith(t *testing.T, config any, items []any, settings fabric.BatchSettings) (map[string]fabric.BatchLine, *fabric.BatchSummary, error) {
 	t.Helper()
 	f := newFabric(t)
 	feed := make(chan any)
@@ -22,7 +28,7 @@ func runBatch(t *testing.T, items []any, settings fabric.BatchSettings) (map[str
 			feed <- item
 		}
 	}()
-	b, err := f.Batch(context.Background(), scriptedConfig(t, "go-batch", map[string]any{"when_exhausted": "echo"}), feed, settings)
+	b, err := f.Batch(context.Background(), config, feed, settings)
 	if err != nil {
 		t.Fatal(err)
 	}

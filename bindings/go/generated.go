@@ -1064,6 +1064,8 @@ type BatchSummary struct {
 	ItemsPerSecond float64 `json:"items_per_second"`
 	// Latency: Latency of the finished items.
 	Latency Latency `json:"latency"`
+	// ModelCalls: Captured model calls totals; absent when no result carried `model_calls`.
+	ModelCalls *ModelCallTotals `json:"model_calls,omitempty"`
 	// Prewarmed: Items whose runtime started on one of the batch's prewarmed hosts (`fresh` isolation with `prewarm` on); 0 otherwise.
 	Prewarmed uint64 `json:"prewarmed,omitempty"`
 	// Retries: Retries (attempts after the first) over every item.
@@ -2070,6 +2072,14 @@ type ModelCallRef struct {
 	ModelRef *ModelServerRef `json:"model_ref,omitempty"`
 	// ResponseID: The response id the model server returned.
 	ResponseID string `json:"response_id,omitempty"`
+}
+
+// ModelCallTotals: Captured model calls summed over the finished items' results (batches run with `capture_model_calls`); a multi-turn item counts each turn.
+type ModelCallTotals struct {
+	// Calls: Calls recorded over those results.
+	Calls uint64 `json:"calls"`
+	// Invocations: Results that carried `model_calls`.
+	Invocations uint64 `json:"invocations"`
 }
 
 // ModelCallsSummary: `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line).

@@ -48,10 +48,15 @@ fn add_system_stats(totals: &mut Option<SystemStatsTotals>, result: &RunResult) 
     totals.peak_resident_memory_bytes = totals.peak_resident_memory_bytes.max(after).max(sampled);
 }
 
-/// Usage and system stats of one result.
+/// Usage, system stats and captured model calls of one result.
 fn add_result(summary: &mut BatchSummary, result: &RunResult) {
     add_usage(&mut summary.usage, result);
     add_system_stats(&mut summary.system_stats, result);
+    if let Some(calls) = &result.model_calls {
+        let totals = summary.model_calls.get_or_insert_with(Default::default);
+        totals.invocations += 1;
+        totals.calls += calls.count;
+    }
 }
 
 /// The nearest-rank percentile `p` (0..=100) of sorted `values`.

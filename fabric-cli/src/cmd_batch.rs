@@ -1,5 +1,6 @@
 //! `fabric batch CONFIG --items ITEMS.jsonl --output RESULTS.jsonl [--concurrency N]
-//! [--isolation fresh|reuse] [--attempts N] [--timeout S] [--retry-failed] [--json]`.
+//! [--isolation fresh|reuse] [--attempts N] [--timeout S] [--retry-failed]
+//! [--capture-model-calls [--max-model-calls N] [--max-total-tokens N]] [--json]`.
 //!
 //! Runs every item of ITEMS (one JSON line each; `-` reads stdin as a stream) through the
 //! config with `fabric-batch`, appending one line per finished item to RESULTS in
@@ -66,6 +67,8 @@ pub struct Args {
     /// (by default up to COUNT hosts are kept prewarmed while the batch runs).
     #[arg(long)]
     pub no_prewarm: bool,
+    #[command(flatten)]
+    pub capture: crate::capture_flags::CaptureArgs,
     /// Print the summary as JSON even on a terminal.
     #[arg(long)]
     pub json: bool,
@@ -196,6 +199,15 @@ fn table(summary: &BatchSummary) -> String {
     if let Some(cost) = usage.cost_usd {
         rows.push(("cost", format!("${cost:.4}")));
     }
+    if let Some(calls) = &summary.model_calls {
+        rows.push((
+            "captured",
+            format!(
+                "{} model calls over {} invocations",
+                calls.calls, calls.invocations
+            ),
+        ));
+    }
     if let Some(stats) = &summary.system_stats {
         rows.push((
             "system",
@@ -220,10 +232,13 @@ pub fn run(args: Args) -> ExitCode {
         Ok(config) => config,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
-    let run_options = match runtime_options(&args.config, None) {
+    let mut run_options = match runtime_options(&args.config, None) {
         Ok(options) => options,
         Err(info) => return print_error(&info, EXIT_INVALID),
     };
+    if let Err(info) = args.capture.apply(&mut run_options) {
+        return print_error(&info, EXIT_INVALID);
+    }
     let plan = match Fabric::new().plan(&config, &run_options) {
         Ok(plan) => plan,
         Err(error) => {

@@ -82,19 +82,8 @@ pub struct Args {
         default_value_t = crate::flags::Seconds(crate::common::default_start_timeout())
     )]
     pub start_timeout: crate::flags::Seconds,
-    /// Put the model-call gateway between the harness and its models: every call is
-    /// forwarded unchanged and recorded in the invocation's `model-calls.jsonl`
-    /// (`RunResult.model_calls`).
-    #[arg(long)]
-    pub capture_model_calls: bool,
-    /// With --capture-model-calls: model calls forwarded per invocation; later ones are
-    /// answered 429 and the result carries a `budget_exceeded` event.
-    #[arg(long, value_name = "COUNT", allow_hyphen_values = true, value_parser = crate::flags::budget)]
-    pub max_model_calls: Option<crate::flags::Count>,
-    /// With --capture-model-calls: total tokens (as reported) per invocation; once reached,
-    /// calls are answered 429.
-    #[arg(long, value_name = "COUNT", allow_hyphen_values = true, value_parser = crate::flags::budget)]
-    pub max_total_tokens: Option<crate::flags::Count>,
+    #[command(flatten)]
+    pub capture: crate::capture_flags::CaptureArgs,
     /// Print the full RunResult JSON even on a terminal (piped output is always JSON).
     #[arg(long)]
     pub json: bool,
@@ -289,27 +278,8 @@ pub fn run(args: Args) -> ExitCode {
         Ok(options) => options,
         Err(info) => return style.error(&info, EXIT_INVALID),
     };
-    let budget = [
-        ("--max-model-calls", args.max_model_calls.is_some()),
-        ("--max-total-tokens", args.max_total_tokens.is_some()),
-    ]
-    .into_iter()
-    .find(|(_, set)| *set);
-    if let (Some((flag, _)), false) = (budget, args.capture_model_calls) {
-        let info = ErrorInfo::new(
-            Stage::Config,
-            codes::INVALID_VALUE,
-            format!("`{flag}` needs `--capture-model-calls`: budgets apply to captured calls"),
-        )
-        .with_metadata("path", flag);
+    if let Err(info) = args.capture.apply(&mut options) {
         return style.error(&info, EXIT_INVALID);
-    }
-    if args.capture_model_calls {
-        options.runtime.capture = Some(fabric_host::CaptureOptions {
-            max_model_calls: args.max_model_calls.map(|n| n.0),
-            max_total_tokens: args.max_total_tokens.map(|n| n.0),
-            ..fabric_host::CaptureOptions::default()
-        });
     }
     if let Some(path) = &args.inputs {
         return match read_inputs(path) {

@@ -15,6 +15,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod builtin;
+mod capture_flags;
 mod cmd_adapters_check;
 mod cmd_batch;
 mod cmd_check;

@@ -112,6 +112,16 @@ pub struct SystemStatsTotals {
     pub peak_resident_memory_bytes: u64,
 }
 
+/// Captured model calls summed over the finished items' results (batches run with
+/// `capture_model_calls`); a multi-turn item counts each turn.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelCallTotals {
+    /// Results that carried `model_calls`.
+    pub invocations: u64,
+    /// Calls recorded over those results.
+    pub calls: u64,
+}
+
 /// The summary of a batch.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BatchSummary {
@@ -144,6 +154,9 @@ pub struct BatchSummary {
     /// isolation with `prewarm` on); 0 otherwise.
     #[serde(default)]
     pub prewarmed: u64,
+    /// Captured model calls totals; absent when no result carried `model_calls`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_calls: Option<ModelCallTotals>,
     /// Whether the batch was cancelled.
     pub interrupted: bool,
     /// The input error that stopped a streamed batch (its line is named).

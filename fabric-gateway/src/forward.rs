@@ -7,13 +7,13 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Instant, SystemTime};
 
-use ureq::Agent;
 use ureq::http;
 
 use crate::capture::Upstream;
+use crate::client;
 use crate::exchange::Exchange;
 use crate::record::{self, Observed};
-use crate::route::Route;
+use crate::route::{Due, Route};
 use crate::server::Waker;
 
 /// Workers forwarding calls at once (each holds one call from request to last byte).
@@ -95,44 +95,6 @@ fn work(queue: &Mutex<Receiver<Job>>, counts: &Mutex<(usize, usize)>) {
     }
 }
 
-fn agent() -> &'static Agent {
-    static AGENT: OnceLock<Agent> = OnceLock::new();
-    AGENT.get_or_init(|| {
-        Agent::config_builder()
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .user_agent(ureq::config::AutoHeaderValue::None)
-            .accept(ureq::config::AutoHeaderValue::None)
-            .accept_encoding(ureq::config::AutoHeaderValue::None)
-            .allow_non_standard_methods(true)
-            .tls_config(tls_config())
-            .build()
-            .new_agent()
-    })
-}
-
-/// The roots HTTPS endpoints are verified against: the certificates of the PEM file
-/// `SSL_CERT_FILE` names when it is set (as OpenSSL and Python read it), else Mozilla's
-/// roots (`webpki-roots`).
-fn tls_config() -> ureq::tls::TlsConfig {
-    let specific = std::env::var_os("SSL_CERT_FILE")
-        .and_then(|path| std::fs::read(path).ok())
-        .map(|pem| {
-            ureq::tls::parse_pem(&pem)
-                .filter_map(|item| match item {
-                    Ok(ureq::tls::PemItem::Certificate(cert)) => Some(cert),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-        })
-        .filter(|certs| !certs.is_empty());
-    let roots = match specific {
-        Some(certs) => ureq::tls::RootCerts::new_with_certs(&certs),
-        None => ureq::tls::RootCerts::WebPki,
-    };
-    ureq::tls::TlsConfig::builder().root_certs(roots).build()
-}
-
 /// The endpoint URL of a call: the role's real `base_url` with the call's path and query.
 fn target(call: &Call) -> String {
     let mut url = format!(
@@ -197,13 +159,11 @@ fn chunk(bytes: &[u8]) -> Vec<u8> {
 /// Forwards one call and records it.
 fn forward(call: Call, exchange: &Exchange, waker: &Waker) {
     let mut seen = Observed::default();
-    // The answer's last chunk is written after the record: a harness that saw its answer
-    // end finds the call recorded.
     let mut ended = false;
     let cap = call.route.options.body_cap;
     match request(&call).map_err(|_| "the request could not be forwarded (invalid head)") {
         Err(why) => seen.error = Some(why.to_owned()),
-        Ok(request) => match agent().run(request) {
+        Ok(request) => match client::agent(&call).run(request) {
             Err(error) => seen.error = Some(record::describe(&error)),
             Ok(response) => {
                 seen.status = Some(response.status().as_u16());
@@ -246,7 +206,16 @@ fn forward(call: Call, exchange: &Exchange, waker: &Waker) {
     }
     seen.latency = call.started.elapsed();
     let unanswered = seen.status.is_none();
-    let _ = call.route.append(record::build(&call, seen));
+    // The record is built and written once the harness has the whole answer (off its
+    // path); the invocation's end waits for it, so its summary still counts the call.
+    // Under a token budget it is written first: the harness's next call is checked
+    // against this one's tokens.
+    let due = call.route.due(call.invocation_id.as_deref());
+    let record_first = call.route.options.max_total_tokens.is_some();
+    let mut record = Some((seen, due));
+    if record_first {
+        append(&call, &mut record);
+    }
     if unanswered {
         let body = r#"{"error":{"message":"model gateway: the endpoint could not be reached","type":"upstream_error"}}"#;
         exchange.push(&crate::service::json_answer("502 Bad Gateway", body));
@@ -255,4 +224,12 @@ fn forward(call: Call, exchange: &Exchange, waker: &Waker) {
     }
     exchange.finish();
     waker.wake();
+    append(&call, &mut record);
+}
+
+/// Builds and writes the call's record (once).
+fn append(call: &Call, record: &mut Option<(Observed, Due)>) {
+    if let Some((seen, due)) = record.take() {
+        let _ = call.route.append(record::build(call, seen), due);
+    }
 }

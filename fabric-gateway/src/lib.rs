@@ -32,6 +32,7 @@
 
 mod budget;
 mod capture;
+mod client;
 mod exchange;
 mod forward;
 mod record;

@@ -2,16 +2,22 @@
 //! budget counts) and the table of live routes, looked up by token.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use fabric_config::ModelCallRecord;
 
 use crate::budget::{self, BudgetExceeded};
 use crate::capture::{CaptureOptions, CaptureSummary, Upstream};
 use crate::record::MODEL_CALLS_FILE;
+
+/// How long [`Route::end`] waits for the records of calls already answered (their records
+/// are written just after the harness got the answer's last byte).
+const RECORDS_WAIT: Duration = Duration::from_secs(5);
 
 /// Every live route, by token.
 #[derive(Debug, Default)]
@@ -46,6 +52,8 @@ pub(crate) struct Route {
     upstreams: Vec<Upstream>,
     pub(crate) options: CaptureOptions,
     state: Mutex<Recording>,
+    /// Signalled when an answered call's record is written.
+    recorded: Condvar,
 }
 
 /// Where calls are recorded now and what the invocation used.
@@ -59,6 +67,19 @@ struct Recording {
     /// Records appended to the runtime's own file (calls outside an invocation).
     runtime_records: u64,
     exceeded: Vec<BudgetExceeded>,
+    /// Calls of the current invocation answered whose records are not written yet.
+    unrecorded: u64,
+    /// Changes at each begin and end: a record due under an earlier invocation does not
+    /// count against the current one.
+    generation: u64,
+    /// The records file written last, kept open (one `write` per record).
+    file: Option<(PathBuf, File)>,
+}
+
+/// A record the harness's answer promised: [`Route::append`] writes it.
+#[derive(Debug)]
+pub(crate) struct Due {
+    generation: Option<u64>,
 }
 
 /// What a call admitted by the budgets is recorded under.
@@ -88,7 +109,11 @@ impl Route {
                 records: 0,
                 runtime_records: 0,
                 exceeded: Vec::new(),
+                unrecorded: 0,
+                generation: 0,
+                file: None,
             }),
+            recorded: Condvar::new(),
         }
     }
 
@@ -104,14 +129,33 @@ impl Route {
         let mut state = lock(&self.state);
         let dir = state.runtime_dir.join(invocation_id);
         state.invocation = Some((invocation_id.to_owned(), dir));
+        state.generation += 1;
+        state.unrecorded = 0;
         state.calls = 0;
         state.total_tokens = 0;
         state.records = 0;
         state.exceeded.clear();
     }
 
+    /// Ends the invocation once the records of its answered calls are written (waiting
+    /// at most [`RECORDS_WAIT`]).
     pub(crate) fn end(&self) -> CaptureSummary {
         let mut state = lock(&self.state);
+        let until = Instant::now() + RECORDS_WAIT;
+        while state.unrecorded > 0 {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            state = self
+                .recorded
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+        state.generation += 1;
+        state.unrecorded = 0;
+        state.file = None;
         let dir = state.invocation.take().map(|(_, dir)| dir);
         let summary = CaptureSummary {
             records: state.records,
@@ -145,11 +189,34 @@ impl Route {
         })
     }
 
+    /// Notes that a call of `invocation_id` is answered and its record is coming: the
+    /// invocation's end waits for it.
+    pub(crate) fn due(&self, invocation_id: Option<&str>) -> Due {
+        let mut state = lock(&self.state);
+        let current = state.invocation.as_ref().map(|(id, _)| id.as_str());
+        if invocation_id.is_none() || invocation_id != current {
+            return Due { generation: None };
+        }
+        state.unrecorded += 1;
+        Due {
+            generation: Some(state.generation),
+        }
+    }
+
     /// Appends a record to its invocation's file (the runtime's when it belongs to none,
     /// or its invocation already ended), numbered in its file's order (`call_index`), and
-    /// counts its tokens.
-    pub(crate) fn append(&self, mut record: ModelCallRecord) -> std::io::Result<()> {
+    /// counts its tokens; `due` is settled whether or not the write succeeds.
+    pub(crate) fn append(&self, record: ModelCallRecord, due: Due) -> std::io::Result<()> {
         let mut state = lock(&self.state);
+        let written = Self::write(&mut state, record);
+        if due.generation.is_some_and(|g| g == state.generation) {
+            state.unrecorded = state.unrecorded.saturating_sub(1);
+            self.recorded.notify_all();
+        }
+        written
+    }
+
+    fn write(state: &mut Recording, mut record: ModelCallRecord) -> std::io::Result<()> {
         let current = state
             .invocation
             .as_ref()
@@ -169,16 +236,24 @@ impl Route {
         };
         let mut line = serde_json::to_vec(&record).map_err(std::io::Error::other)?;
         line.push(b'\n');
-        // Records hold prompts and answers: private to the owner, as the FABRIC_HOME is.
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)?;
-        let mut file = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(dir.join(MODEL_CALLS_FILE))?;
+        let file = match &mut state.file {
+            Some((open, file)) if *open == dir => file,
+            slot => {
+                *slot = None;
+                // Records hold prompts and answers: private to the owner, as the
+                // FABRIC_HOME is.
+                std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&dir)?;
+                let file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .mode(0o600)
+                    .open(dir.join(MODEL_CALLS_FILE))?;
+                &mut slot.insert((dir, file)).1
+            }
+        };
         file.write_all(&line)
     }
 }

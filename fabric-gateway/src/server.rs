@@ -2,6 +2,7 @@
 //! opened on first use, and the way workers wake it.
 
 use std::net::{Ipv4Addr, SocketAddrV4, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use fabric_reactor::http::{Limits, ServerKey, Servers};
@@ -27,17 +28,32 @@ pub(crate) struct Gateway {
     pub(crate) port: u16,
 }
 
-/// Wakes the gateway server's waiting connections (a worker pushed bytes).
+/// Wakes the gateway server's waiting connections (a worker pushed bytes). Wakes are
+/// coalesced: while one is posted and not yet begun, another push needs none (the resume
+/// takes every connection's bytes pushed before it begins).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Waker {
     handle: Handle<GatewayServers>,
     key: ServerKey,
 }
 
+/// A resume is posted to the reactor and has not begun.
+static POSTED: AtomicBool = AtomicBool::new(false);
+
 impl Waker {
     pub(crate) fn wake(&self) {
+        if POSTED.swap(true, Ordering::AcqRel) {
+            return;
+        }
         let key = self.key;
-        let _ = self.handle.post(move |servers, cx| servers.resume(cx, key));
+        let posted = self.handle.post(move |servers, cx| {
+            // Acquire: the bytes pushed before any coalesced wake are seen by the resume.
+            POSTED.swap(false, Ordering::AcqRel);
+            servers.resume(cx, key);
+        });
+        if posted.is_err() {
+            POSTED.store(false, Ordering::Release);
+        }
     }
 }
 

@@ -1049,6 +1049,8 @@ export interface BatchSummary {
   items_per_second: number;
   /** Latency of the finished items. */
   latency: Latency;
+  /** Captured model calls totals; absent when no result carried `model_calls`. */
+  model_calls?: ModelCallTotals | null;
   /** Items whose runtime started on one of the batch's prewarmed hosts (`fresh` isolation with `prewarm` on); 0 otherwise. */
   prewarmed?: number;
   /** Retries (attempts after the first) over every item. */
@@ -1942,6 +1944,14 @@ export interface ModelCallRef {
   model_ref?: ModelServerRef | null;
   /** The response id the model server returned. */
   response_id?: string | null;
+}
+
+/** Captured model calls summed over the finished items' results (batches run with `capture_model_calls`); a multi-turn item counts each turn. */
+export interface ModelCallTotals {
+  /** Calls recorded over those results. */
+  calls: number;
+  /** Results that carried `model_calls`. */
+  invocations: number;
 }
 
 /** `RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line). */

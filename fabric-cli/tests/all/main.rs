@@ -9,6 +9,7 @@ mod agent_ctl_limits;
 mod agent_ctl_upstream;
 mod agree;
 mod batch;
+mod batch_capture;
 mod check;
 mod collector;
 mod collector_limits;

@@ -9,16 +9,17 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-/// A running `fabric stub-model serve` (stopped by pid when dropped).
-struct Stub {
+/// A running `fabric stub-model serve` (stopped by pid when dropped; `batch_capture.rs`
+/// uses it too).
+pub(crate) struct Stub {
     child: Child,
     stdout: BufReader<ChildStdout>,
     addr: String,
-    base: String,
+    pub(crate) base: String,
 }
 
 impl Stub {
-    fn start(args: &[&str]) -> Stub {
+    pub(crate) fn start(args: &[&str]) -> Stub {
         let mut child = Command::new(env!("CARGO_BIN_EXE_fabric"))
             .args(["stub-model", "serve"])
             .args(args)

@@ -22,10 +22,15 @@ fn added_latency_of_a_call_and_of_a_first_chunk() {
     let o = overhead(ROUNDS, dir.path());
     println!(
         "gateway bench ({ROUNDS} rounds): call direct {:?}, through gateway {:?} (added {:?}); \
-         first chunk direct {:?}, through gateway {:?} (added {:?})",
+         to the answer's end direct {:?}, through gateway {:?} (added {:?}; gateway CPU {:?} \
+         per call); first chunk direct {:?}, through gateway {:?} (added {:?})",
         o.call_direct,
         o.call_gateway,
         o.call_gateway.saturating_sub(o.call_direct),
+        o.end_direct,
+        o.end_gateway,
+        o.end_gateway.saturating_sub(o.end_direct),
+        o.cpu_per_call,
         o.chunk_direct,
         o.chunk_gateway,
         o.chunk_gateway.saturating_sub(o.chunk_direct)

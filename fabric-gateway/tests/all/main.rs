@@ -1,6 +1,7 @@
 //! The integration tests of `fabric-gateway`, one binary (modules by concern).
 
 mod forward;
+mod heads;
 mod load;
 mod measure;
 mod stub;

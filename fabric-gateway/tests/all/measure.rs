@@ -36,6 +36,39 @@ pub fn time_to(url: &str, marker: &[u8]) -> Duration {
     }
 }
 
+/// Time to the end of the answer (the connection's close, which both the stub and the
+/// gateway send after the last byte).
+pub fn time_to_end(url: &str) -> Duration {
+    let started = Instant::now();
+    let mut stream: TcpStream = stub::post(url, "{\"model\":\"m\"}", "");
+    let mut data = Vec::new();
+    stream.read_to_end(&mut data).expect("read");
+    assert!(!data.is_empty(), "no answer");
+    started.elapsed()
+}
+
+/// On-CPU time of this process's gateway threads (the reactor and the forwarding
+/// workers), from each thread's `/proc/self/task/*/schedstat`.
+pub fn gateway_cpu() -> Duration {
+    let mut nanos = 0u64;
+    for task in std::fs::read_dir("/proc/self/task")
+        .expect("tasks")
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !(comm.starts_with("fabric-reactor") || comm.starts_with("fabric-gateway")) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+        nanos += stat
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    Duration::from_nanos(nanos)
+}
+
 /// `clients` concurrent streamed calls to `url`: how many answers were not exactly
 /// `expected` (a lost, reordered or changed chunk, or a status other than 200).
 pub fn concurrent_streams(url: &str, clients: usize, expected: &[u8]) -> usize {
@@ -58,8 +91,13 @@ pub fn concurrent_streams(url: &str, clients: usize, expected: &[u8]) -> usize {
 pub struct Overhead {
     pub call_direct: Duration,
     pub call_gateway: Duration,
+    /// To the end of the answer (what a harness waits for).
+    pub end_direct: Duration,
+    pub end_gateway: Duration,
     pub chunk_direct: Duration,
     pub chunk_gateway: Duration,
+    /// The gateway threads' CPU per non-streamed call (its record included).
+    pub cpu_per_call: Duration,
 }
 
 pub fn overhead(rounds: usize, records: &std::path::Path) -> Overhead {
@@ -81,18 +119,33 @@ pub fn overhead(rounds: usize, records: &std::path::Path) -> Overhead {
     let through = |role: &str| format!("{}/chat/completions", capture.base_url(role).unwrap());
     let direct = |stub: &Stub| format!("{}/chat/completions", stub.base_url());
     let (mut call_direct, mut call_gateway) = (Vec::new(), Vec::new());
+    let (mut end_direct, mut end_gateway) = (Vec::new(), Vec::new());
     let (mut chunk_direct, mut chunk_gateway) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         call_direct.push(time_to(&direct(&plain), b"usage"));
         call_gateway.push(time_to(&through("plain"), b"usage"));
+        end_direct.push(time_to_end(&direct(&plain)));
+        end_gateway.push(time_to_end(&through("plain")));
         chunk_direct.push(time_to(&direct(&streamed), b"000"));
         chunk_gateway.push(time_to(&through("streamed"), b"000"));
     }
+    // Let the streamed calls' second chunks and records pass before counting CPU.
+    std::thread::sleep(Duration::from_millis(100));
+    let before = gateway_cpu();
+    for _ in 0..rounds {
+        time_to_end(&through("plain"));
+    }
+    // The last call's record is written just after its answer.
+    std::thread::sleep(Duration::from_millis(20));
+    let cpu_per_call = (gateway_cpu() - before) / u32::try_from(rounds).expect("rounds");
     Overhead {
         call_direct: median(call_direct),
         call_gateway: median(call_gateway),
+        end_direct: median(end_direct),
+        end_gateway: median(end_gateway),
         chunk_direct: median(chunk_direct),
         chunk_gateway: median(chunk_gateway),
+        cpu_per_call,
     }
 }
 

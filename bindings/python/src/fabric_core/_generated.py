@@ -517,6 +517,7 @@ class BatchSummary(FabricMapping):
     ``items`` (int): Items seen (finished, skipped and cancelled).
     ``items_per_second`` (float): Finished items per second of wall time.
     ``latency`` (Latency): Latency of the finished items.
+    ``model_calls`` (ModelCallTotals | None, optional): Captured model calls totals; absent when no result carried `model_calls`.
     ``prewarmed`` (int, optional): Items whose runtime started on one of the batch's prewarmed hosts (`fresh` isolation with `prewarm` on); 0 otherwise.
     ``retries`` (int): Retries (attempts after the first) over every item.
     ``skipped`` (int): Items skipped because the output already held a line for their id (resume).
@@ -527,9 +528,9 @@ class BatchSummary(FabricMapping):
     """
 
     __slots__ = ()
-    _fields = frozenset({"cancelled", "errored", "failed", "input_error", "interrupted", "items", "items_per_second", "latency", "prewarmed", "retries", "skipped", "succeeded", "system_stats", "usage", "wall_ms"})
+    _fields = frozenset({"cancelled", "errored", "failed", "input_error", "interrupted", "items", "items_per_second", "latency", "model_calls", "prewarmed", "retries", "skipped", "succeeded", "system_stats", "usage", "wall_ms"})
     _required = frozenset({"cancelled", "errored", "failed", "interrupted", "items", "items_per_second", "latency", "retries", "skipped", "succeeded", "usage", "wall_ms"})
-    _nested = {"input_error": ("ErrorInfo", "one"), "latency": ("Latency", "one"), "system_stats": ("SystemStatsTotals", "one"), "usage": ("UsageTotals", "one")}
+    _nested = {"input_error": ("ErrorInfo", "one"), "latency": ("Latency", "one"), "model_calls": ("ModelCallTotals", "one"), "system_stats": ("SystemStatsTotals", "one"), "usage": ("UsageTotals", "one")}
 
 
 class BindingIdentity(FabricMapping):
@@ -1444,6 +1445,18 @@ class ModelCallRef(FabricMapping):
     _nested = {"model_ref": ("ModelServerRef", "one")}
 
 
+class ModelCallTotals(FabricMapping):
+    """Captured model calls summed over the finished items' results (batches run with `capture_model_calls`); a multi-turn item counts each turn.
+
+    ``calls`` (int): Calls recorded over those results.
+    ``invocations`` (int): Results that carried `model_calls`.
+    """
+
+    __slots__ = ()
+    _fields = frozenset({"calls", "invocations"})
+    _required = frozenset({"calls", "invocations"})
+
+
 class ModelCallsSummary(FabricMapping):
     """`RunResult.model_calls`: where an invocation's captured calls are (the records themselves are read from the file, one [`ModelCallRecord`] per line).
 
@@ -2264,6 +2277,7 @@ for _model in (
     ModelCallKeys,
     ModelCallRecord,
     ModelCallRef,
+    ModelCallTotals,
     ModelCallsSummary,
     ModelServerRef,
     Observation,

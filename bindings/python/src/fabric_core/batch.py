@@ -206,6 +206,7 @@ def batch_settings(
     prewarm: bool | None,
     output: str | None,
     base_dir: Any,
+    capture: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The ``batch_json`` document (schema ``sdk/batch-settings``); the core checks it."""
 
@@ -218,6 +219,6 @@ def batch_settings(
         "grace_seconds": grace_seconds,
         "prewarm": prewarm,
         "output": None if output is None else str(output),
-        "call": json.loads(options_arg(base_dir=base_dir) or b"null"),
+        "call": json.loads(options_arg(base_dir=base_dir, capture=capture) or b"null"),
     }
     return {key: value for key, value in settings.items() if value is not None}

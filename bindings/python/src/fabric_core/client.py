@@ -249,14 +249,20 @@ class Fabric:
         prewarm: bool | None = None,
         output: str | os.PathLike[str] | None = None,
         base_dir: PathArg = None,
+        capture_model_calls: bool = False,
+        max_model_calls: int | None = None,
+        max_total_tokens: int | None = None,
+        model_call_body_bytes: int | None = None,
     ) -> Any:
         """Run a data set of items through ``config`` on the core's batch engine:
         ``async for done in fabric.batch(config, items, concurrency=8): ...`` yields a
         ``BatchLine`` per finished item (``id``, ``attempts``, ``result`` or ``error``) in
         completion order; the returned ``Batch`` holds the ``summary`` afterwards.
         ``prewarm=False`` starts every ``fresh`` item cold (by default up to
-        ``concurrency`` hosts are launched ahead of the items). See ``fabric_core.batch``
-        and docs/batches.md."""
+        ``concurrency`` hosts are launched ahead of the items). ``capture_model_calls``
+        and its budgets apply to every item's runtime as for ``run``: each result carries
+        its ``model_calls`` and the summary their totals. See ``fabric_core.batch`` and
+        docs/batches.md."""
 
         from fabric_core.batch import Batch, batch_settings
 
@@ -270,6 +276,7 @@ class Fabric:
             prewarm=prewarm,
             output=None if output is None else os.fspath(output),
             base_dir=base_dir,
+            capture=capture_options(capture_model_calls, max_model_calls, max_total_tokens, model_call_body_bytes),
         )
         return Batch(config, items, settings)
 

@@ -11,10 +11,10 @@ use ureq::http;
 
 use crate::capture::Upstream;
 use crate::client;
-use crate::exchange::Exchange;
 use crate::record::{self, Observed};
 use crate::route::{Due, Route};
 use crate::server::Waker;
+use fabric_reactor::http::Outbox;
 
 /// Workers forwarding calls at once (each holds one call from request to last byte).
 const MAX_WORKERS: usize = 256;
@@ -36,7 +36,7 @@ pub(crate) struct Call {
     pub(crate) invocation_id: Option<String>,
 }
 
-type Job = (Call, Arc<Exchange>, Waker);
+type Job = (Call, Arc<Outbox>, Waker);
 
 #[derive(Debug)]
 struct Pool {
@@ -50,7 +50,7 @@ static POOL: OnceLock<Pool> = OnceLock::new();
 
 /// Queues a call: an idle worker takes it, or a new one is started (up to
 /// [`MAX_WORKERS`]; beyond that the call waits for a worker).
-pub(crate) fn submit(call: Call, exchange: Arc<Exchange>, waker: Waker) {
+pub(crate) fn submit(call: Call, exchange: Arc<Outbox>, waker: Waker) {
     let pool = POOL.get_or_init(|| {
         let (jobs, queue) = mpsc::channel();
         Pool {
@@ -157,7 +157,7 @@ fn chunk(bytes: &[u8]) -> Vec<u8> {
 }
 
 /// Forwards one call and records it.
-fn forward(call: Call, exchange: &Exchange, waker: &Waker) {
+fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
     let mut seen = Observed::default();
     let mut ended = false;
     let cap = call.route.options.body_cap;

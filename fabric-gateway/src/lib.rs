@@ -33,7 +33,6 @@
 mod budget;
 mod capture;
 mod client;
-mod exchange;
 mod forward;
 mod record;
 mod route;

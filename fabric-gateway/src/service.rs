@@ -9,10 +9,10 @@ use fabric_reactor::http::{
 };
 
 use crate::budget;
-use crate::exchange::Exchange;
 use crate::forward::{self, Call};
 use crate::route::{Route, Routes};
 use crate::server::Waker;
+use fabric_reactor::http::Outbox;
 
 /// The largest request body forwarded (bytes).
 const MAX_REQUEST_BYTES: usize = 64 * 1024 * 1024;
@@ -49,7 +49,7 @@ impl GatewayService {
 #[derive(Debug, Default)]
 pub(crate) struct GatewayConn {
     call: Option<Call>,
-    exchange: Option<Arc<Exchange>>,
+    exchange: Option<Arc<Outbox>>,
 }
 
 /// A whole JSON answer after which the connection closes.
@@ -151,7 +151,7 @@ impl Service for GatewayService {
                 let Some(waker) = self.waker.get().copied() else {
                     return OnBody::Reply(not_found());
                 };
-                let exchange = Arc::new(Exchange::default());
+                let exchange = Arc::new(Outbox::default());
                 conn.exchange = Some(Arc::clone(&exchange));
                 forward::submit(call, exchange, waker);
                 OnBody::Stream(Vec::new())
@@ -164,10 +164,10 @@ impl Service for GatewayService {
         conn: &mut GatewayConn,
         out: &mut Vec<u8>,
         room: usize,
-        _turn: &mut Turn,
+        turn: &mut Turn,
     ) -> Produce {
         match &conn.exchange {
-            Some(exchange) => exchange.take(out, room),
+            Some(exchange) => exchange.take(out, room, turn),
             None => Produce::Done,
         }
     }

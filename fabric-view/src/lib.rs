@@ -25,7 +25,6 @@ mod api;
 mod assets;
 mod error;
 mod index;
-mod outbox;
 mod route;
 mod server;
 mod service;

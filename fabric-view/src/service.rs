@@ -15,9 +15,9 @@ use crate::answer;
 use crate::api;
 use crate::assets;
 use crate::index::Shared;
-use crate::outbox::Outbox;
 use crate::route::{self, Route};
 use crate::server::{ViewServers, wake};
+use fabric_reactor::http::Outbox;
 
 /// API requests answered at once (each on its own thread); more are answered 503.
 const MAX_WORKERS: usize = 32;

@@ -39,6 +39,7 @@ mod conn;
 #[doc(hidden)]
 pub mod fuzz;
 mod head;
+mod outbox;
 mod server;
 
 use std::time::{Duration, Instant};
@@ -46,6 +47,7 @@ use std::time::{Duration, Instant};
 pub use body::Framing;
 pub use chunked::{Chunked, ChunkedError};
 pub use head::{MAX_HEAD_BYTES, MAX_HEADERS, Request};
+pub use outbox::{OUTBOX_CAPACITY, Outbox};
 pub use server::{ServerKey, Servers};
 
 /// The interim answer to `Expect: 100-continue`.

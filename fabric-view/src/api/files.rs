@@ -6,8 +6,8 @@ use std::io::Read;
 use super::{Answered, bad_request, not_found};
 use crate::answer;
 use crate::index::Shared;
-use crate::outbox::Outbox;
 use crate::route::Query;
+use fabric_reactor::http::Outbox;
 
 /// The default and largest preview.
 const DEFAULT_PREVIEW: u64 = 64 * 1024;

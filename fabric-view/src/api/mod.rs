@@ -11,8 +11,8 @@ mod stats;
 
 use crate::answer;
 use crate::index::Shared;
-use crate::outbox::Outbox;
 use crate::route::Api;
+use fabric_reactor::http::Outbox;
 
 /// What a handler answers: a whole answer, or a file it already streamed.
 pub(crate) enum Answered {

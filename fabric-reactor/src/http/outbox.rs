@@ -1,13 +1,14 @@
-//! The bytes a worker produces for one connection, handed to the reactor thread as the
-//! socket takes them: bounded (a worker waits while [`CAPACITY`] bytes are queued), and
-//! abandoned when the peer goes away.
+//! The bytes a worker thread produces for one connection, handed to the reactor thread as
+//! the socket takes them: bounded (a worker waits while [`OUTBOX_CAPACITY`] bytes are
+//! queued) and abandoned when the peer goes away. A service keeps one per answer in flight
+//! and calls [`Outbox::take`] from its `produce`.
 
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use fabric_reactor::http::{Produce, Turn};
+use super::{Produce, Turn};
 
 /// Bytes queued before a worker waits for the socket.
-pub(crate) const CAPACITY: usize = 1024 * 1024;
+pub const OUTBOX_CAPACITY: usize = 1024 * 1024;
 
 #[derive(Debug, Default)]
 struct Queue {
@@ -18,7 +19,7 @@ struct Queue {
 
 /// One connection's answer in progress.
 #[derive(Debug, Default)]
-pub(crate) struct Outbox {
+pub struct Outbox {
     queue: Mutex<Queue>,
     room: Condvar,
 }
@@ -28,10 +29,11 @@ impl Outbox {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Queues `bytes`, waiting while the queue is full; `false` once the peer is gone.
-    pub(crate) fn push(&self, bytes: &[u8]) -> bool {
+    /// Queues `bytes` (worker side), waiting while the queue is full; `false` once the peer
+    /// is gone.
+    pub fn push(&self, bytes: &[u8]) -> bool {
         let mut queue = self.lock();
-        while queue.bytes.len() >= CAPACITY && !queue.gone {
+        while queue.bytes.len() >= OUTBOX_CAPACITY && !queue.gone {
             queue = self
                 .room
                 .wait(queue)
@@ -44,13 +46,13 @@ impl Outbox {
         true
     }
 
-    /// The answer is complete.
-    pub(crate) fn finish(&self) {
+    /// The answer is complete: no more bytes will come.
+    pub fn finish(&self) {
         self.lock().done = true;
     }
 
     /// The connection closed: a waiting worker stops.
-    pub(crate) fn abandon(&self) {
+    pub fn abandon(&self) {
         self.lock().gone = true;
         self.room.notify_all();
     }
@@ -58,7 +60,7 @@ impl Outbox {
     /// Moves up to `room` queued bytes to `out` (on the reactor thread). When bytes are left
     /// over, the server is driven again next turn (`Turn::wake_server`): the worker may have
     /// queued its last bytes already, and a socket that took everything gives no new event.
-    pub(crate) fn take(&self, out: &mut Vec<u8>, room: usize, turn: &mut Turn) -> Produce {
+    pub fn take(&self, out: &mut Vec<u8>, room: usize, turn: &mut Turn) -> Produce {
         let mut queue = self.lock();
         let take = room.min(queue.bytes.len());
         out.extend(queue.bytes.drain(..take));

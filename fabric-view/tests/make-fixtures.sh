@@ -35,20 +35,31 @@ JSON
 }
 
 # The Relay ATIF trajectory the scripted replies list (`relay_artifacts`), under DIR/out/relay/:
-# system, user, an assistant tool call with its result, the answer.
+# system, user, an assistant tool call with its result (the tool ran a subagent, whose own
+# trajectory is DIR/out/relay/sub/lister.atif.json), the answer; the agent steps state their
+# model, token metrics and timestamps (the model calls' latency).
 trajectory() {
-  mkdir -p "$1/out/relay"
+  mkdir -p "$1/out/relay/sub"
   cat >"$1/out/relay/trajectory.atif.json" <<'JSON'
 {"schema_version": "ATIF-v1.4", "session_id": "view-fixture", "agent": {"name": "scripted", "version": "1"},
  "steps": [
   {"step_id": 1, "source": "system", "message": "You are a careful file assistant."},
-  {"step_id": 2, "source": "user", "message": "Which files are in the workspace?"},
-  {"step_id": 3, "source": "agent", "message": "", "model_name": "stub/model",
+  {"step_id": 2, "source": "user", "message": "Which files are in the workspace?", "timestamp": "2026-01-01T10:00:00Z"},
+  {"step_id": 3, "source": "agent", "message": "", "model_name": "stub/model", "timestamp": "2026-01-01T10:00:01.200Z",
    "tool_calls": [{"tool_call_id": "call-1", "function_name": "list_files", "arguments": {"path": "."}}],
-   "observation": {"results": [{"source_call_id": "call-1", "content": "README.md\nnotes.txt"}]},
+   "observation": {"results": [{"source_call_id": "call-1", "content": "README.md\nnotes.txt",
+     "subagent_trajectory_ref": [{"session_id": "lister", "trajectory_path": "sub/lister.atif.json"}]}]},
    "metrics": {"prompt_tokens": 200, "completion_tokens": 12}},
   {"step_id": 4, "source": "agent", "message": "There are two files: README.md and notes.txt.", "model_name": "stub/model",
-   "metrics": {"prompt_tokens": 212, "completion_tokens": 25}}
+   "timestamp": "2026-01-01T10:00:02Z", "metrics": {"prompt_tokens": 212, "completion_tokens": 25}}
+ ]}
+JSON
+  cat >"$1/out/relay/sub/lister.atif.json" <<'JSON'
+{"schema_version": "ATIF-v1.4", "session_id": "lister", "agent": {"name": "lister", "version": "1"},
+ "steps": [
+  {"step_id": 1, "source": "user", "message": "List the workspace."},
+  {"step_id": 2, "source": "agent", "message": "README.md, notes.txt", "model_name": "stub/small",
+   "metrics": {"prompt_tokens": 40, "completion_tokens": 6}}
  ]}
 JSON
 }

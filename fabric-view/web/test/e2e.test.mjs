@@ -142,6 +142,15 @@ describe('fabric view in Chromium', { skip }, () => {
     assert.equal(await call.getAttribute('data-tool'), 'list_files');
     assert.match(await call.textContent(), /"path": "\."/);
     assert.match(await page.locator('[data-testid="conversation"]').textContent(), /README\.md\nnotes\.txt|README\.mdnotes\.txt|README\.md/);
+    // The model call behind each assistant turn (model, latency from the step timestamps,
+    // tokens from the step metrics), and the subagent the tool ran nested under its result.
+    const calls = await page.locator('[data-testid="conversation"] > .message > .message-head > [data-testid="model-call"]').allTextContents();
+    assert.deepEqual(calls, ['stub/model · 1.20 s · 200 in · 12 out', 'stub/model · 800 ms · 212 in · 25 out']);
+    const subagent = page.locator('[data-testid="conversation"] [data-testid="subagent"]');
+    assert.equal(await subagent.count(), 1);
+    assert.match(await subagent.locator('summary').textContent(), /subagent lister \(2 messages\)/);
+    assert.equal(await subagent.locator('[data-testid="model-call"]').textContent(), 'stub/small · 40 in · 6 out');
+    assert.ok(await subagent.locator('[data-testid="model-call"]').isVisible());
 
     const cpu = page.locator('.chart[data-chart="CPU %"]');
     await cpu.locator('canvas').waitFor();

@@ -9,7 +9,7 @@
 #                    (system, user, an assistant tool call and its result, the answer), a text
 #                    artifact, a workspace patch (a tracked file changed, a new file);
 #                    OUT/run/result.json is its RunResult, OUT/run/out/.fabric/... the
-#                    invocation directory
+#                    invocation directory (with health.json, `fabric check` of the config)
 #   OUT/batch/       `fabric batch` of 20 items over the same adapter and trajectory (3 of them
 #                    fail with `fixture_failure`): results.jsonl and summary.json
 #
@@ -20,7 +20,8 @@ out=$2
 mkdir -p "$out/run" "$out/batch"
 out=$(cd "$out" && pwd)
 
-# An adapter descriptor for the CLI's own scripted adapter that declares Relay (ATIF output).
+# An adapter descriptor for the CLI's own scripted adapter that declares Relay (ATIF output)
+# and its health levels (the run's `fabric check`).
 descriptor() {
   cat >"$1/scripted-relay.fabric-adapter.json" <<JSON
 {
@@ -29,7 +30,8 @@ descriptor() {
   "adapter_kind": "process",
   "runner": {"command": "$fabric", "args": ["__adapter", "scripted"]},
   "settings_schema": {"\$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"},
-  "telemetry": {"providers": {"relay": {"outputs": ["atif"], "integration_modes": ["hooks"]}}}
+  "telemetry": {"providers": {"relay": {"outputs": ["atif"], "integration_modes": ["hooks"]}}},
+  "capabilities": {"metadata": {"health_levels": ["live", "active", "ready"]}}
 }
 JSON
 }
@@ -110,6 +112,13 @@ git -C "$run/workspace" init -q
 git -C "$run/workspace" -c user.name=fixture -c user.email=fixture@localhost add README.md
 git -C "$run/workspace" -c user.name=fixture -c user.email=fixture@localhost commit -qm base
 "$fabric" run "$run/fabric.json" --request "$run/request.json" --json >"$run/result.json"
+# A health-check report of the same config, saved in the run's invocation directory.
+invocations=("$run"/out/.fabric/*/*/stdout.txt)
+if [ "${#invocations[@]}" -ne 1 ] || [ ! -f "${invocations[0]}" ]; then
+  echo "error: expected one invocation directory under $run/out/.fabric, found ${invocations[*]}" >&2
+  exit 1
+fi
+"$fabric" check "$run/fabric.json" >"$(dirname "${invocations[0]}")/health.json"
 
 # --- one batch -----------------------------------------------------------------------------
 # The same adapter and trajectory: every item's conversation has the tool call.

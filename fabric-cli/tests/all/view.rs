@@ -123,6 +123,19 @@ fn run_fixture(base: &Path) {
     let out = base.join("out");
     std::fs::create_dir_all(&out).expect("out");
     std::fs::write(out.join("result.json"), &output.stdout).expect("result");
+    // A health-check report of the same config saved in the run's invocation directory.
+    let check = support::fabric(&["check", config_path.to_str().expect("utf-8")]);
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    let stdout = result["artifacts"]["artifacts"]
+        .as_array()
+        .expect("artifacts")
+        .iter()
+        .find(|artifact| artifact["name"] == "stdout")
+        .expect("the stdout artifact");
+    let invocation = Path::new(result["artifacts"]["root"].as_str().expect("root"))
+        .join(stdout["path"].as_str().expect("path"));
+    let invocation = invocation.parent().expect("invocation dir");
+    std::fs::write(invocation.join("health.json"), &check.stdout).expect("health report");
     // Its NeMo Gym export (from a JSON-lines file of the results).
     let rollout = out.join("rollout.jsonl");
     std::fs::write(&rollout, format!("{result}\n")).expect("rollout");
@@ -363,6 +376,11 @@ fn view_lists_runs_and_batches_and_serves_their_parts() {
     );
     assert!(detail["system_stats"]["summary"].is_object());
     assert!(detail["invocation"]["runtime_context"].is_object());
+    // The health-check report saved beside the invocation.
+    let health = detail["health"].as_array().expect("health");
+    assert_eq!(health.len(), 1, "{health:?}");
+    assert_eq!(health[0]["outcome"], "passed");
+    assert_eq!(health[0]["schema_version"], "fabric.check/v1alpha1");
 
     let patch = &detail["patch"];
     let text = view.get(&format!(

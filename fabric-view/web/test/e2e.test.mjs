@@ -128,7 +128,7 @@ describe('fabric view in Chromium', { skip }, () => {
     await shoot('batch-item');
   });
 
-  test('the run page shows the tool call, the sampled stats, the diff and the artifacts', async () => {
+  test('the run page shows the tool call, the sampled stats, the diff, the artifacts and the health report', async () => {
     await page.goto(view.url);
     await page.locator('[data-testid="runs"] a', { hasText: /view-fixture|invocation|result/ }).first().waitFor();
     const runs = await page.locator('[data-testid="runs"] tbody a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
@@ -171,6 +171,9 @@ describe('fabric view in Chromium', { skip }, () => {
     await artifact.locator('button').click();
     await artifact.locator('pre').waitFor();
     assert.equal(await artifact.locator('pre').textContent(), 'Files: README.md, notes.txt\n');
+    // The health-check report saved in the run's invocation directory.
+    const health = page.locator('section.panel', { has: page.locator('h2', { hasText: /^Health \(1\)$/ }) });
+    assert.match(await health.locator('pre').textContent(), /"outcome": "passed"/);
     await shoot('run');
     if (DOCS) await shoot('run-stats', page.locator('[data-testid="system-stats"]'));
     if (DOCS) await shoot('run-diff', page.locator('[data-testid="diff"]'));

@@ -9,7 +9,7 @@
 #                    (system, user, an assistant tool call and its result, the answer), a text
 #                    artifact, a workspace patch (a tracked file changed, a new file);
 #                    OUT/run/result.json is its RunResult, OUT/run/out/.fabric/... the
-#                    invocation directory
+#                    invocation directory (with health.json, `fabric check` of the config)
 #   OUT/batch/       `fabric batch` of 20 items over the same adapter and trajectory (3 of them
 #                    fail with `fixture_failure`): results.jsonl and summary.json
 #
@@ -20,7 +20,8 @@ out=$2
 mkdir -p "$out/run" "$out/batch"
 out=$(cd "$out" && pwd)
 
-# An adapter descriptor for the CLI's own scripted adapter that declares Relay (ATIF output).
+# An adapter descriptor for the CLI's own scripted adapter that declares Relay (ATIF output)
+# and its health levels (the run's `fabric check`).
 descriptor() {
   cat >"$1/scripted-relay.fabric-adapter.json" <<JSON
 {
@@ -29,26 +30,38 @@ descriptor() {
   "adapter_kind": "process",
   "runner": {"command": "$fabric", "args": ["__adapter", "scripted"]},
   "settings_schema": {"\$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"},
-  "telemetry": {"providers": {"relay": {"outputs": ["atif"], "integration_modes": ["hooks"]}}}
+  "telemetry": {"providers": {"relay": {"outputs": ["atif"], "integration_modes": ["hooks"]}}},
+  "capabilities": {"metadata": {"health_levels": ["live", "active", "ready"]}}
 }
 JSON
 }
 
 # The Relay ATIF trajectory the scripted replies list (`relay_artifacts`), under DIR/out/relay/:
-# system, user, an assistant tool call with its result, the answer.
+# system, user, an assistant tool call with its result (the tool ran a subagent, whose own
+# trajectory is DIR/out/relay/sub/lister.atif.json), the answer; the agent steps state their
+# model, token metrics and timestamps (the model calls' latency).
 trajectory() {
-  mkdir -p "$1/out/relay"
+  mkdir -p "$1/out/relay/sub"
   cat >"$1/out/relay/trajectory.atif.json" <<'JSON'
 {"schema_version": "ATIF-v1.4", "session_id": "view-fixture", "agent": {"name": "scripted", "version": "1"},
  "steps": [
   {"step_id": 1, "source": "system", "message": "You are a careful file assistant."},
-  {"step_id": 2, "source": "user", "message": "Which files are in the workspace?"},
-  {"step_id": 3, "source": "agent", "message": "", "model_name": "stub/model",
+  {"step_id": 2, "source": "user", "message": "Which files are in the workspace?", "timestamp": "2026-01-01T10:00:00Z"},
+  {"step_id": 3, "source": "agent", "message": "", "model_name": "stub/model", "timestamp": "2026-01-01T10:00:01.200Z",
    "tool_calls": [{"tool_call_id": "call-1", "function_name": "list_files", "arguments": {"path": "."}}],
-   "observation": {"results": [{"source_call_id": "call-1", "content": "README.md\nnotes.txt"}]},
+   "observation": {"results": [{"source_call_id": "call-1", "content": "README.md\nnotes.txt",
+     "subagent_trajectory_ref": [{"session_id": "lister", "trajectory_path": "sub/lister.atif.json"}]}]},
    "metrics": {"prompt_tokens": 200, "completion_tokens": 12}},
   {"step_id": 4, "source": "agent", "message": "There are two files: README.md and notes.txt.", "model_name": "stub/model",
-   "metrics": {"prompt_tokens": 212, "completion_tokens": 25}}
+   "timestamp": "2026-01-01T10:00:02Z", "metrics": {"prompt_tokens": 212, "completion_tokens": 25}}
+ ]}
+JSON
+  cat >"$1/out/relay/sub/lister.atif.json" <<'JSON'
+{"schema_version": "ATIF-v1.4", "session_id": "lister", "agent": {"name": "lister", "version": "1"},
+ "steps": [
+  {"step_id": 1, "source": "user", "message": "List the workspace."},
+  {"step_id": 2, "source": "agent", "message": "README.md, notes.txt", "model_name": "stub/small",
+   "metrics": {"prompt_tokens": 40, "completion_tokens": 6}}
  ]}
 JSON
 }
@@ -99,6 +112,13 @@ git -C "$run/workspace" init -q
 git -C "$run/workspace" -c user.name=fixture -c user.email=fixture@localhost add README.md
 git -C "$run/workspace" -c user.name=fixture -c user.email=fixture@localhost commit -qm base
 "$fabric" run "$run/fabric.json" --request "$run/request.json" --json >"$run/result.json"
+# A health-check report of the same config, saved in the run's invocation directory.
+invocations=("$run"/out/.fabric/*/*/stdout.txt)
+if [ "${#invocations[@]}" -ne 1 ] || [ ! -f "${invocations[0]}" ]; then
+  echo "error: expected one invocation directory under $run/out/.fabric, found ${invocations[*]}" >&2
+  exit 1
+fi
+"$fabric" check "$run/fabric.json" >"$(dirname "${invocations[0]}")/health.json"
 
 # --- one batch -----------------------------------------------------------------------------
 # The same adapter and trajectory: every item's conversation has the tool call.

@@ -6,7 +6,7 @@ use crate::support::{fabric, stdout_json};
 use serde_json::{Value, json};
 
 /// A captured Chat Completions call of `invocation`, as the gateway records it.
-fn record(invocation: &str, index: u64, messages: Value, answer: Value) -> Value {
+pub(crate) fn record(invocation: &str, index: u64, messages: Value, answer: Value) -> Value {
     json!({
         "model_call_id": format!("model-call-{index}"), "call_index": index,
         "runtime_id": "runtime-1", "invocation_id": invocation, "client_session_id": invocation,

@@ -44,3 +44,4 @@ mod support;
 mod ux;
 mod validate;
 mod view;
+mod view_captured;

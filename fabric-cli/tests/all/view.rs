@@ -40,17 +40,35 @@ fn git_workspace(dir: &Path) {
     }
 }
 
-/// A Relay ATIF trajectory with a tool call and its result.
+/// A Relay ATIF trajectory with a tool call and its result, the agent steps' timestamps,
+/// model and token metrics, and a subagent the tool ran (its trajectory beside, `sub`).
 fn trajectory() -> Value {
     json!({"schema_version": "ATIF-v1.4", "session_id": "s1", "agent": {"name": "scripted"},
     "steps": [
         {"step_id": 1, "source": "system", "message": "You list files."},
-        {"step_id": 2, "source": "user", "message": "list the files"},
-        {"step_id": 3, "source": "agent", "message": "Listing them.",
+        {"step_id": 2, "source": "user", "message": "list the files",
+         "timestamp": "2026-01-01T10:00:00Z"},
+        {"step_id": 3, "source": "agent", "message": "Listing them.", "model_name": "stub/model",
+         "timestamp": "2026-01-01T10:00:01.500Z",
+         "metrics": {"prompt_tokens": 200, "completion_tokens": 12},
          "tool_calls": [{"tool_call_id": "call-1", "function_name": "list_files",
                          "arguments": {"path": "."}}],
-         "observation": {"results": [{"source_call_id": "call-1", "content": "a.txt b.txt"}]}},
-        {"step_id": 4, "source": "agent", "message": "There are two files."}
+         "observation": {"results": [{"source_call_id": "call-1", "content": "a.txt b.txt",
+             "subagent_trajectory_ref": [{"session_id": "lister",
+                                          "trajectory_path": "sub/lister.atif.json"}]}]}},
+        {"step_id": 4, "source": "agent", "message": "There are two files.",
+         "model_name": "stub/model", "timestamp": "2026-01-01T10:00:02Z",
+         "metrics": {"prompt_tokens": 212, "completion_tokens": 25}}
+    ]})
+}
+
+/// The subagent's own trajectory (`sub/lister.atif.json` beside the run's).
+fn subagent_trajectory() -> Value {
+    json!({"schema_version": "ATIF-v1.4", "session_id": "lister", "agent": {"name": "lister"},
+    "steps": [
+        {"step_id": 1, "source": "user", "message": "list ."},
+        {"step_id": 2, "source": "agent", "message": "a.txt b.txt", "model_name": "stub/small",
+         "metrics": {"prompt_tokens": 30, "completion_tokens": 4}}
     ]})
 }
 
@@ -63,6 +81,12 @@ fn run_fixture(base: &Path) {
     std::fs::create_dir_all(&relay).expect("relay dir");
     let atif = relay.join("trajectory-s1.atif.json");
     std::fs::write(&atif, trajectory().to_string()).expect("atif");
+    std::fs::create_dir_all(relay.join("sub")).expect("sub dir");
+    std::fs::write(
+        relay.join("sub/lister.atif.json"),
+        subagent_trajectory().to_string(),
+    )
+    .expect("subagent atif");
     let config = json!({
         "schema_version": "fabric.agent/v1alpha1",
         "metadata": {"name": "view-run"},
@@ -99,6 +123,19 @@ fn run_fixture(base: &Path) {
     let out = base.join("out");
     std::fs::create_dir_all(&out).expect("out");
     std::fs::write(out.join("result.json"), &output.stdout).expect("result");
+    // A health-check report of the same config saved in the run's invocation directory.
+    let check = support::fabric(&["check", config_path.to_str().expect("utf-8")]);
+    assert_eq!(check.status.code(), Some(0), "{check:?}");
+    let stdout = result["artifacts"]["artifacts"]
+        .as_array()
+        .expect("artifacts")
+        .iter()
+        .find(|artifact| artifact["name"] == "stdout")
+        .expect("the stdout artifact");
+    let invocation = Path::new(result["artifacts"]["root"].as_str().expect("root"))
+        .join(stdout["path"].as_str().expect("path"));
+    let invocation = invocation.parent().expect("invocation dir");
+    std::fs::write(invocation.join("health.json"), &check.stdout).expect("health report");
     // Its NeMo Gym export (from a JSON-lines file of the results).
     let rollout = out.join("rollout.jsonl");
     std::fs::write(&rollout, format!("{result}\n")).expect("rollout");
@@ -308,6 +345,23 @@ fn view_lists_runs_and_batches_and_serves_their_parts() {
     assert_eq!(conversation[2]["tool_calls"][0]["id"], "call-1");
     assert_eq!(conversation[3]["tool_call_id"], "call-1");
     assert_eq!(conversation[3]["content"], "a.txt b.txt");
+    // The model call behind each assistant turn, from the step's timestamps and metrics.
+    assert_eq!(
+        conversation[2]["model_call"],
+        json!({"latency_ms": 1500, "input_tokens": 200, "output_tokens": 12,
+               "model": "stub/model"})
+    );
+    assert_eq!(conversation[4]["model_call"]["latency_ms"], 500);
+    assert_eq!(conversation[4]["model_call"]["output_tokens"], 25);
+    assert!(conversation[0]["model_call"].is_null());
+    assert!(conversation[1]["model_call"].is_null());
+    // The subagent the tool ran, nested under its result.
+    assert_eq!(conversation[3]["subagent"], "lister");
+    let children = conversation[3]["children"].as_array().expect("children");
+    assert_eq!(children.len(), 2);
+    assert_eq!(children[1]["role"], "assistant");
+    assert_eq!(children[1]["content"], "a.txt b.txt");
+    assert_eq!(children[1]["model_call"]["input_tokens"], 30);
     let samples = detail["system_stats"]["samples"]
         .as_array()
         .expect("samples");
@@ -322,6 +376,11 @@ fn view_lists_runs_and_batches_and_serves_their_parts() {
     );
     assert!(detail["system_stats"]["summary"].is_object());
     assert!(detail["invocation"]["runtime_context"].is_object());
+    // The health-check report saved beside the invocation.
+    let health = detail["health"].as_array().expect("health");
+    assert_eq!(health.len(), 1, "{health:?}");
+    assert_eq!(health[0]["outcome"], "passed");
+    assert_eq!(health[0]["schema_version"], "fabric.check/v1alpha1");
 
     let patch = &detail["patch"];
     let text = view.get(&format!(

@@ -7,7 +7,7 @@
 //! trajectory states is mapped; anything else leaves the conversation unavailable, with the
 //! reason in the gap's detail.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use fabric_config::result::RunResult;
 use serde_json::{Value, json};
@@ -15,9 +15,16 @@ use serde_json::{Value, json};
 /// The artifact kind of a Relay ATIF trajectory.
 const ATIF: &str = "atif";
 
-/// The invocation's conversation, or why it is unavailable (`None`: no trajectory was
+/// The Relay ATIF trajectory a result lists: its file, its artifact name and its steps.
+pub(super) struct Trajectory {
+    pub(super) path: PathBuf,
+    pub(super) name: String,
+    pub(super) steps: Vec<Value>,
+}
+
+/// The trajectory `result` lists, or why it is unavailable (`None`: no trajectory was
 /// recorded).
-pub(crate) fn conversation(result: &RunResult) -> Result<Vec<Value>, Option<String>> {
+pub(super) fn trajectory(result: &RunResult) -> Result<Trajectory, Option<String>> {
     let mut trajectories = result
         .artifacts
         .artifacts
@@ -36,22 +43,38 @@ pub(crate) fn conversation(result: &RunResult) -> Result<Vec<Value>, Option<Stri
         (Some(root), false) => Path::new(root).join(path),
         _ => path.to_path_buf(),
     };
-    let detail = |what: &str| Some(format!("{}: {what}", artifact.name));
-    let text = std::fs::read(&path).map_err(|_| detail("unreadable"))?;
-    let document: Value = serde_json::from_slice(&text).map_err(|_| detail("not JSON"))?;
-    let steps = document
-        .get("steps")
-        .and_then(Value::as_array)
-        .ok_or_else(|| detail("no steps"))?;
+    let steps = read_steps(&path).map_err(|what| Some(format!("{}: {what}", artifact.name)))?;
+    Ok(Trajectory {
+        path,
+        name: artifact.name.clone(),
+        steps,
+    })
+}
+
+/// The `steps` of the ATIF document at `path`, or what is wrong with it.
+pub(super) fn read_steps(path: &Path) -> Result<Vec<Value>, &'static str> {
+    let text = std::fs::read(path).map_err(|_| "unreadable")?;
+    let mut document: Value = serde_json::from_slice(&text).map_err(|_| "not JSON")?;
+    match document.get_mut("steps").map(Value::take) {
+        Some(Value::Array(steps)) => Ok(steps),
+        _ => Err("no steps"),
+    }
+}
+
+/// The invocation's conversation, or why it is unavailable (`None`: no trajectory was
+/// recorded).
+pub(crate) fn conversation(result: &RunResult) -> Result<Vec<Value>, Option<String>> {
+    let trajectory = trajectory(result)?;
     let mut items = Vec::new();
-    for (index, step) in steps.iter().enumerate() {
-        step_items(step, &mut items).map_err(|what| detail(&format!("steps[{index}]: {what}")))?;
+    for (index, step) in trajectory.steps.iter().enumerate() {
+        step_items(step, &mut items)
+            .map_err(|what| Some(format!("{}: steps[{index}]: {what}", trajectory.name)))?;
     }
     Ok(items)
 }
 
 /// The items of one ATIF step, appended to `items`.
-fn step_items(step: &Value, items: &mut Vec<Value>) -> Result<(), &'static str> {
+pub(super) fn step_items(step: &Value, items: &mut Vec<Value>) -> Result<(), &'static str> {
     let message = match step.get("message") {
         None | Some(Value::Null) => None,
         Some(Value::String(text)) => Some(text.as_str()),

@@ -28,6 +28,7 @@
 //! # Ok::<(), fabric_config::gym::GymError>(())
 //! ```
 
+mod annotated;
 mod assistant;
 mod atof;
 mod captured;
@@ -42,6 +43,7 @@ mod tests;
 #[cfg(doc)]
 use fabric_config::gym::{GymObservations, GymObservationsRequest};
 
+pub use annotated::{CallFacts, MAX_DEPTH, StatedItem, Subagent};
 pub use assistant::{MESSAGE_GAP_CODES, join_assistant_message_calls};
 pub use join::{JOIN_GAP_CODES, join_model_call_observations};
 pub use map::{GAP_CODES, observations};

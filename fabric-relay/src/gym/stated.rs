@@ -1,11 +1,12 @@
-//! The conversation one RunResult states, as Responses-API input items, for readers other
-//! than the Gym mapping (`fabric view`): the same rule the mapping uses — the Relay ATIF
-//! trajectory the result lists, else the captured model calls.
+//! The conversation one RunResult states, as Responses-API input items with the facts beside
+//! them ([`StatedItem`]), for readers other than the Gym mapping (`fabric view`): the same
+//! rule the mapping uses — the Relay ATIF trajectory the result lists, else the captured
+//! model calls.
 
 use fabric_config::result::RunResult;
-use serde_json::Value;
 
-use super::{captured, conversation};
+use super::annotated::{self, StatedItem};
+use super::captured;
 
 /// Where a stated conversation came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,8 +22,8 @@ pub enum ConversationSource {
 /// model calls; `Err` says why the recorded one cannot be read (the file named).
 pub fn result_conversation(
     result: &RunResult,
-) -> Result<Option<(ConversationSource, Vec<Value>)>, String> {
-    match conversation::conversation(result) {
+) -> Result<Option<(ConversationSource, Vec<StatedItem>)>, String> {
+    match annotated::atif(result) {
         Ok(items) => Ok(Some((ConversationSource::Atif, items))),
         Err(Some(detail)) => Err(detail),
         Err(None) => {
@@ -30,8 +31,9 @@ pub fn result_conversation(
             if records.is_empty() {
                 return Ok(None);
             }
-            captured::conversation(&records)
-                .map(|items| Some((ConversationSource::ModelCalls, items)))
+            let items = captured::conversation(&records)?;
+            let items = annotated::captured(items, &records);
+            Ok(Some((ConversationSource::ModelCalls, items)))
         }
     }
 }

@@ -1,13 +1,15 @@
 //! A run's conversation as the page shows it: the Responses-API items `fabric-relay` reads
 //! from the Relay trajectory or the captured model calls, folded into messages (tool calls
 //! under the assistant message that made them, tool results as `tool` messages); without
-//! either, the input and the output.
+//! either, the input and the output. The model call behind an assistant turn (latency,
+//! tokens, model) rides on its message, and a subagent a tool ran nests under the tool's
+//! result message.
 
 use fabric_config::result::RunResult;
-use fabric_relay::gym::{ConversationSource, result_conversation};
+use fabric_relay::gym::{CallFacts, ConversationSource, StatedItem, result_conversation};
 use serde_json::Value;
 
-use crate::wire::{Message, ToolCall};
+use crate::wire::{Message, ModelCall, ToolCall};
 
 fn message(role: &'static str, content: String) -> Message {
     Message {
@@ -44,11 +46,21 @@ fn role(name: &str) -> &'static str {
     }
 }
 
+fn model_call(facts: &CallFacts) -> ModelCall {
+    ModelCall {
+        latency_ms: facts.latency_ms,
+        input_tokens: facts.input_tokens,
+        output_tokens: facts.output_tokens,
+        model: facts.model.clone(),
+    }
+}
+
 /// Folds Responses-API items into messages.
-pub(crate) fn messages(items: &[Value]) -> Vec<Message> {
+pub(crate) fn messages(items: &[StatedItem]) -> Vec<Message> {
     let mut out: Vec<Message> = Vec::new();
     let field = |item: &Value, key: &str| item.get(key).map(text).unwrap_or_default();
-    for item in items {
+    for stated in items {
+        let item = &stated.item;
         match item
             .get("type")
             .and_then(Value::as_str)
@@ -74,6 +86,15 @@ pub(crate) fn messages(items: &[Value]) -> Vec<Message> {
             _ => {
                 let name = item.get("role").and_then(Value::as_str).unwrap_or("user");
                 out.push(message(role(name), field(item, "content")));
+            }
+        }
+        if let Some(last) = out.last_mut() {
+            if let Some(facts) = &stated.model_call {
+                last.model_call.get_or_insert_with(|| model_call(facts));
+            }
+            if let Some(subagent) = &stated.subagent {
+                last.subagent = Some(subagent.name.clone());
+                last.children = messages(&subagent.items);
             }
         }
     }
@@ -137,7 +158,12 @@ mod tests {
             json!({"type": "message", "role": "assistant", "content": "calling"}),
             json!({"type": "function_call", "call_id": "c1", "name": "ls", "arguments": "{}"}),
             json!({"type": "function_call_output", "call_id": "c1", "output": "a.txt"}),
-        ];
+        ]
+        .map(|item| StatedItem {
+            item,
+            model_call: None,
+            subagent: None,
+        });
         let messages = messages(&items);
         assert_eq!(messages.len(), 3);
         assert_eq!(messages[1].tool_calls[0].name, "ls");

@@ -109,6 +109,36 @@ fn invocation_dir(result: &RunResult) -> Option<PathBuf> {
         .filter(|dir| dir.is_dir())
 }
 
+/// Whether a file name is a saved health-check report's (`health*.json`).
+fn is_health_report(name: &str) -> bool {
+    name.starts_with("health") && name.ends_with(".json")
+}
+
+/// The files of `dir`, by name.
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.is_file())
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// The health-check reports saved in `dir`, by name.
+fn health_reports(dir: &Path) -> Vec<Value> {
+    files(dir)
+        .iter()
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| is_health_report(&name.to_string_lossy()))
+        })
+        .filter_map(|path| read_json(path).ok())
+        .collect()
+}
+
 /// Whether the first bytes of a file look like text.
 fn looks_like_text(path: &Path) -> bool {
     let mut head = [0u8; 1024];
@@ -221,27 +251,26 @@ pub(super) fn run(shared: &Shared, id: &str) -> Answered {
             ));
         }
     } else if let Some(dir) = &parts.dir {
-        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|entry| entry.path())
-            .filter(|path| path.is_file())
-            .collect();
-        names.sort();
-        for path in names {
+        for path in files(dir) {
             let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            if name.starts_with("health")
-                && name.ends_with(".json")
+            if is_health_report(&name)
                 && let Ok(report) = read_json(&path)
             {
                 health.push(report);
             }
             artifacts.push(artifact(shared, name, None, &path));
         }
+    }
+    // A result's invocation directory: the reports saved there (`fabric check CONFIG >
+    // .fabric/RUNTIME/INVOCATION/health.json`), when the result lists none.
+    if parts.result.is_some()
+        && health.is_empty()
+        && let Some(dir) = &parts.dir
+    {
+        health.extend(health_reports(dir));
     }
     let model_calls = parts
         .result

@@ -26,7 +26,7 @@ describe('fabric view in Chromium', { skip }, () => {
 
   before(async () => {
     fixtures = makeFixtures();
-    view = await startView(['run', 'batch', 'batch-b', 'large'].map((d) => path.join(fixtures, d)));
+    view = await startView(['run', 'run-b', 'batch', 'batch-b', 'large'].map((d) => path.join(fixtures, d)));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     page.on('pageerror', (err) => pageErrors.push(err.message));
@@ -50,12 +50,17 @@ describe('fabric view in Chromium', { skip }, () => {
     await page.screenshot({ path: path.join(DOCS, `view-${name}.png`) });
   }
 
-  /** The index entry of the batch whose results file is under `dir`. */
-  async function batchId(dir) {
-    const index = await page.evaluate(async () => {
+  /** `/api/index` as the page fetches it (with the page's token). */
+  function apiIndex() {
+    return page.evaluate(async () => {
       const token = document.querySelector('meta[name="fabric-token"]').getAttribute('content');
       return (await fetch('/api/index', { headers: { Authorization: `Bearer ${token}` } })).json();
     });
+  }
+
+  /** The index entry of the batch whose results file is under `dir`. */
+  async function batchId(dir) {
+    const index = await apiIndex();
     const batch = index.batches.find((b) => b.path.includes(`${path.sep}${dir}${path.sep}`));
     assert.ok(batch, `no batch under ${dir} in ${JSON.stringify(index.batches.map((b) => b.path))}`);
     return batch.id;
@@ -123,7 +128,7 @@ describe('fabric view in Chromium', { skip }, () => {
     await shoot('batch-item');
   });
 
-  test('the run page shows the tool call, the sampled stats, the diff and the artifacts', async () => {
+  test('the run page shows the tool call, the sampled stats, the diff, the artifacts and the health report', async () => {
     await page.goto(view.url);
     await page.locator('[data-testid="runs"] a', { hasText: /view-fixture|invocation|result/ }).first().waitFor();
     const runs = await page.locator('[data-testid="runs"] tbody a').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
@@ -142,6 +147,15 @@ describe('fabric view in Chromium', { skip }, () => {
     assert.equal(await call.getAttribute('data-tool'), 'list_files');
     assert.match(await call.textContent(), /"path": "\."/);
     assert.match(await page.locator('[data-testid="conversation"]').textContent(), /README\.md\nnotes\.txt|README\.mdnotes\.txt|README\.md/);
+    // The model call behind each assistant turn (model, latency from the step timestamps,
+    // tokens from the step metrics), and the subagent the tool ran nested under its result.
+    const calls = await page.locator('[data-testid="conversation"] > .message > .message-head > [data-testid="model-call"]').allTextContents();
+    assert.deepEqual(calls, ['stub/model · 1.20 s · 200 in · 12 out', 'stub/model · 800 ms · 212 in · 25 out']);
+    const subagent = page.locator('[data-testid="conversation"] [data-testid="subagent"]');
+    assert.equal(await subagent.count(), 1);
+    assert.match(await subagent.locator('summary').textContent(), /subagent lister \(2 messages\)/);
+    assert.equal(await subagent.locator('[data-testid="model-call"]').textContent(), 'stub/small · 40 in · 6 out');
+    assert.ok(await subagent.locator('[data-testid="model-call"]').isVisible());
 
     const cpu = page.locator('.chart[data-chart="CPU %"]');
     await cpu.locator('canvas').waitFor();
@@ -157,9 +171,63 @@ describe('fabric view in Chromium', { skip }, () => {
     await artifact.locator('button').click();
     await artifact.locator('pre').waitFor();
     assert.equal(await artifact.locator('pre').textContent(), 'Files: README.md, notes.txt\n');
+    // The health-check report saved in the run's invocation directory.
+    const health = page.locator('section.panel', { has: page.locator('h2', { hasText: /^Health \(1\)$/ }) });
+    assert.match(await health.locator('pre').textContent(), /"outcome": "passed"/);
     await shoot('run');
     if (DOCS) await shoot('run-stats', page.locator('[data-testid="system-stats"]'));
     if (DOCS) await shoot('run-diff', page.locator('[data-testid="diff"]'));
+  });
+
+  test("an artifact's download link serves its bytes with the token, and nothing without it", async () => {
+    // Still on the run page of the previous test.
+    const link = page.locator('[data-artifact="report.txt"] a[download]');
+    assert.equal(await link.getAttribute('download'), 'report.txt');
+    const href = await link.getAttribute('href');
+    assert.match(href, /^\/api\/files\/[^/]+\?download=1&token=/);
+    const got = await page.evaluate(async (href) => {
+      const answer = await fetch(href);
+      const bare = new URL(href, location.href);
+      bare.searchParams.delete('token');
+      return {
+        status: answer.status,
+        type: answer.headers.get('content-type'),
+        disposition: answer.headers.get('content-disposition'),
+        bytes: [...new Uint8Array(await answer.arrayBuffer())],
+        withoutToken: (await fetch(bare.pathname + bare.search)).status,
+      };
+    }, href);
+    assert.equal(got.status, 200);
+    assert.equal(got.type, 'application/octet-stream');
+    assert.match(got.disposition, /^attachment; filename="report\.txt"/);
+    assert.deepEqual(got.bytes, [...Buffer.from('Files: README.md, notes.txt\n')]);
+    assert.equal(got.withoutToken, 401);
+  });
+
+  test('two runs compare side by side, each side linking to its run', async () => {
+    await page.goto(view.url);
+    await page.locator('[data-testid="runs"] tbody tr').first().waitFor();
+    const index = await apiIndex();
+    const run = index.runs.find((r) => r.kind === 'run_result' && r.path.endsWith(`${path.sep}run${path.sep}result.json`));
+    const other = index.runs.find((r) => r.path.endsWith(`${path.sep}run-b${path.sep}result.json`));
+    assert.ok(run && other, `two runs in ${JSON.stringify(index.runs.map((r) => [r.kind, r.path, r.status]))}`);
+    for (const r of [run, other]) await page.locator(`[data-select="${r.id}"]`).check();
+    await page.locator('[data-testid="compare-button"]:not(.disabled)').click();
+    await page.locator('[data-testid="compare"] tbody tr').first().waitFor();
+    await page.locator('h1', { hasText: 'Compare runs' }).waitFor();
+    const rows = page.locator('[data-testid="compare"] tbody tr');
+    assert.equal(await rows.count(), 1);
+    const statuses = await rows.first().locator('td a').allTextContents();
+    assert.deepEqual(statuses, ['succeeded', 'failed']);
+    assert.equal(await rows.first().getAttribute('class'), 'changed');
+    await shoot('compare-runs');
+    await rows.first().locator('td a').nth(1).click();
+    await page.waitForURL((url) => url.hash === `#/run/${encodeURIComponent(other.id)}`);
+    await page.locator('[data-testid="run"] h1').waitFor();
+    // Unselect, so the batches' compare below starts from nothing selected.
+    await page.goto(view.url);
+    await page.locator('[data-testid="runs"] tbody tr').first().waitFor();
+    for (const r of [run, other]) await page.locator(`[data-select="${r.id}"]`).uncheck();
   });
 
   test('two batches compare side by side with the differences marked', async () => {

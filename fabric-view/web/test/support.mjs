@@ -63,7 +63,8 @@ export function writeBatch(file, count, prefix) {
 
 /**
  * The fixture tree: OUT/run and OUT/batch from make-fixtures.sh; OUT/batch-b, the same batch
- * with two items' outcomes flipped (to compare); OUT/large, a 100,000-item batch.
+ * with two items' outcomes flipped (to compare); OUT/run-b, the run failed instead (to compare);
+ * OUT/large, a 100,000-item batch.
  */
 export function makeFixtures() {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'fabric-view-e2e-'));
@@ -79,6 +80,13 @@ export function makeFixtures() {
   }
   fs.mkdirSync(path.join(out, 'batch-b'));
   fs.writeFileSync(path.join(out, 'batch-b', 'results.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  // OUT/run-b: the run's RunResult failed instead (the compare page's second run).
+  const run = JSON.parse(fs.readFileSync(path.join(out, 'run', 'result.json'), 'utf8'));
+  run.status = 'failed';
+  run.output = null;
+  run.error = { stage: 'invoke', code: 'fixture_flipped', message: 'flipped for the compare page', retryable: false, metadata: {} };
+  fs.mkdirSync(path.join(out, 'run-b'));
+  fs.writeFileSync(path.join(out, 'run-b', 'result.json'), JSON.stringify(run));
   writeBatch(path.join(out, 'large', 'results.jsonl'), 100000, 'large');
   return out;
 }

@@ -72,3 +72,21 @@ impl EvidencePlan {
         })
     }
 }
+
+/// The last composed evidence, shared by every runtime whose evidence equals it (runtimes
+/// of one config compose the same document; each would otherwise hold its own copy).
+static LAST: std::sync::Mutex<std::sync::Weak<ExecutionEvidence>> =
+    std::sync::Mutex::new(std::sync::Weak::new());
+
+/// `evidence` as a shared document: the one a live runtime already holds when equal.
+pub(crate) fn shared(evidence: ExecutionEvidence) -> std::sync::Arc<ExecutionEvidence> {
+    let mut last = LAST.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(held) = last.upgrade()
+        && *held == evidence
+    {
+        return held;
+    }
+    let evidence = std::sync::Arc::new(evidence);
+    *last = std::sync::Arc::downgrade(&evidence);
+    evidence
+}

@@ -10,18 +10,71 @@ use fabric_config::descriptor::{AdapterDescriptor, ExtensionPoint};
 use jsonschema::error::ValidationErrorKind;
 use jsonschema::{Draft, Validator};
 use serde_json::{Map, Value};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::error::HostError;
 
-/// Compiled extension schemas of one adapter.
+/// Compiled extension schemas of one adapter. The validators are shared by every runtime
+/// of an adapter whose schemas are equal (compiled validators are several KiB each).
 #[derive(Debug, Default)]
 pub(crate) struct ExtensionSchemas {
     adapter_id: String,
+    compiled: Arc<Compiled>,
+}
+
+/// The validators of one set of extension schemas.
+#[derive(Debug, Default)]
+struct Compiled {
     run_request: Option<Validator>,
     run_result: Option<Validator>,
     run_error: Option<Validator>,
     usage: Option<Validator>,
     artifact: Option<Validator>,
+}
+
+const POINTS: [ExtensionPoint; 5] = [
+    ExtensionPoint::RunRequest,
+    ExtensionPoint::RunResult,
+    ExtensionPoint::RunError,
+    ExtensionPoint::Usage,
+    ExtensionPoint::Artifact,
+];
+
+/// Compiled schema sets in use, by their schemas' JSON text: an entry lives as long as a
+/// runtime holds it (dead entries are dropped on the next insertion).
+static COMPILED: Mutex<Vec<(String, Weak<Compiled>)>> = Mutex::new(Vec::new());
+
+/// The validators of `descriptor`'s extension schemas, shared with every live runtime whose
+/// descriptor declares the same schemas.
+fn shared(descriptor: &AdapterDescriptor) -> Arc<Compiled> {
+    let key = POINTS
+        .iter()
+        .map(|point| {
+            descriptor
+                .extension_schema(*point)
+                .map(|schema| Value::Object(schema.clone()).to_string())
+                .unwrap_or_default()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut cache = COMPILED.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(compiled) = cache
+        .iter()
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, weak)| weak.upgrade())
+    {
+        return compiled;
+    }
+    let compiled = Arc::new(Compiled {
+        run_request: compile(descriptor, ExtensionPoint::RunRequest),
+        run_result: compile(descriptor, ExtensionPoint::RunResult),
+        run_error: compile(descriptor, ExtensionPoint::RunError),
+        usage: compile(descriptor, ExtensionPoint::Usage),
+        artifact: compile(descriptor, ExtensionPoint::Artifact),
+    });
+    cache.retain(|(k, weak)| weak.strong_count() > 0 && *k != key);
+    cache.push((key, Arc::downgrade(&compiled)));
+    compiled
 }
 
 fn compile(descriptor: &AdapterDescriptor, point: ExtensionPoint) -> Option<Validator> {
@@ -89,11 +142,7 @@ impl ExtensionSchemas {
         };
         ExtensionSchemas {
             adapter_id: descriptor.adapter_id.clone(),
-            run_request: compile(descriptor, ExtensionPoint::RunRequest),
-            run_result: compile(descriptor, ExtensionPoint::RunResult),
-            run_error: compile(descriptor, ExtensionPoint::RunError),
-            usage: compile(descriptor, ExtensionPoint::Usage),
-            artifact: compile(descriptor, ExtensionPoint::Artifact),
+            compiled: shared(descriptor),
         }
     }
 
@@ -102,12 +151,18 @@ impl ExtensionSchemas {
     /// `request_extension_invalid` naming `request.extensions.<key>` (both runtime errors at
     /// stage invoke, like upstream's `FabricRuntimeError`). Never the value.
     pub(crate) fn check_request(&self, extensions: &Extensions) -> Result<(), HostError> {
-        match check(self.run_request.as_ref(), extensions, "request.extensions") {
+        match check(
+            self.compiled.run_request.as_ref(),
+            extensions,
+            "request.extensions",
+        ) {
             Ok(()) => Ok(()),
-            Err(_) if self.run_request.is_none() => Err(HostError::RequestExtensionsUndeclared {
-                stage: Stage::Invoke,
-                adapter_id: self.adapter_id.clone(),
-            }),
+            Err(_) if self.compiled.run_request.is_none() => {
+                Err(HostError::RequestExtensionsUndeclared {
+                    stage: Stage::Invoke,
+                    adapter_id: self.adapter_id.clone(),
+                })
+            }
             Err((path, reason)) => Err(HostError::RequestExtensionInvalid {
                 stage: Stage::Invoke,
                 adapter_id: self.adapter_id.clone(),
@@ -141,21 +196,31 @@ impl ExtensionSchemas {
             stage: Stage::Invoke,
             reason: format!("`{path}`: {reason}"),
         };
-        check(self.run_result.as_ref(), &result.extensions, "extensions").map_err(invalid)?;
+        check(
+            self.compiled.run_result.as_ref(),
+            &result.extensions,
+            "extensions",
+        )
+        .map_err(invalid)?;
         if let Some(error) = &result.error {
             check(
-                self.run_error.as_ref(),
+                self.compiled.run_error.as_ref(),
                 &error.extensions,
                 "error.extensions",
             )
             .map_err(invalid)?;
         }
         if let Some(usage) = &result.usage {
-            check(self.usage.as_ref(), &usage.extensions, "usage.extensions").map_err(invalid)?;
+            check(
+                self.compiled.usage.as_ref(),
+                &usage.extensions,
+                "usage.extensions",
+            )
+            .map_err(invalid)?;
         }
         for (index, artifact) in result.artifacts.iter().enumerate() {
             check(
-                self.artifact.as_ref(),
+                self.compiled.artifact.as_ref(),
                 &artifact.extensions,
                 &format!("artifacts[{index}].extensions"),
             )
@@ -255,6 +320,24 @@ mod tests {
         .expect("result");
         let error = schemas.check_result(&undeclared).expect_err("undeclared");
         assert_eq!(error.code(), "invalid_agent_run_result");
+    }
+
+    #[test]
+    fn equal_schemas_share_their_validators_while_in_use() {
+        let usage = json!({"usage": {"type": "object"}});
+        let first = ExtensionSchemas::new(Some(&descriptor(usage.clone())));
+        let second = ExtensionSchemas::new(Some(&descriptor(usage)));
+        assert!(Arc::ptr_eq(&first.compiled, &second.compiled));
+        let other = ExtensionSchemas::new(Some(&descriptor(json!({"usage": {"type": "array"}}))));
+        assert!(!Arc::ptr_eq(&first.compiled, &other.compiled));
+        // Each keeps its own rules.
+        let result: AgentRunResult = serde_json::from_value(json!({
+            "status": "succeeded", "output": null,
+            "usage": {"output_tokens": 1, "extensions": {"k": 1}}
+        }))
+        .expect("result");
+        assert!(first.check_result(&result).is_ok());
+        assert!(other.check_result(&result).is_err());
     }
 
     #[test]

@@ -18,8 +18,8 @@ use serde_json::{Map, Value, json};
 
 use crate::error::{Diagnostics, HostError, ProtocolViolation};
 use crate::hosts::{
-    AfterExit, Escalation, HostInit, HostKey, HostsHandle, Notify, PendingReply, SPIN, StopOutcome,
-    StopPolicy,
+    AfterExit, Escalation, HostInit, HostKey, HostsHandle, Lane, Notify, PendingReply, SPIN, Stdin,
+    StopOutcome, StopPolicy,
 };
 use fabric_reactor::stderr::StderrSink;
 use fabric_reactor::sys;
@@ -100,6 +100,8 @@ pub struct StopReport {
 pub struct Host {
     engine: HostsHandle,
     key: HostKey,
+    /// The caller's own way to the host's stdin (`hosts/lane.rs`).
+    lane: Arc<Lane>,
     pid: u32,
     started_at: SystemTime,
     sink: Arc<StderrSink>,
@@ -162,10 +164,12 @@ impl Host {
         };
         let sink = Arc::new(StderrSink::new(log, spec.secrets.clone()));
         let max_line = spec.max_line_bytes.max(1);
+        let stdin = Stdin::new(pipe::Sender::from(stdin));
+        let lane = Arc::clone(stdin.lane());
         let key = engine
             .add(HostInit {
                 child,
-                stdin: pipe::Sender::from(stdin),
+                stdin,
                 stdout: pipe::Receiver::from(stdout),
                 stderr: pipe::Receiver::from(stderr),
                 pidfd,
@@ -179,6 +183,7 @@ impl Host {
         Ok(Host {
             engine,
             key,
+            lane,
             pid,
             started_at: SystemTime::now(),
             sink,
@@ -288,7 +293,7 @@ impl Host {
         let began = Instant::now();
         let pending = self
             .engine
-            .request_begin(self.key, line, stage, timeout, spin, notify);
+            .request_begin(self.key, &self.lane, line, stage, timeout, spin, notify);
         match pending {
             Ok(pending) => Ok(HostCall {
                 host: self,
@@ -323,6 +328,7 @@ impl Host {
     pub fn stop(&self, payload: Option<&Value>, policy: StopPolicy) -> StopReport {
         let line = self.stop_line(payload);
         let mark = self.sink.mark();
+        self.lane.close_for_stop();
         self.stop_report(self.engine.stop(self.key, line, policy), mark)
     }
 
@@ -337,6 +343,7 @@ impl Host {
         after_exit: Option<AfterExit>,
     ) -> StopReport {
         let mark = self.sink.mark();
+        self.lane.close_for_stop();
         match self.stop_line(Some(payload)) {
             Some(line) => self.stop_report(
                 self.engine
@@ -363,6 +370,7 @@ impl Host {
     pub fn stop_on_eof(&self, policy: StopPolicy) -> StopReport {
         let graceful = self.lock_terminal().is_none();
         let mark = self.sink.mark();
+        self.lane.close_for_stop();
         self.stop_report(
             self.engine.stop(self.key, graceful.then(Vec::new), policy),
             mark,
@@ -509,6 +517,7 @@ impl Host {
     /// Starts a graceful stop in the background (the `stop` request with `payload`, then
     /// the usual escalation) without waiting; used when a runtime is dropped unstopped.
     pub(crate) fn stop_in_background(&self, payload: &Value) {
+        self.lane.close_for_stop();
         self.engine.release(self.key, self.stop_line(Some(payload)));
     }
 }

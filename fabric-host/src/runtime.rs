@@ -24,9 +24,11 @@ use crate::ids;
 use crate::live::{self, Live};
 use crate::result::{event, meta};
 use crate::telemetry::RuntimeTelemetry;
+use carry::Carried;
 
 mod bridge;
 mod capture;
+mod carry;
 mod invocation;
 mod pending;
 mod snapshot;
@@ -115,7 +117,7 @@ struct State {
     streaming: bool,
     invocations: u64,
     /// Events that belong to the next result (runtime_start before the first invocation).
-    carry: Vec<FabricEvent>,
+    carry: Vec<Carried>,
     stop_result: Option<RuntimeStopResult>,
     last_stop: Option<StopSummary>,
 }
@@ -180,7 +182,7 @@ pub struct Runtime {
     /// What a service host's `start` answered (`Null` for runtimes).
     start_output: Value,
     /// Software evidence composed at start (`None` when disabled).
-    execution: Option<fabric_config::evidence::ExecutionEvidence>,
+    execution: Option<Arc<fabric_config::evidence::ExecutionEvidence>>,
     identity: Identity,
     environment: Arc<Environment>,
     /// The environment was prepared for this runtime alone (a provider environment of
@@ -344,7 +346,8 @@ impl Runtime {
         );
         match answer {
             Ok(output) => {
-                runtime.execution = evidence.map(|e| e.compose(plan, &output));
+                runtime.execution =
+                    evidence.map(|e| crate::evidence::shared(e.compose(plan, &output)));
                 if role.is_service_host() {
                     runtime.start_output = output;
                 }
@@ -368,20 +371,7 @@ impl Runtime {
                 return Err(error);
             }
         }
-        let start_event = event(
-            "runtime_start",
-            format!("started runtime {}", runtime.runtime_id),
-            meta([
-                ("runtime_id", runtime.runtime_id.clone().into()),
-                (
-                    "environment_id",
-                    runtime.environment.environment_id().to_owned().into(),
-                ),
-                ("environment_provider", "local".into()),
-                ("host_pid", runtime.backend.pid().into()),
-            ]),
-        );
-        runtime.lock().carry.push(start_event);
+        runtime.lock().carry.push(Carried::local_start());
         live::register(&runtime.live);
         Ok(runtime)
     }

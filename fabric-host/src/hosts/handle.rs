@@ -1,5 +1,6 @@
 //! The callers' side: what host handles use to reach the tenant on the reactor thread.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError};
 use std::time::{Duration, Instant};
@@ -9,9 +10,15 @@ use fabric_reactor::{EngineError, Handle, Registration};
 
 use crate::error::HostError;
 
+use super::lane::Lane;
 use super::{
     AfterExit, HostInit, HostKey, Hosts, Notify, Responder, SPIN, StopOutcome, StopPolicy,
 };
+
+/// Requests with a deadline at most this far wake the reactor when they are sent (so the
+/// timer is armed at once); later ones are picked up by its next wake-up, at the latest
+/// the longest poll (1 s) later.
+const QUIET_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Counters of the process-wide reactor (for monitoring and tests).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -120,21 +127,70 @@ impl HostsHandle {
     /// the caller can do other work while the host processes the request.
     /// `spin`: the host is expected to answer within [`SPIN`] (it did last time), so the
     /// reactor and a lone waiting caller poll briefly instead of sleeping.
+    ///
+    /// The line is written by this thread when the host's pipe takes it (`lane.rs`): the
+    /// reactor is told about the request without being woken (unless the deadline is near)
+    /// and wakes for the answer only. Otherwise (a stop began, the pipe is full or closed)
+    /// the reactor writes it. A request while another is in flight is `runtime_busy`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn request_begin(
         &self,
         key: HostKey,
-        line: Vec<u8>,
+        lane: &Arc<Lane>,
+        mut line: Vec<u8>,
         stage: Stage,
         timeout: Duration,
         spin: bool,
         notify: Option<Notify>,
     ) -> Result<PendingReply, HostError> {
+        if !lane.claim() {
+            return Err(HostError::RuntimeBusy { stage });
+        }
         let (channel, wait) = mpsc::sync_channel(1);
-        let reply = Responder { channel, notify };
-        self.0
-            .post(move |hosts, _| hosts.send_request(key, line, stage, timeout, spin, reply))
-            .map_err(unavailable(stage))?;
-        Ok(PendingReply { stage, spin, wait })
+        let reply = Responder {
+            channel,
+            notify,
+            lane: Some(Arc::clone(lane)),
+        };
+        let pending = PendingReply { stage, spin, wait };
+        let mut gate = lane.lock();
+        if !gate.direct() {
+            drop(gate);
+            self.0
+                .post(move |hosts, _| hosts.send_request(key, line, stage, timeout, spin, reply))
+                .map_err(unavailable(stage))?;
+            return Ok(pending);
+        }
+        let deadline = Instant::now() + timeout;
+        lane.expect();
+        let expect = move |hosts: &mut Hosts, _: &mut fabric_reactor::Context<'_>| {
+            hosts.expect(key, stage, timeout, deadline, reply);
+        };
+        // Queued before the line is written, so the answer finds it (see `post_quiet`).
+        // A deadline within the reactor's longest sleep needs its timer now: wake it.
+        let queued = if timeout <= QUIET_DEADLINE {
+            self.0.post(expect)
+        } else {
+            self.0.post_quiet(expect)
+        };
+        if let Err(error) = queued {
+            // The closure (and its responder) was dropped: the request slot is free again.
+            lane.registered();
+            return Err(unavailable(stage)(error));
+        }
+        line.push(b'\n');
+        let written = gate.write(&line);
+        if written < line.len() {
+            // The pipe is full (or failed): the reactor writes the rest, or reports why it
+            // cannot, in order before anything else.
+            gate.hand_to_reactor();
+            line.drain(..written);
+            drop(gate);
+            self.0
+                .post(move |hosts, _| hosts.write_rest(key, line))
+                .map_err(unavailable(stage))?;
+        }
+        Ok(pending)
     }
 
     /// Stops a host: optional graceful request line, then SIGTERM/SIGKILL to its group;

@@ -27,6 +27,7 @@ use crate::error::{Diagnostics, HostError};
 
 mod ack;
 mod handle;
+mod lane;
 mod readiness;
 mod stop;
 mod tenant;
@@ -35,6 +36,7 @@ mod timers;
 pub(crate) use ack::AfterExit;
 pub use handle::{EngineStats, engine_stats};
 pub(crate) use handle::{HostsHandle, PendingReply};
+pub(crate) use lane::{Lane, Stdin};
 
 const KIND_STDIN: usize = 0;
 const KIND_STDOUT: usize = 1;
@@ -136,7 +138,7 @@ pub(crate) struct StopOutcome {
 #[derive(Debug)]
 pub(crate) struct HostInit {
     pub child: HostChild,
-    pub stdin: pipe::Sender,
+    pub stdin: Stdin,
     pub stdout: pipe::Receiver,
     pub stderr: pipe::Receiver,
     pub pidfd: Option<OwnedFd>,
@@ -156,10 +158,15 @@ pub type Notify = Arc<dyn Fn() + Send + Sync>;
 struct Responder {
     channel: Reply<Result<Vec<u8>, HostError>>,
     notify: Option<Notify>,
+    /// The host's lane, whose request slot is freed before the caller hears the answer.
+    lane: Option<Arc<Lane>>,
 }
 
 impl Responder {
     fn send(mut self, answer: Result<Vec<u8>, HostError>) -> Result<(), ()> {
+        if let Some(lane) = self.lane.take() {
+            lane.release();
+        }
         let sent = self.channel.send(answer).map_err(|_| ());
         if let Some(notify) = self.notify.take() {
             notify();
@@ -170,6 +177,9 @@ impl Responder {
 
 impl Drop for Responder {
     fn drop(&mut self) {
+        if let Some(lane) = self.lane.take() {
+            lane.release();
+        }
         if let Some(notify) = self.notify.take() {
             notify();
         }
@@ -220,7 +230,7 @@ struct HostEntry {
     generation: u64,
     pid: i32,
     child: HostChild,
-    stdin: Option<pipe::Sender>,
+    stdin: Option<Stdin>,
     write_buf: Vec<u8>,
     write_pos: usize,
     close_stdin_after_flush: bool,
@@ -234,6 +244,9 @@ struct HostEntry {
     exited: bool,
     status: Option<ExitStatus>,
     pending: Option<Pending>,
+    /// An answer that arrived before the reactor registered its request, which the caller
+    /// wrote itself (`lane.rs`).
+    early: Option<Vec<u8>>,
     op_seq: u64,
     latched: Option<HostError>,
     stopping: Option<Stopping>,
@@ -252,6 +265,22 @@ impl HostEntry {
         } else {
             self.write_buf.extend_from_slice(&line);
         }
+    }
+
+    /// No more direct writes by callers (the host is stopping or terminal).
+    fn close_lane(&self) {
+        if let Some(stdin) = &self.stdin {
+            stdin.lane().close_for_stop();
+        }
+    }
+
+    /// Whether a line with no pending request answers a request the caller wrote and the
+    /// reactor has not registered yet.
+    fn answers_unregistered(&self) -> bool {
+        self.pending.is_none()
+            && self.stopping.is_none()
+            && self.early.is_none()
+            && self.stdin.as_ref().is_some_and(|s| s.lane().expecting())
     }
 
     fn diagnostics(&self) -> Diagnostics {

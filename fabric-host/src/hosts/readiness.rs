@@ -45,6 +45,7 @@ impl Hosts {
             entry.write_pos = 0;
             return;
         };
+        let queued = entry.write_pos < entry.write_buf.len();
         let mut failure: Option<io::Error> = None;
         while entry.write_pos < entry.write_buf.len() {
             match stdin.write(&entry.write_buf[entry.write_pos..]) {
@@ -96,6 +97,9 @@ impl Hosts {
             if let Some(mut stdin) = entry.stdin.take() {
                 let _ = self.registry().deregister(&mut stdin);
             }
+        } else if let Some(stdin) = entry.stdin.as_ref().filter(|_| queued) {
+            // Everything queued is out: callers write their request lines again.
+            stdin.lane().lock().reactor_flushed();
         }
     }
 
@@ -194,10 +198,9 @@ impl Hosts {
     }
 
     fn route_line(&mut self, slot: usize, line: Vec<u8>) {
-        if self
-            .slot_entry(slot)
-            .is_some_and(|e| e.pending.is_some() || e.stopping.is_some())
-        {
+        if self.slot_entry(slot).is_some_and(|e| {
+            e.pending.is_some() || e.stopping.is_some() || e.answers_unregistered()
+        }) {
             // A host writes its diagnostics (a traceback) to stderr before its answer on
             // stdout: read what is already in the pipe before completing, so the
             // per-invocation `stderr.txt` and a failed outcome's cause both carry it.
@@ -217,6 +220,10 @@ impl Hosts {
         }
         if let Some(pending) = entry.pending.take() {
             let _ = pending.reply.send(Ok(line));
+            return;
+        }
+        if entry.answers_unregistered() {
+            entry.early = Some(line);
             return;
         }
         if entry.latched.is_none() {
@@ -359,6 +366,7 @@ impl Hosts {
         if entry.latched.is_none() {
             entry.latched = Some(error.clone());
         }
+        entry.close_lane();
         if let Some(pending) = entry.pending.take() {
             let _ = pending.reply.send(Err(error));
         }

@@ -118,6 +118,8 @@ impl Hosts {
             return;
         }
         let poll_exit = entry.pidfd.is_none();
+        // Callers write no request line after a stop began (`lane.rs`).
+        entry.close_lane();
         if graceful {
             // An empty line is no request at all: stdin is only closed (an EOF stop).
             if let Some(mut line) = line.filter(|line| !line.is_empty()) {

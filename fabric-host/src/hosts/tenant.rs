@@ -247,6 +247,7 @@ impl Hosts {
             exited: false,
             status: None,
             pending: None,
+            early: None,
             op_seq: 0,
             latched: None,
             stopping: None,
@@ -274,21 +275,81 @@ impl Hosts {
         timeout: Duration,
         reply: Responder,
     ) {
+        let at = Instant::now() + timeout;
+        if !self.register_pending(key, stage, timeout, at, reply) {
+            return;
+        }
+        let Some(entry) = self.entry(key) else {
+            return;
+        };
+        line.push(b'\n');
+        if let Some(stdin) = &entry.stdin {
+            stdin.lane().lock().hand_to_reactor();
+        }
+        entry.queue_line(line);
+        self.flush_stdin(key.slot);
+    }
+
+    /// A request whose line the caller wrote itself (`lane.rs`): only its answer and
+    /// deadline are the reactor's.
+    pub(super) fn expect(
+        &mut self,
+        key: HostKey,
+        stage: Stage,
+        timeout: Duration,
+        at: Instant,
+        reply: Responder,
+    ) {
         let Some(entry) = self.entry(key) else {
             let _ = reply.send(Err(HostError::RuntimeStopped { stage }));
             return;
         };
+        if let Some(stdin) = &entry.stdin {
+            stdin.lane().registered();
+        }
+        // The answer came before this bookkeeping ran (see `lane.rs`).
+        if let Some(line) = entry.early.take() {
+            let _ = reply.send(Ok(line));
+            return;
+        }
+        self.register_pending(key, stage, timeout, at, reply);
+    }
+
+    /// The part of a request line the host's pipe did not take from the caller: written
+    /// next, before anything else (the lane sends every other line through the reactor
+    /// until this one is out).
+    pub(super) fn write_rest(&mut self, key: HostKey, line: Vec<u8>) {
+        if let Some(entry) = self.entry(key) {
+            entry.queue_line(line);
+            self.flush_stdin(key.slot);
+        }
+    }
+
+    /// Checks that `key` can take a request and makes `reply` its pending operation with
+    /// its deadline at `at`; otherwise answers `reply` with why not (`false`).
+    fn register_pending(
+        &mut self,
+        key: HostKey,
+        stage: Stage,
+        timeout: Duration,
+        at: Instant,
+        reply: Responder,
+    ) -> bool {
+        let Some(entry) = self.entry(key) else {
+            let _ = reply.send(Err(HostError::RuntimeStopped { stage }));
+            return false;
+        };
         if entry.stopping.is_some() || entry.stopped {
             let _ = reply.send(Err(HostError::RuntimeStopped { stage }));
-            return;
+            return false;
         }
         if let Some(error) = &entry.latched {
             let _ = reply.send(Err(error.clone().at_stage(stage)));
-            return;
+            return false;
         }
         if entry.pending.is_some() {
             let _ = reply.send(Err(HostError::RuntimeBusy { stage }));
-            return;
+            return false;
         }
         if entry.exited || entry.stdin.is_none() {
             let error = HostError::HostCrashed {
@@ -296,11 +357,10 @@ impl Hosts {
                 diagnostics: entry.diagnostics(),
             };
             entry.latched = Some(error.clone());
+            entry.close_lane();
             let _ = reply.send(Err(error));
-            return;
+            return false;
         }
-        line.push(b'\n');
-        entry.queue_line(line);
         entry.pending = Some(Pending {
             stage,
             timeout,
@@ -308,9 +368,8 @@ impl Hosts {
         });
         entry.op_seq += 1;
         let seq = entry.op_seq;
-        let at = Instant::now() + timeout;
         self.schedule(key.slot, at, seq, TimerKind::Operation);
-        self.flush_stdin(key.slot);
+        true
     }
 
     /// Forgets a host once it is stopped; a running one is stopped in the background

@@ -157,7 +157,10 @@ impl Runtime {
                 ("adapter_runner", "runtime_server".into()),
             ]),
         );
-        runtime.lock().carry.push(start_event);
+        runtime
+            .lock()
+            .carry
+            .push(super::carry::Carried::Event(start_event));
         // Checks find it by id and route through its environment (`crate::env_check`).
         live::register(&runtime.live);
         Ok(runtime)
@@ -256,7 +259,7 @@ impl Runtime {
         Ok(Started {
             invocation_id: String::new(),
             request_id,
-            events: self.lock().carry.clone(),
+            events: self.carried_events(&self.lock().carry),
             stats: None,
             record: Ok(Default::default()),
             call: Call::Bridge(answered),

@@ -87,7 +87,7 @@ impl Runtime {
                 ("request_id", request_id.clone().into()),
             ])
         };
-        let mut events: Vec<FabricEvent> = self.lock().carry.clone();
+        let mut events: Vec<FabricEvent> = self.carried_events(&self.lock().carry);
         if let Some(capture) = &self.capture {
             capture.begin(&invocation_id);
         }
@@ -348,7 +348,7 @@ impl Runtime {
             metadata,
             system_stats,
             resource_snapshot,
-            execution: self.execution.clone(),
+            execution: self.execution.as_deref().cloned(),
             model_calls,
         })
     }

@@ -19,7 +19,7 @@ fn fake_script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/all/support/fake_host.py")
 }
 
-fn spec(mode: &str, extra: &[(&str, &str)]) -> HostSpec {
+pub(crate) fn spec(mode: &str, extra: &[(&str, &str)]) -> HostSpec {
     let mut spec = HostSpec::new(python());
     spec.args = vec![fake_script().into()];
     spec.env = std::env::vars_os().collect();
@@ -31,7 +31,7 @@ fn spec(mode: &str, extra: &[(&str, &str)]) -> HostSpec {
     spec
 }
 
-fn start(host: &Host) {
+pub(crate) fn start(host: &Host) {
     host.call(
         "start",
         &json!({"runtime_context": {"runtime_id": "runtime-test"}}),
@@ -41,7 +41,7 @@ fn start(host: &Host) {
     .expect("start succeeds");
 }
 
-fn invoke(host: &Host, input: Value, timeout: Duration) -> Result<Value, HostError> {
+pub(crate) fn invoke(host: &Host, input: Value, timeout: Duration) -> Result<Value, HostError> {
     host.call(
         "invoke",
         &json!({"runtime_context": {"runtime_id": "runtime-test"}, "request": {"input": input}}),
@@ -50,7 +50,7 @@ fn invoke(host: &Host, input: Value, timeout: Duration) -> Result<Value, HostErr
     )
 }
 
-fn fast_policy() -> StopPolicy {
+pub(crate) fn fast_policy() -> StopPolicy {
     StopPolicy {
         grace: Duration::from_millis(500),
         term_wait: Duration::from_millis(500),
@@ -58,7 +58,7 @@ fn fast_policy() -> StopPolicy {
     }
 }
 
-fn stop(host: &Host) -> fabric_host::StopReport {
+pub(crate) fn stop(host: &Host) -> fabric_host::StopReport {
     host.stop(Some(&json!({"runtime_id": "runtime-test"})), fast_policy())
 }
 

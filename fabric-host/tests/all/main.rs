@@ -6,6 +6,7 @@
 mod artifacts;
 mod check;
 mod cleanup;
+mod direct_write;
 mod env_forwarding;
 mod escapes;
 mod faults;

@@ -98,12 +98,17 @@ impl Engine {
     }
 
     fn send(&self, command: Command) -> Result<(), EngineError> {
-        self.commands
-            .send(command)
-            .map_err(|_| EngineError::exited())?;
+        self.send_quiet(command)?;
         self.waker
             .wake()
             .map_err(|error| EngineError::new(error.to_string()))
+    }
+
+    /// Queues `command` without waking the reactor: it runs at the next wake-up.
+    fn send_quiet(&self, command: Command) -> Result<(), EngineError> {
+        self.commands
+            .send(command)
+            .map_err(|_| EngineError::exited())
     }
 
     /// Hands `tenant` to the reactor; the handle reaches it from any thread. At most 254
@@ -168,6 +173,26 @@ impl<T: Tenant> Handle<T> {
             }
         });
         self.engine.send(Command::Call {
+            tenant: self.tenant,
+            run,
+        })
+    }
+
+    /// Runs `f` on the reactor thread at its next wake-up, without waking it: the next
+    /// readiness event, deadline or other command (at the latest after the longest poll,
+    /// one second). Every wake-up runs the queued closures before it handles readiness, so
+    /// a closure posted before an action that makes a source ready (a request written to a
+    /// host's stdin whose answer makes stdout readable) runs before that readiness is seen.
+    pub fn post_quiet(
+        &self,
+        f: impl FnOnce(&mut T, &mut Context<'_>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        let run: Run = Box::new(move |tenant, cx| {
+            if let Some(tenant) = tenant.downcast_mut::<T>() {
+                f(tenant, cx);
+            }
+        });
+        self.engine.send_quiet(Command::Call {
             tenant: self.tenant,
             run,
         })

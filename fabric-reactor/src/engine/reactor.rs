@@ -34,6 +34,15 @@ impl Reactor {
                 // hot; back off briefly and keep serving deadlines.
                 std::thread::sleep(Duration::from_millis(10));
             }
+            // Commands first: one queued before an action that made a source ready (see
+            // `Handle::post_quiet`) is seen before that readiness.
+            loop {
+                match commands.try_recv() {
+                    Ok(command) => self.on_command(command),
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
             let registry = self.poll.registry();
             for event in events.iter() {
                 if event.token() == WAKER {
@@ -46,13 +55,6 @@ impl Reactor {
             }
             for (index, tenant) in self.tenants.iter_mut().enumerate() {
                 tenant.run_again(&mut Context::new(registry, index));
-            }
-            loop {
-                match commands.try_recv() {
-                    Ok(command) => self.on_command(command),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return,
-                }
             }
             let now = Instant::now();
             let registry = self.poll.registry();

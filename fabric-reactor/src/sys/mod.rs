@@ -260,3 +260,50 @@ pub fn set_umask(mask: u32) -> u32 {
     // SAFETY: `umask` only swaps the process's creation mask; it cannot fail.
     unsafe { libc::umask(mask as libc::mode_t) as u32 }
 }
+
+/// Writes `buf` to the non-blocking pipe `fd` from any thread without risking `SIGPIPE`:
+/// the signal is blocked for the calling thread around the `write` (unless it already was),
+/// and one the write raised (`EPIPE`: the reader is gone) is consumed before the old mask
+/// comes back, so an embedder that did not ignore `SIGPIPE` is never killed by it. Returns
+/// the bytes written (`WouldBlock` when the pipe is full). The caller keeps `fd` open for
+/// the duration of the call.
+pub fn write_pipe_without_sigpipe(fd: i32, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `set` and `old` are owned by this frame; `sigemptyset`/`sigaddset` initialize
+    // `set` before `pthread_sigmask` reads it and `pthread_sigmask` fills `old`.
+    let (set, old) = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+        if rc != 0 {
+            return Err(io::Error::from_raw_os_error(rc));
+        }
+        (set, old)
+    };
+    // SAFETY: `old` was filled by `pthread_sigmask` above.
+    let was_blocked = unsafe { libc::sigismember(&old, libc::SIGPIPE) } == 1;
+    // SAFETY: `buf` is a valid slice for `buf.len()` bytes for the whole call; `write` does
+    // not keep the pointer.
+    let written = unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) };
+    let result = if written < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(written as usize)
+    };
+    if !was_blocked {
+        if matches!(&result, Err(error) if error.raw_os_error() == Some(libc::EPIPE)) {
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `set` is initialized above and `zero` is a valid timespec owned by this
+            // frame; no siginfo is requested (null). Consumes the pending `SIGPIPE` the
+            // failed write raised, if any (EAGAIN when none is pending).
+            unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &zero) };
+        }
+        // SAFETY: `old` is the mask `pthread_sigmask` returned above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    }
+    result
+}

@@ -67,6 +67,10 @@ for raw in sys.stdin.buffer:
         ok("stop")
         sys.exit(0)
     # invoke
+    if os.environ.get("FAKE_INVOKE_MARKER"):
+        # Proof that the request line arrived (written before the answer).
+        with open(os.environ["FAKE_INVOKE_MARKER"], "a") as handle:
+            handle.write("invoke\n")
     if MODE == "crash_invoke":
         sys.stderr.write("boom: about to crash, token=%s\n" % os.environ.get("FAKE_SECRET", ""))
         sys.stderr.flush()

@@ -136,7 +136,11 @@ pub fn ctl_at(program: &str, dir: &Path, args: &[&str], stdin: Option<&[u8]>) ->
         // a command refused before it reads its request may exit first: its answer is what
         // the caller checks, so a closed pipe is not a failure here
         if let Err(error) = pipe.write_all(bytes) {
-            assert_eq!(error.kind(), std::io::ErrorKind::BrokenPipe, "write stdin: {error}");
+            assert_eq!(
+                error.kind(),
+                std::io::ErrorKind::BrokenPipe,
+                "write stdin: {error}"
+            );
         }
     }
     child.wait_with_output().expect("wait fabric-agent-ctl")

@@ -17,9 +17,9 @@ use crate::error::HostError;
 
 use super::handle::{EngineStats, WAITERS};
 use super::{
-    COMPACT_TIMERS_AT, HOUSEKEEPING, HostEntry, HostInit, HostKey, Hosts, KIND_PIDFD, KIND_STDERR,
-    KIND_STDIN, KIND_STDOUT, Pending, READ_CHUNK, Responder, SPIN, StopPolicy, Timer, TimerKind,
-    sub_token,
+    COMPACT_TIMERS_AT, EOF_GRACE, HOUSEKEEPING, HostEntry, HostInit, HostKey, Hosts, KIND_PIDFD,
+    KIND_STDERR, KIND_STDIN, KIND_STDOUT, Pending, READ_CHUNK, Responder, SPIN, StopPolicy, Timer,
+    TimerKind, sub_token,
 };
 
 impl Tenant for Hosts {
@@ -368,7 +368,19 @@ impl Hosts {
         });
         entry.op_seq += 1;
         let seq = entry.op_seq;
+        // The host's stdout already ended (a caller's own write, `lane.rs`, can be answered
+        // by EOF before this bookkeeping runs): no answer can come, so the request ends as
+        // one pending at the EOF would, after the grace that lets the exit show.
+        let stdout_ended = entry.stdout.is_none();
         self.schedule(key.slot, at, seq, TimerKind::Operation);
+        if stdout_ended {
+            self.schedule(
+                key.slot,
+                Instant::now() + EOF_GRACE,
+                seq,
+                TimerKind::EofGrace,
+            );
+        }
         true
     }
 

@@ -312,6 +312,21 @@ fn discovery_and_descriptor_errors_name_the_field() {
 }
 
 /// The children of `pid` (`/proc/<pid>/task/*/children`).
+/// Waits (at most 10 s) until `pid` is gone or a zombie.
+fn wait_dead(pid: u32) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| stat.rsplit(") ").next().map(|rest| rest.starts_with('Z')));
+        if state.unwrap_or(true) {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "{pid} never ended");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
@@ -364,6 +379,7 @@ fn a_server_killed_mid_start_leaves_the_marker_and_the_next_server_reports_clean
         );
         std::thread::sleep(Duration::from_millis(10));
     }
+    let hosts = children(server);
     let killed = std::process::Command::new("kill")
         .args(["-KILL", &server.to_string()])
         .status()
@@ -379,6 +395,12 @@ fn a_server_killed_mid_start_leaves_the_marker_and_the_next_server_reports_clean
         directory.join("fabric.unclean").is_file(),
         "the marker stays"
     );
+
+    // The killed server and the hosts it started end (their parent-death signal) before the
+    // next server looks: until then the old lock can still be held.
+    for pid in std::iter::once(server).chain(hosts) {
+        wait_dead(pid);
+    }
 
     // The next server in that directory refuses: cleanup is unconfirmed.
     let next = std::process::Command::new(env!("CARGO_BIN_EXE_fabric-agent-ctl"))

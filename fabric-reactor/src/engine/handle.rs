@@ -162,20 +162,25 @@ impl<T> Clone for Handle<T> {
 impl<T> Copy for Handle<T> {}
 
 impl<T: Tenant> Handle<T> {
-    /// Runs `f` on the reactor thread without waiting for it.
-    pub fn post(
-        &self,
-        f: impl FnOnce(&mut T, &mut Context<'_>) + Send + 'static,
-    ) -> Result<(), EngineError> {
+    /// `f` as the command that runs it on this tenant.
+    fn command(&self, f: impl FnOnce(&mut T, &mut Context<'_>) + Send + 'static) -> Command {
         let run: Run = Box::new(move |tenant, cx| {
             if let Some(tenant) = tenant.downcast_mut::<T>() {
                 f(tenant, cx);
             }
         });
-        self.engine.send(Command::Call {
+        Command::Call {
             tenant: self.tenant,
             run,
-        })
+        }
+    }
+
+    /// Runs `f` on the reactor thread without waiting for it.
+    pub fn post(
+        &self,
+        f: impl FnOnce(&mut T, &mut Context<'_>) + Send + 'static,
+    ) -> Result<(), EngineError> {
+        self.engine.send(self.command(f))
     }
 
     /// Runs `f` on the reactor thread at its next wake-up, without waking it: the next
@@ -187,15 +192,7 @@ impl<T: Tenant> Handle<T> {
         &self,
         f: impl FnOnce(&mut T, &mut Context<'_>) + Send + 'static,
     ) -> Result<(), EngineError> {
-        let run: Run = Box::new(move |tenant, cx| {
-            if let Some(tenant) = tenant.downcast_mut::<T>() {
-                f(tenant, cx);
-            }
-        });
-        self.engine.send_quiet(Command::Call {
-            tenant: self.tenant,
-            run,
-        })
+        self.engine.send_quiet(self.command(f))
     }
 
     /// Runs `f` on the reactor thread and waits for its value.

@@ -126,15 +126,11 @@ fn chat_message(message: &Value, items: &mut Vec<Value>) -> Result<(), &'static 
         ) else {
             return Err("a tool call without id or function.name");
         };
-        let arguments = match call.pointer("/function/arguments") {
-            Some(Value::String(text)) => text.clone(),
-            None | Some(Value::Null) => "{}".to_owned(),
-            Some(value) => value.to_string(),
-        };
-        items.push(
-            json!({"type": "function_call", "call_id": call_id, "name": name,
-                   "arguments": arguments}),
-        );
+        items.push(super::conversation::function_call(
+            call_id,
+            name,
+            call.pointer("/function/arguments"),
+        ));
     }
     Ok(())
 }

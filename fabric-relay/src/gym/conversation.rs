@@ -99,15 +99,7 @@ pub(super) fn step_items(step: &Value, items: &mut Vec<Value>) -> Result<(), &'s
         ) else {
             return Err("tool call without tool_call_id or function_name");
         };
-        let arguments = match call.get("arguments") {
-            Some(Value::String(text)) => text.clone(),
-            None | Some(Value::Null) => "{}".to_owned(),
-            Some(value) => value.to_string(),
-        };
-        items.push(
-            json!({"type": "function_call", "call_id": call_id, "name": name,
-                          "arguments": arguments}),
-        );
+        items.push(function_call(call_id, name, call.get("arguments")));
     }
     let results = step
         .get("observation")
@@ -133,6 +125,17 @@ pub(super) fn array<'a>(value: &'a Value, key: &str) -> Vec<&'a Value> {
         .and_then(Value::as_array)
         .map(|items| items.iter().collect())
         .unwrap_or_default()
+}
+
+/// A `function_call` conversation item; `arguments` is kept as the JSON text the model
+/// wrote (a string as is, a missing or null value as `{}`, any other value encoded).
+pub(super) fn function_call(call_id: &str, name: &str, arguments: Option<&Value>) -> Value {
+    let arguments = match arguments {
+        Some(Value::String(text)) => text.clone(),
+        None | Some(Value::Null) => "{}".to_owned(),
+        Some(value) => value.to_string(),
+    };
+    json!({"type": "function_call", "call_id": call_id, "name": name, "arguments": arguments})
 }
 
 #[cfg(test)]

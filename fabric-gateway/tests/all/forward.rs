@@ -321,8 +321,15 @@ fn an_unreachable_endpoint_is_answered_502_and_recorded() {
     );
     let (status, _, _) = stub::answer(stub::post(&chat, "{}", ""));
     assert_eq!(status, 502);
-    // Outside an invocation: the runtime's file.
-    let record = &records(&dir.path().join(MODEL_CALLS_FILE))[0];
+    // Outside an invocation: the runtime's file, written after the answer (no invocation
+    // end waits for it here), so it may land a moment after the 502.
+    let path = dir.path().join(MODEL_CALLS_FILE);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !std::fs::read_to_string(&path).is_ok_and(|text| text.ends_with('\n')) {
+        assert!(std::time::Instant::now() < deadline, "no record written");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let record = &records(&path)[0];
     assert_eq!(record["invocation_id"], Value::Null);
     assert!(
         record["error"]

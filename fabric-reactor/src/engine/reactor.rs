@@ -36,12 +36,8 @@ impl Reactor {
             }
             // Commands first: one queued before an action that made a source ready (see
             // `Handle::post_quiet`) is seen before that readiness.
-            loop {
-                match commands.try_recv() {
-                    Ok(command) => self.on_command(command),
-                    Err(TryRecvError::Empty) => break,
-                    Err(TryRecvError::Disconnected) => return,
-                }
+            if !self.run_commands(&commands) {
+                return;
             }
             let registry = self.poll.registry();
             for event in events.iter() {
@@ -60,6 +56,24 @@ impl Reactor {
             let registry = self.poll.registry();
             for (index, tenant) in self.tenants.iter_mut().enumerate() {
                 tenant.fire(&mut Context::new(registry, index), now);
+            }
+            // And again before sleeping: a quiet command queued while this turn ran may
+            // belong to readiness this turn already consumed (a host that answered a request
+            // line before the reactor ran the request's bookkeeping, the answer read in this
+            // turn). Left queued, it would wait for the next wake-up: up to `MAX_POLL`.
+            if !self.run_commands(&commands) {
+                return;
+            }
+        }
+    }
+
+    /// Runs every queued command; false once every handle is gone.
+    fn run_commands(&mut self, commands: &Receiver<Command>) -> bool {
+        loop {
+            match commands.try_recv() {
+                Ok(command) => self.on_command(command),
+                Err(TryRecvError::Empty) => return true,
+                Err(TryRecvError::Disconnected) => return false,
             }
         }
     }
@@ -127,6 +141,63 @@ fn split(token: Token) -> (usize, usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mio::Interest;
+    use mio::net::UnixStream;
+    use std::io::{Read, Write};
+    use std::sync::mpsc::{self, Sender};
+
+    /// Reads its socket when ready and then queues a command without waking the reactor,
+    /// as a caller's `post_quiet` racing the reactor's turn does.
+    struct Racing {
+        socket: UnixStream,
+        commands: Sender<Command>,
+        ran: Option<Sender<()>>,
+    }
+
+    impl Tenant for Racing {
+        fn on_ready(&mut self, _cx: &mut Context<'_>, _sub: usize) {
+            let mut buf = [0u8; 16];
+            while matches!(self.socket.read(&mut buf), Ok(n) if n > 0) {}
+            if let Some(ran) = self.ran.take() {
+                let run: super::super::handle::Run = Box::new(move |_, _| {
+                    let _ = ran.send(());
+                });
+                let _ = self.commands.send(Command::Call { tenant: 0, run });
+            }
+        }
+    }
+
+    #[test]
+    fn a_command_queued_during_a_turn_runs_before_the_reactor_sleeps() {
+        let poll = Poll::new().unwrap();
+        let (commands, receiver) = mpsc::channel();
+        let (ran, was_run) = mpsc::channel();
+        let (mut socket, mut peer) = UnixStream::pair().unwrap();
+        let token = Context::new(poll.registry(), 0).token(0);
+        poll.registry()
+            .register(&mut socket, token, Interest::READABLE)
+            .unwrap();
+        let mut reactor = Reactor::new(poll);
+        reactor.tenants.push(Box::new(Racing {
+            socket,
+            commands: commands.clone(),
+            ran: Some(ran),
+        }));
+        std::thread::spawn(move || reactor.run(receiver));
+        // Readiness wakes the reactor; the command its handler queues must not wait for the
+        // next wake-up (nothing else would wake this reactor before `MAX_POLL`).
+        peer.write_all(b"x").unwrap();
+        let waited = Instant::now();
+        was_run
+            .recv_timeout(MAX_POLL * 5)
+            .expect("the queued command ran");
+        assert!(
+            waited.elapsed() < MAX_POLL / 2,
+            "the command waited {:?} for a later wake-up",
+            waited.elapsed()
+        );
+        drop(commands);
+    }
 
     #[test]
     fn tokens_round_trip() {

@@ -139,8 +139,19 @@ func (b *Batch) drain() {
 		if Status(result.status) != StatusOK {
 			continue
 		}
-		var line BatchLine
-		if err := json.Unmarshal([]byte(result.text), &line); err == nil {
+		// Every line that was ready, in one array: a burst costs one cgo call.
+		// A line that does not decode is reported by Wait, never dropped silently.
+		var raw []json.RawMessage
+		if err := json.Unmarshal([]byte(result.text), &raw); err != nil {
+			b.fail(err)
+			continue
+		}
+		for _, text := range raw {
+			var line BatchLine
+			if err := json.Unmarshal(text, &line); err != nil {
+				b.fail(err)
+				continue
+			}
 			b.lines <- line
 		}
 	}
@@ -186,14 +197,15 @@ func nativeBatchPush(batch uint64, item string) nativeResult {
 	return finish(status, out, 0)
 }
 
-// nativeBatchPull waits for the next line (or, with summary, for the summary).
+// nativeBatchPull waits for the next lines (every finished one ready, as a JSON array) or,
+// with summary, for the summary.
 func nativeBatchPull(batch uint64, summary bool) nativeResult {
 	var out *C.char
 	var status C.int32_t
 	if summary {
 		status = C.fabric_batch_summary(C.fabric_batch(batch), -1, &out)
 	} else {
-		status = C.fabric_batch_next(C.fabric_batch(batch), -1, &out)
+		status = C.fabric_batch_next_lines(C.fabric_batch(batch), -1, 0, &out)
 	}
 	return finish(status, out, 0)
 }

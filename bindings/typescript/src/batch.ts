@@ -73,10 +73,13 @@ export class Batch implements AsyncIterable<BatchLine> {
     let finished = false;
     try {
       for (;;) {
-        let pulled = await library.pull("fabric_batch_next", [handle, 0], false);
-        if (pulled.status === Status.TIMEOUT) pulled = await library.pull("fabric_batch_next", [handle, 200], true);
+        // Every line ready now in one call (one JSON array), so a burst costs one pull.
+        let pulled = await library.pull("fabric_batch_next_lines", [handle, 0, 0], false);
+        if (pulled.status === Status.TIMEOUT) pulled = await library.pull("fabric_batch_next_lines", [handle, 200, 0], true);
         if (pulled.status === Status.END) break;
-        if (pulled.status === Status.OK && pulled.text !== null) yield JSON.parse(pulled.text) as BatchLine;
+        if (pulled.status === Status.OK && pulled.text !== null) {
+          for (const line of JSON.parse(pulled.text) as BatchLine[]) yield line;
+        }
       }
       const summary = await library.pull("fabric_batch_summary", [handle, -1], true);
       const raw = JSON.parse(summary.text ?? "{}") as BatchSummary;

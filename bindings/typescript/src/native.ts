@@ -118,6 +118,7 @@ const OPTIONAL: readonly NativeSymbol[] = [
   "fabric_batch_close",
   "fabric_batch_cancel",
   "fabric_batch_next",
+  "fabric_batch_next_lines",
   "fabric_batch_summary",
   "fabric_batch_free",
 ];

@@ -183,6 +183,30 @@ def differences(cold: dict[str, list[dict[str, Any]]], reference: list[dict[str,
     return lines
 
 
+# The warm rows and the bare host's round trip they cannot beat (same round, same host).
+CEILINGS = (("warm", "bare_invoke", "warm invoke"), ("warm_idle", "bare_invoke_idle", "warm invoke after 60 ms idle"))
+
+
+def ceilings(rounds: dict[str, dict[str, list[dict[str, Any]]]], bare: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Within each round: upstream's median divided by the bare host's median of the same
+    kind. An SDK's invoke includes the host's own round trip, so this is the highest
+    upstream ÷ ours any core could reach with this adapter on this machine (a core that cost
+    nothing at all)."""
+    lines = []
+    for key, reference, what in CEILINGS:
+        values = [
+            up["median"] / ref["median"]
+            for up, ref in zip(rounds[key]["nemo_fabric"], bare[reference], strict=False)
+            if up and ref and ref["median"]
+        ]
+        if values:
+            lines.append(
+                f"| ceiling of the {what} ratio: upstream ÷ the bare host's own round trip, per round (a core that cost nothing) "
+                f"| | | | | | | {spread(values, '×')} |"
+            )
+    return lines
+
+
 def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
     worker = str(ROOT / "bench/python/side_by_side.py")
     sizes = {"plan": args.samples * 5, "warm": args.samples, "cold": max(3, args.samples // 10)}
@@ -275,6 +299,7 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
             f"| {fmt(caller, 'ms')} / {fmt(everything, 'ms')} | {tasks_per_call(results)} | | | | |"
         )
     lines += differences(rounds["cold"], bare["bare_cycle"], "the bare host cycle")
+    lines += ceilings(rounds, bare)
     phases = [r["phases"] for r in rounds["cold"]["fabric_core"] if "phases" in r]
     for key, label in COLD_PHASES:
         value = median([p.get(key) for p in phases])
@@ -461,9 +486,12 @@ def batch_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[
     per side (a process each, in the neutral directory)."""
     n, concurrency = (40, 4) if args.quick else (1000, 16)
     worker = str(ROOT / "bench/python/batch_bench.py")
+    cores = os.cpu_count() or 1
     rows = [
-        f"| batch of {n:,} echo items, concurrency {concurrency} | ours items/s | upstream items/s | ours / upstream | our CPU/item (binding + core) | our CPU/item incl. adapter hosts | upstream CPU/item |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        f"| batch of {n:,} echo items, concurrency {concurrency} | ours items/s | upstream items/s | ours / upstream "
+        "| our CPU/item: core threads / the caller's thread (Python) | our CPU/item incl. adapter hosts "
+        f"| upstream CPU/item: process / incl. adapter hosts | ceiling of ours / upstream on {cores} cores (the hosts' own CPU) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for isolation in ("fresh", "reuse"):
         measured = {}
@@ -473,9 +501,15 @@ def batch_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[
             print(f"batch {isolation} {sdk} done ({machine()})", file=sys.stderr)
         ours, theirs = measured["fabric_core"], measured["nemo_fabric"]
         ratio = ours["items_per_s"] / theirs["items_per_s"]
+        # The adapter hosts' CPU per item (start-ups included): with every core busy running
+        # only them, no scheduler could finish items faster than cores / that.
+        hosts_ms = ours["cpu_all_per_item_ms"] - ours["cpu_per_item_ms"]
+        ceiling = cores * 1e3 / hosts_ms / theirs["items_per_s"] if hosts_ms > 0 else float("nan")
         rows.append(
             f"| `{isolation}` | {ours['items_per_s']:,.1f} | {theirs['items_per_s']:,.1f} | {ratio:.2f}x "
-            f"| {ours['cpu_per_item_ms']:.3f} ms | {ours['cpu_all_per_item_ms']:.2f} ms | {theirs['cpu_per_item_ms']:.2f} ms |"
+            f"| {ours['cpu_other_threads_per_item_ms']:.3f} ms / {ours['cpu_thread_per_item_ms']:.3f} ms "
+            f"| {ours['cpu_all_per_item_ms']:.2f} ms "
+            f"| {theirs['cpu_per_item_ms']:.2f} ms / {theirs['cpu_all_per_item_ms']:.2f} ms | {ceiling:.2f}x |"
         )
     return rows
 

@@ -10,7 +10,9 @@ virtual environment activated (as bench/python/side_by_side.py).
 
 Prints one JSON line: items/s, wall seconds, the CPU time (user+sys) per item of this
 process (all its threads: for ours the binding and the core's scheduler, reactor and
-runtimes' bookkeeping) and of everything it started (the adapter hosts).
+runtimes' bookkeeping), split into the event loop's thread (the caller: Python decoding each
+line) and every other thread (for ours: the core itself), and of everything it started (the
+adapter hosts).
 """
 
 from __future__ import annotations
@@ -124,6 +126,8 @@ def main() -> int:
                 "wall_s": wall,
                 "items_per_s": args.n / wall,
                 "cpu_per_item_ms": cost["cpu_caller"] / args.n * 1e3,
+                "cpu_thread_per_item_ms": cost["cpu_thread"] / args.n * 1e3,
+                "cpu_other_threads_per_item_ms": (cost["cpu_caller"] - cost["cpu_thread"]) / args.n * 1e3,
                 "cpu_all_per_item_ms": cost["cpu_all"] / args.n * 1e3,
                 "p50_ms": statistics.median(LATENCIES) if LATENCIES else None,
             }

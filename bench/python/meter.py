@@ -3,6 +3,9 @@
 ``Meter.start()`` before a timed loop and ``Meter.stop()`` after it return a dict with
 
 * ``cpu_caller`` — CPU time (user+sys, seconds) of the calling process, all its threads;
+* ``cpu_thread`` — CPU time of the thread that called ``start`` and ``stop`` alone (the
+  caller's own thread: for an asyncio benchmark, the event loop's); ``cpu_caller`` minus it
+  is what the SDK's other threads did (for ours, the core's reactor and batch workers);
 * ``cpu_all`` — CPU time of every process the caller started as well: live tasks' CPU from
   ``/proc/<pid>/task/<tid>/schedstat`` (nanoseconds) plus the reaped children's
   (``RUSAGE_CHILDREN``). It includes the adapter hosts, so a row's wall time can be compared
@@ -93,9 +96,11 @@ class Meter:
         self._children = _children_cpu()
         self._tasks_ns = _tasks_cpu_ns()
         self._caller = time.process_time()
+        self._thread = time.thread_time()
 
     def stop(self) -> dict[str, Any]:
         caller = time.process_time() - self._caller
+        thread = time.thread_time() - self._thread
         tasks_ns = _tasks_cpu_ns() - self._tasks_ns
         children = _children_cpu() - self._children
         last = _last_pid()
@@ -105,6 +110,7 @@ class Meter:
             tasks = last - self._last_pid
         return {
             "cpu_caller": caller,
+            "cpu_thread": thread,
             "cpu_all": max(caller, tasks_ns / 1e9 + children),
             "tasks": tasks,
         }

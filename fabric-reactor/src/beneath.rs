@@ -264,7 +264,10 @@ impl Beneath {
     /// ones are kept as they are) and returns it as a root of its own.
     pub fn create_dir_all(&self, relative: &Path, mode: u32) -> Result<Beneath, Refusal> {
         let names = components(relative)?;
-        let dir = self.walk(&names, Some(mode))?;
+        let dir = match self.create_last(&names, mode)? {
+            Some(dir) => dir,
+            None => self.walk(&names, Some(mode))?,
+        };
         Ok(Beneath {
             dir,
             path: self.path.join(relative),
@@ -337,6 +340,29 @@ impl Beneath {
             }
             Err(error) => Err(Refusal::from(error)),
         }
+    }
+
+    /// The common case of [`Beneath::create_dir_all`] in three calls: the parents exist
+    /// (one `openat2`, no link on the way), the last name is made and opened. `None` when
+    /// `openat2` is unavailable or anything differs (a missing parent, a link, something
+    /// else in the way): the component walk then creates what is missing or gives the
+    /// refusal, exactly as without this path.
+    fn create_last(&self, names: &[CString], mode: u32) -> Result<Option<OwnedFd>, Refusal> {
+        let Some((last, parents)) = names.split_last() else {
+            return Ok(None);
+        };
+        if parents.is_empty() {
+            return Ok(None);
+        }
+        let Ok(Some(parent)) = self.openat2(parents, sys::DIR_WALK) else {
+            return Ok(None);
+        };
+        if let Err(error) = sys::mkdirat(parent.as_fd(), last, mode)
+            && error.raw_os_error() != Some(sys::EEXIST)
+        {
+            return Err(Refusal::from(error));
+        }
+        Ok(sys::openat(parent.as_fd(), last, sys::DIR_WALK | sys::O_NOFOLLOW, 0).ok())
     }
 
     /// Walks `names` as directories from the root, one `O_NOFOLLOW` component at a time,

@@ -1,8 +1,9 @@
 //! Forwarding on a small bounded worker pool: each call is sent to its real endpoint with
 //! `ureq` (rustls for HTTPS; no async runtime; endpoint connections kept in its pool), the
-//! answer's head and body reads are passed to the harness as they arrive (re-framed
-//! chunked, on a connection kept for the harness's next call when its request allows it),
-//! and the call is recorded.
+//! answer is passed to the harness re-framed chunked (on a connection kept for the
+//! harness's next call when its request allows it): its head with the first body bytes, a
+//! streamed answer's body reads as they arrive, a whole answer's body at its end (or every
+//! [`WAKE_BYTES`]); then the call is recorded.
 
 use std::io::Read;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -22,6 +23,10 @@ use fabric_reactor::http::Outbox;
 const MAX_WORKERS: usize = 256;
 /// One read of an answer's body.
 const READ_BYTES: usize = 16 * 1024;
+/// A non-streamed answer's bytes queued before the reactor is woken to pass them on (its
+/// end wakes it too): one hand-off for a whole answer of usual size, while a big one still
+/// drains long before the outbox is full.
+const WAKE_BYTES: usize = 64 * 1024;
 
 /// A call read from the harness, ready to forward.
 #[derive(Debug)]
@@ -181,8 +186,10 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
                 .get("content-type")
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.starts_with("text/event-stream"));
+            // The head goes out with the first body bytes (no hand-off of its own: on a
+            // loaded machine each wake of the reactor and the harness costs tens of µs).
             let mut open = exchange.push(&head(&response, call.keep_alive));
-            waker.wake();
+            let mut unwoken = 0;
             let mut reader = response.into_body().into_reader();
             let mut buf = vec![0u8; READ_BYTES];
             while open {
@@ -197,7 +204,11 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
                         seen.chunks += 1;
                         seen.keep(&buf[..n], cap);
                         open = exchange.push(&chunk(&buf[..n]));
-                        waker.wake();
+                        unwoken += n;
+                        if seen.streamed || unwoken >= WAKE_BYTES {
+                            waker.wake();
+                            unwoken = 0;
+                        }
                     }
                     Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
                     Err(_) => {

@@ -161,3 +161,28 @@ fn a_reused_endpoint_connection_that_broke_is_sent_once_more() {
     let summary = capture.end();
     assert_eq!(summary.records, 3, "one record per call, retries included");
 }
+
+#[test]
+fn a_whole_answer_larger_than_the_outbox_passes_on_a_kept_connection() {
+    // Passed on every 64 KiB, not only at its end: the worker never waits on a full outbox
+    // nobody drains.
+    let big = format!("{{\"text\":\"{}\"}}", "x".repeat(3 * 1024 * 1024));
+    let stub = Stub::start_with(
+        vec![stub::kept_json_answer(&big)],
+        Duration::ZERO,
+        Mode::KeepAlive,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = capture(&stub, dir.path());
+    let url = format!(
+        "{}/chat/completions",
+        capture.base_url("default").expect("url")
+    );
+    let mut client = stub::Kept::connect(&url);
+    for _ in 0..2 {
+        let answer = client.call(&url, "{}", b"text");
+        assert_eq!(answer.status, 200, "{}", answer.head);
+        assert!(answer.body == big.as_bytes(), "{} bytes", answer.body.len());
+    }
+    assert_eq!(stub.accepted(), 1);
+}

@@ -344,8 +344,9 @@ def gateway_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> lis
     """The model-call capture gateway (bench/gateway/gateway.rs): the median added latency of
     a non-streamed call and of a streamed call's first chunk through it against the same
     loopback stub called directly (goal: 150 µs each), with client and stub keeping their
-    connections (the main rows, as SDKs and model servers do) and with a new connection per
-    call to a stub that closes (the extra rows), and 64 concurrent streams through it."""
+    connections (the main rows, as SDKs and model servers do; calls back to back, and each
+    after a quiet pause), with a new connection per call to a stub that closes (the extra
+    rows), and 64 concurrent streams through it."""
     program = rust_bench(args, "gateway", "fabric-gateway")
     rounds = "20" if args.quick else str(args.samples)
     result = run_json([program], cwd, dict(env, FABRIC_BENCH_GATEWAY_ROUNDS=rounds))[0]
@@ -360,6 +361,8 @@ def gateway_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> lis
         row("non-streamed call, kept connections", "kept_call"),
         row(f"non-streamed call, kept connections, to the answer's end (gateway CPU {result['kept_cpu_per_call_us']:.0f} µs per call)", "kept_end"),
         row("streamed call, kept connections, first chunk", "kept_chunk"),
+        row(f"non-streamed call, kept connections, after {result['quiet_ms']} ms without a call", "quiet_call"),
+        row(f"streamed call, kept connections, after {result['quiet_ms']} ms without a call, first chunk", "quiet_chunk"),
         row("non-streamed call, a new connection per call", "new_call"),
         row(f"non-streamed call, a new connection per call, to the answer's end (gateway CPU {result['new_cpu_per_call_us']:.0f} µs per call)", "new_end"),
         row("streamed call, a new connection per call, first chunk", "new_chunk"),

@@ -1,8 +1,8 @@
 //! The gateway rows of bench/runner.py (`--only gateway`): the median added latency of a
 //! non-streamed call and of a streamed call's first chunk through the capture gateway
 //! against the same loopback stub called directly — clients and stub keeping their
-//! connections (the `kept_` keys), and a new connection per call to a stub that closes
-//! (the `new_` keys) — and 64 concurrent streams through it. Prints one JSON object.
+//! connections (the `kept_` keys; `quiet_`: each call after a pause), and a new connection
+//! per call to a stub that closes (the `new_` keys) — and 64 concurrent streams through it. Prints one JSON object.
 //! `FABRIC_BENCH_GATEWAY_ROUNDS` sets the rounds (default 300).
 
 #[allow(dead_code)]
@@ -35,6 +35,11 @@ fn main() {
         "kept_chunk_direct_us": micros(o.chunk_direct),
         "kept_chunk_gateway_us": micros(o.chunk_gateway),
         "kept_stub_connections": o.kept_accepted,
+        "quiet_ms": measure::QUIET.as_millis(),
+        "quiet_call_direct_us": micros(o.quiet_call_direct),
+        "quiet_call_gateway_us": micros(o.quiet_call_gateway),
+        "quiet_chunk_direct_us": micros(o.quiet_chunk_direct),
+        "quiet_chunk_gateway_us": micros(o.quiet_chunk_gateway),
         "new_call_direct_us": micros(o.new_call_direct),
         "new_call_gateway_us": micros(o.new_call_gateway),
         "new_end_direct_us": micros(o.new_end_direct),

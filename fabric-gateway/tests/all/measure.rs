@@ -87,7 +87,10 @@ pub fn concurrent_streams(url: &str, clients: usize, expected: &[u8]) -> usize {
 
 /// Added latency medians, each target called directly and through the gateway, alternated
 /// within every round. The main figures are of clients that keep their connection to a
-/// stub that keeps its connections too (as harnesses' SDKs and model servers do); the
+/// stub that keeps its connections too (as harnesses' SDKs and model servers do), calls
+/// back to back; the `quiet_` ones are the same calls each made after [`QUIET`] without
+/// one (as after a model's time to think: the machine's idle threads and cores wake more
+/// slowly, and a call through the gateway wakes three threads more than a direct one); the
 /// `new_` ones open a connection per call to a stub that closes after each answer.
 #[derive(Debug)]
 pub struct Overhead {
@@ -109,9 +112,16 @@ pub struct Overhead {
     pub new_chunk_direct: Duration,
     pub new_chunk_gateway: Duration,
     pub new_cpu_per_call: Duration,
+    pub quiet_call_direct: Duration,
+    pub quiet_call_gateway: Duration,
+    pub quiet_chunk_direct: Duration,
+    pub quiet_chunk_gateway: Duration,
     /// Connections the kept stubs accepted (direct and through the gateway).
     pub kept_accepted: usize,
 }
+
+/// The pause before each call of the `quiet_` figures.
+pub const QUIET: Duration = Duration::from_millis(5);
 
 const ANSWER: &str =
     r#"{"id":"c","choices":[{"message":{"content":"ok"}}],"usage":{"total_tokens":1}}"#;
@@ -140,7 +150,7 @@ pub fn overhead(rounds: usize, records: &std::path::Path) -> Overhead {
     );
     let kept_streamed = Stub::start_with(
         stub::kept_sse(&[numbered(0), numbered(1)]),
-        Duration::from_millis(10),
+        Duration::ZERO,
         stub::Mode::KeepAlive,
     );
     let capture = Capture::register(
@@ -167,7 +177,7 @@ pub fn overhead(rounds: usize, records: &std::path::Path) -> Overhead {
         assert_eq!(answer.status, 200, "{}", answer.head);
         (answer.to_marker.expect("marker"), answer.to_end)
     };
-    let mut samples: [Vec<Duration>; 12] = Default::default();
+    let mut samples: [Vec<Duration>; 16] = Default::default();
     for _ in 0..rounds {
         let (call, end) = kept(0, &plain_direct, b"usage");
         samples[0].push(call);
@@ -183,6 +193,15 @@ pub fn overhead(rounds: usize, records: &std::path::Path) -> Overhead {
         samples[9].push(time_to_end(&through("plain")));
         samples[10].push(time_to(&direct(&streamed), b"000"));
         samples[11].push(time_to(&through("streamed"), b"000"));
+        for (index, url, marker, sample) in [
+            (0, &plain_direct, b"usage".as_slice(), 12),
+            (1, &plain_gateway, b"usage", 13),
+            (2, &sse_direct, b"000", 14),
+            (3, &sse_gateway, b"000", 15),
+        ] {
+            std::thread::sleep(QUIET);
+            samples[sample].push(kept(index, url, marker).0);
+        }
     }
     let cpu_kept = cpu_per_call(rounds, || {
         kept(1, &plain_gateway, b"usage");
@@ -190,7 +209,7 @@ pub fn overhead(rounds: usize, records: &std::path::Path) -> Overhead {
     let new_cpu_per_call = cpu_per_call(rounds, || {
         time_to_end(&through("plain"));
     });
-    let [a, b, c, d, e, f, g, h, i, j, k, l] = samples.map(median);
+    let [a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p] = samples.map(median);
     Overhead {
         call_direct: a,
         call_gateway: b,
@@ -206,6 +225,10 @@ pub fn overhead(rounds: usize, records: &std::path::Path) -> Overhead {
         new_chunk_direct: k,
         new_chunk_gateway: l,
         new_cpu_per_call,
+        quiet_call_direct: m,
+        quiet_call_gateway: n,
+        quiet_chunk_direct: o,
+        quiet_chunk_gateway: p,
         kept_accepted: kept_plain.accepted() + kept_streamed.accepted(),
     }
 }

@@ -368,19 +368,29 @@ def scale_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[
 def gateway_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list[str]:
     """The model-call capture gateway (bench/gateway/gateway.rs): the median added latency of
     a non-streamed call and of a streamed call's first chunk through it against the same
-    loopback stub called directly (goal: 150 µs each), and 64 concurrent streams through it."""
+    loopback stub called directly (goal: 150 µs each), with client and stub keeping their
+    connections (the main rows, as SDKs and model servers do; calls back to back, and each
+    after a quiet pause), with a new connection per call to a stub that closes (the extra
+    rows), and 64 concurrent streams through it."""
     program = rust_bench(args, "gateway", "fabric-gateway")
     rounds = "20" if args.quick else str(args.samples)
     result = run_json([program], cwd, dict(env, FABRIC_BENCH_GATEWAY_ROUNDS=rounds))[0]
-    call = result["call_gateway_us"] - result["call_direct_us"]
-    chunk = result["chunk_gateway_us"] - result["chunk_direct_us"]
-    end = result["end_gateway_us"] - result["end_direct_us"]
+
+    def row(label: str, key: str) -> str:
+        direct, gateway = result[f"{key}_direct_us"], result[f"{key}_gateway_us"]
+        return f"| {label} | {direct:.0f} µs | {gateway:.0f} µs | {gateway - direct:.0f} µs |"
+
     return [
         f"| model gateway (Rust, loopback stub; median of {result['rounds']} calls each) | direct | through the gateway | added |",
         "| --- | ---: | ---: | ---: |",
-        f"| non-streamed call | {result['call_direct_us']:.0f} µs | {result['call_gateway_us']:.0f} µs | {call:.0f} µs |",
-        f"| non-streamed call, to the answer's end (gateway CPU {result['cpu_per_call_us']:.0f} µs per call) | {result['end_direct_us']:.0f} µs | {result['end_gateway_us']:.0f} µs | {end:.0f} µs |",
-        f"| streamed call, first chunk | {result['chunk_direct_us']:.0f} µs | {result['chunk_gateway_us']:.0f} µs | {chunk:.0f} µs |",
+        row("non-streamed call, kept connections", "kept_call"),
+        row(f"non-streamed call, kept connections, to the answer's end (gateway CPU {result['kept_cpu_per_call_us']:.0f} µs per call)", "kept_end"),
+        row("streamed call, kept connections, first chunk", "kept_chunk"),
+        row(f"non-streamed call, kept connections, after {result['quiet_ms']} ms without a call", "quiet_call"),
+        row(f"streamed call, kept connections, after {result['quiet_ms']} ms without a call, first chunk", "quiet_chunk"),
+        row("non-streamed call, a new connection per call", "new_call"),
+        row(f"non-streamed call, a new connection per call, to the answer's end (gateway CPU {result['new_cpu_per_call_us']:.0f} µs per call)", "new_end"),
+        row("streamed call, a new connection per call, first chunk", "new_chunk"),
         f"| {result['streams']} concurrent streams of 20 chunks: answers not as sent; records | | | {result['streams_lost']}; {result['streams_recorded']} |",
     ]
 

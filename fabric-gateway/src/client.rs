@@ -14,6 +14,16 @@ use crate::forward::Call;
 /// buffer (it is the answer's head limit too).
 const BUFFER_BYTES: usize = 16 * 1024;
 
+/// Endpoint connections kept for the next call, in all and per endpoint (ureq's default
+/// keeps 3 per host: a harness running calls in parallel would open most of them anew).
+const IDLE_CONNECTIONS: usize = 64;
+
+/// How long an endpoint connection is kept unused: under the 5 s after which common model
+/// servers (uvicorn's default) close an idle one, so a kept connection is rarely taken just
+/// as its endpoint closes it (ureq checks it before use; a call whose connection broke
+/// before any answer is sent once more, `forward::send`).
+const IDLE_AGE: std::time::Duration = std::time::Duration::from_secs(4);
+
 /// A request head is written a line at a time, so the output buffer bounds its longest
 /// line: a call with a longer line (the harness's heads may reach the server's
 /// [`fabric_reactor::http::MAX_HEAD_BYTES`]) goes through an agent with room for it.
@@ -49,6 +59,9 @@ fn build(output: usize) -> Agent {
         .input_buffer_size(BUFFER_BYTES)
         .max_response_header_size(BUFFER_BYTES)
         .output_buffer_size(output)
+        .max_idle_connections(IDLE_CONNECTIONS)
+        .max_idle_connections_per_host(IDLE_CONNECTIONS)
+        .max_idle_age(IDLE_AGE)
         .tls_config(tls_config())
         .build()
         .new_agent()

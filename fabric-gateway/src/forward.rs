@@ -1,6 +1,9 @@
 //! Forwarding on a small bounded worker pool: each call is sent to its real endpoint with
-//! `ureq` (rustls for HTTPS; no async runtime), the answer's head and body reads are
-//! passed to the harness as they arrive (re-framed chunked), and the call is recorded.
+//! `ureq` (rustls for HTTPS; no async runtime; endpoint connections kept in its pool), the
+//! answer is passed to the harness re-framed chunked (on a connection kept for the
+//! harness's next call when its request allows it): its head with the first body bytes, a
+//! streamed answer's body reads as they arrive, a whole answer's body at its end (or every
+//! [`WAKE_BYTES`]); then the call is recorded.
 
 use std::io::Read;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -20,6 +23,10 @@ use fabric_reactor::http::Outbox;
 const MAX_WORKERS: usize = 256;
 /// One read of an answer's body.
 const READ_BYTES: usize = 16 * 1024;
+/// A non-streamed answer's bytes queued before the reactor is woken to pass them on (its
+/// end wakes it too): one hand-off for a whole answer of usual size, while a big one still
+/// drains long before the outbox is full.
+const WAKE_BYTES: usize = 64 * 1024;
 
 /// A call read from the harness, ready to forward.
 #[derive(Debug)]
@@ -34,6 +41,9 @@ pub(crate) struct Call {
     pub(crate) started: Instant,
     pub(crate) started_at: SystemTime,
     pub(crate) invocation_id: Option<String>,
+    /// The harness's connection may carry its next call (HTTP/1.1 without
+    /// `Connection: close`).
+    pub(crate) keep_alive: bool,
 }
 
 type Job = (Call, Arc<Outbox>, Waker);
@@ -120,8 +130,8 @@ fn request(call: &Call) -> Result<http::Request<Vec<u8>>, http::Error> {
 }
 
 /// The answer's head for the harness: the endpoint's status and headers, re-framed as a
-/// chunked body on a connection that closes after it.
-fn head(response: &http::Response<ureq::Body>) -> Vec<u8> {
+/// chunked body, on a connection kept after it when `keep_alive`, else closed.
+fn head(response: &http::Response<ureq::Body>, keep_alive: bool) -> Vec<u8> {
     let status = response.status();
     let mut head = format!(
         "HTTP/1.1 {} {}\r\n",
@@ -145,7 +155,12 @@ fn head(response: &http::Response<ureq::Body>) -> Vec<u8> {
             head.extend_from_slice(b"\r\n");
         }
     }
-    head.extend_from_slice(b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n");
+    head.extend_from_slice(b"transfer-encoding: chunked\r\n");
+    head.extend_from_slice(if keep_alive {
+        b"connection: keep-alive\r\n\r\n".as_slice()
+    } else {
+        b"connection: close\r\n\r\n".as_slice()
+    });
     head
 }
 
@@ -161,48 +176,51 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
     let mut seen = Observed::default();
     let mut ended = false;
     let cap = call.route.options.body_cap;
-    match request(&call).map_err(|_| "the request could not be forwarded (invalid head)") {
-        Err(why) => seen.error = Some(why.to_owned()),
-        Ok(request) => match client::agent(&call).run(request) {
-            Err(error) => seen.error = Some(record::describe(&error)),
-            Ok(response) => {
-                seen.status = Some(response.status().as_u16());
-                seen.first_byte = Some(call.started.elapsed());
-                seen.streamed = response
-                    .headers()
-                    .get("content-type")
-                    .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| v.starts_with("text/event-stream"));
-                let mut open = exchange.push(&head(&response));
-                waker.wake();
-                let mut reader = response.into_body().into_reader();
-                let mut buf = vec![0u8; READ_BYTES];
-                while open {
-                    match reader.read(&mut buf) {
-                        Ok(0) => {
-                            ended = true;
-                            break;
-                        }
-                        Ok(n) => {
-                            seen.first_token
-                                .get_or_insert_with(|| call.started.elapsed());
-                            seen.chunks += 1;
-                            seen.keep(&buf[..n], cap);
-                            open = exchange.push(&chunk(&buf[..n]));
+    match send(&call) {
+        Err(why) => seen.error = Some(why),
+        Ok(response) => {
+            seen.status = Some(response.status().as_u16());
+            seen.first_byte = Some(call.started.elapsed());
+            seen.streamed = response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.starts_with("text/event-stream"));
+            // The head goes out with the first body bytes (no hand-off of its own: on a
+            // loaded machine each wake of the reactor and the harness costs tens of µs).
+            let mut open = exchange.push(&head(&response, call.keep_alive));
+            let mut unwoken = 0;
+            let mut reader = response.into_body().into_reader();
+            let mut buf = vec![0u8; READ_BYTES];
+            while open {
+                match reader.read(&mut buf) {
+                    Ok(0) => {
+                        ended = true;
+                        break;
+                    }
+                    Ok(n) => {
+                        seen.first_token
+                            .get_or_insert_with(|| call.started.elapsed());
+                        seen.chunks += 1;
+                        seen.keep(&buf[..n], cap);
+                        open = exchange.push(&chunk(&buf[..n]));
+                        unwoken += n;
+                        if seen.streamed || unwoken >= WAKE_BYTES {
                             waker.wake();
-                        }
-                        Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(_) => {
-                            seen.error = Some("the endpoint's answer broke off".to_owned());
-                            break;
+                            unwoken = 0;
                         }
                     }
-                }
-                if !open && !ended && seen.error.is_none() {
-                    seen.error = Some("the harness closed the connection first".to_owned());
+                    Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => {
+                        seen.error = Some("the endpoint's answer broke off".to_owned());
+                        break;
+                    }
                 }
             }
-        },
+            if !open && !ended && seen.error.is_none() {
+                seen.error = Some("the harness closed the connection first".to_owned());
+            }
+        }
     }
     seen.latency = call.started.elapsed();
     let unanswered = seen.status.is_none();
@@ -222,9 +240,44 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
     } else if ended {
         exchange.push(b"0\r\n\r\n");
     }
-    exchange.finish();
+    // Only a whole chunked answer delimits itself (the 502 says `connection: close`).
+    if ended && call.keep_alive {
+        exchange.finish_keep_alive();
+    } else {
+        exchange.finish();
+    }
     waker.wake();
     append(&call, &mut record);
+}
+
+/// Sends the call; sent once more when the connection broke before any answer came (a
+/// pooled endpoint connection the endpoint closed as it was taken: ureq checks a pooled
+/// connection before use, but the endpoint may close it just after). The error is as
+/// recorded.
+fn send(call: &Call) -> Result<http::Response<ureq::Body>, String> {
+    let agent = client::agent(call);
+    let mut retried = false;
+    loop {
+        let request = request(call)
+            .map_err(|_| "the request could not be forwarded (invalid head)".to_owned())?;
+        match agent.run(request) {
+            Err(ureq::Error::Io(error)) if !retried && broken(error.kind()) => retried = true,
+            Err(error) => return Err(record::describe(&error)),
+            Ok(response) => return Ok(response),
+        }
+    }
+}
+
+/// The connection was closed or reset under a request (not refused: nothing listens).
+fn broken(kind: std::io::ErrorKind) -> bool {
+    use std::io::ErrorKind;
+    matches!(
+        kind,
+        ErrorKind::UnexpectedEof
+            | ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::BrokenPipe
+    )
 }
 
 /// Builds and writes the call's record (once).

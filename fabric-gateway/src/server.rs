@@ -13,8 +13,14 @@ use crate::route::Routes;
 use crate::service::GatewayService;
 
 /// Harness connections served at once; a quarter kept for requests that passed the token
-/// check.
-const LIMITS: Limits = Limits::new(1024, 256);
+/// check. A kept connection waits 60 s for the harness's next call: longer than the SDKs'
+/// pools keep an idle one (httpx: 5 s), so the harness closes it first rather than reusing
+/// it just as the gateway closes it.
+const LIMITS: Limits = {
+    let mut limits = Limits::new(1024, 256);
+    limits.keep_alive_idle = std::time::Duration::from_secs(60);
+    limits
+};
 
 type GatewayServers = Servers<GatewayService>;
 

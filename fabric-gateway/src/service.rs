@@ -45,7 +45,8 @@ impl GatewayService {
     }
 }
 
-/// A harness connection: the request being read, then the answer being forwarded.
+/// A harness connection: the request being read, then the answer being forwarded. A kept
+/// connection carries one call after another: each head starts a new one.
 #[derive(Debug, Default)]
 pub(crate) struct GatewayConn {
     call: Option<Call>,
@@ -88,6 +89,9 @@ impl Service for GatewayService {
     type Conn = GatewayConn;
 
     fn on_head(&mut self, conn: &mut GatewayConn, request: &Request, _turn: &mut Turn) -> OnHead {
+        // The previous call's answer on a kept connection was written whole.
+        conn.call = None;
+        conn.exchange = None;
         let Some((token, role, rest)) = split_target(request.path()) else {
             return OnHead::Reply(not_found());
         };
@@ -113,6 +117,8 @@ impl Service for GatewayService {
             started: Instant::now(),
             started_at: SystemTime::now(),
             invocation_id: None,
+            // The answer is re-framed chunked, which only HTTP/1.1 reads.
+            keep_alive: request.minor_version() >= 1 && request.is_persistent(),
         });
         OnHead::Body {
             continue_first: request.expects_continue(),

@@ -2,6 +2,7 @@
 
 mod forward;
 mod heads;
+mod keep_alive;
 mod load;
 mod measure;
 mod stub;

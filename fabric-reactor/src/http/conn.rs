@@ -6,14 +6,18 @@ use std::time::Instant;
 
 use mio::net::TcpStream;
 
-use super::body::BodyReader;
+use super::body::{BodyReader, Framing};
 use super::chunked::ChunkedError;
 use super::{
-    CONTINUE, Ending, Limits, OnBody, OnHead, Produce, Reject, Reply, Service, Turn, head,
+    CONTINUE, Ending, Limits, MAX_HEAD_BYTES, OnBody, OnHead, Produce, Reject, Reply, Service,
+    Turn, head,
 };
 
 /// Bytes read from a socket at once.
 const READ_CHUNK: usize = 64 * 1024;
+/// Bytes a peer sends ahead (its next requests) kept while an answer streams; beyond them
+/// input is dropped and the connection closes after the answer.
+const AHEAD_LIMIT: usize = MAX_HEAD_BYTES;
 
 #[derive(Debug)]
 pub(super) enum Phase {
@@ -74,6 +78,12 @@ pub(super) struct Conn<C, T = TcpStream> {
     pub(super) last_input: Instant,
     /// The request is `HEAD`: answers are written without their body.
     head_only: bool,
+    /// The request's body was read whole when its streamed answer began (the connection
+    /// may then be kept after it).
+    body_read: bool,
+    /// Bytes the peer sent while an answer streamed were dropped ([`AHEAD_LIMIT`]): the
+    /// connection closes after the answer.
+    ahead_lost: bool,
     write_shut: bool,
 }
 
@@ -102,6 +112,8 @@ impl<C: Default, T: Transport> Conn<C, T> {
             peer,
             last_input: Instant::now(),
             head_only: false,
+            body_read: false,
+            ahead_lost: false,
             write_shut: false,
         }
     }
@@ -136,10 +148,29 @@ impl<C: Default, T: Transport> Conn<C, T> {
             _ => true,
         };
         if reply.keep_alive && body_done {
-            self.phase = Phase::Head { idle: true };
-            self.deadline = Some((Instant::now() + limits.keep_alive_idle, Deadline::Head));
-            *seq += 1;
-            self.since = *seq;
+            self.await_next(limits, seq);
+        } else {
+            self.close_after_answer(limits);
+        }
+    }
+
+    /// The answer is complete and the connection is kept: it waits for the next head (idle,
+    /// shed first, closed after [`Limits::keep_alive_idle`]). Input already read (the next
+    /// request, sent ahead) stays and is parsed next.
+    fn await_next(&mut self, limits: &Limits, seq: &mut u64) {
+        self.phase = Phase::Head { idle: true };
+        self.deadline = Some((Instant::now() + limits.keep_alive_idle, Deadline::Head));
+        *seq += 1;
+        self.since = *seq;
+    }
+
+    /// A streamed answer ended (`produce` said `how`): keep the connection when the service
+    /// asked and nothing forbids it, else close after the answer.
+    fn end_stream(&mut self, how: Produce, limits: &Limits, seq: &mut u64) {
+        let keep =
+            how == Produce::DoneKeepAlive && self.body_read && !self.ahead_lost && !self.head_only;
+        if keep {
+            self.await_next(limits, seq);
         } else {
             self.close_after_answer(limits);
         }
@@ -189,9 +220,14 @@ impl<C: Default, T: Transport> Conn<C, T> {
     }
 
     /// Reads once what the socket has, within `budget`: `Ok(None)` when the budget is
-    /// used, `Ok(Some(true))` at EOF. A closing or streaming connection only drains.
+    /// used, `Ok(Some(true))` at EOF. A closing connection only drains; a streaming one
+    /// keeps what the peer sends ahead up to [`AHEAD_LIMIT`] (its next request).
     fn read_some(&mut self, budget: &mut usize) -> io::Result<Option<bool>> {
-        let keep = matches!(self.phase, Phase::Head { .. } | Phase::Body { .. });
+        let keep = match self.phase {
+            Phase::Head { .. } | Phase::Body { .. } => true,
+            Phase::Stream => self.input.len() < AHEAD_LIMIT,
+            Phase::Closing => false,
+        };
         let mut buf = [0u8; READ_CHUNK];
         loop {
             if *budget == 0 {
@@ -203,6 +239,8 @@ impl<C: Default, T: Transport> Conn<C, T> {
                     *budget = budget.saturating_sub(n);
                     if keep {
                         self.input.extend_from_slice(&buf[..n]);
+                    } else if matches!(self.phase, Phase::Stream) {
+                        self.ahead_lost = true;
                     }
                     return Ok(Some(false));
                 }
@@ -285,6 +323,8 @@ impl<C: Default, T: Transport> Conn<C, T> {
                 self.input.drain(..end);
                 self.deadline = None;
                 self.head_only = request.method() == "HEAD";
+                self.body_read = false;
+                self.ahead_lost = false;
                 match service.on_head(&mut self.state, &request, turn) {
                     OnHead::Reply(reply) => self.reply(reply, limits, seq),
                     OnHead::Body {
@@ -315,6 +355,9 @@ impl<C: Default, T: Transport> Conn<C, T> {
                     }
                     OnHead::Stream(head) => {
                         self.trusted = true;
+                        // A body the service does not read must not be parsed as the next
+                        // request: only a request without one may keep the connection.
+                        self.body_read = request.framing() == Some(Framing::Length(0));
                         self.out.extend_from_slice(&head);
                         self.phase = Phase::Stream;
                     }
@@ -327,11 +370,12 @@ impl<C: Default, T: Transport> Conn<C, T> {
             }
             Phase::Stream => {
                 let room = limits.stream_buffer.saturating_sub(self.out.len());
-                if room > 0
-                    && service.produce(&mut self.state, &mut self.out, room, turn) == Produce::Done
-                {
-                    self.close_after_answer(limits);
-                    return Advance::Continue;
+                if room > 0 {
+                    let how = service.produce(&mut self.state, &mut self.out, room, turn);
+                    if how != Produce::Wait {
+                        self.end_stream(how, limits, seq);
+                        return Advance::Continue;
+                    }
                 }
                 // Reads only to notice the peer going away; more is produced when the
                 // socket drained or the service resumes the server.
@@ -382,7 +426,12 @@ impl<C: Default, T: Transport> Conn<C, T> {
             }
             OnBody::Stream(head) => {
                 self.deadline = None;
-                self.input.clear();
+                // What follows a body read whole is the peer's next request (kept for a
+                // kept connection); the rest of an unread body is dropped (it closes).
+                self.body_read = reader.complete();
+                if !self.body_read {
+                    self.input.clear();
+                }
                 if self.head_only {
                     self.out.extend_from_slice(head_part(&head));
                     self.close_after_answer(limits);

@@ -1,7 +1,8 @@
 //! Fuzzing hook (not API: the services' `fuzz` modules and `fabric-fuzz` call it): one
 //! connection of the driver — the same state machine as on a socket (heads, bodies,
-//! framing, `HEAD`, keep-alive, backpressure, streamed answers) — over bytes in memory,
-//! with a service. Deadlines a service asked for fire at once when the connection waits.
+//! framing, `HEAD`, keep-alive after a reply or a produced answer, requests sent ahead,
+//! backpressure, streamed answers) — over bytes in memory, with a service. Deadlines a
+//! service asked for fire at once when the connection waits.
 
 use std::io::{self, Read, Write};
 

@@ -118,16 +118,32 @@ impl Request {
             .is_some_and(|value| value.eq_ignore_ascii_case("100-continue"))
     }
 
-    /// Whether the client asked to keep the connection: `Connection: keep-alive` (an
-    /// HTTP/1.1 client that sends `Connection: close` never is).
+    /// Whether the client asked to keep the connection explicitly: `Connection:
+    /// keep-alive` (an HTTP/1.1 client that sends `Connection: close` never is). The
+    /// services that answer `connection: keep-alive` only to such clients use this; see
+    /// [`Request::is_persistent`] for HTTP/1.1's default.
     pub fn asks_keep_alive(&self) -> bool {
-        let tokens = self.header("connection").unwrap_or_default();
-        let has = |token: &str| {
-            tokens
-                .split(',')
-                .any(|t| t.trim().eq_ignore_ascii_case(token))
-        };
-        has("keep-alive") && !has("close")
+        self.has_connection_token("keep-alive") && !self.has_connection_token("close")
+    }
+
+    /// Whether the connection persists after this request by HTTP's rules: HTTP/1.1 without
+    /// `Connection: close` (persistent by default, as httpx and the model SDKs expect), or
+    /// HTTP/1.0 with `Connection: keep-alive`.
+    pub fn is_persistent(&self) -> bool {
+        if self.minor >= 1 {
+            !self.has_connection_token("close")
+        } else {
+            self.asks_keep_alive()
+        }
+    }
+
+    /// Whether a `Connection` header lists `token` (ignoring case).
+    fn has_connection_token(&self, token: &str) -> bool {
+        self.headers
+            .iter()
+            .filter(|(key, _)| key.eq_ignore_ascii_case("connection"))
+            .flat_map(|(_, value)| value.split(|&byte| byte == b','))
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(token.as_bytes()))
     }
 
     /// The HTTP minor version (`1` for HTTP/1.1).
@@ -169,7 +185,17 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(plain.framing(), Some(Framing::Length(7)));
-        assert!(!plain.asks_keep_alive());
+        assert!(!plain.asks_keep_alive() && !plain.is_persistent());
+        let persistent = |lines: &[&str]| parse(&head(lines)).unwrap().unwrap().0.is_persistent();
+        assert!(persistent(&["GET / HTTP/1.1"]));
+        assert!(!persistent(&["GET / HTTP/1.1", "Connection: Close"]));
+        assert!(!persistent(&[
+            "GET / HTTP/1.1",
+            "Connection: x",
+            "connection: te, close"
+        ]));
+        assert!(persistent(&["GET / HTTP/1.0", "Connection: keep-alive"]));
+        assert!(!persistent(&["GET / HTTP/1.0"]));
         let (bad, _) = parse(&head(&["GET / HTTP/1.1", "Content-Length: x"]))
             .unwrap()
             .unwrap();

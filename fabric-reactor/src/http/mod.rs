@@ -25,7 +25,8 @@
 //! - answers a `HEAD` request with the head of the service's answer only (status line and
 //!   headers, `content-length` as for `GET`), for every service;
 //! - writes interim `100 Continue`, replies, and streamed answers ([`Service::produce`]);
-//!   keeps a connection for the next request when the reply allows it, closing it after
+//!   keeps a connection for the next request when the reply (or a streamed answer that
+//!   ends with [`Produce::DoneKeepAlive`]) allows it, closing it after
 //!   [`Limits::keep_alive_idle`] without one; drains a closing connection for
 //!   [`Limits::linger`] so the peer reads the answer instead of a reset;
 //! - bounds the bytes one connection reads per readiness event ([`Limits::read_budget`]) so
@@ -40,6 +41,8 @@ mod conn;
 pub mod fuzz;
 mod head;
 mod outbox;
+#[cfg(test)]
+mod produce_tests;
 mod server;
 
 use std::time::{Duration, Instant};
@@ -131,8 +134,10 @@ pub enum OnHead {
         idle: Option<Duration>,
     },
     /// The request is accepted (trusted): write this response head, then what
-    /// [`Service::produce`] gives. For a `HEAD` request only the head is written and the
-    /// connection closes (the service's [`Service::on_close`] follows).
+    /// [`Service::produce`] gives (the connection is kept after it only when `produce` ends
+    /// with [`Produce::DoneKeepAlive`] and the request has no body). For a `HEAD` request
+    /// only the head is written and the connection closes (the service's
+    /// [`Service::on_close`] follows).
     Stream(Vec<u8>),
 }
 
@@ -148,9 +153,9 @@ pub enum OnBody {
     Reply(Reply),
     /// The body was read whole: write this response head (it may be empty when
     /// [`Service::produce`] writes the head itself, once it knows it), then what
-    /// [`Service::produce`] gives; the connection closes after it (a forwarding service
-    /// answers only once its upstream answered). For a `HEAD` request as
-    /// [`OnHead::Stream`].
+    /// [`Service::produce`] gives; the connection closes after it unless `produce` ends
+    /// with [`Produce::DoneKeepAlive`] (a forwarding service answers only once its upstream
+    /// answered). For a `HEAD` request as [`OnHead::Stream`].
     Stream(Vec<u8>),
 }
 
@@ -161,6 +166,15 @@ pub enum Produce {
     Wait,
     /// The answer is complete: close once it is written.
     Done,
+    /// The answer is complete and delimits itself (a `content-length` or a chunked body
+    /// with its last chunk): once it is written the connection waits for the next request,
+    /// exactly as after a keep-alive [`Reply`] (the per-connection state is kept, as there).
+    /// The connection closes instead when the request's body was not read whole, the
+    /// request was `HEAD`, or bytes the peer sent ahead while the answer streamed were more
+    /// than [`MAX_HEAD_BYTES`] (they were not kept). A service answers this only when the
+    /// request allows it (HTTP/1.1 without `Connection: close`, see
+    /// [`Request::is_persistent`]).
+    DoneKeepAlive,
 }
 
 /// Why the driver rejects a connection by itself.

@@ -14,6 +14,8 @@ pub const OUTBOX_CAPACITY: usize = 1024 * 1024;
 struct Queue {
     bytes: Vec<u8>,
     done: bool,
+    /// The finished answer delimits itself: the connection may be kept.
+    keep: bool,
     gone: bool,
 }
 
@@ -46,9 +48,18 @@ impl Outbox {
         true
     }
 
-    /// The answer is complete: no more bytes will come.
+    /// The answer is complete: no more bytes will come (the connection closes after it).
     pub fn finish(&self) {
         self.lock().done = true;
+    }
+
+    /// The answer is complete and delimits itself (a `content-length` body, or a chunked
+    /// one with its last chunk): [`Outbox::take`] ends with [`Produce::DoneKeepAlive`], so
+    /// the connection may carry the next request.
+    pub fn finish_keep_alive(&self) {
+        let mut queue = self.lock();
+        queue.done = true;
+        queue.keep = true;
     }
 
     /// The connection closed: a waiting worker stops.
@@ -71,7 +82,11 @@ impl Outbox {
             turn.wake_server();
         }
         if queue.done && queue.bytes.is_empty() {
-            Produce::Done
+            if queue.keep {
+                Produce::DoneKeepAlive
+            } else {
+                Produce::Done
+            }
         } else {
             Produce::Wait
         }

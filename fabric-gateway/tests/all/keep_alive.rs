@@ -1,0 +1,188 @@
+//! Kept connections: a harness sends call after call on one connection through the
+//! gateway, each answered and recorded once; the gateway reuses its endpoint connection,
+//! and sends a call once more when a reused endpoint connection broke under it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use fabric_gateway::{Capture, CaptureOptions, Upstream};
+use serde_json::Value;
+
+use crate::measure::numbered;
+use crate::stub::{self, Mode, Stub};
+
+const ANSWER: &str = r#"{"id":"chatcmpl-k","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}"#;
+
+fn capture(stub: &Stub, dir: &Path) -> Capture {
+    Capture::register(
+        "runtime-kept",
+        vec![Upstream::new("default", "m", &stub.base_url())],
+        dir,
+        CaptureOptions::default(),
+    )
+    .expect("register")
+}
+
+fn records(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .expect("records")
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json line"))
+        .collect()
+}
+
+#[test]
+fn calls_on_one_kept_connection_are_each_answered_and_recorded_once() {
+    let stub = Stub::start_with(
+        vec![stub::kept_json_answer(ANSWER)],
+        Duration::ZERO,
+        Mode::KeepAlive,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = capture(&stub, dir.path());
+    capture.begin("inv-k");
+    let url = format!(
+        "{}/chat/completions",
+        capture.base_url("default").expect("url")
+    );
+    let mut client = stub::Kept::connect(&url);
+    for n in 0..5 {
+        let answer = client.call(&url, &format!("{{\"n\":{n}}}"), b"usage");
+        assert_eq!(answer.status, 200, "{}", answer.head);
+        assert!(
+            answer.head.contains("connection: keep-alive"),
+            "{}",
+            answer.head
+        );
+        assert_eq!(answer.body, ANSWER.as_bytes(), "call {n}");
+    }
+    assert_eq!(stub.accepted(), 1, "one endpoint connection, reused");
+    let received = stub.received();
+    assert_eq!(received.len(), 5);
+    assert!(
+        received
+            .iter()
+            .enumerate()
+            .all(|(n, r)| r.body == format!("{{\"n\":{n}}}").as_bytes())
+    );
+    let summary = capture.end();
+    assert_eq!(summary.records, 5);
+    let records = records(&summary.path.expect("path"));
+    let indexes: Vec<_> = records.iter().map(|r| r["call_index"].as_u64()).collect();
+    assert_eq!(
+        indexes,
+        (0..5).map(Some).collect::<Vec<_>>(),
+        "each call once"
+    );
+    assert!(
+        records
+            .iter()
+            .all(|r| r["status_code"] == 200 && r["response"]["id"] == "chatcmpl-k")
+    );
+}
+
+#[test]
+fn streams_on_one_kept_connection_keep_their_chunks() {
+    let events: Vec<Vec<u8>> = (0..3).map(numbered).collect();
+    let stub = Stub::start_with(
+        stub::kept_sse(&events),
+        Duration::from_millis(20),
+        Mode::KeepAlive,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = capture(&stub, dir.path());
+    capture.begin("inv-s");
+    let url = format!(
+        "{}/chat/completions",
+        capture.base_url("default").expect("url")
+    );
+    let mut client = stub::Kept::connect(&url);
+    for _ in 0..3 {
+        let answer = client.call(&url, "{\"stream\":true}", b"000");
+        assert_eq!(answer.status, 200, "{}", answer.head);
+        assert_eq!(answer.body, events.concat());
+    }
+    assert_eq!(stub.accepted(), 1, "one endpoint connection, reused");
+    let summary = capture.end();
+    assert_eq!(summary.records, 3);
+    for record in records(&summary.path.expect("path")) {
+        assert_eq!(record["streamed"], true);
+        assert_eq!(
+            record["chunks"], 3,
+            "one read per event (they come 20 ms apart)"
+        );
+    }
+}
+
+#[test]
+fn connection_close_is_answered_and_closed() {
+    let stub = Stub::start_with(
+        vec![stub::kept_json_answer(ANSWER)],
+        Duration::ZERO,
+        Mode::KeepAlive,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = capture(&stub, dir.path());
+    let url = format!(
+        "{}/chat/completions",
+        capture.base_url("default").expect("url")
+    );
+    // `post` asks `Connection: close`: the answer ends with the connection's close.
+    let (status, head, body) = stub::answer(stub::post(&url, "{}", ""));
+    assert_eq!(status, 200);
+    assert!(head.contains("connection: close"), "{head}");
+    assert_eq!(body, ANSWER.as_bytes());
+}
+
+#[test]
+fn a_reused_endpoint_connection_that_broke_is_sent_once_more() {
+    // The stub reads the second request of every connection and closes it unanswered.
+    let stub = Stub::start_with(
+        vec![stub::kept_json_answer(ANSWER)],
+        Duration::ZERO,
+        Mode::DropSecond,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = capture(&stub, dir.path());
+    capture.begin("inv-r");
+    let url = format!(
+        "{}/chat/completions",
+        capture.base_url("default").expect("url")
+    );
+    let mut client = stub::Kept::connect(&url);
+    for _ in 0..3 {
+        let answer = client.call(&url, "{}", b"usage");
+        assert_eq!(answer.status, 200, "{}", answer.head);
+        assert_eq!(answer.body, ANSWER.as_bytes());
+    }
+    // Calls 1 and 2 each broke a reused connection and went on a new one.
+    assert_eq!(stub.accepted(), 3);
+    assert_eq!(stub.received().len(), 5);
+    let summary = capture.end();
+    assert_eq!(summary.records, 3, "one record per call, retries included");
+}
+
+#[test]
+fn a_whole_answer_larger_than_the_outbox_passes_on_a_kept_connection() {
+    // Passed on every 64 KiB, not only at its end: the worker never waits on a full outbox
+    // nobody drains.
+    let big = format!("{{\"text\":\"{}\"}}", "x".repeat(3 * 1024 * 1024));
+    let stub = Stub::start_with(
+        vec![stub::kept_json_answer(&big)],
+        Duration::ZERO,
+        Mode::KeepAlive,
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = capture(&stub, dir.path());
+    let url = format!(
+        "{}/chat/completions",
+        capture.base_url("default").expect("url")
+    );
+    let mut client = stub::Kept::connect(&url);
+    for _ in 0..2 {
+        let answer = client.call(&url, "{}", b"text");
+        assert_eq!(answer.status, 200, "{}", answer.head);
+        assert!(answer.body == big.as_bytes(), "{} bytes", answer.body.len());
+    }
+    assert_eq!(stub.accepted(), 1);
+}

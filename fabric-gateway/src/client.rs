@@ -21,7 +21,7 @@ const IDLE_CONNECTIONS: usize = 64;
 /// How long an endpoint connection is kept unused: under the 5 s after which common model
 /// servers (uvicorn's default) close an idle one, so a kept connection is rarely taken just
 /// as its endpoint closes it (ureq checks it before use; a call whose connection broke
-/// before any answer is sent once more, `forward::send`).
+/// anyway is answered 502, never sent twice: `forward::send`).
 const IDLE_AGE: std::time::Duration = std::time::Duration::from_secs(4);
 
 /// A request head is written a line at a time, so the output buffer bounds its longest

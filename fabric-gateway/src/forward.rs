@@ -1,9 +1,9 @@
 //! Forwarding on a small bounded worker pool: each call is sent to its real endpoint with
-//! `ureq` (rustls for HTTPS; no async runtime; endpoint connections kept in its pool), the
-//! answer is passed to the harness re-framed chunked (on a connection kept for the
-//! harness's next call when its request allows it): its head with the first body bytes, a
-//! streamed answer's body reads as they arrive, a whole answer's body at its end (or every
-//! [`WAKE_BYTES`]); then the call is recorded.
+//! `ureq` (rustls for HTTPS; no async runtime; endpoint connections kept in its pool; a
+//! call is sent once, never again), the answer is passed to the harness re-framed chunked
+//! (on a connection kept for the harness's next call when its request allows it): its head
+//! with the first body bytes, a streamed answer's body reads as they arrive, a whole
+//! answer's body at its end (or every [`WAKE_BYTES`]); then the call is recorded.
 
 use std::io::Read;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -250,34 +250,16 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
     append(&call, &mut record);
 }
 
-/// Sends the call; sent once more when the connection broke before any answer came (a
-/// pooled endpoint connection the endpoint closed as it was taken: ureq checks a pooled
-/// connection before use, but the endpoint may close it just after). The error is as
-/// recorded.
+/// Sends the call once. A connection that broke under it (even a pooled one the endpoint
+/// closed as it was taken) is answered 502 and recorded, never sent again: the endpoint may
+/// have received it, and a resend would make the records differ from what the endpoint
+/// saw. The harness's own retry policy decides (the OpenAI and Anthropic SDKs retry a 502).
 fn send(call: &Call) -> Result<http::Response<ureq::Body>, String> {
-    let agent = client::agent(call);
-    let mut retried = false;
-    loop {
-        let request = request(call)
-            .map_err(|_| "the request could not be forwarded (invalid head)".to_owned())?;
-        match agent.run(request) {
-            Err(ureq::Error::Io(error)) if !retried && broken(error.kind()) => retried = true,
-            Err(error) => return Err(record::describe(&error)),
-            Ok(response) => return Ok(response),
-        }
-    }
-}
-
-/// The connection was closed or reset under a request (not refused: nothing listens).
-fn broken(kind: std::io::ErrorKind) -> bool {
-    use std::io::ErrorKind;
-    matches!(
-        kind,
-        ErrorKind::UnexpectedEof
-            | ErrorKind::ConnectionReset
-            | ErrorKind::ConnectionAborted
-            | ErrorKind::BrokenPipe
-    )
+    let request = request(call)
+        .map_err(|_| "the request could not be forwarded (invalid head)".to_owned())?;
+    client::agent(call)
+        .run(request)
+        .map_err(|error| record::describe(&error))
 }
 
 /// Builds and writes the call's record (once).

@@ -1,6 +1,6 @@
 //! Kept connections: a harness sends call after call on one connection through the
 //! gateway, each answered and recorded once; the gateway reuses its endpoint connection,
-//! and sends a call once more when a reused endpoint connection broke under it.
+//! and answers 502 (never a second send) when a reused endpoint connection broke under it.
 
 use std::path::Path;
 use std::time::Duration;
@@ -135,8 +135,10 @@ fn connection_close_is_answered_and_closed() {
 }
 
 #[test]
-fn a_reused_endpoint_connection_that_broke_is_sent_once_more() {
-    // The stub reads the second request of every connection and closes it unanswered.
+fn a_reused_endpoint_connection_that_broke_is_answered_502_never_sent_twice() {
+    // The stub reads the second request of every connection and closes it unanswered: it
+    // received that call, so sending it again would make the records differ from what the
+    // endpoint saw.
     let stub = Stub::start_with(
         vec![stub::kept_json_answer(ANSWER)],
         Duration::ZERO,
@@ -149,17 +151,35 @@ fn a_reused_endpoint_connection_that_broke_is_sent_once_more() {
         "{}/chat/completions",
         capture.base_url("default").expect("url")
     );
-    let mut client = stub::Kept::connect(&url);
-    for _ in 0..3 {
-        let answer = client.call(&url, "{}", b"usage");
-        assert_eq!(answer.status, 200, "{}", answer.head);
-        assert_eq!(answer.body, ANSWER.as_bytes());
-    }
-    // Calls 1 and 2 each broke a reused connection and went on a new one.
-    assert_eq!(stub.accepted(), 3);
-    assert_eq!(stub.received().len(), 5);
+    let statuses: Vec<u16> = (0..3)
+        .map(|_| {
+            // A new harness connection per call: a 502 closes the one it was answered on.
+            let mut client = stub::Kept::connect(&url);
+            let answer = client.call(&url, "{}", b"HTTP");
+            if answer.status == 200 {
+                assert_eq!(answer.body, ANSWER.as_bytes());
+            }
+            answer.status
+        })
+        .collect();
+    // Call 1 opens a connection; call 2 reuses it and breaks (502); call 3 opens a new one.
+    assert_eq!(statuses, [200, 502, 200], "{statuses:?}");
+    assert_eq!(
+        stub.received().len(),
+        3,
+        "each call reached the endpoint once"
+    );
     let summary = capture.end();
-    assert_eq!(summary.records, 3, "one record per call, retries included");
+    assert_eq!(summary.records, 3, "one record per call");
+    let records = records(&summary.path.expect("path"));
+    assert_eq!(
+        records.len(),
+        stub.received().len(),
+        "records match what the stub received"
+    );
+    // The broken call: no answer from the endpoint, its error recorded.
+    assert!(records[1]["status_code"].is_null(), "{}", records[1]);
+    assert!(records[1]["error"].is_string(), "{}", records[1]);
 }
 
 #[test]

@@ -22,7 +22,7 @@ fn capture(stub: &Stub, dir: &Path, options: CaptureOptions) -> Capture {
     .expect("register")
 }
 
-fn records(path: &Path) -> Vec<Value> {
+pub(crate) fn records(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
         .expect("records")
         .lines()

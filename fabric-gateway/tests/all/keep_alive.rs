@@ -2,48 +2,52 @@
 //! gateway, each answered and recorded once; the gateway reuses its endpoint connection,
 //! and answers 502 (never a second send) when a reused endpoint connection broke under it.
 
-use std::path::Path;
 use std::time::Duration;
 
 use fabric_gateway::{Capture, CaptureOptions, Upstream};
-use serde_json::Value;
+use tempfile::TempDir;
 
+use crate::forward::records;
 use crate::measure::numbered;
 use crate::stub::{self, Mode, Stub};
 
 const ANSWER: &str = r#"{"id":"chatcmpl-k","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],"usage":{"prompt_tokens":2,"completion_tokens":1,"total_tokens":3}}"#;
 
-fn capture(stub: &Stub, dir: &Path) -> Capture {
-    Capture::register(
+/// A stub answering `parts` in `mode`, the gateway registered in front of it (with
+/// `invocation` begun, when given), and the gateway's chat URL. The temporary directory
+/// holds the records.
+fn through(
+    parts: Vec<Vec<u8>>,
+    gap: Duration,
+    mode: Mode,
+    invocation: Option<&str>,
+) -> (Stub, TempDir, Capture, String) {
+    let stub = Stub::start_with(parts, gap, mode);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let capture = Capture::register(
         "runtime-kept",
         vec![Upstream::new("default", "m", &stub.base_url())],
-        dir,
+        dir.path(),
         CaptureOptions::default(),
     )
-    .expect("register")
-}
-
-fn records(path: &Path) -> Vec<Value> {
-    std::fs::read_to_string(path)
-        .expect("records")
-        .lines()
-        .map(|line| serde_json::from_str(line).expect("json line"))
-        .collect()
+    .expect("register");
+    if let Some(invocation) = invocation {
+        capture.begin(invocation);
+    }
+    let url = format!(
+        "{}/chat/completions",
+        capture.base_url("default").expect("url")
+    );
+    (stub, dir, capture, url)
 }
 
 #[test]
 fn calls_on_one_kept_connection_are_each_answered_and_recorded_once() {
-    let stub = Stub::start_with(
+    let (stub, _dir, capture, url) = through(
         vec![stub::kept_json_answer(ANSWER)],
         Duration::ZERO,
         Mode::KeepAlive,
-    );
-    let dir = tempfile::tempdir().expect("tempdir");
-    let capture = capture(&stub, dir.path());
-    capture.begin("inv-k");
-    let url = format!(
-        "{}/chat/completions",
-        capture.base_url("default").expect("url")
+        Some("inv-k"),
     );
     let mut client = stub::Kept::connect(&url);
     for n in 0..5 {
@@ -84,17 +88,11 @@ fn calls_on_one_kept_connection_are_each_answered_and_recorded_once() {
 #[test]
 fn streams_on_one_kept_connection_keep_their_chunks() {
     let events: Vec<Vec<u8>> = (0..3).map(numbered).collect();
-    let stub = Stub::start_with(
+    let (stub, _dir, capture, url) = through(
         stub::kept_sse(&events),
         Duration::from_millis(20),
         Mode::KeepAlive,
-    );
-    let dir = tempfile::tempdir().expect("tempdir");
-    let capture = capture(&stub, dir.path());
-    capture.begin("inv-s");
-    let url = format!(
-        "{}/chat/completions",
-        capture.base_url("default").expect("url")
+        Some("inv-s"),
     );
     let mut client = stub::Kept::connect(&url);
     for _ in 0..3 {
@@ -116,16 +114,11 @@ fn streams_on_one_kept_connection_keep_their_chunks() {
 
 #[test]
 fn connection_close_is_answered_and_closed() {
-    let stub = Stub::start_with(
+    let (_stub, _dir, _capture, url) = through(
         vec![stub::kept_json_answer(ANSWER)],
         Duration::ZERO,
         Mode::KeepAlive,
-    );
-    let dir = tempfile::tempdir().expect("tempdir");
-    let capture = capture(&stub, dir.path());
-    let url = format!(
-        "{}/chat/completions",
-        capture.base_url("default").expect("url")
+        None,
     );
     // `post` asks `Connection: close`: the answer ends with the connection's close.
     let (status, head, body) = stub::answer(stub::post(&url, "{}", ""));
@@ -139,17 +132,11 @@ fn a_reused_endpoint_connection_that_broke_is_answered_502_never_sent_twice() {
     // The stub reads the second request of every connection and closes it unanswered: it
     // received that call, so sending it again would make the records differ from what the
     // endpoint saw.
-    let stub = Stub::start_with(
+    let (stub, _dir, capture, url) = through(
         vec![stub::kept_json_answer(ANSWER)],
         Duration::ZERO,
         Mode::DropSecond,
-    );
-    let dir = tempfile::tempdir().expect("tempdir");
-    let capture = capture(&stub, dir.path());
-    capture.begin("inv-r");
-    let url = format!(
-        "{}/chat/completions",
-        capture.base_url("default").expect("url")
+        Some("inv-r"),
     );
     let statuses: Vec<u16> = (0..3)
         .map(|_| {
@@ -187,16 +174,11 @@ fn a_whole_answer_larger_than_the_outbox_passes_on_a_kept_connection() {
     // Passed on every 64 KiB, not only at its end: the worker never waits on a full outbox
     // nobody drains.
     let big = format!("{{\"text\":\"{}\"}}", "x".repeat(3 * 1024 * 1024));
-    let stub = Stub::start_with(
+    let (stub, _dir, _capture, url) = through(
         vec![stub::kept_json_answer(&big)],
         Duration::ZERO,
         Mode::KeepAlive,
-    );
-    let dir = tempfile::tempdir().expect("tempdir");
-    let capture = capture(&stub, dir.path());
-    let url = format!(
-        "{}/chat/completions",
-        capture.base_url("default").expect("url")
+        None,
     );
     let mut client = stub::Kept::connect(&url);
     for _ in 0..2 {

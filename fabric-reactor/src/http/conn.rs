@@ -2,6 +2,7 @@
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Shutdown};
+use std::sync::Arc;
 use std::time::Instant;
 
 use mio::net::TcpStream;
@@ -9,12 +10,16 @@ use mio::net::TcpStream;
 use super::body::{BodyReader, Framing};
 use super::chunked::ChunkedError;
 use super::{
-    CONTINUE, Ending, Limits, MAX_HEAD_BYTES, OnBody, OnHead, Produce, Reject, Reply, Service,
-    Turn, head,
+    CONTINUE, Ending, Limits, MAX_HEAD_BYTES, OnBody, OnHead, Outbox, Produce, Reject, Reply,
+    Service, Turn, head,
 };
 
 /// Bytes read from a socket at once.
 const READ_CHUNK: usize = 64 * 1024;
+thread_local! {
+    /// The buffer reads go through (zeroed once per thread, not for every read).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(vec![0; READ_CHUNK]);
+}
 /// Bytes a peer sends ahead (its next requests) kept while an answer streams; beyond them
 /// input is dropped and the connection closes after the answer.
 const AHEAD_LIMIT: usize = MAX_HEAD_BYTES;
@@ -52,11 +57,24 @@ pub(super) enum Deadline {
 pub(super) trait Transport: Read + Write {
     /// Shuts the write side (the peer reads the end of the answer).
     fn shutdown_write(&mut self);
+
+    /// A second handle on the socket that a worker may write to (an answer written
+    /// through its [`Outbox`]); `None` when there is none (bytes in memory).
+    fn writer(&self) -> Option<std::net::TcpStream> {
+        None
+    }
 }
 
 impl Transport for TcpStream {
     fn shutdown_write(&mut self) {
         let _ = self.shutdown(Shutdown::Write);
+    }
+
+    fn writer(&self) -> Option<std::net::TcpStream> {
+        use std::os::fd::AsFd;
+        // Shares the socket's open file (and so its `O_NONBLOCK`): a write never blocks.
+        let fd = self.as_fd().try_clone_to_owned().ok()?;
+        Some(std::net::TcpStream::from(fd))
     }
 }
 
@@ -85,6 +103,15 @@ pub(super) struct Conn<C, T = TcpStream> {
     /// connection closes after the answer.
     ahead_lost: bool,
     write_shut: bool,
+    /// The streamed answer's outbox, to be written through once the driver holds no byte.
+    through: Option<Arc<Outbox>>,
+    /// The socket's second handle given to written-through outboxes (made on first use).
+    writer: Option<Arc<std::net::TcpStream>>,
+    /// The connection's token and whether it is registered for writability too (only
+    /// while output waits for room: else every ACK of a written answer would wake the
+    /// reactor for nothing).
+    pub(super) token: mio::Token,
+    pub(super) writable: bool,
 }
 
 /// What the server does with the connection after a step.
@@ -115,6 +142,35 @@ impl<C: Default, T: Transport> Conn<C, T> {
             body_read: false,
             ahead_lost: false,
             write_shut: false,
+            through: None,
+            writer: None,
+            token: mio::Token(0),
+            writable: false,
+        }
+    }
+
+    /// Output waits for the socket to take it.
+    pub(super) fn wants_write(&self) -> bool {
+        !self.out.is_empty()
+    }
+
+    /// Lets the streamed answer's worker write to the socket once the driver has written
+    /// everything it held (the head, an interim answer).
+    fn pass_through(&mut self) {
+        if !self.out.is_empty() || self.through.is_none() {
+            return;
+        }
+        let Some(outbox) = self.through.take() else {
+            return;
+        };
+        if !matches!(self.phase, Phase::Stream) {
+            return;
+        }
+        if self.writer.is_none() {
+            self.writer = self.stream.writer().map(Arc::new);
+        }
+        if let Some(writer) = &self.writer {
+            outbox.write_through(Arc::clone(writer));
         }
     }
 
@@ -228,12 +284,20 @@ impl<C: Default, T: Transport> Conn<C, T> {
             Phase::Stream => self.input.len() < AHEAD_LIMIT,
             Phase::Closing => false,
         };
-        let mut buf = [0u8; READ_CHUNK];
+        SCRATCH.with_borrow_mut(|buf| self.read_into(buf, keep, budget))
+    }
+
+    fn read_into(
+        &mut self,
+        buf: &mut [u8],
+        keep: bool,
+        budget: &mut usize,
+    ) -> io::Result<Option<bool>> {
         loop {
             if *budget == 0 {
                 return Ok(None);
             }
-            match self.stream.read(&mut buf) {
+            match self.stream.read(buf) {
                 Ok(0) => return Ok(Some(true)),
                 Ok(n) => {
                     *budget = budget.saturating_sub(n);
@@ -263,6 +327,7 @@ impl<C: Default, T: Transport> Conn<C, T> {
             if self.flush().is_err() {
                 return Step::Drop(Ending::Dropped);
             }
+            self.pass_through();
             match self.advance(service, limits, turn, seq) {
                 Advance::Continue => continue,
                 Advance::Drop => return Step::Drop(Ending::Dropped),
@@ -325,7 +390,9 @@ impl<C: Default, T: Transport> Conn<C, T> {
                 self.head_only = request.method() == "HEAD";
                 self.body_read = false;
                 self.ahead_lost = false;
-                match service.on_head(&mut self.state, &request, turn) {
+                let decision = service.on_head(&mut self.state, &request, turn);
+                self.through = turn.through.take();
+                match decision {
                     OnHead::Reply(reply) => self.reply(reply, limits, seq),
                     OnHead::Body {
                         continue_first,
@@ -366,6 +433,7 @@ impl<C: Default, T: Transport> Conn<C, T> {
             }
             Phase::Body { reader, data, .. } => {
                 let decision = service.on_body(&mut self.state, data, reader.complete(), turn);
+                self.through = turn.through.take();
                 self.apply_body(service, decision, limits, turn, seq)
             }
             Phase::Stream => {

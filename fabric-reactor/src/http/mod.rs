@@ -45,12 +45,13 @@ mod outbox;
 mod produce_tests;
 mod server;
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use body::Framing;
 pub use chunked::{Chunked, ChunkedError};
 pub use head::{MAX_HEAD_BYTES, MAX_HEADERS, Request};
-pub use outbox::{OUTBOX_CAPACITY, Outbox};
+pub use outbox::{OUTBOX_CAPACITY, Outbox, Pushed};
 pub use server::{ServerKey, Servers};
 
 /// The interim answer to `Expect: 100-continue`.
@@ -206,12 +207,22 @@ pub enum Ending {
 #[derive(Debug, Default)]
 pub struct Turn {
     wake: bool,
+    through: Option<Arc<Outbox>>,
 }
 
 impl Turn {
     /// Drive the server's paused and streaming connections again (a queue changed).
     pub fn wake_server(&mut self) {
         self.wake = true;
+    }
+
+    /// The streamed answer this call begins ([`OnHead::Stream`], [`OnBody::Stream`]) is
+    /// passed through `outbox`: once the driver has written the head (and any interim
+    /// answer) it lets the worker write to the socket directly, until the socket does not
+    /// take a write whole (see [`Outbox`]). The service still ends the answer from
+    /// [`Service::produce`] ([`Outbox::take`]).
+    pub fn answer_through(&mut self, outbox: &Arc<Outbox>) {
+        self.through = Some(Arc::clone(outbox));
     }
 }
 

@@ -176,7 +176,37 @@ impl<S: Service> Servers<S> {
                 self.again.push((slot, index));
                 self.note_deadline(slot, index);
             }
-            Step::Drop(ending) => self.drop_conn(registry, slot, index, ending),
+            Step::Drop(ending) => return self.drop_conn(registry, slot, index, ending),
+        }
+        self.watch_writes(registry, slot, index);
+    }
+
+    /// Registers connection `index` for writability while its output waits for room, and
+    /// for readability only once it is written (an edge-triggered registration changed to
+    /// include writability reports a socket that has room already).
+    fn watch_writes(&mut self, registry: &Registry, slot: usize, index: usize) {
+        let Some(conn) = self
+            .slots
+            .get_mut(slot)
+            .and_then(|server| server.conns[index].as_mut())
+        else {
+            return;
+        };
+        let wants = conn.wants_write();
+        if wants == conn.writable {
+            return;
+        }
+        let interest = if wants {
+            Interest::READABLE | Interest::WRITABLE
+        } else {
+            Interest::READABLE
+        };
+        let token = conn.token;
+        if registry
+            .reregister(&mut conn.stream, token, interest)
+            .is_ok()
+        {
+            conn.writable = wants;
         }
     }
 
@@ -332,10 +362,12 @@ fn admit<S: Service>(
     let _ = stream.set_nodelay(true);
     let peer = stream.peer_addr().ok().map(|addr| addr.ip());
     registry
-        .register(&mut stream, token, Interest::READABLE | Interest::WRITABLE)
+        .register(&mut stream, token, Interest::READABLE)
         .ok()?;
     server.seq += 1;
-    server.conns[index] = Some(Conn::new(stream, &server.limits, server.seq, peer));
+    let mut conn = Conn::new(stream, &server.limits, server.seq, peer);
+    conn.token = token;
+    server.conns[index] = Some(conn);
     Some(index)
 }
 

@@ -307,3 +307,29 @@ pub fn write_pipe_without_sigpipe(fd: i32, buf: &[u8]) -> io::Result<usize> {
     }
     result
 }
+
+/// Whether a kept connection's peer has neither closed it nor sent anything unasked (so a
+/// request may be written to it): one `recv(MSG_PEEK | MSG_DONTWAIT)`, whatever the
+/// socket's blocking mode. `false` at end of stream, on pending bytes or on an error.
+pub fn socket_idle(stream: &std::net::TcpStream) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut byte = 0u8;
+    // SAFETY: `byte` is a valid one-byte buffer owned by this frame and the descriptor is
+    // borrowed from `stream` for the call; `recv` with `MSG_PEEK` neither keeps the pointer
+    // nor consumes input.
+    let got = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            (&raw mut byte).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    got < 0 && {
+        let error = io::Error::last_os_error();
+        matches!(
+            error.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+        )
+    }
+}

@@ -1,3 +1,4 @@
 //! The integration tests of `fabric-reactor`, one binary (modules by concern).
 
 mod http;
+mod through;

@@ -1,18 +1,21 @@
 //! The HTTP client that forwards calls to their endpoints: `ureq` agents (rustls for
-//! HTTPS, connections kept alive in their pools), configured to pass bytes through as they
-//! are.
+//! HTTPS, connections kept alive in their pools, over the gateway's own TCP transport),
+//! configured to pass bytes through as they are.
 
 use std::sync::OnceLock;
 
 use ureq::Agent;
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{ConnectProxyConnector, Connector, RustlsConnector};
 
 use crate::forward::Call;
+use crate::transport::TcpConnector;
 
 /// The buffers of an endpoint connection, each way. ureq's default (128 KiB each) is
 /// zero-filled for every new connection: tens of microseconds per call in an optimized
 /// build and about a millisecond in a debug one. An answer's head must fit the input
 /// buffer (it is the answer's head limit too).
-const BUFFER_BYTES: usize = 16 * 1024;
+pub(crate) const BUFFER_BYTES: usize = 16 * 1024;
 
 /// Endpoint connections kept for the next call, in all and per endpoint (ureq's default
 /// keeps 3 per host: a harness running calls in parallel would open most of them anew).
@@ -48,8 +51,8 @@ pub(crate) fn agent(call: &Call) -> &'static Agent {
     }
 }
 
-fn build(output: usize) -> Agent {
-    Agent::config_builder()
+pub(crate) fn build(output: usize) -> Agent {
+    let config = Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .user_agent(ureq::config::AutoHeaderValue::None)
@@ -63,8 +66,14 @@ fn build(output: usize) -> Agent {
         .max_idle_connections_per_host(IDLE_CONNECTIONS)
         .max_idle_age(IDLE_AGE)
         .tls_config(tls_config())
-        .build()
-        .new_agent()
+        .build();
+    // ureq's own chain (a CONNECT proxy when one is configured, TCP, rustls) with the
+    // gateway's TCP transport in place of ureq's.
+    let connector =
+        ().chain(ConnectProxyConnector::default())
+            .chain(TcpConnector)
+            .chain(RustlsConnector::default());
+    Agent::with_parts(config, connector, DefaultResolver::default())
 }
 
 /// The roots HTTPS endpoints are verified against: the certificates of the PEM file

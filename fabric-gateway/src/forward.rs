@@ -3,7 +3,9 @@
 //! call is sent once, never again), the answer is passed to the harness re-framed chunked
 //! (on a connection kept for the harness's next call when its request allows it): its head
 //! with the first body bytes, a streamed answer's body reads as they arrive, a whole
-//! answer's body at its end (or every [`WAKE_BYTES`]); then the call is recorded.
+//! answer's body at its end (or every [`PASS_BYTES`]), written by the worker straight to
+//! the harness's socket while it takes them (`Turn::answer_through`), else through the
+//! reactor; then the call is recorded.
 
 use std::io::Read;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -17,16 +19,16 @@ use crate::client;
 use crate::record::{self, Observed};
 use crate::route::{Due, Route};
 use crate::server::Waker;
-use fabric_reactor::http::Outbox;
+use fabric_reactor::http::{Outbox, Pushed};
 
 /// Workers forwarding calls at once (each holds one call from request to last byte).
 const MAX_WORKERS: usize = 256;
 /// One read of an answer's body.
 const READ_BYTES: usize = 16 * 1024;
-/// A non-streamed answer's bytes queued before the reactor is woken to pass them on (its
-/// end wakes it too): one hand-off for a whole answer of usual size, while a big one still
-/// drains long before the outbox is full.
-const WAKE_BYTES: usize = 64 * 1024;
+/// A non-streamed answer's bytes gathered before they are passed on (its end passes them
+/// too): one write for a whole answer of usual size, while a big one still drains long
+/// before the outbox is full.
+const PASS_BYTES: usize = 64 * 1024;
 
 /// A call read from the harness, ready to forward.
 #[derive(Debug)]
@@ -171,10 +173,13 @@ fn chunk(bytes: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Forwards one call and records it.
+/// Forwards one call and records it. The answer is passed on in as few writes as it
+/// allows: a whole answer's head and body at once (at its end, or every [`PASS_BYTES`]);
+/// a streamed one's head with its first read, then each read as it arrives.
 fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
     let mut seen = Observed::default();
     let mut ended = false;
+    let mut pending = Vec::new();
     let cap = call.route.options.body_cap;
     match send(&call) {
         Err(why) => seen.error = Some(why),
@@ -186,14 +191,14 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
                 .get("content-type")
                 .and_then(|v| v.to_str().ok())
                 .is_some_and(|v| v.starts_with("text/event-stream"));
-            // The head goes out with the first body bytes (no hand-off of its own: on a
-            // loaded machine each wake of the reactor and the harness costs tens of µs).
-            let mut open = exchange.push(&head(&response, call.keep_alive));
-            let mut unwoken = 0;
-            let mut reader = response.into_body().into_reader();
+            pending = head(&response, call.keep_alive);
+            let mut open = true;
+            // Read to its end (ureq then gives the endpoint connection back to its pool,
+            // before the harness can send its next call).
+            let mut body = response.into_body().into_reader();
             let mut buf = vec![0u8; READ_BYTES];
             while open {
-                match reader.read(&mut buf) {
+                match body.read(&mut buf) {
                     Ok(0) => {
                         ended = true;
                         break;
@@ -203,11 +208,9 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
                             .get_or_insert_with(|| call.started.elapsed());
                         seen.chunks += 1;
                         seen.keep(&buf[..n], cap);
-                        open = exchange.push(&chunk(&buf[..n]));
-                        unwoken += n;
-                        if seen.streamed || unwoken >= WAKE_BYTES {
-                            waker.wake();
-                            unwoken = 0;
+                        pending.extend_from_slice(&chunk(&buf[..n]));
+                        if seen.streamed || pending.len() >= PASS_BYTES {
+                            open = pass(exchange, waker, &mut pending);
                         }
                     }
                     Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
@@ -236,18 +239,28 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
     }
     if unanswered {
         let body = r#"{"error":{"message":"model gateway: the endpoint could not be reached","type":"upstream_error"}}"#;
-        exchange.push(&crate::service::json_answer("502 Bad Gateway", body));
+        pending = crate::service::json_answer("502 Bad Gateway", body);
     } else if ended {
-        exchange.push(b"0\r\n\r\n");
+        // (A broken answer ends without its last chunk: the harness sees it cut short.)
+        pending.extend_from_slice(b"0\r\n\r\n");
     }
     // Only a whole chunked answer delimits itself (the 502 says `connection: close`).
-    if ended && call.keep_alive {
-        exchange.finish_keep_alive();
-    } else {
-        exchange.finish();
-    }
+    exchange.finish_with(&pending, ended && call.keep_alive);
+    // The reactor ends the answer on its side (the harness has every byte written through
+    // already): the connection waits for the next call, or closes.
     waker.wake();
     append(&call, &mut record);
+}
+
+/// Passes `pending` on to the harness, waking the reactor when it has bytes to write;
+/// `false` once the harness is gone.
+fn pass(exchange: &Outbox, waker: &Waker, pending: &mut Vec<u8>) -> bool {
+    let pushed = exchange.send(pending);
+    pending.clear();
+    if pushed == Pushed::Queued {
+        waker.wake();
+    }
+    pushed != Pushed::Gone
 }
 
 /// Sends the call once. A connection that broke under it (even a pooled one the endpoint

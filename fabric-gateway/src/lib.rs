@@ -39,6 +39,7 @@ mod route;
 mod server;
 mod service;
 mod sse;
+mod transport;
 
 pub use budget::BudgetExceeded;
 pub use capture::{Capture, CaptureOptions, CaptureSummary, GatewayError, Upstream};

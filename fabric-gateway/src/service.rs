@@ -131,7 +131,7 @@ impl Service for GatewayService {
         conn: &mut GatewayConn,
         data: &mut Vec<u8>,
         complete: bool,
-        _turn: &mut Turn,
+        turn: &mut Turn,
     ) -> OnBody {
         let Some(call) = conn.call.as_mut() else {
             return OnBody::Reply(not_found());
@@ -159,6 +159,9 @@ impl Service for GatewayService {
                 };
                 let exchange = Arc::new(Outbox::default());
                 conn.exchange = Some(Arc::clone(&exchange));
+                // The worker writes the answer to the harness itself while the socket takes
+                // it: no hand-off to the reactor on the answer's way.
+                turn.answer_through(&exchange);
                 forward::submit(call, exchange, waker);
                 OnBody::Stream(Vec::new())
             }

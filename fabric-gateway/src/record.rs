@@ -51,14 +51,23 @@ pub(crate) fn describe(error: &ureq::Error) -> String {
     format!("the endpoint could not be reached: {what}")
 }
 
-/// A body as recorded: `(object, None)` when it parses whole as a JSON object (an
-/// answer's `parsed` keeps any JSON value), else `(None, text)`; truncated bodies are text.
+/// A body as recorded: its JSON `value` when it parses whole (any JSON value: an answer's
+/// fields are read from it), and its text in `raw` unless it is a JSON object (a record
+/// keeps an object as itself, anything else as text); truncated bodies are text.
 #[derive(Default)]
 struct Body {
-    object: Option<Value>,
+    value: Option<Value>,
     raw: Option<String>,
-    parsed: Option<Value>,
     truncated: bool,
+}
+
+impl Body {
+    /// (the JSON object the record keeps, `None` for a body kept as text; the text;
+    /// whether it was truncated)
+    fn into_parts(self) -> (Option<Value>, Option<String>, bool) {
+        let object = self.value.filter(|_| self.raw.is_none());
+        (object, self.raw, self.truncated)
+    }
 }
 
 fn text(bytes: &[u8], truncated: bool) -> Body {
@@ -73,16 +82,14 @@ fn body(bytes: &[u8], cap: usize) -> Body {
     if bytes.len() > cap {
         return text(&bytes[..cap], true);
     }
-    let parsed = serde_json::from_slice::<Value>(bytes).ok();
-    match parsed {
+    match serde_json::from_slice::<Value>(bytes).ok() {
         Some(value) if value.is_object() => Body {
-            object: Some(value.clone()),
+            value: Some(value),
             raw: None,
-            parsed: Some(value),
             truncated: false,
         },
         parsed => Body {
-            parsed,
+            value: parsed,
             ..text(bytes, false)
         },
     }
@@ -141,23 +148,27 @@ pub(crate) fn build(call: &Call, seen: Observed) -> ModelCallRecord {
     let cap = call.route.options.body_cap;
     let request = body(&call.body, cap);
     // The response is already cut at the cap as it arrived (`seen.truncated`).
-    let (response, events, answers) = if seen.truncated {
-        (text(&seen.body, true), None, Vec::new())
+    let (response, events) = if seen.truncated {
+        (text(&seen.body, true), None)
     } else if seen.streamed {
-        let events = sse::events(&seen.body);
-        (Body::default(), Some(events.clone()), events)
+        (Body::default(), Some(sse::events(&seen.body)))
     } else {
-        let response = body(&seen.body, usize::MAX);
-        let answers = response.parsed.clone().into_iter().collect();
-        (response, None, answers)
+        (body(&seen.body, usize::MAX), None)
+    };
+    // What the answers (one, or each stream event) say, read in place: the bodies
+    // themselves move into the record whole, never copied.
+    let answers: &[Value] = match (&events, &response.value) {
+        (Some(events), _) => events,
+        (None, Some(answer)) => std::slice::from_ref(answer),
+        (None, None) => &[],
     };
     let usage = if seen.streamed {
-        sse::usage(&answers)
+        sse::usage(answers)
     } else {
         answers.first().and_then(|a| a.get("usage")).cloned()
     };
     let response_id = if seen.streamed {
-        sse::response_id(&answers)
+        sse::response_id(answers)
     } else {
         answers
             .first()
@@ -165,14 +176,23 @@ pub(crate) fn build(call: &Call, seen: Observed) -> ModelCallRecord {
             .and_then(Value::as_str)
             .map(str::to_owned)
     };
+    let prompt_token_ids = answers
+        .first()
+        .and_then(|a| a.get("prompt_token_ids"))
+        .and_then(Value::as_array)
+        .cloned();
+    let token_ids = gathered(answers, "/choices/0/token_ids");
+    let logprobs = gathered(answers, "/choices/0/logprobs/content");
     let model = request
-        .parsed
+        .value
         .as_ref()
         .and_then(|r| r.get("model"))
         .and_then(Value::as_str)
         .unwrap_or(&call.upstream.model)
         .to_owned();
     let (tokens_in, tokens_out, tokens_total) = usage.as_ref().map(tokens).unwrap_or_default();
+    let (request, request_raw, request_truncated) = request.into_parts();
+    let (response, response_raw, response_truncated) = response.into_parts();
     let started_at = unix_seconds(call.started_at);
     ModelCallRecord {
         model_call_id: format!("model-call-{}", uuid::Uuid::new_v4()),
@@ -192,14 +212,14 @@ pub(crate) fn build(call: &Call, seen: Observed) -> ModelCallRecord {
         path: call.path.clone(),
         started_at,
         completed_at: started_at + seen.latency.as_secs_f64(),
-        request: request.object,
-        request_raw: request.raw,
-        request_truncated: request.truncated,
+        request,
+        request_raw,
+        request_truncated,
         status_code: seen.status,
-        response: response.object,
+        response,
         response_events: events,
-        response_raw: response.raw,
-        response_truncated: response.truncated,
+        response_raw,
+        response_truncated,
         streamed: seen.streamed,
         chunks: seen.chunks,
         error: seen.error,
@@ -211,12 +231,8 @@ pub(crate) fn build(call: &Call, seen: Observed) -> ModelCallRecord {
         tokens_out,
         tokens_total,
         response_id,
-        prompt_token_ids: answers
-            .first()
-            .and_then(|a| a.get("prompt_token_ids"))
-            .and_then(Value::as_array)
-            .cloned(),
-        token_ids: gathered(&answers, "/choices/0/token_ids"),
-        logprobs: gathered(&answers, "/choices/0/logprobs/content"),
+        prompt_token_ids,
+        token_ids,
+        logprobs,
     }
 }

@@ -245,10 +245,16 @@ fn forward(call: Call, exchange: &Outbox, waker: &Waker) {
         pending.extend_from_slice(b"0\r\n\r\n");
     }
     // Only a whole chunked answer delimits itself (the 502 says `connection: close`).
-    exchange.finish_with(&pending, ended && call.keep_alive);
-    // The reactor ends the answer on its side (the harness has every byte written through
-    // already): the connection waits for the next call, or closes.
-    waker.wake();
+    let kept = ended && call.keep_alive;
+    let pushed = exchange.finish_with(&pending, kept);
+    // The reactor ends the answer on its side: the connection waits for the next call, or
+    // closes. When the harness has every byte already and the connection is kept, that
+    // can wait for the reactor's next wake-up (the harness's next request, at the latest).
+    if kept && pushed == Pushed::Written {
+        waker.settle();
+    } else {
+        waker.wake();
+    }
     append(&call, &mut record);
 }
 

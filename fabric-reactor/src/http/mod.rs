@@ -220,7 +220,9 @@ impl Turn {
     /// passed through `outbox`: once the driver has written the head (and any interim
     /// answer) it lets the worker write to the socket directly, until the socket does not
     /// take a write whole (see [`Outbox`]). The service still ends the answer from
-    /// [`Service::produce`] ([`Outbox::take`]).
+    /// [`Service::produce`] ([`Outbox::take`]), and abandons the outbox when the
+    /// connection closes ([`Service::on_close`], [`Outbox::abandon`]): the outbox then
+    /// lets go of its handle on the socket, which closes.
     pub fn answer_through(&mut self, outbox: &Arc<Outbox>) {
         self.through = Some(Arc::clone(outbox));
     }

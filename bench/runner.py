@@ -317,6 +317,16 @@ def python_rows(args: argparse.Namespace, cwd: str, env: dict[str, str]) -> list
 BINDINGS = ("rust", "c", "go", "typescript", "python")
 
 
+def phase(name: str, rows):
+    """Runs one phase's rows, noting the machine's load before and after it on stderr (as
+    the rounds of the other phases do): a row far off its usual value is first checked
+    against what else the machine ran then."""
+    print(f"{name} rows begin ({machine()})", file=sys.stderr)
+    result = rows()
+    print(f"{name} rows done ({machine()})", file=sys.stderr)
+    return result
+
+
 def c_bench(args: argparse.Namespace, cwd: str) -> str:
     """Compiles bench/bindings/c_bench.c against the library under test; returns the program."""
     library = ROOT / "target" / args.profile
@@ -585,9 +595,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="fabric-bench-") as cwd:
         python = [] if args.skip_python else python_rows(args, cwd, env)
         bindings = [] if args.skip_bindings else binding_rows(args, cwd, env)
-        scale = [] if args.skip_scale else scale_rows(args, cwd, env)
-        environments = [] if args.skip_env else env_rows(args, cwd, env)
-        gateway = [] if args.skip_gateway else gateway_rows(args, cwd, env)
+        scale = [] if args.skip_scale else phase("scale", lambda: scale_rows(args, cwd, env))
+        environments = [] if args.skip_env else phase("env", lambda: env_rows(args, cwd, env))
+        gateway = [] if args.skip_gateway else phase("gateway", lambda: gateway_rows(args, cwd, env))
         batches = [] if args.skip_batch else batch_rows(args, cwd, env)
     mode = "--quick" if args.quick else "full"
     if args.quick:
